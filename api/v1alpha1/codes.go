@@ -1,0 +1,101 @@
+package v1alpha1
+
+// Code is a stable error code, "KLN-" and four digits. Codes are grouped:
+// 1xxx spec validation, 2xxx admission and resources, 3xxx execution,
+// 4xxx API and CLI use, 5xxx store, 6xxx backend. A code never changes
+// meaning once released.
+type Code string
+
+// The codes kiln returns. CodeInfos lists them with their meaning.
+const (
+	CodeParse            Code = "KLN-1001"
+	CodeUnknownField     Code = "KLN-1002"
+	CodeKind             Code = "KLN-1003"
+	CodeRequired         Code = "KLN-1004"
+	CodeInvalidName      Code = "KLN-1005"
+	CodeDuplicate        Code = "KLN-1006"
+	CodeUnknownDep       Code = "KLN-1007"
+	CodeCycle            Code = "KLN-1008"
+	CodeDuration         Code = "KLN-1009"
+	CodeQuantity         Code = "KLN-1010"
+	CodeTemplate         Code = "KLN-1011"
+	CodeInvalidValue     Code = "KLN-1012"
+	CodeRunnable         Code = "KLN-1013"
+	CodeUnknownParam     Code = "KLN-1014"
+	CodeMissingParam     Code = "KLN-1015"
+	CodeReservedEnv      Code = "KLN-1016"
+	CodeTooLarge         Code = "KLN-2001"
+	CodeCommandNotFound  Code = "KLN-3001"
+	CodeExit             Code = "KLN-3002"
+	CodeAttemptTimeout   Code = "KLN-3003"
+	CodeAttemptLost      Code = "KLN-3004"
+	CodeRunTimeout       Code = "KLN-3005"
+	CodeOutput           Code = "KLN-3006"
+	CodeCancelled        Code = "KLN-3007"
+	CodeUpstreamFailed   Code = "KLN-3008"
+	CodeStart            Code = "KLN-3009"
+	CodeRunNotFound      Code = "KLN-4001"
+	CodeUsage            Code = "KLN-4002"
+	CodeStoreOpen        Code = "KLN-5001"
+	CodeStoreCorrupt     Code = "KLN-5002"
+	CodeStoreVersion     Code = "KLN-5003"
+	CodeSupervisor       Code = "KLN-6001"
+	CodeBackend          Code = "KLN-6002"
+)
+
+// CodeInfo describes one code for people and for generated docs.
+type CodeInfo struct {
+	Code    Code   `json:"code"`
+	Meaning string `json:"meaning"`
+	Hint    string `json:"hint"`
+}
+
+// CodeInfos returns every code kiln defines, in order. It is the one
+// registry of codes; docs/errors.md is generated from it.
+func CodeInfos() []CodeInfo {
+	return []CodeInfo{
+		{CodeParse, "the file is not valid YAML or a value has the wrong type", "check indentation and quoting at the position given"},
+		{CodeUnknownField, "a field is not part of the schema", "check the spelling; fields are camelCase"},
+		{CodeKind, "apiVersion or kind is missing or not one kiln knows", "use apiVersion kiln.dev/v1alpha1 and a kind such as Workflow"},
+		{CodeRequired, "a required field is missing or empty", "set the field named"},
+		{CodeInvalidName, "a name is not a DNS-1123 label", "use lowercase letters, digits and '-', start and end with a letter or digit, at most 63 characters"},
+		{CodeDuplicate, "two items share a name that must be unique", "rename one of them"},
+		{CodeUnknownDep, "dependsOn names a task that does not exist", "check the task name"},
+		{CodeCycle, "the tasks' dependencies form a cycle", "remove one dependsOn edge of the cycle shown"},
+		{CodeDuration, "a duration cannot be parsed", "use Go durations such as 90s, 5m or 1h30m"},
+		{CodeQuantity, "a resource quantity cannot be parsed", "use quantities such as 500m, 2, 512Mi or 4Gi"},
+		{CodeTemplate, "a {{...}} template refers to something that does not exist", "refer to a declared param, an output of an upstream task, outputs.dir, run.id, run.name, task.name or task.attempt"},
+		{CodeInvalidValue, "a value is out of its allowed range", "see the message for the allowed range"},
+		{CodeRunnable, "the files do not hold exactly one runnable resource", "pass files with one Workflow"},
+		{CodeUnknownParam, "a parameter given at submit is not declared by the workflow", "declare it under spec.params or fix its name"},
+		{CodeMissingParam, "a parameter without a default was not given", "pass it with -p name=value"},
+		{CodeReservedEnv, "an environment variable name is reserved by kiln", "rename the variable; names starting with KILN_ are kiln's"},
+		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
+		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
+		{CodeExit, "the task's process exited with a non-zero status", "read the task's logs with kiln logs"},
+		{CodeAttemptTimeout, "an attempt ran longer than the task's timeout", "raise timeout or make the task faster"},
+		{CodeAttemptLost, "an attempt's supervisor went away before the attempt finished", "the attempt is retried if the task allows retries"},
+		{CodeRunTimeout, "the run ran longer than spec.timeout", "raise spec.timeout"},
+		{CodeOutput, "a declared output was not written, or is too large", "write the file under $KILN_OUTPUTS before exiting"},
+		{CodeCancelled, "the run or task was cancelled", ""},
+		{CodeUpstreamFailed, "the task did not start because a task it depends on failed", "fix the upstream task"},
+		{CodeStart, "the task's process could not be started", "check workingDir and permissions"},
+		{CodeRunNotFound, "no run has the given ID", "list runs with kiln get runs"},
+		{CodeUsage, "a command-line argument is invalid", "see kiln help for the command"},
+		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
+		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
+		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},
+		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
+		{CodeBackend, "the backend refused or failed an operation", "see the message"},
+	}
+}
+
+// Hint returns the registered hint for c, or "".
+func (c Code) Hint() string {
+	for _, info := range CodeInfos() {
+		if info.Code == c {
+			return info.Hint
+		}
+	}
+	return ""
+}

@@ -1,0 +1,87 @@
+package v1alpha1
+
+import (
+	"errors"
+	"strings"
+)
+
+// Error is an error a user can see: a stable code, where it happened (file,
+// object, field), what is wrong and, when there is one, how to fix it.
+type Error struct {
+	// Code is the stable error code.
+	Code Code `json:"code"`
+	// File is the file the error was found in, if any.
+	File string `json:"file,omitempty"`
+	// Object is the resource, as Kind/name ("Workflow/train").
+	Object string `json:"object,omitempty"`
+	// Field is the path of the field, as in "spec.tasks[1].dependsOn[0]".
+	Field string `json:"field,omitempty"`
+	// Message says what is wrong.
+	Message string `json:"message"`
+	// Hint says how to fix it; empty means the code's registered hint.
+	Hint string `json:"hint,omitempty"`
+}
+
+// Error formats e on one line: code, place, message and hint.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(string(e.Code))
+	for _, part := range []string{e.File, e.Object, e.Field} {
+		if part != "" {
+			b.WriteString(" ")
+			b.WriteString(part)
+			b.WriteString(":")
+		}
+	}
+	if e.File == "" && e.Object == "" && e.Field == "" {
+		b.WriteString(":")
+	}
+	b.WriteString(" ")
+	b.WriteString(e.Message)
+	if h := e.hint(); h != "" {
+		b.WriteString(" (hint: ")
+		b.WriteString(h)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (e *Error) hint() string {
+	if e.Hint != "" {
+		return e.Hint
+	}
+	return e.Code.Hint()
+}
+
+// Errorf returns an *Error with code c and message msg.
+func Errorf(c Code, msg string) *Error {
+	return &Error{Code: c, Message: msg}
+}
+
+// Errors returns every *Error inside err, unwrapping errors.Join trees.
+func Errors(err error) []*Error {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*Error
+		for _, e := range joined.Unwrap() {
+			out = append(out, Errors(e)...)
+		}
+		return out
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return []*Error{e}
+	}
+	return nil
+}
+
+// CodeOf returns the code of the first *Error in err's chain, or "".
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}

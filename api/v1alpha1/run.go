@@ -1,0 +1,108 @@
+package v1alpha1
+
+import "time"
+
+// RunID identifies a run: the workflow's name and a random suffix.
+type RunID string
+
+// Run is one submission of a Workflow and everything kiln knows about it.
+type Run struct {
+	// ID is unique in the store.
+	ID RunID `json:"id"`
+	// Name is the name of the submitted workflow.
+	Name string `json:"name"`
+	// Kind is the kind of the submitted resource ("Workflow").
+	Kind string `json:"kind"`
+	// Labels are copied from the resource's metadata.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Workflow is the resource as submitted.
+	Workflow *Workflow `json:"workflow,omitempty"`
+	// Params are the values of every parameter, defaults filled in.
+	Params map[string]string `json:"params,omitempty"`
+	// Source is the file the resource was read from, if any.
+	Source string `json:"source,omitempty"`
+	// CreatedAt is when the run was submitted.
+	CreatedAt time.Time `json:"createdAt"`
+	// Status is what happened so far.
+	Status RunStatus `json:"status"`
+}
+
+// RunStatus is the observed state of a run.
+type RunStatus struct {
+	// Phase of the run.
+	Phase Phase `json:"phase"`
+	// Code is the error code of a run that did not succeed.
+	Code Code `json:"code,omitempty"`
+	// Message says why the run is in its phase.
+	Message string `json:"message,omitempty"`
+	// StartedAt is when the first task started.
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	// FinishedAt is when the run reached a final phase.
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// Nodes are the run's tasks, in the workflow's order.
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+}
+
+// NodeStatus is the observed state of one task of a run.
+type NodeStatus struct {
+	// Name of the task.
+	Name string `json:"name"`
+	// Phase of the task.
+	Phase Phase `json:"phase"`
+	// Code is the error code of a task that did not succeed.
+	Code Code `json:"code,omitempty"`
+	// Message says why the task is in its phase.
+	Message string `json:"message,omitempty"`
+	// StartedAt is when the first attempt started.
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	// FinishedAt is when the task reached a final phase.
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// RetryAt is when a Retrying task starts its next attempt.
+	RetryAt *time.Time `json:"retryAt,omitempty"`
+	// Outputs are the output parameters the task wrote.
+	Outputs map[string]string `json:"outputs,omitempty"`
+	// Attempts are the task's attempts, first to last.
+	Attempts []AttemptStatus `json:"attempts,omitempty"`
+}
+
+// AttemptStatus is one try at running a task.
+type AttemptStatus struct {
+	// Number counts attempts from 1.
+	Number int `json:"number"`
+	// ID is deterministic: <run>/<task>/<number>.
+	ID string `json:"id"`
+	// Phase of the attempt: Running, Succeeded, Failed or Cancelled.
+	Phase Phase `json:"phase"`
+	// ExitCode of the process, when it exited.
+	ExitCode *int `json:"exitCode,omitempty"`
+	// Code is the error code of an attempt that did not succeed.
+	Code Code `json:"code,omitempty"`
+	// Message says why the attempt ended as it did.
+	Message string `json:"message,omitempty"`
+	// StartedAt is when the attempt was launched.
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	// FinishedAt is when the attempt's process exited.
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+}
+
+// Event is one transition in a run's life, kept in order.
+type Event struct {
+	// Seq orders events across the store; it only grows.
+	Seq int64 `json:"seq"`
+	// Run the event belongs to.
+	Run RunID `json:"run"`
+	// Node is the task, empty for run-level events.
+	Node string `json:"node,omitempty"`
+	// Attempt is the attempt number, 0 when not about an attempt.
+	Attempt int `json:"attempt,omitempty"`
+	// Phase entered.
+	Phase Phase `json:"phase"`
+	// Reason is a short CamelCase word ("Started", "Exited", "BackoffElapsed").
+	Reason string `json:"reason"`
+	// Code is set on failures.
+	Code Code `json:"code,omitempty"`
+	// Message is for people.
+	Message string `json:"message,omitempty"`
+	// Time of the transition.
+	Time time.Time `json:"time"`
+}

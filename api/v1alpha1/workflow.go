@@ -1,0 +1,125 @@
+package v1alpha1
+
+// KindWorkflow is the kind of a Workflow document.
+const KindWorkflow = "Workflow"
+
+// Workflow is a DAG of tasks. Each submission of a Workflow is a Run.
+type Workflow struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta   `json:"metadata"`
+	Spec     WorkflowSpec `json:"spec"`
+}
+
+// WorkflowSpec is what a Workflow runs.
+type WorkflowSpec struct {
+	// Params are the run's inputs, read by tasks as {{params.<name>}}.
+	Params []Param `json:"params,omitempty"`
+	// Tasks are the nodes of the DAG. At least one is required.
+	Tasks []Task `json:"tasks"`
+	// Timeout bounds the whole run, as a Go duration ("2h"). Empty means no limit.
+	Timeout string `json:"timeout,omitempty"`
+	// FailFast, true by default, starts nothing new after the first task
+	// fails, lets running tasks finish and then fails the run. When false,
+	// every branch that does not depend on a failed task keeps running.
+	FailFast *bool `json:"failFast,omitempty"`
+}
+
+// Param is a named input of a workflow.
+type Param struct {
+	// Name is the parameter's name, referenced as {{params.<name>}}.
+	Name string `json:"name"`
+	// Default is used when the run does not set the parameter. A parameter
+	// without a default must be given at submit time.
+	Default *string `json:"default,omitempty"`
+	// Description is shown by tools; kiln does not interpret it.
+	Description string `json:"description,omitempty"`
+}
+
+// Task is one node of a workflow: a command run as a process.
+type Task struct {
+	// Name is a DNS-1123 label, unique within the workflow.
+	Name string `json:"name"`
+	// Command is the program and its first arguments. It is run directly,
+	// never through a shell; templates in it are expanded first.
+	Command []string `json:"command"`
+	// Args are appended to Command.
+	Args []string `json:"args,omitempty"`
+	// Env adds environment variables. Names starting with KILN_ are reserved.
+	Env []EnvVar `json:"env,omitempty"`
+	// WorkingDir is the directory the command starts in. Empty means the
+	// attempt's own directory.
+	WorkingDir string `json:"workingDir,omitempty"`
+	// DependsOn lists tasks that must succeed before this one starts.
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// Outputs declares the parameters and artifacts the task produces.
+	Outputs *Outputs `json:"outputs,omitempty"`
+	// Retries says how often and how soon a failed attempt is tried again.
+	Retries *RetryStrategy `json:"retries,omitempty"`
+	// Timeout bounds each attempt, as a Go duration ("30m"). Empty means no limit.
+	Timeout string `json:"timeout,omitempty"`
+	// Resources is what one attempt takes from the machine's pool while it
+	// runs. Without it a task takes one CPU.
+	Resources *Resources `json:"resources,omitempty"`
+}
+
+// EnvVar is one environment variable of a task.
+type EnvVar struct {
+	// Name of the variable.
+	Name string `json:"name"`
+	// Value, with templates expanded.
+	Value string `json:"value"`
+}
+
+// Outputs declares what a task leaves behind for downstream tasks.
+type Outputs struct {
+	// Parameters are small values: the task writes the file
+	// $KILN_OUTPUTS/<name>, and downstream tasks read its content as
+	// {{tasks.<task>.outputs.parameters.<name>}}.
+	Parameters []OutputParameter `json:"parameters,omitempty"`
+	// Artifacts are files under the task's output directory; downstream
+	// tasks receive their absolute path as {{tasks.<task>.outputs.artifacts.<name>}}.
+	Artifacts []Artifact `json:"artifacts,omitempty"`
+}
+
+// OutputParameter is a small value a task produces.
+type OutputParameter struct {
+	// Name of the parameter and of the file under $KILN_OUTPUTS.
+	Name string `json:"name"`
+}
+
+// Artifact is a file a task produces.
+type Artifact struct {
+	// Name of the artifact.
+	Name string `json:"name"`
+	// Path of the file, relative to the task's output directory ($KILN_OUTPUTS).
+	Path string `json:"path"`
+}
+
+// RetryStrategy says how a failed attempt is retried.
+type RetryStrategy struct {
+	// Limit is the number of retries after the first attempt (default 0).
+	Limit int `json:"limit"`
+	// Backoff is the wait before each retry. Without it retries start at once.
+	Backoff *Backoff `json:"backoff,omitempty"`
+}
+
+// Backoff is an exponential wait: Duration, then Duration*Factor, and so on,
+// never more than Max.
+type Backoff struct {
+	// Duration is the first wait, as a Go duration ("5s").
+	Duration string `json:"duration"`
+	// Factor multiplies the wait after each retry (default 2, at least 1).
+	Factor *float64 `json:"factor,omitempty"`
+	// Max caps the wait, as a Go duration. Empty means no cap.
+	Max string `json:"max,omitempty"`
+}
+
+// Resources is what an attempt takes from the machine while it runs.
+type Resources struct {
+	// CPU in cores ("2", "500m"). Default 1.
+	CPU Quantity `json:"cpu,omitempty"`
+	// Memory in bytes ("512Mi", "2Gi"). Default 0.
+	Memory Quantity `json:"memory,omitempty"`
+	// GPU is a whole number of devices. Default 0.
+	GPU Quantity `json:"gpu,omitempty"`
+}

@@ -1,0 +1,83 @@
+// Package resource sizes what tasks take from a machine and keeps the pool
+// they take it from, so tasks queue instead of oversubscribing the machine.
+package resource
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Request is an amount of each resource. The zero Request takes nothing.
+type Request struct {
+	// MilliCPU is thousandths of a core.
+	MilliCPU int64 `json:"milliCPU"`
+	// Memory is bytes.
+	Memory int64 `json:"memory"`
+	// GPU is whole devices.
+	GPU int64 `json:"gpu"`
+}
+
+// Fits reports whether r fits in free.
+func (r Request) Fits(free Request) bool {
+	return r.MilliCPU <= free.MilliCPU && r.Memory <= free.Memory && r.GPU <= free.GPU
+}
+
+// Add returns r plus o.
+func (r Request) Add(o Request) Request {
+	return Request{r.MilliCPU + o.MilliCPU, r.Memory + o.Memory, r.GPU + o.GPU}
+}
+
+// Sub returns r minus o.
+func (r Request) Sub(o Request) Request {
+	return Request{r.MilliCPU - o.MilliCPU, r.Memory - o.Memory, r.GPU - o.GPU}
+}
+
+// String formats r for people: "cpu 1500m, memory 2Gi, gpu 0".
+func (r Request) String() string {
+	return fmt.Sprintf("cpu %s, memory %s, gpu %d",
+		resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI),
+		resource.NewQuantity(r.Memory, resource.BinarySI), r.GPU)
+}
+
+// ParseCPU parses a CPU quantity ("2", "500m") into millicores.
+func ParseCPU(s string) (int64, error) {
+	q, err := parse(s)
+	if err != nil {
+		return 0, err
+	}
+	return q.MilliValue(), nil
+}
+
+// ParseBytes parses a memory quantity ("512Mi", "2G") into bytes.
+func ParseBytes(s string) (int64, error) {
+	q, err := parse(s)
+	if err != nil {
+		return 0, err
+	}
+	return q.Value(), nil
+}
+
+// ParseCount parses a whole, non-negative number of devices.
+func ParseCount(s string) (int64, error) {
+	q, err := parse(s)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := q.AsInt64()
+	if !ok || q.MilliValue() != n*1000 {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, nil
+}
+
+func parse(s string) (resource.Quantity, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return q, fmt.Errorf("%q is not a quantity", s)
+	}
+	if q.Sign() < 0 {
+		return q, fmt.Errorf("%q is negative", s)
+	}
+	return q, nil
+}

@@ -1,0 +1,148 @@
+package workflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// DecodeWorkflow decodes doc as a Workflow. Every field that is not part of
+// the schema is reported, with its path, as CodeUnknownField.
+func DecodeWorkflow(doc *Document) (*apiv1.Workflow, error) {
+	if err := checkHeader(doc, apiv1.KindWorkflow); err != nil {
+		return nil, err
+	}
+	wf := &apiv1.Workflow{}
+	if err := decodeStrict(doc, wf); err != nil {
+		return nil, err
+	}
+	return wf, nil
+}
+
+func checkHeader(doc *Document, kind string) error {
+	if doc.APIVersion != apiv1.APIVersion {
+		return docError(doc, apiv1.CodeKind, "apiVersion", fmt.Sprintf("apiVersion is %q, want %q", doc.APIVersion, apiv1.APIVersion))
+	}
+	if doc.Kind != kind {
+		return docError(doc, apiv1.CodeKind, "kind", fmt.Sprintf("kind is %q, want %q", doc.Kind, kind))
+	}
+	return nil
+}
+
+// decodeStrict unmarshals doc.JSON into out after checking that every key
+// is a field of out's type.
+func decodeStrict(doc *Document, out any) error {
+	var generic any
+	if err := json.Unmarshal(doc.JSON, &generic); err != nil {
+		return docError(doc, apiv1.CodeParse, "", err.Error())
+	}
+	var errs []error
+	for _, path := range unknownFields(generic, reflect.TypeOf(out).Elem(), "") {
+		errs = append(errs, docError(doc, apiv1.CodeUnknownField, path, "unknown field"))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc.JSON))
+	if err := dec.Decode(out); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return docError(doc, apiv1.CodeParse, typeErr.Field, fmt.Sprintf("is a %s, want %s", typeErr.Value, typeName(typeErr.Type)))
+		}
+		return docError(doc, apiv1.CodeParse, "", err.Error())
+	}
+	return nil
+}
+
+// unknownFields returns the paths of keys in v that typ has no field for.
+func unknownFields(v any, typ reflect.Type, path string) []string {
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	switch val := v.(type) {
+	case map[string]any:
+		if typ.Kind() == reflect.Map {
+			var out []string
+			for k, item := range val {
+				out = append(out, unknownFields(item, typ.Elem(), join(path, k))...)
+			}
+			return out
+		}
+		if typ.Kind() != reflect.Struct {
+			return nil
+		}
+		fields := jsonFields(typ)
+		var out []string
+		for k, item := range val {
+			ft, ok := fields[k]
+			if !ok {
+				out = append(out, join(path, k))
+				continue
+			}
+			out = append(out, unknownFields(item, ft, join(path, k))...)
+		}
+		slices.Sort(out)
+		return out
+	case []any:
+		if typ.Kind() != reflect.Slice {
+			return nil
+		}
+		var out []string
+		for i, item := range val {
+			out = append(out, unknownFields(item, typ.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of typ's fields, inlined ones included, to their types.
+func jsonFields(typ reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
+			for k, v := range jsonFields(f.Type) {
+				fields[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if name != "-" {
+			fields[name] = f.Type
+		}
+	}
+	return fields
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice:
+		return "list"
+	case reflect.Struct, reflect.Map:
+		return "mapping"
+	case reflect.Pointer:
+		return typeName(t.Elem())
+	}
+	return t.Kind().String()
+}
+
+func docError(doc *Document, code apiv1.Code, field, msg string) *apiv1.Error {
+	return &apiv1.Error{Code: code, File: doc.File, Object: doc.Object(), Field: field, Message: msg}
+}

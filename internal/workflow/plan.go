@@ -1,0 +1,68 @@
+package workflow
+
+import (
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/dag"
+	"kiln.dev/kiln/internal/resource"
+)
+
+// DefaultRequest is what a task without resources takes: one CPU.
+var defaultRequest = resource.Request{MilliCPU: 1000}
+
+// Plan is a valid workflow compiled for the engine. It is immutable once
+// built and safe to share between goroutines.
+type Plan struct {
+	// Workflow is the source, as submitted.
+	Workflow *apiv1.Workflow
+	// Tasks are in the workflow's order; their index is their node number in Graph.
+	Tasks []Task
+	// Index maps a task name to its position in Tasks.
+	Index map[string]int
+	// Graph holds the dependencies between tasks.
+	Graph *dag.Graph
+	// Timeout bounds the run; 0 means none.
+	Timeout time.Duration
+	// FailFast is spec.failFast with its default (true) applied.
+	FailFast bool
+}
+
+// Task is one compiled task.
+type Task struct {
+	// Spec is the task as written.
+	Spec *apiv1.Task
+	// Timeout bounds each attempt; 0 means none.
+	Timeout time.Duration
+	// Retry is the task's retry policy.
+	Retry Retry
+	// Request is what one attempt takes from the pool.
+	Request resource.Request
+}
+
+// Retry is a compiled retry policy.
+type Retry struct {
+	// Limit is the number of retries after the first attempt.
+	Limit int
+	// Backoff is the first wait; 0 retries at once.
+	Backoff time.Duration
+	// Factor multiplies the wait after each retry.
+	Factor float64
+	// Max caps the wait; 0 means no cap.
+	Max time.Duration
+}
+
+// Delay returns the wait before attempt number next (2 for the first retry).
+func (r Retry) Delay(next int) time.Duration {
+	d := float64(r.Backoff)
+	for i := 2; i < next; i++ {
+		d *= r.Factor
+		if r.Max > 0 && d >= float64(r.Max) {
+			return r.Max
+		}
+	}
+	if r.Max > 0 && d > float64(r.Max) {
+		return r.Max
+	}
+	return time.Duration(d)
+}

@@ -1,0 +1,104 @@
+package workflow
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/yaml"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Document is one YAML document of a file.
+type Document struct {
+	// File is the path it was read from ("-" for standard input).
+	File string
+	// Index counts documents in the file from 0.
+	Index int
+	// APIVersion, Kind and Name are read from the document's header.
+	APIVersion, Kind, Name string
+	// JSON is the document converted to JSON.
+	JSON []byte
+}
+
+// Object names the document for error messages: "Workflow/train" or, when
+// it has no name, "document 2".
+func (d *Document) Object() string {
+	if d.Kind != "" && d.Name != "" {
+		return d.Kind + "/" + d.Name
+	}
+	return fmt.Sprintf("document %d", d.Index+1)
+}
+
+// ReadFiles reads every document of every file, in order. It returns every
+// document it could read and a joined error for those it could not.
+func ReadFiles(paths []string) ([]Document, error) {
+	var docs []Document
+	var errs []error
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			errs = append(errs, &apiv1.Error{Code: apiv1.CodeParse, File: p, Message: err.Error()})
+			continue
+		}
+		d, err := Read(p, f)
+		f.Close()
+		docs = append(docs, d...)
+		errs = append(errs, err)
+	}
+	return docs, errors.Join(errs...)
+}
+
+// Read splits r into documents. Empty documents are skipped.
+func Read(file string, r io.Reader) ([]Document, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	var docs []Document
+	var errs []error
+	for index := 0; ; index++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, errors.Join(errs...)
+		}
+		if err != nil {
+			return docs, errors.Join(append(errs, &apiv1.Error{Code: apiv1.CodeParse, File: file, Message: err.Error()})...)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			index--
+			continue
+		}
+		doc, err := parseDocument(file, index, raw)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		docs = append(docs, doc)
+	}
+}
+
+func parseDocument(file string, index int, raw []byte) (Document, error) {
+	doc := Document{File: file, Index: index}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: err.Error()}
+	}
+	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is empty"}
+	}
+	var head struct {
+		apiv1.TypeMeta `json:",inline"`
+		Metadata       struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(raw, &head); err != nil {
+		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is not a mapping with apiVersion, kind and metadata"}
+	}
+	doc.APIVersion, doc.Kind, doc.Name, doc.JSON = head.APIVersion, head.Kind, head.Metadata.Name, js
+	return doc, nil
+}

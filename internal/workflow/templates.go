@@ -1,0 +1,90 @@
+package workflow
+
+import (
+	"fmt"
+	"slices"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/template"
+)
+
+// templates checks every {{...}} reference in the fields kiln expands.
+func (c *checker) templates(tasks []apiv1.Task, p *Plan, params map[string]bool) {
+	for i := range tasks {
+		t := &tasks[i]
+		base := fmt.Sprintf("spec.tasks[%d]", i)
+		for j, s := range t.Command {
+			c.refs(fmt.Sprintf("%s.command[%d]", base, j), s, i, p, params)
+		}
+		for j, s := range t.Args {
+			c.refs(fmt.Sprintf("%s.args[%d]", base, j), s, i, p, params)
+		}
+		for j, e := range t.Env {
+			c.refs(fmt.Sprintf("%s.env[%d].value", base, j), e.Value, i, p, params)
+		}
+		c.refs(base+".workingDir", t.WorkingDir, i, p, params)
+	}
+}
+
+func (c *checker) refs(field, s string, task int, p *Plan, params map[string]bool) {
+	refs, err := template.Refs(s)
+	if err != nil {
+		c.add(apiv1.CodeTemplate, field, "%v", err)
+		return
+	}
+	for _, r := range refs {
+		if msg := checkRef(r, task, p, params); msg != "" {
+			c.add(apiv1.CodeTemplate, field, "{{%s}}: %s", r.Raw, msg)
+		}
+	}
+}
+
+// checkRef returns why r cannot be resolved for task, or "" if it can.
+func checkRef(r template.Ref, task int, p *Plan, params map[string]bool) string {
+	switch {
+	case len(r.Path) == 2 && r.Path[0] == "params":
+		if !params[r.Path[1]] {
+			return fmt.Sprintf("no parameter %q is declared in spec.params", r.Path[1])
+		}
+		return ""
+	case slices.Contains(BuiltinRefs(), r.Raw):
+		return ""
+	case len(r.Path) == 5 && r.Path[0] == "tasks" && r.Path[2] == "outputs":
+		return checkOutputRef(r, task, p)
+	}
+	return "unknown reference; see the hint for what can be referenced"
+}
+
+func checkOutputRef(r template.Ref, task int, p *Plan) string {
+	up, ok := p.Index[r.Path[1]]
+	if !ok {
+		return fmt.Sprintf("no task is named %q", r.Path[1])
+	}
+	if !p.Graph.IsAncestor(up, task) {
+		return fmt.Sprintf("task %q must depend on %q, directly or through other tasks, to read its outputs", p.Tasks[task].Spec.Name, r.Path[1])
+	}
+	outs := p.Tasks[up].Spec.Outputs
+	if outs == nil {
+		outs = &apiv1.Outputs{}
+	}
+	name := r.Path[4]
+	switch r.Path[3] {
+	case "parameters":
+		if !slices.ContainsFunc(outs.Parameters, func(o apiv1.OutputParameter) bool { return o.Name == name }) {
+			return fmt.Sprintf("task %q declares no output parameter %q", r.Path[1], name)
+		}
+	case "artifacts":
+		if !slices.ContainsFunc(outs.Artifacts, func(a apiv1.Artifact) bool { return a.Name == name }) {
+			return fmt.Sprintf("task %q declares no output artifact %q", r.Path[1], name)
+		}
+	default:
+		return "outputs are referenced as outputs.parameters.<name> or outputs.artifacts.<name>"
+	}
+	return ""
+}
+
+// BuiltinRefs returns the references every task can use besides params and
+// upstream outputs.
+func BuiltinRefs() []string {
+	return []string{"outputs.dir", "run.id", "run.name", "task.name", "task.attempt"}
+}

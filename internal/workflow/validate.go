@@ -1,0 +1,257 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/dag"
+	"kiln.dev/kiln/internal/resource"
+)
+
+// Limits that keep a spec reasonable.
+const (
+	maxRetries = 100
+	maxTasks   = 100_000
+)
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// checker collects every problem found in one document.
+type checker struct {
+	doc  *Document
+	errs []error
+}
+
+func (c *checker) add(code apiv1.Code, field, format string, args ...any) {
+	c.errs = append(c.errs, docError(c.doc, code, field, fmt.Sprintf(format, args...)))
+}
+
+// Compile validates wf, read from doc, and compiles it into a Plan. The
+// error joins one *apiv1.Error per problem; no Plan is returned with it.
+func Compile(doc *Document, wf *apiv1.Workflow) (*Plan, error) {
+	c := &checker{doc: doc}
+	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast}
+	c.name("metadata.name", wf.Metadata.Name)
+	p.Timeout = c.duration("spec.timeout", wf.Spec.Timeout)
+	params := c.params(wf.Spec.Params)
+	if len(wf.Spec.Tasks) == 0 {
+		c.add(apiv1.CodeRequired, "spec.tasks", "a workflow needs at least one task")
+	}
+	if len(wf.Spec.Tasks) > maxTasks {
+		c.add(apiv1.CodeInvalidValue, "spec.tasks", "%d tasks, at most %d are allowed", len(wf.Spec.Tasks), maxTasks)
+	}
+	p.Index = make(map[string]int, len(wf.Spec.Tasks))
+	p.Tasks = make([]Task, len(wf.Spec.Tasks))
+	for i := range wf.Spec.Tasks {
+		t := &wf.Spec.Tasks[i]
+		p.Tasks[i] = c.task(fmt.Sprintf("spec.tasks[%d]", i), t)
+		if _, dup := p.Index[t.Name]; dup && t.Name != "" {
+			c.add(apiv1.CodeDuplicate, fmt.Sprintf("spec.tasks[%d].name", i), "task name %q is used twice", t.Name)
+			continue
+		}
+		p.Index[t.Name] = i
+	}
+	p.Graph = c.graph(wf.Spec.Tasks, p.Index)
+	if p.Graph != nil {
+		c.templates(wf.Spec.Tasks, p, params)
+	}
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return p, nil
+}
+
+func (c *checker) name(field, name string) {
+	if name == "" {
+		c.add(apiv1.CodeRequired, field, "name is required")
+		return
+	}
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		c.add(apiv1.CodeInvalidName, field, "%q is not a DNS-1123 label: %s", name, strings.Join(msgs, "; "))
+	}
+}
+
+func (c *checker) duration(field, s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		c.add(apiv1.CodeDuration, field, "%q is not a positive duration", s)
+		return 0
+	}
+	return d
+}
+
+func (c *checker) params(params []apiv1.Param) map[string]bool {
+	seen := make(map[string]bool, len(params))
+	for i, p := range params {
+		field := fmt.Sprintf("spec.params[%d].name", i)
+		switch {
+		case p.Name == "":
+			c.add(apiv1.CodeRequired, field, "name is required")
+		case !identifier.MatchString(p.Name):
+			c.add(apiv1.CodeInvalidName, field, "%q is not a parameter name: use letters, digits, '_' and '-', starting with a letter or '_'", p.Name)
+		case seen[p.Name]:
+			c.add(apiv1.CodeDuplicate, field, "parameter %q is declared twice", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	return seen
+}
+
+func (c *checker) task(field string, t *apiv1.Task) Task {
+	c.name(field+".name", t.Name)
+	if len(t.Command) == 0 || t.Command[0] == "" {
+		c.add(apiv1.CodeRequired, field+".command", "command is required and its first item must not be empty")
+	}
+	c.env(field+".env", t.Env)
+	c.outputs(field+".outputs", t.Outputs)
+	return Task{
+		Spec:    t,
+		Timeout: c.duration(field+".timeout", t.Timeout),
+		Retry:   c.retry(field+".retries", t.Retries),
+		Request: c.request(field+".resources", t.Resources),
+	}
+}
+
+func (c *checker) env(field string, env []apiv1.EnvVar) {
+	seen := map[string]bool{}
+	for i, e := range env {
+		f := fmt.Sprintf("%s[%d].name", field, i)
+		switch {
+		case e.Name == "" || strings.ContainsAny(e.Name, "=\x00"):
+			c.add(apiv1.CodeInvalidName, f, "%q is not an environment variable name", e.Name)
+		case strings.HasPrefix(e.Name, "KILN_"):
+			c.add(apiv1.CodeReservedEnv, f, "%q is reserved: names starting with KILN_ are set by kiln", e.Name)
+		case seen[e.Name]:
+			c.add(apiv1.CodeDuplicate, f, "variable %q is set twice", e.Name)
+		}
+		seen[e.Name] = true
+	}
+}
+
+func (c *checker) outputs(field string, o *apiv1.Outputs) {
+	if o == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for i, p := range o.Parameters {
+		c.outputName(fmt.Sprintf("%s.parameters[%d].name", field, i), p.Name, seen)
+	}
+	seen = map[string]bool{}
+	for i, a := range o.Artifacts {
+		c.outputName(fmt.Sprintf("%s.artifacts[%d].name", field, i), a.Name, seen)
+		pf := fmt.Sprintf("%s.artifacts[%d].path", field, i)
+		clean := filepath.Clean(a.Path)
+		switch {
+		case a.Path == "":
+			c.add(apiv1.CodeRequired, pf, "path is required")
+		case filepath.IsAbs(a.Path) || clean == ".." || strings.HasPrefix(clean, "../"):
+			c.add(apiv1.CodeInvalidValue, pf, "path %q must be relative and stay inside the output directory", a.Path)
+		}
+	}
+}
+
+func (c *checker) outputName(field, name string, seen map[string]bool) {
+	switch {
+	case name == "":
+		c.add(apiv1.CodeRequired, field, "name is required")
+	case !identifier.MatchString(name):
+		c.add(apiv1.CodeInvalidName, field, "%q is not an output name: use letters, digits, '_' and '-'", name)
+	case seen[name]:
+		c.add(apiv1.CodeDuplicate, field, "output %q is declared twice", name)
+	}
+	seen[name] = true
+}
+
+func (c *checker) retry(field string, r *apiv1.RetryStrategy) Retry {
+	out := Retry{Factor: 2}
+	if r == nil {
+		return out
+	}
+	if r.Limit < 0 || r.Limit > maxRetries {
+		c.add(apiv1.CodeInvalidValue, field+".limit", "limit is %d, want 0 to %d", r.Limit, maxRetries)
+	}
+	out.Limit = r.Limit
+	if b := r.Backoff; b != nil {
+		out.Backoff = c.duration(field+".backoff.duration", b.Duration)
+		out.Max = c.duration(field+".backoff.max", b.Max)
+		if b.Factor != nil {
+			if *b.Factor < 1 || math.IsInf(*b.Factor, 0) || math.IsNaN(*b.Factor) {
+				c.add(apiv1.CodeInvalidValue, field+".backoff.factor", "factor is %v, want at least 1", *b.Factor)
+			}
+			out.Factor = *b.Factor
+		}
+	}
+	return out
+}
+
+func (c *checker) request(field string, r *apiv1.Resources) resource.Request {
+	if r == nil {
+		return defaultRequest
+	}
+	out := defaultRequest
+	if r.CPU != "" {
+		out.MilliCPU = c.quantity(field+".cpu", string(r.CPU), resource.ParseCPU)
+	}
+	if r.Memory != "" {
+		out.Memory = c.quantity(field+".memory", string(r.Memory), resource.ParseBytes)
+	}
+	if r.GPU != "" {
+		out.GPU = c.quantity(field+".gpu", string(r.GPU), resource.ParseCount)
+	}
+	return out
+}
+
+func (c *checker) quantity(field, s string, parse func(string) (int64, error)) int64 {
+	n, err := parse(s)
+	if err != nil {
+		c.add(apiv1.CodeQuantity, field, "%v", err)
+	}
+	return n
+}
+
+// graph builds the dependency graph and reports unknown and cyclic
+// dependencies. It returns nil when the graph is not a DAG.
+func (c *checker) graph(tasks []apiv1.Task, index map[string]int) *dag.Graph {
+	g := dag.New(len(tasks))
+	ok := true
+	for i, t := range tasks {
+		seen := map[string]bool{}
+		for j, dep := range t.DependsOn {
+			field := fmt.Sprintf("spec.tasks[%d].dependsOn[%d]", i, j)
+			up, found := index[dep]
+			switch {
+			case !found:
+				c.add(apiv1.CodeUnknownDep, field, "task %q depends on %q, which is not a task of this workflow", t.Name, dep)
+				ok = false
+			case seen[dep]:
+				c.add(apiv1.CodeDuplicate, field, "dependency %q is listed twice", dep)
+			default:
+				g.AddEdge(up, i)
+			}
+			seen[dep] = true
+		}
+	}
+	if _, cycle := g.Order(); cycle != nil {
+		names := make([]string, len(cycle))
+		for i, n := range cycle {
+			names[i] = tasks[n].Name
+		}
+		c.add(apiv1.CodeCycle, fmt.Sprintf("spec.tasks[%d].dependsOn", cycle[0]), "dependency cycle: %s", strings.Join(names, " -> "))
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	return g
+}
