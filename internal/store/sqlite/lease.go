@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// ClaimRuns implements store.Leaser.
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) ([]apiv1.RunID, error) {
+	type holder struct {
+		id    apiv1.RunID
+		owner string
+		until int64
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, owner, lease_until FROM runs WHERE done = 0 ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	var candidates []holder
+	for rows.Next() {
+		var h holder
+		if err := rows.Scan(&h.id, &h.owner, &h.until); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if len(p.IDs) > 0 && !slices.Contains(p.IDs, h.id) {
+			continue
+		}
+		free := h.owner == "" || h.owner == p.Owner || h.until < p.Now.UnixNano() || (p.IsDead != nil && p.IsDead(h.owner))
+		if free {
+			candidates = append(candidates, h)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var claimed []apiv1.RunID
+	for _, h := range candidates {
+		res, err := s.db.ExecContext(ctx, `UPDATE runs SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND lease_until = ?`,
+			p.Owner, p.Until.UnixNano(), h.id, h.owner, h.until)
+		if err != nil {
+			return claimed, err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			claimed = append(claimed, h.id)
+		}
+	}
+	return claimed, nil
+}
+
+// RenewLeases implements store.Leaser.
+func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]apiv1.RunID, error) {
+	var cancel []apiv1.RunID
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND done = 0`, p.Until.UnixNano(), p.Owner); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE owner = ? AND done = 0 AND cancel_requested = 1`, p.Owner)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id apiv1.RunID
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			cancel = append(cancel, id)
+		}
+		return rows.Err()
+	})
+	return cancel, err
+}
+
+// ReleaseLease implements store.Leaser.
+func (s *Store) ReleaseLease(ctx context.Context, id apiv1.RunID, owner string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE runs SET owner = '', lease_until = 0 WHERE id = ? AND owner = ?`, id, owner)
+	return err
+}

@@ -1,0 +1,212 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// CreateRun implements store.Runs.
+func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
+	r := &p.Run
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, workflow, params, source,
+			created_at, phase, owner, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Workflow), mustJSON(r.Params), r.Source,
+			r.CreatedAt.UnixNano(), apiv1.PhasePending, p.Owner, p.LeaseUntil.UnixNano())
+		if err != nil {
+			if strings.Contains(err.Error(), "UNIQUE") {
+				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
+			}
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO nodes (run_id, position, name, phase) VALUES (?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, name := range p.Nodes {
+			if _, err := stmt.ExecContext(ctx, r.ID, i, name, apiv1.PhasePending); err != nil {
+				return err
+			}
+		}
+		return insertEvents(ctx, tx, r.ID, []apiv1.Event{{Phase: apiv1.PhasePending, Reason: "Submitted",
+			Message: fmt.Sprintf("%s %s submitted with %d tasks", r.Kind, r.Name, len(p.Nodes)), Time: r.CreatedAt}})
+	})
+}
+
+const runColumns = `id, name, kind, labels, workflow, params, source, created_at, phase, code, message, started_at, finished_at`
+
+func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
+	var r apiv1.Run
+	var labels, wf, params string
+	var created int64
+	var started, finished sql.NullInt64
+	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &wf, &params, &r.Source, &created,
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished)
+	if err != nil {
+		return nil, err
+	}
+	r.CreatedAt = *timeOf(sql.NullInt64{Int64: created, Valid: true})
+	r.Status.StartedAt, r.Status.FinishedAt = timeOf(started), timeOf(finished)
+	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(wf), &r.Workflow),
+		json.Unmarshal([]byte(params), &r.Params))
+	return &r, err
+}
+
+// GetRun implements store.Runs.
+func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
+		return nil, err
+	}
+	return r, s.attempts(ctx, r)
+}
+
+func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs
+		FROM nodes WHERE run_id = ? ORDER BY position`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var nodes []apiv1.NodeStatus
+	for rows.Next() {
+		var n apiv1.NodeStatus
+		var started, finished, retry sql.NullInt64
+		var outputs string
+		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs); err != nil {
+			return nil, err
+		}
+		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
+		if outputs != "" {
+			if err := json.Unmarshal([]byte(outputs), &n.Outputs); err != nil {
+				return nil, err
+			}
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, rows.Err()
+}
+
+func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
+	index := make(map[string]int, len(r.Status.Nodes))
+	for i, n := range r.Status.Nodes {
+		index[n.Name] = i
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, code, message, started_at, finished_at
+		FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var node string
+		var a apiv1.AttemptStatus
+		var exit, started, finished sql.NullInt64
+		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Code, &a.Message, &started, &finished); err != nil {
+			return err
+		}
+		a.ExitCode, a.StartedAt, a.FinishedAt = intOf(exit), timeOf(started), timeOf(finished)
+		if i, ok := index[node]; ok {
+			r.Status.Nodes[i].Attempts = append(r.Status.Nodes[i].Attempts, a)
+		}
+	}
+	return rows.Err()
+}
+
+// ListRuns implements store.Runs.
+func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) ([]*apiv1.Run, error) {
+	query, args := `SELECT `+runColumns+` FROM runs WHERE 1=1`, []any{}
+	if p.Phase != "" {
+		query, args = query+` AND phase = ?`, append(args, p.Phase)
+	}
+	if p.Unfinished {
+		query += ` AND done = 0`
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.db.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []*apiv1.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
+
+// ListEvents implements store.Runs.
+func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) ([]apiv1.Event, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, run_id, node, attempt, phase, reason, code, message, time
+		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.Run, p.After, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var events []apiv1.Event
+	for rows.Next() {
+		var e apiv1.Event
+		var at int64
+		if err := rows.Scan(&e.Seq, &e.Run, &e.Node, &e.Attempt, &e.Phase, &e.Reason, &e.Code, &e.Message, &at); err != nil {
+			return nil, err
+		}
+		e.Time = *timeOf(sql.NullInt64{Int64: at, Valid: true})
+		events = append(events, e)
+	}
+	return events, rows.Err()
+}
+
+// RequestCancel implements store.Runs.
+func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+func insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time)
+		VALUES (?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, e := range events {
+		if _, err := stmt.ExecContext(ctx, run, e.Node, e.Attempt, e.Phase, e.Reason, e.Code, e.Message, e.Time.UnixNano()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

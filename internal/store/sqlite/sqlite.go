@@ -1,0 +1,132 @@
+// Package sqlite is the default, embedded store: one SQLite file in WAL
+// mode, opened with a pure-Go driver, so kiln needs no database server and
+// no cgo. Several kiln processes may share one file.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is a store.Store on one SQLite file.
+type Store struct {
+	db *sql.DB
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Options tune durability. The zero value is the default.
+type Options struct {
+	// FullSync makes every commit survive power loss (synchronous=FULL),
+	// at several times the cost. By default commits survive a killed
+	// process but not a power cut (synchronous=NORMAL).
+	FullSync bool
+}
+
+// Open opens or creates the store at path and brings its schema up to date.
+// Its errors are *apiv1.Error with a KLN-5xxx code.
+func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	sync := "NORMAL"
+	if opt.FullSync {
+		sync = "FULL"
+	}
+	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	s := &Store{db: db}
+	if err := s.migrate(ctx, path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate(ctx context.Context, path string) error {
+	var version int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return openError(path, err)
+	}
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(files)
+	if version > len(files) {
+		return &apiv1.Error{Code: apiv1.CodeStoreVersion, File: path,
+			Message: fmt.Sprintf("store schema version %d is newer than this kiln knows (%d)", version, len(files))}
+	}
+	for i := version; i < len(files); i++ {
+		if err := s.apply(ctx, files[i], i+1); err != nil {
+			return openError(path, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, file string, version int) error {
+	body, err := migrations.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var current int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return err
+	}
+	if current >= version { // another process migrated first
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return fmt.Errorf("applying %s: %w", file, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// openError turns a driver error at open time into a coded error.
+func openError(path string, err error) error {
+	msg := err.Error()
+	code := apiv1.CodeStoreOpen
+	if strings.Contains(msg, "not a database") || strings.Contains(msg, "malformed") {
+		code = apiv1.CodeStoreCorrupt
+	}
+	return &apiv1.Error{Code: code, File: path, Message: "opening the store: " + msg}
+}
+
+// withTx runs fn in a write transaction and commits it if fn succeeds.
+func (s *Store) withTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,140 @@
+// Package store defines how kiln keeps runs: the Store interface, its
+// parameter structs and its errors. The store is the source of truth; the
+// engine writes every transition to it before acting on it.
+//
+// Implementations live in subpackages (sqlite) and must pass storetest.Run.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Errors every implementation returns, so callers can use errors.Is.
+var (
+	ErrNotFound  = errors.New("store: not found")
+	ErrConflict  = errors.New("store: already exists")
+	ErrLeaseLost = errors.New("store: lease held by another owner")
+)
+
+// Store is everything kiln keeps. It is safe for concurrent use, and by
+// several processes sharing one file.
+type Store interface {
+	Runs
+	Writer
+	Leaser
+	// Close releases the store's files and connections.
+	Close() error
+}
+
+// Runs reads runs and takes requests about them.
+type Runs interface {
+	// CreateRun saves a new run in phase Pending with one Pending node per
+	// task, and its first event, in one transaction. It returns ErrConflict
+	// if the ID is taken.
+	CreateRun(ctx context.Context, p CreateRunParams) error
+	// GetRun returns the run with its nodes and attempts, or ErrNotFound.
+	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
+	// ListRuns returns runs newest first, without nodes.
+	ListRuns(ctx context.Context, p ListRunsParams) ([]*apiv1.Run, error)
+	// ListEvents returns a run's events with Seq > p.After, oldest first.
+	ListEvents(ctx context.Context, p ListEventsParams) ([]apiv1.Event, error)
+	// RequestCancel marks a run to be cancelled by its owner. It is a no-op
+	// on a finished run and returns ErrNotFound for an unknown one.
+	RequestCancel(ctx context.Context, id apiv1.RunID) error
+}
+
+// Writer saves what one reconcile round changed.
+type Writer interface {
+	// Apply writes c in one transaction if c.Owner still holds the run's
+	// lease, and returns ErrLeaseLost otherwise, writing nothing.
+	Apply(ctx context.Context, c *Change) error
+}
+
+// Leaser hands out ownership of runs, so one engine works a run at a time.
+type Leaser interface {
+	// ClaimRuns gives p.Owner every unfinished run whose lease is free,
+	// expired, or held by an owner p.IsDead says is gone, and returns
+	// their IDs. A claim is a compare-and-swap: of two engines claiming
+	// at once, one wins each run.
+	ClaimRuns(ctx context.Context, p ClaimRunsParams) ([]apiv1.RunID, error)
+	// RenewLeases extends the lease of every unfinished run p.Owner holds
+	// to p.Until, and returns those of them with a cancel request.
+	RenewLeases(ctx context.Context, p RenewLeasesParams) (cancel []apiv1.RunID, err error)
+	// ReleaseLease gives up owner's lease on run id, if it holds it.
+	ReleaseLease(ctx context.Context, id apiv1.RunID, owner string) error
+}
+
+// CreateRunParams is a new run.
+type CreateRunParams struct {
+	Run apiv1.Run
+	// Nodes are the task names, in the workflow's order.
+	Nodes []string
+	// Owner gets the run's lease until LeaseUntil; empty leaves it free.
+	Owner      string
+	LeaseUntil time.Time
+}
+
+// ListRunsParams filters and pages ListRuns.
+type ListRunsParams struct {
+	// Phase keeps runs in this phase; empty keeps all.
+	Phase apiv1.Phase
+	// Unfinished keeps runs whose phase is not final.
+	Unfinished bool
+	// Limit caps the number of runs; 0 means 100.
+	Limit int
+}
+
+// ListEventsParams selects events of one run.
+type ListEventsParams struct {
+	Run   apiv1.RunID
+	After int64
+	// Limit caps the number of events; 0 means no limit.
+	Limit int
+}
+
+// ClaimRunsParams says who claims runs, until when, and how to tell a dead owner.
+type ClaimRunsParams struct {
+	Owner string
+	Now   time.Time
+	Until time.Time
+	// IDs limits the claim to these runs; empty claims any claimable run.
+	IDs []apiv1.RunID
+	// IsDead reports whether the engine named owner is gone for sure.
+	IsDead func(owner string) bool
+}
+
+// RenewLeasesParams extends an owner's leases.
+type RenewLeasesParams struct {
+	Owner string
+	Until time.Time
+}
+
+// Change is what one reconcile round of a run changed. Nodes and attempts
+// are written whole (upserted by key); events are appended.
+type Change struct {
+	Run   apiv1.RunID
+	Owner string
+	// Status, when not nil, replaces the run's phase, code, message and times.
+	Status *apiv1.RunStatus
+	// Nodes replace the named nodes' rows, attempts excluded.
+	Nodes []apiv1.NodeStatus
+	// Attempts are upserted by (node, number).
+	Attempts []AttemptRow
+	// Events are appended in order; their Seq is assigned by the store.
+	Events []apiv1.Event
+}
+
+// AttemptRow is one attempt of one node.
+type AttemptRow struct {
+	Node string
+	apiv1.AttemptStatus
+}
+
+// Empty reports whether c writes nothing.
+func (c *Change) Empty() bool {
+	return c.Status == nil && len(c.Nodes) == 0 && len(c.Attempts) == 0 && len(c.Events) == 0
+}

@@ -1,0 +1,186 @@
+// Package storetest is the conformance suite every store.Store passes.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// Run runs the suite. newStore must return an empty store and arrange its
+// cleanup with t.Cleanup.
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Helper()
+	t.Run("created run reads back with its nodes", func(t *testing.T) { t.Parallel(); testCreateGet(t, newStore(t)) })
+	t.Run("a taken ID is a conflict", func(t *testing.T) { t.Parallel(); testConflict(t, newStore(t)) })
+	t.Run("apply writes a round and fences other owners", func(t *testing.T) { t.Parallel(); testApply(t, newStore(t)) })
+	t.Run("claims respect live leases and take dead ones", func(t *testing.T) { t.Parallel(); testClaim(t, newStore(t)) })
+	t.Run("two claimers never both win a run", func(t *testing.T) { t.Parallel(); testClaimRace(t, newStore(t)) })
+	t.Run("renewal reports cancel requests", func(t *testing.T) { t.Parallel(); testCancel(t, newStore(t)) })
+}
+
+// NewRun returns a run named id with tasks a and b, leased to owner for an hour.
+func NewRun(id apiv1.RunID, owner string) store.CreateRunParams {
+	return store.CreateRunParams{
+		Run: apiv1.Run{ID: id, Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"},
+			Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}}},
+		Nodes: []string{"a", "b"}, Owner: owner, LeaseUntil: t0.Add(time.Hour),
+	}
+}
+
+func mustCreate(t *testing.T, s store.Store, p store.CreateRunParams) {
+	t.Helper()
+	if err := s.CreateRun(t.Context(), p); err != nil {
+		t.Fatalf("CreateRun: %v", err)
+	}
+}
+
+func testCreateGet(t *testing.T, s store.Store) {
+	mustCreate(t, s, NewRun("r1", "me"))
+	got, err := s.GetRun(t.Context(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &apiv1.Run{ID: "r1", Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"},
+		Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}},
+		Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: []apiv1.NodeStatus{
+			{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetRun (-want +got):\n%s", diff)
+	}
+	if _, err := s.GetRun(t.Context(), "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetRun(unknown) = %v, want ErrNotFound", err)
+	}
+	events, err := s.ListEvents(t.Context(), store.ListEventsParams{Run: "r1"})
+	if err != nil || len(events) != 1 || events[0].Reason != "Submitted" {
+		t.Errorf("ListEvents = %+v, %v; want one Submitted event", events, err)
+	}
+}
+
+func testConflict(t *testing.T, s store.Store) {
+	mustCreate(t, s, NewRun("r1", "me"))
+	if err := s.CreateRun(t.Context(), NewRun("r1", "me")); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("second CreateRun = %v, want ErrConflict", err)
+	}
+}
+
+func testApply(t *testing.T, s store.Store) {
+	mustCreate(t, s, NewRun("r1", "me"))
+	exit := 0
+	done := t0.Add(time.Second)
+	change := &store.Change{Run: "r1", Owner: "me",
+		Status: &apiv1.RunStatus{Phase: apiv1.PhaseRunning, StartedAt: &t0},
+		Nodes:  []apiv1.NodeStatus{{Name: "a", Phase: apiv1.PhaseSucceeded, StartedAt: &t0, FinishedAt: &done, Outputs: map[string]string{"x": "1"}}},
+		Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: "r1/a/1",
+			Phase: apiv1.PhaseSucceeded, ExitCode: &exit, StartedAt: &t0, FinishedAt: &done}}},
+		Events: []apiv1.Event{{Node: "a", Attempt: 1, Phase: apiv1.PhaseSucceeded, Reason: "Exited", Time: done}},
+	}
+	if err := s.Apply(t.Context(), change); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	stolen := &store.Change{Run: "r1", Owner: "thief", Nodes: []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseFailed}},
+		Events: []apiv1.Event{{Phase: apiv1.PhaseFailed, Reason: "Stolen", Time: done}}}
+	if err := s.Apply(t.Context(), stolen); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("Apply by a non-owner = %v, want ErrLeaseLost", err)
+	}
+	got, err := s.GetRun(t.Context(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != apiv1.PhaseRunning || got.Status.Nodes[1].Phase != apiv1.PhasePending {
+		t.Errorf("phases = %s, %s; want Running, and b untouched by the fenced write", got.Status.Phase, got.Status.Nodes[1].Phase)
+	}
+	if diff := cmp.Diff(change.Attempts[0].AttemptStatus, got.Status.Nodes[0].Attempts[0]); diff != "" {
+		t.Errorf("attempt (-want +got):\n%s", diff)
+	}
+	if got.Status.Nodes[0].Outputs["x"] != "1" {
+		t.Errorf("outputs = %v, want x=1", got.Status.Nodes[0].Outputs)
+	}
+	events, _ := s.ListEvents(t.Context(), store.ListEventsParams{Run: "r1", After: 0})
+	if len(events) != 2 || events[1].Reason != "Exited" || events[1].Seq <= events[0].Seq {
+		t.Errorf("events = %+v, want Submitted then Exited in order", events)
+	}
+}
+
+func testClaim(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	live := NewRun("live", "other")
+	expired := NewRun("expired", "other")
+	expired.LeaseUntil = t0.Add(-time.Second)
+	dead := NewRun("dead", "ghost")
+	for _, p := range []store.CreateRunParams{live, expired, dead} {
+		mustCreate(t, s, p)
+	}
+	finished := &store.Change{Run: "dead", Owner: "ghost", Status: &apiv1.RunStatus{Phase: apiv1.PhaseSucceeded}}
+	mustCreate(t, s, NewRun("old", "ghost"))
+	if err := s.Apply(ctx, &store.Change{Run: "old", Owner: "ghost", Status: finished.Status}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ClaimRuns(ctx, store.ClaimRunsParams{Owner: "me", Now: t0, Until: t0.Add(time.Minute),
+		IsDead: func(o string) bool { return o == "ghost" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]apiv1.RunID{"dead", "expired"}, got); diff != "" {
+		t.Errorf("claimed (-want +got):\n%s", diff)
+	}
+	if err := s.Apply(ctx, &store.Change{Run: "expired", Owner: "other", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed}}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("old owner's Apply after takeover = %v, want ErrLeaseLost", err)
+	}
+}
+
+func testClaimRace(t *testing.T, s store.Store) {
+	for _, id := range []apiv1.RunID{"r1", "r2", "r3"} {
+		p := NewRun(id, "")
+		mustCreate(t, s, p)
+	}
+	var mu sync.Mutex
+	won := map[apiv1.RunID]int{}
+	var wg sync.WaitGroup
+	for _, owner := range []string{"x", "y", "z"} {
+		wg.Go(func() {
+			ids, err := s.ClaimRuns(context.Background(), store.ClaimRunsParams{Owner: owner, Now: t0, Until: t0.Add(time.Minute)})
+			if err != nil {
+				t.Errorf("ClaimRuns(%s): %v", owner, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range ids {
+				won[id]++
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range []apiv1.RunID{"r1", "r2", "r3"} {
+		if won[id] != 1 {
+			t.Errorf("run %s was claimed %d times, want exactly once", id, won[id])
+		}
+	}
+}
+
+func testCancel(t *testing.T, s store.Store) {
+	mustCreate(t, s, NewRun("r1", "me"))
+	mustCreate(t, s, NewRun("r2", "me"))
+	if err := s.RequestCancel(t.Context(), "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestCancel(t.Context(), "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RequestCancel(unknown) = %v, want ErrNotFound", err)
+	}
+	cancel, err := s.RenewLeases(t.Context(), store.RenewLeasesParams{Owner: "me", Until: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]apiv1.RunID{"r2"}, cancel); diff != "" {
+		t.Errorf("cancel requests (-want +got):\n%s", diff)
+	}
+}
