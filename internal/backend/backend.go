@@ -1,0 +1,37 @@
+// Package backend defines where attempts run. The engine talks to a Backend
+// only through this interface and never imports an implementation.
+package backend
+
+import (
+	"context"
+	"time"
+
+	"kiln.dev/kiln/internal/job"
+)
+
+// Backend runs attempts. All methods are safe for concurrent use and are
+// keyed by the attempt's deterministic ID, so repeating a call after a
+// crash does nothing twice.
+type Backend interface {
+	// Launch starts the attempt unless it was started before, in which case
+	// it does nothing. Problems of the task itself (a missing command) are
+	// not errors here: they show in Observe. An error means the backend
+	// could not be reached and the call should be repeated.
+	Launch(ctx context.Context, spec *job.Spec) error
+	// Observe returns what the backend knows of an attempt now.
+	Observe(ctx context.Context, spec *job.Spec) (job.Status, error)
+	// Abort stops every process of the attempt: a polite signal first,
+	// then, after grace, a forced kill. It returns at once and is a no-op
+	// for an attempt that is not running.
+	Abort(ctx context.Context, id string, grace time.Duration) error
+	// OutputDir is where the attempt's outputs live, as its processes see it.
+	OutputDir(id string) string
+}
+
+// Notifier is implemented by backends that report finished attempts as
+// they happen. Without it the engine polls.
+type Notifier interface {
+	// Watch calls exited with the ID of every attempt that finishes, and
+	// resync when reports may have been missed, until ctx ends.
+	Watch(ctx context.Context, exited func(id string), resync func())
+}

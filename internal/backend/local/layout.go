@@ -1,0 +1,86 @@
+package local
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// Layout of $KILN_HOME that the local backend owns:
+//
+//	supervisor.sock, supervisor.lock, supervisor.log
+//	runs/<run>/<task>/<attempt>/{stdout,stderr,launch.json,status.json,outputs/}
+
+var attemptID = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?/[a-z0-9]([a-z0-9-]*[a-z0-9])?/[1-9][0-9]*$`)
+
+// AttemptDir returns the directory of attempt id under home.
+func AttemptDir(home, id string) string {
+	return filepath.Join(home, "runs", filepath.FromSlash(id))
+}
+
+func checkID(id string) error {
+	if !attemptID.MatchString(id) {
+		return fmt.Errorf("attempt ID %q is not <run>/<task>/<number>", id)
+	}
+	return nil
+}
+
+// SocketPath returns where the supervisor of home listens. Unix socket
+// paths are limited to about 100 bytes, so a long home gets a socket in
+// the temporary directory, named after a hash of home.
+func SocketPath(home string) string {
+	p := filepath.Join(home, "supervisor.sock")
+	if len(p) < 100 {
+		return p
+	}
+	sum := sha256.Sum256([]byte(home))
+	return filepath.Join(os.TempDir(), "kiln-"+hex.EncodeToString(sum[:8])+".sock")
+}
+
+// launchRecord is written when a process has started.
+type launchRecord struct {
+	PID        int       `json:"pid"`
+	StartTicks uint64    `json:"startTicks"`
+	Supervisor string    `json:"supervisor"`
+	StartedAt  time.Time `json:"startedAt"`
+}
+
+// statusRecord is written when a process has ended or could not start.
+type statusRecord struct {
+	ExitCode   int       `json:"exitCode"`
+	Signal     string    `json:"signal,omitempty"`
+	StartError string    `json:"startError,omitempty"`
+	NotFound   bool      `json:"notFound,omitempty"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
+}
+
+// writeJSON writes v to path atomically: a reader sees the old file or the
+// whole new one, even if this process dies halfway.
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func readJSON(path string, v any) (bool, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, json.Unmarshal(b, v)
+}

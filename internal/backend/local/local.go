@@ -1,0 +1,237 @@
+// Package local runs attempts as processes on this machine.
+//
+// One supervisor process per $KILN_HOME (the kiln binary in a hidden mode,
+// in its own session) forks every attempt, waits on it, and writes its exit
+// status to the attempt's directory. Engines talk to it over a unix socket.
+// The engine can die and come back: the supervisor and its attempts go on,
+// and the files hold the truth.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/rpc"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
+)
+
+// Config configures the local backend.
+type Config struct {
+	// Home is $KILN_HOME.
+	Home string
+	// SupervisorCommand starts a supervisor for Home when none runs, for
+	// example [kiln supervise --home H]. It is started in its own session.
+	SupervisorCommand []string
+	// StartTimeout bounds the wait for a new supervisor. Default 10s.
+	StartTimeout time.Duration
+}
+
+// Backend is the local backend.
+type Backend struct {
+	cfg Config
+
+	mu     sync.Mutex
+	client *rpc.Client
+}
+
+var (
+	_ backend.Backend  = (*Backend)(nil)
+	_ backend.Notifier = (*Backend)(nil)
+)
+
+// New returns a local backend. It connects to the supervisor on first use.
+func New(cfg Config) *Backend {
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	return &Backend{cfg: cfg}
+}
+
+// Launch implements backend.Backend.
+func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
+	args := StartArgs{ID: spec.ID, Command: spec.Command, Env: spec.Env, WorkingDir: spec.WorkingDir}
+	return b.call(ctx, "Supervisor.Start", args, &Empty{})
+}
+
+// Observe implements backend.Backend.
+func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
+	var r StateReply
+	if err := b.call(ctx, "Supervisor.State", StateArgs{ID: spec.ID}, &r); err != nil {
+		return job.Status{}, err
+	}
+	switch {
+	case r.Running:
+		return job.Status{State: job.StateRunning}, nil
+	case r.Lost:
+		return job.Status{State: job.StateLost, ExitCode: -1}, nil
+	case !r.Exited:
+		return job.Status{State: job.StateUnknown}, nil
+	}
+	st := job.Status{State: job.StateExited, ExitCode: r.Status.ExitCode, Signal: r.Status.Signal,
+		StartError: r.Status.StartError, NotFound: r.Status.NotFound,
+		StartedAt: r.Status.StartedAt, FinishedAt: r.Status.FinishedAt}
+	if st.ExitCode == 0 && st.StartError == "" {
+		st.Outputs, st.OutputError = readOutputs(b.OutputDir(spec.ID), spec.Outputs)
+	}
+	return st, nil
+}
+
+// maxOutput is the largest output parameter kept in the store.
+const maxOutput = 256 << 10
+
+func readOutputs(dir string, names []string) (map[string]string, string) {
+	if len(names) == 0 {
+		return nil, ""
+	}
+	out := make(map[string]string, len(names))
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		switch {
+		case os.IsNotExist(err):
+			return nil, fmt.Sprintf("output parameter %q was not written to $KILN_OUTPUTS/%s", name, name)
+		case err != nil:
+			return nil, fmt.Sprintf("reading output parameter %q: %v", name, err)
+		case len(b) > maxOutput:
+			return nil, fmt.Sprintf("output parameter %q is %d bytes, at most %d are kept; write large data as an artifact", name, len(b), maxOutput)
+		}
+		out[name] = strings.TrimRight(string(b), "\n")
+	}
+	return out, ""
+}
+
+// Abort implements backend.Backend.
+func (b *Backend) Abort(ctx context.Context, id string, grace time.Duration) error {
+	return b.call(ctx, "Supervisor.Signal", SignalArgs{ID: id, Grace: grace}, &Empty{})
+}
+
+// OutputDir implements backend.Backend.
+func (b *Backend) OutputDir(id string) string {
+	return filepath.Join(AttemptDir(b.cfg.Home, id), "outputs")
+}
+
+// Supervisor returns the running supervisor's identity, starting one if needed.
+func (b *Backend) Supervisor(ctx context.Context) (InfoReply, error) {
+	var r InfoReply
+	err := b.call(ctx, "Supervisor.Info", Empty{}, &r)
+	return r, err
+}
+
+// Close drops the connection to the supervisor. The supervisor and its
+// attempts keep running.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client == nil {
+		return nil
+	}
+	err := b.client.Close()
+	b.client = nil
+	return err
+}
+
+// call makes one RPC, connecting (and starting the supervisor) first if
+// needed, and reconnecting once if the supervisor went away.
+func (b *Backend) call(ctx context.Context, method string, args, reply any) error {
+	for try := 0; ; try++ {
+		c, err := b.connect(ctx)
+		if err != nil {
+			return err
+		}
+		call := c.Go(method, args, reply, make(chan *rpc.Call, 1))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case done := <-call.Done:
+			if !errors.Is(done.Error, rpc.ErrShutdown) || try > 0 {
+				return done.Error
+			}
+			b.drop(c)
+		}
+	}
+}
+
+func (b *Backend) drop(c *rpc.Client) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client == c {
+		b.client.Close()
+		b.client = nil
+	}
+}
+
+func (b *Backend) connect(ctx context.Context) (*rpc.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client != nil {
+		return b.client, nil
+	}
+	c, err := Dial(ctx, b.cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.client = c
+	return c, nil
+}
+
+// Dial connects to the supervisor of cfg.Home, starting one if none answers.
+func Dial(ctx context.Context, cfg Config) (*rpc.Client, error) {
+	sock := SocketPath(cfg.Home)
+	if conn, err := net.Dial("unix", sock); err == nil {
+		return rpc.NewClient(conn), nil
+	}
+	if err := spawn(cfg); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(cfg.StartTimeout)
+	wait := time.Millisecond
+	for {
+		conn, err := net.Dial("unix", sock)
+		if err == nil {
+			return rpc.NewClient(conn), nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("supervisor did not answer on %s within %s (see %s): %w",
+				sock, cfg.StartTimeout, filepath.Join(cfg.Home, "supervisor.log"), err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// spawn starts a supervisor in its own session, so that neither a signal
+// to the engine's terminal nor the engine's death reaches it.
+func spawn(cfg Config) error {
+	if len(cfg.SupervisorCommand) == 0 {
+		return errors.New("no supervisor command configured")
+	}
+	if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(cfg.Home, "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(cfg.SupervisorCommand[0], cfg.SupervisorCommand[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting supervisor: %w", err)
+	}
+	go func() { _ = cmd.Wait() }() // reap it if it exits while we live
+	return nil
+}

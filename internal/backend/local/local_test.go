@@ -1,0 +1,199 @@
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"kiln.dev/kiln/internal/job"
+)
+
+// TestMain doubles as the supervisor binary: the backend under test starts
+// this test binary with KILN_TEST_SUPERVISOR_HOME set.
+func TestMain(m *testing.M) {
+	if home := os.Getenv("KILN_TEST_SUPERVISOR_HOME"); home != "" {
+		if err := Serve(context.Background(), ServeConfig{Home: home, IdleTimeout: time.Minute}); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// harness is a backend on a fresh home with an exit watcher.
+type harness struct {
+	b     *Backend
+	home  string
+	exits chan string
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	home := t.TempDir()
+	h := &harness{home: home, exits: make(chan string, 100), b: New(Config{Home: home,
+		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]}})}
+	ctx, cancel := context.WithCancel(context.Background())
+	synced := make(chan struct{}, 10)
+	go h.b.Watch(ctx, func(id string) { h.exits <- id }, func() { synced <- struct{}{} })
+	select {
+	case <-synced:
+	case <-time.After(10 * time.Second):
+		t.Fatal("watcher never connected")
+	}
+	t.Cleanup(func() {
+		cancel()
+		if info, err := h.b.Supervisor(context.Background()); err == nil {
+			_ = syscall.Kill(info.PID, syscall.SIGKILL)
+		}
+		h.b.Close()
+	})
+	return h
+}
+
+func (h *harness) launch(t *testing.T, id string, cmd ...string) *job.Spec {
+	t.Helper()
+	spec := &job.Spec{ID: id, Command: cmd, Env: os.Environ()}
+	if err := h.b.Launch(t.Context(), spec); err != nil {
+		t.Fatalf("Launch(%s): %v", id, err)
+	}
+	return spec
+}
+
+// waitExit waits for the supervisor to report id's exit and returns its status.
+func (h *harness) waitExit(t *testing.T, spec *job.Spec) job.Status {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case id := <-h.exits:
+			if id != spec.ID {
+				continue
+			}
+			st, err := h.b.Observe(t.Context(), spec)
+			if err != nil {
+				t.Fatalf("Observe(%s): %v", spec.ID, err)
+			}
+			return st
+		case <-deadline:
+			t.Fatalf("attempt %s did not exit", spec.ID)
+		}
+	}
+}
+
+func TestProcessRunsWithLogsAndOutputs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	spec := h.launch(t, "r/a/1", "sh", "-c", `echo to-stdout; echo to-stderr >&2; printf '42\n' > "$KILN_OUTPUTS/count"`)
+	spec.Outputs = []string{"count"}
+	st := h.waitExit(t, spec)
+	if !st.Succeeded() || st.Outputs["count"] != "42" {
+		t.Fatalf("status = %+v, want success with count=42", st)
+	}
+	dir := AttemptDir(h.home, "r/a/1")
+	for file, want := range map[string]string{"stdout": "to-stdout\n", "stderr": "to-stderr\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, file)); string(b) != want {
+			t.Errorf("%s = %q, want %q", file, b, want)
+		}
+	}
+}
+
+func TestLaunchIsIdempotent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	script := "echo x >> " + ledger
+	spec := h.launch(t, "r/a/1", "sh", "-c", script)
+	h.launch(t, "r/a/1", "sh", "-c", script)
+	h.waitExit(t, spec)
+	h.launch(t, "r/a/1", "sh", "-c", script) // after it finished, too
+	if b, _ := os.ReadFile(ledger); string(b) != "x\n" {
+		t.Fatalf("ledger = %q, want one line: the attempt ran more than once", b)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+
+	st := h.waitExit(t, h.launch(t, "r/missing/1", "no-such-command-kiln"))
+	if !st.NotFound || st.ExitCode != -1 || !strings.Contains(st.StartError, "no-such-command-kiln") {
+		t.Errorf("missing command: status = %+v, want NotFound naming the command", st)
+	}
+	st = h.waitExit(t, h.launch(t, "r/exit/1", "sh", "-c", "exit 3"))
+	if st.ExitCode != 3 || st.Succeeded() {
+		t.Errorf("exit 3: status = %+v", st)
+	}
+	spec := h.launch(t, "r/output/1", "true")
+	spec.Outputs = []string{"never"}
+	if st = h.waitExit(t, spec); st.Succeeded() || !strings.Contains(st.OutputError, "never") {
+		t.Errorf("missing output: status = %+v, want an output error", st)
+	}
+}
+
+func TestAbortEscalatesToKill(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	// The shell ignores SIGTERM and its child sleeps; only SIGKILL to the
+	// group ends both.
+	spec := h.launch(t, "r/stubborn/1", "sh", "-c", "trap '' TERM; touch "+ready+"; sleep 300 & wait; sleep 300")
+	waitFile(t, ready)
+	if err := h.b.Abort(t.Context(), spec.ID, 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	st := h.waitExit(t, spec)
+	if st.Signal != "killed" {
+		t.Fatalf("status = %+v, want killed by SIGKILL after the grace period", st)
+	}
+}
+
+func TestAttemptOfADeadSupervisorIsLost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	spec := h.launch(t, "r/orphan/1", "sh", "-c", "touch "+ready+"; exec sleep 300")
+	waitFile(t, ready)
+	info, err := h.b.Supervisor(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var launch launchRecord
+	if _, err := readJSON(filepath.Join(AttemptDir(h.home, spec.ID), "launch.json"), &launch); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(info.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var st job.Status
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if st, err = h.b.Observe(t.Context(), spec); err == nil && st.State == job.StateLost {
+			break
+		}
+	}
+	if st.State != job.StateLost {
+		t.Fatalf("state = %v, err %v; want lost after the supervisor died", st.State, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); startTicks(launch.PID) == launch.StartTicks; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lost attempt's process %d still runs", launch.PID)
+		}
+		runtimeGosched()
+	}
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; runtimeGosched() {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+	}
+}

@@ -1,0 +1,25 @@
+package local
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// startTicks returns the start time of process pid in clock ticks since
+// boot, from /proc, or 0 if the process does not exist. With the PID it
+// identifies a process even after its PID is reused.
+func startTicks(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name in field 2 may hold spaces; fields after it are plain.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(fields[19], 10, 64)
+	return n
+}

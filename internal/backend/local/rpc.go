@@ -1,0 +1,55 @@
+package local
+
+import "time"
+
+// The supervisor's RPC interface (net/rpc, gob over a unix socket).
+
+// StartArgs asks for one attempt's process.
+type StartArgs struct {
+	ID         string
+	Command    []string
+	Env        []string
+	WorkingDir string
+}
+
+// SignalArgs asks to stop an attempt's process group.
+type SignalArgs struct {
+	ID    string
+	Grace time.Duration
+}
+
+// StateArgs asks about an attempt.
+type StateArgs struct{ ID string }
+
+// StateReply is what the supervisor knows of an attempt.
+type StateReply struct {
+	Running bool
+	Exited  bool
+	Lost    bool
+	Status  statusRecord
+}
+
+// ExitsArgs asks for exits after sequence number After, waiting up to Wait
+// for the first one.
+type ExitsArgs struct {
+	After uint64
+	Wait  time.Duration
+}
+
+// ExitsReply lists finished attempts. Instance changes when the supervisor
+// restarts; Reset says exits were dropped and the caller must resync.
+type ExitsReply struct {
+	Instance string
+	Seq      uint64
+	IDs      []string
+	Reset    bool
+}
+
+// Empty is an empty argument or reply.
+type Empty struct{}
+
+// InfoReply identifies a supervisor process.
+type InfoReply struct {
+	Instance string
+	PID      int
+}

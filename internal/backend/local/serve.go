@@ -1,0 +1,87 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/rpc"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ServeConfig configures a supervisor process.
+type ServeConfig struct {
+	// Home is the kiln home the supervisor serves.
+	Home string
+	// IdleTimeout ends the supervisor once no attempt has run and no
+	// engine has been connected for this long. Default 10 minutes.
+	IdleTimeout time.Duration
+}
+
+// Serve runs the supervisor of cfg.Home until ctx ends or it is idle. If
+// another supervisor already serves that home, Serve returns nil at once.
+func Serve(ctx context.Context, cfg ServeConfig) error {
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 10 * time.Minute
+	}
+	if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(cfg.Home, "supervisor.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil // another supervisor holds the home
+	}
+	sock := SocketPath(cfg.Home)
+	_ = os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", sock, err)
+	}
+	defer os.Remove(sock)
+	sup := NewSupervisor(cfg.Home)
+	srv := rpc.NewServer()
+	if err := srv.RegisterName("Supervisor", sup); err != nil {
+		return err
+	}
+	var conns atomic.Int64
+	go acceptLoop(ln, srv, sup, &conns)
+	tick := time.NewTicker(cfg.IdleTimeout / 10)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ln.Close()
+		case <-tick.C:
+			if conns.Load() == 0 && sup.idle(cfg.IdleTimeout) {
+				return ln.Close()
+			}
+		}
+	}
+}
+
+func acceptLoop(ln net.Listener, srv *rpc.Server, sup *Supervisor, conns *atomic.Int64) {
+	for {
+		c, err := ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		conns.Add(1)
+		sup.touch()
+		go func() {
+			srv.ServeConn(c)
+			conns.Add(-1)
+			sup.touch()
+		}()
+	}
+}

@@ -1,0 +1,123 @@
+package local
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Signal stops an attempt's process group: SIGTERM now, SIGKILL after the
+// grace period if the process is still running. It is a no-op for an
+// attempt that is not running.
+func (s *Supervisor) Signal(a SignalArgs, _ *Empty) error {
+	if err := checkID(a.ID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.procs[a.ID]
+	if !ok || p.stopping {
+		return nil
+	}
+	p.stopping = true
+	pid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	time.AfterFunc(a.Grace, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.procs[a.ID] == p {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
+	return nil
+}
+
+// State reports what is known of an attempt. An attempt started by an
+// earlier supervisor that has no status file is lost: nobody waited on it.
+// Whatever is left of its process group is killed, so a retry never runs
+// beside it.
+func (s *Supervisor) State(a StateArgs, r *StateReply) error {
+	if err := checkID(a.ID); err != nil {
+		return err
+	}
+	dir := AttemptDir(s.home, a.ID)
+	s.mu.Lock()
+	_, running := s.procs[a.ID]
+	s.mu.Unlock()
+	if running {
+		r.Running = true
+		return nil
+	}
+	found, err := readJSON(filepath.Join(dir, "status.json"), &r.Status)
+	if err != nil || found {
+		r.Exited = found
+		return err
+	}
+	var launch launchRecord
+	found, err = readJSON(filepath.Join(dir, "launch.json"), &launch)
+	if err != nil || !found {
+		return err
+	}
+	if launch.Supervisor == s.instance {
+		// Started by us, exited between the two checks above.
+		r.Exited, err = readJSON(filepath.Join(dir, "status.json"), &r.Status)
+		return err
+	}
+	if launch.StartTicks != 0 && startTicks(launch.PID) == launch.StartTicks {
+		_ = syscall.Kill(-launch.PID, syscall.SIGKILL)
+	}
+	r.Lost = true
+	return nil
+}
+
+// Exits returns the IDs of attempts that exited after sequence number
+// a.After, waiting up to a.Wait for one if there are none yet.
+func (s *Supervisor) Exits(a ExitsArgs, r *ExitsReply) error {
+	deadline := time.NewTimer(a.Wait)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		r.Instance, r.Seq = s.instance, s.base+uint64(len(s.exits))
+		if a.After < s.base || a.After > r.Seq {
+			r.Reset = true
+		}
+		if r.Reset || a.After < r.Seq {
+			if !r.Reset {
+				r.IDs = append([]string(nil), s.exits[a.After-s.base:]...)
+			}
+			s.mu.Unlock()
+			return nil
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return nil
+		}
+	}
+}
+
+// Info returns the supervisor's instance ID and process ID.
+func (s *Supervisor) Info(_ Empty, r *InfoReply) error {
+	r.Instance, r.PID = s.instance, os.Getpid()
+	return nil
+}
+
+// idle reports whether the supervisor has had nothing to do for d.
+func (s *Supervisor) idle(d time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.procs) > 0 {
+		s.lastBusy = time.Now()
+		return false
+	}
+	return time.Since(s.lastBusy) > d
+}
+
+func (s *Supervisor) touch() {
+	s.mu.Lock()
+	s.lastBusy = time.Now()
+	s.mu.Unlock()
+}

@@ -1,0 +1,37 @@
+package local
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Watch implements backend.Notifier: it long-polls the supervisor for
+// exits and calls exited for each. When it (re)connects, when the
+// supervisor restarted and when exits were dropped, it calls resync,
+// since exits may have been missed; resync is always called once first.
+func (b *Backend) Watch(ctx context.Context, exited func(id string), resync func()) {
+	var after uint64 = math.MaxUint64 // asks for the current position
+	var instance string
+	for ctx.Err() == nil {
+		var r ExitsReply
+		err := b.call(ctx, "Supervisor.Exits", ExitsArgs{After: after, Wait: 5 * time.Second}, &r)
+		if err != nil {
+			after = math.MaxUint64
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		if r.Reset || r.Instance != instance {
+			instance, after = r.Instance, r.Seq
+			resync()
+			continue
+		}
+		for _, id := range r.IDs {
+			exited(id)
+		}
+		after = r.Seq
+	}
+}
