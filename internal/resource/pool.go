@@ -43,3 +43,11 @@ func (p *Pool) Free() Request {
 	defer p.mu.Unlock()
 	return p.capacity.Sub(p.used)
 }
+
+// Take takes r from the pool even if it does not fit. The engine uses it
+// for attempts that were already running when it took over their run.
+func (p *Pool) Take(r Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.used = p.used.Add(r)
+}

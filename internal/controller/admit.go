@@ -1,0 +1,203 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/template"
+)
+
+// maxMisfits is how many ready nodes that do not fit a round looks past
+// for smaller ones that do, so a round stays cheap with a long queue.
+const maxMisfits = 64
+
+// admit starts ready nodes while the pool has room for them. A node that
+// does not fit waits; smaller nodes behind it may start first.
+func (c *Controller) admit(r *round) {
+	rs := r.rs
+	if rs.stopping != "" {
+		return
+	}
+	misfits := 0
+	for e := rs.ready.Front(); e != nil && misfits < maxMisfits; {
+		next := e.Next()
+		i := e.Value.(int)
+		req := rs.plan.Tasks[i].Request
+		if !c.cfg.Pool.TryAcquire(req) {
+			misfits++
+			r.starved = true
+			c.markWaiting(r, i)
+			e = next
+			continue
+		}
+		rs.ready.Remove(e)
+		c.startAttempt(r, i)
+		e = next
+	}
+}
+
+func (c *Controller) markWaiting(r *round, i int) {
+	ns := r.rs.nodes[i]
+	if ns.waiting {
+		return
+	}
+	ns.waiting = true
+	req := r.rs.plan.Tasks[i].Request
+	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "",
+		fmt.Sprintf("waiting for resources: needs %s; free now %s", req, c.cfg.Pool.Free()))
+}
+
+// startAttempt records a new attempt of node i as running; it is launched
+// after the round is saved.
+func (c *Controller) startAttempt(r *round, i int) {
+	rs := r.rs
+	ns := rs.nodes[i]
+	n := ns.attempt.Number + 1
+	ns.attempt = apiv1.AttemptStatus{Number: n, ID: attemptID(rs.run.ID, ns.status.Name, n),
+		Phase: apiv1.PhaseRunning, StartedAt: r.timePtr()}
+	ns.waiting, ns.launched = false, false
+	rs.active[i] = true
+	if ns.status.StartedAt == nil {
+		ns.status.StartedAt = r.timePtr()
+	}
+	if rs.run.Status.Phase == apiv1.PhasePending {
+		rs.run.Status.StartedAt = r.timePtr()
+		if rs.plan.Timeout > 0 {
+			rs.deadline = r.now.Add(rs.plan.Timeout)
+		}
+		r.setRun(apiv1.PhaseRunning, "Started", "", "")
+	}
+	r.setAttempt(i)
+	r.setNode(i, apiv1.PhaseRunning, "Started", "", fmt.Sprintf("attempt %d started", n))
+	spec, err := c.buildSpec(rs, i, n)
+	if err != nil {
+		c.attemptFailed(r, i, apiv1.CodeTemplate, err.Error(), true)
+		return
+	}
+	ns.spec = spec
+	r.launch = append(r.launch, i)
+}
+
+// sideEffects launches and stops attempts after the round was saved.
+func (c *Controller) sideEffects(ctx context.Context, r *round) error {
+	var errs []error
+	for _, i := range r.launch {
+		ns := r.rs.nodes[i]
+		if !r.rs.active[i] || ns.spec == nil {
+			continue
+		}
+		if err := c.cfg.Backend.Launch(ctx, ns.spec); err != nil {
+			r.rs.markDirty(i) // observe, and launch again if it never started
+			errs = append(errs, fmt.Errorf("launching %s: %w", ns.spec.ID, err))
+			continue
+		}
+		ns.launched = true
+	}
+	for _, i := range r.abort {
+		if ns := r.rs.nodes[i]; ns.spec != nil {
+			if err := c.cfg.Backend.Abort(ctx, ns.spec.ID, c.cfg.Grace); err != nil {
+				errs = append(errs, fmt.Errorf("stopping %s: %w", ns.spec.ID, err))
+			}
+		}
+	}
+	if r.release {
+		c.wakeStarved(r.rs.run.ID)
+	}
+	if r.starved {
+		c.addStarved(r.rs.run.ID)
+	}
+	return errors.Join(errs...)
+}
+
+// buildSpec builds the job spec of attempt n of node i. It is
+// deterministic: the same attempt always gives the same spec.
+func (c *Controller) buildSpec(rs *runState, i, n int) (*job.Spec, error) {
+	t := rs.plan.Tasks[i].Spec
+	id := attemptID(rs.run.ID, t.Name, n)
+	lookup := func(ref template.Ref) (string, bool) { return c.resolve(rs, i, n, id, ref) }
+	spec := &job.Spec{ID: id}
+	var errs []error
+	expand := func(s string) string {
+		v, err := template.Expand(s, lookup)
+		errs = append(errs, err)
+		return v
+	}
+	for _, s := range append(append([]string(nil), t.Command...), t.Args...) {
+		spec.Command = append(spec.Command, expand(s))
+	}
+	spec.Env = append(spec.Env, c.cfg.Env...)
+	for _, e := range t.Env {
+		spec.Env = append(spec.Env, e.Name+"="+expand(e.Value))
+	}
+	spec.Env = append(spec.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
+	spec.WorkingDir = c.workingDir(rs, expand(t.WorkingDir))
+	if t.Outputs != nil {
+		for _, p := range t.Outputs.Parameters {
+			spec.Outputs = append(spec.Outputs, p.Name)
+		}
+	}
+	return spec, errors.Join(errs...)
+}
+
+// workingDir resolves a task's working directory: relative paths, and the
+// default, are relative to the directory of the workflow's file.
+func (c *Controller) workingDir(rs *runState, wd string) string {
+	base := ""
+	if rs.run.Source != "" {
+		base = filepath.Dir(rs.run.Source)
+	}
+	switch {
+	case wd == "":
+		return base
+	case filepath.IsAbs(wd) || base == "":
+		return wd
+	}
+	return filepath.Join(base, wd)
+}
+
+// resolve gives the value of one template reference for attempt n of node i.
+func (c *Controller) resolve(rs *runState, i, n int, id string, ref template.Ref) (string, bool) {
+	p := ref.Path
+	switch {
+	case len(p) == 2 && p[0] == "params":
+		v, ok := rs.run.Params[p[1]]
+		return v, ok
+	case ref.Raw == "outputs.dir":
+		return c.cfg.Backend.OutputDir(id), true
+	case ref.Raw == "run.id":
+		return string(rs.run.ID), true
+	case ref.Raw == "run.name":
+		return rs.run.Name, true
+	case ref.Raw == "task.name":
+		return rs.nodes[i].status.Name, true
+	case ref.Raw == "task.attempt":
+		return strconv.Itoa(n), true
+	case len(p) == 5 && p[0] == "tasks" && p[2] == "outputs":
+		return c.resolveOutput(rs, p[1], p[3], p[4])
+	}
+	return "", false
+}
+
+func (c *Controller) resolveOutput(rs *runState, task, kind, name string) (string, bool) {
+	up, ok := rs.plan.Index[task]
+	if !ok || rs.nodes[up].status.Phase != apiv1.PhaseSucceeded {
+		return "", false
+	}
+	ns := rs.nodes[up]
+	if kind == "parameters" {
+		v, ok := ns.status.Outputs[name]
+		return v, ok
+	}
+	for _, a := range rs.plan.Tasks[up].Spec.Outputs.Artifacts {
+		if a.Name == name {
+			dir := c.cfg.Backend.OutputDir(attemptID(rs.run.ID, task, ns.attempt.Number))
+			return filepath.Join(dir, a.Path), true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+// SubmitParams is a run to create.
+type SubmitParams struct {
+	Plan *workflow.Plan
+	// Params are the values of every declared parameter.
+	Params map[string]string
+	// Source is the absolute path of the workflow's file, if any.
+	Source string
+}
+
+// Submit checks that every task fits the pool, saves a new run owned by
+// this engine and starts working on it. Nothing is saved when it fails.
+func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, error) {
+	if err := c.checkFits(p); err != nil {
+		return "", err
+	}
+	wf := p.Plan.Workflow
+	nodes := make([]string, len(p.Plan.Tasks))
+	for i, t := range p.Plan.Tasks {
+		nodes[i] = t.Spec.Name
+	}
+	for try := 0; ; try++ {
+		run := apiv1.Run{ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
+			Labels: wf.Metadata.Labels, Workflow: wf, Params: p.Params, Source: p.Source, CreatedAt: c.now(),
+			Status: apiv1.RunStatus{Phase: apiv1.PhasePending}}
+		err := c.cfg.Store.CreateRun(ctx, store.CreateRunParams{Run: run, Nodes: nodes, Owner: c.cfg.Owner,
+			LeaseUntil: c.now().Add(c.cfg.LeaseTTL)})
+		if errors.Is(err, store.ErrConflict) && try < 5 {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("saving the run: %w", err)
+		}
+		c.track(newRunState(&run, p.Plan))
+		return run.ID, nil
+	}
+}
+
+func (c *Controller) checkFits(p SubmitParams) error {
+	capacity := c.cfg.Pool.Capacity()
+	var errs []error
+	for i, t := range p.Plan.Tasks {
+		if !t.Request.Fits(capacity) {
+			errs = append(errs, &apiv1.Error{Code: apiv1.CodeTooLarge, File: p.Source,
+				Object: apiv1.KindWorkflow + "/" + p.Plan.Workflow.Metadata.Name, Field: fmt.Sprintf("spec.tasks[%d].resources", i),
+				Message: fmt.Sprintf("task %s asks for %s, more than this machine's pool of %s", t.Spec.Name, t.Request, capacity)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// suffix returns five random lowercase letters and digits.
+func suffix() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// Claim takes over unfinished runs whose owner is gone (all such runs when
+// ids is empty) and starts working on them. It returns the runs taken.
+func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner string) bool) ([]apiv1.RunID, error) {
+	claimed, err := c.cfg.Store.ClaimRuns(ctx, store.ClaimRunsParams{Owner: c.cfg.Owner, Now: c.now(),
+		Until: c.now().Add(c.cfg.LeaseTTL), IDs: ids, IsDead: isDead})
+	if err != nil {
+		return nil, fmt.Errorf("claiming runs: %w", err)
+	}
+	for _, id := range claimed {
+		if c.owns(id) {
+			continue
+		}
+		run, err := c.cfg.Store.GetRun(ctx, id)
+		if err != nil {
+			return claimed, fmt.Errorf("loading run %s: %w", id, err)
+		}
+		doc := &workflow.Document{File: run.Source, Kind: run.Kind, Name: run.Name}
+		plan, err := workflow.Compile(doc, run.Workflow)
+		if err != nil {
+			return claimed, fmt.Errorf("compiling run %s: %w", id, err)
+		}
+		c.track(newRunState(run, plan))
+	}
+	return claimed, nil
+}
+
+func (c *Controller) owns(id apiv1.RunID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runs[id] != nil
+}
+
+func (c *Controller) track(rs *runState) {
+	for i := range rs.active {
+		c.cfg.Pool.Take(rs.plan.Tasks[i].Request)
+	}
+	c.mu.Lock()
+	c.runs[rs.run.ID] = rs
+	c.mu.Unlock()
+	c.queue.Add(rs.run.ID)
+}
+
+// Done returns a channel closed when the engine stops working on run id:
+// it finished, or another engine took it over.
+func (c *Controller) Done(id apiv1.RunID) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rs := c.runs[id]; rs != nil {
+		return rs.done
+	}
+	closed := make(chan struct{})
+	close(closed)
+	return closed
+}
+
+// requestCancel asks the engine to cancel run id, if it owns it.
+func (c *Controller) requestCancel(id apiv1.RunID) {
+	c.mu.Lock()
+	rs := c.runs[id]
+	c.mu.Unlock()
+	if rs == nil {
+		return
+	}
+	rs.mu.Lock()
+	rs.cancelReq = true
+	rs.mu.Unlock()
+	c.queue.Add(id)
+}
+
+// Cancel records a cancel request in the store and acts on it at once if
+// this engine owns the run.
+func (c *Controller) Cancel(ctx context.Context, id apiv1.RunID) error {
+	if err := c.cfg.Store.RequestCancel(ctx, id); err != nil {
+		return err
+	}
+	c.requestCancel(id)
+	return nil
+}
+
+// Changes returns a channel that receives a value, without blocking the
+// engine, after each saved round, and a function to stop receiving.
+func (c *Controller) Changes() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	c.mu.Lock()
+	c.watchers[ch] = true
+	c.mu.Unlock()
+	return ch, func() {
+		c.mu.Lock()
+		delete(c.watchers, ch)
+		c.mu.Unlock()
+	}
+}
+
+func (c *Controller) notify(*runState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for ch := range c.watchers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
