@@ -24,16 +24,16 @@ type runState struct {
 	nodes []*nodeState
 	done  chan struct{}
 
-	pendingUp []int         // per node: upstream nodes not yet Succeeded
-	ready     *list.List    // of int: nodes whose upstream all succeeded, not started
-	active    map[int]bool  // nodes with an attempt running
-	retrying  map[int]bool  // nodes waiting for their next attempt
-	finished  int           // nodes in a final phase
-	failed    []string      // names of failed nodes, in order
-	stopping  apiv1.Phase   // Failing or Cancelling once the run stops
-	stopCode  apiv1.Code    // why it stops
-	stopMsg   string        // and in words
-	deadline  time.Time     // run timeout, zero if none
+	pendingUp []int        // per node: upstream nodes not yet Succeeded
+	ready     *list.List   // of int: nodes whose upstream all succeeded, not started
+	active    map[int]bool // nodes with an attempt running
+	retrying  map[int]bool // nodes waiting for their next attempt
+	finished  int          // nodes in a final phase
+	failed    []string     // names of failed nodes, in order
+	stopping  apiv1.Phase  // Failing or Cancelling once the run stops
+	stopCode  apiv1.Code   // why it stops
+	stopMsg   string       // and in words
+	deadline  time.Time    // run timeout, zero if none
 
 	mu        sync.Mutex
 	dirty     map[int]bool // nodes whose attempt reported an exit

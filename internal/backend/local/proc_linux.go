@@ -23,3 +23,8 @@ func startTicks(pid int) uint64 {
 	n, _ := strconv.ParseUint(fields[19], 10, 64)
 	return n
 }
+
+// ProcessStartTicks returns the start time of process pid in clock ticks
+// since boot, or 0 if there is no such process. With the PID it identifies
+// a process for good, even after its PID is reused.
+func ProcessStartTicks(pid int) uint64 { return startTicks(pid) }

@@ -1,0 +1,152 @@
+// Package app is the composition root: it builds the store, the backend,
+// the resource pool and the engine from a Config. It is the only package
+// that imports their implementations.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/store/sqlite"
+)
+
+// Config is what an embedded kiln is built from.
+type Config struct {
+	// Home is $KILN_HOME: the store, logs and outputs live there.
+	Home string
+	// Pool is the size of the local resource pool. Zero fields take the
+	// machine's: all CPUs, all memory, no GPUs.
+	Pool resource.Request
+	// Workers reconcile runs in parallel. Default 4.
+	Workers int
+	// Grace is the time between SIGTERM and SIGKILL when stopping a task. Default 10s.
+	Grace time.Duration
+	// SupervisorCommand starts the supervisor; default this executable's
+	// hidden "supervise" command.
+	SupervisorCommand []string
+	// Log receives the engine's messages.
+	Log *slog.Logger
+}
+
+// App is an embedded kiln: store, local backend and engine.
+type App struct {
+	Store      *sqlite.Store
+	Backend    *local.Backend
+	Controller *controller.Controller
+	Home       string
+
+	stop    context.CancelFunc
+	stopped chan struct{}
+}
+
+// Open builds an App from cfg. Its errors are coded *apiv1.Error values.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	home, err := prepareHome(cfg.Home)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.SupervisorCommand) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			st.Close()
+			return nil, &apiv1.Error{Code: apiv1.CodeSupervisor, Message: "finding the kiln executable: " + err.Error()}
+		}
+		cfg.SupervisorCommand = []string{exe, "supervise", "--home", home}
+	}
+	be := local.New(local.Config{Home: home, SupervisorCommand: cfg.SupervisorCommand})
+	c := controller.New(controller.Config{Store: st, Backend: be, Pool: resource.NewPool(withDefaults(cfg.Pool)),
+		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log})
+	return &App{Store: st, Backend: be, Controller: c, Home: home}, nil
+}
+
+// prepareHome makes sure home exists and is writable, and returns it absolute.
+func prepareHome(home string) (string, error) {
+	if home == "" {
+		return "", &apiv1.Error{Code: apiv1.CodeStoreOpen, Message: "no kiln home is set", Hint: "set --home or KILN_HOME"}
+	}
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return "", &apiv1.Error{Code: apiv1.CodeStoreOpen, File: home, Message: err.Error()}
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", &apiv1.Error{Code: apiv1.CodeStoreOpen, File: abs, Message: "creating the kiln home: " + unwrapPath(err)}
+	}
+	probe, err := os.CreateTemp(abs, ".write-test-*")
+	if err != nil {
+		return "", &apiv1.Error{Code: apiv1.CodeStoreOpen, File: abs, Message: "the kiln home is not writable: " + unwrapPath(err)}
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return abs, nil
+}
+
+func unwrapPath(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// DefaultPool returns this machine's size: all CPUs and memory, no GPUs.
+func DefaultPool() resource.Request {
+	return resource.Request{MilliCPU: int64(runtime.NumCPU()) * 1000, Memory: totalMemory()}
+}
+
+func withDefaults(r resource.Request) resource.Request {
+	d := DefaultPool()
+	if r.MilliCPU == 0 {
+		r.MilliCPU = d.MilliCPU
+	}
+	if r.Memory == 0 {
+		r.Memory = d.Memory
+	}
+	return r
+}
+
+// Start runs the engine in the background until Close.
+func (a *App) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stop, a.stopped = cancel, make(chan struct{})
+	go func() {
+		a.Controller.Run(ctx)
+		close(a.stopped)
+	}()
+}
+
+// Close stops the engine, leaving running attempts to the supervisor, and
+// closes the store.
+func (a *App) Close() error {
+	if a.stop != nil {
+		a.stop()
+		<-a.stopped
+	}
+	return errors.Join(a.Backend.Close(), a.Store.Close())
+}
+
+// Claim takes over unfinished runs whose engine is gone (ids empty: all).
+func (a *App) Claim(ctx context.Context, ids ...apiv1.RunID) ([]apiv1.RunID, error) {
+	return a.Controller.Claim(ctx, ids, ownerDead)
+}
+
+// OwnerAlive reports whether owner names an engine that may still run.
+func OwnerAlive(owner string) bool { return owner != "" && !ownerDead(owner) }
+
+// AttemptDir returns the directory of an attempt's logs and outputs.
+func (a *App) AttemptDir(run apiv1.RunID, task string, attempt int) string {
+	return local.AttemptDir(a.Home, fmt.Sprintf("%s/%s/%d", run, task, attempt))
+}

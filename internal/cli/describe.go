@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// runDetail is what describe -o json|yaml prints.
+type runDetail struct {
+	*apiv1.Run `json:",inline"`
+	Events     []apiv1.Event `json:"events"`
+}
+
+func newDescribeCmd(e *env) *cobra.Command {
+	describe := &cobra.Command{Use: "describe", Short: "Show one resource in detail"}
+	var output string
+	run := &cobra.Command{
+		Use:   "run ID",
+		Short: "Show a run: its tasks, attempts, errors and events",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := openStore(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			r, err := getRun(cmd, a.Store, args[0])
+			if err != nil {
+				return err
+			}
+			events, err := a.Store.ListEvents(cmd.Context(), store.ListEventsParams{Run: r.ID})
+			if err != nil {
+				return err
+			}
+			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
+				return err
+			}
+			writeDescription(e.stdout, r, events)
+			return nil
+		},
+	}
+	run.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
+	describe.AddCommand(run)
+	return describe
+}
+
+func getRun(cmd *cobra.Command, s store.Runs, id string) (*apiv1.Run, error) {
+	r, err := s.GetRun(cmd.Context(), apiv1.RunID(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + id, Message: "no such run"}
+	}
+	return r, err
+}
+
+func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
+	fmt.Fprintf(w, "Run:       %s\nWorkflow:  %s\nPhase:     %s\n", r.ID, r.Name, r.Status.Phase)
+	if r.Status.Message != "" {
+		fmt.Fprintf(w, "Message:   %s\n", strings.TrimSpace(string(r.Status.Code)+" "+r.Status.Message))
+	}
+	fmt.Fprintf(w, "Source:    %s\nCreated:   %s\nDuration:  %s\n", r.Source, r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+		duration(r.Status.StartedAt, r.Status.FinishedAt))
+	if len(r.Params) > 0 {
+		keys := make([]string, 0, len(r.Params))
+		for k := range r.Params {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		fmt.Fprintln(w, "Params:")
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %s=%s\n", k, r.Params[k])
+		}
+	}
+	fmt.Fprintln(w, "Tasks:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TASK\tPHASE\tATTEMPT\tEXIT\tDURATION\tCODE\tMESSAGE")
+	for _, n := range r.Status.Nodes {
+		fmt.Fprintf(tw, "  %s\t%s\t\t\t%s\t%s\t%s\n", n.Name, n.Phase, duration(n.StartedAt, n.FinishedAt), n.Code, oneLine(n.Message))
+		for _, at := range n.Attempts {
+			exit := "-"
+			if at.ExitCode != nil {
+				exit = fmt.Sprint(*at.ExitCode)
+			}
+			fmt.Fprintf(tw, "  \t%s\t#%d\t%s\t%s\t%s\t%s\n", at.Phase, at.Number, exit, duration(at.StartedAt, at.FinishedAt), at.Code, oneLine(at.Message))
+		}
+		if len(n.Outputs) > 0 {
+			fmt.Fprintf(tw, "  \t\t\t\t\t\toutputs: %s\n", outputsLine(n.Outputs))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "Events:")
+	for _, ev := range events {
+		fmt.Fprintf(w, "  %s\n", eventLine(ev))
+	}
+}
+
+func outputsLine(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + oneLine(m[k])
+	}
+	return strings.Join(parts, " ")
+}

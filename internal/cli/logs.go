@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
+)
+
+func newLogsCmd(e *env) *cobra.Command {
+	var follow bool
+	var attempt int
+	cmd := &cobra.Command{
+		Use:   "logs RUN [TASK]",
+		Short: "Print the output of a run's tasks (stdout, then stderr)",
+		Long: "Print what a task's latest attempt (or --attempt N) wrote to stdout and stderr. Without TASK,\n" +
+			"every task's output is printed, each line prefixed with its task. -f follows until the run ends.",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := openStore(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			run, err := getRun(cmd, a.Store, args[0])
+			if err != nil {
+				return err
+			}
+			task := ""
+			if len(args) == 2 {
+				task = args[1]
+				if !hasNode(run, task) {
+					return &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Field: "task",
+						Message: fmt.Sprintf("run has no task %q", task)}
+				}
+			}
+			t := &tailer{e: e, a: a, task: task, attempt: attempt, prefix: task == "", offsets: map[string]int64{}}
+			return t.run(cmd.Context(), run, follow)
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing output until the run ends")
+	cmd.Flags().IntVar(&attempt, "attempt", 0, "attempt number (default: the latest)")
+	return cmd
+}
+
+func hasNode(run *apiv1.Run, name string) bool {
+	for _, n := range run.Status.Nodes {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// tailer prints new bytes of log files, remembering how far it read.
+type tailer struct {
+	e       *env
+	a       *app.App
+	task    string
+	attempt int
+	prefix  bool
+	offsets map[string]int64
+}
+
+func (t *tailer) run(ctx context.Context, run *apiv1.Run, follow bool) error {
+	for {
+		t.printOnce(run)
+		if !follow || run.Status.Phase.Done() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+		fresh, err := t.a.Store.GetRun(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		run = fresh
+	}
+}
+
+func (t *tailer) printOnce(run *apiv1.Run) {
+	for _, n := range run.Status.Nodes {
+		if (t.task != "" && n.Name != t.task) || len(n.Attempts) == 0 {
+			continue
+		}
+		number := n.Attempts[len(n.Attempts)-1].Number
+		if t.attempt > 0 {
+			number = t.attempt
+		}
+		dir := t.a.AttemptDir(run.ID, n.Name, number)
+		for _, stream := range []string{"stdout", "stderr"} {
+			t.copyNew(filepath.Join(dir, stream), n.Name)
+		}
+	}
+}
+
+func (t *tailer) copyNew(path, task string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(t.offsets[path], io.SeekStart); err != nil {
+		return
+	}
+	b, err := io.ReadAll(f)
+	if err != nil || len(b) == 0 {
+		return
+	}
+	t.offsets[path] += int64(len(b))
+	if !t.prefix {
+		t.e.stdout.Write(b)
+		return
+	}
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i+1], b[i+1:]
+		} else {
+			b = nil
+			line = append(line, '\n')
+		}
+		fmt.Fprintf(t.e.stdout, "[%s] %s", task, line)
+	}
+}

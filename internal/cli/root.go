@@ -1,0 +1,114 @@
+// Package cli is kiln's command line: thin cobra commands over the app.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // a run did not succeed, or a command failed
+	exitUsage   = 2 // bad flags or arguments
+	exitAborted = 130
+)
+
+// exitError carries an exit code out of a command; its message, if any,
+// has been printed already.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// env is what every command shares.
+type env struct {
+	home   string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// Main runs kiln with args and returns its exit code. No panic escapes.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "kiln: internal error: %v\nplease report this with the command you ran\n", r)
+			code = exitFailed
+		}
+	}()
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	printError(stderr, err)
+	if apiv1.CodeOf(err) == apiv1.CodeUsage || isUsage(err) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "kiln",
+		Short:         "Run machine-learning pipelines and distributed training jobs",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
+	root.AddCommand(newRunCmd(e), newResumeCmd(e), newGetCmd(e), newDescribeCmd(e), newLogsCmd(e),
+		newCancelCmd(e), newValidateCmd(e), newSuperviseCmd(e))
+	return root
+}
+
+func defaultHome() string {
+	if h := os.Getenv("KILN_HOME"); h != "" {
+		return h
+	}
+	if dir, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(dir, ".kiln")
+	}
+	return ".kiln"
+}
+
+// printError prints every coded error on its own line.
+func printError(w io.Writer, err error) {
+	coded := apiv1.Errors(err)
+	if len(coded) == 0 {
+		fmt.Fprintf(w, "error: %v\n", err)
+		return
+	}
+	for _, e := range coded {
+		fmt.Fprintf(w, "error: %v\n", e)
+	}
+}
+
+// usageError is a bad flag or argument.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return string(apiv1.CodeUsage) + ": " + e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+func isUsage(err error) bool {
+	var u *usageError
+	return errors.As(err, &u)
+}

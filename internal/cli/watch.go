@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/store"
+)
+
+// maxTableRows bounds the live table; larger runs show counts and the
+// tasks that are not simply pending or done.
+const maxTableRows = 30
+
+// watcher shows runs while they go: a live table on a terminal, one line
+// per event otherwise, and a summary at the end.
+type watcher struct {
+	e     *env
+	a     *app.App
+	quiet bool
+	tty   bool
+	seq   map[apiv1.RunID]int64
+	drawn int // lines of the table on screen
+}
+
+func newWatcher(e *env, a *app.App, quiet bool) *watcher {
+	tty := false
+	if f, ok := e.stdout.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &watcher{e: e, a: a, quiet: quiet, tty: tty, seq: map[apiv1.RunID]int64{}}
+}
+
+// watch returns when every run has ended (or ctx ends) and reports
+// whether all of them succeeded.
+func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
+	changes, stop := w.a.Controller.Changes()
+	defer stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := w.show(ctx, ids); err != nil {
+			return false, err
+		}
+		if w.allDone(ids) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-changes:
+		case <-tick.C:
+		}
+	}
+	if err := w.show(ctx, ids); err != nil {
+		return false, err
+	}
+	return w.summarize(ctx, ids)
+}
+
+func (w *watcher) allDone(ids []apiv1.RunID) bool {
+	for _, id := range ids {
+		select {
+		case <-w.a.Controller.Done(id):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (w *watcher) show(ctx context.Context, ids []apiv1.RunID) error {
+	switch {
+	case w.quiet:
+		return nil
+	case w.tty:
+		return w.drawTable(ctx, ids)
+	}
+	return w.printEvents(ctx, ids)
+}
+
+func (w *watcher) printEvents(ctx context.Context, ids []apiv1.RunID) error {
+	for _, id := range ids {
+		events, err := w.a.Store.ListEvents(ctx, store.ListEventsParams{Run: id, After: w.seq[id]})
+		if err != nil {
+			return err
+		}
+		for _, ev := range events {
+			w.seq[id] = ev.Seq
+			fmt.Fprintln(w.e.stdout, eventLine(ev))
+		}
+	}
+	return nil
+}
+
+func eventLine(ev apiv1.Event) string {
+	node := ev.Node
+	if node == "" {
+		node = "-"
+	}
+	parts := []string{ev.Time.Local().Format("15:04:05.000"), string(ev.Run), node, string(ev.Phase)}
+	if ev.Code != "" {
+		parts = append(parts, string(ev.Code))
+	}
+	if ev.Message != "" {
+		parts = append(parts, ev.Message)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (w *watcher) drawTable(ctx context.Context, ids []apiv1.RunID) error {
+	var b strings.Builder
+	for _, id := range ids {
+		run, err := w.a.Store.GetRun(ctx, id)
+		if err != nil {
+			return err
+		}
+		writeRunTable(&b, run)
+	}
+	if w.drawn > 0 {
+		fmt.Fprintf(w.e.stdout, "\x1b[%dA\x1b[J", w.drawn)
+	}
+	fmt.Fprint(w.e.stdout, b.String())
+	w.drawn = strings.Count(b.String(), "\n")
+	return nil
+}
+
+func writeRunTable(b *strings.Builder, run *apiv1.Run) {
+	fmt.Fprintf(b, "RUN %s  %s  %s\n", run.ID, run.Status.Phase, duration(run.Status.StartedAt, run.Status.FinishedAt))
+	nodes := run.Status.Nodes
+	if len(nodes) > maxTableRows {
+		fmt.Fprintf(b, "  %s\n", phaseCounts(nodes))
+		nodes = interesting(nodes, maxTableRows)
+	}
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TASK\tPHASE\tATTEMPT\tDURATION\tMESSAGE")
+	for _, n := range nodes {
+		attempt := "-"
+		if k := len(n.Attempts); k > 0 {
+			attempt = fmt.Sprint(n.Attempts[k-1].Number)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", n.Name, n.Phase, attempt, duration(n.StartedAt, n.FinishedAt), oneLine(n.Message))
+	}
+	tw.Flush()
+}
+
+func phaseCounts(nodes []apiv1.NodeStatus) string {
+	counts := map[apiv1.Phase]int{}
+	for _, n := range nodes {
+		counts[n.Phase]++
+	}
+	var parts []string
+	for _, p := range []apiv1.Phase{apiv1.PhasePending, apiv1.PhaseWaiting, apiv1.PhaseRunning, apiv1.PhaseRetrying,
+		apiv1.PhaseSucceeded, apiv1.PhaseFailed, apiv1.PhaseCancelled, apiv1.PhaseSkipped} {
+		if counts[p] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[p], p))
+		}
+	}
+	return fmt.Sprintf("%d tasks: %s", len(nodes), strings.Join(parts, ", "))
+}
+
+// interesting keeps up to limit nodes that are running, retrying or failed.
+func interesting(nodes []apiv1.NodeStatus, limit int) []apiv1.NodeStatus {
+	var out []apiv1.NodeStatus
+	for _, n := range nodes {
+		switch n.Phase {
+		case apiv1.PhaseRunning, apiv1.PhaseRetrying, apiv1.PhaseFailed, apiv1.PhaseWaiting:
+			out = append(out, n)
+		}
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 100 {
+		return s[:97] + "..."
+	}
+	return s
+}
+
+// summarize prints how each run ended and reports whether all succeeded.
+func (w *watcher) summarize(ctx context.Context, ids []apiv1.RunID) (bool, error) {
+	ok := true
+	for _, id := range ids {
+		run, err := w.a.Store.GetRun(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		ok = printSummary(w.e, run) && ok
+	}
+	return ok, nil
+}
+
+func printSummary(e *env, run *apiv1.Run) bool {
+	took := duration(run.Status.StartedAt, run.Status.FinishedAt)
+	if run.Status.Phase == apiv1.PhaseSucceeded {
+		fmt.Fprintf(e.stdout, "Run %s Succeeded in %s: %s\n", run.ID, took, run.Status.Message)
+		return true
+	}
+	if !run.Status.Phase.Done() {
+		fmt.Fprintf(e.stderr, "Run %s is %s and now worked by another engine\n", run.ID, run.Status.Phase)
+		return false
+	}
+	fmt.Fprintf(e.stderr, "Run %s %s after %s: %s %s\n", run.ID, run.Status.Phase, took, run.Status.Code, run.Status.Message)
+	for _, n := range run.Status.Nodes {
+		if n.Phase == apiv1.PhaseFailed {
+			fmt.Fprintf(e.stderr, "  task %s failed (%s): %s\n    logs: kiln logs %s %s\n", n.Name, n.Code, n.Message, run.ID, n.Name)
+		}
+	}
+	return false
+}
