@@ -60,7 +60,7 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 	if !ok {
 		return fmt.Sprintf("no task is named %q", r.Path[1])
 	}
-	if !p.Graph.IsAncestor(up, task) {
+	if p.Graph != nil && !p.Graph.IsAncestor(up, task) { // without a graph, the dependency errors say enough
 		return fmt.Sprintf("task %q must depend on %q, directly or through other tasks, to read its outputs", p.Tasks[task].Spec.Name, r.Path[1])
 	}
 	outs := p.Tasks[up].Spec.Outputs

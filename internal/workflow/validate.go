@@ -60,9 +60,7 @@ func Compile(doc *Document, wf *apiv1.Workflow) (*Plan, error) {
 		p.Index[t.Name] = i
 	}
 	p.Graph = c.graph(wf.Spec.Tasks, p.Index)
-	if p.Graph != nil {
-		c.templates(wf.Spec.Tasks, p, params)
-	}
+	c.templates(wf.Spec.Tasks, p, params)
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
 	}

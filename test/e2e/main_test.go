@@ -1,0 +1,124 @@
+// Package e2e builds the kiln binary and drives it as a user would.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+var kilnBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kiln-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	kilnBin = filepath.Join(dir, "kiln")
+	build := exec.Command("go", "build", "-o", kilnBin, "kiln.dev/kiln/cmd/kiln")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building kiln:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// home is a kiln home whose supervisor is stopped when the test ends.
+func newHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Cleanup(func() { stopSupervisor(home) })
+	return home
+}
+
+func stopSupervisor(home string) {
+	out, err := exec.Command("fuser", filepath.Join(home, "supervisor.lock")).Output()
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(out)) {
+		var pid int
+		if _, err := fmt.Sscan(strings.TrimRight(f, "a-z"), &pid); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func kiln(t *testing.T, home string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(kilnBin, append([]string{"--home", home}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running kiln %v: %v", args, err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runs(t *testing.T, home string) []apiv1.Run {
+	t.Helper()
+	r := kiln(t, home, "get", "runs", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("get runs: %s", r.stderr)
+	}
+	var out []apiv1.Run
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("get runs -o json: %v\n%s", err, r.stdout)
+	}
+	return out
+}
+
+func describe(t *testing.T, home string, id apiv1.RunID) apiv1.Run {
+	t.Helper()
+	r := kiln(t, home, "describe", "run", string(id), "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("describe: %s", r.stderr)
+	}
+	var out apiv1.Run
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
