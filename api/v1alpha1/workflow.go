@@ -123,3 +123,15 @@ type Resources struct {
 	// GPU is a whole number of devices. Default 0.
 	GPU Quantity `json:"gpu,omitempty"`
 }
+
+// Params returns the names of the output parameters; o may be nil.
+func (o *Outputs) Params() []string {
+	if o == nil {
+		return nil
+	}
+	names := make([]string, len(o.Parameters))
+	for i, p := range o.Parameters {
+		names[i] = p.Name
+	}
+	return names
+}

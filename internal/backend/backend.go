@@ -31,7 +31,8 @@ type Backend interface {
 // Notifier is implemented by backends that report finished attempts as
 // they happen. Without it the engine polls.
 type Notifier interface {
-	// Watch calls exited with the ID of every attempt that finishes, and
-	// resync when reports may have been missed, until ctx ends.
-	Watch(ctx context.Context, exited func(id string), resync func())
+	// Watch calls exited for every attempt that finishes, with its status
+	// (Outputs not read: call Observe for those), and resync when reports
+	// may have been missed, until ctx ends. Calls come from one goroutine.
+	Watch(ctx context.Context, exited func(id string, st job.Status), resync func())
 }

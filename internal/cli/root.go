@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -72,6 +73,15 @@ func newRoot(e *env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
+	var profile string
+	var stopProfile func()
+	root.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile to this file")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
+		stopProfile, err = startProfile(profile)
+		return err
+	}
+	root.PersistentPostRun = func(*cobra.Command, []string) { stopProfile() }
 	root.AddCommand(newRunCmd(e), newResumeCmd(e), newGetCmd(e), newDescribeCmd(e), newLogsCmd(e),
 		newCancelCmd(e), newValidateCmd(e), newSuperviseCmd(e))
 	return root
@@ -111,4 +121,21 @@ func usagef(format string, args ...any) error {
 func isUsage(err error) bool {
 	var u *usageError
 	return errors.As(err, &u)
+}
+
+// startProfile starts a CPU profile into path, if set, and returns the
+// function that ends it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

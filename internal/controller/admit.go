@@ -60,7 +60,7 @@ func (c *Controller) startAttempt(r *round, i int) {
 	n := ns.attempt.Number + 1
 	ns.attempt = apiv1.AttemptStatus{Number: n, ID: attemptID(rs.run.ID, ns.status.Name, n),
 		Phase: apiv1.PhaseRunning, StartedAt: r.timePtr()}
-	ns.waiting, ns.launched = false, false
+	ns.waiting = false
 	rs.active[i] = true
 	if ns.status.StartedAt == nil {
 		ns.status.StartedAt = r.timePtr()
@@ -91,12 +91,7 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 		if !r.rs.active[i] || ns.spec == nil {
 			continue
 		}
-		if err := c.cfg.Backend.Launch(ctx, ns.spec); err != nil {
-			r.rs.markDirty(i) // observe, and launch again if it never started
-			errs = append(errs, fmt.Errorf("launching %s: %w", ns.spec.ID, err))
-			continue
-		}
-		ns.launched = true
+		c.launchAsync(ctx, r.rs, i, ns.spec)
 	}
 	for _, i := range r.abort {
 		if ns := r.rs.nodes[i]; ns.spec != nil {
@@ -112,6 +107,21 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 		c.addStarved(r.rs.run.ID)
 	}
 	return errors.Join(errs...)
+}
+
+// launchAsync launches an attempt without holding up the run's next
+// round: forking takes longer than a round. If the backend cannot be
+// reached, the node is observed again, and relaunched if it never started.
+func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, spec *job.Spec) {
+	c.launches.Go(func() {
+		if err := c.cfg.Backend.Launch(ctx, spec); err != nil {
+			if ctx.Err() == nil {
+				c.log.Error("launching; will retry", "attempt", spec.ID, "err", err)
+				rs.markDirty(i)
+				c.queue.AddRateLimited(rs.run.ID)
+			}
+		}
+	})
 }
 
 // buildSpec builds the job spec of attempt n of node i. It is
@@ -136,11 +146,7 @@ func (c *Controller) buildSpec(rs *runState, i, n int) (*job.Spec, error) {
 	}
 	spec.Env = append(spec.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
 	spec.WorkingDir = c.workingDir(rs, expand(t.WorkingDir))
-	if t.Outputs != nil {
-		for _, p := range t.Outputs.Parameters {
-			spec.Outputs = append(spec.Outputs, p.Name)
-		}
-	}
+	spec.Outputs = t.Outputs.Params()
 	return spec, errors.Join(errs...)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 )
@@ -47,6 +48,8 @@ type Controller struct {
 	cfg   Config
 	log   *slog.Logger
 	queue workqueue.TypedRateLimitingInterface[apiv1.RunID]
+
+	launches sync.WaitGroup // launches in flight
 
 	mu       sync.Mutex
 	runs     map[apiv1.RunID]*runState
@@ -97,6 +100,7 @@ func (c *Controller) Run(ctx context.Context) {
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
+	c.launches.Wait()
 }
 
 // processNext reconciles one run from the queue. It returns false once the
@@ -141,8 +145,8 @@ func (c *Controller) forget(rs *runState) {
 }
 
 // attemptExited is called by the backend when an attempt finishes.
-func (c *Controller) attemptExited(id string) {
-	runID, node, _, ok := parseAttemptID(id)
+func (c *Controller) attemptExited(id string, st job.Status) {
+	runID, node, n, ok := parseAttemptID(id)
 	if !ok {
 		return
 	}
@@ -153,7 +157,7 @@ func (c *Controller) attemptExited(id string) {
 		return
 	}
 	if i, ok := rs.plan.Index[node]; ok {
-		rs.markDirty(i)
+		rs.markExited(i, n, st)
 		c.queue.Add(runID)
 	}
 }

@@ -9,15 +9,20 @@ import (
 	"kiln.dev/kiln/internal/job"
 )
 
-// observe asks the backend about each reported node and records what
-// became of its attempt. Nodes it could not ask about stay dirty.
-func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]bool) error {
+// observe records what became of each dirty node's attempt, from the
+// backend's report when it says enough, else by asking the backend. Nodes
+// it could not ask about stay dirty.
+func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*report) error {
 	var errs []error
-	for i := range dirty {
+	for i, rep := range dirty {
 		if !r.rs.active[i] {
 			continue
 		}
 		ns := r.rs.nodes[i]
+		if rep != nil && rep.attempt == ns.attempt.Number && (!rep.status.Succeeded() || len(r.rs.plan.Tasks[i].Spec.Outputs.Params()) == 0) {
+			c.observed(r, i, &rep.status)
+			continue
+		}
 		if ns.spec == nil {
 			spec, err := c.buildSpec(r.rs, i, ns.attempt.Number)
 			if err != nil {
@@ -39,14 +44,11 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]bool) 
 
 // observed applies one status report to node i.
 func (c *Controller) observed(r *round, i int, st *job.Status) {
-	ns := r.rs.nodes[i]
 	switch st.State {
 	case job.StateRunning:
-		ns.launched = true
 	case job.StateUnknown:
-		// Recorded as launched but never started (the engine stopped in
+		// Recorded as started but never launched (the engine stopped in
 		// between): launch it now, under the same ID.
-		ns.launched = false
 		r.launch = append(r.launch, i)
 	case job.StateLost:
 		c.attemptFailed(r, i, apiv1.CodeAttemptLost, "the attempt's supervisor exited before the attempt did", false)
@@ -100,7 +102,7 @@ func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.C
 	}
 	r.setAttempt(i)
 	delete(r.rs.active, i)
-	ns.spec, ns.launched, ns.stop = nil, false, ""
+	ns.spec, ns.stop = nil, ""
 	c.cfg.Pool.Release(r.rs.plan.Tasks[i].Request)
 	r.release = true
 }

@@ -36,9 +36,15 @@ type runState struct {
 	deadline  time.Time    // run timeout, zero if none
 
 	mu        sync.Mutex
-	dirty     map[int]bool // nodes whose attempt reported an exit
-	resync    bool         // observe every active node
+	dirty     map[int]*report // nodes to observe; the report, if the backend sent one
+	resync    bool            // observe every active node
 	cancelReq bool
+}
+
+// report is an exit the backend announced for attempt number attempt.
+type report struct {
+	attempt int
+	status  job.Status
 }
 
 // nodeState is one task of a run.
@@ -46,7 +52,6 @@ type nodeState struct {
 	status   apiv1.NodeStatus    // attempts excluded
 	attempt  apiv1.AttemptStatus // current or last attempt; Number 0 if none
 	spec     *job.Spec           // current attempt's spec, once built
-	launched bool                // the backend confirmed the current attempt
 	stop     apiv1.Code          // why the current attempt is being stopped
 	waiting  bool                // a Waiting event was written
 }
@@ -71,7 +76,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan) *runState {
 	n := len(plan.Tasks)
 	rs := &runState{run: run, plan: plan, nodes: make([]*nodeState, n), done: make(chan struct{}),
 		pendingUp: make([]int, n), ready: list.New(), active: map[int]bool{}, retrying: map[int]bool{},
-		dirty: map[int]bool{}}
+		dirty: map[int]*report{}}
 	if plan.Timeout > 0 && run.Status.StartedAt != nil {
 		rs.deadline = run.Status.StartedAt.Add(plan.Timeout)
 	}
@@ -107,7 +112,7 @@ func (rs *runState) index() {
 			}
 		case p == apiv1.PhaseRunning:
 			rs.active[i] = true
-			rs.dirty[i] = true
+			rs.dirty[i] = nil
 		case p == apiv1.PhaseRetrying:
 			rs.retrying[i] = true
 		case rs.pendingUp[i] == 0:
@@ -120,22 +125,32 @@ func (rs *runState) index() {
 	}
 }
 
-// markDirty records that node i's attempt reported, and reports whether
-// the run needs a round for it.
+// markDirty asks the next round to observe node i.
 func (rs *runState) markDirty(i int) {
 	rs.mu.Lock()
-	rs.dirty[i] = true
+	if _, ok := rs.dirty[i]; !ok {
+		rs.dirty[i] = nil
+	}
+	rs.mu.Unlock()
+}
+
+// markExited records the backend's report that attempt n of node i ended.
+func (rs *runState) markExited(i, n int, st job.Status) {
+	rs.mu.Lock()
+	rs.dirty[i] = &report{attempt: n, status: st}
 	rs.mu.Unlock()
 }
 
 // takeWork returns and clears what other goroutines asked of the run.
-func (rs *runState) takeWork() (dirty map[int]bool, cancel bool) {
+func (rs *runState) takeWork() (dirty map[int]*report, cancel bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	dirty, rs.dirty = rs.dirty, map[int]bool{}
+	dirty, rs.dirty = rs.dirty, map[int]*report{}
 	if rs.resync {
 		for i := range rs.active {
-			dirty[i] = true
+			if _, ok := dirty[i]; !ok {
+				dirty[i] = nil
+			}
 		}
 		rs.resync = false
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"kiln.dev/kiln/internal/job"
 )
 
 // Layout of $KILN_HOME that the local backend owns:
@@ -58,6 +60,12 @@ type statusRecord struct {
 	NotFound   bool      `json:"notFound,omitempty"`
 	StartedAt  time.Time `json:"startedAt"`
 	FinishedAt time.Time `json:"finishedAt"`
+}
+
+// jobStatus converts the record to what the engine sees, outputs not read.
+func (r *statusRecord) jobStatus() job.Status {
+	return job.Status{State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, StartError: r.StartError,
+		NotFound: r.NotFound, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }
 
 // writeJSON writes v to path atomically: a reader sees the old file or the

@@ -77,9 +77,7 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 	case !r.Exited:
 		return job.Status{State: job.StateUnknown}, nil
 	}
-	st := job.Status{State: job.StateExited, ExitCode: r.Status.ExitCode, Signal: r.Status.Signal,
-		StartError: r.Status.StartError, NotFound: r.Status.NotFound,
-		StartedAt: r.Status.StartedAt, FinishedAt: r.Status.FinishedAt}
+	st := r.Status.jobStatus()
 	if st.ExitCode == 0 && st.StartError == "" {
 		st.Outputs, st.OutputError = readOutputs(b.OutputDir(spec.ID), spec.Outputs)
 	}

@@ -39,7 +39,7 @@ func newHarness(t *testing.T) *harness {
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]}})}
 	ctx, cancel := context.WithCancel(context.Background())
 	synced := make(chan struct{}, 10)
-	go h.b.Watch(ctx, func(id string) { h.exits <- id }, func() { synced <- struct{}{} })
+	go h.b.Watch(ctx, func(id string, _ job.Status) { h.exits <- id }, func() { synced <- struct{}{} })
 	select {
 	case <-synced:
 	case <-time.After(10 * time.Second):

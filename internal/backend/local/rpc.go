@@ -41,8 +41,14 @@ type ExitsArgs struct {
 type ExitsReply struct {
 	Instance string
 	Seq      uint64
-	IDs      []string
+	Exits    []Exit
 	Reset    bool
+}
+
+// Exit is one finished attempt and how it ended.
+type Exit struct {
+	ID     string
+	Status statusRecord
 }
 
 // Empty is an empty argument or reply.

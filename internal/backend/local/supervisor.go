@@ -26,15 +26,16 @@ type Supervisor struct {
 
 	mu       sync.Mutex
 	procs    map[string]*proc
-	exits    []string // IDs of recent exits; exits[i] has sequence base+i+1
+	exits    []Exit // recent exits; exits[i] has sequence base+i+1
 	base     uint64
 	changed  chan struct{} // closed and replaced on every exit
 	lastBusy time.Time
 }
 
 type proc struct {
-	cmd      *exec.Cmd
+	cmd      *exec.Cmd // nil while starting
 	stopping bool
+	grace    time.Duration
 }
 
 // NewSupervisor returns a supervisor for home.
@@ -46,27 +47,32 @@ func NewSupervisor(home string) *Supervisor {
 }
 
 // Start starts an attempt's process in its own process group, unless the
-// attempt was started before (by this supervisor or an earlier one).
+// attempt was started before (by this supervisor or an earlier one). The
+// lock is not held while the process is forked, so starts run in parallel.
 func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
 	if err := checkID(a.ID); err != nil {
 		return err
 	}
 	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, running := s.procs[a.ID]; running || exists(filepath.Join(dir, "launch.json")) || exists(filepath.Join(dir, "status.json")) {
+	if _, known := s.procs[a.ID]; known || exists(filepath.Join(dir, "launch.json")) || exists(filepath.Join(dir, "status.json")) {
+		s.mu.Unlock()
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "outputs"), 0o755); err != nil {
-		return err
-	}
+	p := &proc{} // reserves the ID; cmd is set once started
+	s.procs[a.ID] = p
+	s.mu.Unlock()
+
 	cmd, err := s.command(dir, a)
 	if err == nil {
 		err = cmd.Start()
 	}
 	closeFiles(cmd)
 	now := time.Now().UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err != nil {
+		delete(s.procs, a.ID)
 		_, notFound := err.(*notFoundError)
 		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: err.Error(), NotFound: notFound, StartedAt: now, FinishedAt: now})
 		return nil
@@ -74,10 +80,13 @@ func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
 	rec := launchRecord{PID: cmd.Process.Pid, StartTicks: startTicks(cmd.Process.Pid), Supervisor: s.instance, StartedAt: now}
 	if err := writeJSON(filepath.Join(dir, "launch.json"), rec); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		delete(s.procs, a.ID)
 		return fmt.Errorf("recording launch of %s: %w", a.ID, err)
 	}
-	p := &proc{cmd: cmd}
-	s.procs[a.ID] = p
+	p.cmd = cmd
+	if p.stopping { // an Abort arrived while it was starting
+		s.terminate(a.ID, p, p.grace)
+	}
 	go s.wait(a.ID, p, now)
 	return nil
 }
@@ -89,6 +98,9 @@ func (e *notFoundError) Error() string { return e.msg }
 func (s *Supervisor) command(dir string, a StartArgs) (*exec.Cmd, error) {
 	if len(a.Command) == 0 {
 		return nil, errors.New("empty command")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "outputs"), 0o755); err != nil {
+		return nil, err
 	}
 	path, err := lookPath(a.Command[0], a.Env)
 	if err != nil {
@@ -185,10 +197,10 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 	if err := writeJSON(filepath.Join(AttemptDir(s.home, id), "status.json"), rec); err != nil {
 		fmt.Fprintf(os.Stderr, "kiln supervisor: recording exit of %s: %v\n", id, err)
 	}
-	s.exits = append(s.exits, id)
+	s.exits = append(s.exits, Exit{ID: id, Status: rec})
 	if len(s.exits) > maxExits {
 		drop := len(s.exits) - maxExits
-		s.exits = append([]string(nil), s.exits[drop:]...)
+		s.exits = append([]Exit(nil), s.exits[drop:]...)
 		s.base += uint64(drop)
 	}
 	close(s.changed)

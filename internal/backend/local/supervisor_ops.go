@@ -14,23 +14,40 @@ func (s *Supervisor) Signal(a SignalArgs, _ *Empty) error {
 	if err := checkID(a.ID); err != nil {
 		return err
 	}
+	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.procs[a.ID]
-	if !ok || p.stopping {
-		return nil
+	switch {
+	case !ok && !exists(filepath.Join(dir, "launch.json")) && !exists(filepath.Join(dir, "status.json")):
+		// Not started yet: make sure it never starts.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: "stopped before it started", StartedAt: now, FinishedAt: now})
+	case !ok || p.stopping:
+	case p.cmd == nil:
+		p.stopping, p.grace = true, a.Grace // Start sends the signals once forked
+	default:
+		s.terminate(a.ID, p, a.Grace)
 	}
+	return nil
+}
+
+// terminate sends SIGTERM to p's group now and SIGKILL after grace if it
+// still runs. s.mu must be held.
+func (s *Supervisor) terminate(id string, p *proc, grace time.Duration) {
 	p.stopping = true
 	pid := p.cmd.Process.Pid
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	time.AfterFunc(a.Grace, func() {
+	time.AfterFunc(grace, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.procs[a.ID] == p {
+		if s.procs[id] == p {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	})
-	return nil
 }
 
 // State reports what is known of an attempt. An attempt started by an
@@ -84,7 +101,7 @@ func (s *Supervisor) Exits(a ExitsArgs, r *ExitsReply) error {
 		}
 		if r.Reset || a.After < r.Seq {
 			if !r.Reset {
-				r.IDs = append([]string(nil), s.exits[a.After-s.base:]...)
+				r.Exits = append([]Exit(nil), s.exits[a.After-s.base:]...)
 			}
 			s.mu.Unlock()
 			return nil

@@ -4,13 +4,15 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"kiln.dev/kiln/internal/job"
 )
 
 // Watch implements backend.Notifier: it long-polls the supervisor for
 // exits and calls exited for each. When it (re)connects, when the
 // supervisor restarted and when exits were dropped, it calls resync,
 // since exits may have been missed; resync is always called once first.
-func (b *Backend) Watch(ctx context.Context, exited func(id string), resync func()) {
+func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Status), resync func()) {
 	var after uint64 = math.MaxUint64 // asks for the current position
 	var instance string
 	for ctx.Err() == nil {
@@ -29,8 +31,8 @@ func (b *Backend) Watch(ctx context.Context, exited func(id string), resync func
 			resync()
 			continue
 		}
-		for _, id := range r.IDs {
-			exited(id)
+		for _, e := range r.Exits {
+			exited(e.ID, e.Status.jobStatus())
 		}
 		after = r.Seq
 	}

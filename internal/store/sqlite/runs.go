@@ -36,7 +36,7 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 				return err
 			}
 		}
-		return insertEvents(ctx, tx, r.ID, []apiv1.Event{{Phase: apiv1.PhasePending, Reason: "Submitted",
+		return s.insertEvents(ctx, tx, r.ID, []apiv1.Event{{Phase: apiv1.PhasePending, Reason: "Submitted",
 			Message: fmt.Sprintf("%s %s submitted with %d tasks", r.Kind, r.Name, len(p.Nodes)), Time: r.CreatedAt}})
 	})
 }
@@ -193,16 +193,8 @@ func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) error {
 	return nil
 }
 
-func insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time)
-		VALUES (?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event) error {
+	stmt := tx.StmtContext(ctx, s.stmts.insertEvent)
 	for _, e := range events {
 		if _, err := stmt.ExecContext(ctx, run, e.Node, e.Attempt, e.Phase, e.Reason, e.Code, e.Message, e.Time.UnixNano()); err != nil {
 			return err

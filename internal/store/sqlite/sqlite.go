@@ -24,7 +24,8 @@ var migrations embed.FS
 
 // Store is a store.Store on one SQLite file.
 type Store struct {
-	db *sql.DB
+	db    *sql.DB
+	stmts statements
 }
 
 var _ store.Store = (*Store)(nil)
@@ -55,11 +56,17 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.stmts.prepare(ctx, db); err != nil {
+		db.Close()
+		return nil, openError(path, err)
+	}
 	return s, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	return errors.Join(s.stmts.close(), s.db.Close())
+}
 
 func (s *Store) migrate(ctx context.Context, path string) error {
 	var version int

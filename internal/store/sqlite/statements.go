@@ -1,0 +1,50 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// statements are prepared once, when the store opens: a reconcile round
+// runs them thousands of times, and parsing SQL would cost more than
+// running it.
+type statements struct {
+	updateRun, fence, updateNode, upsertAttempt, insertEvent *sql.Stmt
+}
+
+func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
+	for _, p := range []struct {
+		dst  **sql.Stmt
+		text string
+	}{
+		{&st.updateRun, `UPDATE runs SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?, done = ?
+			WHERE id = ? AND owner = ?`},
+		{&st.fence, `UPDATE runs SET owner = owner WHERE id = ? AND owner = ?`},
+		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
+			retry_at = ?, outputs = ? WHERE run_id = ? AND name = ?`},
+		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, code, message,
+			started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
+			phase = excluded.phase, exit_code = excluded.exit_code, code = excluded.code, message = excluded.message,
+			started_at = excluded.started_at, finished_at = excluded.finished_at`},
+		{&st.insertEvent, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time)
+			VALUES (?,?,?,?,?,?,?,?)`},
+	} {
+		stmt, err := db.PrepareContext(ctx, p.text)
+		if err != nil {
+			return err
+		}
+		*p.dst = stmt
+	}
+	return nil
+}
+
+func (st *statements) close() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{st.updateRun, st.fence, st.updateNode, st.upsertAttempt, st.insertEvent} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
