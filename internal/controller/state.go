@@ -49,11 +49,11 @@ type report struct {
 
 // nodeState is one task of a run.
 type nodeState struct {
-	status   apiv1.NodeStatus    // attempts excluded
-	attempt  apiv1.AttemptStatus // current or last attempt; Number 0 if none
-	spec     *job.Spec           // current attempt's spec, once built
-	stop     apiv1.Code          // why the current attempt is being stopped
-	waiting  bool                // a Waiting event was written
+	status  apiv1.NodeStatus    // attempts excluded
+	attempt apiv1.AttemptStatus // current or last attempt; Number 0 if none
+	spec    *job.Spec           // current attempt's spec, once built
+	stop    apiv1.Code          // why the current attempt is being stopped
+	waiting bool                // a Waiting event was written
 }
 
 // attemptID is the deterministic ID of attempt n of node in run.

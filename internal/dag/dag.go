@@ -97,21 +97,23 @@ func (g *Graph) findCycle(indeg []int) []int {
 }
 
 // IsAncestor reports whether a is upstream of b, directly or through other
-// nodes. It walks b's ancestry once and stops as soon as it finds a.
+// nodes. It searches b's ancestry breadth first, so a direct dependency,
+// the common case, is found at once.
 func (g *Graph) IsAncestor(a, b int) bool {
-	seen := make(map[int]bool)
-	stack := append([]int(nil), g.up[b]...)
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if n == a {
-			return true
+	seen := map[int]bool{b: true}
+	queue := []int{b}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, u := range g.up[n] {
+			if u == a {
+				return true
+			}
+			if !seen[u] {
+				seen[u] = true
+				queue = append(queue, u)
+			}
 		}
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		stack = append(stack, g.up[n]...)
 	}
 	return false
 }

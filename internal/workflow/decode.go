@@ -35,9 +35,23 @@ func checkHeader(doc *Document, kind string) error {
 	return nil
 }
 
-// decodeStrict unmarshals doc.JSON into out after checking that every key
-// is a field of out's type.
+// decodeStrict unmarshals doc.JSON into out, refusing unknown fields. On
+// the rare document that has some, it walks the document to name every
+// one of them with its path, not just the first.
 func decodeStrict(doc *Document, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(doc.JSON))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(out)
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return docError(doc, apiv1.CodeParse, typeErr.Field, fmt.Sprintf("is a %s, want %s", typeErr.Value, typeName(typeErr.Type)))
+	}
+	if !strings.HasPrefix(err.Error(), "json: unknown field") {
+		return docError(doc, apiv1.CodeParse, "", err.Error())
+	}
 	var generic any
 	if err := json.Unmarshal(doc.JSON, &generic); err != nil {
 		return docError(doc, apiv1.CodeParse, "", err.Error())
@@ -46,18 +60,7 @@ func decodeStrict(doc *Document, out any) error {
 	for _, path := range unknownFields(generic, reflect.TypeOf(out).Elem(), "") {
 		errs = append(errs, docError(doc, apiv1.CodeUnknownField, path, "unknown field"))
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	dec := json.NewDecoder(bytes.NewReader(doc.JSON))
-	if err := dec.Decode(out); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return docError(doc, apiv1.CodeParse, typeErr.Field, fmt.Sprintf("is a %s, want %s", typeErr.Value, typeName(typeErr.Type)))
-		}
-		return docError(doc, apiv1.CodeParse, "", err.Error())
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // unknownFields returns the paths of keys in v that typ has no field for.

@@ -3,6 +3,7 @@ package workflow
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,7 +97,7 @@ func parseDocument(file string, index int, raw []byte) (Document, error) {
 			Name string `json:"name"`
 		} `json:"metadata"`
 	}
-	if err := yaml.Unmarshal(raw, &head); err != nil {
+	if err := json.Unmarshal(js, &head); err != nil {
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is not a mapping with apiVersion, kind and metadata"}
 	}
 	doc.APIVersion, doc.Kind, doc.Name, doc.JSON = head.APIVersion, head.Kind, head.Metadata.Name, js

@@ -73,6 +73,7 @@ func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
 	defer s.mu.Unlock()
 	if err != nil {
 		delete(s.procs, a.ID)
+		_ = os.MkdirAll(dir, 0o755) // the failure may have come before the directory
 		_, notFound := err.(*notFoundError)
 		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: err.Error(), NotFound: notFound, StartedAt: now, FinishedAt: now})
 		return nil

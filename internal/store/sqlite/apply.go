@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"kiln.dev/kiln/internal/store"
@@ -32,7 +33,14 @@ func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {
 		res, err = tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx, st.Phase, st.Code, st.Message,
 			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), c.Run, c.Owner)
 	} else {
-		res, err = tx.StmtContext(ctx, s.stmts.fence).ExecContext(ctx, c.Run, c.Owner)
+		// Write transactions begin IMMEDIATE, holding the write lock, so
+		// the owner read here cannot change before the commit.
+		var one int
+		err = tx.StmtContext(ctx, s.stmts.fence).QueryRowContext(ctx, c.Run, c.Owner).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s, owner %s: %w", c.Run, c.Owner, store.ErrLeaseLost)
+		}
+		return err
 	}
 	if err != nil {
 		return err

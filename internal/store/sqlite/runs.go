@@ -16,14 +16,17 @@ import (
 func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 	r := &p.Run
 	return s.withTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, workflow, params, source,
-			created_at, phase, owner, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Workflow), mustJSON(r.Params), r.Source,
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source,
+			created_at, phase, owner, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source,
 			r.CreatedAt.UnixNano(), apiv1.PhasePending, p.Owner, p.LeaseUntil.UnixNano())
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
 				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
 			}
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_specs (run_id, workflow) VALUES (?,?)`, r.ID, mustJSON(r.Workflow)); err != nil {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO nodes (run_id, position, name, phase) VALUES (?,?,?,?)`)
@@ -41,22 +44,21 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 	})
 }
 
-const runColumns = `id, name, kind, labels, workflow, params, source, created_at, phase, code, message, started_at, finished_at`
+const runColumns = `id, name, kind, labels, params, source, created_at, phase, code, message, started_at, finished_at`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
-	var labels, wf, params string
+	var labels, params string
 	var created int64
 	var started, finished sql.NullInt64
-	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &wf, &params, &r.Source, &created,
+	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &created,
 		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished)
 	if err != nil {
 		return nil, err
 	}
 	r.CreatedAt = *timeOf(sql.NullInt64{Int64: created, Valid: true})
 	r.Status.StartedAt, r.Status.FinishedAt = timeOf(started), timeOf(finished)
-	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(wf), &r.Workflow),
-		json.Unmarshal([]byte(params), &r.Params))
+	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(params), &r.Params))
 	return &r, err
 }
 
@@ -67,6 +69,13 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) 
 		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
+		return nil, err
+	}
+	var wf string
+	if err := s.db.QueryRowContext(ctx, `SELECT workflow FROM run_specs WHERE run_id = ?`, id).Scan(&wf); err != nil {
+		return nil, fmt.Errorf("reading the spec of run %s: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(wf), &r.Workflow); err != nil {
 		return nil, err
 	}
 	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {

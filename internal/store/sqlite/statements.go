@@ -20,7 +20,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 	}{
 		{&st.updateRun, `UPDATE runs SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?, done = ?
 			WHERE id = ? AND owner = ?`},
-		{&st.fence, `UPDATE runs SET owner = owner WHERE id = ? AND owner = ?`},
+		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
 			retry_at = ?, outputs = ? WHERE run_id = ? AND name = ?`},
 		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, code, message,

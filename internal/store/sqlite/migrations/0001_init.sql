@@ -3,7 +3,6 @@ CREATE TABLE runs (
     name             TEXT NOT NULL,
     kind             TEXT NOT NULL,
     labels           TEXT NOT NULL DEFAULT '{}',
-    workflow         TEXT NOT NULL,
     params           TEXT NOT NULL DEFAULT '{}',
     source           TEXT NOT NULL DEFAULT '',
     created_at       INTEGER NOT NULL,
@@ -17,6 +16,13 @@ CREATE TABLE runs (
     lease_until      INTEGER NOT NULL DEFAULT 0,
     cancel_requested INTEGER NOT NULL DEFAULT 0
 ) STRICT;
+-- The spec is written once and can be large: it lives apart from the run
+-- row, which every reconcile round may rewrite.
+CREATE TABLE run_specs (
+    run_id   TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    workflow TEXT NOT NULL
+) STRICT;
+
 CREATE INDEX runs_by_created ON runs (created_at DESC, id DESC);
 CREATE INDEX runs_unfinished ON runs (done, owner);
 
