@@ -1,5 +1,7 @@
 package v1alpha1
 
+//go:generate go run ../../hack/errdocs ../../docs/errors.md
+
 // Code is a stable error code, "KLN-" and four digits. Codes are grouped:
 // 1xxx spec validation, 2xxx admission and resources, 3xxx execution,
 // 4xxx API and CLI use, 5xxx store, 6xxx backend. A code never changes

@@ -68,8 +68,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		cfg.SupervisorCommand = []string{exe, "supervise", "--home", home}
 	}
 	be := local.New(local.Config{Home: home, SupervisorCommand: cfg.SupervisorCommand})
-	c := controller.New(controller.Config{Store: st, Backend: be, Pool: resource.NewPool(withDefaults(cfg.Pool)),
-		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log})
+	c := controller.New(controller.Config{
+		Store: st, Backend: be, Pool: resource.NewPool(withDefaults(cfg.Pool)),
+		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log,
+	})
 	return &App{Store: st, Backend: be, Controller: c, Home: home}, nil
 }
 

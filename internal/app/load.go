@@ -69,8 +69,10 @@ func runnableError(files []string, docs []workflow.Document) error {
 	for i := range docs {
 		names[i] = docs[i].Object()
 	}
-	return &apiv1.Error{Code: apiv1.CodeRunnable, File: strings.Join(files, ", "),
-		Message: fmt.Sprintf("found %d runnable resources (%s), want exactly one", len(docs), strings.Join(names, ", "))}
+	return &apiv1.Error{
+		Code: apiv1.CodeRunnable, File: strings.Join(files, ", "),
+		Message: fmt.Sprintf("found %d runnable resources (%s), want exactly one", len(docs), strings.Join(names, ", ")),
+	}
 }
 
 // Submit submits a loaded workflow to this app's engine.

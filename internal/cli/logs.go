@@ -38,8 +38,10 @@ func newLogsCmd(e *env) *cobra.Command {
 			if len(args) == 2 {
 				task = args[1]
 				if !hasNode(run, task) {
-					return &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Field: "task",
-						Message: fmt.Sprintf("run has no task %q", task)}
+					return &apiv1.Error{
+						Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Field: "task",
+						Message: fmt.Sprintf("run has no task %q", task),
+					}
 				}
 			}
 			t := &tailer{e: e, a: a, task: task, attempt: attempt, prefix: task == "", offsets: map[string]int64{}}
@@ -120,7 +122,7 @@ func (t *tailer) copyNew(path, task string) {
 	}
 	t.offsets[path] += int64(len(b))
 	if !t.prefix {
-		t.e.stdout.Write(b)
+		_, _ = t.e.stdout.Write(b)
 		return
 	}
 	for len(b) > 0 {

@@ -157,8 +157,10 @@ func phaseCounts(nodes []apiv1.NodeStatus) string {
 		counts[n.Phase]++
 	}
 	var parts []string
-	for _, p := range []apiv1.Phase{apiv1.PhasePending, apiv1.PhaseWaiting, apiv1.PhaseRunning, apiv1.PhaseRetrying,
-		apiv1.PhaseSucceeded, apiv1.PhaseFailed, apiv1.PhaseCancelled, apiv1.PhaseSkipped} {
+	for _, p := range []apiv1.Phase{
+		apiv1.PhasePending, apiv1.PhaseWaiting, apiv1.PhaseRunning, apiv1.PhaseRetrying,
+		apiv1.PhaseSucceeded, apiv1.PhaseFailed, apiv1.PhaseCancelled, apiv1.PhaseSkipped,
+	} {
 		if counts[p] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[p], p))
 		}

@@ -58,8 +58,10 @@ func (c *Controller) startAttempt(r *round, i int) {
 	rs := r.rs
 	ns := rs.nodes[i]
 	n := ns.attempt.Number + 1
-	ns.attempt = apiv1.AttemptStatus{Number: n, ID: attemptID(rs.run.ID, ns.status.Name, n),
-		Phase: apiv1.PhaseRunning, StartedAt: r.timePtr()}
+	ns.attempt = apiv1.AttemptStatus{
+		Number: n, ID: attemptID(rs.run.ID, ns.status.Name, n),
+		Phase: apiv1.PhaseRunning, StartedAt: r.timePtr(),
+	}
 	ns.waiting = false
 	rs.active[i] = true
 	if ns.status.StartedAt == nil {

@@ -75,11 +75,13 @@ func New(cfg Config) *Controller {
 		cfg.Log = slog.Default()
 	}
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
-	return &Controller{cfg: cfg, log: cfg.Log,
+	return &Controller{
+		cfg: cfg, log: cfg.Log,
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
 		runs:     map[apiv1.RunID]*runState{},
 		starved:  map[apiv1.RunID]bool{},
-		watchers: map[chan struct{}]bool{}}
+		watchers: map[chan struct{}]bool{},
+	}
 }
 
 // Run starts the workers and background loops and blocks until ctx ends

@@ -42,10 +42,14 @@ func newEngine(t *testing.T, cpus int64) *engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := local.New(local.Config{Home: home,
-		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]}})
-	c := New(Config{Store: st, Backend: be, Pool: resource.NewPool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40}),
-		Owner: "test-" + filepath.Base(home), Grace: 200 * time.Millisecond, Env: os.Environ()})
+	be := local.New(local.Config{
+		Home:              home,
+		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
+	})
+	c := New(Config{
+		Store: st, Backend: be, Pool: resource.NewPool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40}),
+		Owner: "test-" + filepath.Base(home), Grace: 200 * time.Millisecond, Env: os.Environ(),
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { c.Run(ctx); close(stopped) }()
@@ -191,8 +195,10 @@ func TestFailFastLetsRunningTasksFinish(t *testing.T) {
   - {name: after-bad, dependsOn: [bad], command: ['true']}
 `, nil)
 	run := e.wait(t, id)
-	want := map[string]apiv1.Phase{"": apiv1.PhaseFailed, "bad": apiv1.PhaseFailed, "slow": apiv1.PhaseSucceeded,
-		"later": apiv1.PhaseSkipped, "after-bad": apiv1.PhaseSkipped}
+	want := map[string]apiv1.Phase{
+		"": apiv1.PhaseFailed, "bad": apiv1.PhaseFailed, "slow": apiv1.PhaseSucceeded,
+		"later": apiv1.PhaseSkipped, "after-bad": apiv1.PhaseSkipped,
+	}
 	for k, v := range want {
 		if got := phases(run)[k]; got != v {
 			t.Errorf("phase of %q = %s, want %s", k, got, v)
@@ -218,8 +224,10 @@ func TestWithoutFailFastIndependentBranchesContinue(t *testing.T) {
   - {name: other-child, dependsOn: [other], command: ['true']}
 `, nil)
 	run := e.wait(t, id)
-	want := map[string]apiv1.Phase{"": apiv1.PhaseFailed, "bad": apiv1.PhaseFailed, "child": apiv1.PhaseSkipped,
-		"other": apiv1.PhaseSucceeded, "other-child": apiv1.PhaseSucceeded}
+	want := map[string]apiv1.Phase{
+		"": apiv1.PhaseFailed, "bad": apiv1.PhaseFailed, "child": apiv1.PhaseSkipped,
+		"other": apiv1.PhaseSucceeded, "other-child": apiv1.PhaseSucceeded,
+	}
 	for k, v := range want {
 		if got := phases(run)[k]; got != v {
 			t.Errorf("phase of %q = %s, want %s", k, got, v)

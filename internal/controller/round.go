@@ -41,8 +41,10 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 		}
 	}
 	r.nodes[i] = true
-	r.events = append(r.events, apiv1.Event{Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: phase,
-		Reason: reason, Code: code, Message: msg, Time: r.now})
+	r.events = append(r.events, apiv1.Event{
+		Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: phase,
+		Reason: reason, Code: code, Message: msg, Time: r.now,
+	})
 }
 
 // setAttempt records a change of node i's current attempt.

@@ -74,9 +74,11 @@ func parseAttemptID(id string) (apiv1.RunID, string, int, bool) {
 // newRunState builds the engine's copy of run from what the store holds.
 func newRunState(run *apiv1.Run, plan *workflow.Plan) *runState {
 	n := len(plan.Tasks)
-	rs := &runState{run: run, plan: plan, nodes: make([]*nodeState, n), done: make(chan struct{}),
+	rs := &runState{
+		run: run, plan: plan, nodes: make([]*nodeState, n), done: make(chan struct{}),
 		pendingUp: make([]int, n), ready: list.New(), active: map[int]bool{}, retrying: map[int]bool{},
-		dirty: map[int]*report{}}
+		dirty: map[int]*report{},
+	}
 	if plan.Timeout > 0 && run.Status.StartedAt != nil {
 		rs.deadline = run.Status.StartedAt.Add(plan.Timeout)
 	}

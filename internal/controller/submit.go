@@ -32,11 +32,15 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, e
 		nodes[i] = t.Spec.Name
 	}
 	for try := 0; ; try++ {
-		run := apiv1.Run{ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
+		run := apiv1.Run{
+			ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
 			Labels: wf.Metadata.Labels, Workflow: wf, Params: p.Params, Source: p.Source, CreatedAt: c.now(),
-			Status: apiv1.RunStatus{Phase: apiv1.PhasePending}}
-		err := c.cfg.Store.CreateRun(ctx, store.CreateRunParams{Run: run, Nodes: nodes, Owner: c.cfg.Owner,
-			LeaseUntil: c.now().Add(c.cfg.LeaseTTL)})
+			Status: apiv1.RunStatus{Phase: apiv1.PhasePending},
+		}
+		err := c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
+			Run: run, Nodes: nodes, Owner: c.cfg.Owner,
+			LeaseUntil: c.now().Add(c.cfg.LeaseTTL),
+		})
 		if errors.Is(err, store.ErrConflict) && try < 5 {
 			continue
 		}
@@ -53,9 +57,11 @@ func (c *Controller) checkFits(p SubmitParams) error {
 	var errs []error
 	for i, t := range p.Plan.Tasks {
 		if !t.Request.Fits(capacity) {
-			errs = append(errs, &apiv1.Error{Code: apiv1.CodeTooLarge, File: p.Source,
+			errs = append(errs, &apiv1.Error{
+				Code: apiv1.CodeTooLarge, File: p.Source,
 				Object: apiv1.KindWorkflow + "/" + p.Plan.Workflow.Metadata.Name, Field: fmt.Sprintf("spec.tasks[%d].resources", i),
-				Message: fmt.Sprintf("task %s asks for %s, more than this machine's pool of %s", t.Spec.Name, t.Request, capacity)})
+				Message: fmt.Sprintf("task %s asks for %s, more than this machine's pool of %s", t.Spec.Name, t.Request, capacity),
+			})
 		}
 	}
 	return errors.Join(errs...)
@@ -75,8 +81,10 @@ func suffix() string {
 // Claim takes over unfinished runs whose owner is gone (all such runs when
 // ids is empty) and starts working on them. It returns the runs taken.
 func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner string) bool) ([]apiv1.RunID, error) {
-	claimed, err := c.cfg.Store.ClaimRuns(ctx, store.ClaimRunsParams{Owner: c.cfg.Owner, Now: c.now(),
-		Until: c.now().Add(c.cfg.LeaseTTL), IDs: ids, IsDead: isDead})
+	claimed, err := c.cfg.Store.ClaimRuns(ctx, store.ClaimRunsParams{
+		Owner: c.cfg.Owner, Now: c.now(),
+		Until: c.now().Add(c.cfg.LeaseTTL), IDs: ids, IsDead: isDead,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs: %w", err)
 	}

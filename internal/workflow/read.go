@@ -9,11 +9,10 @@ import (
 	"io"
 	"os"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // Document is one YAML document of a file.

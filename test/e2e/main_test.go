@@ -4,16 +4,17 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend/local"
 )
 
 var kilnBin string
@@ -45,15 +46,8 @@ func newHome(t *testing.T) string {
 }
 
 func stopSupervisor(home string) {
-	out, err := exec.Command("fuser", filepath.Join(home, "supervisor.lock")).Output()
-	if err != nil {
-		return
-	}
-	for _, f := range strings.Fields(string(out)) {
-		var pid int
-		if _, err := fmt.Sscan(strings.TrimRight(f, "a-z"), &pid); err == nil && pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+	if pid := local.SupervisorPID(home); pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
@@ -69,7 +63,7 @@ func kiln(t *testing.T, home string, args ...string) result {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running kiln %v: %v", args, err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -67,8 +68,10 @@ spec:
 		if r.code != 1 {
 			t.Errorf("kiln %s exited %d, want 1", verb, r.code)
 		}
-		for _, want := range []string{"KLN-1008", "a -> c -> a", "KLN-1004", "spec.tasks[1].command", "KLN-1009",
-			"KLN-1005", "spec.tasks[3].name", "KLN-1011", "bad.yaml", "Workflow/bad"} {
+		for _, want := range []string{
+			"KLN-1008", "a -> c -> a", "KLN-1004", "spec.tasks[1].command", "KLN-1009",
+			"KLN-1005", "spec.tasks[3].name", "KLN-1011", "bad.yaml", "Workflow/bad",
+		} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("kiln %s output lacks %q:\n%s", verb, want, r.stderr)
 			}
@@ -128,7 +131,7 @@ spec:
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("kiln run after Ctrl-C: %v, want exit code 1", err)
 	}
 	run := runs(t, home)[0]

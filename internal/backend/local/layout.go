@@ -64,8 +64,10 @@ type statusRecord struct {
 
 // jobStatus converts the record to what the engine sees, outputs not read.
 func (r *statusRecord) jobStatus() job.Status {
-	return job.Status{State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, StartError: r.StartError,
-		NotFound: r.NotFound, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+	return job.Status{
+		State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, StartError: r.StartError,
+		NotFound: r.NotFound, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+	}
 }
 
 // writeJSON writes v to path atomically: a reader sees the old file or the

@@ -35,8 +35,10 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	home := t.TempDir()
-	h := &harness{home: home, exits: make(chan string, 100), b: New(Config{Home: home,
-		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]}})}
+	h := &harness{home: home, exits: make(chan string, 100), b: New(Config{
+		Home:              home,
+		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
+	})}
 	ctx, cancel := context.WithCancel(context.Background())
 	synced := make(chan struct{}, 10)
 	go h.b.Watch(ctx, func(id string, _ job.Status) { h.exits <- id }, func() { synced <- struct{}{} })

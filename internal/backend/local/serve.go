@@ -8,6 +8,8 @@ import (
 	"net/rpc"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -38,6 +40,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return nil // another supervisor holds the home
+	}
+	if err := writePID(lock); err != nil {
+		return err
 	}
 	sock := SocketPath(cfg.Home)
 	_ = os.Remove(sock)
@@ -84,4 +89,30 @@ func acceptLoop(ln net.Listener, srv *rpc.Server, sup *Supervisor, conns *atomic
 			sup.touch()
 		}()
 	}
+}
+
+// writePID records the supervisor's PID in its lock file, for people and tools.
+func writePID(lock *os.File) error {
+	if err := lock.Truncate(0); err != nil {
+		return err
+	}
+	_, err := lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return err
+}
+
+// SupervisorPID returns the PID of the supervisor serving home, or 0 if
+// none holds its lock.
+func SupervisorPID(home string) int {
+	f, err := os.Open(filepath.Join(home, "supervisor.lock"))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		return 0 // nobody holds it
+	}
+	b := make([]byte, 32)
+	n, _ := f.Read(b)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid
 }

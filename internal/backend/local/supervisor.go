@@ -42,8 +42,10 @@ type proc struct {
 func NewSupervisor(home string) *Supervisor {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &Supervisor{home: home, instance: hex.EncodeToString(b), procs: map[string]*proc{},
-		changed: make(chan struct{}), lastBusy: time.Now()}
+	return &Supervisor{
+		home: home, instance: hex.EncodeToString(b), procs: map[string]*proc{},
+		changed: make(chan struct{}), lastBusy: time.Now(),
+	}
 }
 
 // Start starts an attempt's process in its own process group, unless the
@@ -74,7 +76,8 @@ func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
 	if err != nil {
 		delete(s.procs, a.ID)
 		_ = os.MkdirAll(dir, 0o755) // the failure may have come before the directory
-		_, notFound := err.(*notFoundError)
+		var nf *notFoundError
+		notFound := errors.As(err, &nf)
 		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: err.Error(), NotFound: notFound, StartedAt: now, FinishedAt: now})
 		return nil
 	}
@@ -121,8 +124,10 @@ func (s *Supervisor) command(dir string, a StartArgs) (*exec.Cmd, error) {
 		wd = dir
 	}
 	env := append(append([]string(nil), a.Env...), "KILN_OUTPUTS="+filepath.Join(dir, "outputs"))
-	return &exec.Cmd{Path: path, Args: a.Command, Env: env, Dir: wd, Stdout: stdout, Stderr: stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}, nil
+	return &exec.Cmd{
+		Path: path, Args: a.Command, Env: env, Dir: wd, Stdout: stdout, Stderr: stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}, nil
 }
 
 func closeFiles(cmd *exec.Cmd) {

@@ -23,14 +23,17 @@ func BenchmarkApply(b *testing.B) {
 		nodes[i] = fmt.Sprint("t", i)
 	}
 	now := time.Now()
-	if err := s.CreateRun(b.Context(), store.CreateRunParams{Run: apiv1.Run{ID: "r", Name: "r", Kind: "Workflow", CreatedAt: now},
-		Nodes: nodes, Owner: "me", LeaseUntil: now.Add(time.Hour)}); err != nil {
+	if err := s.CreateRun(b.Context(), store.CreateRunParams{
+		Run:   apiv1.Run{ID: "r", Name: "r", Kind: "Workflow", CreatedAt: now},
+		Nodes: nodes, Owner: "me", LeaseUntil: now.Add(time.Hour),
+	}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := range b.N {
 		name := nodes[i%len(nodes)]
-		c := &store.Change{Run: "r", Owner: "me",
+		c := &store.Change{
+			Run: "r", Owner: "me",
 			Nodes:    []apiv1.NodeStatus{{Name: name, Phase: apiv1.PhaseRunning, StartedAt: &now}},
 			Attempts: []store.AttemptRow{{Node: name, AttemptStatus: apiv1.AttemptStatus{Number: i/len(nodes) + 1, ID: "x", Phase: apiv1.PhaseRunning, StartedAt: &now}}},
 			Events:   []apiv1.Event{{Node: name, Phase: apiv1.PhaseRunning, Reason: "Started", Time: now}},

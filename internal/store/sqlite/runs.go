@@ -39,8 +39,10 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 				return err
 			}
 		}
-		return s.insertEvents(ctx, tx, r.ID, []apiv1.Event{{Phase: apiv1.PhasePending, Reason: "Submitted",
-			Message: fmt.Sprintf("%s %s submitted with %d tasks", r.Kind, r.Name, len(p.Nodes)), Time: r.CreatedAt}})
+		return s.insertEvents(ctx, tx, r.ID, []apiv1.Event{{
+			Phase: apiv1.PhasePending, Reason: "Submitted",
+			Message: fmt.Sprintf("%s %s submitted with %d tasks", r.Kind, r.Name, len(p.Nodes)), Time: r.CreatedAt,
+		}})
 	})
 }
 

@@ -79,8 +79,10 @@ func (s *Store) migrate(ctx context.Context, path string) error {
 	}
 	slices.Sort(files)
 	if version > len(files) {
-		return &apiv1.Error{Code: apiv1.CodeStoreVersion, File: path,
-			Message: fmt.Sprintf("store schema version %d is newer than this kiln knows (%d)", version, len(files))}
+		return &apiv1.Error{
+			Code: apiv1.CodeStoreVersion, File: path,
+			Message: fmt.Sprintf("store schema version %d is newer than this kiln knows (%d)", version, len(files)),
+		}
 	}
 	for i := version; i < len(files); i++ {
 		if err := s.apply(ctx, files[i], i+1); err != nil {
@@ -99,7 +101,7 @@ func (s *Store) apply(ctx context.Context, file string, version int) error {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	var current int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		return err

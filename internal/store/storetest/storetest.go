@@ -31,8 +31,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.
 func NewRun(id apiv1.RunID, owner string) store.CreateRunParams {
 	return store.CreateRunParams{
-		Run: apiv1.Run{ID: id, Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"},
-			Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}}},
+		Run: apiv1.Run{
+			ID: id, Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"},
+			Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}},
+		},
 		Nodes: []string{"a", "b"}, Owner: owner, LeaseUntil: t0.Add(time.Hour),
 	}
 }
@@ -50,10 +52,13 @@ func testCreateGet(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &apiv1.Run{ID: "r1", Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"},
+	want := &apiv1.Run{
+		ID: "r1", Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"},
 		Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}},
 		Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: []apiv1.NodeStatus{
-			{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending}}}}
+			{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending},
+		}},
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GetRun (-want +got):\n%s", diff)
 	}
@@ -77,18 +82,23 @@ func testApply(t *testing.T, s store.Store) {
 	mustCreate(t, s, NewRun("r1", "me"))
 	exit := 0
 	done := t0.Add(time.Second)
-	change := &store.Change{Run: "r1", Owner: "me",
+	change := &store.Change{
+		Run: "r1", Owner: "me",
 		Status: &apiv1.RunStatus{Phase: apiv1.PhaseRunning, StartedAt: &t0},
 		Nodes:  []apiv1.NodeStatus{{Name: "a", Phase: apiv1.PhaseSucceeded, StartedAt: &t0, FinishedAt: &done, Outputs: map[string]string{"x": "1"}}},
-		Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: "r1/a/1",
-			Phase: apiv1.PhaseSucceeded, ExitCode: &exit, StartedAt: &t0, FinishedAt: &done}}},
+		Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{
+			Number: 1, ID: "r1/a/1",
+			Phase: apiv1.PhaseSucceeded, ExitCode: &exit, StartedAt: &t0, FinishedAt: &done,
+		}}},
 		Events: []apiv1.Event{{Node: "a", Attempt: 1, Phase: apiv1.PhaseSucceeded, Reason: "Exited", Time: done}},
 	}
 	if err := s.Apply(t.Context(), change); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	stolen := &store.Change{Run: "r1", Owner: "thief", Nodes: []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseFailed}},
-		Events: []apiv1.Event{{Phase: apiv1.PhaseFailed, Reason: "Stolen", Time: done}}}
+	stolen := &store.Change{
+		Run: "r1", Owner: "thief", Nodes: []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseFailed}},
+		Events: []apiv1.Event{{Phase: apiv1.PhaseFailed, Reason: "Stolen", Time: done}},
+	}
 	if err := s.Apply(t.Context(), stolen); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("Apply by a non-owner = %v, want ErrLeaseLost", err)
 	}
@@ -125,8 +135,10 @@ func testClaim(t *testing.T, s store.Store) {
 	if err := s.Apply(ctx, &store.Change{Run: "old", Owner: "ghost", Status: finished.Status}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.ClaimRuns(ctx, store.ClaimRunsParams{Owner: "me", Now: t0, Until: t0.Add(time.Minute),
-		IsDead: func(o string) bool { return o == "ghost" }})
+	got, err := s.ClaimRuns(ctx, store.ClaimRunsParams{
+		Owner: "me", Now: t0, Until: t0.Add(time.Minute),
+		IsDead: func(o string) bool { return o == "ghost" },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
