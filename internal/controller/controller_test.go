@@ -311,6 +311,19 @@ func TestPoolLimitsConcurrency(t *testing.T) {
 	if most != 2 {
 		t.Errorf("at most %d tasks ran at once on a pool of 2 CPUs, want 2", most)
 	}
+	events, err := e.store.ListEvents(t.Context(), store.ListEventsParams{Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := 0
+	for _, ev := range events {
+		if ev.Reason == "WaitingForResources" && strings.Contains(ev.Message, "needs cpu 1") {
+			waited++
+		}
+	}
+	if waited == 0 {
+		t.Error("no task recorded why it waited for resources")
+	}
 }
 
 func TestTaskLargerThanPoolIsRejected(t *testing.T) {

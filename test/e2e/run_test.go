@@ -155,3 +155,43 @@ func TestBrokenHomeIsACodedError(t *testing.T) {
 		t.Errorf("unwritable home: exit %d, stderr %q; want KLN-5001", r.code, r.stderr)
 	}
 }
+
+func TestLogsFollowUntilTheRunEnds(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: talker}
+spec:
+  tasks:
+  - {name: talk, command: [sh, -c, 'echo first; while [ ! -e `+gate+` ]; do sleep 0.01; done; echo second >&2; echo third']}
+`)
+	run := exec.Command(kilnBin, "--home", home, "run", wf)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run to start", func() bool {
+		list := runs(t, home)
+		return len(list) == 1 && list[0].Status.Phase == apiv1.PhaseRunning
+	})
+	follow := exec.Command(kilnBin, "--home", home, "logs", "-f", string(runs(t, home)[0].ID), "talk")
+	var out strings.Builder
+	follow.Stdout = &out
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "gate", "")
+	if err := run.Wait(); err != nil {
+		t.Fatalf("kiln run: %v", err)
+	}
+	if err := follow.Wait(); err != nil {
+		t.Fatalf("kiln logs -f: %v", err)
+	}
+	for _, want := range []string{"first\n", "second\n", "third\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("followed logs %q lack %q", out.String(), want)
+		}
+	}
+}
