@@ -36,3 +36,13 @@ type Notifier interface {
 	// may have been missed, until ctx ends. Calls come from one goroutine.
 	Watch(ctx context.Context, exited func(id string, st job.Status), resync func())
 }
+
+// Networker is implemented by backends that can run multi-node jobs. It
+// tells the engine where the nodes of an attempt are and reserves the
+// ports they meet on.
+type Networker interface {
+	// Network returns the hosts of an attempt's nodes and n free ports. It
+	// is idempotent: the same attempt always gets the same answer, so a
+	// rebuilt spec matches the one launched.
+	Network(ctx context.Context, id string, nodes, ports int) (job.Network, error)
+}

@@ -139,14 +139,15 @@ func (c *Controller) buildSpec(rs *runState, i, n int) (*job.Spec, error) {
 		errs = append(errs, err)
 		return v
 	}
+	p := job.Process{Env: append([]string(nil), c.cfg.Env...)}
 	for _, s := range append(append([]string(nil), t.Command...), t.Args...) {
-		spec.Command = append(spec.Command, expand(s))
+		p.Command = append(p.Command, expand(s))
 	}
-	spec.Env = append(spec.Env, c.cfg.Env...)
 	for _, e := range t.Env {
-		spec.Env = append(spec.Env, e.Name+"="+expand(e.Value))
+		p.Env = append(p.Env, e.Name+"="+expand(e.Value))
 	}
-	spec.Env = append(spec.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
+	p.Env = append(p.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
+	spec.Processes = []job.Process{p}
 	spec.WorkingDir = c.workingDir(rs, expand(t.WorkingDir))
 	spec.Outputs = t.Outputs.Params()
 	return spec, errors.Join(errs...)

@@ -5,24 +5,42 @@ package job
 
 import "time"
 
-// Spec is one attempt, ready to run. The same attempt always gives the same
-// Spec, so a restarted engine asks for exactly what it asked for before.
+// Spec is one attempt, ready to run: a task's single process, or the gang
+// of processes of a distributed training job, which start together and end
+// together. The same attempt always gives the same Spec, so a restarted
+// engine asks for exactly what it asked for before.
 type Spec struct {
 	// ID is the attempt's deterministic ID, "<run>/<task>/<number>".
 	// Backends name everything they create after it.
 	ID string
+	// Processes are started together. When one fails, the backend stops
+	// the others: a gang lives and dies as one.
+	Processes []Process
+	// WorkingDir is where the processes start; empty means the attempt's
+	// own directory.
+	WorkingDir string
+	// Files are written to the attempt's directory before any process
+	// starts (an MPI hostfile, say), keyed by file name.
+	Files map[string]string
+	// Outputs are the names of the output parameters to read back when the
+	// attempt succeeds.
+	Outputs []string
+	// Leader, if set, names the one process whose exit decides the
+	// attempt's (MPI's launcher); the others are stopped when it ends.
+	Leader string
+}
+
+// Process is one process of an attempt.
+type Process struct {
+	// Name is unique within the attempt: empty for a task's only process,
+	// "node-0-0" (node, process) for training replicas. Logs are kept per name.
+	Name string
 	// Command is the program and its arguments, templates expanded. It is
 	// run directly, never through a shell.
 	Command []string
 	// Env is the full environment as KEY=VALUE pairs. The backend adds
 	// KILN_OUTPUTS.
 	Env []string
-	// WorkingDir is where the process starts; empty means the attempt's
-	// own directory.
-	WorkingDir string
-	// Outputs are the names of the output parameters to read back when the
-	// attempt succeeds.
-	Outputs []string
 }
 
 // State is what a backend knows of an attempt.
@@ -32,7 +50,7 @@ type State int
 const (
 	// StateUnknown: the backend never started this attempt.
 	StateUnknown State = iota
-	// StateRunning: its process is running.
+	// StateRunning: its processes are running.
 	StateRunning
 	// StateExited: it finished; Status says how.
 	StateExited
@@ -44,17 +62,21 @@ const (
 // Status is the observed state of one attempt.
 type Status struct {
 	State State
-	// ExitCode is the process's exit status; -1 if it was killed by a signal
-	// or never started.
+	// ExitCode decides the attempt: the first failing process's exit
+	// status, or the leader's, or 0; -1 if killed by a signal or never started.
 	ExitCode int
-	// Signal names the signal that ended the process, if one did.
+	// Signal names the signal that ended the deciding process, if one did.
 	Signal string
-	// StartError says why the process could not be started; NotFound is
-	// set when its command does not exist.
+	// Failed names the process that failed first, for gangs.
+	Failed string
+	// StartError says why a process could not be started; NotFound is set
+	// when its command does not exist.
 	StartError string
 	NotFound   bool
-	// StartedAt and FinishedAt are the process's times.
+	// StartedAt and FinishedAt are the processes' times.
 	StartedAt, FinishedAt time.Time
+	// Processes are the exit codes of every process, by name.
+	Processes map[string]int
 	// Outputs are the output parameters read back after a successful exit.
 	Outputs map[string]string
 	// OutputError says why an output could not be read.
@@ -64,4 +86,12 @@ type Status struct {
 // Succeeded reports whether the attempt exited 0 and its outputs were read.
 func (s *Status) Succeeded() bool {
 	return s.State == StateExited && s.ExitCode == 0 && s.StartError == "" && s.OutputError == ""
+}
+
+// Network is where an attempt's processes reach each other.
+type Network struct {
+	// Hosts is the address of each node, as the processes see it.
+	Hosts []string
+	// Ports are free ports reserved for the attempt, the same on every call.
+	Ports []int
 }

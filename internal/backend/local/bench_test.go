@@ -26,7 +26,7 @@ func BenchmarkLaunchToExit(b *testing.B) {
 	b.ResetTimer()
 	var launch, wait time.Duration
 	for i := range b.N {
-		spec := &job.Spec{ID: fmt.Sprintf("r/t/%d", i+1), Command: []string{"true"}, Env: env}
+		spec := &job.Spec{ID: fmt.Sprintf("r/t/%d", i+1), Processes: []job.Process{{Command: []string{"true"}, Env: env}}}
 		t0 := time.Now()
 		if err := be.Launch(ctx, spec); err != nil {
 			b.Fatal(err)

@@ -44,29 +44,31 @@ func SocketPath(home string) string {
 	return filepath.Join(os.TempDir(), "kiln-"+hex.EncodeToString(sum[:8])+".sock")
 }
 
-// launchRecord is written when a process has started.
+// launchRecord is written when an attempt's processes have started.
 type launchRecord struct {
-	PID        int       `json:"pid"`
-	StartTicks uint64    `json:"startTicks"`
+	PIDs       []int     `json:"pids"`
+	StartTicks []uint64  `json:"startTicks"`
 	Supervisor string    `json:"supervisor"`
 	StartedAt  time.Time `json:"startedAt"`
 }
 
-// statusRecord is written when a process has ended or could not start.
+// statusRecord is written when an attempt has ended or could not start.
 type statusRecord struct {
-	ExitCode   int       `json:"exitCode"`
-	Signal     string    `json:"signal,omitempty"`
-	StartError string    `json:"startError,omitempty"`
-	NotFound   bool      `json:"notFound,omitempty"`
-	StartedAt  time.Time `json:"startedAt"`
-	FinishedAt time.Time `json:"finishedAt"`
+	ExitCode   int            `json:"exitCode"`
+	Signal     string         `json:"signal,omitempty"`
+	Failed     string         `json:"failed,omitempty"`
+	Processes  map[string]int `json:"processes,omitempty"`
+	StartError string         `json:"startError,omitempty"`
+	NotFound   bool           `json:"notFound,omitempty"`
+	StartedAt  time.Time      `json:"startedAt"`
+	FinishedAt time.Time      `json:"finishedAt"`
 }
 
 // jobStatus converts the record to what the engine sees, outputs not read.
 func (r *statusRecord) jobStatus() job.Status {
 	return job.Status{
-		State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, StartError: r.StartError,
-		NotFound: r.NotFound, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
+		StartError: r.StartError, NotFound: r.NotFound, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}
 }
 

@@ -59,7 +59,10 @@ func New(cfg Config) *Backend {
 
 // Launch implements backend.Backend.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
-	args := StartArgs{ID: spec.ID, Command: spec.Command, Env: spec.Env, WorkingDir: spec.WorkingDir}
+	args := StartArgs{ID: spec.ID, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader}
+	for _, p := range spec.Processes {
+		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env})
+	}
 	return b.call(ctx, "Supervisor.Start", args, &Empty{})
 }
 

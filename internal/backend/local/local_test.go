@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +61,7 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) launch(t *testing.T, id string, cmd ...string) *job.Spec {
 	t.Helper()
-	spec := &job.Spec{ID: id, Command: cmd, Env: os.Environ()}
+	spec := &job.Spec{ID: id, Processes: []job.Process{{Command: cmd, Env: os.Environ()}}}
 	if err := h.b.Launch(t.Context(), spec); err != nil {
 		t.Fatalf("Launch(%s): %v", id, err)
 	}
@@ -180,9 +182,9 @@ func TestAttemptOfADeadSupervisorIsLost(t *testing.T) {
 	if st.State != job.StateLost {
 		t.Fatalf("state = %v, err %v; want lost after the supervisor died", st.State, err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); startTicks(launch.PID) == launch.StartTicks; {
+	for deadline := time.Now().Add(10 * time.Second); startTicks(launch.PIDs[0]) == launch.StartTicks[0]; {
 		if time.Now().After(deadline) {
-			t.Fatalf("the lost attempt's process %d still runs", launch.PID)
+			t.Fatalf("the lost attempt's process %d still runs", launch.PIDs[0])
 		}
 		runtimeGosched()
 	}
@@ -196,6 +198,72 @@ func waitFile(t *testing.T, path string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never appeared", path)
+		}
+	}
+}
+
+func TestFailingMemberTakesItsGangDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	env := os.Environ()
+	spec := &job.Spec{ID: "r/gang/1", Processes: []job.Process{
+		{Name: "node-0-0", Command: []string{"sleep", "300"}, Env: env},
+		{Name: "node-0-1", Command: []string{"sh", "-c", "trap '' TERM; sleep 300"}, Env: env},
+		{Name: "node-1-0", Command: []string{"sh", "-c", "sleep 0.2; exit 5"}, Env: env},
+	}}
+	start := time.Now()
+	if err := h.b.Launch(t.Context(), spec); err != nil {
+		t.Fatal(err)
+	}
+	st := h.waitExit(t, spec)
+	if st.ExitCode != 5 || st.Failed != "node-1-0" {
+		t.Errorf("status = %+v, want exit 5 decided by node-1-0", st)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the gang took %s to go down after a member failed", took)
+	}
+	if st.Processes["node-0-1"] != -1 || st.Processes["node-0-0"] != -1 {
+		t.Errorf("members = %v, want the others killed", st.Processes)
+	}
+	for _, f := range []string{"node-0-0.stdout", "node-1-0.stderr"} {
+		if _, err := os.Stat(filepath.Join(AttemptDir(h.home, spec.ID), f)); err != nil {
+			t.Errorf("no per-process log %s: %v", f, err)
+		}
+	}
+}
+
+func TestLeaderDecidesAndFilesAreWritten(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	env := os.Environ()
+	spec := &job.Spec{ID: "r/mpi/1", Leader: "launcher", Files: map[string]string{"hostfile": "localhost slots=2\n"},
+		Processes: []job.Process{
+			{Name: "launcher", Command: []string{"sh", "-c", "grep -q slots=2 ../1/hostfile"}, Env: env},
+			{Name: "helper", Command: []string{"sleep", "300"}, Env: env},
+		}}
+	if err := h.b.Launch(t.Context(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.waitExit(t, spec); !st.Succeeded() {
+		t.Errorf("status = %+v, want success decided by the launcher alone", st)
+	}
+}
+
+func TestNetworkIsStablePerAttempt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a, err := h.b.Network(t.Context(), "r/net/1", 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := h.b.Network(t.Context(), "r/net/1", 2, 3)
+	other, _ := h.b.Network(t.Context(), "r/net/2", 2, 3)
+	if len(a.Ports) != 3 || len(a.Hosts) != 2 || fmt.Sprint(a) != fmt.Sprint(again) {
+		t.Errorf("Network = %v then %v, want the same 2 hosts and 3 ports", a, again)
+	}
+	for _, p := range other.Ports {
+		if slices.Contains(a.Ports, p) {
+			t.Errorf("two attempts share port %d", p)
 		}
 	}
 }

@@ -4,12 +4,20 @@ import "time"
 
 // The supervisor's RPC interface (net/rpc, gob over a unix socket).
 
-// StartArgs asks for one attempt's process.
+// StartArgs asks for one attempt's processes.
 type StartArgs struct {
 	ID         string
-	Command    []string
-	Env        []string
+	Processes  []ProcessArgs
 	WorkingDir string
+	Files      map[string]string
+	Leader     string
+}
+
+// ProcessArgs is one process of an attempt.
+type ProcessArgs struct {
+	Name    string
+	Command []string
+	Env     []string
 }
 
 // SignalArgs asks to stop an attempt's process group.

@@ -17,6 +17,11 @@ import (
 // maxExits is how many recent exits the supervisor remembers for watchers.
 const maxExits = 1 << 16
 
+// gangGrace is how long the rest of a gang gets between SIGTERM and
+// SIGKILL after one of its processes failed: a rank that dies takes its
+// gang down within a second.
+const gangGrace = 500 * time.Millisecond
+
 // Supervisor forks attempts, waits on them and records how they ended. One
 // runs per $KILN_HOME, outliving the engines that use it, so attempts go on
 // when an engine dies and their exit status is on disk when it returns.
@@ -25,109 +30,167 @@ type Supervisor struct {
 	instance string
 
 	mu       sync.Mutex
-	procs    map[string]*proc
+	gangs    map[string]*gang
 	exits    []Exit // recent exits; exits[i] has sequence base+i+1
 	base     uint64
 	changed  chan struct{} // closed and replaced on every exit
 	lastBusy time.Time
 }
 
-type proc struct {
-	cmd      *exec.Cmd // nil while starting
+// gang is one attempt's processes. members is nil while they start.
+type gang struct {
+	members  []*member
+	leader   string
+	running  int
 	stopping bool
 	grace    time.Duration
+	failed   *member // the first member that failed
+	started  time.Time
+}
+
+type member struct {
+	name   string
+	cmd    *exec.Cmd
+	done   bool
+	exit   int
+	signal string
 }
 
 // NewSupervisor returns a supervisor for home.
 func NewSupervisor(home string) *Supervisor {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &Supervisor{
-		home: home, instance: hex.EncodeToString(b), procs: map[string]*proc{},
-		changed: make(chan struct{}), lastBusy: time.Now(),
-	}
+	return &Supervisor{home: home, instance: hex.EncodeToString(b), gangs: map[string]*gang{},
+		changed: make(chan struct{}), lastBusy: time.Now()}
 }
 
-// Start starts an attempt's process in its own process group, unless the
-// attempt was started before (by this supervisor or an earlier one). The
-// lock is not held while the process is forked, so starts run in parallel.
+// Start starts an attempt's processes, each in its own process group,
+// unless the attempt was started before (by this supervisor or an earlier
+// one). The lock is not held while forking, so starts run in parallel.
 func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
 	if err := checkID(a.ID); err != nil {
 		return err
 	}
 	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
-	if _, known := s.procs[a.ID]; known || exists(filepath.Join(dir, "launch.json")) || exists(filepath.Join(dir, "status.json")) {
+	if _, known := s.gangs[a.ID]; known || exists(filepath.Join(dir, "launch.json")) || exists(filepath.Join(dir, "status.json")) {
 		s.mu.Unlock()
 		return nil
 	}
-	p := &proc{} // reserves the ID; cmd is set once started
-	s.procs[a.ID] = p
+	g := &gang{leader: a.Leader} // reserves the ID
+	s.gangs[a.ID] = g
 	s.mu.Unlock()
 
-	cmd, err := s.command(dir, a)
-	if err == nil {
-		err = cmd.Start()
-	}
-	closeFiles(cmd)
+	members, err := s.startAll(dir, a)
 	now := time.Now().UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		delete(s.procs, a.ID)
+		delete(s.gangs, a.ID)
 		_ = os.MkdirAll(dir, 0o755) // the failure may have come before the directory
 		var nf *notFoundError
-		notFound := errors.As(err, &nf)
-		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: err.Error(), NotFound: notFound, StartedAt: now, FinishedAt: now})
+		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: err.Error(), NotFound: errors.As(err, &nf), StartedAt: now, FinishedAt: now})
 		return nil
 	}
-	rec := launchRecord{PID: cmd.Process.Pid, StartTicks: startTicks(cmd.Process.Pid), Supervisor: s.instance, StartedAt: now}
-	if err := writeJSON(filepath.Join(dir, "launch.json"), rec); err != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		delete(s.procs, a.ID)
+	if err := writeJSON(filepath.Join(dir, "launch.json"), s.launchRecord(members, now)); err != nil {
+		for _, m := range members {
+			_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		delete(s.gangs, a.ID)
 		return fmt.Errorf("recording launch of %s: %w", a.ID, err)
 	}
-	p.cmd = cmd
-	if p.stopping { // an Abort arrived while it was starting
-		s.terminate(a.ID, p, p.grace)
+	g.members, g.running, g.started = members, len(members), now
+	if g.stopping { // an Abort arrived while it was starting
+		s.terminate(g, g.grace)
 	}
-	go s.wait(a.ID, p, now)
+	for _, m := range members {
+		go s.wait(a.ID, g, m)
+	}
 	return nil
+}
+
+func (s *Supervisor) launchRecord(members []*member, now time.Time) launchRecord {
+	rec := launchRecord{Supervisor: s.instance, StartedAt: now}
+	for _, m := range members {
+		pid := m.cmd.Process.Pid
+		rec.PIDs = append(rec.PIDs, pid)
+		rec.StartTicks = append(rec.StartTicks, startTicks(pid))
+	}
+	return rec
+}
+
+// startAll writes the attempt's files and starts its processes. If one
+// cannot start, those already started are killed.
+func (s *Supervisor) startAll(dir string, a StartArgs) ([]*member, error) {
+	if len(a.Processes) == 0 {
+		return nil, errors.New("no process to start")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "outputs"), 0o755); err != nil {
+		return nil, err
+	}
+	for name, content := range a.Files {
+		if strings.ContainsAny(name, "/\\") {
+			return nil, fmt.Errorf("file name %q has a path separator", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	var members []*member
+	for _, p := range a.Processes {
+		cmd, err := command(dir, a.WorkingDir, p)
+		if err == nil {
+			err = cmd.Start()
+		}
+		closeFiles(cmd)
+		if err != nil {
+			for _, m := range members {
+				_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+				_ = m.cmd.Wait()
+			}
+			return nil, err
+		}
+		members = append(members, &member{name: p.Name, cmd: cmd})
+	}
+	return members, nil
 }
 
 type notFoundError struct{ msg string }
 
 func (e *notFoundError) Error() string { return e.msg }
 
-func (s *Supervisor) command(dir string, a StartArgs) (*exec.Cmd, error) {
-	if len(a.Command) == 0 {
+// logName returns the file a process's stream is written to: "stdout" for
+// a task's only process, "<name>.stdout" for a gang's members.
+func logName(process, stream string) string {
+	if process == "" {
+		return stream
+	}
+	return process + "." + stream
+}
+
+func command(dir, workingDir string, p ProcessArgs) (*exec.Cmd, error) {
+	if len(p.Command) == 0 {
 		return nil, errors.New("empty command")
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "outputs"), 0o755); err != nil {
-		return nil, err
-	}
-	path, err := lookPath(a.Command[0], a.Env)
+	path, err := lookPath(p.Command[0], p.Env)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := os.Create(filepath.Join(dir, "stdout"))
+	stdout, err := os.Create(filepath.Join(dir, logName(p.Name, "stdout")))
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	stderr, err := os.Create(filepath.Join(dir, logName(p.Name, "stderr")))
 	if err != nil {
 		stdout.Close()
 		return nil, err
 	}
-	wd := a.WorkingDir
-	if wd == "" {
-		wd = dir
+	if workingDir == "" {
+		workingDir = dir
 	}
-	env := append(append([]string(nil), a.Env...), "KILN_OUTPUTS="+filepath.Join(dir, "outputs"))
-	return &exec.Cmd{
-		Path: path, Args: a.Command, Env: env, Dir: wd, Stdout: stdout, Stderr: stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}, nil
+	env := append(append([]string(nil), p.Env...), "KILN_OUTPUTS="+filepath.Join(dir, "outputs"))
+	return &exec.Cmd{Path: path, Args: p.Command, Env: env, Dir: workingDir, Stdout: stdout, Stderr: stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}, nil
 }
 
 func closeFiles(cmd *exec.Cmd) {
@@ -180,22 +243,48 @@ func executable(p string) error {
 	return nil
 }
 
-// wait waits for the process, stops whatever it left in its group and
-// records how it ended.
-func (s *Supervisor) wait(id string, p *proc, started time.Time) {
-	err := p.cmd.Wait()
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	rec := statusRecord{ExitCode: p.cmd.ProcessState.ExitCode(), StartedAt: started, FinishedAt: time.Now().UTC()}
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		rec.Signal = ws.Signal().String()
-	}
-	if err != nil && rec.ExitCode == 0 {
-		rec.ExitCode, rec.StartError = -1, err.Error()
-	}
+// wait waits for one member, stops whatever it left in its group, takes
+// the gang down if the member failed (or was the leader), and records the
+// attempt's end when the last member is gone.
+func (s *Supervisor) wait(id string, g *gang, m *member) {
+	_ = m.cmd.Wait()
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.procs, id)
-	s.recordExit(id, rec)
+	m.done, m.exit = true, m.cmd.ProcessState.ExitCode()
+	if ws, ok := m.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		m.signal = ws.Signal().String()
+	}
+	if (m.exit != 0 || m.signal != "") && g.failed == nil {
+		g.failed = m
+	}
+	if g.running--; g.running > 0 && (m == g.failed || m.name == g.leader) {
+		s.terminate(g, gangGrace)
+	}
+	if g.running == 0 {
+		delete(s.gangs, id)
+		s.recordExit(id, g.status())
+	}
+}
+
+// status is how the gang ended: decided by its leader if it has one, else
+// by its first failed member, else it succeeded.
+func (g *gang) status() statusRecord {
+	rec := statusRecord{StartedAt: g.started, FinishedAt: time.Now().UTC(), Processes: map[string]int{}}
+	decider := g.failed
+	for _, m := range g.members {
+		rec.Processes[m.name] = m.exit
+		if g.leader != "" && m.name == g.leader {
+			decider = m
+		}
+	}
+	if decider != nil {
+		rec.ExitCode, rec.Signal = decider.exit, decider.signal
+		if decider.exit != 0 || decider.signal != "" {
+			rec.Failed = decider.name
+		}
+	}
+	return rec
 }
 
 // recordExit writes the status file and tells watchers. s.mu must be held.

@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// Signal stops an attempt's process group: SIGTERM now, SIGKILL after the
-// grace period if the process is still running. It is a no-op for an
-// attempt that is not running.
+// Signal stops an attempt: SIGTERM to each of its process groups now,
+// SIGKILL after the grace period to those still running. An attempt not
+// started yet is marked so that it never starts. It is a no-op for an
+// attempt that has ended.
 func (s *Supervisor) Signal(a SignalArgs, _ *Empty) error {
 	if err := checkID(a.ID); err != nil {
 		return err
@@ -17,37 +18,41 @@ func (s *Supervisor) Signal(a SignalArgs, _ *Empty) error {
 	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.procs[a.ID]
+	g, ok := s.gangs[a.ID]
 	switch {
 	case !ok && !exists(filepath.Join(dir, "launch.json")) && !exists(filepath.Join(dir, "status.json")):
-		// Not started yet: make sure it never starts.
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 		now := time.Now().UTC()
 		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: "stopped before it started", StartedAt: now, FinishedAt: now})
-	case !ok || p.stopping:
-	case p.cmd == nil:
-		p.stopping, p.grace = true, a.Grace // Start sends the signals once forked
+	case !ok || g.stopping:
+	case g.members == nil:
+		g.stopping, g.grace = true, a.Grace // Start sends the signals once forked
 	default:
-		s.terminate(a.ID, p, a.Grace)
+		s.terminate(g, a.Grace)
 	}
 	return nil
 }
 
-// terminate sends SIGTERM to p's group now and SIGKILL after grace if it
-// still runs. s.mu must be held.
-func (s *Supervisor) terminate(id string, p *proc, grace time.Duration) {
-	p.stopping = true
-	pid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	time.AfterFunc(grace, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.procs[id] == p {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
+// terminate sends SIGTERM to every running member's group now and SIGKILL
+// after grace to those still running. s.mu must be held.
+func (s *Supervisor) terminate(g *gang, grace time.Duration) {
+	g.stopping = true
+	for _, m := range g.members {
+		if m.done {
+			continue
 		}
-	})
+		pid := m.cmd.Process.Pid
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		time.AfterFunc(grace, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !m.done {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		})
+	}
 }
 
 // State reports what is known of an attempt. An attempt started by an
@@ -60,7 +65,7 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 	}
 	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
-	_, running := s.procs[a.ID]
+	_, running := s.gangs[a.ID]
 	s.mu.Unlock()
 	if running {
 		r.Running = true
@@ -81,8 +86,10 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 		r.Exited, err = readJSON(filepath.Join(dir, "status.json"), &r.Status)
 		return err
 	}
-	if launch.StartTicks != 0 && startTicks(launch.PID) == launch.StartTicks {
-		_ = syscall.Kill(-launch.PID, syscall.SIGKILL)
+	for i, pid := range launch.PIDs {
+		if launch.StartTicks[i] != 0 && startTicks(pid) == launch.StartTicks[i] {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
 	}
 	r.Lost = true
 	return nil
@@ -126,7 +133,7 @@ func (s *Supervisor) Info(_ Empty, r *InfoReply) error {
 func (s *Supervisor) idle(d time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.procs) > 0 {
+	if len(s.gangs) > 0 {
 		s.lastBusy = time.Now()
 		return false
 	}
