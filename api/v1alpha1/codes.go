@@ -26,7 +26,10 @@ const (
 	CodeUnknownParam    Code = "KLN-1014"
 	CodeMissingParam    Code = "KLN-1015"
 	CodeReservedEnv     Code = "KLN-1016"
+	CodeUnknownRuntime  Code = "KLN-1017"
+	CodeNoMLPolicy      Code = "KLN-1018"
 	CodeTooLarge        Code = "KLN-2001"
+	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
 	CodeExit            Code = "KLN-3002"
 	CodeAttemptTimeout  Code = "KLN-3003"
@@ -68,11 +71,14 @@ func CodeInfos() []CodeInfo {
 		{CodeQuantity, "a resource quantity cannot be parsed", "use quantities such as 500m, 2, 512Mi or 4Gi"},
 		{CodeTemplate, "a {{...}} template refers to something that does not exist", "refer to a declared param, an output of an upstream task, outputs.dir, run.id, run.name, task.name or task.attempt"},
 		{CodeInvalidValue, "a value is out of its allowed range", "see the message for the allowed range"},
-		{CodeRunnable, "the files do not hold exactly one runnable resource", "pass files with one Workflow"},
+		{CodeRunnable, "the files do not hold exactly one runnable resource", "pass files with one Workflow or TrainJob (TrainingRuntimes may come with it)"},
 		{CodeUnknownParam, "a parameter given at submit is not declared by the workflow", "declare it under spec.params or fix its name"},
 		{CodeMissingParam, "a parameter without a default was not given", "pass it with -p name=value"},
-		{CodeReservedEnv, "an environment variable name is reserved by kiln", "rename the variable; names starting with KILN_ are kiln's"},
+		{CodeReservedEnv, "an environment variable name is reserved by kiln or by the job's framework", "rename the variable; kiln and the framework set it"},
+		{CodeUnknownRuntime, "a TrainJob or train task names a runtime that is neither built in nor defined in the files", "list runtimes with kiln get runtimes, or add a TrainingRuntime document"},
+		{CodeNoMLPolicy, "a TrainingRuntime has no mlPolicy, or more than one framework in it", "set exactly one of mlPolicy.torch, mpi, xgboost, tensorflow, jax or plain"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
+		{CodeScheduleTimeout, "a gang could not be admitted whole within gangPolicy.scheduleTimeoutSeconds", "free resources, shrink the job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
 		{CodeExit, "the task's process exited with a non-zero status", "read the task's logs with kiln logs"},
 		{CodeAttemptTimeout, "an attempt ran longer than the task's timeout", "raise timeout or make the task faster"},

@@ -35,13 +35,17 @@ type Param struct {
 	Description string `json:"description,omitempty"`
 }
 
-// Task is one node of a workflow: a command run as a process.
+// Task is one node of a workflow: a command run as a process, or, with
+// Train, a distributed training job.
 type Task struct {
 	// Name is a DNS-1123 label, unique within the workflow.
 	Name string `json:"name"`
 	// Command is the program and its first arguments. It is run directly,
 	// never through a shell; templates in it are expanded first.
-	Command []string `json:"command"`
+	Command []string `json:"command,omitempty"`
+	// Train runs the task as a TrainJob instead of a single process; its
+	// command lives in it.
+	Train *TrainTask `json:"train,omitempty"`
 	// Args are appended to Command.
 	Args []string `json:"args,omitempty"`
 	// Env adds environment variables. Names starting with KILN_ are reserved.

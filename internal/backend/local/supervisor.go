@@ -274,7 +274,9 @@ func (g *gang) status() statusRecord {
 	decider := g.failed
 	for _, m := range g.members {
 		rec.Processes[m.name] = m.exit
-		if g.leader != "" && m.name == g.leader {
+		// The leader decides, unless it was only stopped because another
+		// member had failed first.
+		if g.leader != "" && m.name == g.leader && (m.signal == "" || g.failed == nil || g.failed == m) {
 			decider = m
 		}
 	}

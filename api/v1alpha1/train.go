@@ -1,0 +1,140 @@
+package v1alpha1
+
+// Kinds of the training resources.
+const (
+	KindTrainJob        = "TrainJob"
+	KindTrainingRuntime = "TrainingRuntime"
+)
+
+// TrainJob is a distributed training job: a trainer (command, nodes,
+// processes per node, resources) run with a TrainingRuntime's policies.
+type TrainJob struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta   `json:"metadata"`
+	Spec     TrainJobSpec `json:"spec"`
+}
+
+// TrainJobSpec is what a TrainJob runs.
+type TrainJobSpec struct {
+	// RuntimeRef names the TrainingRuntime: a built-in one (kiln get
+	// runtimes) or one defined in the files submitted with the job.
+	RuntimeRef RuntimeRef `json:"runtimeRef"`
+	// Trainer overrides the runtime's template.
+	Trainer *Trainer `json:"trainer,omitempty"`
+	// RunPolicy bounds restarts and time.
+	RunPolicy *RunPolicy `json:"runPolicy,omitempty"`
+}
+
+// RuntimeRef names a TrainingRuntime.
+type RuntimeRef struct {
+	Name string `json:"name"`
+}
+
+// Trainer is the job's processes.
+type Trainer struct {
+	// Command and Args run on every node (templates allowed in a workflow).
+	Command []string `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is added to every process. Names the framework sets are reserved.
+	Env []EnvVar `json:"env,omitempty"`
+	// NumNodes overrides the runtime's mlPolicy.numNodes (default 1).
+	NumNodes *int32 `json:"numNodes,omitempty"`
+	// NumProcPerNode is a number, or "auto" (GPUs per node if any, else
+	// the node's CPUs), "cpu" or "gpu". Torch and MPI read it.
+	NumProcPerNode *Quantity `json:"numProcPerNode,omitempty"`
+	// ResourcesPerNode is what each node takes from the pool; default one
+	// CPU per process.
+	ResourcesPerNode *Resources `json:"resourcesPerNode,omitempty"`
+}
+
+// RunPolicy bounds a job's restarts and time.
+type RunPolicy struct {
+	// BackoffLimit is how often the whole gang restarts after a failure (default 0).
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+	// ActiveDeadlineSeconds bounds the job, restarts included.
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+	// TTLSecondsAfterFinished is accepted for compatibility; local runs keep their records.
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// TrainTask is a TrainJob run as one node of a workflow.
+type TrainTask struct {
+	// Runtime names the TrainingRuntime.
+	Runtime string `json:"runtime"`
+	Trainer `json:",inline"`
+	// ResolvedRuntime is the runtime as resolved at submit time; kiln sets
+	// it so a resumed run uses exactly the runtime it started with.
+	ResolvedRuntime *TrainingRuntimeSpec `json:"resolvedRuntime,omitempty"`
+}
+
+// TrainingRuntime is a reusable blueprint for TrainJobs.
+type TrainingRuntime struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta          `json:"metadata"`
+	Spec     TrainingRuntimeSpec `json:"spec"`
+}
+
+// TrainingRuntimeSpec holds a runtime's policies and defaults.
+type TrainingRuntimeSpec struct {
+	// MLPolicy picks the framework and the default number of nodes. Required.
+	MLPolicy *MLPolicy `json:"mlPolicy,omitempty"`
+	// GangPolicy bounds how long a job may wait to be admitted whole.
+	GangPolicy *GangPolicy `json:"gangPolicy,omitempty"`
+	// Template gives defaults the TrainJob's trainer overrides.
+	Template *Trainer `json:"template,omitempty"`
+	// FailurePolicy says which failures restart the gang.
+	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
+}
+
+// MLPolicy is the framework of a runtime: exactly one of its sources is set.
+type MLPolicy struct {
+	// NumNodes is the default number of nodes (default 1).
+	NumNodes   *int32            `json:"numNodes,omitempty"`
+	Torch      *TorchPolicy      `json:"torch,omitempty"`
+	MPI        *MPIPolicy        `json:"mpi,omitempty"`
+	XGBoost    *XGBoostPolicy    `json:"xgboost,omitempty"`
+	TensorFlow *TensorFlowPolicy `json:"tensorflow,omitempty"`
+	JAX        *JAXPolicy        `json:"jax,omitempty"`
+	Plain      *PlainPolicy      `json:"plain,omitempty"`
+}
+
+// TorchPolicy configures PyTorch distributed.
+type TorchPolicy struct {
+	// NumProcPerNode default: "auto".
+	NumProcPerNode *Quantity `json:"numProcPerNode,omitempty"`
+}
+
+// MPIPolicy configures MPI (OpenMPI).
+type MPIPolicy struct {
+	// NumProcPerNode is the slots per node (default 1).
+	NumProcPerNode *int32 `json:"numProcPerNode,omitempty"`
+}
+
+// XGBoostPolicy configures distributed XGBoost (rabit/collective).
+type XGBoostPolicy struct{}
+
+// TensorFlowPolicy configures TF_CONFIG: node 0 is the chief, the other
+// nodes are workers, and NumPS parameter servers run beside them.
+type TensorFlowPolicy struct {
+	NumPS *int32 `json:"numPS,omitempty"`
+}
+
+// JAXPolicy configures jax.distributed: one process per node.
+type JAXPolicy struct{}
+
+// PlainPolicy runs the nodes with no framework environment.
+type PlainPolicy struct{}
+
+// GangPolicy bounds gang admission.
+type GangPolicy struct {
+	// ScheduleTimeoutSeconds fails a job that could not be admitted whole
+	// within this time. Default: wait as long as it takes.
+	ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
+}
+
+// FailurePolicy says which failures restart a gang.
+type FailurePolicy struct {
+	// RetryableExitCodes restart the gang (within backoffLimit); any other
+	// exit fails the job at once. Empty: every failure may restart.
+	RetryableExitCodes []int32 `json:"retryableExitCodes,omitempty"`
+}

@@ -1,0 +1,56 @@
+package training
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"kiln.dev/kiln/internal/job"
+)
+
+// mpi runs an OpenMPI job: a launcher process runs mpirun, which starts
+// numNodes x numProcPerNode ranks on the hosts of a hostfile. Only the
+// launcher's exit decides the job. On one machine mpirun forks every rank
+// itself, without ssh.
+type mpi struct{}
+
+func (mpi) Name() string { return "mpi" }
+
+func (mpi) Reserved() []string {
+	return []string{"OMPI_MCA_orte_default_hostfile", "OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"}
+}
+
+func (mpi) Ports(*Job) int { return 0 }
+
+func (mpi) Build(j *Job, in *Input, spec *job.Spec) error {
+	total := j.NumNodes * j.NumProcPerNode
+	spec.Files = map[string]string{"hostfile": hostfile(in.Network.Hosts[:j.NumNodes], j.NumProcPerNode)}
+	env := with(in.Env, "OMPI_MCA_orte_default_hostfile", filepath.Join(in.Dir, "hostfile"),
+		"OMPI_ALLOW_RUN_AS_ROOT", "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+	cmd := in.Command
+	if base := filepath.Base(cmd[0]); base != "mpirun" && base != "mpiexec" {
+		cmd = append([]string{"mpirun", "-np", strconv.Itoa(total)}, cmd...)
+	}
+	spec.Processes = []job.Process{{Name: "launcher", Command: cmd, Env: env}}
+	spec.Leader = "launcher"
+	return nil
+}
+
+// hostfile lists each host with its slots. Nodes that share a host (all
+// of them, on one machine) share one line: OpenMPI refuses a host listed twice.
+func hostfile(hosts []string, slots int) string {
+	var order []string
+	count := map[string]int{}
+	for _, h := range hosts {
+		if count[h] == 0 {
+			order = append(order, h)
+		}
+		count[h] += slots
+	}
+	var b strings.Builder
+	for _, h := range order {
+		fmt.Fprintf(&b, "%s slots=%d\n", h, count[h])
+	}
+	return b.String()
+}

@@ -1,0 +1,57 @@
+package training
+
+import (
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Builtin returns the runtimes kiln ships. A TrainingRuntime of the same
+// name in the submitted files overrides one.
+func Builtin() []apiv1.TrainingRuntime {
+	one := int32(1)
+	rt := func(name string, p apiv1.MLPolicy) apiv1.TrainingRuntime {
+		p.NumNodes = &one
+		return apiv1.TrainingRuntime{
+			TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainingRuntime},
+			Metadata: apiv1.ObjectMeta{Name: name, Labels: map[string]string{"kiln.dev/builtin": "true"}},
+			Spec:     apiv1.TrainingRuntimeSpec{MLPolicy: &p},
+		}
+	}
+	auto := apiv1.Quantity("auto")
+	return []apiv1.TrainingRuntime{
+		rt("torch-distributed", apiv1.MLPolicy{Torch: &apiv1.TorchPolicy{NumProcPerNode: &auto}}),
+		rt("mpi", apiv1.MLPolicy{MPI: &apiv1.MPIPolicy{NumProcPerNode: &one}}),
+		rt("xgboost", apiv1.MLPolicy{XGBoost: &apiv1.XGBoostPolicy{}}),
+		rt("tensorflow", apiv1.MLPolicy{TensorFlow: &apiv1.TensorFlowPolicy{}}),
+		rt("jax", apiv1.MLPolicy{JAX: &apiv1.JAXPolicy{}}),
+		rt("plain", apiv1.MLPolicy{Plain: &apiv1.PlainPolicy{}}),
+	}
+}
+
+// Runtimes maps runtime names to specs: those the user defined, over the
+// built-in ones.
+type Runtimes map[string]*apiv1.TrainingRuntimeSpec
+
+// NewRuntimes returns the built-in runtimes overridden by user's.
+func NewRuntimes(user ...apiv1.TrainingRuntime) Runtimes {
+	r := Runtimes{}
+	for _, list := range [][]apiv1.TrainingRuntime{Builtin(), user} {
+		for i := range list {
+			r[list[i].Metadata.Name] = &list[i].Spec
+		}
+	}
+	return r
+}
+
+// frameworks lists which framework sources a policy sets.
+func frameworks(p *apiv1.MLPolicy) []string {
+	var names []string
+	for name, set := range map[string]bool{
+		"torch": p.Torch != nil, "mpi": p.MPI != nil, "xgboost": p.XGBoost != nil,
+		"tensorflow": p.TensorFlow != nil, "jax": p.JAX != nil, "plain": p.Plain != nil,
+	} {
+		if set {
+			names = append(names, name)
+		}
+	}
+	return names
+}
