@@ -63,6 +63,40 @@ type NodeStatus struct {
 	Outputs map[string]string `json:"outputs,omitempty"`
 	// Attempts are the task's attempts, first to last.
 	Attempts []AttemptStatus `json:"attempts,omitempty"`
+	// Conditions of a training job, in the Kubeflow Trainer way, one per type.
+	Conditions []Condition `json:"conditions,omitempty"`
+	// Replicas counts a training job's processes per replica group.
+	Replicas []ReplicaGroupStatus `json:"replicas,omitempty"`
+}
+
+// Condition types of a training job.
+const (
+	ConditionCreated    = "Created"
+	ConditionQueued     = "Queued"
+	ConditionRunning    = "Running"
+	ConditionRestarting = "Restarting"
+	ConditionSuspended  = "Suspended"
+	ConditionComplete   = "Complete"
+	ConditionFailed     = "Failed"
+)
+
+// Condition is one aspect of a job's state, upserted by Type.
+type Condition struct {
+	Type string `json:"type"`
+	// Status is "True" or "False".
+	Status             string    `json:"status"`
+	Reason             string    `json:"reason,omitempty"`
+	Message            string    `json:"message,omitempty"`
+	LastTransitionTime time.Time `json:"lastTransitionTime"`
+}
+
+// ReplicaGroupStatus counts the processes of one replica group ("node",
+// "launcher", "chief", "worker", "ps") of the current attempt.
+type ReplicaGroupStatus struct {
+	Name      string `json:"name"`
+	Active    int    `json:"active"`
+	Succeeded int    `json:"succeeded"`
+	Failed    int    `json:"failed"`
 }
 
 // AttemptStatus is one try at running a task.

@@ -9,6 +9,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/training"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -31,47 +32,90 @@ func Load(files []string, params map[string]string) (*Loaded, error) {
 		return nil, err
 	}
 	if len(plans) != 1 {
-		return nil, runnableError(files, docs)
+		return nil, runnableError(files, plans)
 	}
 	l := &Loaded{Doc: plans[0].Doc, Plan: plans[0].Plan}
 	l.Params, err = workflow.ResolveParams(l.Doc, l.Plan.Workflow, params)
 	return l, err
 }
 
-// Checked is one valid document and its compiled plan.
+// Checked is one valid runnable document (Workflow or TrainJob) and its
+// compiled plan.
 type Checked struct {
 	Doc  *workflow.Document
 	Plan *workflow.Plan
 }
 
-// CheckDocuments validates every document and returns the compiled plans.
+// CheckDocuments validates every document: TrainingRuntimes first, which
+// then override the built-in runtimes of the same name for the Workflows
+// and TrainJobs beside them. It returns the compiled runnable documents
+// and every problem found.
 func CheckDocuments(docs []workflow.Document) ([]Checked, error) {
 	var errs []error
+	var user []apiv1.TrainingRuntime
+	for i := range docs {
+		if docs[i].Kind != apiv1.KindTrainingRuntime {
+			continue
+		}
+		rt, err := workflow.DecodeTrainingRuntime(&docs[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		user = append(user, *rt)
+	}
+	runtimes := training.NewRuntimes(user...)
 	var out []Checked
 	for i := range docs {
-		wf, err := workflow.DecodeWorkflow(&docs[i])
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		plan, err := compileDocument(&docs[i], runtimes)
+		errs = append(errs, err)
+		if plan != nil {
+			resolveRuntimes(plan)
+			out = append(out, Checked{Doc: &docs[i], Plan: plan})
 		}
-		plan, err := workflow.Compile(&docs[i], wf)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, Checked{Doc: &docs[i], Plan: plan})
 	}
 	return out, errors.Join(errs...)
 }
 
-func runnableError(files []string, docs []workflow.Document) error {
-	names := make([]string, len(docs))
-	for i := range docs {
-		names[i] = docs[i].Object()
+func compileDocument(doc *workflow.Document, runtimes training.Runtimes) (*workflow.Plan, error) {
+	switch doc.Kind {
+	case apiv1.KindTrainingRuntime:
+		return nil, nil
+	case apiv1.KindTrainJob:
+		tj, err := workflow.DecodeTrainJob(doc)
+		if err != nil {
+			return nil, err
+		}
+		return workflow.CompileTrainJob(doc, tj, runtimes)
+	case apiv1.KindWorkflow:
+		wf, err := workflow.DecodeWorkflow(doc)
+		if err != nil {
+			return nil, err
+		}
+		return workflow.Compile(doc, wf, runtimes)
+	}
+	return nil, &apiv1.Error{Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
+		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind)}
+}
+
+// resolveRuntimes writes each train task's runtime into the workflow, so
+// the run keeps the runtime it was submitted with.
+func resolveRuntimes(plan *workflow.Plan) {
+	for i, t := range plan.Tasks {
+		if t.Train != nil {
+			plan.Workflow.Spec.Tasks[i].Train.ResolvedRuntime = t.Train.Runtime
+		}
+	}
+}
+
+func runnableError(files []string, plans []Checked) error {
+	names := make([]string, len(plans))
+	for i := range plans {
+		names[i] = plans[i].Doc.Object()
 	}
 	return &apiv1.Error{
 		Code: apiv1.CodeRunnable, File: strings.Join(files, ", "),
-		Message: fmt.Sprintf("found %d runnable resources (%s), want exactly one", len(docs), strings.Join(names, ", ")),
+		Message: fmt.Sprintf("found %d runnable resources (%s), want exactly one Workflow or TrainJob", len(plans), strings.Join(names, ", ")),
 	}
 }
 

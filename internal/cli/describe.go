@@ -96,6 +96,7 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
 		}
 	}
 	tw.Flush()
+	writeTrainStatus(w, r)
 	fmt.Fprintln(w, "Events:")
 	for _, ev := range events {
 		fmt.Fprintf(w, "  %s\n", eventLine(ev))
@@ -113,4 +114,24 @@ func outputsLine(m map[string]string) string {
 		parts[i] = k + "=" + oneLine(m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// writeTrainStatus shows the conditions and replica counts of training jobs.
+func writeTrainStatus(w io.Writer, r *apiv1.Run) {
+	for _, n := range r.Status.Nodes {
+		if len(n.Conditions) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "Training job %s:\n", n.Name)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CONDITION\tSTATUS\tREASON\tSINCE\tMESSAGE")
+		for _, c := range n.Conditions {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.LastTransitionTime.Local().Format("15:04:05"), oneLine(c.Message))
+		}
+		fmt.Fprintln(tw, "  REPLICAS\tACTIVE\tSUCCEEDED\tFAILED")
+		for _, g := range n.Replicas {
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\n", g.Name, g.Active, g.Succeeded, g.Failed)
+		}
+		tw.Flush()
+	}
 }

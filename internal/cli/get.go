@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/training"
+	"kiln.dev/kiln/internal/workflow"
 )
 
 func newGetCmd(e *env) *cobra.Command {
@@ -44,6 +49,106 @@ func newGetCmd(e *env) *cobra.Command {
 	runs.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
 	runs.Flags().StringVar(&phase, "phase", "", "only runs in this phase")
 	runs.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
-	get.AddCommand(runs)
+	get.AddCommand(runs, newGetRuntimesCmd(e))
 	return get
+}
+
+func newGetRuntimesCmd(e *env) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "runtimes [FILE...]",
+		Aliases: []string{"runtime"},
+		Short:   "List training runtimes: the built-in ones, overridden by those in FILE...",
+		RunE: func(cmd *cobra.Command, files []string) error {
+			list, err := runtimesIn(files)
+			if err != nil {
+				return err
+			}
+			if done, err := printObject(e.stdout, output, list); done {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tFRAMEWORK\tNODES\tGANG TIMEOUT\tSOURCE")
+			for _, rt := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", rt.Metadata.Name, framework(rt.Spec.MLPolicy), nodes(rt.Spec.MLPolicy),
+					gangTimeout(rt.Spec.GangPolicy), source(rt))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
+	return cmd
+}
+
+// runtimesIn returns the built-in runtimes with those in files replacing
+// them by name, sorted by name.
+func runtimesIn(files []string) ([]apiv1.TrainingRuntime, error) {
+	byName := map[string]apiv1.TrainingRuntime{}
+	for _, rt := range training.Builtin() {
+		byName[rt.Metadata.Name] = rt
+	}
+	docs, err := workflow.ReadFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for i := range docs {
+		if docs[i].Kind != apiv1.KindTrainingRuntime {
+			continue
+		}
+		rt, err := workflow.DecodeTrainingRuntime(&docs[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rt.Metadata.Annotations = map[string]string{"kiln.dev/source": docs[i].File}
+		byName[rt.Metadata.Name] = *rt
+	}
+	list := make([]apiv1.TrainingRuntime, 0, len(byName))
+	for _, rt := range byName {
+		list = append(list, rt)
+	}
+	slices.SortFunc(list, func(a, b apiv1.TrainingRuntime) int { return strings.Compare(a.Metadata.Name, b.Metadata.Name) })
+	return list, errors.Join(errs...)
+}
+
+func framework(p *apiv1.MLPolicy) string {
+	switch {
+	case p == nil:
+		return "-"
+	case p.Torch != nil:
+		return "torch"
+	case p.MPI != nil:
+		return "mpi"
+	case p.XGBoost != nil:
+		return "xgboost"
+	case p.TensorFlow != nil:
+		return "tensorflow"
+	case p.JAX != nil:
+		return "jax"
+	case p.Plain != nil:
+		return "plain"
+	}
+	return "-"
+}
+
+func nodes(p *apiv1.MLPolicy) string {
+	if p == nil || p.NumNodes == nil {
+		return "1"
+	}
+	return fmt.Sprint(*p.NumNodes)
+}
+
+func gangTimeout(g *apiv1.GangPolicy) string {
+	if g == nil || g.ScheduleTimeoutSeconds == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%ds", *g.ScheduleTimeoutSeconds)
+}
+
+func source(rt apiv1.TrainingRuntime) string {
+	if s := rt.Metadata.Annotations["kiln.dev/source"]; s != "" {
+		return s
+	}
+	return "built-in"
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,13 +102,36 @@ func (t *tailer) printOnce(run *apiv1.Run) {
 			number = t.attempt
 		}
 		dir := t.a.AttemptDir(run.ID, n.Name, number)
-		for _, stream := range []string{"stdout", "stderr"} {
-			t.copyNew(filepath.Join(dir, stream), n.Name)
+		for _, f := range logFiles(dir) {
+			label := n.Name
+			if proc, _, ok := strings.Cut(f, "."); ok {
+				label += "/" + proc
+			}
+			t.copyNew(filepath.Join(dir, f), label, t.prefix || strings.Contains(f, "."))
 		}
 	}
 }
 
-func (t *tailer) copyNew(path, task string) {
+// logFiles lists an attempt's log files: stdout and stderr of a task, or
+// <process>.stdout and <process>.stderr of each process of a gang, stdout
+// before stderr.
+func logFiles(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, stream := range []string{"stdout", "stderr"} {
+		for _, e := range entries {
+			if name := e.Name(); name == stream || strings.HasSuffix(name, "."+stream) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+func (t *tailer) copyNew(path, task string, prefix bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -121,7 +145,7 @@ func (t *tailer) copyNew(path, task string) {
 		return
 	}
 	t.offsets[path] += int64(len(b))
-	if !t.prefix {
+	if !prefix {
 		_, _ = t.e.stdout.Write(b)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
@@ -18,7 +19,7 @@ const maxMisfits = 64
 
 // admit starts ready nodes while the pool has room for them. A node that
 // does not fit waits; smaller nodes behind it may start first.
-func (c *Controller) admit(r *round) {
+func (c *Controller) admit(ctx context.Context, r *round) {
 	rs := r.rs
 	if rs.stopping != "" {
 		return
@@ -32,11 +33,14 @@ func (c *Controller) admit(r *round) {
 			misfits++
 			r.starved = true
 			c.markWaiting(r, i)
+			if c.scheduleTimedOut(r, i) {
+				rs.ready.Remove(e)
+			}
 			e = next
 			continue
 		}
 		rs.ready.Remove(e)
-		c.startAttempt(r, i)
+		c.startAttempt(ctx, r, i)
 		e = next
 	}
 }
@@ -47,6 +51,12 @@ func (c *Controller) markWaiting(r *round, i int) {
 		return
 	}
 	ns.waiting = true
+	if ns.waitingSince.IsZero() {
+		ns.waitingSince = r.now
+	}
+	if j := r.rs.plan.Tasks[i].Train; j != nil && j.ScheduleTimeout > 0 {
+		r.rs.queued[i] = true
+	}
 	req := r.rs.plan.Tasks[i].Request
 	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "",
 		fmt.Sprintf("waiting for resources: needs %s; free now %s", req, c.cfg.Pool.Free()))
@@ -54,7 +64,7 @@ func (c *Controller) markWaiting(r *round, i int) {
 
 // startAttempt records a new attempt of node i as running; it is launched
 // after the round is saved.
-func (c *Controller) startAttempt(r *round, i int) {
+func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 	rs := r.rs
 	ns := rs.nodes[i]
 	n := ns.attempt.Number + 1
@@ -62,7 +72,8 @@ func (c *Controller) startAttempt(r *round, i int) {
 		Number: n, ID: attemptID(rs.run.ID, ns.status.Name, n),
 		Phase: apiv1.PhaseRunning, StartedAt: r.timePtr(),
 	}
-	ns.waiting = false
+	ns.waiting, ns.waitingSince = false, time.Time{}
+	delete(rs.queued, i)
 	rs.active[i] = true
 	if ns.status.StartedAt == nil {
 		ns.status.StartedAt = r.timePtr()
@@ -76,12 +87,15 @@ func (c *Controller) startAttempt(r *round, i int) {
 	}
 	r.setAttempt(i)
 	r.setNode(i, apiv1.PhaseRunning, "Started", "", fmt.Sprintf("attempt %d started", n))
-	spec, err := c.buildSpec(rs, i, n)
+	spec, err := c.buildSpec(ctx, rs, i, n)
 	if err != nil {
-		c.attemptFailed(r, i, apiv1.CodeTemplate, err.Error(), true)
+		c.attemptFailed(r, i, apiv1.CodeStart, err.Error(), true)
 		return
 	}
 	ns.spec = spec
+	if rs.plan.Tasks[i].Train != nil {
+		ns.status.Replicas = replicasStarted(spec)
+	}
 	r.launch = append(r.launch, i)
 }
 
@@ -128,9 +142,12 @@ func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, spec 
 
 // buildSpec builds the job spec of attempt n of node i. It is
 // deterministic: the same attempt always gives the same spec.
-func (c *Controller) buildSpec(rs *runState, i, n int) (*job.Spec, error) {
+func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*job.Spec, error) {
 	t := rs.plan.Tasks[i].Spec
 	id := attemptID(rs.run.ID, t.Name, n)
+	if rs.plan.Tasks[i].Train != nil {
+		return c.buildTrainSpec(ctx, rs, i, n, id)
+	}
 	lookup := func(ref template.Ref) (string, bool) { return c.resolve(rs, i, n, id, ref) }
 	spec := &job.Spec{ID: id}
 	var errs []error

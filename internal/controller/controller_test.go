@@ -81,7 +81,7 @@ func (e *engine) submit(t *testing.T, spec string, params map[string]string) api
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := workflow.Compile(&docs[0], wf)
+	plan, err := workflow.Compile(&docs[0], wf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestTaskLargerThanPoolIsRejected(t *testing.T) {
 	src := "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: big}\nspec:\n  tasks:\n  - {name: huge, command: ['true'], resources: {cpu: 64}}\n"
 	docs, _ := workflow.Read("big.yaml", strings.NewReader(src))
 	wf, _ := workflow.DecodeWorkflow(&docs[0])
-	plan, err := workflow.Compile(&docs[0], wf)
+	plan, err := workflow.Compile(&docs[0], wf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

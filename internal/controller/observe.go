@@ -24,9 +24,9 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 			continue
 		}
 		if ns.spec == nil {
-			spec, err := c.buildSpec(r.rs, i, ns.attempt.Number)
+			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number)
 			if err != nil {
-				c.attemptFailed(r, i, apiv1.CodeTemplate, err.Error(), true)
+				c.attemptFailed(r, i, apiv1.CodeStart, err.Error(), true)
 				continue
 			}
 			ns.spec = spec
@@ -59,6 +59,9 @@ func (c *Controller) observed(r *round, i int, st *job.Status) {
 
 func (c *Controller) exited(r *round, i int, st *job.Status) {
 	ns := r.rs.nodes[i]
+	if r.rs.plan.Tasks[i].Train != nil && len(st.Processes) > 0 {
+		ns.status.Replicas = replicasEnded(st)
+	}
 	ns.attempt.ExitCode = &st.ExitCode
 	if !st.StartedAt.IsZero() {
 		ns.attempt.StartedAt = &st.StartedAt
@@ -78,7 +81,8 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 	case st.StartError != "":
 		c.attemptFailed(r, i, apiv1.CodeStart, st.StartError, true)
 	case st.ExitCode != 0 || st.Signal != "":
-		c.attemptFailed(r, i, apiv1.CodeExit, exitMessage(st), false)
+		msg, retryable := gangExit(r.rs.plan.Tasks[i].Train, st)
+		c.attemptFailed(r, i, apiv1.CodeExit, msg, !retryable)
 	case st.OutputError != "":
 		c.attemptFailed(r, i, apiv1.CodeOutput, st.OutputError, false)
 	default:
@@ -144,10 +148,16 @@ func (c *Controller) attemptFailed(r *round, i int, code apiv1.Code, msg string,
 			fmt.Sprintf("attempt %d failed: %s; attempt %d starts at %s", ns.attempt.Number, msg, ns.attempt.Number+1, at.Format("15:04:05.000")))
 		return
 	}
+	c.failNode(r, i, code, msg)
+}
+
+// failNode fails node i for good: its descendants can never run, and with
+// failFast the run stops starting anything.
+func (c *Controller) failNode(r *round, i int, code apiv1.Code, msg string) {
 	r.setNode(i, apiv1.PhaseFailed, "Failed", code, msg)
 	c.skipDescendants(r, i)
-	if rs.plan.FailFast && rs.stopping == "" {
-		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", ns.status.Name))
+	if r.rs.plan.FailFast && r.rs.stopping == "" {
+		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
 	}
 }
 

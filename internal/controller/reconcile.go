@@ -35,7 +35,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	c.stopIfNeeded(r, cancel)
 	c.timeouts(r)
 	c.retriesDue(r)
-	c.admit(r)
+	c.admit(ctx, r)
 	c.finishIfDone(r)
 	kept, err := c.commit(ctx, r)
 	if err != nil || !kept {
@@ -132,6 +132,7 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 }
 
 func (c *Controller) skip(r *round, i int, msg string) {
+	delete(r.rs.queued, i)
 	if ns := r.rs.nodes[i]; !ns.status.Phase.Done() {
 		r.setNode(i, apiv1.PhaseSkipped, "Skipped", "", "not started: "+msg)
 	}
@@ -213,6 +214,9 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 		if t := rs.plan.Tasks[i].Timeout; t > 0 && ns.attempt.StartedAt != nil && ns.stop == "" {
 			consider(ns.attempt.StartedAt.Add(t))
 		}
+	}
+	for i := range rs.queued {
+		consider(rs.nodes[i].waitingSince.Add(rs.plan.Tasks[i].Train.ScheduleTimeout))
 	}
 	if rs.stopping == "" {
 		consider(rs.deadline)

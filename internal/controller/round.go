@@ -40,6 +40,9 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 			r.rs.failed = append(r.rs.failed, ns.status.Name)
 		}
 	}
+	if r.rs.plan.Tasks[i].Train != nil {
+		trainConditions(&ns.status, phase, reason, msg, r.now)
+	}
 	r.nodes[i] = true
 	r.events = append(r.events, apiv1.Event{
 		Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: phase,

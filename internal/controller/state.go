@@ -28,6 +28,7 @@ type runState struct {
 	ready     *list.List   // of int: nodes whose upstream all succeeded, not started
 	active    map[int]bool // nodes with an attempt running
 	retrying  map[int]bool // nodes waiting for their next attempt
+	queued    map[int]bool // gangs waiting for room under a schedule timeout
 	finished  int          // nodes in a final phase
 	failed    []string     // names of failed nodes, in order
 	stopping  apiv1.Phase  // Failing or Cancelling once the run stops
@@ -54,6 +55,9 @@ type nodeState struct {
 	spec    *job.Spec           // current attempt's spec, once built
 	stop    apiv1.Code          // why the current attempt is being stopped
 	waiting bool                // a Waiting event was written
+	// waitingSince is when the node first waited for room; the gang's
+	// schedule timeout counts from it.
+	waitingSince time.Time
 }
 
 // attemptID is the deterministic ID of attempt n of node in run.
@@ -76,7 +80,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan) *runState {
 	n := len(plan.Tasks)
 	rs := &runState{
 		run: run, plan: plan, nodes: make([]*nodeState, n), done: make(chan struct{}),
-		pendingUp: make([]int, n), ready: list.New(), active: map[int]bool{}, retrying: map[int]bool{},
+		pendingUp: make([]int, n), ready: list.New(), active: map[int]bool{}, retrying: map[int]bool{}, queued: map[int]bool{},
 		dirty: map[int]*report{},
 	}
 	if plan.Timeout > 0 && run.Status.StartedAt != nil {

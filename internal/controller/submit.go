@@ -97,7 +97,7 @@ func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(o
 			return claimed, fmt.Errorf("loading run %s: %w", id, err)
 		}
 		doc := &workflow.Document{File: run.Source, Kind: run.Kind, Name: run.Name}
-		plan, err := workflow.Compile(doc, run.Workflow)
+		plan, err := workflow.Compile(doc, run.Workflow, nil)
 		if err != nil {
 			return claimed, fmt.Errorf("compiling run %s: %w", id, err)
 		}

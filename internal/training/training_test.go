@@ -119,7 +119,7 @@ func TestMergeProblems(t *testing.T) {
 		task apiv1.TrainTask
 		want []Problem
 	}{
-		"unknown runtime": {task: apiv1.TrainTask{Runtime: "nope"}, want: []Problem{{apiv1.CodeUnknownRuntime, "runtime", `no runtime is named "nope"`}}},
+		"unknown runtime":           {task: apiv1.TrainTask{Runtime: "nope"}, want: []Problem{{apiv1.CodeUnknownRuntime, "runtime", `no runtime is named "nope"`}}},
 		"runtime without ml policy": {task: apiv1.TrainTask{Runtime: "empty"}, want: []Problem{{apiv1.CodeNoMLPolicy, "runtime", `runtime "empty" has no mlPolicy`}}},
 		"zero nodes, reserved env, no command": {
 			task: apiv1.TrainTask{Runtime: "torch-distributed", Trainer: apiv1.Trainer{NumNodes: i32(0),

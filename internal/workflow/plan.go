@@ -6,6 +6,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
 	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/training"
 )
 
 // DefaultRequest is what a task without resources takes: one CPU.
@@ -36,8 +37,11 @@ type Task struct {
 	Timeout time.Duration
 	// Retry is the task's retry policy.
 	Retry Retry
-	// Request is what one attempt takes from the pool.
+	// Request is what one attempt takes from the pool: for a training
+	// job, every node of the gang at once.
 	Request resource.Request
+	// Train is the merged training job of a train task, nil for a command.
+	Train *training.Job
 }
 
 // Retry is a compiled retry policy.

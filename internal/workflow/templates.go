@@ -23,6 +23,14 @@ func (c *checker) templates(tasks []apiv1.Task, p *Plan, params map[string]bool)
 			c.refs(fmt.Sprintf("%s.env[%d].value", base, j), e.Value, i, p, params)
 		}
 		c.refs(base+".workingDir", t.WorkingDir, i, p, params)
+		if tr := t.Train; tr != nil {
+			for j, s := range append(append([]string(nil), tr.Command...), tr.Args...) {
+				c.refs(fmt.Sprintf("%s.train.command[%d]", base, j), s, i, p, params)
+			}
+			for j, e := range tr.Env {
+				c.refs(fmt.Sprintf("%s.train.env[%d].value", base, j), e.Value, i, p, params)
+			}
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
 	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/training"
 )
 
 // Limits that keep a spec reasonable.
@@ -26,18 +27,24 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 // checker collects every problem found in one document.
 type checker struct {
-	doc  *Document
-	errs []error
+	doc      *Document
+	runtimes training.Runtimes
+	errs     []error
 }
 
 func (c *checker) add(code apiv1.Code, field, format string, args ...any) {
 	c.errs = append(c.errs, docError(c.doc, code, field, fmt.Sprintf(format, args...)))
 }
 
-// Compile validates wf, read from doc, and compiles it into a Plan. The
-// error joins one *apiv1.Error per problem; no Plan is returned with it.
-func Compile(doc *Document, wf *apiv1.Workflow) (*Plan, error) {
-	c := &checker{doc: doc}
+// Compile validates wf, read from doc, and compiles it into a Plan. Train
+// tasks find their runtime in runtimes (nil: the built-in ones) unless
+// they carry a resolved one. The error joins one *apiv1.Error per
+// problem; no Plan is returned with it.
+func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Plan, error) {
+	if runtimes == nil {
+		runtimes = training.NewRuntimes()
+	}
+	c := &checker{doc: doc, runtimes: runtimes}
 	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast}
 	c.name("metadata.name", wf.Metadata.Name)
 	p.Timeout = c.duration("spec.timeout", wf.Spec.Timeout)
@@ -108,6 +115,9 @@ func (c *checker) params(params []apiv1.Param) map[string]bool {
 
 func (c *checker) task(field string, t *apiv1.Task) Task {
 	c.name(field+".name", t.Name)
+	if t.Train != nil {
+		return c.trainTask(field, t)
+	}
 	if len(t.Command) == 0 || t.Command[0] == "" {
 		c.add(apiv1.CodeRequired, field+".command", "command is required and its first item must not be empty")
 	}
@@ -253,3 +263,5 @@ func (c *checker) graph(tasks []apiv1.Task, index map[string]int) *dag.Graph {
 	}
 	return g
 }
+
+func joinErrs(errs []error) error { return errors.Join(errs...) }

@@ -31,7 +31,7 @@ func compileText(t *testing.T, text string) (*Plan, []*apiv1.Error) {
 	if err != nil {
 		return nil, apiv1.Errors(err)
 	}
-	p, err := Compile(&docs[0], wf)
+	p, err := Compile(&docs[0], wf, nil)
 	return p, apiv1.Errors(err)
 }
 

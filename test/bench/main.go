@@ -152,7 +152,7 @@ func (b *bench) compile(n int) []row {
 		wf, err := workflow.DecodeWorkflow(&docs[0])
 		must(err)
 		mid := time.Now()
-		_, err = workflow.Compile(&docs[0], wf)
+		_, err = workflow.Compile(&docs[0], wf, nil)
 		must(err)
 		whole, compile = append(whole, time.Since(start)), append(compile, time.Since(mid))
 	}

@@ -3,9 +3,9 @@ package local
 import (
 	"context"
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"

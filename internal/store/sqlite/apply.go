@@ -57,12 +57,9 @@ func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 	}
 	stmt := tx.StmtContext(ctx, s.stmts.updateNode)
 	for _, n := range c.Nodes {
-		outputs := ""
-		if len(n.Outputs) > 0 {
-			outputs = mustJSON(n.Outputs)
-		}
 		if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
-			nanos(n.RetryAt), outputs, c.Run, n.Name); err != nil {
+			nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
+			jsonOrEmpty(len(n.Replicas), n.Replicas), c.Run, n.Name); err != nil {
 			return err
 		}
 	}
@@ -81,4 +78,12 @@ func (s *Store) upsertAttempts(ctx context.Context, tx *sql.Tx, c *store.Change)
 		}
 	}
 	return nil
+}
+
+// jsonOrEmpty stores an empty collection as "", the column default.
+func jsonOrEmpty(n int, v any) string {
+	if n == 0 {
+		return ""
+	}
+	return mustJSON(v)
 }

@@ -87,8 +87,8 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) 
 }
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs
-		FROM nodes WHERE run_id = ? ORDER BY position`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
+		conditions, replicas FROM nodes WHERE run_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -97,15 +97,15 @@ func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, 
 	for rows.Next() {
 		var n apiv1.NodeStatus
 		var started, finished, retry sql.NullInt64
-		var outputs string
-		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs); err != nil {
+		var outputs, conditions, replicas string
+		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs,
+			&conditions, &replicas); err != nil {
 			return nil, err
 		}
 		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
-		if outputs != "" {
-			if err := json.Unmarshal([]byte(outputs), &n.Outputs); err != nil {
-				return nil, err
-			}
+		if err := errors.Join(unmarshalIf(outputs, &n.Outputs), unmarshalIf(conditions, &n.Conditions),
+			unmarshalIf(replicas, &n.Replicas)); err != nil {
+			return nil, err
 		}
 		nodes = append(nodes, n)
 	}
@@ -212,4 +212,12 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, e
 		}
 	}
 	return nil
+}
+
+// unmarshalIf decodes s into v unless s is empty.
+func unmarshalIf(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
 }

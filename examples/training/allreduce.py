@@ -1,0 +1,9 @@
+"""An MPI allreduce with mpi4py: every rank adds rank+1; all must agree."""
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+total = comm.allreduce(rank + 1, op=MPI.SUM)
+print(f"rank {rank}/{size} on {MPI.Get_processor_name()}: allreduce = {total}", flush=True)
+if total != size * (size + 1) // 2:
+    raise SystemExit(f"allreduce gave {total}, want {size * (size + 1) // 2}")

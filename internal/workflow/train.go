@@ -1,0 +1,105 @@
+package workflow
+
+import (
+	"fmt"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/training"
+)
+
+// TrainTaskName is the name of the one task of a run made from a TrainJob.
+const TrainTaskName = "trainer"
+
+// trainTask checks a task that runs a TrainJob and compiles its gang.
+func (c *checker) trainTask(field string, t *apiv1.Task) Task {
+	if len(t.Command) > 0 || len(t.Args) > 0 {
+		c.add(apiv1.CodeInvalidValue, field+".command", "a train task takes its command in train.command, not command")
+	}
+	out := Task{Spec: t, Timeout: c.duration(field+".timeout", t.Timeout), Retry: c.retry(field+".retries", t.Retries)}
+	c.env(field+".env", t.Env)
+	c.outputs(field+".outputs", t.Outputs)
+	if t.Resources != nil {
+		c.add(apiv1.CodeInvalidValue, field+".resources", "a train task sizes its nodes with train.resourcesPerNode")
+	}
+	j, problems := training.Merge(t.Train, c.runtimes)
+	for _, p := range problems {
+		c.add(p.Code, field+".train."+p.Field, "%s", p.Msg)
+	}
+	if j != nil && len(problems) == 0 {
+		out.Train, out.Request = j, j.Request()
+	}
+	return out
+}
+
+// DecodeTrainJob decodes doc as a TrainJob.
+func DecodeTrainJob(doc *Document) (*apiv1.TrainJob, error) {
+	if err := checkHeader(doc, apiv1.KindTrainJob); err != nil {
+		return nil, err
+	}
+	tj := &apiv1.TrainJob{}
+	return tj, decodeStrict(doc, tj)
+}
+
+// DecodeTrainingRuntime decodes doc as a TrainingRuntime and checks it.
+func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
+	if err := checkHeader(doc, apiv1.KindTrainingRuntime); err != nil {
+		return nil, err
+	}
+	rt := &apiv1.TrainingRuntime{}
+	if err := decodeStrict(doc, rt); err != nil {
+		return nil, err
+	}
+	c := &checker{doc: doc}
+	c.name("metadata.name", rt.Metadata.Name)
+	if rt.Spec.MLPolicy == nil {
+		c.add(apiv1.CodeNoMLPolicy, "spec.mlPolicy", "a TrainingRuntime needs an mlPolicy with one framework")
+	}
+	if len(c.errs) > 0 {
+		return nil, joinErrs(c.errs)
+	}
+	return rt, nil
+}
+
+// FromTrainJob returns the one-task workflow a TrainJob runs as: its
+// backoffLimit becomes the task's retries and its activeDeadlineSeconds
+// the run's timeout.
+func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
+	task := apiv1.Task{Name: TrainTaskName, Train: &apiv1.TrainTask{Runtime: tj.Spec.RuntimeRef.Name}}
+	if tj.Spec.Trainer != nil {
+		task.Train.Trainer = *tj.Spec.Trainer
+	}
+	wf := &apiv1.Workflow{TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
+		Metadata: tj.Metadata, Spec: apiv1.WorkflowSpec{Tasks: []apiv1.Task{task}}}
+	if rp := tj.Spec.RunPolicy; rp != nil {
+		if rp.BackoffLimit != nil {
+			wf.Spec.Tasks[0].Retries = &apiv1.RetryStrategy{Limit: int(*rp.BackoffLimit)}
+		}
+		if rp.ActiveDeadlineSeconds != nil {
+			wf.Spec.Timeout = fmt.Sprintf("%ds", *rp.ActiveDeadlineSeconds)
+		}
+	}
+	return wf
+}
+
+// trainJobFields maps a field of the one-task workflow back to the
+// TrainJob field a user wrote.
+func trainJobFields(field string) string {
+	r := strings.NewReplacer("spec.tasks[0].train.", "spec.trainer.", "spec.tasks[0].retries.limit", "spec.runPolicy.backoffLimit",
+		"spec.timeout", "spec.runPolicy.activeDeadlineSeconds")
+	field = r.Replace(field)
+	return strings.Replace(field, "spec.trainer.runtime", "spec.runtimeRef.name", 1)
+}
+
+// CompileTrainJob compiles a TrainJob as its one-task workflow. Errors
+// name the TrainJob's own fields (spec.trainer.numNodes, not the task's).
+func CompileTrainJob(doc *Document, tj *apiv1.TrainJob, runtimes Runtimes) (*Plan, error) {
+	p, err := Compile(doc, FromTrainJob(tj), runtimes)
+	for _, e := range apiv1.Errors(err) {
+		e.Field = trainJobFields(e.Field)
+	}
+	return p, err
+}
+
+// Runtimes is the set of runtimes train tasks may name.
+type Runtimes = training.Runtimes
