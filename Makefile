@@ -4,7 +4,10 @@ GOBIN := $(shell go env GOPATH)/bin
 GOLANGCI_LINT := $(GOBIN)/golangci-lint
 
 .DEFAULT_GOAL := help
-.PHONY: help build example test bench lint fmt generate verify tools
+# The frameworks the training tests and examples run, from Debian.
+DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost
+
+.PHONY: help build example test bench lint fmt generate verify tools deps
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -15,10 +18,10 @@ build: ## build bin/kiln
 example: build ## run the example pipeline locally, on the embedded defaults
 	bin/kiln run examples/pipeline.yaml
 
-test: ## run every test, race detector on
-	go test -race -shuffle=on ./...
+test: deps ## run every test, race detector on
+	go test -race -shuffle=on -timeout 30m ./...
 
-bench: build ## print the benchmark table (kiln against raw process starts, same run)
+bench: build deps ## print the benchmark table (kiln against raw process starts, same run)
 	go run ./test/bench -kiln bin/kiln
 
 lint: tools ## golangci-lint run
@@ -35,6 +38,10 @@ verify: tools generate ## go mod tidy, generate and fmt; fail if anything change
 	go mod tidy -e
 	$(GOLANGCI_LINT) fmt ./...
 	git diff --exit-code
+
+deps: ## install the Debian packages of the training frameworks, if missing
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 
 tools: ## install the pinned Go tools
 	@$(GOLANGCI_LINT) version 2>/dev/null | grep -q "version $(GOLANGCI_LINT_VERSION:v%=%) " || \

@@ -94,8 +94,10 @@ func compileDocument(doc *workflow.Document, runtimes training.Runtimes) (*workf
 		}
 		return workflow.Compile(doc, wf, runtimes)
 	}
-	return nil, &apiv1.Error{Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
-		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind)}
+	return nil, &apiv1.Error{
+		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
+		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
+	}
 }
 
 // resolveRuntimes writes each train task's runtime into the workflow, so

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -345,3 +346,5 @@ func TestTaskLargerThanPoolIsRejected(t *testing.T) {
 		t.Errorf("a rejected submit left %d runs in the store", len(runs))
 	}
 }
+
+func fmtSscan(s string, v *int) (int, error) { return fmt.Sscan(s, v) }

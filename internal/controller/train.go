@@ -35,8 +35,10 @@ func (c *Controller) buildTrainSpec(ctx context.Context, rs *runState, i, n int,
 		errs = append(errs, err)
 		return v
 	}
-	in := &training.Input{Network: network, Dir: filepath.Dir(c.cfg.Backend.OutputDir(id)),
-		Env: append([]string(nil), c.cfg.Env...)}
+	in := &training.Input{
+		Network: network, Dir: filepath.Dir(c.cfg.Backend.OutputDir(id)),
+		Env: append([]string(nil), c.cfg.Env...),
+	}
 	for _, s := range append(append([]string(nil), j.Command...), j.Args...) {
 		in.Command = append(in.Command, expand(s))
 	}

@@ -96,8 +96,10 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 	if tmpl == nil {
 		tmpl = &apiv1.Trainer{}
 	}
-	j := &Job{Plugin: plugin, Runtime: rt, Policy: rt.MLPolicy, Command: first(t.Command, tmpl.Command),
-		Args: first(t.Args, tmpl.Args), Env: append(append([]apiv1.EnvVar(nil), tmpl.Env...), t.Env...)}
+	j := &Job{
+		Plugin: plugin, Runtime: rt, Policy: rt.MLPolicy, Command: first(t.Command, tmpl.Command),
+		Args: first(t.Args, tmpl.Args), Env: append(append([]apiv1.EnvVar(nil), tmpl.Env...), t.Env...),
+	}
 	j.NumNodes = m.numNodes(t, tmpl, rt.MLPolicy)
 	resources := t.ResourcesPerNode
 	if resources == nil {

@@ -50,8 +50,10 @@ func (tensorflow) Build(j *Job, in *Input, spec *job.Spec) error {
 		if err != nil {
 			return err
 		}
-		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("%s-%d", task.Type, task.Index),
-			Command: in.Command, Env: with(in.Env, "TF_CONFIG", string(b))})
+		spec.Processes = append(spec.Processes, job.Process{
+			Name:    fmt.Sprintf("%s-%d", task.Type, task.Index),
+			Command: in.Command, Env: with(in.Env, "TF_CONFIG", string(b)),
+		})
 	}
 	spec.Leader = "chief-0"
 	return nil

@@ -28,8 +28,10 @@ func build(t *testing.T, name string, task apiv1.TrainTask) *job.Spec {
 	if len(problems) > 0 {
 		t.Fatalf("Merge: %v", problems)
 	}
-	in := &Input{Command: task.Command, Env: []string{"BASE=1"}, Dir: "/att",
-		Network: job.Network{Hosts: []string{"h0", "h1", "h2"}, Ports: []int{29400, 29401, 29402}}}
+	in := &Input{
+		Command: task.Command, Env: []string{"BASE=1"}, Dir: "/att",
+		Network: job.Network{Hosts: []string{"h0", "h1", "h2"}, Ports: []int{29400, 29401, 29402}},
+	}
 	spec := &job.Spec{}
 	if err := j.Plugin.Build(j, in, spec); err != nil {
 		t.Fatal(err)
@@ -60,14 +62,18 @@ func TestTorchTwoByTwo(t *testing.T) {
 		return append(pet(node), "MASTER_ADDR=h0", "MASTER_PORT=29400", "WORLD_SIZE=4", "RANK="+rank,
 			"LOCAL_RANK="+local, "LOCAL_WORLD_SIZE=2", "NODE_RANK="+node)
 	}
-	want := map[string][]string{"node-0-0": proc("0", "0", "0"), "node-0-1": proc("0", "1", "1"),
-		"node-1-0": proc("1", "2", "0"), "node-1-1": proc("1", "3", "1")}
+	want := map[string][]string{
+		"node-0-0": proc("0", "0", "0"), "node-0-1": proc("0", "1", "1"),
+		"node-1-0": proc("1", "2", "0"), "node-1-1": proc("1", "3", "1"),
+	}
 	if diff := cmp.Diff(want, envOf(spec)); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 
-	spec = build(t, "torch-distributed", apiv1.TrainTask{Trainer: apiv1.Trainer{NumProcPerNode: q("2"),
-		Command: []string{"torchrun", "train.py"}}})
+	spec = build(t, "torch-distributed", apiv1.TrainTask{Trainer: apiv1.Trainer{
+		NumProcPerNode: q("2"),
+		Command:        []string{"torchrun", "train.py"},
+	}})
 	want = map[string][]string{"node-0": pet("0"), "node-1": pet("1")}
 	if diff := cmp.Diff(want, envOf(spec)); diff != "" {
 		t.Errorf("torchrun env (-want +got):\n%s", diff)
@@ -95,13 +101,17 @@ func TestMPITwoByTwo(t *testing.T) {
 func TestXGBoostJAXAndTensorFlow(t *testing.T) {
 	t.Parallel()
 	xgb := envOf(build(t, "xgboost", apiv1.TrainTask{}))
-	if diff := cmp.Diff([]string{"DMLC_TRACKER_URI=h0", "DMLC_TRACKER_PORT=29400", "DMLC_TASK_ID=1", "DMLC_NUM_WORKER=2",
-		"MASTER_ADDR=h0", "MASTER_PORT=29401", "WORLD_SIZE=2", "RANK=1"}, xgb["node-1"]); diff != "" {
+	if diff := cmp.Diff([]string{
+		"DMLC_TRACKER_URI=h0", "DMLC_TRACKER_PORT=29400", "DMLC_TASK_ID=1", "DMLC_NUM_WORKER=2",
+		"MASTER_ADDR=h0", "MASTER_PORT=29401", "WORLD_SIZE=2", "RANK=1",
+	}, xgb["node-1"]); diff != "" {
 		t.Errorf("xgboost node-1 env (-want +got):\n%s", diff)
 	}
 	jx := envOf(build(t, "jax", apiv1.TrainTask{}))
-	if diff := cmp.Diff([]string{"JAX_COORDINATOR_ADDRESS=h0:29400", "JAX_COORDINATOR_PORT=29400",
-		"JAX_NUM_PROCESSES=2", "JAX_PROCESS_ID=1"}, jx["node-1"]); diff != "" {
+	if diff := cmp.Diff([]string{
+		"JAX_COORDINATOR_ADDRESS=h0:29400", "JAX_COORDINATOR_PORT=29400",
+		"JAX_NUM_PROCESSES=2", "JAX_PROCESS_ID=1",
+	}, jx["node-1"]); diff != "" {
 		t.Errorf("jax node-1 env (-want +got):\n%s", diff)
 	}
 	tf := build(t, "tensorflow", apiv1.TrainTask{})
@@ -122,8 +132,10 @@ func TestMergeProblems(t *testing.T) {
 		"unknown runtime":           {task: apiv1.TrainTask{Runtime: "nope"}, want: []Problem{{apiv1.CodeUnknownRuntime, "runtime", `no runtime is named "nope"`}}},
 		"runtime without ml policy": {task: apiv1.TrainTask{Runtime: "empty"}, want: []Problem{{apiv1.CodeNoMLPolicy, "runtime", `runtime "empty" has no mlPolicy`}}},
 		"zero nodes, reserved env, no command": {
-			task: apiv1.TrainTask{Runtime: "torch-distributed", Trainer: apiv1.Trainer{NumNodes: i32(0),
-				Env: []apiv1.EnvVar{{Name: "RANK", Value: "3"}}}},
+			task: apiv1.TrainTask{Runtime: "torch-distributed", Trainer: apiv1.Trainer{
+				NumNodes: i32(0),
+				Env:      []apiv1.EnvVar{{Name: "RANK", Value: "3"}},
+			}},
 			want: []Problem{
 				{apiv1.CodeInvalidValue, "numNodes", "numNodes is 0, want at least 1"},
 				{apiv1.CodeRequired, "command", "the trainer needs a command, here or in the runtime's template"},
@@ -144,8 +156,10 @@ func TestMergeProblems(t *testing.T) {
 
 func TestGangRequestCoversEveryNode(t *testing.T) {
 	t.Parallel()
-	j, problems := Merge(&apiv1.TrainTask{Runtime: "torch-distributed", Trainer: apiv1.Trainer{Command: []string{"x"},
-		NumNodes: i32(2), NumProcPerNode: q("2")}}, NewRuntimes())
+	j, problems := Merge(&apiv1.TrainTask{Runtime: "torch-distributed", Trainer: apiv1.Trainer{
+		Command:  []string{"x"},
+		NumNodes: i32(2), NumProcPerNode: q("2"),
+	}}, NewRuntimes())
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

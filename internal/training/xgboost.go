@@ -15,8 +15,10 @@ type xgboost struct{}
 func (xgboost) Name() string { return "xgboost" }
 
 func (xgboost) Reserved() []string {
-	return []string{"DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER",
-		"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}
+	return []string{
+		"DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER",
+		"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
+	}
 }
 
 func (xgboost) Ports(*Job) int { return 2 }

@@ -69,8 +69,10 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 	if tj.Spec.Trainer != nil {
 		task.Train.Trainer = *tj.Spec.Trainer
 	}
-	wf := &apiv1.Workflow{TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
-		Metadata: tj.Metadata, Spec: apiv1.WorkflowSpec{Tasks: []apiv1.Task{task}}}
+	wf := &apiv1.Workflow{
+		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
+		Metadata: tj.Metadata, Spec: apiv1.WorkflowSpec{Tasks: []apiv1.Task{task}},
+	}
 	if rp := tj.Spec.RunPolicy; rp != nil {
 		if rp.BackoffLimit != nil {
 			wf.Spec.Tasks[0].Retries = &apiv1.RetryStrategy{Limit: int(*rp.BackoffLimit)}

@@ -116,3 +116,5 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		<-time.After(10 * time.Millisecond)
 	}
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -236,11 +236,13 @@ func TestLeaderDecidesAndFilesAreWritten(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	env := os.Environ()
-	spec := &job.Spec{ID: "r/mpi/1", Leader: "launcher", Files: map[string]string{"hostfile": "localhost slots=2\n"},
+	spec := &job.Spec{
+		ID: "r/mpi/1", Leader: "launcher", Files: map[string]string{"hostfile": "localhost slots=2\n"},
 		Processes: []job.Process{
 			{Name: "launcher", Command: []string{"sh", "-c", "grep -q slots=2 ../1/hostfile"}, Env: env},
 			{Name: "helper", Command: []string{"sleep", "300"}, Env: env},
-		}}
+		},
+	}
 	if err := h.b.Launch(t.Context(), spec); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ type Supervisor struct {
 
 	mu       sync.Mutex
 	gangs    map[string]*gang
+	paths    *pathCache
 	exits    []Exit // recent exits; exits[i] has sequence base+i+1
 	base     uint64
 	changed  chan struct{} // closed and replaced on every exit
@@ -60,8 +61,10 @@ type member struct {
 func NewSupervisor(home string) *Supervisor {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &Supervisor{home: home, instance: hex.EncodeToString(b), gangs: map[string]*gang{},
-		changed: make(chan struct{}), lastBusy: time.Now()}
+	return &Supervisor{
+		home: home, instance: hex.EncodeToString(b), gangs: map[string]*gang{}, paths: newPathCache(),
+		changed: make(chan struct{}), lastBusy: time.Now(),
+	}
 }
 
 // Start starts an attempt's processes, each in its own process group,
@@ -81,7 +84,7 @@ func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
 	s.gangs[a.ID] = g
 	s.mu.Unlock()
 
-	members, err := s.startAll(dir, a)
+	members, err := s.startAll(dir, a, s.paths)
 	now := time.Now().UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,11 +124,11 @@ func (s *Supervisor) launchRecord(members []*member, now time.Time) launchRecord
 
 // startAll writes the attempt's files and starts its processes. If one
 // cannot start, those already started are killed.
-func (s *Supervisor) startAll(dir string, a StartArgs) ([]*member, error) {
+func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*member, error) {
 	if len(a.Processes) == 0 {
 		return nil, errors.New("no process to start")
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "outputs"), 0o755); err != nil {
+	if err := makeAttemptDir(dir); err != nil {
 		return nil, err
 	}
 	for name, content := range a.Files {
@@ -138,7 +141,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs) ([]*member, error) {
 	}
 	var members []*member
 	for _, p := range a.Processes {
-		cmd, err := command(dir, a.WorkingDir, p)
+		cmd, err := command(dir, a.WorkingDir, p, paths)
 		if err == nil {
 			err = cmd.Start()
 		}
@@ -168,11 +171,11 @@ func logName(process, stream string) string {
 	return process + "." + stream
 }
 
-func command(dir, workingDir string, p ProcessArgs) (*exec.Cmd, error) {
+func command(dir, workingDir string, p ProcessArgs, paths *pathCache) (*exec.Cmd, error) {
 	if len(p.Command) == 0 {
 		return nil, errors.New("empty command")
 	}
-	path, err := lookPath(p.Command[0], p.Env)
+	path, err := paths.lookPath(p.Command[0], p.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -189,8 +192,10 @@ func command(dir, workingDir string, p ProcessArgs) (*exec.Cmd, error) {
 		workingDir = dir
 	}
 	env := append(append([]string(nil), p.Env...), "KILN_OUTPUTS="+filepath.Join(dir, "outputs"))
-	return &exec.Cmd{Path: path, Args: p.Command, Env: env, Dir: workingDir, Stdout: stdout, Stderr: stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}, nil
+	return &exec.Cmd{
+		Path: path, Args: p.Command, Env: env, Dir: workingDir, Stdout: stdout, Stderr: stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}, nil
 }
 
 func closeFiles(cmd *exec.Cmd) {
@@ -202,32 +207,6 @@ func closeFiles(cmd *exec.Cmd) {
 			f.Close()
 		}
 	}
-}
-
-// lookPath finds name the way a shell would with the PATH in env.
-func lookPath(name string, env []string) (string, error) {
-	if strings.Contains(name, "/") {
-		if err := executable(name); err != nil {
-			return "", err
-		}
-		return name, nil
-	}
-	pathEnv := os.Getenv("PATH")
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathEnv = v
-		}
-	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if executable(p) == nil {
-			return p, nil
-		}
-	}
-	return "", &notFoundError{fmt.Sprintf("command %q not found in PATH", name)}
 }
 
 func executable(p string) error {

@@ -1,0 +1,77 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// pathCache remembers where commands were found in PATH, as a shell's
+// hash table does, so a launch stats one file instead of every PATH
+// directory. A cached path is checked before use; a command that moved
+// is looked up afresh.
+type pathCache struct {
+	mu    sync.Mutex
+	found map[[2]string]string // (name, PATH) -> path
+}
+
+func newPathCache() *pathCache { return &pathCache{found: map[[2]string]string{}} }
+
+// lookPath finds name the way a shell would with the PATH in env.
+func (c *pathCache) lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		if err := executable(name); err != nil {
+			return "", err
+		}
+		return name, nil
+	}
+	pathEnv := os.Getenv("PATH")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	key := [2]string{name, pathEnv}
+	c.mu.Lock()
+	cached, ok := c.found[key]
+	c.mu.Unlock()
+	if ok && executable(cached) == nil {
+		return cached, nil
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if executable(p) == nil {
+			c.mu.Lock()
+			c.found[key] = p
+			c.mu.Unlock()
+			return p, nil
+		}
+	}
+	return "", &notFoundError{fmt.Sprintf("command %q not found in PATH", name)}
+}
+
+// makeAttemptDir creates dir and its outputs directory. The run and task
+// directories above it usually exist already, so it tries the direct
+// mkdir first and walks up only when a parent is missing.
+func makeAttemptDir(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		err = os.MkdirAll(dir, 0o755)
+	case errors.Is(err, os.ErrExist):
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(filepath.Join(dir, "outputs"), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+func hasCond(n apiv1.NodeStatus, typ string) bool {
+	for _, c := range n.Conditions {
+		if c.Type == typ && c.Status == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFailedRankTakesItsGangDown(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 4)
+	pids := t.TempDir()
+	start := time.Now()
+	id := e.submit(t, `spec:
+  tasks:
+  - name: gang
+    train:
+      runtime: plain
+      numNodes: 3
+      command: [sh, -c, 'echo $$ > `+pids+`/$KILN_ATTEMPT-$$; if [ -e `+pids+`/die ]; then exit 0; fi; case $(ls `+pids+` | wc -l) in 3) touch `+pids+`/die; sleep 0.2; exit 3;; *) exec sleep 300;; esac']
+      resourcesPerNode: {cpu: 1}
+`, nil)
+	run := e.wait(t, id)
+	gang := node(run, "gang")
+	if gang.Phase != apiv1.PhaseFailed || !strings.Contains(gang.Message, "exited with code 3") || !strings.Contains(gang.Message, "the rest of the gang was stopped") {
+		t.Fatalf("gang = %s %q, want Failed naming the process that exited 3", gang.Phase, gang.Message)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the gang took %s to fail", took)
+	}
+	entries, _ := os.ReadDir(pids)
+	for _, f := range entries {
+		var pid int
+		if _, err := fmtSscan(strings.TrimPrefix(f.Name(), "1-"), &pid); err == nil && syscall.Kill(pid, 0) == nil {
+			t.Errorf("process %d of the failed gang still runs", pid)
+		}
+	}
+	if !hasCond(gang, apiv1.ConditionFailed) || len(gang.Replicas) != 1 || gang.Replicas[0].Failed != 3 {
+		t.Errorf("conditions %+v, replicas %+v; want Failed and 3 failed processes in group node", gang.Conditions, gang.Replicas)
+	}
+}
+
+func TestGangRestartsWithinBackoffLimit(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 4)
+	id := e.submit(t, `spec:
+  tasks:
+  - name: flaky
+    retries: {limit: 2}
+    train:
+      runtime: plain
+      numNodes: 2
+      command: [sh, -c, 'test "$KILN_ATTEMPT" -ge 2 || { [ "$0" = x ] && exit 1; sleep 300; }', x]
+      resourcesPerNode: {cpu: 1}
+`, nil)
+	run := e.wait(t, id)
+	flaky := node(run, "flaky")
+	if flaky.Phase != apiv1.PhaseSucceeded || len(flaky.Attempts) != 2 {
+		t.Fatalf("flaky = %s with %d attempts, want Succeeded on the second", flaky.Phase, len(flaky.Attempts))
+	}
+	restarted := false
+	for _, c := range flaky.Conditions {
+		restarted = restarted || c.Type == apiv1.ConditionRestarting
+	}
+	if !restarted || !hasCond(flaky, apiv1.ConditionComplete) {
+		t.Errorf("conditions = %+v, want Restarting seen and Complete", flaky.Conditions)
+	}
+}
+
+func TestExitCodeNotRetryableInRuntimeFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 2)
+	id := e.submit(t, `spec:
+  tasks:
+  - name: strict
+    retries: {limit: 3}
+    train:
+      runtime: strict-plain
+      resolvedRuntime: {mlPolicy: {plain: {}}, failurePolicy: {retryableExitCodes: [75]}}
+      command: [sh, -c, 'exit 3']
+`, nil)
+	strict := node(e.wait(t, id), "strict")
+	if len(strict.Attempts) != 1 || !strings.Contains(strict.Message, "not retryable") {
+		t.Errorf("strict = %d attempts, %q; want one attempt, not retried", len(strict.Attempts), strict.Message)
+	}
+}
+
+func TestGangsAreAdmittedWholeOrWait(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 2)
+	log := filepath.Join(t.TempDir(), "log")
+	job := func(name string) string {
+		return `  - name: ` + name + `
+    train:
+      runtime: plain
+      numNodes: 2
+      command: [sh, -c, 'echo start >> ` + log + `; sleep 0.2; echo end >> ` + log + `']
+      resourcesPerNode: {cpu: 1}
+`
+	}
+	id := e.submit(t, "spec:\n  tasks:\n"+job("first")+job("second"), nil)
+	run := e.wait(t, id)
+	if run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s", run.Status.Phase, run.Status.Message)
+	}
+	b, _ := os.ReadFile(log)
+	if got := strings.Join(strings.Fields(string(b)), " "); got != "start start end end start start end end" {
+		t.Errorf("log = %q: two 2-CPU gangs on 2 CPUs must run one after the other, each whole", got)
+	}
+	queued := hasCondEver(node(run, "first"), apiv1.ConditionQueued) || hasCondEver(node(run, "second"), apiv1.ConditionQueued)
+	if !queued {
+		t.Error("neither gang recorded a Queued condition while it waited")
+	}
+}
+
+func hasCondEver(n apiv1.NodeStatus, typ string) bool {
+	for _, c := range n.Conditions {
+		if c.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func TestGangThatCannotBeAdmittedInTimeFails(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 2)
+	id := e.submit(t, `spec:
+  failFast: false
+  tasks:
+  - {name: hog, command: [sleep, "2"], resources: {cpu: 2}}
+  - name: late
+    train:
+      runtime: impatient
+      resolvedRuntime: {mlPolicy: {plain: {}}, gangPolicy: {scheduleTimeoutSeconds: 1}}
+      numNodes: 2
+      command: ["true"]
+      resourcesPerNode: {cpu: 1}
+`, nil)
+	late := node(e.wait(t, id), "late")
+	if late.Code != apiv1.CodeScheduleTimeout || !strings.Contains(late.Message, "could not be admitted whole within 1s") {
+		t.Errorf("late = %s %q, want %s", late.Code, late.Message, apiv1.CodeScheduleTimeout)
+	}
+	if len(late.Attempts) != 0 {
+		t.Errorf("a gang that was never admitted has %d attempts", len(late.Attempts))
+	}
+}
