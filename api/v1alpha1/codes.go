@@ -39,6 +39,7 @@ const (
 	CodeCancelled       Code = "KLN-3007"
 	CodeUpstreamFailed  Code = "KLN-3008"
 	CodeStart           Code = "KLN-3009"
+	CodeSuspended       Code = "KLN-3010"
 	CodeRunNotFound     Code = "KLN-4001"
 	CodeUsage           Code = "KLN-4002"
 	CodeStoreOpen       Code = "KLN-5001"
@@ -88,6 +89,7 @@ func CodeInfos() []CodeInfo {
 		{CodeCancelled, "the run or task was cancelled", ""},
 		{CodeUpstreamFailed, "the task did not start because a task it depends on failed", "fix the upstream task"},
 		{CodeStart, "the task's process could not be started", "check workingDir and permissions"},
+		{CodeSuspended, "a training job's attempt was stopped because the job was suspended", "kiln unsuspend RUN starts it again"},
 		{CodeRunNotFound, "no run has the given ID", "list runs with kiln get runs"},
 		{CodeUsage, "a command-line argument is invalid", "see kiln help for the command"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},

@@ -27,6 +27,9 @@ const (
 	PhaseCancelled Phase = "Cancelled"
 	// PhaseSkipped: never started, because an upstream task failed or the run stopped first.
 	PhaseSkipped Phase = "Skipped"
+	// PhaseSuspended: a training job stopped on request, its resources
+	// released, until it is unsuspended.
+	PhaseSuspended Phase = "Suspended"
 )
 
 // Done reports whether p is final: nothing will change it again.

@@ -23,6 +23,9 @@ type Run struct {
 	Source string `json:"source,omitempty"`
 	// CreatedAt is when the run was submitted.
 	CreatedAt time.Time `json:"createdAt"`
+	// Suspend asks that the run's training jobs be stopped and not started
+	// until it is cleared.
+	Suspend bool `json:"suspend,omitempty"`
 	// Status is what happened so far.
 	Status RunStatus `json:"status"`
 }

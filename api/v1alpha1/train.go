@@ -23,6 +23,9 @@ type TrainJobSpec struct {
 	Trainer *Trainer `json:"trainer,omitempty"`
 	// RunPolicy bounds restarts and time.
 	RunPolicy *RunPolicy `json:"runPolicy,omitempty"`
+	// Suspend, when true, creates the job without starting it; kiln
+	// unsuspend starts it. Default false.
+	Suspend *bool `json:"suspend,omitempty"`
 }
 
 // RuntimeRef names a TrainingRuntime.

@@ -129,5 +129,5 @@ func (a *App) Submit(ctx context.Context, l *Loaded) (apiv1.RunID, error) {
 			src = abs
 		}
 	}
-	return a.Controller.Submit(ctx, controller.SubmitParams{Plan: l.Plan, Params: l.Params, Source: src})
+	return a.Controller.Submit(ctx, controller.SubmitParams{Plan: l.Plan, Params: l.Params, Source: src, Suspend: l.Plan.Suspend})
 }

@@ -28,6 +28,12 @@ func (c *Controller) admit(ctx context.Context, r *round) {
 	for e := rs.ready.Front(); e != nil && misfits < maxMisfits; {
 		next := e.Next()
 		i := e.Value.(int)
+		if r.suspend && rs.plan.Tasks[i].Train != nil {
+			rs.ready.Remove(e)
+			c.suspendNode(r, i, "suspended before it started")
+			e = next
+			continue
+		}
 		req := rs.plan.Tasks[i].Request
 		if !c.cfg.Pool.TryAcquire(req) {
 			misfits++

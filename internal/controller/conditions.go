@@ -54,6 +54,12 @@ func trainConditions(ns *apiv1.NodeStatus, phase apiv1.Phase, reason, msg string
 	case apiv1.PhaseSucceeded:
 		off(apiv1.ConditionRunning, "Completed")
 		setCondition(ns, apiv1.ConditionComplete, "True", "Succeeded", "every process exited 0", now)
+	case apiv1.PhaseSuspended:
+		off(apiv1.ConditionQueued, "Suspended")
+		off(apiv1.ConditionRunning, "Suspended")
+		setCondition(ns, apiv1.ConditionSuspended, "True", reason, msg, now)
+	case apiv1.PhasePending:
+		off(apiv1.ConditionSuspended, reason)
 	case apiv1.PhaseFailed, apiv1.PhaseCancelled:
 		off(apiv1.ConditionQueued, string(phase))
 		off(apiv1.ConditionRunning, string(phase))

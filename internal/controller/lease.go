@@ -7,10 +7,10 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
-// leaseLoop renews this engine's leases every third of their TTL and
-// passes on cancel requests written by other processes.
+// leaseLoop renews this engine's leases every second (well within their
+// TTL) and passes on what other processes asked of its runs.
 func (c *Controller) leaseLoop(ctx context.Context) {
-	t := time.NewTicker(c.cfg.LeaseTTL / 3)
+	t := time.NewTicker(min(c.cfg.LeaseTTL/3, time.Second))
 	defer t.Stop()
 	for {
 		select {
@@ -23,12 +23,15 @@ func (c *Controller) leaseLoop(ctx context.Context) {
 }
 
 func (c *Controller) renew(ctx context.Context) {
-	cancel, err := c.cfg.Store.RenewLeases(ctx, store.RenewLeasesParams{Owner: c.cfg.Owner, Until: c.now().Add(c.cfg.LeaseTTL)})
+	reqs, err := c.cfg.Store.RenewLeases(ctx, store.RenewLeasesParams{Owner: c.cfg.Owner, Until: c.now().Add(c.cfg.LeaseTTL)})
 	if err != nil {
 		c.log.Error("renewing leases", "err", err)
 		return
 	}
-	for _, id := range cancel {
-		c.requestCancel(id)
+	for _, req := range reqs {
+		if req.Cancel {
+			c.requestCancel(req.Run)
+		}
+		c.setSuspend(req.Run, req.Suspend)
 	}
 }

@@ -72,6 +72,9 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 	switch {
 	case ns.stop == apiv1.CodeCancelled:
 		c.attemptCancelled(r, i)
+	case ns.stop == apiv1.CodeSuspended:
+		c.endAttempt(r, i, apiv1.PhaseCancelled, apiv1.CodeSuspended, "stopped: the job was suspended")
+		c.suspendNode(r, i, "suspended on request; its processes were stopped and its resources released")
 	case ns.stop == apiv1.CodeAttemptTimeout:
 		c.attemptFailed(r, i, apiv1.CodeAttemptTimeout, fmt.Sprintf("the attempt exceeded the task's timeout of %s", r.rs.plan.Tasks[i].Timeout), false)
 	case ns.stop == apiv1.CodeRunTimeout:
@@ -140,7 +143,8 @@ func (c *Controller) attemptFailed(r *round, i int, code apiv1.Code, msg string,
 	c.endAttempt(r, i, apiv1.PhaseFailed, code, msg)
 	ns := rs.nodes[i]
 	retry := rs.plan.Tasks[i].Retry
-	if !permanent && rs.stopping == "" && ns.attempt.Number <= retry.Limit {
+	ns.failures++
+	if !permanent && rs.stopping == "" && ns.failures <= retry.Limit {
 		at := r.now.Add(retry.Delay(ns.attempt.Number + 1))
 		ns.status.RetryAt = &at
 		rs.retrying[i] = true

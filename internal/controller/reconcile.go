@@ -30,9 +30,11 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, nil // not ours, or already finished
 	}
 	r := newRound(rs, c.now())
-	dirty, cancel := rs.takeWork()
+	dirty, cancel, suspend := rs.takeWork()
+	r.suspend = suspend
 	observeErr := c.observe(ctx, r, dirty)
 	c.stopIfNeeded(r, cancel)
+	c.suspension(r)
 	c.timeouts(r)
 	c.retriesDue(r)
 	c.admit(ctx, r)
@@ -124,6 +126,10 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 		}
 		r.setNode(i, apiv1.PhaseFailed, "NotRetried", ns.attempt.Code, ns.attempt.Message+"; not retried: "+msg)
 	}
+	for i := range rs.suspended {
+		delete(rs.suspended, i)
+		r.setNode(i, apiv1.PhaseCancelled, "Cancelled", rs.stopCode, "suspended job not started again: "+msg)
+	}
 	for i, ns := range rs.nodes {
 		if ns.status.Phase == apiv1.PhasePending || ns.status.Phase == apiv1.PhaseWaiting {
 			c.skip(r, i, msg)
@@ -164,7 +170,7 @@ func (c *Controller) retriesDue(r *round) {
 // finishIfDone ends the run once nothing runs and nothing more can start.
 func (c *Controller) finishIfDone(r *round) {
 	rs := r.rs
-	if len(rs.active) > 0 || len(rs.retrying) > 0 || rs.ready.Len() > 0 {
+	if len(rs.active) > 0 || len(rs.retrying) > 0 || rs.ready.Len() > 0 || len(rs.suspended) > 0 {
 		return
 	}
 	if rs.finished < len(rs.nodes) && rs.stopping == "" {

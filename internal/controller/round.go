@@ -17,6 +17,7 @@ type round struct {
 	attempts map[int]bool // nodes whose current attempt changed
 	events   []apiv1.Event
 	runDirty bool
+	suspend  bool // training jobs must not run
 
 	launch  []int // nodes to launch after the commit
 	abort   []int // nodes to stop after the commit

@@ -29,6 +29,7 @@ type runState struct {
 	active    map[int]bool // nodes with an attempt running
 	retrying  map[int]bool // nodes waiting for their next attempt
 	queued    map[int]bool // gangs waiting for room under a schedule timeout
+	suspended map[int]bool // training jobs stopped on request
 	finished  int          // nodes in a final phase
 	failed    []string     // names of failed nodes, in order
 	stopping  apiv1.Phase  // Failing or Cancelling once the run stops
@@ -36,10 +37,11 @@ type runState struct {
 	stopMsg   string       // and in words
 	deadline  time.Time    // run timeout, zero if none
 
-	mu        sync.Mutex
-	dirty     map[int]*report // nodes to observe; the report, if the backend sent one
-	resync    bool            // observe every active node
-	cancelReq bool
+	mu         sync.Mutex
+	dirty      map[int]*report // nodes to observe; the report, if the backend sent one
+	resync     bool            // observe every active node
+	cancelReq  bool
+	suspendReq bool // the run's training jobs should be suspended
 }
 
 // report is an exit the backend announced for attempt number attempt.
@@ -58,6 +60,9 @@ type nodeState struct {
 	// waitingSince is when the node first waited for room; the gang's
 	// schedule timeout counts from it.
 	waitingSince time.Time
+	// failures counts failed attempts; suspended attempts do not count
+	// against the retry budget.
+	failures int
 }
 
 // attemptID is the deterministic ID of attempt n of node in run.
@@ -80,7 +85,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan) *runState {
 	n := len(plan.Tasks)
 	rs := &runState{
 		run: run, plan: plan, nodes: make([]*nodeState, n), done: make(chan struct{}),
-		pendingUp: make([]int, n), ready: list.New(), active: map[int]bool{}, retrying: map[int]bool{}, queued: map[int]bool{},
+		pendingUp: make([]int, n), ready: list.New(), active: map[int]bool{}, retrying: map[int]bool{}, queued: map[int]bool{}, suspended: map[int]bool{},
 		dirty: map[int]*report{},
 	}
 	if plan.Timeout > 0 && run.Status.StartedAt != nil {
@@ -93,10 +98,16 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan) *runState {
 			if k := len(ns.status.Attempts); k > 0 {
 				ns.attempt = ns.status.Attempts[k-1]
 			}
+			for _, a := range ns.status.Attempts {
+				if a.Phase == apiv1.PhaseFailed {
+					ns.failures++
+				}
+			}
 			ns.status.Attempts = nil
 		}
 		rs.nodes[i] = ns
 	}
+	rs.suspendReq = run.Suspend
 	rs.index()
 	return rs
 }
@@ -121,6 +132,8 @@ func (rs *runState) index() {
 			rs.dirty[i] = nil
 		case p == apiv1.PhaseRetrying:
 			rs.retrying[i] = true
+		case p == apiv1.PhaseSuspended:
+			rs.suspended[i] = true
 		case rs.pendingUp[i] == 0:
 			rs.ready.PushBack(i)
 		}
@@ -148,7 +161,7 @@ func (rs *runState) markExited(i, n int, st job.Status) {
 }
 
 // takeWork returns and clears what other goroutines asked of the run.
-func (rs *runState) takeWork() (dirty map[int]*report, cancel bool) {
+func (rs *runState) takeWork() (dirty map[int]*report, cancel, suspend bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	dirty, rs.dirty = rs.dirty, map[int]*report{}
@@ -160,5 +173,5 @@ func (rs *runState) takeWork() (dirty map[int]*report, cancel bool) {
 		}
 		rs.resync = false
 	}
-	return dirty, rs.cancelReq
+	return dirty, rs.cancelReq, rs.suspendReq
 }

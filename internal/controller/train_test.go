@@ -159,3 +159,75 @@ func TestGangThatCannotBeAdmittedInTimeFails(t *testing.T) {
 		t.Errorf("a gang that was never admitted has %d attempts", len(late.Attempts))
 	}
 }
+
+// waitPhase polls the store until node name of run id is in phase.
+func (e *engine) waitPhase(t *testing.T, id apiv1.RunID, name string, phase apiv1.Phase) apiv1.NodeStatus {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		run, err := e.store.GetRun(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := node(run, name); n.Phase == phase {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s never reached %s", name, phase)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
+func TestSuspendStopsTheGangAndUnsuspendStartsIt(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 2)
+	pids := t.TempDir()
+	id := e.submit(t, `spec:
+  tasks:
+  - name: job
+    train:
+      runtime: plain
+      numNodes: 2
+      command: [sh, -c, 'test "$KILN_ATTEMPT" -ge 2 && exit 0; echo $$ > `+pids+`/$$; exec sleep 300']
+      resourcesPerNode: {cpu: 1}
+`, nil)
+	e.waitPhase(t, id, "job", apiv1.PhaseRunning)
+	waitFiles(t, pids, 2)
+	if err := e.Suspend(t.Context(), id, true); err != nil {
+		t.Fatal(err)
+	}
+	suspended := e.waitPhase(t, id, "job", apiv1.PhaseSuspended)
+	if !hasCond(suspended, apiv1.ConditionSuspended) {
+		t.Errorf("conditions = %+v, want Suspended", suspended.Conditions)
+	}
+	entries, _ := os.ReadDir(pids)
+	for _, f := range entries {
+		var pid int
+		if _, err := fmtSscan(f.Name(), &pid); err == nil && syscall.Kill(pid, 0) == nil {
+			t.Errorf("process %d of the suspended gang still runs", pid)
+		}
+	}
+	if err := e.Suspend(t.Context(), id, false); err != nil {
+		t.Fatal(err)
+	}
+	job := node(e.wait(t, id), "job")
+	if job.Phase != apiv1.PhaseSucceeded || len(job.Attempts) != 2 || job.Attempts[0].Code != apiv1.CodeSuspended {
+		t.Fatalf("job = %s with attempts %+v, want Succeeded on attempt 2 after a suspended first", job.Phase, job.Attempts)
+	}
+	if hasCond(job, apiv1.ConditionSuspended) {
+		t.Error("the Suspended condition is still True after unsuspend")
+	}
+}
+
+func waitFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if entries, _ := os.ReadDir(dir); len(entries) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d files appeared in %s", n, dir)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}

@@ -45,6 +45,9 @@ type Runs interface {
 	// RequestCancel marks a run to be cancelled by its owner. It is a no-op
 	// on a finished run and returns ErrNotFound for an unknown one.
 	RequestCancel(ctx context.Context, id apiv1.RunID) error
+	// RequestSuspend sets whether a run's training jobs should be
+	// suspended, for its owner to act on. ErrNotFound for an unknown run.
+	RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error
 }
 
 // Writer saves what one reconcile round changed.
@@ -62,8 +65,8 @@ type Leaser interface {
 	// at once, one wins each run.
 	ClaimRuns(ctx context.Context, p ClaimRunsParams) ([]apiv1.RunID, error)
 	// RenewLeases extends the lease of every unfinished run p.Owner holds
-	// to p.Until, and returns those of them with a cancel request.
-	RenewLeases(ctx context.Context, p RenewLeasesParams) (cancel []apiv1.RunID, err error)
+	// to p.Until, and returns what was asked of each of them.
+	RenewLeases(ctx context.Context, p RenewLeasesParams) ([]Request, error)
 	// ReleaseLease gives up owner's lease on run id, if it holds it.
 	ReleaseLease(ctx context.Context, id apiv1.RunID, owner string) error
 }
@@ -105,6 +108,14 @@ type ClaimRunsParams struct {
 	IDs []apiv1.RunID
 	// IsDead reports whether the engine named owner is gone for sure.
 	IsDead func(owner string) bool
+}
+
+// Request is what other processes asked of a run: to cancel it, and
+// whether its training jobs should be suspended.
+type Request struct {
+	Run     apiv1.RunID
+	Cancel  bool
+	Suspend bool
 }
 
 // RenewLeasesParams extends an owner's leases.

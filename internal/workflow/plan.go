@@ -27,6 +27,9 @@ type Plan struct {
 	Timeout time.Duration
 	// FailFast is spec.failFast with its default (true) applied.
 	FailFast bool
+	// Suspend creates the run with its training jobs suspended (a
+	// TrainJob's spec.suspend).
+	Suspend bool
 }
 
 // Task is one compiled task.

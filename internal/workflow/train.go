@@ -100,6 +100,9 @@ func CompileTrainJob(doc *Document, tj *apiv1.TrainJob, runtimes Runtimes) (*Pla
 	for _, e := range apiv1.Errors(err) {
 		e.Field = trainJobFields(e.Field)
 	}
+	if p != nil && tj.Spec.Suspend != nil {
+		p.Suspend = *tj.Spec.Suspend
+	}
 	return p, err
 }
 

@@ -100,3 +100,34 @@ func TestTrainJobBadInputIsRejectedAtSubmit(t *testing.T) {
 		t.Errorf("rejected jobs left %d runs", len(got))
 	}
 }
+
+func TestSuspendedTrainJobStartsOnUnsuspend(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	job := writeFile(t, t.TempDir(), "job.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: held}
+spec:
+  runtimeRef: {name: plain}
+  suspend: true
+  trainer: {command: ["true"], numNodes: 2, resourcesPerNode: {cpu: 100m}}
+`)
+	run := exec.Command(kilnBin, "--home", home, "run", "-q", job)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to be suspended", func() bool {
+		list := runs(t, home)
+		return len(list) == 1 && describe(t, home, list[0].ID).Status.Nodes[0].Phase == apiv1.PhaseSuspended
+	})
+	id := runs(t, home)[0].ID
+	if r := kiln(t, home, "unsuspend", string(id)); r.code != 0 {
+		t.Fatalf("kiln unsuspend: %d %s", r.code, r.stderr)
+	}
+	if err := run.Wait(); err != nil {
+		t.Fatalf("kiln run after unsuspend: %v", err)
+	}
+	if got := describe(t, home, id); got.Status.Phase != apiv1.PhaseSucceeded {
+		t.Errorf("run is %s, want Succeeded", got.Status.Phase)
+	}
+}

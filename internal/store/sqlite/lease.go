@@ -54,27 +54,27 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) ([]apiv1
 }
 
 // RenewLeases implements store.Leaser.
-func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]apiv1.RunID, error) {
-	var cancel []apiv1.RunID
+func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]store.Request, error) {
+	var reqs []store.Request
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND done = 0`, p.Until.UnixNano(), p.Owner); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE owner = ? AND done = 0 AND cancel_requested = 1`, p.Owner)
+		rows, err := tx.QueryContext(ctx, `SELECT id, cancel_requested, suspend FROM runs WHERE owner = ? AND done = 0 ORDER BY id`, p.Owner)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id apiv1.RunID
-			if err := rows.Scan(&id); err != nil {
+			var r store.Request
+			if err := rows.Scan(&r.Run, &r.Cancel, &r.Suspend); err != nil {
 				return err
 			}
-			cancel = append(cancel, id)
+			reqs = append(reqs, r)
 		}
 		return rows.Err()
 	})
-	return cancel, err
+	return reqs, err
 }
 
 // ReleaseLease implements store.Leaser.

@@ -17,9 +17,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 	r := &p.Run
 	return s.withTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source,
-			created_at, phase, owner, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			created_at, phase, owner, lease_until, suspend) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source,
-			r.CreatedAt.UnixNano(), apiv1.PhasePending, p.Owner, p.LeaseUntil.UnixNano())
+			r.CreatedAt.UnixNano(), apiv1.PhasePending, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
 				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
@@ -46,7 +46,7 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 	})
 }
 
-const runColumns = `id, name, kind, labels, params, source, created_at, phase, code, message, started_at, finished_at`
+const runColumns = `id, name, kind, labels, params, source, created_at, phase, code, message, started_at, finished_at, suspend`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
@@ -54,7 +54,7 @@ func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var created int64
 	var started, finished sql.NullInt64
 	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &created,
-		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished)
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +190,18 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) ([]api
 		events = append(events, e)
 	}
 	return events, rows.Err()
+}
+
+// RequestSuspend implements store.Runs.
+func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET suspend = ? WHERE id = ?`, suspend, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	return nil
 }
 
 // RequestCancel implements store.Runs.

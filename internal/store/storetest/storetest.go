@@ -188,11 +188,15 @@ func testCancel(t *testing.T, s store.Store) {
 	if err := s.RequestCancel(t.Context(), "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RequestCancel(unknown) = %v, want ErrNotFound", err)
 	}
-	cancel, err := s.RenewLeases(t.Context(), store.RenewLeasesParams{Owner: "me", Until: t0.Add(time.Hour)})
+	if err := s.RequestSuspend(t.Context(), "r1", true); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := s.RenewLeases(t.Context(), store.RenewLeasesParams{Owner: "me", Until: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]apiv1.RunID{"r2"}, cancel); diff != "" {
-		t.Errorf("cancel requests (-want +got):\n%s", diff)
+	want := []store.Request{{Run: "r1", Suspend: true}, {Run: "r2", Cancel: true}}
+	if diff := cmp.Diff(want, reqs); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }

@@ -1,0 +1,3 @@
+-- A run's training jobs can be suspended: stopped, resources released,
+-- until the flag is cleared.
+ALTER TABLE runs ADD COLUMN suspend INTEGER NOT NULL DEFAULT 0;
