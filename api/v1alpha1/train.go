@@ -26,6 +26,9 @@ type TrainJobSpec struct {
 	// Suspend, when true, creates the job without starting it; kiln
 	// unsuspend starts it. Default false.
 	Suspend *bool `json:"suspend,omitempty"`
+	// Priority orders admission against other jobs and tasks (default 0);
+	// see Task.Priority.
+	Priority int32 `json:"priority,omitempty"`
 }
 
 // RuntimeRef names a TrainingRuntime.

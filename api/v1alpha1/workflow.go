@@ -64,6 +64,11 @@ type Task struct {
 	// Resources is what one attempt takes from the machine's pool while it
 	// runs. Without it a task takes one CPU.
 	Resources *Resources `json:"resources,omitempty"`
+	// Priority orders admission when the pool is short (default 0): while
+	// a task of higher priority waits for room, no task of lower priority
+	// takes any. Tasks of equal priority start first come, first served,
+	// but one that fits may start ahead of one that does not.
+	Priority int32 `json:"priority,omitempty"`
 }
 
 // EnvVar is one environment variable of a task.

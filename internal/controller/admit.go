@@ -35,10 +35,12 @@ func (c *Controller) admit(ctx context.Context, r *round) {
 			continue
 		}
 		req := rs.plan.Tasks[i].Request
-		if !c.cfg.Pool.TryAcquire(req) {
+		prio := rs.plan.Tasks[i].Spec.Priority
+		outranked := c.admitted.outranked(prio)
+		if outranked || !c.cfg.Pool.TryAcquire(req) {
 			misfits++
 			r.starved = true
-			c.markWaiting(r, i)
+			c.markWaiting(r, i, outranked)
 			if c.scheduleTimedOut(r, i) {
 				rs.ready.Remove(e)
 			}
@@ -51,7 +53,7 @@ func (c *Controller) admit(ctx context.Context, r *round) {
 	}
 }
 
-func (c *Controller) markWaiting(r *round, i int) {
+func (c *Controller) markWaiting(r *round, i int, outranked bool) {
 	ns := r.rs.nodes[i]
 	if ns.waiting {
 		return
@@ -63,9 +65,13 @@ func (c *Controller) markWaiting(r *round, i int) {
 	if j := r.rs.plan.Tasks[i].Train; j != nil && j.ScheduleTimeout > 0 {
 		r.rs.queued[i] = true
 	}
-	req := r.rs.plan.Tasks[i].Request
-	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "",
-		fmt.Sprintf("waiting for resources: needs %s; free now %s", req, c.cfg.Pool.Free()))
+	t := r.rs.plan.Tasks[i]
+	c.admitted.wait(r.rs.run.ID, i, t.Spec.Priority)
+	msg := fmt.Sprintf("waiting for resources: needs %s; free now %s", t.Request, c.cfg.Pool.Free())
+	if outranked {
+		msg = fmt.Sprintf("waiting behind a job of higher priority than %d", t.Spec.Priority)
+	}
+	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "", msg)
 }
 
 // startAttempt records a new attempt of node i as running; it is launched

@@ -50,6 +50,7 @@ type Controller struct {
 	queue workqueue.TypedRateLimitingInterface[apiv1.RunID]
 
 	launches sync.WaitGroup // launches in flight
+	admitted *admissionQueue
 
 	mu       sync.Mutex
 	runs     map[apiv1.RunID]*runState
@@ -79,6 +80,7 @@ func New(cfg Config) *Controller {
 		cfg: cfg, log: cfg.Log,
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
 		runs:     map[apiv1.RunID]*runState{},
+		admitted: newAdmissionQueue(),
 		starved:  map[apiv1.RunID]bool{},
 		watchers: map[chan struct{}]bool{},
 	}
@@ -140,6 +142,7 @@ func (c *Controller) forget(rs *runState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runs[rs.run.ID] == rs {
+		c.admitted.forget(rs.run.ID)
 		delete(c.runs, rs.run.ID)
 		delete(c.starved, rs.run.ID)
 		close(rs.done)

@@ -30,6 +30,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, nil // not ours, or already finished
 	}
 	r := newRound(rs, c.now())
+	r.queue = c.admitted
 	dirty, cancel, suspend := rs.takeWork()
 	r.suspend = suspend
 	observeErr := c.observe(ctx, r, dirty)

@@ -17,6 +17,7 @@ type round struct {
 	attempts map[int]bool // nodes whose current attempt changed
 	events   []apiv1.Event
 	runDirty bool
+	queue    *admissionQueue
 	suspend  bool // training jobs must not run
 
 	launch  []int // nodes to launch after the commit
@@ -33,6 +34,10 @@ func newRound(rs *runState, now time.Time) *round {
 func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code, msg string) {
 	ns := r.rs.nodes[i]
 	was := ns.status.Phase
+	if was == apiv1.PhaseWaiting && phase != apiv1.PhaseWaiting {
+		r.queue.done(r.rs.run.ID, i)
+		r.release = true // what it held back may start now
+	}
 	ns.status.Phase, ns.status.Code, ns.status.Message = phase, code, msg
 	if phase.Done() && !was.Done() {
 		r.rs.finished++

@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -230,4 +232,41 @@ func waitFiles(t *testing.T, dir string, n int) {
 		}
 		<-time.After(10 * time.Millisecond)
 	}
+}
+
+func TestPriorityThenFirstComeWithBackfill(t *testing.T) {
+	t.Parallel()
+	order := func(t *testing.T, bigPriority int) []string {
+		e := newEngine(t, 2)
+		log := filepath.Join(t.TempDir(), "log")
+		step := func(name string) string {
+			return `[sh, -c, 'echo start-` + name + ` >> ` + log + `; sleep 0.3; echo end-` + name + ` >> ` + log + `']`
+		}
+		id := e.submit(t, `spec:
+  tasks:
+  - {name: hog, command: `+step("hog")+`, resources: {cpu: 1}}
+  - {name: big, command: `+step("big")+`, resources: {cpu: 2}, priority: `+fmt.Sprint(bigPriority)+`}
+  - {name: small, command: `+step("small")+`, resources: {cpu: 1}}
+`, nil)
+		if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseSucceeded {
+			t.Fatalf("run %s: %s", run.Status.Phase, run.Status.Message)
+		}
+		b, _ := os.ReadFile(log)
+		return strings.Fields(string(b))
+	}
+	before := func(events []string, a, b string) bool {
+		return slices.Index(events, a) < slices.Index(events, b)
+	}
+	t.Run("equal priority: the small task backfills", func(t *testing.T) {
+		t.Parallel()
+		if ev := order(t, 0); !before(ev, "start-small", "start-big") {
+			t.Errorf("events %v: small should start beside hog, before big", ev)
+		}
+	})
+	t.Run("higher priority: the small task waits behind big", func(t *testing.T) {
+		t.Parallel()
+		if ev := order(t, 5); !before(ev, "end-big", "start-small") {
+			t.Errorf("events %v: small must not start before big, which outranks it, has run", ev)
+		}
+	})
 }

@@ -65,7 +65,7 @@ func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 // backoffLimit becomes the task's retries and its activeDeadlineSeconds
 // the run's timeout.
 func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
-	task := apiv1.Task{Name: TrainTaskName, Train: &apiv1.TrainTask{Runtime: tj.Spec.RuntimeRef.Name}}
+	task := apiv1.Task{Name: TrainTaskName, Train: &apiv1.TrainTask{Runtime: tj.Spec.RuntimeRef.Name}, Priority: tj.Spec.Priority}
 	if tj.Spec.Trainer != nil {
 		task.Train.Trainer = *tj.Spec.Trainer
 	}

@@ -1,0 +1,62 @@
+package controller
+
+import (
+	"sync"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// admissionQueue knows the priority of every node, in every run this
+// engine owns, that waits for room in the pool. A node may take resources
+// only while nothing of higher priority waits: higher priority first,
+// then first come, first served, with backfill among equals.
+type admissionQueue struct {
+	mu      sync.Mutex
+	waiting map[waitKey]int32
+}
+
+type waitKey struct {
+	run  apiv1.RunID
+	node int
+}
+
+func newAdmissionQueue() *admissionQueue {
+	return &admissionQueue{waiting: map[waitKey]int32{}}
+}
+
+// wait records that node waits with priority p.
+func (q *admissionQueue) wait(run apiv1.RunID, node int, p int32) {
+	q.mu.Lock()
+	q.waiting[waitKey{run, node}] = p
+	q.mu.Unlock()
+}
+
+// done records that node no longer waits.
+func (q *admissionQueue) done(run apiv1.RunID, node int) {
+	q.mu.Lock()
+	delete(q.waiting, waitKey{run, node})
+	q.mu.Unlock()
+}
+
+// forget drops every node of run.
+func (q *admissionQueue) forget(run apiv1.RunID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for k := range q.waiting {
+		if k.run == run {
+			delete(q.waiting, k)
+		}
+	}
+}
+
+// outranked reports whether a node of a priority higher than p waits.
+func (q *admissionQueue) outranked(p int32) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, other := range q.waiting {
+		if other > p {
+			return true
+		}
+	}
+	return false
+}
