@@ -149,3 +149,36 @@ func readPID(t *testing.T, path string) int {
 	}
 	return pid
 }
+
+func TestKillNineDuringAGangThenResumeAdoptsIt(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	job := writeFile(t, dir, "job.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: gang}
+spec:
+  runtimeRef: {name: plain}
+  trainer:
+    numNodes: 3
+    command: [sh, -c, 'echo $KILN_ATTEMPT >> `+ledger+`; sleep 1']
+    resourcesPerNode: {cpu: 100m}
+`)
+	first := exec.Command(kilnBin, "--home", home, "run", job)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the gang to start", func() bool { return lines(ledger) == 3 })
+	killNine(t, first)
+	if r := kiln(t, home, "resume"); r.code != 0 {
+		t.Fatalf("resume exited %d: %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(ledger); string(b) != "1\n1\n1\n" {
+		t.Errorf("ledger = %q, want the first attempt's three processes only: the gang was started again", b)
+	}
+	run := describe(t, home, runs(t, home)[0].ID)
+	if n := run.Status.Nodes[0]; n.Phase != apiv1.PhaseSucceeded || len(n.Attempts) != 1 || n.Replicas[0].Succeeded != 3 {
+		t.Errorf("trainer = %s, %d attempts, replicas %+v; want Succeeded once with 3 processes", n.Phase, len(n.Attempts), n.Replicas)
+	}
+}
