@@ -8,6 +8,8 @@ loss fell, and exits non-zero otherwise. Rank 0 saves the model.
 """
 import argparse
 import os
+import socket
+import time
 
 import torch
 import torch.distributed as dist
@@ -19,6 +21,22 @@ p.add_argument("--data", default="", help="a tensor file from prepare.py; synthe
 p.add_argument("--model-out", default="")
 a = p.parse_args()
 
+
+def wait_for_master(timeout=120.0):
+    """Wait until rank 0's store listens: torch 1.13's store client backs
+    off a whole second when it connects too early."""
+    addr = (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(addr, timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+if int(os.environ["RANK"]) != 0:
+    wait_for_master()
 dist.init_process_group("gloo")  # env:// rendezvous: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.manual_seed(0)
