@@ -37,8 +37,8 @@ func main() {
 	root = flag.String("root", ".", "the repository, for its examples")
 	flag.Parse()
 	b := &bench{kiln: *kiln, cpus: *cpus, dir: mustTemp()}
-	defer b.cleanup()
 	rows := b.all()
+	b.cleanup() // before exiting: os.Exit skips deferred calls
 	print(rows)
 	for _, r := range rows {
 		if !r.met {
