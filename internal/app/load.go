@@ -51,19 +51,8 @@ type Checked struct {
 // and TrainJobs beside them. It returns the compiled runnable documents
 // and every problem found.
 func CheckDocuments(docs []workflow.Document) ([]Checked, error) {
-	var errs []error
-	var user []apiv1.TrainingRuntime
-	for i := range docs {
-		if docs[i].Kind != apiv1.KindTrainingRuntime {
-			continue
-		}
-		rt, err := workflow.DecodeTrainingRuntime(&docs[i])
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		user = append(user, *rt)
-	}
+	user, err := Runtimes(docs)
+	errs := []error{err}
 	runtimes := training.NewRuntimes(user...)
 	var out []Checked
 	for i := range docs {
@@ -73,6 +62,26 @@ func CheckDocuments(docs []workflow.Document) ([]Checked, error) {
 			resolveRuntimes(plan)
 			out = append(out, Checked{Doc: &docs[i], Plan: plan})
 		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Runtimes decodes the TrainingRuntime documents among docs. Each carries
+// the file it came from in the annotation kiln.dev/source.
+func Runtimes(docs []workflow.Document) ([]apiv1.TrainingRuntime, error) {
+	var errs []error
+	var out []apiv1.TrainingRuntime
+	for i := range docs {
+		if docs[i].Kind != apiv1.KindTrainingRuntime {
+			continue
+		}
+		rt, err := workflow.DecodeTrainingRuntime(&docs[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rt.Metadata.Annotations = map[string]string{"kiln.dev/source": docs[i].File}
+		out = append(out, *rt)
 	}
 	return out, errors.Join(errs...)
 }

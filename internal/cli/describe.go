@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -28,29 +29,37 @@ func newDescribeCmd(e *env) *cobra.Command {
 		Short: "Show a run: its tasks, attempts, errors and events",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openStore(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			r, err := getRun(cmd, a.Store, args[0])
-			if err != nil {
-				return err
-			}
-			events, err := a.Store.ListEvents(cmd.Context(), store.ListEventsParams{Run: r.ID})
-			if err != nil {
-				return err
-			}
-			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
-				return err
-			}
-			writeDescription(e.stdout, r, events)
-			return nil
+			return withRun(cmd, e, args[0], func(a *app.App, r *apiv1.Run) error {
+				events, err := a.Store.ListEvents(cmd.Context(), store.ListEventsParams{Run: r.ID})
+				if err != nil {
+					return err
+				}
+				if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
+					return err
+				}
+				writeDescription(e.stdout, r, events)
+				return nil
+			})
 		},
 	}
 	run.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
 	describe.AddCommand(run)
 	return describe
+}
+
+// withRun opens the store, reads run id and calls fn with both; a run
+// that does not exist is a coded error.
+func withRun(cmd *cobra.Command, e *env, id string, fn func(*app.App, *apiv1.Run) error) error {
+	a, err := openStore(cmd.Context(), e)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	run, err := getRun(cmd, a.Store, id)
+	if err != nil {
+		return err
+	}
+	return fn(a, run)
 }
 
 func getRun(cmd *cobra.Command, s store.Runs, id string) (*apiv1.Run, error) {

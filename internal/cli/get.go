@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/training"
 	"kiln.dev/kiln/internal/workflow"
@@ -91,25 +91,16 @@ func runtimesIn(files []string) ([]apiv1.TrainingRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs []error
-	for i := range docs {
-		if docs[i].Kind != apiv1.KindTrainingRuntime {
-			continue
-		}
-		rt, err := workflow.DecodeTrainingRuntime(&docs[i])
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		rt.Metadata.Annotations = map[string]string{"kiln.dev/source": docs[i].File}
-		byName[rt.Metadata.Name] = *rt
+	user, err := app.Runtimes(docs)
+	for _, rt := range user {
+		byName[rt.Metadata.Name] = rt
 	}
 	list := make([]apiv1.TrainingRuntime, 0, len(byName))
 	for _, rt := range byName {
 		list = append(list, rt)
 	}
 	slices.SortFunc(list, func(a, b apiv1.TrainingRuntime) int { return strings.Compare(a.Metadata.Name, b.Metadata.Name) })
-	return list, errors.Join(errs...)
+	return list, err
 }
 
 func framework(p *apiv1.MLPolicy) string {

@@ -26,27 +26,20 @@ func newLogsCmd(e *env) *cobra.Command {
 			"every task's output is printed, each line prefixed with its task. -f follows until the run ends.",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openStore(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			run, err := getRun(cmd, a.Store, args[0])
-			if err != nil {
-				return err
-			}
-			task := ""
-			if len(args) == 2 {
-				task = args[1]
-				if !hasNode(run, task) {
-					return &apiv1.Error{
-						Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Field: "task",
-						Message: fmt.Sprintf("run has no task %q", task),
+			return withRun(cmd, e, args[0], func(a *app.App, run *apiv1.Run) error {
+				task := ""
+				if len(args) == 2 {
+					task = args[1]
+					if !hasNode(run, task) {
+						return &apiv1.Error{
+							Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Field: "task",
+							Message: fmt.Sprintf("run has no task %q", task),
+						}
 					}
 				}
-			}
-			t := &tailer{e: e, a: a, task: task, attempt: attempt, prefix: task == "", offsets: map[string]int64{}}
-			return t.run(cmd.Context(), run, follow)
+				t := &tailer{e: e, a: a, task: task, attempt: attempt, prefix: task == "", offsets: map[string]int64{}}
+				return t.run(cmd.Context(), run, follow)
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing output until the run ends")

@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/app"
 )
 
 // newSuspendCmd builds kiln suspend (suspend true) or kiln unsuspend.
@@ -21,30 +20,23 @@ func newSuspendCmd(e *env, suspend bool) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openStore(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			run, err := getRun(cmd, a.Store, args[0])
-			if err != nil {
-				return err
-			}
-			if run.Status.Phase.Done() {
-				fmt.Fprintf(e.stdout, "run %s already ended: %s\n", run.ID, run.Status.Phase)
-				return nil
-			}
-			err = a.Store.RequestSuspend(cmd.Context(), run.ID, suspend)
-			if errors.Is(err, store.ErrNotFound) {
-				return &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Message: "no such run"}
-			}
-			if err != nil {
-				return err
-			}
-			verb := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
-			fmt.Fprintf(e.stdout, "%s requested: the engine running %s acts on it within a second "+
-				"(if none runs it, kiln resume will)\n", verb, run.ID)
-			return nil
+			return withRun(cmd, e, args[0], func(a *app.App, run *apiv1.Run) error {
+				return requestSuspend(cmd, e, a, run, suspend)
+			})
 		},
 	}
+}
+
+func requestSuspend(cmd *cobra.Command, e *env, a *app.App, run *apiv1.Run, suspend bool) error {
+	if run.Status.Phase.Done() {
+		fmt.Fprintf(e.stdout, "run %s already ended: %s\n", run.ID, run.Status.Phase)
+		return nil
+	}
+	if err := a.Store.RequestSuspend(cmd.Context(), run.ID, suspend); err != nil {
+		return err
+	}
+	verb := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
+	fmt.Fprintf(e.stdout, "%s requested: the engine running %s acts on it within a second "+
+		"(if none runs it, kiln resume will)\n", verb, run.ID)
+	return nil
 }
