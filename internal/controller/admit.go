@@ -25,6 +25,7 @@ func (c *Controller) admit(ctx context.Context, r *round) {
 		return
 	}
 	misfits := 0
+	top, anyWaits := c.admitted.top()
 	for e := rs.ready.Front(); e != nil && misfits < maxMisfits; {
 		next := e.Next()
 		i := e.Value.(int)
@@ -36,13 +37,19 @@ func (c *Controller) admit(ctx context.Context, r *round) {
 		}
 		req := rs.plan.Tasks[i].Request
 		prio := rs.plan.Tasks[i].Spec.Priority
-		outranked := c.admitted.outranked(prio)
+		outranked := anyWaits && top > prio
 		if outranked || !c.cfg.Pool.TryAcquire(req) {
 			misfits++
 			r.starved = true
 			c.markWaiting(r, i, outranked)
+			if !anyWaits || prio > top { // it outranks what this round saw
+				top, anyWaits = prio, true
+			}
 			if c.scheduleTimedOut(r, i) {
 				rs.ready.Remove(e)
+			}
+			if !outranked && !rs.plan.MinRequest.Fits(c.cfg.Pool.Free()) {
+				break // not even the smallest task fits: the rest wait too
 			}
 			e = next
 			continue

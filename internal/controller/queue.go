@@ -49,14 +49,16 @@ func (q *admissionQueue) forget(run apiv1.RunID) {
 	}
 }
 
-// outranked reports whether a node of a priority higher than p waits.
-func (q *admissionQueue) outranked(p int32) bool {
+// top returns the highest priority that waits, and false if none does.
+func (q *admissionQueue) top() (int32, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, other := range q.waiting {
-		if other > p {
-			return true
+	var best int32
+	found := false
+	for _, p := range q.waiting {
+		if !found || p > best {
+			best, found = p, true
 		}
 	}
-	return false
+	return best, found
 }

@@ -30,6 +30,9 @@ type Plan struct {
 	// Suspend creates the run with its training jobs suspended (a
 	// TrainJob's spec.suspend).
 	Suspend bool
+	// MinRequest is the smallest request of any task, resource by
+	// resource: when not even it fits, no task of the plan can start.
+	MinRequest resource.Request
 }
 
 // Task is one compiled task.

@@ -66,6 +66,7 @@ func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Pl
 		}
 		p.Index[t.Name] = i
 	}
+	p.MinRequest = minRequest(p.Tasks)
 	p.Graph = c.graph(wf.Spec.Tasks, p.Index)
 	c.templates(wf.Spec.Tasks, p, params)
 	if len(c.errs) > 0 {
@@ -265,3 +266,17 @@ func (c *checker) graph(tasks []apiv1.Task, index map[string]int) *dag.Graph {
 }
 
 func joinErrs(errs []error) error { return errors.Join(errs...) }
+
+func minRequest(tasks []Task) resource.Request {
+	if len(tasks) == 0 {
+		return resource.Request{}
+	}
+	m := tasks[0].Request
+	for _, t := range tasks[1:] {
+		m = resource.Request{
+			MilliCPU: min(m.MilliCPU, t.Request.MilliCPU), Memory: min(m.Memory, t.Request.Memory),
+			GPU: min(m.GPU, t.Request.GPU),
+		}
+	}
+	return m
+}
