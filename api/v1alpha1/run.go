@@ -21,6 +21,8 @@ type Run struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Source is the file the resource was read from, if any.
 	Source string `json:"source,omitempty"`
+	// Project owns the run; API tokens are scoped to projects. Default "default".
+	Project string `json:"project,omitempty"`
 	// CreatedAt is when the run was submitted.
 	CreatedAt time.Time `json:"createdAt"`
 	// Suspend asks that the run's training jobs be stopped and not started

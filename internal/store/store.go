@@ -26,6 +26,7 @@ type Store interface {
 	Runs
 	Writer
 	Leaser
+	Tokens
 	// Close releases the store's files and connections.
 	Close() error
 }
@@ -87,8 +88,23 @@ type ListRunsParams struct {
 	Phase apiv1.Phase
 	// Unfinished keeps runs whose phase is not final.
 	Unfinished bool
+	// Name keeps runs of the workflow or job of this name.
+	Name string
+	// Projects keeps runs of these projects; empty keeps all.
+	Projects []string
+	// Label keeps runs with this label, "key=value".
+	Label string
+	// After is a cursor: the last run of the previous page. Runs are
+	// ordered newest first, so the page holds runs older than it.
+	After *Cursor
 	// Limit caps the number of runs; 0 means 100.
 	Limit int
+}
+
+// Cursor marks a place in the newest-first order of runs.
+type Cursor struct {
+	CreatedAt time.Time
+	ID        apiv1.RunID
 }
 
 // ListEventsParams selects events of one run.
@@ -108,6 +124,29 @@ type ClaimRunsParams struct {
 	IDs []apiv1.RunID
 	// IsDead reports whether the engine named owner is gone for sure.
 	IsDead func(owner string) bool
+}
+
+// Tokens keeps API tokens. Only their SHA-256 hashes are stored.
+type Tokens interface {
+	// CreateToken saves a token; ErrConflict if its ID or hash is taken.
+	CreateToken(ctx context.Context, t Token) error
+	// TokenByHash returns the unrevoked token with this hash, or ErrNotFound.
+	TokenByHash(ctx context.Context, hash string) (*Token, error)
+	// ListTokens returns every token, revoked ones too, oldest first.
+	ListTokens(ctx context.Context) ([]Token, error)
+	// RevokeToken revokes the token with this ID, or returns ErrNotFound.
+	RevokeToken(ctx context.Context, id string) error
+}
+
+// Token is an API token as stored: its hash, never its value.
+type Token struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Hash      string    `json:"-"`
+	Role      string    `json:"role"`
+	Projects  []string  `json:"projects"`
+	CreatedAt time.Time `json:"createdAt"`
+	Revoked   bool      `json:"revoked,omitempty"`
 }
 
 // Request is what other processes asked of a run: to cancel it, and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -16,10 +17,14 @@ import (
 func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 	r := &p.Run
 	return s.withTx(ctx, func(tx *sql.Tx) error {
+		project := r.Project
+		if project == "" {
+			project = "default"
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source,
-			created_at, phase, owner, lease_until, suspend) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+			created_at, phase, owner, lease_until, suspend, project) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source,
-			r.CreatedAt.UnixNano(), apiv1.PhasePending, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend)
+			r.CreatedAt.UnixNano(), apiv1.PhasePending, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
 				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
@@ -46,7 +51,7 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 	})
 }
 
-const runColumns = `id, name, kind, labels, params, source, created_at, phase, code, message, started_at, finished_at, suspend`
+const runColumns = `id, name, kind, labels, params, source, created_at, phase, code, message, started_at, finished_at, suspend, project`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
@@ -54,7 +59,7 @@ func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var created int64
 	var started, finished sql.NullInt64
 	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &created,
-		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend)
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -138,20 +143,11 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 	return rows.Err()
 }
 
-// ListRuns implements store.Runs.
+// ListRuns implements store.Runs. Filters and the cursor are index
+// lookups, so a page costs the same with a hundred thousand runs.
 func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) ([]*apiv1.Run, error) {
-	query, args := `SELECT `+runColumns+` FROM runs WHERE 1=1`, []any{}
-	if p.Phase != "" {
-		query, args = query+` AND phase = ?`, append(args, p.Phase)
-	}
-	if p.Unfinished {
-		query += ` AND done = 0`
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	rows, err := s.db.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)...)
+	query, args := listQuery(p)
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +161,48 @@ func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) ([]*apiv1.
 		runs = append(runs, r)
 	}
 	return runs, rows.Err()
+}
+
+func listQuery(p store.ListRunsParams) (string, []any) {
+	var where []string
+	var args []any
+	add := func(clause string, a ...any) { where, args = append(where, clause), append(args, a...) }
+	if p.Phase != "" {
+		add("phase = ?", p.Phase)
+	}
+	if p.Unfinished {
+		add("done = 0")
+	}
+	if p.Name != "" {
+		add("name = ?", p.Name)
+	}
+	if len(p.Projects) > 0 {
+		add("project IN (?"+strings.Repeat(",?", len(p.Projects)-1)+")", toAny(p.Projects)...)
+	}
+	if k, v, ok := strings.Cut(p.Label, "="); ok {
+		add("json_extract(labels, ?) = ?", "$."+strconv.Quote(k), v)
+	}
+	if c := p.After; c != nil {
+		n := c.CreatedAt.UnixNano()
+		add("(created_at < ? OR (created_at = ? AND id < ?))", n, n, c.ID)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	query := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	return query + ` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // ListEvents implements store.Runs.

@@ -4,6 +4,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +27,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("claims respect live leases and take dead ones", func(t *testing.T) { t.Parallel(); testClaim(t, newStore(t)) })
 	t.Run("two claimers never both win a run", func(t *testing.T) { t.Parallel(); testClaimRace(t, newStore(t)) })
 	t.Run("renewal reports cancel requests", func(t *testing.T) { t.Parallel(); testCancel(t, newStore(t)) })
+	t.Run("list filters and pages by cursor", func(t *testing.T) { t.Parallel(); testList(t, newStore(t)) })
+	t.Run("tokens are found by hash until revoked", func(t *testing.T) { t.Parallel(); testTokens(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.
@@ -198,5 +201,64 @@ func testCancel(t *testing.T, s store.Store) {
 	want := []store.Request{{Run: "r1", Suspend: true}, {Run: "r2", Cancel: true}}
 	if diff := cmp.Diff(want, reqs); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func testList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for i := range 5 {
+		p := NewRun(apiv1.RunID(fmt.Sprint("r", i)), "")
+		p.Run.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+		p.Run.Project = []string{"a", "b"}[i%2]
+		p.Run.Labels = map[string]string{"team": []string{"x", "y"}[i%2]}
+		mustCreate(t, s, p)
+	}
+	ids := func(runs []*apiv1.Run) []apiv1.RunID {
+		var out []apiv1.RunID
+		for _, r := range runs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	page1, err := s.ListRuns(ctx, store.ListRunsParams{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := page1[len(page1)-1]
+	page2, err := s.ListRuns(ctx, store.ListRunsParams{Limit: 2, After: &store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]apiv1.RunID{"r4", "r3", "r2", "r1"}, append(ids(page1), ids(page2)...)); diff != "" {
+		t.Errorf("two pages (-want +got):\n%s", diff)
+	}
+	inA, _ := s.ListRuns(ctx, store.ListRunsParams{Projects: []string{"a"}})
+	labelled, _ := s.ListRuns(ctx, store.ListRunsParams{Label: "team=y"})
+	if diff := cmp.Diff([]apiv1.RunID{"r4", "r2", "r0"}, ids(inA)); diff != "" {
+		t.Errorf("project a (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]apiv1.RunID{"r3", "r1"}, ids(labelled)); diff != "" {
+		t.Errorf("label team=y (-want +got):\n%s", diff)
+	}
+}
+
+func testTokens(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tok := store.Token{ID: "t1", Name: "ci", Hash: "abc", Role: "editor", Projects: []string{"a"}, CreatedAt: t0}
+	if err := s.CreateToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.TokenByHash(ctx, "abc")
+	if err != nil || got.Role != "editor" || got.Projects[0] != "a" {
+		t.Fatalf("TokenByHash = %+v, %v", got, err)
+	}
+	if err := s.RevokeToken(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TokenByHash(ctx, "abc"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("TokenByHash after revoke = %v, want ErrNotFound", err)
+	}
+	if list, _ := s.ListTokens(ctx); len(list) != 1 || !list[0].Revoked {
+		t.Errorf("ListTokens = %+v, want the one token, revoked", list)
 	}
 }
