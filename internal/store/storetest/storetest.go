@@ -56,7 +56,7 @@ func testCreateGet(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	want := &apiv1.Run{
-		ID: "r1", Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"},
+		ID: "r1", Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"}, Project: "default",
 		Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}},
 		Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: []apiv1.NodeStatus{
 			{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending},
