@@ -42,6 +42,11 @@ const (
 	CodeSuspended       Code = "KLN-3010"
 	CodeRunNotFound     Code = "KLN-4001"
 	CodeUsage           Code = "KLN-4002"
+	CodeUnauthenticated Code = "KLN-4003"
+	CodeForbidden       Code = "KLN-4004"
+	CodeBodyTooLarge    Code = "KLN-4005"
+	CodeBadRequest      Code = "KLN-4006"
+	CodeInternal        Code = "KLN-4009"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
@@ -92,6 +97,11 @@ func CodeInfos() []CodeInfo {
 		{CodeSuspended, "a training job's attempt was stopped because the job was suspended", "kiln unsuspend RUN starts it again"},
 		{CodeRunNotFound, "no run has the given ID", "list runs with kiln get runs"},
 		{CodeUsage, "a command-line argument is invalid", "see kiln help for the command"},
+		{CodeUnauthenticated, "the request carries no valid API token", "send Authorization: Bearer <token>; the first start writes an admin token to KILN_HOME/admin.token"},
+		{CodeForbidden, "the token's role or projects do not allow this", "use a token of the run's project with the needed role (viewer reads, editor submits and cancels, admin manages tokens)"},
+		{CodeBodyTooLarge, "the request body is larger than the server accepts", "split the submission or raise the server's limit"},
+		{CodeBadRequest, "a request parameter is missing or malformed", "see the message"},
+		{CodeInternal, "the server failed while handling the request", "see the server's log"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -151,4 +152,31 @@ func OwnerAlive(owner string) bool { return owner != "" && !ownerDead(owner) }
 // AttemptDir returns the directory of an attempt's logs and outputs.
 func (a *App) AttemptDir(run apiv1.RunID, task string, attempt int) string {
 	return local.AttemptDir(a.Home, fmt.Sprintf("%s/%s/%d", run, task, attempt))
+}
+
+// LogFiles lists the log files in an attempt's directory: stdout and
+// stderr of a task, or <process>.stdout and <process>.stderr of each
+// process of a gang; all stdout before stderr.
+func LogFiles(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, stream := range []string{"stdout", "stderr"} {
+		for _, e := range entries {
+			if name := e.Name(); name == stream || strings.HasSuffix(name, "."+stream) {
+				out = append(out, filepath.Join(dir, name))
+			}
+		}
+	}
+	return out
+}
+
+// Cancel asks the engine to cancel run id.
+func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error { return a.Controller.Cancel(ctx, id) }
+
+// Suspend asks the engine to suspend or unsuspend run id's training jobs.
+func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
+	return a.Controller.Suspend(ctx, id, suspend)
 }

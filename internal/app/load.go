@@ -27,6 +27,11 @@ func Load(files []string, params map[string]string) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	return LoadDocuments(files, docs, params)
+}
+
+// LoadDocuments is Load for documents already read (an API request body).
+func LoadDocuments(files []string, docs []workflow.Document, params map[string]string) (*Loaded, error) {
 	plans, err := CheckDocuments(docs)
 	if err != nil {
 		return nil, err
@@ -130,13 +135,21 @@ func runnableError(files []string, plans []Checked) error {
 	}
 }
 
-// Submit submits a loaded workflow to this app's engine.
+// Submit submits a loaded workflow to this app's engine, in project
+// "default".
 func (a *App) Submit(ctx context.Context, l *Loaded) (apiv1.RunID, error) {
+	return a.SubmitTo(ctx, l, "")
+}
+
+// SubmitTo submits a loaded workflow to this app's engine in project.
+func (a *App) SubmitTo(ctx context.Context, l *Loaded, project string) (apiv1.RunID, error) {
 	src := l.Doc.File
 	if src != "" && src != "-" {
 		if abs, err := filepath.Abs(src); err == nil {
 			src = abs
 		}
 	}
-	return a.Controller.Submit(ctx, controller.SubmitParams{Plan: l.Plan, Params: l.Params, Source: src, Suspend: l.Plan.Suspend})
+	return a.Controller.Submit(ctx, controller.SubmitParams{
+		Plan: l.Plan, Params: l.Params, Source: src, Suspend: l.Plan.Suspend, Project: project,
+	})
 }

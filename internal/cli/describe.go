@@ -50,16 +50,13 @@ func newDescribeCmd(e *env) *cobra.Command {
 // withRun opens the store, reads run id and calls fn with both; a run
 // that does not exist is a coded error.
 func withRun(cmd *cobra.Command, e *env, id string, fn func(*app.App, *apiv1.Run) error) error {
-	a, err := openStore(cmd.Context(), e)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	run, err := getRun(cmd, a.Store, id)
-	if err != nil {
-		return err
-	}
-	return fn(a, run)
+	return withStore(cmd, e, func(a *app.App) error {
+		run, err := getRun(cmd, a.Store, id)
+		if err != nil {
+			return err
+		}
+		return fn(a, run)
+	})
 }
 
 func getRun(cmd *cobra.Command, s store.Runs, id string) (*apiv1.Run, error) {

@@ -95,33 +95,15 @@ func (t *tailer) printOnce(run *apiv1.Run) {
 			number = t.attempt
 		}
 		dir := t.a.AttemptDir(run.ID, n.Name, number)
-		for _, f := range logFiles(dir) {
+		for _, path := range app.LogFiles(dir) {
+			f := filepath.Base(path)
 			label := n.Name
 			if proc, _, ok := strings.Cut(f, "."); ok {
 				label += "/" + proc
 			}
-			t.copyNew(filepath.Join(dir, f), label, t.prefix || strings.Contains(f, "."))
+			t.copyNew(path, label, t.prefix || strings.Contains(f, "."))
 		}
 	}
-}
-
-// logFiles lists an attempt's log files: stdout and stderr of a task, or
-// <process>.stdout and <process>.stderr of each process of a gang, stdout
-// before stderr.
-func logFiles(dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, stream := range []string{"stdout", "stderr"} {
-		for _, e := range entries {
-			if name := e.Name(); name == stream || strings.HasSuffix(name, "."+stream) {
-				out = append(out, name)
-			}
-		}
-	}
-	return out
 }
 
 func (t *tailer) copyNew(path, task string, prefix bool) {

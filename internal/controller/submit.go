@@ -20,6 +20,8 @@ type SubmitParams struct {
 	Source string
 	// Suspend creates the run with its training jobs suspended.
 	Suspend bool
+	// Project owns the run; default "default".
+	Project string
 }
 
 // Submit checks that every task fits the pool, saves a new run owned by
@@ -36,7 +38,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, e
 	for try := 0; ; try++ {
 		run := apiv1.Run{
 			ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
-			Labels: wf.Metadata.Labels, Workflow: wf, Params: p.Params, Source: p.Source, CreatedAt: c.now(), Suspend: p.Suspend,
+			Labels: wf.Metadata.Labels, Workflow: wf, Params: p.Params, Source: p.Source, CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project,
 			Status: apiv1.RunStatus{Phase: apiv1.PhasePending},
 		}
 		err := c.cfg.Store.CreateRun(ctx, store.CreateRunParams{

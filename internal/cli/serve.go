@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/server"
+)
+
+func newServeCmd(e *env) *cobra.Command {
+	var pool poolFlags
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the engine for everyone behind the HTTP API",
+		Long: "Run the engine and serve the API under /api/v1 (see /api/v1/openapi.json). The first start\n" +
+			"writes an admin token to KILN_HOME/admin.token (mode 0600). SIGTERM stops gracefully: running\n" +
+			"tasks keep running and the next start adopts them.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := openEngine(cmd.Context(), e, &pool)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			if err := ensureAdminToken(cmd.Context(), e, a); err != nil {
+				return err
+			}
+			a.Start()
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return usagef("listening on %s: %v", addr, err)
+			}
+			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
+			return serve(e, a, ln)
+		},
+	}
+	pool.add(cmd)
+	def := os.Getenv("KILN_ADDR")
+	if def == "" {
+		def = "127.0.0.1:8420"
+	}
+	cmd.Flags().StringVar(&addr, "addr", def, "address to listen on, HOST:PORT (env KILN_ADDR)")
+	return cmd
+}
+
+// serve answers requests until SIGTERM or SIGINT, adopting runs whose
+// engine is gone as it goes, then shuts down gracefully.
+func serve(e *env, a *app.App, ln net.Listener) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	srv := &http.Server{
+		Handler:           server.New(server.Config{Store: a.Store, Engine: a, AttemptDir: a.AttemptDir}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go adopt(ctx, e, a)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdown)
+	fmt.Fprintln(e.stdout, "kiln stopped; running tasks keep running and are adopted on the next start")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// adopt takes over, now and every 10 seconds, unfinished runs whose engine is gone.
+func adopt(ctx context.Context, e *env, a *app.App) {
+	for {
+		if ids, err := a.Claim(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(e.stderr, "adopting runs: %v\n", err)
+		} else if len(ids) > 0 {
+			fmt.Fprintf(e.stdout, "adopted %d runs whose engine was gone\n", len(ids))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// ensureAdminToken creates the first admin token when there is none and
+// writes it, readable by its owner only, to KILN_HOME/admin.token.
+func ensureAdminToken(ctx context.Context, e *env, a *app.App) error {
+	tokens, err := a.Store.ListTokens(ctx)
+	if err != nil || len(tokens) > 0 {
+		return err
+	}
+	raw, _, err := server.CreateToken(ctx, a.Store, "admin", "admin", []string{"*"})
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(a.Home, "admin.token")
+	if err := os.WriteFile(path, []byte(raw+"\n"), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "created an admin token in %s (mode 0600)\n", path)
+	return nil
+}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// role orders what a token may do.
+type role int
+
+const (
+	public role = iota
+	viewer      // reads runs, events, logs and runtimes of its projects
+	editor      // also submits, cancels and suspends
+	admin       // also manages tokens
+)
+
+var roleNames = map[string]role{"viewer": viewer, "editor": editor, "admin": admin}
+
+// principal is the caller of a request.
+type principal struct {
+	token    *store.Token
+	role     role
+	projects []string // "*" is every project
+}
+
+// may reports whether the caller may touch project.
+func (p *principal) may(project string) bool {
+	return p != nil && (slices.Contains(p.projects, "*") || slices.Contains(p.projects, project))
+}
+
+// authorize checks the bearer token and role before calling the route,
+// and turns what it returns into a response.
+func (s *Server) authorize(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p *principal
+		if rt.role != public {
+			var err error
+			if p, err = s.principal(r); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if p.role < rt.role {
+				s.writeError(w, r, forbidden("this needs a token with a role of at least %s", roleName(rt.role)))
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+		if err := rt.handle(w, r, p); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) principal(r *http.Request) (*principal, error) {
+	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || raw == "" {
+		return nil, &httpError{http.StatusUnauthorized, apiv1.Errorf(apiv1.CodeUnauthenticated, "no bearer token")}
+	}
+	t, err := s.cfg.Store.TokenByHash(r.Context(), HashToken(raw))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &httpError{http.StatusUnauthorized, apiv1.Errorf(apiv1.CodeUnauthenticated, "the token is unknown or revoked")}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &principal{token: t, role: roleNames[t.Role], projects: t.Projects}, nil
+}
+
+func forbidden(format string, args ...any) error {
+	return &httpError{http.StatusForbidden, apiv1.Errorf(apiv1.CodeForbidden, fmt.Sprintf(format, args...))}
+}
+
+func roleName(r role) string {
+	for name, v := range roleNames {
+		if v == r {
+			return name
+		}
+	}
+	return "none"
+}
+
+// HashToken is how tokens are kept: their SHA-256, in hex.
+func HashToken(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateToken makes a token, stores its hash and returns its value, which
+// is shown once and kept nowhere.
+func CreateToken(ctx context.Context, tokens store.Tokens, name, roleName string, projects []string) (string, *store.Token, error) {
+	if _, ok := roleNames[roleName]; !ok {
+		return "", nil, apiv1.Errorf(apiv1.CodeUsage, fmt.Sprintf("role %q is not one of viewer, editor, admin", roleName))
+	}
+	if len(projects) == 0 {
+		return "", nil, apiv1.Errorf(apiv1.CodeUsage, "a token needs at least one project (or *)")
+	}
+	secret := make([]byte, 24)
+	if _, err := rand.Read(secret); err != nil {
+		return "", nil, err
+	}
+	raw := "kln_" + hex.EncodeToString(secret)
+	id := make([]byte, 4)
+	_, _ = rand.Read(id)
+	t := &store.Token{
+		ID: hex.EncodeToString(id), Name: name, Hash: HashToken(raw), Role: roleName, Projects: projects,
+		CreatedAt: time.Now().UTC(),
+	}
+	return raw, t, tokens.CreateToken(ctx, *t)
+}

@@ -1,0 +1,147 @@
+// Package server is kiln's HTTP API: /api/v1 over the store and an
+// engine, behind bearer-token auth, plus health endpoints. Errors are JSON
+// with the same KLN codes the CLI prints.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/store"
+)
+
+// Engine is what the server asks of the engine running beside it.
+type Engine interface {
+	SubmitTo(ctx context.Context, l *app.Loaded, project string) (apiv1.RunID, error)
+	Cancel(ctx context.Context, id apiv1.RunID) error
+	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
+}
+
+// Config configures a Server.
+type Config struct {
+	Store  store.Store
+	Engine Engine
+	// AttemptDir locates an attempt's logs.
+	AttemptDir func(run apiv1.RunID, task string, attempt int) string
+	// MaxBody is the largest request body accepted, in bytes. Default 4 MiB.
+	MaxBody int64
+	// Poll is how often streams look for news. Default 200ms.
+	Poll time.Duration
+	Log  *slog.Logger
+}
+
+// Server serves the API.
+type Server struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// New returns a server; Handler serves it.
+func New(cfg Config) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 4 << 20
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 200 * time.Millisecond
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	for _, r := range s.routes() {
+		s.mux.Handle(r.pattern, s.authorize(r))
+	}
+	return s
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// route is one endpoint: who may call it and what it does.
+type route struct {
+	pattern string // "METHOD /path", as http.ServeMux takes it
+	role    role   // the least role it needs; public routes need none
+	handle  func(w http.ResponseWriter, r *http.Request, p *principal) error
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /healthz", public, s.healthz},
+		{"GET /readyz", public, s.readyz},
+		{"GET /api/v1/openapi.json", public, s.openapi},
+		{"POST /api/v1/runs", editor, s.submit},
+		{"GET /api/v1/runs", viewer, s.listRuns},
+		{"GET /api/v1/runs/{id}", viewer, s.getRun},
+		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
+		{"POST /api/v1/runs/{id}/suspend", editor, s.suspend(true)},
+		{"POST /api/v1/runs/{id}/unsuspend", editor, s.suspend(false)},
+		{"GET /api/v1/runs/{id}/events", viewer, s.events},
+		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
+		{"GET /api/v1/runtimes", viewer, s.runtimes},
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ *principal) error {
+	_, err := w.Write([]byte("ok\n"))
+	return err
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ *principal) error {
+	if _, err := s.cfg.Store.ListRuns(r.Context(), store.ListRunsParams{Limit: 1}); err != nil {
+		return &httpError{http.StatusServiceUnavailable, apiv1.Errorf(apiv1.CodeInternal, "the store is not ready: "+err.Error())}
+	}
+	_, err := w.Write([]byte("ok\n"))
+	return err
+}
+
+// httpError is an *apiv1.Error with its HTTP status.
+type httpError struct {
+	status int
+	err    *apiv1.Error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+
+// writeError answers with every coded error in err, as JSON.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, errs := statusOf(err)
+	if status == http.StatusInternalServerError {
+		s.cfg.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		errs = []*apiv1.Error{apiv1.Errorf(apiv1.CodeInternal, "internal error")}
+	}
+	writeJSON(w, status, map[string]any{"errors": errs})
+}
+
+func statusOf(err error) (int, []*apiv1.Error) {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status, []*apiv1.Error{he.err}
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return http.StatusNotFound, []*apiv1.Error{apiv1.Errorf(apiv1.CodeRunNotFound, "no such run")}
+	}
+	coded := apiv1.Errors(err)
+	if len(coded) == 0 {
+		return http.StatusInternalServerError, nil
+	}
+	status := http.StatusBadRequest
+	switch coded[0].Code[4] {
+	case '2':
+		status = http.StatusUnprocessableEntity
+	case '5', '6':
+		status = http.StatusInternalServerError
+	}
+	return status, coded
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,255 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/backend/local"
+)
+
+func TestMain(m *testing.M) {
+	if home := os.Getenv("KILN_TEST_SUPERVISOR_HOME"); home != "" {
+		_ = local.Serve(context.Background(), local.ServeConfig{Home: home, IdleTimeout: time.Minute})
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// env is a server over a real embedded kiln, with tokens of each kind.
+type env struct {
+	url                          string
+	admin, viewer, editorA, none string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	home := t.TempDir()
+	a, err := app.Open(t.Context(), app.Config{
+		Home:              home,
+		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	srv := httptest.NewServer(New(Config{
+		Store: a.Store, Engine: a, AttemptDir: a.AttemptDir, MaxBody: 64 << 10,
+		Poll: 20 * time.Millisecond,
+	}).Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		if pid := local.SupervisorPID(home); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		a.Close()
+	})
+	e := &env{url: srv.URL}
+	for _, tok := range []struct {
+		dst      *string
+		role     string
+		projects []string
+	}{{&e.admin, "admin", []string{"*"}}, {&e.viewer, "viewer", []string{"*"}}, {&e.editorA, "editor", []string{"a"}}} {
+		raw, _, err := CreateToken(t.Context(), a.Store, tok.role, tok.role, tok.projects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*tok.dst = raw
+	}
+	e.none = "kln_not_a_token"
+	return e
+}
+
+func (e *env) do(t *testing.T, method, path, token, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+const workflowYAML = `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: hello, labels: {team: ml}}
+spec:
+  params: [{name: who, default: world}]
+  tasks:
+  - {name: greet, command: [sh, -c, 'echo "hello $0"', '{{params.who}}']}
+  - {name: after, dependsOn: [greet], command: ["true"]}
+`
+
+func (e *env) submit(t *testing.T, token, query, body string) apiv1.Run {
+	t.Helper()
+	resp, b := e.do(t, "POST", "/api/v1/runs"+query, token, body)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("submit: %d %s", resp.StatusCode, b)
+	}
+	var run apiv1.Run
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func (e *env) waitDone(t *testing.T, id apiv1.RunID) apiv1.Run {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); <-time.After(20 * time.Millisecond) {
+		_, b := e.do(t, "GET", "/api/v1/runs/"+string(id), e.admin, "")
+		var run apiv1.Run
+		if json.Unmarshal(b, &run) == nil && run.Status.Phase.Done() {
+			return run
+		}
+	}
+	t.Fatalf("run %s did not finish", id)
+	return apiv1.Run{}
+}
+
+func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(openapiDoc, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range (&Server{}).routes() {
+		method, path, _ := strings.Cut(r.pattern, " ")
+		if _, ok := doc.Paths[path][strings.ToLower(method)]; !ok {
+			t.Errorf("route %s is not in openapi.json", r.pattern)
+		}
+	}
+}
+
+func TestSubmitWatchAndRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	run := e.submit(t, e.editorA, "?project=a&param=who=kiln", workflowYAML)
+	if run.Project != "a" || run.Params["who"] != "kiln" {
+		t.Errorf("run project %q params %v, want a and who=kiln", run.Project, run.Params)
+	}
+	done := e.waitDone(t, run.ID)
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s", done.Status.Phase, done.Status.Message)
+	}
+	if resp, b := e.do(t, "GET", "/api/v1/runs/"+string(run.ID)+"/tasks/greet/logs", e.viewer, ""); string(b) != "hello kiln\n" {
+		t.Errorf("logs: %d %q, want hello kiln", resp.StatusCode, b)
+	}
+	_, b := e.do(t, "GET", "/api/v1/runs/"+string(run.ID)+"/events", e.viewer, "")
+	var events struct{ Items []apiv1.Event }
+	if err := json.Unmarshal(b, &events); err != nil || len(events.Items) < 5 {
+		t.Errorf("events = %s, want the run's transitions", b)
+	}
+	req, _ := http.NewRequest("GET", e.url+"/api/v1/runs/"+string(run.ID)+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+e.viewer)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sse, n := bufio.NewScanner(resp.Body), 0
+	for sse.Scan() { // the stream ends by itself: the run has ended
+		if strings.HasPrefix(sse.Text(), "data: ") {
+			n++
+		}
+	}
+	if n != len(events.Items) || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("the event stream carried %d events, want %d", n, len(events.Items))
+	}
+}
+
+func TestAuthAndProjects(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	runB := e.submit(t, e.admin, "?project=b", workflowYAML)
+	for _, r := range (&Server{}).routes() {
+		if r.role == public {
+			continue
+		}
+		method, path, _ := strings.Cut(r.pattern, " ")
+		path = strings.NewReplacer("{id}", string(runB.ID), "{task}", "greet").Replace(path)
+		for _, token := range []string{"", e.none} {
+			if resp, _ := e.do(t, method, path, token, ""); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s %s with token %q = %d, want 401", method, path, token, resp.StatusCode)
+			}
+		}
+	}
+	cases := []struct {
+		method, path, token string
+		want                int
+	}{
+		{"POST", "/api/v1/runs", e.viewer, http.StatusForbidden},
+		{"POST", "/api/v1/runs?project=b", e.editorA, http.StatusForbidden},
+		{"GET", "/api/v1/runs/" + string(runB.ID), e.editorA, http.StatusForbidden},
+		{"POST", "/api/v1/runs/" + string(runB.ID) + "/cancel", e.editorA, http.StatusForbidden},
+		{"GET", "/api/v1/runs?project=b", e.editorA, http.StatusForbidden},
+		{"GET", "/api/v1/runs/" + string(runB.ID), e.viewer, http.StatusOK},
+		{"GET", "/healthz", "", http.StatusOK},
+	}
+	for _, c := range cases {
+		if resp, b := e.do(t, c.method, c.path, c.token, workflowYAML); resp.StatusCode != c.want {
+			t.Errorf("%s %s = %d %s, want %d", c.method, c.path, resp.StatusCode, b, c.want)
+		}
+	}
+	_, b := e.do(t, "GET", "/api/v1/runs", e.editorA, "")
+	if strings.Contains(string(b), string(runB.ID)) {
+		t.Error("a token of project a lists runs of project b")
+	}
+}
+
+func TestPagesAndBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for range 3 {
+		e.submit(t, e.admin, "", workflowYAML)
+	}
+	_, b := e.do(t, "GET", "/api/v1/runs?limit=2&label=team=ml", e.viewer, "")
+	var page runList
+	if err := json.Unmarshal(b, &page); err != nil || len(page.Items) != 2 || page.Next == "" {
+		t.Fatalf("first page = %s", b)
+	}
+	_, b = e.do(t, "GET", "/api/v1/runs?limit=2&cursor="+page.Next, e.viewer, "")
+	var page2 runList
+	if err := json.Unmarshal(b, &page2); err != nil || len(page2.Items) != 1 || page2.Next != "" {
+		t.Fatalf("second page = %s", b)
+	}
+	id := page2.Items[0].ID
+	cases := []struct {
+		method, path, body string
+		want               int
+		code               apiv1.Code
+	}{
+		{"POST", "/api/v1/runs", "{{{not yaml", http.StatusBadRequest, apiv1.CodeParse},
+		{"POST", "/api/v1/runs", "apiVersion: kiln.dev/v1alpha1\nkind: Pipeline\nmetadata: {name: x}\n", http.StatusBadRequest, apiv1.CodeKind},
+		{"POST", "/api/v1/runs", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {tasks: [{name: t, command: [x], resources: {cpu: 999}}]}\n", http.StatusUnprocessableEntity, apiv1.CodeTooLarge},
+		{"POST", "/api/v1/runs", strings.Repeat("#", 70<<10), http.StatusRequestEntityTooLarge, apiv1.CodeBodyTooLarge},
+		{"GET", "/api/v1/runs/nope", "", http.StatusNotFound, apiv1.CodeRunNotFound},
+		{"GET", "/api/v1/runs/" + string(id) + "/tasks/..%2F..%2Fetc/logs", "", http.StatusNotFound, apiv1.CodeRunNotFound},
+		{"GET", "/api/v1/runs?cursor=@@@", "", http.StatusBadRequest, apiv1.CodeBadRequest},
+	}
+	for _, c := range cases {
+		resp, b := e.do(t, c.method, c.path, e.admin, c.body)
+		var out struct{ Errors []apiv1.Error }
+		_ = json.Unmarshal(b, &out)
+		if resp.StatusCode != c.want || len(out.Errors) == 0 || out.Errors[0].Code != c.code {
+			t.Errorf("%s %s = %d %s, want %d with %s", c.method, c.path, resp.StatusCode, b, c.want, c.code)
+		}
+	}
+}
