@@ -17,6 +17,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/metrics"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store/sqlite"
 )
@@ -44,6 +45,7 @@ type App struct {
 	Store      *sqlite.Store
 	Backend    *local.Backend
 	Controller *controller.Controller
+	Metrics    *metrics.Metrics
 	Home       string
 
 	stop    context.CancelFunc
@@ -69,11 +71,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		cfg.SupervisorCommand = []string{exe, "supervise", "--home", home}
 	}
 	be := local.New(local.Config{Home: home, SupervisorCommand: cfg.SupervisorCommand})
+	m := metrics.New()
 	c := controller.New(controller.Config{
 		Store: st, Backend: be, Pool: resource.NewPool(withDefaults(cfg.Pool)),
-		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log,
+		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log, Metrics: m,
 	})
-	return &App{Store: st, Backend: be, Controller: c, Home: home}, nil
+	a := &App{Store: st, Backend: be, Controller: c, Metrics: m, Home: home}
+	m.SetSource(a)
+	return a, nil
 }
 
 // prepareHome makes sure home exists and is writable, and returns it absolute.
@@ -180,3 +185,14 @@ func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error { return a.Contr
 func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 	return a.Controller.Suspend(ctx, id, suspend)
 }
+
+// RunsByPhase implements metrics.Source.
+func (a *App) RunsByPhase(ctx context.Context) (map[apiv1.Phase]int, error) {
+	return a.Store.CountRuns(ctx)
+}
+
+// TasksByPhase implements metrics.Source.
+func (a *App) TasksByPhase() map[apiv1.Phase]int { return a.Controller.TasksByPhase() }
+
+// QueueDepth implements metrics.Source.
+func (a *App) QueueDepth() int { return a.Controller.QueueDepth() }

@@ -91,6 +91,9 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 		Number: n, ID: attemptID(rs.run.ID, ns.status.Name, n),
 		Phase: apiv1.PhaseRunning, StartedAt: r.timePtr(),
 	}
+	if !ns.waitingSince.IsZero() {
+		c.cfg.Metrics.Admitted(r.now.Sub(ns.waitingSince))
+	}
 	ns.waiting, ns.waitingSince = false, time.Time{}
 	delete(rs.queued, i)
 	rs.active[i] = true

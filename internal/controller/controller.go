@@ -41,7 +41,22 @@ type Config struct {
 	Env []string
 	// Log receives the engine's own messages. Default slog.Default().
 	Log *slog.Logger
+	// Metrics receives measurements; nil records nothing.
+	Metrics Metrics
 }
+
+// Metrics is told what the engine measures.
+type Metrics interface {
+	// Reconciled records one reconcile round.
+	Reconciled(d time.Duration)
+	// Admitted records how long a task waited for room before it started.
+	Admitted(wait time.Duration)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Reconciled(time.Duration) {}
+func (noMetrics) Admitted(time.Duration)   {}
 
 // Controller runs the runs it owns.
 type Controller struct {
@@ -74,6 +89,9 @@ func New(cfg Config) *Controller {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
 	}
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
 	return &Controller{
@@ -115,7 +133,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(id)
+	start := time.Now()
 	res, err := c.Reconcile(ctx, id)
+	c.cfg.Metrics.Reconciled(time.Since(start))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		c.log.Error("reconcile failed; will retry", "run", id, "err", err)
@@ -130,6 +150,23 @@ func (c *Controller) processNext(ctx context.Context) bool {
 }
 
 func (c *Controller) now() time.Time { return time.Now().UTC() }
+
+// QueueDepth is how many runs wait for a reconcile.
+func (c *Controller) QueueDepth() int { return c.queue.Len() }
+
+// TasksByPhase counts the tasks of the runs this engine works on. It reads
+// the nodes' last saved phases, taking no run's lock for long.
+func (c *Controller) TasksByPhase() map[apiv1.Phase]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[apiv1.Phase]int{apiv1.PhaseRunning: 0, apiv1.PhaseRetrying: 0, apiv1.PhaseSuspended: 0}
+	for _, rs := range c.runs {
+		out[apiv1.PhaseRunning] += int(rs.running.Load())
+		out[apiv1.PhaseRetrying] += int(rs.backingOff.Load())
+		out[apiv1.PhaseSuspended] += int(rs.parked.Load())
+	}
+	return out
+}
 
 func (c *Controller) lookup(id apiv1.RunID) *runState {
 	c.mu.Lock()

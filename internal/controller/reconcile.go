@@ -45,6 +45,9 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, err
 	}
 	sideErr := c.sideEffects(ctx, r)
+	rs.running.Store(int64(len(rs.active)))
+	rs.backingOff.Store(int64(len(rs.retrying)))
+	rs.parked.Store(int64(len(rs.suspended)))
 	if rs.run.Status.Phase.Done() {
 		c.forget(rs)
 		return Result{}, nil

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -36,6 +37,9 @@ type runState struct {
 	stopCode  apiv1.Code   // why it stops
 	stopMsg   string       // and in words
 	deadline  time.Time    // run timeout, zero if none
+
+	// Counts published by the run's worker after each round, for metrics.
+	running, backingOff, parked atomic.Int64
 
 	mu         sync.Mutex
 	dirty      map[int]*report // nodes to observe; the report, if the backend sent one

@@ -33,7 +33,9 @@ type Config struct {
 	MaxBody int64
 	// Poll is how often streams look for news. Default 200ms.
 	Poll time.Duration
-	Log  *slog.Logger
+	// Metrics serves /metrics; nil serves none.
+	Metrics http.Handler
+	Log     *slog.Logger
 }
 
 // Server serves the API.
@@ -84,7 +86,16 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/runs/{id}/events", viewer, s.events},
 		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
 		{"GET /api/v1/runtimes", viewer, s.runtimes},
+		{"GET /metrics", viewer, s.metrics},
 	}
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request, _ *principal) error {
+	if s.cfg.Metrics == nil {
+		return &httpError{http.StatusNotFound, apiv1.Errorf(apiv1.CodeBadRequest, "metrics are not enabled")}
+	}
+	s.cfg.Metrics.ServeHTTP(w, r)
+	return nil
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ *principal) error {

@@ -44,7 +44,7 @@ func newEnv(t *testing.T) *env {
 	}
 	a.Start()
 	srv := httptest.NewServer(New(Config{
-		Store: a.Store, Engine: a, AttemptDir: a.AttemptDir, MaxBody: 64 << 10,
+		Store: a.Store, Engine: a, AttemptDir: a.AttemptDir, MaxBody: 64 << 10, Metrics: a.Metrics.Handler(),
 		Poll: 20 * time.Millisecond,
 	}).Handler())
 	t.Cleanup(func() {
@@ -147,6 +147,12 @@ func TestSubmitWatchAndRead(t *testing.T) {
 	done := e.waitDone(t, run.ID)
 	if done.Status.Phase != apiv1.PhaseSucceeded {
 		t.Fatalf("run %s: %s", done.Status.Phase, done.Status.Message)
+	}
+	_, metrics := e.do(t, "GET", "/metrics", e.viewer, "")
+	for _, want := range []string{`kiln_runs{phase="Succeeded"} 1`, "kiln_queue_depth", "kiln_reconcile_duration_seconds_count", "kiln_tasks"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 	if resp, b := e.do(t, "GET", "/api/v1/runs/"+string(run.ID)+"/tasks/greet/logs", e.viewer, ""); string(b) != "hello kiln\n" {
 		t.Errorf("logs: %d %q, want hello kiln", resp.StatusCode, b)

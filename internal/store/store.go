@@ -41,6 +41,8 @@ type Runs interface {
 	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
 	// ListRuns returns runs newest first, without nodes.
 	ListRuns(ctx context.Context, p ListRunsParams) ([]*apiv1.Run, error)
+	// CountRuns counts every run by phase.
+	CountRuns(ctx context.Context) (map[apiv1.Phase]int, error)
 	// ListEvents returns a run's events with Seq > p.After, oldest first.
 	ListEvents(ctx context.Context, p ListEventsParams) ([]apiv1.Event, error)
 	// RequestCancel marks a run to be cancelled by its owner. It is a no-op

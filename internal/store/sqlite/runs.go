@@ -230,6 +230,25 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) ([]api
 	return events, rows.Err()
 }
 
+// CountRuns implements store.Runs.
+func (s *Store) CountRuns(ctx context.Context) (map[apiv1.Phase]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT phase, COUNT(*) FROM runs GROUP BY phase`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[apiv1.Phase]int{}
+	for rows.Next() {
+		var phase apiv1.Phase
+		var n int
+		if err := rows.Scan(&phase, &n); err != nil {
+			return nil, err
+		}
+		out[phase] = n
+	}
+	return out, rows.Err()
+}
+
 // RequestSuspend implements store.Runs.
 func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET suspend = ? WHERE id = ?`, suspend, id)
