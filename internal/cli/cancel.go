@@ -17,6 +17,13 @@ func newCancelCmd(e *env) *cobra.Command {
 		Short: "Cancel a run: stop its running tasks and start nothing new",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c := e.remote(); c != nil {
+				if err := c.Cancel(cmd.Context(), apiv1.RunID(args[0])); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "cancel requested: the server stops %s\n", args[0])
+				return nil
+			}
 			a, err := openEngine(cmd.Context(), e, &pool)
 			if err != nil {
 				return err

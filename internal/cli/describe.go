@@ -29,8 +29,8 @@ func newDescribeCmd(e *env) *cobra.Command {
 		Short: "Show a run: its tasks, attempts, errors and events",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRun(cmd, e, args[0], func(a *app.App, r *apiv1.Run) error {
-				events, err := a.Store.ListEvents(cmd.Context(), store.ListEventsParams{Run: r.ID})
+			show := func(runs runReader, r *apiv1.Run) error {
+				events, err := runs.ListEvents(cmd.Context(), store.ListEventsParams{Run: r.ID})
 				if err != nil {
 					return err
 				}
@@ -39,7 +39,15 @@ func newDescribeCmd(e *env) *cobra.Command {
 				}
 				writeDescription(e.stdout, r, events)
 				return nil
-			})
+			}
+			if c := e.remote(); c != nil {
+				r, err := c.GetRun(cmd.Context(), apiv1.RunID(args[0]))
+				if err != nil {
+					return err
+				}
+				return show(remoteReader{c}, r)
+			}
+			return withRun(cmd, e, args[0], func(a *app.App, r *apiv1.Run) error { return show(a.Store, r) })
 		},
 	}
 	run.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/client"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/training"
@@ -25,12 +26,7 @@ func newGetCmd(e *env) *cobra.Command {
 		Short:   "List runs, newest first",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := openStore(cmd.Context(), e)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			list, err := a.Store.ListRuns(cmd.Context(), store.ListRunsParams{Phase: apiv1.Phase(phase), Limit: limit})
+			list, err := listRuns(cmd, e, phase, limit)
 			if err != nil {
 				return err
 			}
@@ -53,6 +49,24 @@ func newGetCmd(e *env) *cobra.Command {
 	return get
 }
 
+// listRuns lists runs from the server with --server, else from the store.
+func listRuns(cmd *cobra.Command, e *env, phase string, limit int) ([]*apiv1.Run, error) {
+	if c := e.remote(); c != nil {
+		page, err := c.ListRuns(cmd.Context(), client.ListOptions{Phase: phase, Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		return page.Items, nil
+	}
+	var list []*apiv1.Run
+	err := withStore(cmd, e, func(a *app.App) error {
+		var err error
+		list, err = a.Store.ListRuns(cmd.Context(), store.ListRunsParams{Phase: apiv1.Phase(phase), Limit: limit})
+		return err
+	})
+	return list, err
+}
+
 func newGetRuntimesCmd(e *env) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
@@ -60,7 +74,14 @@ func newGetRuntimesCmd(e *env) *cobra.Command {
 		Aliases: []string{"runtime"},
 		Short:   "List training runtimes: the built-in ones, overridden by those in FILE...",
 		RunE: func(cmd *cobra.Command, files []string) error {
-			list, err := runtimesIn(files)
+			base := training.Builtin()
+			if c := e.remote(); c != nil {
+				var err error
+				if base, err = c.Runtimes(cmd.Context()); err != nil {
+					return err
+				}
+			}
+			list, err := runtimesIn(base, files)
 			if err != nil {
 				return err
 			}
@@ -80,11 +101,11 @@ func newGetRuntimesCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// runtimesIn returns the built-in runtimes with those in files replacing
-// them by name, sorted by name.
-func runtimesIn(files []string) ([]apiv1.TrainingRuntime, error) {
+// runtimesIn returns base with the runtimes in files replacing them by
+// name, sorted by name.
+func runtimesIn(base []apiv1.TrainingRuntime, files []string) ([]apiv1.TrainingRuntime, error) {
 	byName := map[string]apiv1.TrainingRuntime{}
-	for _, rt := range training.Builtin() {
+	for _, rt := range base {
 		byName[rt.Metadata.Name] = rt
 	}
 	docs, err := workflow.ReadFiles(files)

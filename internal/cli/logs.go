@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/client"
 	"kiln.dev/kiln/internal/app"
 )
 
@@ -26,6 +27,9 @@ func newLogsCmd(e *env) *cobra.Command {
 			"every task's output is printed, each line prefixed with its task. -f follows until the run ends.",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c := e.remote(); c != nil {
+				return remoteLogs(cmd, e, c, args, attempt, follow)
+			}
 			return withRun(cmd, e, args[0], func(a *app.App, run *apiv1.Run) error {
 				task := ""
 				if len(args) == 2 {
@@ -134,4 +138,35 @@ func (t *tailer) copyNew(path, task string, prefix bool) {
 		}
 		fmt.Fprintf(t.e.stdout, "[%s] %s", task, line)
 	}
+}
+
+// remoteLogs prints logs through the API: one task's (followed with -f),
+// or every task's, each line prefixed with the task.
+func remoteLogs(cmd *cobra.Command, e *env, c *client.Client, args []string, attempt int, follow bool) error {
+	id := apiv1.RunID(args[0])
+	if len(args) == 2 {
+		return c.Logs(cmd.Context(), id, args[1], attempt, follow, e.stdout)
+	}
+	if follow {
+		return usagef("against a server, -f follows one task: kiln logs -f RUN TASK")
+	}
+	run, err := c.GetRun(cmd.Context(), id)
+	if err != nil {
+		return err
+	}
+	for _, n := range run.Status.Nodes {
+		if len(n.Attempts) == 0 {
+			continue
+		}
+		var b bytes.Buffer
+		if err := c.Logs(cmd.Context(), id, n.Name, attempt, false, &b); err != nil {
+			return err
+		}
+		for _, line := range strings.SplitAfter(b.String(), "\n") {
+			if line != "" {
+				fmt.Fprintf(e.stdout, "[%s] %s", n.Name, line)
+			}
+		}
+	}
+	return nil
 }

@@ -31,6 +31,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 // env is what every command shares.
 type env struct {
 	home   string
+	server string
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -73,6 +74,8 @@ func newRoot(e *env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
+	root.PersistentFlags().StringVar(&e.server, "server", os.Getenv("KILN_SERVER"),
+		"a kiln server's URL: talk to it instead of the embedded engine (env KILN_SERVER; token in KILN_TOKEN)")
 	var profile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile to this file")

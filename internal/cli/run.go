@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/client"
 	"kiln.dev/kiln/internal/app"
 )
 
@@ -18,6 +19,7 @@ func newRunCmd(e *env) *cobra.Command {
 	var pool poolFlags
 	var params []string
 	var quiet bool
+	var project string
 	cmd := &cobra.Command{
 		Use:   "run FILE...",
 		Short: "Submit a workflow and watch it until it ends",
@@ -29,6 +31,9 @@ func newRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if c := e.remote(); c != nil {
+				return runRemote(cmd.Context(), e, c, files, given, project, quiet)
+			}
 			loaded, err := app.Load(files, given)
 			if err != nil {
 				return err
@@ -39,14 +44,17 @@ func newRunCmd(e *env) *cobra.Command {
 			}
 			defer a.Close()
 			a.Start()
-			id, err := a.Submit(cmd.Context(), loaded)
+			id, err := a.SubmitTo(cmd.Context(), loaded, project)
 			if err != nil {
 				return err
 			}
-			return watchRuns(e, a, []apiv1.RunID{id}, quiet)
+			w, stop := embeddedWatcher(e, a, quiet)
+			defer stop()
+			return watchRuns(e, w, []apiv1.RunID{id}, a.Controller.Cancel)
 		},
 	}
 	pool.add(cmd)
+	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final summary")
 	return cmd
@@ -71,6 +79,9 @@ func newResumeCmd(e *env) *cobra.Command {
 		Use:   "resume [RUN...]",
 		Short: "Continue unfinished runs whose engine is gone, and watch them until they end",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if e.remote() != nil {
+				return usagef("kiln serve adopts unfinished runs itself; resume is for the embedded engine")
+			}
 			a, err := openEngine(cmd.Context(), e, &pool)
 			if err != nil {
 				return err
@@ -90,7 +101,9 @@ func newResumeCmd(e *env) *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(e.stdout, "resuming %d runs\n", len(claimed))
-			return watchRuns(e, a, claimed, quiet)
+			w, stop := embeddedWatcher(e, a, quiet)
+			defer stop()
+			return watchRuns(e, w, claimed, a.Controller.Cancel)
 		},
 	}
 	pool.add(cmd)
@@ -101,7 +114,7 @@ func newResumeCmd(e *env) *cobra.Command {
 // watchRuns shows the runs until they end, cancelling them on the first
 // Ctrl-C and leaving on the second. It returns an exitError unless every
 // run succeeded.
-func watchRuns(e *env, a *app.App, ids []apiv1.RunID, quiet bool) error {
+func watchRuns(e *env, w *watcher, ids []apiv1.RunID, cancel func(context.Context, apiv1.RunID) error) error {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -109,14 +122,13 @@ func watchRuns(e *env, a *app.App, ids []apiv1.RunID, quiet bool) error {
 	defer leave()
 	go func() {
 		<-sig
-		fmt.Fprintln(e.stderr, "cancelling (press Ctrl-C again to leave now; kiln resume picks the runs up)")
+		fmt.Fprintln(e.stderr, "cancelling (press Ctrl-C again to leave now; the runs go on being cancelled)")
 		for _, id := range ids {
-			_ = a.Controller.Cancel(ctx, id)
+			_ = cancel(ctx, id)
 		}
 		<-sig
 		leave()
 	}()
-	w := newWatcher(e, a, quiet)
 	ok, err := w.watch(ctx, ids)
 	if err != nil {
 		return err
@@ -128,4 +140,21 @@ func watchRuns(e *env, a *app.App, ids []apiv1.RunID, quiet bool) error {
 		return &exitError{exitFailed}
 	}
 	return nil
+}
+
+// runRemote submits the files' documents to the server and watches the run.
+func runRemote(ctx context.Context, e *env, c *client.Client, files []string, params map[string]string, project string, quiet bool) error {
+	var body []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return &apiv1.Error{Code: apiv1.CodeParse, File: f, Message: err.Error()}
+		}
+		body = append(append(body, b...), "\n---\n"...)
+	}
+	run, err := c.Submit(ctx, body, project, params)
+	if err != nil {
+		return err
+	}
+	return watchRuns(e, remoteWatcher(e, c, quiet), []apiv1.RunID{run.ID}, c.Cancel)
 }

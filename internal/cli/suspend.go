@@ -20,6 +20,13 @@ func newSuspendCmd(e *env, suspend bool) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c := e.remote(); c != nil {
+				if err := c.Suspend(cmd.Context(), apiv1.RunID(args[0]), suspend); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "%s requested: the server acts on it within a second\n", map[bool]string{true: "suspend", false: "unsuspend"}[suspend])
+				return nil
+			}
 			return withRun(cmd, e, args[0], func(a *app.App, run *apiv1.Run) error {
 				return requestSuspend(cmd, e, a, run, suspend)
 			})

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/client"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/store"
 )
@@ -22,27 +23,51 @@ const maxTableRows = 30
 // watcher shows runs while they go: a live table on a terminal, one line
 // per event otherwise, and a summary at the end.
 type watcher struct {
-	e     *env
-	a     *app.App
-	quiet bool
-	tty   bool
-	seq   map[apiv1.RunID]int64
-	drawn int // lines of the table on screen
+	e       *env
+	runs    runReader
+	done    func(apiv1.RunID) bool // the run needs no more watching
+	changes <-chan struct{}        // news, when the engine is in this process
+	quiet   bool
+	tty     bool
+	seq     map[apiv1.RunID]int64
+	drawn   int // lines of the table on screen
 }
 
-func newWatcher(e *env, a *app.App, quiet bool) *watcher {
+func newWatcher(e *env, runs runReader, done func(apiv1.RunID) bool, changes <-chan struct{}, quiet bool) *watcher {
 	tty := false
 	if f, ok := e.stdout.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &watcher{e: e, a: a, quiet: quiet, tty: tty, seq: map[apiv1.RunID]int64{}}
+	return &watcher{e: e, runs: runs, done: done, changes: changes, quiet: quiet, tty: tty, seq: map[apiv1.RunID]int64{}}
+}
+
+// embeddedWatcher watches runs of the engine in this process.
+func embeddedWatcher(e *env, a *app.App, quiet bool) (*watcher, func()) {
+	changes, stop := a.Controller.Changes()
+	done := func(id apiv1.RunID) bool {
+		select {
+		case <-a.Controller.Done(id):
+			return true
+		default:
+			return false
+		}
+	}
+	return newWatcher(e, a.Store, done, changes, quiet), stop
+}
+
+// remoteWatcher watches runs through the API, polling.
+func remoteWatcher(e *env, c *client.Client, quiet bool) *watcher {
+	r := remoteReader{c}
+	done := func(id apiv1.RunID) bool {
+		run, err := r.GetRun(context.Background(), id)
+		return err == nil && run.Status.Phase.Done()
+	}
+	return newWatcher(e, r, done, nil, quiet)
 }
 
 // watch returns when every run has ended (or ctx ends) and reports
 // whether all of them succeeded.
 func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
-	changes, stop := w.a.Controller.Changes()
-	defer stop()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -55,7 +80,7 @@ func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 		select {
 		case <-ctx.Done():
 			return false, nil
-		case <-changes:
+		case <-w.changes:
 		case <-tick.C:
 		}
 	}
@@ -67,9 +92,7 @@ func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 
 func (w *watcher) allDone(ids []apiv1.RunID) bool {
 	for _, id := range ids {
-		select {
-		case <-w.a.Controller.Done(id):
-		default:
+		if !w.done(id) {
 			return false
 		}
 	}
@@ -88,7 +111,7 @@ func (w *watcher) show(ctx context.Context, ids []apiv1.RunID) error {
 
 func (w *watcher) printEvents(ctx context.Context, ids []apiv1.RunID) error {
 	for _, id := range ids {
-		events, err := w.a.Store.ListEvents(ctx, store.ListEventsParams{Run: id, After: w.seq[id]})
+		events, err := w.runs.ListEvents(ctx, store.ListEventsParams{Run: id, After: w.seq[id]})
 		if err != nil {
 			return err
 		}
@@ -118,7 +141,7 @@ func eventLine(ev apiv1.Event) string {
 func (w *watcher) drawTable(ctx context.Context, ids []apiv1.RunID) error {
 	var b strings.Builder
 	for _, id := range ids {
-		run, err := w.a.Store.GetRun(ctx, id)
+		run, err := w.runs.GetRun(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -195,7 +218,7 @@ func oneLine(s string) string {
 func (w *watcher) summarize(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 	ok := true
 	for _, id := range ids {
-		run, err := w.a.Store.GetRun(ctx, id)
+		run, err := w.runs.GetRun(ctx, id)
 		if err != nil {
 			return false, err
 		}

@@ -16,9 +16,10 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-func TestServeWithTokens(t *testing.T) {
-	t.Parallel()
-	home := newHome(t)
+// startServe starts kiln serve on a free port and returns its URL, its
+// admin token and the process.
+func startServe(t *testing.T, home string) (string, string, *exec.Cmd) {
+	t.Helper()
 	serve := exec.Command(kilnBin, "--home", home, "serve", "--addr", "127.0.0.1:0")
 	out, err := serve.StdoutPipe()
 	if err != nil {
@@ -45,7 +46,14 @@ func TestServeWithTokens(t *testing.T) {
 		t.Fatalf("admin.token: %v, mode %v; want it with mode 0600", err, fi.Mode())
 	}
 	raw, _ := os.ReadFile(tokenFile)
-	admin := strings.TrimSpace(string(raw))
+	t.Cleanup(func() { _ = serve.Process.Kill(); _ = serve.Wait() })
+	return base, strings.TrimSpace(string(raw)), serve
+}
+
+func TestServeWithTokens(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	base, admin, serve := startServe(t, home)
 
 	call := func(method, path, token, body string) (int, []byte) {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
@@ -102,5 +110,49 @@ func TestServeWithTokens(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Error("kiln serve did not stop on SIGTERM")
+	}
+}
+
+func TestCLIAgainstServer(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	client := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: remote}\n"+
+		"spec: {tasks: [{name: hi, command: [sh, -c, 'echo hi from the server']}]}\n")
+	bad := writeFile(t, dir, "bad.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: remote-bad}\n"+
+		"spec: {tasks: [{name: boom, command: [sh, -c, 'exit 6']}]}\n")
+	other := t.TempDir() // the client needs no home of its own
+
+	r := kilnWithEnv(t, client, other, "run", good)
+	if r.code != 0 || !strings.Contains(r.stdout, "Succeeded in") {
+		t.Fatalf("remote run: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = kilnWithEnv(t, client, other, "run", bad)
+	if r.code != 1 || !strings.Contains(r.stderr, "task boom failed (KLN-3002): the process exited with code 6") {
+		t.Errorf("remote failing run: %d %s", r.code, r.stderr)
+	}
+	var list []apiv1.Run
+	r = kilnWithEnv(t, client, other, "get", "runs", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 {
+		t.Fatalf("remote get runs: %v %s", err, r.stdout)
+	}
+	id := string(list[1].ID) // the older: the good run
+	if r := kilnWithEnv(t, client, other, "describe", "run", id); !strings.Contains(r.stdout, "Succeeded") || !strings.Contains(r.stdout, "Events:") {
+		t.Errorf("remote describe: %s", r.stdout)
+	}
+	if r := kilnWithEnv(t, client, other, "logs", id, "hi"); r.stdout != "hi from the server\n" {
+		t.Errorf("remote logs = %q", r.stdout)
+	}
+	if r := kilnWithEnv(t, client, other, "describe", "run", "nope"); r.code != 1 || !strings.Contains(r.stderr, "KLN-4001") {
+		t.Errorf("remote describe of an unknown run: %d %s", r.code, r.stderr)
+	}
+	badToken := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN=kln_wrong")
+	if r := kilnWithEnv(t, badToken, other, "get", "runs"); r.code != 1 || !strings.Contains(r.stderr, "KLN-4003") {
+		t.Errorf("a bad token: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(other, "kiln.db")); err == nil {
+		t.Error("the client made a store of its own")
 	}
 }

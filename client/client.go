@@ -1,0 +1,177 @@
+// Package client is a Go client for kiln's HTTP API (kiln serve). The CLI
+// uses it with --server; errors come back as the same coded *apiv1.Error
+// values the server sent.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Client talks to one kiln server with one token.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// New returns a client for the server at base ("http://127.0.0.1:8420").
+func New(base, token string) *Client {
+	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{}}
+}
+
+// RunList is a page of runs; Next is the cursor of the next page.
+type RunList struct {
+	Items []*apiv1.Run `json:"items"`
+	Next  string       `json:"next,omitempty"`
+}
+
+// ListOptions filters a list of runs.
+type ListOptions struct {
+	Phase, Name, Label, Project, Cursor string
+	Limit                               int
+}
+
+// Submit sends a Workflow or TrainJob (with TrainingRuntimes beside it) as
+// YAML or JSON and returns the new run.
+func (c *Client) Submit(ctx context.Context, body []byte, project string, params map[string]string) (*apiv1.Run, error) {
+	q := url.Values{}
+	if project != "" {
+		q.Set("project", project)
+	}
+	for k, v := range params {
+		q.Add("param", k+"="+v)
+	}
+	var run apiv1.Run
+	return &run, c.do(ctx, "POST", "/api/v1/runs?"+q.Encode(), body, &run)
+}
+
+// GetRun returns one run with its nodes, attempts and conditions.
+func (c *Client) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
+	var run apiv1.Run
+	return &run, c.do(ctx, "GET", "/api/v1/runs/"+url.PathEscape(string(id)), nil, &run)
+}
+
+// ListRuns returns a page of runs, newest first.
+func (c *Client) ListRuns(ctx context.Context, o ListOptions) (*RunList, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"phase": o.Phase, "name": o.Name, "label": o.Label, "project": o.Project, "cursor": o.Cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	var list RunList
+	return &list, c.do(ctx, "GET", "/api/v1/runs?"+q.Encode(), nil, &list)
+}
+
+// Events returns a run's events after sequence number after.
+func (c *Client) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.Event, error) {
+	var out struct{ Items []apiv1.Event }
+	err := c.do(ctx, "GET", fmt.Sprintf("/api/v1/runs/%s/events?after=%d", url.PathEscape(string(id)), after), nil, &out)
+	return out.Items, err
+}
+
+// Cancel asks the server to cancel a run.
+func (c *Client) Cancel(ctx context.Context, id apiv1.RunID) error {
+	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/cancel", nil, nil)
+}
+
+// Suspend asks the server to suspend (or unsuspend) a run's training jobs.
+func (c *Client) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
+	verb := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
+	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/"+verb, nil, nil)
+}
+
+// Runtimes lists the server's built-in training runtimes.
+func (c *Client) Runtimes(ctx context.Context) ([]apiv1.TrainingRuntime, error) {
+	var out struct{ Items []apiv1.TrainingRuntime }
+	return out.Items, c.do(ctx, "GET", "/api/v1/runtimes", nil, &out)
+}
+
+// Logs copies what an attempt of a task wrote to w (attempt 0: the
+// latest). With follow it keeps copying until the run ends.
+func (c *Client) Logs(ctx context.Context, id apiv1.RunID, task string, attempt int, follow bool, w io.Writer) error {
+	path := fmt.Sprintf("/api/v1/runs/%s/tasks/%s/logs?follow=%t", url.PathEscape(string(id)), url.PathEscape(task), follow)
+	if attempt > 0 {
+		path += "&attempt=" + strconv.Itoa(attempt)
+	}
+	resp, err := c.send(ctx, "GET", path, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
+	resp, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// send makes a request and turns an error response into its coded errors.
+func (c *Client) send(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeUsage, Message: fmt.Sprintf("reaching the kiln server at %s: %v", c.base, err),
+			Hint: "check --server (KILN_SERVER) and that kiln serve runs",
+		}
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	var e struct{ Errors []*apiv1.Error }
+	if json.NewDecoder(resp.Body).Decode(&e) != nil || len(e.Errors) == 0 {
+		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	errs := make([]error, len(e.Errors))
+	for i, x := range e.Errors {
+		errs[i] = x
+	}
+	return nil, errors.Join(errs...)
+}
+
+// WaitDone polls a run until it ends or ctx does, and returns it.
+func (c *Client) WaitDone(ctx context.Context, id apiv1.RunID, every time.Duration) (*apiv1.Run, error) {
+	for {
+		run, err := c.GetRun(ctx, id)
+		if err != nil || run.Status.Phase.Done() {
+			return run, err
+		}
+		select {
+		case <-ctx.Done():
+			return run, ctx.Err()
+		case <-time.After(every):
+		}
+	}
+}
