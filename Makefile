@@ -4,8 +4,9 @@ GOBIN := $(shell go env GOPATH)/bin
 GOLANGCI_LINT := $(GOBIN)/golangci-lint
 
 .DEFAULT_GOAL := help
-# The frameworks the training tests and examples run, from Debian.
-DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost
+# What the tests run for real, from Debian: the training frameworks, and
+# the browser the web UI is tested in.
+DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium
 
 .PHONY: help build example test bench lint fmt generate verify tools deps
 
@@ -39,8 +40,8 @@ verify: tools generate ## go mod tidy, generate and fmt; fail if anything change
 	$(GOLANGCI_LINT) fmt ./...
 	git diff --exit-code
 
-deps: ## install the Debian packages of the training frameworks, if missing
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null || { \
+deps: ## install the Debian packages the tests run (frameworks, chromium), if missing
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 
 tools: ## install the pinned Go tools

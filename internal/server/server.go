@@ -14,6 +14,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/web"
 )
 
 // Engine is what the server asks of the engine running beside it.
@@ -87,7 +88,20 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
 		{"GET /api/v1/runtimes", viewer, s.runtimes},
 		{"GET /metrics", viewer, s.metrics},
+		{"GET /{$}", public, s.ui},
+		{"GET /ui/", public, s.ui},
 	}
+}
+
+// ui serves the web UI's files. They hold no data: the page asks the API,
+// with the user's token, for everything it shows.
+func (s *Server) ui(w http.ResponseWriter, r *http.Request, _ *principal) error {
+	if r.URL.Path == "/" {
+		web.Index(w, r)
+		return nil
+	}
+	http.StripPrefix("/ui", web.Assets()).ServeHTTP(w, r)
+	return nil
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request, _ *principal) error {

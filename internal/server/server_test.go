@@ -131,6 +131,7 @@ func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
 	}
 	for _, r := range (&Server{}).routes() {
 		method, path, _ := strings.Cut(r.pattern, " ")
+		path = strings.TrimSuffix(path, "{$}") // "/{$}" matches exactly "/"
 		if _, ok := doc.Paths[path][strings.ToLower(method)]; !ok {
 			t.Errorf("route %s is not in openapi.json", r.pattern)
 		}
