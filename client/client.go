@@ -102,6 +102,22 @@ func (c *Client) Runtimes(ctx context.Context) ([]apiv1.TrainingRuntime, error) 
 	return out.Items, c.do(ctx, "GET", "/api/v1/runtimes", nil, &out)
 }
 
+// SetSecret sets a secret of project to value.
+func (c *Client) SetSecret(ctx context.Context, project, name, value string) error {
+	return c.do(ctx, "PUT", "/api/v1/secrets/"+url.PathEscape(name)+"?project="+url.QueryEscape(project), []byte(value), nil)
+}
+
+// SecretNames lists a project's secrets, never their values.
+func (c *Client) SecretNames(ctx context.Context, project string) ([]string, error) {
+	var out struct{ Items []string }
+	return out.Items, c.do(ctx, "GET", "/api/v1/secrets?project="+url.QueryEscape(project), nil, &out)
+}
+
+// DeleteSecret removes a secret of project.
+func (c *Client) DeleteSecret(ctx context.Context, project, name string) error {
+	return c.do(ctx, "DELETE", "/api/v1/secrets/"+url.PathEscape(name)+"?project="+url.QueryEscape(project), nil, nil)
+}
+
 // Logs copies what an attempt of a task wrote to w (attempt 0: the
 // latest). With follow it keeps copying until the run ends.
 func (c *Client) Logs(ctx context.Context, id apiv1.RunID, task string, attempt int, follow bool, w io.Writer) error {
@@ -124,7 +140,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		return err
 	}
 	defer resp.Body.Close()
-	if out == nil {
+	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
 	}
 	return json.NewDecoder(resp.Body).Decode(out)

@@ -40,6 +40,7 @@ const (
 	CodeUpstreamFailed  Code = "KLN-3008"
 	CodeStart           Code = "KLN-3009"
 	CodeSuspended       Code = "KLN-3010"
+	CodeSecret          Code = "KLN-3011"
 	CodeRunNotFound     Code = "KLN-4001"
 	CodeUsage           Code = "KLN-4002"
 	CodeUnauthenticated Code = "KLN-4003"
@@ -95,6 +96,7 @@ func CodeInfos() []CodeInfo {
 		{CodeUpstreamFailed, "the task did not start because a task it depends on failed", "fix the upstream task"},
 		{CodeStart, "the task's process could not be started", "check workingDir and permissions"},
 		{CodeSuspended, "a training job's attempt was stopped because the job was suspended", "kiln unsuspend RUN starts it again"},
+		{CodeSecret, "a task's environment names a secret its project does not have", "kiln secret set NAME --project P"},
 		{CodeRunNotFound, "no run has the given ID", "list runs with kiln get runs"},
 		{CodeUsage, "a command-line argument is invalid", "see kiln help for the command"},
 		{CodeUnauthenticated, "the request carries no valid API token", "send Authorization: Bearer <token>; the first start writes an admin token to KILN_HOME/admin.token"},

@@ -76,7 +76,16 @@ type EnvVar struct {
 	// Name of the variable.
 	Name string `json:"name"`
 	// Value, with templates expanded.
-	Value string `json:"value"`
+	Value string `json:"value,omitempty"`
+	// ValueFrom takes the value from elsewhere instead.
+	ValueFrom *EnvSource `json:"valueFrom,omitempty"`
+}
+
+// EnvSource is where a variable's value comes from.
+type EnvSource struct {
+	// Secret names a secret of the run's project (kiln secret set). Its
+	// value reaches the process only: never the API, events or kiln's logs.
+	Secret string `json:"secret"`
 }
 
 // Outputs declares what a task leaves behind for downstream tasks.

@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	m := metrics.New()
 	c := controller.New(controller.Config{
 		Store: st, Backend: be, Pool: resource.NewPool(withDefaults(cfg.Pool)),
-		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log, Metrics: m,
+		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log, Metrics: m, Secrets: st,
 	})
 	a := &App{Store: st, Backend: be, Controller: c, Metrics: m, Home: home}
 	m.SetSource(a)

@@ -111,7 +111,7 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 	r.setNode(i, apiv1.PhaseRunning, "Started", "", fmt.Sprintf("attempt %d started", n))
 	spec, err := c.buildSpec(ctx, rs, i, n)
 	if err != nil {
-		c.attemptFailed(r, i, apiv1.CodeStart, err.Error(), true)
+		c.attemptFailed(r, i, codeOr(err, apiv1.CodeStart), err.Error(), true)
 		return
 	}
 	ns.spec = spec
@@ -183,7 +183,9 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 		p.Command = append(p.Command, expand(s))
 	}
 	for _, e := range t.Env {
-		p.Env = append(p.Env, e.Name+"="+expand(e.Value))
+		v, err := c.envValue(ctx, rs, e, expand)
+		errs = append(errs, err)
+		p.Env = append(p.Env, e.Name+"="+v)
 	}
 	p.Env = append(p.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
 	spec.Processes = []job.Process{p}
@@ -248,4 +250,36 @@ func (c *Controller) resolveOutput(rs *runState, task, kind, name string) (strin
 		}
 	}
 	return "", false
+}
+
+// envValue is an environment variable's value: its template expanded, or
+// the secret it names, read from the run's project. A secret's value goes
+// into the process's environment only; nothing kiln writes holds it.
+func (c *Controller) envValue(ctx context.Context, rs *runState, e apiv1.EnvVar, expand func(string) string) (string, error) {
+	if e.ValueFrom == nil {
+		return expand(e.Value), nil
+	}
+	project := rs.run.Project
+	if project == "" {
+		project = "default"
+	}
+	if c.cfg.Secrets == nil {
+		return "", &apiv1.Error{Code: apiv1.CodeSecret, Field: "env." + e.Name, Message: "this engine keeps no secrets"}
+	}
+	v, err := c.cfg.Secrets.Secret(ctx, project, e.ValueFrom.Secret)
+	if err != nil {
+		return "", &apiv1.Error{
+			Code: apiv1.CodeSecret, Field: "env." + e.Name,
+			Message: fmt.Sprintf("secret %q of project %q: %v", e.ValueFrom.Secret, project, err),
+		}
+	}
+	return v, nil
+}
+
+// codeOr is err's code, or def when it has none.
+func codeOr(err error, def apiv1.Code) apiv1.Code {
+	if code := apiv1.CodeOf(err); code != "" {
+		return code
+	}
+	return def
 }

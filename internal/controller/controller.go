@@ -43,6 +43,13 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics receives measurements; nil records nothing.
 	Metrics Metrics
+	// Secrets gives the values task environments reference; nil has none.
+	Secrets Secrets
+}
+
+// Secrets looks up the value of a project's secret.
+type Secrets interface {
+	Secret(ctx context.Context, project, name string) (string, error)
 }
 
 // Metrics is told what the engine measures.

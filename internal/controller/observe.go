@@ -26,7 +26,7 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 		if ns.spec == nil {
 			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number)
 			if err != nil {
-				c.attemptFailed(r, i, apiv1.CodeStart, err.Error(), true)
+				c.attemptFailed(r, i, codeOr(err, apiv1.CodeStart), err.Error(), true)
 				continue
 			}
 			ns.spec = spec

@@ -43,7 +43,9 @@ func (c *Controller) buildTrainSpec(ctx context.Context, rs *runState, i, n int,
 		in.Command = append(in.Command, expand(s))
 	}
 	for _, e := range j.Env {
-		in.Env = append(in.Env, e.Name+"="+expand(e.Value))
+		v, err := c.envValue(ctx, rs, e, expand)
+		errs = append(errs, err)
+		in.Env = append(in.Env, e.Name+"="+v)
 	}
 	in.Env = append(in.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
 	spec := &job.Spec{ID: id, WorkingDir: c.workingDir(rs, expand(t.WorkingDir)), Outputs: t.Outputs.Params()}

@@ -27,6 +27,7 @@ type Store interface {
 	Writer
 	Leaser
 	Tokens
+	Secrets
 	// Close releases the store's files and connections.
 	Close() error
 }
@@ -138,6 +139,18 @@ type Tokens interface {
 	ListTokens(ctx context.Context) ([]Token, error)
 	// RevokeToken revokes the token with this ID, or returns ErrNotFound.
 	RevokeToken(ctx context.Context, id string) error
+}
+
+// Secrets keeps values that task environments reference, per project.
+type Secrets interface {
+	// SetSecret creates or replaces a secret.
+	SetSecret(ctx context.Context, project, name, value string) error
+	// Secret returns a secret's value, or ErrNotFound.
+	Secret(ctx context.Context, project, name string) (string, error)
+	// SecretNames lists a project's secrets, never their values.
+	SecretNames(ctx context.Context, project string) ([]string, error)
+	// DeleteSecret removes a secret, or returns ErrNotFound.
+	DeleteSecret(ctx context.Context, project, name string) error
 }
 
 // Token is an API token as stored: its hash, never its value.

@@ -145,6 +145,15 @@ func (c *checker) env(field string, env []apiv1.EnvVar) {
 			c.add(apiv1.CodeDuplicate, f, "variable %q is set twice", e.Name)
 		}
 		seen[e.Name] = true
+		if e.ValueFrom != nil {
+			vf := fmt.Sprintf("%s[%d].valueFrom.secret", field, i)
+			if e.Value != "" {
+				c.add(apiv1.CodeInvalidValue, vf, "variable %q has both value and valueFrom", e.Name)
+			}
+			if msgs := validation.IsDNS1123Subdomain(e.ValueFrom.Secret); len(msgs) > 0 {
+				c.add(apiv1.CodeInvalidName, vf, "%q is not a secret name: %s", e.ValueFrom.Secret, strings.Join(msgs, "; "))
+			}
+		}
 	}
 }
 
