@@ -6,7 +6,7 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 .DEFAULT_GOAL := help
 # What the tests run for real, from Debian: the training frameworks, and
 # the browser the web UI is tested in.
-DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium
+DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk
 
 .PHONY: help build example test bench lint fmt generate verify tools deps
 
@@ -41,7 +41,7 @@ verify: tools generate ## go mod tidy, generate and fmt; fail if anything change
 	git diff --exit-code
 
 deps: ## install the Debian packages the tests run (frameworks, chromium), if missing
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null || { \
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 
 tools: ## install the pinned Go tools

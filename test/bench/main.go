@@ -29,12 +29,18 @@ type row struct {
 	met                                   bool
 }
 
-var root *string
+var root, only *string
+
+// want reports whether the group of rows is to be measured.
+func want(group string) bool {
+	return *only == "" || slices.Contains(strings.Split(*only, ","), group)
+}
 
 func main() {
 	kiln := flag.String("kiln", "bin/kiln", "the kiln binary to measure")
 	cpus := flag.Int("cpus", 2, "the pool size and the baseline's parallelism")
 	root = flag.String("root", ".", "the repository, for its examples")
+	only = flag.String("only", "", "run only these groups: engine, training, server (comma separated)")
 	flag.Parse()
 	b := &bench{kiln: *kiln, cpus: *cpus, dir: mustTemp()}
 	rows := b.all()
@@ -71,6 +77,20 @@ func (b *bench) all() []row {
 	b.home = filepath.Join(b.dir, "home")
 	b.kilnRun(b.write("warm", fanOut(1))) // starts the supervisor
 	var rows []row
+	if want("engine") {
+		rows = append(rows, b.engine()...)
+	}
+	if want("training") {
+		rows = append(rows, b.gangStart(8), b.ddp(*root))
+	}
+	if want("server") {
+		rows = append(rows, b.server()...)
+	}
+	return rows
+}
+
+func (b *bench) engine() []row {
+	var rows []row
 	perTask := map[int]time.Duration{}
 	var peak int64
 	for _, n := range []int{100, 1000, 10000} {
@@ -84,12 +104,10 @@ func (b *bench) all() []row {
 	})
 	rows = append(rows, b.chain(200), b.oneTask())
 	rows = append(rows, b.compile(10000)...)
-	rows = append(rows, b.gangStart(8), b.ddp(*root))
-	rows = append(rows, row{
+	return append(rows, row{
 		name: "peak memory, 10,000-task run", kiln: fmt.Sprintf("%.1f MiB", float64(peak)/(1<<20)),
 		target: "< 200 MiB", met: peak < 200<<20,
 	})
-	return rows
 }
 
 // fanOut runs n independent true tasks through kiln and straight from Go.

@@ -41,7 +41,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) ([]apiv1
 	}
 	var claimed []apiv1.RunID
 	for _, h := range candidates {
-		res, err := s.db.ExecContext(ctx, `UPDATE runs SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND lease_until = ?`,
+		res, err := s.wdb.ExecContext(ctx, `UPDATE runs SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND lease_until = ?`,
 			p.Owner, p.Until.UnixNano(), h.id, h.owner, h.until)
 		if err != nil {
 			return claimed, err
@@ -79,6 +79,6 @@ func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]s
 
 // ReleaseLease implements store.Leaser.
 func (s *Store) ReleaseLease(ctx context.Context, id apiv1.RunID, owner string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE runs SET owner = '', lease_until = 0 WHERE id = ? AND owner = ?`, id, owner)
+	_, err := s.wdb.ExecContext(ctx, `UPDATE runs SET owner = '', lease_until = 0 WHERE id = ? AND owner = ?`, id, owner)
 	return err
 }

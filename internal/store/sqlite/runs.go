@@ -21,10 +21,14 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 		if project == "" {
 			project = "default"
 		}
+		phase := r.Status.Phase
+		if phase == "" {
+			phase = apiv1.PhasePending
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source,
-			created_at, phase, owner, lease_until, suspend, project) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+			created_at, phase, owner, lease_until, suspend, project, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source,
-			r.CreatedAt.UnixNano(), apiv1.PhasePending, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project)
+			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done())
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
 				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
@@ -251,7 +255,7 @@ func (s *Store) CountRuns(ctx context.Context) (map[apiv1.Phase]int, error) {
 
 // RequestSuspend implements store.Runs.
 func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET suspend = ? WHERE id = ?`, suspend, id)
+	res, err := s.wdb.ExecContext(ctx, `UPDATE runs SET suspend = ? WHERE id = ?`, suspend, id)
 	if err != nil {
 		return err
 	}
@@ -263,7 +267,7 @@ func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool
 
 // RequestCancel implements store.Runs.
 func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ?`, id)
+	res, err := s.wdb.ExecContext(ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ?`, id)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 // SetSecret implements store.Secrets.
 func (s *Store) SetSecret(ctx context.Context, project, name, value string) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO secrets (project, name, value, updated_at) VALUES (?,?,?,?)
+	_, err := s.wdb.ExecContext(ctx, `INSERT INTO secrets (project, name, value, updated_at) VALUES (?,?,?,?)
 		ON CONFLICT (project, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 		project, name, value, time.Now().UnixNano())
 	return err
@@ -48,7 +48,7 @@ func (s *Store) SecretNames(ctx context.Context, project string) ([]string, erro
 
 // DeleteSecret implements store.Secrets.
 func (s *Store) DeleteSecret(ctx context.Context, project, name string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM secrets WHERE project = ? AND name = ?`, project, name)
+	res, err := s.wdb.ExecContext(ctx, `DELETE FROM secrets WHERE project = ? AND name = ?`, project, name)
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,13 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Store is a store.Store on one SQLite file.
+// Store is a store.Store on one SQLite file. Writes go through one
+// connection, so this process's writers queue in Go instead of sleeping
+// in SQLite's busy handler (which backs off in steps of up to 100 ms);
+// reads use a pool of their own, which WAL lets run beside the writer.
 type Store struct {
-	db    *sql.DB
+	db    *sql.DB // reads
+	wdb   *sql.DB // writes: one connection
 	stmts statements
 }
 
@@ -47,17 +51,23 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	}
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
-	db, err := sql.Open("sqlite", dsn)
+	wdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	s := &Store{db: db}
+	wdb.SetMaxOpenConns(1)
+	s := &Store{wdb: wdb}
 	if err := s.migrate(ctx, path); err != nil {
-		db.Close()
+		wdb.Close()
 		return nil, err
 	}
-	if err := s.stmts.prepare(ctx, db); err != nil {
-		db.Close()
+	if s.db, err = sql.Open("sqlite", dsn); err != nil {
+		wdb.Close()
+		return nil, openError(path, err)
+	}
+	s.db.SetMaxOpenConns(8)
+	if err := s.stmts.prepare(ctx, wdb); err != nil {
+		s.Close()
 		return nil, openError(path, err)
 	}
 	return s, nil
@@ -65,12 +75,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.stmts.close(), s.db.Close())
+	return errors.Join(s.stmts.close(), s.db.Close(), s.wdb.Close())
 }
 
 func (s *Store) migrate(ctx context.Context, path string) error {
 	var version int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+	if err := s.wdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return openError(path, err)
 	}
 	files, err := fs.Glob(migrations, "migrations/*.sql")
@@ -97,7 +107,7 @@ func (s *Store) apply(ctx context.Context, file string, version int) error {
 	if err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -130,7 +140,7 @@ func openError(path string, err error) error {
 
 // withTx runs fn in a write transaction and commits it if fn succeeds.
 func (s *Store) withTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 
 // CreateToken implements store.Tokens.
 func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO tokens (id, name, hash, role, projects, created_at) VALUES (?,?,?,?,?,?)`,
+	_, err := s.wdb.ExecContext(ctx, `INSERT INTO tokens (id, name, hash, role, projects, created_at) VALUES (?,?,?,?,?,?)`,
 		t.ID, t.Name, t.Hash, t.Role, mustJSON(t.Projects), t.CreatedAt.UnixNano())
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 		return fmt.Errorf("token %s: %w", t.ID, store.ErrConflict)
@@ -63,7 +63,7 @@ func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
 
 // RevokeToken implements store.Tokens.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked = 1 WHERE id = ?`, id)
+	res, err := s.wdb.ExecContext(ctx, `UPDATE tokens SET revoked = 1 WHERE id = ?`, id)
 	if err != nil {
 		return err
 	}
