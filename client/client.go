@@ -90,6 +90,11 @@ func (c *Client) Cancel(ctx context.Context, id apiv1.RunID) error {
 	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/cancel", nil, nil)
 }
 
+// Retry asks the server to run a Failed or Cancelled run again from where it stopped.
+func (c *Client) Retry(ctx context.Context, id apiv1.RunID) error {
+	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/retry", nil, nil)
+}
+
 // Suspend asks the server to suspend (or unsuspend) a run's training jobs.
 func (c *Client) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 	verb := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]

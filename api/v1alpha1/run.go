@@ -64,6 +64,9 @@ type NodeStatus struct {
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 	// RetryAt is when a Retrying task starts its next attempt.
 	RetryAt *time.Time `json:"retryAt,omitempty"`
+	// AttemptBase counts the attempts of earlier tries of a run that was
+	// retried after failure; they do not count against the task's retries.
+	AttemptBase int `json:"attemptBase,omitempty"`
 	// Outputs are the output parameters the task wrote.
 	Outputs map[string]string `json:"outputs,omitempty"`
 	// Attempts are the task's attempts, first to last.

@@ -196,3 +196,6 @@ func (a *App) TasksByPhase() map[apiv1.Phase]int { return a.Controller.TasksByPh
 
 // QueueDepth implements metrics.Source.
 func (a *App) QueueDepth() int { return a.Controller.QueueDepth() }
+
+// Retry runs a Failed or Cancelled run again from where it stopped.
+func (a *App) Retry(ctx context.Context, id apiv1.RunID) error { return a.Controller.Retry(ctx, id) }

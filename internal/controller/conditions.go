@@ -45,6 +45,7 @@ func trainConditions(ns *apiv1.NodeStatus, phase apiv1.Phase, reason, msg string
 	case apiv1.PhaseWaiting:
 		setCondition(ns, apiv1.ConditionQueued, "True", reason, msg, now)
 	case apiv1.PhaseRunning:
+		off(apiv1.ConditionFailed, "Retried")
 		off(apiv1.ConditionQueued, "Admitted")
 		off(apiv1.ConditionRestarting, "Restarted")
 		setCondition(ns, apiv1.ConditionRunning, "True", reason, msg, now)

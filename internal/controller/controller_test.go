@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -348,3 +349,39 @@ func TestTaskLargerThanPoolIsRejected(t *testing.T) {
 }
 
 func fmtSscan(s string, v *int) (int, error) { return fmt.Sscan(s, v) }
+
+func TestRetryAfterFailureRunsOnlyWhatDidNotSucceed(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 2)
+	dir := t.TempDir()
+	fixed := filepath.Join(dir, "fixed")
+	id := e.submit(t, `spec:
+  tasks:
+  - {name: make, command: [sh, -c, 'echo made >> `+dir+`/made; echo 7 > $KILN_OUTPUTS/count'], outputs: {parameters: [{name: count}]}}
+  - {name: use, dependsOn: [make], command: [sh, -c, 'test -e `+fixed+` && test "$0" = 7', '{{tasks.make.outputs.parameters.count}}'], retries: {limit: 1}}
+  - {name: after, dependsOn: [use], command: ["true"]}
+`, nil)
+	if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseFailed || len(node(run, "use").Attempts) != 2 {
+		t.Fatalf("first try: %s, use has %d attempts; want Failed after 2", run.Status.Phase, len(node(run, "use").Attempts))
+	}
+	if err := os.WriteFile(fixed, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Retry(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	run := e.wait(t, id)
+	if run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("retried run: %s %s", run.Status.Phase, run.Status.Message)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "made")); string(b) != "made\n" {
+		t.Errorf("the task that had succeeded ran again: %q", b)
+	}
+	use := node(run, "use")
+	if len(use.Attempts) != 3 || use.AttemptBase != 2 || use.Attempts[2].ID != string(id)+"/use/3" {
+		t.Errorf("use: %d attempts, base %d; want a third attempt after a base of 2", len(use.Attempts), use.AttemptBase)
+	}
+	if err := e.Retry(t.Context(), id); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("retrying a succeeded run = %v, want ErrConflict", err)
+	}
+}

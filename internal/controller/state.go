@@ -103,7 +103,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan) *runState {
 				ns.attempt = ns.status.Attempts[k-1]
 			}
 			for _, a := range ns.status.Attempts {
-				if a.Phase == apiv1.PhaseFailed {
+				if a.Phase == apiv1.PhaseFailed && a.Number > ns.status.AttemptBase {
 					ns.failures++
 				}
 			}

@@ -96,16 +96,9 @@ func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(o
 		if c.owns(id) {
 			continue
 		}
-		run, err := c.cfg.Store.GetRun(ctx, id)
-		if err != nil {
-			return claimed, fmt.Errorf("loading run %s: %w", id, err)
+		if err := c.load(ctx, id); err != nil {
+			return claimed, err
 		}
-		doc := &workflow.Document{File: run.Source, Kind: run.Kind, Name: run.Name}
-		plan, err := workflow.Compile(doc, run.Workflow, nil)
-		if err != nil {
-			return claimed, fmt.Errorf("compiling run %s: %w", id, err)
-		}
-		c.track(newRunState(run, plan))
 	}
 	return claimed, nil
 }
@@ -186,4 +179,29 @@ func (c *Controller) notify(*runState) {
 		default:
 		}
 	}
+}
+
+// load reads run id from the store and starts working on it.
+func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
+	run, err := c.cfg.Store.GetRun(ctx, id)
+	if err != nil {
+		return fmt.Errorf("loading run %s: %w", id, err)
+	}
+	doc := &workflow.Document{File: run.Source, Kind: run.Kind, Name: run.Name}
+	plan, err := workflow.Compile(doc, run.Workflow, nil)
+	if err != nil {
+		return fmt.Errorf("compiling run %s: %w", id, err)
+	}
+	c.track(newRunState(run, plan))
+	return nil
+}
+
+// Retry runs a Failed or Cancelled run again from where it stopped: its
+// tasks that did not succeed start afresh (with a fresh retry budget),
+// those that did keep their outputs. This engine works on it.
+func (c *Controller) Retry(ctx context.Context, id apiv1.RunID) error {
+	if err := c.cfg.Store.RetryRun(ctx, id, c.cfg.Owner, c.now().Add(c.cfg.LeaseTTL)); err != nil {
+		return err
+	}
+	return c.load(ctx, id)
 }

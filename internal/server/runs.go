@@ -170,6 +170,23 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p *principal) er
 	return nil
 }
 
+// retry runs a Failed or Cancelled run again from where it stopped.
+func (s *Server) retry(w http.ResponseWriter, r *http.Request, p *principal) error {
+	run, err := s.run(r, p)
+	if err != nil {
+		return err
+	}
+	err = s.cfg.Engine.Retry(r.Context(), run.ID)
+	if errors.Is(err, store.ErrConflict) {
+		return &httpError{http.StatusConflict, apiv1.Errorf(apiv1.CodeBadRequest, err.Error())}
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"run": string(run.ID), "requested": "retry"})
+	return nil
+}
+
 func (s *Server) suspend(suspend bool) func(http.ResponseWriter, *http.Request, *principal) error {
 	return func(w http.ResponseWriter, r *http.Request, p *principal) error {
 		run, err := s.run(r, p)

@@ -22,6 +22,7 @@ type Engine interface {
 	SubmitTo(ctx context.Context, l *app.Loaded, project string) (apiv1.RunID, error)
 	Cancel(ctx context.Context, id apiv1.RunID) error
 	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
+	Retry(ctx context.Context, id apiv1.RunID) error
 }
 
 // Config configures a Server.
@@ -82,6 +83,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/runs", viewer, s.listRuns},
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
 		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
+		{"POST /api/v1/runs/{id}/retry", editor, s.retry},
 		{"POST /api/v1/runs/{id}/suspend", editor, s.suspend(true)},
 		{"POST /api/v1/runs/{id}/unsuspend", editor, s.suspend(false)},
 		{"GET /api/v1/runs/{id}/events", viewer, s.events},

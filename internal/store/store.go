@@ -49,6 +49,11 @@ type Runs interface {
 	// RequestCancel marks a run to be cancelled by its owner. It is a no-op
 	// on a finished run and returns ErrNotFound for an unknown one.
 	RequestCancel(ctx context.Context, id apiv1.RunID) error
+	// RetryRun makes a Failed or Cancelled run Pending again, owned by
+	// owner until until: its tasks that did not succeed become Pending,
+	// those that did keep their outputs. ErrConflict if the run has not
+	// ended or succeeded.
+	RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error
 	// RequestSuspend sets whether a run's training jobs should be
 	// suspended, for its owner to act on. ErrNotFound for an unknown run.
 	RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error

@@ -195,3 +195,29 @@ spec:
 		}
 	}
 }
+
+func TestRetryFromTheCLI(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: flaky}
+spec:
+  tasks:
+  - {name: first, command: ["true"]}
+  - {name: second, dependsOn: [first], command: [test, -e, `+gate+`]}
+`)
+	if r := kiln(t, home, "run", wf); r.code != 1 {
+		t.Fatalf("first run exited %d, want 1", r.code)
+	}
+	id := string(runs(t, home)[0].ID)
+	writeFile(t, dir, "gate", "")
+	if r := kiln(t, home, "retry", id); r.code != 0 || !strings.Contains(r.stdout, "Succeeded") {
+		t.Fatalf("kiln retry: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := kiln(t, home, "retry", id); r.code != 2 || !strings.Contains(r.stderr, "only a Failed or Cancelled run") {
+		t.Errorf("retrying a succeeded run: %d %s", r.code, r.stderr)
+	}
+}

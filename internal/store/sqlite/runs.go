@@ -97,7 +97,7 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) 
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
-		conditions, replicas FROM nodes WHERE run_id = ? ORDER BY position`, id)
+		conditions, replicas, attempt_base FROM nodes WHERE run_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, 
 		var started, finished, retry sql.NullInt64
 		var outputs, conditions, replicas string
 		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs,
-			&conditions, &replicas); err != nil {
+			&conditions, &replicas, &n.AttemptBase); err != nil {
 			return nil, err
 		}
 		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)

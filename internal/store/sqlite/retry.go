@@ -1,0 +1,42 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// RetryRun implements store.Runs.
+func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error {
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		var phase apiv1.Phase
+		err := tx.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&phase)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if phase != apiv1.PhaseFailed && phase != apiv1.PhaseCancelled {
+			return fmt.Errorf("run %s is %s, only a Failed or Cancelled run can be retried: %w", id, phase, store.ErrConflict)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET phase = ?, code = '', message = '', finished_at = NULL,
+			retry_at = NULL, attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)
+			WHERE run_id = ? AND phase != ?`, apiv1.PhasePending, id, apiv1.PhaseSucceeded); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET phase = ?, code = '', message = '', started_at = NULL, finished_at = NULL, done = 0,
+			cancel_requested = 0, owner = ?, lease_until = ? WHERE id = ?`, apiv1.PhasePending, owner, until.UnixNano(), id); err != nil {
+			return err
+		}
+		return s.insertEvents(ctx, tx, id, []apiv1.Event{{
+			Phase: apiv1.PhasePending, Reason: "Retried",
+			Message: "retried after " + string(phase) + ": tasks that did not succeed run again", Time: time.Now().UTC(),
+		}})
+	})
+}
