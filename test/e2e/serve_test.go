@@ -156,3 +156,49 @@ func TestCLIAgainstServer(t *testing.T) {
 		t.Error("the client made a store of its own")
 	}
 }
+
+func TestServerRestartAdoptsRunningAttempts(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	base, admin, serve := startServe(t, home)
+	body := `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: long}
+spec:
+  tasks:
+  - {name: slow, command: [sh, -c, 'echo started >> ` + ledger + `; sleep 2']}
+  - {name: next, dependsOn: [slow], command: ["true"]}
+`
+	req, _ := http.NewRequest("POST", base+"/api/v1/runs", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+admin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run apiv1.Run
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if json.Unmarshal(b, &run) != nil || run.ID == "" {
+		t.Fatalf("submit: %s", b)
+	}
+	waitFor(t, "the task to start", func() bool { return lines(ledger) == 1 })
+	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = serve.Wait()
+
+	base, admin, _ = startServe(t, home) // a new server adopts the run
+	client := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
+	waitFor(t, "the run to finish on the new server", func() bool {
+		r := kilnWithEnv(t, client, t.TempDir(), "get", "runs", "-o", "json")
+		var list []apiv1.Run
+		return json.Unmarshal([]byte(r.stdout), &list) == nil && len(list) == 1 && list[0].Status.Phase.Done()
+	})
+	got := describe(t, home, run.ID)
+	if got.Status.Phase != apiv1.PhaseSucceeded || len(got.Status.Nodes[0].Attempts) != 1 || lines(ledger) != 1 {
+		t.Errorf("run %s, slow has %d attempts, ledger %d lines; want Succeeded with the first attempt adopted",
+			got.Status.Phase, len(got.Status.Nodes[0].Attempts), lines(ledger))
+	}
+}
