@@ -140,33 +140,47 @@ func (t *tailer) copyNew(path, task string, prefix bool) {
 	}
 }
 
-// remoteLogs prints logs through the API: one task's (followed with -f),
-// or every task's, each line prefixed with the task.
+// remoteLogs prints logs through the API: one task's (followed with -f
+// by the server), or every task's, each line prefixed with the task and
+// followed with -f by polling until the run ends.
 func remoteLogs(cmd *cobra.Command, e *env, c *client.Client, args []string, attempt int, follow bool) error {
 	id := apiv1.RunID(args[0])
 	if len(args) == 2 {
 		return c.Logs(cmd.Context(), id, args[1], attempt, follow, e.stdout)
 	}
-	if follow {
-		return usagef("against a server, -f follows one task: kiln logs -f RUN TASK")
-	}
-	run, err := c.GetRun(cmd.Context(), id)
-	if err != nil {
-		return err
-	}
-	for _, n := range run.Status.Nodes {
-		if len(n.Attempts) == 0 {
-			continue
-		}
-		var b bytes.Buffer
-		if err := c.Logs(cmd.Context(), id, n.Name, attempt, false, &b); err != nil {
+	printed := map[string]int{} // bytes of each task's log printed so far
+	for {
+		run, err := c.GetRun(cmd.Context(), id)
+		if err != nil {
 			return err
 		}
-		for _, line := range strings.SplitAfter(b.String(), "\n") {
-			if line != "" {
-				fmt.Fprintf(e.stdout, "[%s] %s", n.Name, line)
+		for _, n := range run.Status.Nodes {
+			if len(n.Attempts) == 0 {
+				continue
+			}
+			var b bytes.Buffer
+			if err := c.Logs(cmd.Context(), id, n.Name, attempt, false, &b); err != nil {
+				return err
+			}
+			fresh := b.String()[min(printed[n.Name], b.Len()):]
+			// Print whole lines only while following; the rest comes next time.
+			if cut := strings.LastIndexByte(fresh, '\n'); follow && !run.Status.Phase.Done() {
+				fresh = fresh[:cut+1]
+			}
+			printed[n.Name] += len(fresh)
+			for _, line := range strings.SplitAfter(fresh, "\n") {
+				if line != "" {
+					fmt.Fprintf(e.stdout, "[%s] %s", n.Name, line)
+				}
 			}
 		}
+		if !follow || run.Status.Phase.Done() {
+			return nil
+		}
+		select {
+		case <-cmd.Context().Done():
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
-	return nil
 }

@@ -145,6 +145,9 @@ func TestCLIAgainstServer(t *testing.T) {
 	if r := kilnWithEnv(t, client, other, "logs", id, "hi"); r.stdout != "hi from the server\n" {
 		t.Errorf("remote logs = %q", r.stdout)
 	}
+	if r := kilnWithEnv(t, client, other, "logs", "-f", id); r.stdout != "[hi] hi from the server\n" {
+		t.Errorf("remote logs -f of every task = %q", r.stdout)
+	}
 	if r := kilnWithEnv(t, client, other, "describe", "run", "nope"); r.code != 1 || !strings.Contains(r.stderr, "KLN-4001") {
 		t.Errorf("remote describe of an unknown run: %d %s", r.code, r.stderr)
 	}
