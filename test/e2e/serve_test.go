@@ -174,18 +174,7 @@ spec:
   - {name: slow, command: [sh, -c, 'echo started >> ` + ledger + `; sleep 2']}
   - {name: next, dependsOn: [slow], command: ["true"]}
 `
-	req, _ := http.NewRequest("POST", base+"/api/v1/runs", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+admin)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run apiv1.Run
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if json.Unmarshal(b, &run) != nil || run.ID == "" {
-		t.Fatalf("submit: %s", b)
-	}
+	run := postRun(t, base, admin, body)
 	waitFor(t, "the task to start", func() bool { return lines(ledger) == 1 })
 	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -204,4 +193,22 @@ spec:
 		t.Errorf("run %s, slow has %d attempts, ledger %d lines; want Succeeded with the first attempt adopted",
 			got.Status.Phase, len(got.Status.Nodes[0].Attempts), lines(ledger))
 	}
+}
+
+// postRun submits a document to a server and returns the new run.
+func postRun(t *testing.T, base, token, body string) apiv1.Run {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/api/v1/runs", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var run apiv1.Run
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &run); err != nil || run.ID == "" {
+		t.Fatalf("submit: %d %s", resp.StatusCode, b)
+	}
+	return run
 }

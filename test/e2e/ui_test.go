@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // TestWebUIShowsARunLive drives the web UI in real headless Chromium.
@@ -26,25 +21,17 @@ func TestWebUIShowsARunLive(t *testing.T) {
 	}
 	home := newHome(t)
 	base, admin, _ := startServe(t, home)
-	req, _ := http.NewRequest("POST", base+"/api/v1/runs", strings.NewReader(`apiVersion: kiln.dev/v1alpha1
+	// The first task holds until the test has seen it running in the
+	// page, so the page is seen to change live, however slow the browser.
+	gate := filepath.Join(t.TempDir(), "gate")
+	run := postRun(t, base, admin, `apiVersion: kiln.dev/v1alpha1
 kind: Workflow
 metadata: {name: ui}
 spec:
   tasks:
-  - {name: first, command: [sh, -c, 'echo hello from the ui; sleep 1']}
-  - {name: second, dependsOn: [first], command: [sh, -c, 'sleep 1']}
-`))
-	req.Header.Set("Authorization", "Bearer "+admin)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run apiv1.Run
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err := json.Unmarshal(b, &run); err != nil || run.ID == "" {
-		t.Fatalf("submit: %s", b)
-	}
+  - {name: first, command: [sh, -c, 'echo hello from the ui; while [ ! -e `+gate+` ]; do sleep 0.05; done']}
+  - {name: second, dependsOn: [first], command: ["true"]}
+`)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
@@ -53,7 +40,7 @@ spec:
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(alloc)
 	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelTimeout()
 
 	var rows, logText string
@@ -66,10 +53,12 @@ spec:
 		chromedp.WaitVisible(`tr[data-run="`+string(run.ID)+`"]`),
 		chromedp.Text("#runs", &rows),
 		chromedp.Navigate(base+"/#/runs/"+string(run.ID)), // the token stays in the browser
-		chromedp.Poll(node("first", "Running"), nil, chromedp.WithPollingInterval(50*time.Millisecond)),
-		chromedp.Poll(node("second", "Succeeded"), nil),
+		chromedp.Poll(node("first", "Running"), nil, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.ActionFunc(func(context.Context) error { return os.WriteFile(gate, nil, 0o644) }),
+		chromedp.Poll(node("second", "Succeeded"), nil, chromedp.WithPollingTimeout(60*time.Second)),
 		chromedp.Click(`g.node[data-name="first"] rect`),
-		chromedp.Poll(`(document.querySelector("#log") || {}).textContent?.includes("hello from the ui")`, nil),
+		chromedp.Poll(`(document.querySelector("#log") || {}).textContent?.includes("hello from the ui")`, nil,
+			chromedp.WithPollingTimeout(60*time.Second)),
 		chromedp.Text("#log", &logText),
 		chromedp.FullScreenshot(&png, 100), // 100: PNG
 	)
