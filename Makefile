@@ -8,10 +8,10 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 # the browser the web UI is tested in.
 DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk
 
-.PHONY: help build example test bench lint fmt generate verify tools deps
+.PHONY: help build example test bench lint fmt generate verify tools deps k8s-up k8s-down
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/kiln
 	go build -o bin/kiln ./cmd/kiln
@@ -39,6 +39,13 @@ verify: tools generate ## go mod tidy, generate and fmt; fail if anything change
 	go mod tidy -e
 	$(GOLANGCI_LINT) fmt ./...
 	git diff --exit-code
+
+k8s-up: ## start a real control plane with 4 fake nodes (etcd, kube-* built from k8s.io/kubernetes, kwok); .k8s/kubeconfig
+	@command -v etcd > /dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends etcd-server; }
+	hack/k8s-up.sh
+
+k8s-down: ## stop the control plane k8s-up started
+	hack/k8s-down.sh
 
 deps: ## install the Debian packages the tests run (frameworks, chromium), if missing
 	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null || { \
