@@ -40,20 +40,14 @@ func TestKillNineThenResumeRunsEveryTaskOnce(t *testing.T) {
 	wf := writeFile(t, dir, "wf.yaml", ledgerWorkflow("ledger", ledger))
 
 	// Kill the engine twice at different points, then let a resume finish.
-	first := exec.Command(kilnBin, "--home", home, "run", "--cpus", "2", wf)
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
+	first := startKiln(t, home, "run", "--cpus", "2", wf)
 	waitFor(t, "three tasks to start", func() bool { return lines(ledger) >= 3 })
 	killNine(t, first)
 	if n := running(t, home); n == 0 {
 		t.Fatal("no task was running when the engine was killed; the test proves nothing")
 	}
 
-	second := exec.Command(kilnBin, "--home", home, "resume", "--cpus", "3")
-	if err := second.Start(); err != nil {
-		t.Fatal(err)
-	}
+	second := startKiln(t, home, "resume", "--cpus", "3")
 	waitFor(t, "seven tasks to start", func() bool { return lines(ledger) >= 7 })
 	killNine(t, second)
 
@@ -165,10 +159,7 @@ spec:
     command: [sh, -c, 'echo $KILN_ATTEMPT >> `+ledger+`; sleep 1']
     resourcesPerNode: {cpu: 100m}
 `)
-	first := exec.Command(kilnBin, "--home", home, "run", job)
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
+	first := startKiln(t, home, "run", job)
 	waitFor(t, "the gang to start", func() bool { return lines(ledger) == 3 })
 	killNine(t, first)
 	if r := kiln(t, home, "resume"); r.code != 0 {

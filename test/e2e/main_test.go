@@ -118,3 +118,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// startKiln starts kiln on home in the background; the caller waits on it.
+func startKiln(t *testing.T, home string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(kilnBin, append([]string{"--home", home}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}

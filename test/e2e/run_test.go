@@ -122,10 +122,7 @@ spec:
   tasks:
   - {name: sleeper, command: [sh, -c, 'echo $$ > `+started+`; exec sleep 300']}
 `)
-	cmd := exec.Command(kilnBin, "--home", home, "run", wf)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startKiln(t, home, "run", wf)
 	waitFor(t, "the task to start", func() bool { return fileHasLine(started) })
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -168,10 +165,7 @@ spec:
   tasks:
   - {name: talk, command: [sh, -c, 'echo first; while [ ! -e `+gate+` ]; do sleep 0.01; done; echo second >&2; echo third']}
 `)
-	run := exec.Command(kilnBin, "--home", home, "run", wf)
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
+	run := startKiln(t, home, "run", wf)
 	waitFor(t, "the run to start", func() bool {
 		list := runs(t, home)
 		return len(list) == 1 && list[0].Status.Phase == apiv1.PhaseRunning

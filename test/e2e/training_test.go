@@ -112,10 +112,7 @@ spec:
   suspend: true
   trainer: {command: ["true"], numNodes: 2, resourcesPerNode: {cpu: 100m}}
 `)
-	run := exec.Command(kilnBin, "--home", home, "run", "-q", job)
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
+	run := startKiln(t, home, "run", "-q", job)
 	waitFor(t, "the job to be suspended", func() bool {
 		list := runs(t, home)
 		return len(list) == 1 && describe(t, home, list[0].ID).Status.Nodes[0].Phase == apiv1.PhaseSuspended
