@@ -73,11 +73,30 @@ start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$DIR/
   --controllers '*,-nodelifecycle' --service-account-private-key-file "$DIR/pki/sa.key" \
   --bind-address 127.0.0.1 --secure-port 10257
 start kwok "$BIN/kwok" --kubeconfig "$DIR/kubeconfig" --manage-all-nodes=false \
-  --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.1/24 --node-ip 10.0.0.1
+  --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.1/16 --node-ip 10.0.0.1 \
+  --config hack/kwok-stages.yaml
+
+post() { # path: POST stdin as JSON
+  curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST \
+    "https://127.0.0.1:6443$1" -d @- > /dev/null
+}
+
+# The PodGroup kinds of the two gang schedulers kiln can use, so that the
+# API accepts kiln's PodGroups (no gang scheduler runs here).
+for crd in "scheduling.x-k8s.io v1alpha1" "scheduling.volcano.sh v1beta1"; do
+  set -- $crd
+  post /apis/apiextensions.k8s.io/v1/customresourcedefinitions <<CRD
+{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "podgroups.$1"},
+ "spec": {"group": "$1", "scope": "Namespaced",
+          "names": {"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup"},
+          "versions": [{"name": "$2", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}
+CRD
+done
 
 for i in 0 1 2 3; do
-  curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST \
-    https://127.0.0.1:6443/api/v1/nodes -d @- > /dev/null <<NODE
+  post /api/v1/nodes <<NODE
 {"apiVersion": "v1", "kind": "Node",
  "metadata": {"name": "kwok-node-$i", "annotations": {"kwok.x-k8s.io/node": "fake"},
               "labels": {"type": "kwok", "kubernetes.io/hostname": "kwok-node-$i"}},

@@ -28,6 +28,7 @@ const (
 	CodeReservedEnv     Code = "KLN-1016"
 	CodeUnknownRuntime  Code = "KLN-1017"
 	CodeNoMLPolicy      Code = "KLN-1018"
+	CodeImageRequired   Code = "KLN-1019"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -53,6 +54,13 @@ const (
 	CodeStoreVersion    Code = "KLN-5003"
 	CodeSupervisor      Code = "KLN-6001"
 	CodeBackend         Code = "KLN-6002"
+	CodeOOMKilled       Code = "KLN-6003"
+	CodeEvicted         Code = "KLN-6004"
+	CodeImagePull       Code = "KLN-6005"
+	CodeContainerConfig Code = "KLN-6006"
+	CodeUnschedulable   Code = "KLN-6007"
+	CodeKubeConfig      Code = "KLN-6008"
+	CodePodLost         Code = "KLN-6009"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -84,6 +92,7 @@ func CodeInfos() []CodeInfo {
 		{CodeReservedEnv, "an environment variable name is reserved by kiln or by the job's framework", "rename the variable; kiln and the framework set it"},
 		{CodeUnknownRuntime, "a TrainJob or train task names a runtime that is neither built in nor defined in the files", "list runtimes with kiln get runtimes, or add a TrainingRuntime document"},
 		{CodeNoMLPolicy, "a TrainingRuntime has no mlPolicy, or more than one framework in it", "set exactly one of mlPolicy.torch, mpi, xgboost, tensorflow, jax or plain"},
+		{CodeImageRequired, "a task has no container image and the backend runs containers (kubernetes)", "set image on the task, on the workflow's spec, or trainer.image"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a gang could not be admitted whole within gangPolicy.scheduleTimeoutSeconds", "free resources, shrink the job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
@@ -109,6 +118,13 @@ func CodeInfos() []CodeInfo {
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},
 		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
 		{CodeBackend, "the backend refused or failed an operation", "see the message"},
+		{CodeOOMKilled, "a container was killed for using more memory than its limit (OOMKilled)", "raise resources.memory or use less memory"},
+		{CodeEvicted, "the cluster evicted the pod (node pressure, preemption or drain)", "see the message; the attempt is retried per its retry policy"},
+		{CodeImagePull, "the cluster cannot pull the container image (ErrImagePull, ImagePullBackOff, InvalidImageName)", "check the image name and tag, and imagePullSecrets in podTemplate"},
+		{CodeContainerConfig, "the cluster cannot create the container (CreateContainerConfigError): a secret, config map or volume it names is missing", "create the object the message names, or fix podTemplate"},
+		{CodeUnschedulable, "the pods stayed unschedulable past the schedule timeout; none of them was left behind", "ask for less (resources, numNodes) or add nodes; the message is the scheduler's"},
+		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --context and --namespace, or KUBECONFIG"},
+		{CodePodLost, "a pod of a running attempt was deleted by someone other than kiln", "see the cluster's events; the attempt is retried per its retry policy"},
 	}
 }
 

@@ -29,6 +29,8 @@ type TrainJobSpec struct {
 	// Priority orders admission against other jobs and tasks (default 0);
 	// see Task.Priority.
 	Priority int32 `json:"priority,omitempty"`
+	// PodTemplate shapes the job's pods on the kubernetes backend.
+	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // RuntimeRef names a TrainingRuntime.
@@ -51,6 +53,8 @@ type Trainer struct {
 	// ResourcesPerNode is what each node takes from the pool; default one
 	// CPU per process.
 	ResourcesPerNode *Resources `json:"resourcesPerNode,omitempty"`
+	// Image is the container image of every node on the kubernetes backend.
+	Image string `json:"image,omitempty"`
 }
 
 // RunPolicy bounds a job's restarts and time.

@@ -22,6 +22,11 @@ type WorkflowSpec struct {
 	// fails, lets running tasks finish and then fails the run. When false,
 	// every branch that does not depend on a failed task keeps running.
 	FailFast *bool `json:"failFast,omitempty"`
+	// Image is the container image of tasks that set none (kubernetes backend).
+	Image string `json:"image,omitempty"`
+	// PodTemplate is the base of every task's pods (kubernetes backend); a
+	// task's own podTemplate replaces it.
+	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // Param is a named input of a workflow.
@@ -69,6 +74,11 @@ type Task struct {
 	// takes any. Tasks of equal priority start first come, first served,
 	// but one that fits may start ahead of one that does not.
 	Priority int32 `json:"priority,omitempty"`
+	// Image is the container image the task runs in on the kubernetes
+	// backend (required there, here or on the workflow); ignored locally.
+	Image string `json:"image,omitempty"`
+	// PodTemplate shapes the task's pods on the kubernetes backend.
+	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // EnvVar is one environment variable of a task.

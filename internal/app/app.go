@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/metrics"
@@ -38,12 +41,24 @@ type Config struct {
 	SupervisorCommand []string
 	// Log receives the engine's messages.
 	Log *slog.Logger
+	// Backend is "local" (the default) or "kubernetes".
+	Backend string
+	// Kube configures the kubernetes backend.
+	Kube kube.Config
 }
+
+// Backend names.
+const (
+	BackendLocal      = "local"
+	BackendKubernetes = "kubernetes"
+)
 
 // App is an embedded kiln: store, local backend and engine.
 type App struct {
-	Store      *sqlite.Store
-	Backend    *local.Backend
+	Store   *sqlite.Store
+	Backend backend.Backend
+	// Kube is the kubernetes backend when it is the one in use, else nil.
+	Kube       *kube.Backend
 	Controller *controller.Controller
 	Metrics    *metrics.Metrics
 	Home       string
@@ -62,23 +77,50 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.SupervisorCommand) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			st.Close()
-			return nil, &apiv1.Error{Code: apiv1.CodeSupervisor, Message: "finding the kiln executable: " + err.Error()}
-		}
-		cfg.SupervisorCommand = []string{exe, "supervise", "--home", home}
+	a := &App{Store: st, Home: home}
+	pool, env := withDefaults(cfg.Pool), os.Environ()
+	switch cfg.Backend {
+	case "", BackendLocal:
+		a.Backend, err = openLocal(home, cfg.SupervisorCommand)
+	case BackendKubernetes:
+		cfg.Kube.Log = cfg.Log
+		a.Kube, err = kube.New(ctx, cfg.Kube)
+		a.Backend = a.Kube
+		// The cluster's scheduler decides what fits; processes in pods
+		// start from their image's environment, not this one's.
+		pool, env = clusterPool, nil
+	default:
+		err = &apiv1.Error{Code: apiv1.CodeUsage, Field: "backend",
+			Message: fmt.Sprintf("unknown backend %q: use %s or %s", cfg.Backend, BackendLocal, BackendKubernetes)}
 	}
-	be := local.New(local.Config{Home: home, SupervisorCommand: cfg.SupervisorCommand})
-	m := metrics.New()
-	c := controller.New(controller.Config{
-		Store: st, Backend: be, Pool: resource.NewPool(withDefaults(cfg.Pool)),
-		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: os.Environ(), Log: cfg.Log, Metrics: m, Secrets: st,
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.Metrics = metrics.New()
+	a.Controller = controller.New(controller.Config{
+		Store: st, Backend: a.Backend, Pool: resource.NewPool(pool),
+		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,
 	})
-	a := &App{Store: st, Backend: be, Controller: c, Metrics: m, Home: home}
+	m := a.Metrics
 	m.SetSource(a)
 	return a, nil
+}
+
+// clusterPool is the engine's pool on a cluster: unbounded, since the
+// cluster's scheduler (and gang scheduler) decide what fits where.
+var clusterPool = resource.Request{MilliCPU: 1 << 50, Memory: 1 << 62, GPU: 1 << 30}
+
+// openLocal starts (or finds) the local supervisor's backend.
+func openLocal(home string, supervisor []string) (backend.Backend, error) {
+	if len(supervisor) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, &apiv1.Error{Code: apiv1.CodeSupervisor, Message: "finding the kiln executable: " + err.Error()}
+		}
+		supervisor = []string{exe, "supervise", "--home", home}
+	}
+	return local.New(local.Config{Home: home, SupervisorCommand: supervisor}), nil
 }
 
 // prepareHome makes sure home exists and is writable, and returns it absolute.
@@ -143,7 +185,11 @@ func (a *App) Close() error {
 		a.stop()
 		<-a.stopped
 	}
-	return errors.Join(a.Backend.Close(), a.Store.Close())
+	var err error
+	if c, ok := a.Backend.(io.Closer); ok {
+		err = c.Close()
+	}
+	return errors.Join(err, a.Store.Close())
 }
 
 // Claim takes over unfinished runs whose engine is gone (ids empty: all).
@@ -157,6 +203,17 @@ func OwnerAlive(owner string) bool { return owner != "" && !ownerDead(owner) }
 // AttemptDir returns the directory of an attempt's logs and outputs.
 func (a *App) AttemptDir(run apiv1.RunID, task string, attempt int) string {
 	return local.AttemptDir(a.Home, fmt.Sprintf("%s/%s/%d", run, task, attempt))
+}
+
+// Logs writes an attempt's logs from a backend that keeps them itself (in
+// the cluster's pods); handled is false when they are files in the
+// attempt's directory instead (the local backend).
+func (a *App) Logs(ctx context.Context, run apiv1.RunID, task string, attempt int, follow bool, w io.Writer) (handled bool, err error) {
+	l, ok := a.Backend.(backend.Logger)
+	if !ok {
+		return false, nil
+	}
+	return true, l.Logs(ctx, fmt.Sprintf("%s/%s/%d", run, task, attempt), follow, w)
 }
 
 // LogFiles lists the log files in an attempt's directory: stdout and

@@ -143,6 +143,11 @@ func (a *App) Submit(ctx context.Context, l *Loaded) (apiv1.RunID, error) {
 
 // SubmitTo submits a loaded workflow to this app's engine in project.
 func (a *App) SubmitTo(ctx context.Context, l *Loaded, project string) (apiv1.RunID, error) {
+	if a.Kube != nil {
+		if err := workflow.RequireImages(l.Doc, l.Plan); err != nil {
+			return "", err
+		}
+	}
 	src := l.Doc.File
 	if src != "" && src != "-" {
 		if abs, err := filepath.Abs(src); err == nil {

@@ -4,6 +4,7 @@ package backend
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"kiln.dev/kiln/internal/job"
@@ -35,6 +36,22 @@ type Notifier interface {
 	// (Outputs not read: call Observe for those), and resync when reports
 	// may have been missed, until ctx ends. Calls come from one goroutine.
 	Watch(ctx context.Context, exited func(id string, st job.Status), resync func())
+}
+
+// Releaser is implemented by backends that keep what an attempt leaves
+// behind (pods) after it ends. The engine calls Release once the attempt's
+// end is saved; the backend may then forget it and clean up.
+type Releaser interface {
+	Release(ctx context.Context, id string, succeeded bool) error
+}
+
+// Logger is implemented by backends that keep attempts' logs themselves
+// (in the cluster) rather than in files under KILN_HOME.
+type Logger interface {
+	// Logs writes what the attempt's processes wrote to w, each line of a
+	// gang prefixed with its process; with follow, until they end or ctx
+	// is done.
+	Logs(ctx context.Context, id string, follow bool, w io.Writer) error
 }
 
 // Networker is implemented by backends that can run multi-node jobs. It

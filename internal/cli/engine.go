@@ -57,10 +57,27 @@ func openEngine(ctx context.Context, e *env, p *poolFlags) (*app.App, error) {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	return app.Open(ctx, app.Config{Home: e.home, Pool: req, Log: log})
+	cfg, err := e.withBackend(app.Config{Home: e.home, Pool: req, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return app.Open(ctx, cfg)
+}
+
+// openReader opens the app for reading with the configured backend, for
+// commands that read what the backend keeps (logs on a cluster).
+func openReader(ctx context.Context, e *env) (*app.App, error) {
+	cfg, err := e.withBackend(app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	return app.Open(ctx, cfg)
 }
 
 // openStore opens the app for reading and requests, without an engine.
 func openStore(ctx context.Context, e *env) (*app.App, error) {
+	if e.readsBackend {
+		return openReader(ctx, e)
+	}
 	return app.Open(ctx, app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }

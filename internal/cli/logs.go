@@ -30,6 +30,7 @@ func newLogsCmd(e *env) *cobra.Command {
 			if c := e.remote(); c != nil {
 				return remoteLogs(cmd, e, c, args, attempt, follow)
 			}
+			e.readsBackend = true
 			return withRun(cmd, e, args[0], func(a *app.App, run *apiv1.Run) error {
 				task := ""
 				if len(args) == 2 {
@@ -40,6 +41,9 @@ func newLogsCmd(e *env) *cobra.Command {
 							Message: fmt.Sprintf("run has no task %q", task),
 						}
 					}
+				}
+				if a.Kube != nil {
+					return clusterLogs(cmd.Context(), e, a, run, task, attempt, follow)
 				}
 				t := &tailer{e: e, a: a, task: task, attempt: attempt, prefix: task == "", offsets: map[string]int64{}}
 				return t.run(cmd.Context(), run, follow)
@@ -138,6 +142,44 @@ func (t *tailer) copyNew(path, task string, prefix bool) {
 		}
 		fmt.Fprintf(t.e.stdout, "[%s] %s", task, line)
 	}
+}
+
+// clusterLogs prints logs kept in the cluster's pods: each task's in the
+// workflow's order (with -f, each until it ends), every line prefixed
+// with its task unless TASK was given.
+func clusterLogs(ctx context.Context, e *env, a *app.App, run *apiv1.Run, task string, attempt int, follow bool) error {
+	for _, n := range run.Status.Nodes {
+		if (task != "" && n.Name != task) || len(n.Attempts) == 0 {
+			continue
+		}
+		number := n.Attempts[len(n.Attempts)-1].Number
+		if attempt > 0 {
+			number = attempt
+		}
+		var w io.Writer = e.stdout
+		if task == "" {
+			w = &prefixWriter{w: e.stdout, prefix: "[" + n.Name + "] "}
+		}
+		if _, err := a.Logs(ctx, run.ID, n.Name, number, follow, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prefixWriter prefixes every line written to it; writes are whole lines.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	for line := range bytes.Lines(b) {
+		if _, err := io.WriteString(p.w, p.prefix+string(line)); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }
 
 // remoteLogs prints logs through the API: one task's (followed with -f

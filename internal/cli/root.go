@@ -30,11 +30,15 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 
 // env is what every command shares.
 type env struct {
-	home   string
-	server string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
+	home    string
+	server  string
+	backend backendFlags
+	// readsBackend is set by commands that read what the backend keeps
+	// (logs): they open the configured backend, not just the store.
+	readsBackend bool
+	stdin        io.Reader
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 // Main runs kiln with args and returns its exit code. No panic escapes.
@@ -76,6 +80,7 @@ func newRoot(e *env) *cobra.Command {
 	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
 	root.PersistentFlags().StringVar(&e.server, "server", os.Getenv("KILN_SERVER"),
 		"a kiln server's URL: talk to it instead of the embedded engine (env KILN_SERVER; token in KILN_TOKEN)")
+	e.backend.add(root.PersistentFlags())
 	var profile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile to this file")

@@ -61,7 +61,7 @@ func serve(e *env, a *app.App, ln net.Listener) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	srv := &http.Server{
-		Handler:           server.New(server.Config{Store: a.Store, Engine: a, AttemptDir: a.AttemptDir, Metrics: a.Metrics.Handler()}).Handler(),
+		Handler:           server.New(server.Config{Store: a.Store, Engine: a, AttemptDir: a.AttemptDir, Logs: a.Logs, Metrics: a.Metrics.Handler()}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go adopt(ctx, e, a)

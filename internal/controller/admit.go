@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/template"
 )
@@ -138,6 +139,13 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 			}
 		}
 	}
+	if rel, ok := c.cfg.Backend.(backend.Releaser); ok {
+		for _, e := range r.ended {
+			if err := rel.Release(ctx, e.id, e.succeeded); err != nil {
+				c.log.Warn("cleaning up after an attempt", "attempt", e.id, "err", err)
+			}
+		}
+	}
 	if r.release {
 		c.wakeStarved(r.rs.run.ID)
 	}
@@ -189,8 +197,11 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 	}
 	p.Env = append(p.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
 	spec.Processes = []job.Process{p}
-	spec.WorkingDir = c.workingDir(rs, expand(t.WorkingDir))
+	wd := expand(t.WorkingDir)
+	spec.WorkingDir = c.workingDir(rs, wd)
 	spec.Outputs = t.Outputs.Params()
+	spec.Container = container(&rs.plan.Tasks[i])
+	spec.Container.WorkingDir = wd
 	return spec, errors.Join(errs...)
 }
 

@@ -79,6 +79,8 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 		c.attemptFailed(r, i, apiv1.CodeAttemptTimeout, fmt.Sprintf("the attempt exceeded the task's timeout of %s", r.rs.plan.Tasks[i].Timeout), false)
 	case ns.stop == apiv1.CodeRunTimeout:
 		c.attemptFailed(r, i, apiv1.CodeRunTimeout, r.rs.stopMsg, true)
+	case st.Code != "":
+		c.attemptFailed(r, i, apiv1.Code(st.Code), st.Message, st.Permanent)
 	case st.NotFound:
 		c.attemptFailed(r, i, apiv1.CodeCommandNotFound, st.StartError, true)
 	case st.StartError != "":
@@ -108,6 +110,7 @@ func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.C
 		ns.attempt.FinishedAt = r.timePtr()
 	}
 	r.setAttempt(i)
+	r.ended = append(r.ended, ended{attemptID(r.rs.run.ID, ns.status.Name, ns.attempt.Number), phase == apiv1.PhaseSucceeded})
 	delete(r.rs.active, i)
 	ns.spec, ns.stop = nil, ""
 	c.cfg.Pool.Release(r.rs.plan.Tasks[i].Request)

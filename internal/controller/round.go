@@ -20,10 +20,17 @@ type round struct {
 	queue    *admissionQueue
 	suspend  bool // training jobs must not run
 
-	launch  []int // nodes to launch after the commit
-	abort   []int // nodes to stop after the commit
-	release bool  // resources went back to the pool
-	starved bool  // a ready node did not fit in the pool
+	launch  []int   // nodes to launch after the commit
+	abort   []int   // nodes to stop after the commit
+	ended   []ended // attempts to release after the commit
+	release bool    // resources went back to the pool
+	starved bool    // a ready node did not fit in the pool
+}
+
+// ended is an attempt whose end a round records.
+type ended struct {
+	id        string
+	succeeded bool
 }
 
 func newRound(rs *runState, now time.Time) *round {

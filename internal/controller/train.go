@@ -48,7 +48,9 @@ func (c *Controller) buildTrainSpec(ctx context.Context, rs *runState, i, n int,
 		in.Env = append(in.Env, e.Name+"="+v)
 	}
 	in.Env = append(in.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
-	spec := &job.Spec{ID: id, WorkingDir: c.workingDir(rs, expand(t.WorkingDir)), Outputs: t.Outputs.Params()}
+	wd := expand(t.WorkingDir)
+	spec := &job.Spec{ID: id, WorkingDir: c.workingDir(rs, wd), Outputs: t.Outputs.Params(), Container: container(&rs.plan.Tasks[i])}
+	spec.Container.WorkingDir = wd
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,26 @@ type Spec struct {
 	// Leader, if set, names the one process whose exit decides the
 	// attempt's (MPI's launcher); the others are stopped when it ends.
 	Leader string
+	// Container says how to run the processes in containers, for backends
+	// that do (kubernetes); others ignore it.
+	Container Container
+}
+
+// Container is what a container backend needs beyond the processes.
+type Container struct {
+	// Image every process runs in.
+	Image string
+	// WorkingDir is the task's working directory as written (templates
+	// expanded), inside the container; empty keeps the image's.
+	WorkingDir string
+	// Resources of each node: the pod of one host index.
+	MilliCPU, Memory, GPU int64
+	// PodTemplate is the task's pod template as JSON (the API's
+	// PodTemplate), or nil.
+	PodTemplate []byte
+	// ScheduleTimeout bounds how long the attempt's pods may stay
+	// unschedulable; 0 means the backend's default.
+	ScheduleTimeout time.Duration
 }
 
 // Process is one process of an attempt.
@@ -41,6 +61,9 @@ type Process struct {
 	// Env is the full environment as KEY=VALUE pairs. The backend adds
 	// KILN_OUTPUTS.
 	Env []string
+	// Host is the index, in the attempt's Network.Hosts, of the node the
+	// process runs on. Processes of one host share a machine (a pod).
+	Host int
 }
 
 // State is what a backend knows of an attempt.
@@ -81,6 +104,12 @@ type Status struct {
 	Outputs map[string]string
 	// OutputError says why an output could not be read.
 	OutputError string
+	// Code is a KLN code for a cause the backend recognised (the cluster
+	// killed a container for its memory, say); Message then holds the
+	// backend's own words. Permanent says a retry cannot help.
+	Code      string
+	Message   string
+	Permanent bool
 }
 
 // Succeeded reports whether the attempt exited 0 and its outputs were read.

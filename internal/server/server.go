@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -31,6 +32,9 @@ type Config struct {
 	Engine Engine
 	// AttemptDir locates an attempt's logs.
 	AttemptDir func(run apiv1.RunID, task string, attempt int) string
+	// Logs, if set, streams logs a backend keeps itself (in the cluster);
+	// it reports false when they are files under AttemptDir instead.
+	Logs func(ctx context.Context, run apiv1.RunID, task string, attempt int, follow bool, w io.Writer) (bool, error)
 	// MaxBody is the largest request body accepted, in bytes. Default 4 MiB.
 	MaxBody int64
 	// Poll is how often streams look for news. Default 200ms.

@@ -121,6 +121,11 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, p *principal) erro
 		return &httpError{http.StatusNotFound, apiv1.Errorf(apiv1.CodeRunNotFound, fmt.Sprintf("task %s has no attempt %d", task, number))}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if s.cfg.Logs != nil {
+		if handled, err := s.cfg.Logs(r.Context(), run.ID, task, number, r.URL.Query().Get("follow") == "true", &flushWriter{w}); handled {
+			return err
+		}
+	}
 	offsets := map[string]int64{}
 	copyNew := func() (bool, error) {
 		more := false
@@ -140,6 +145,15 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, p *principal) erro
 		return err
 	}
 	return s.follow(r, run.ID, copyNew)
+}
+
+// flushWriter sends every write to the client at once.
+type flushWriter struct{ w http.ResponseWriter }
+
+func (f *flushWriter) Write(b []byte) (int, error) {
+	n, err := f.w.Write(b)
+	flush(f.w)
+	return n, err
 }
 
 func copyFrom(w io.Writer, path string, offset int64) (int64, error) {

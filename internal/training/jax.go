@@ -26,7 +26,7 @@ func (jax) Build(j *Job, in *Input, spec *job.Spec) error {
 	for i := range j.NumNodes {
 		env := with(in.Env, "JAX_COORDINATOR_ADDRESS", coord, "JAX_COORDINATOR_PORT", port,
 			"JAX_NUM_PROCESSES", strconv.Itoa(j.NumNodes), "JAX_PROCESS_ID", strconv.Itoa(i))
-		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: env})
+		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: env, Host: i})
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ type Job struct {
 	// Retryable lists exit codes that restart the gang; empty: any.
 	Retryable       []int32
 	ScheduleTimeout time.Duration
+	// Image is the trainer's container image, else the runtime template's.
+	Image string
 }
 
 // Replicas is the number of nodes the job runs, parameter servers included.
@@ -99,6 +101,10 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 	j := &Job{
 		Plugin: plugin, Runtime: rt, Policy: rt.MLPolicy, Command: first(t.Command, tmpl.Command),
 		Args: first(t.Args, tmpl.Args), Env: append(append([]apiv1.EnvVar(nil), tmpl.Env...), t.Env...),
+		Image: t.Image,
+	}
+	if j.Image == "" {
+		j.Image = tmpl.Image
 	}
 	j.NumNodes = m.numNodes(t, tmpl, rt.MLPolicy)
 	resources := t.ResourcesPerNode

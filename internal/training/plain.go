@@ -18,7 +18,7 @@ func (plain) Ports(*Job) int { return 0 }
 
 func (plain) Build(j *Job, in *Input, spec *job.Spec) error {
 	for i := range j.NumNodes {
-		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: in.Env})
+		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: in.Env, Host: i})
 	}
 	return nil
 }

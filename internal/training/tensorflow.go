@@ -45,14 +45,14 @@ func (tensorflow) Build(j *Job, in *Input, spec *job.Spec) error {
 		addr := net.JoinHostPort(in.Network.Hosts[r], strconv.Itoa(in.Network.Ports[r]))
 		cluster[roles[r].Type] = append(cluster[roles[r].Type], addr)
 	}
-	for _, task := range roles {
+	for r, task := range roles {
 		b, err := json.Marshal(tfConfig{Cluster: cluster, Task: task}) // map keys are sorted: deterministic
 		if err != nil {
 			return err
 		}
 		spec.Processes = append(spec.Processes, job.Process{
 			Name:    fmt.Sprintf("%s-%d", task.Type, task.Index),
-			Command: in.Command, Env: with(in.Env, "TF_CONFIG", string(b)),
+			Command: in.Command, Env: with(in.Env, "TF_CONFIG", string(b)), Host: r,
 		})
 	}
 	spec.Leader = "chief-0"

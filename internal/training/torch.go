@@ -32,14 +32,14 @@ func (torch) Build(j *Job, in *Input, spec *job.Spec) error {
 		pet := with(in.Env, "PET_NNODES", strconv.Itoa(nodes), "PET_NPROC_PER_NODE", strconv.Itoa(procs),
 			"PET_NODE_RANK", strconv.Itoa(n), "PET_MASTER_ADDR", master, "PET_MASTER_PORT", port)
 		if isTorchrun(in.Command) {
-			spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", n), Command: in.Command, Env: pet})
+			spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", n), Command: in.Command, Env: pet, Host: n})
 			continue
 		}
 		for p := range procs {
 			env := with(pet, "MASTER_ADDR", master, "MASTER_PORT", port, "WORLD_SIZE", strconv.Itoa(nodes*procs),
 				"RANK", strconv.Itoa(n*procs+p), "LOCAL_RANK", strconv.Itoa(p), "LOCAL_WORLD_SIZE", strconv.Itoa(procs),
 				"NODE_RANK", strconv.Itoa(n))
-			spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d-%d", n, p), Command: in.Command, Env: env})
+			spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d-%d", n, p), Command: in.Command, Env: env, Host: n})
 		}
 	}
 	return nil

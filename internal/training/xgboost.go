@@ -30,7 +30,7 @@ func (xgboost) Build(j *Job, in *Input, spec *job.Spec) error {
 		rank := strconv.Itoa(i)
 		env := with(in.Env, "DMLC_TRACKER_URI", host, "DMLC_TRACKER_PORT", tracker, "DMLC_TASK_ID", rank,
 			"DMLC_NUM_WORKER", n, "MASTER_ADDR", host, "MASTER_PORT", master, "WORLD_SIZE", n, "RANK", rank)
-		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: env})
+		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: env, Host: i})
 	}
 	return nil
 }

@@ -48,6 +48,13 @@ type Task struct {
 	Request resource.Request
 	// Train is the merged training job of a train task, nil for a command.
 	Train *training.Job
+	// Image is the container image that applies: trainer, task, workflow
+	// or runtime template, in that order. Empty on local-only workflows.
+	Image string
+	// ImageField is where a user sets Image, for errors.
+	ImageField string
+	// PodTemplate is the task's, else the workflow's.
+	PodTemplate *apiv1.PodTemplate
 }
 
 // Retry is a compiled retry policy.

@@ -69,6 +69,7 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 	if tj.Spec.Trainer != nil {
 		task.Train.Trainer = *tj.Spec.Trainer
 	}
+	task.PodTemplate = tj.Spec.PodTemplate
 	wf := &apiv1.Workflow{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
 		Metadata: tj.Metadata, Spec: apiv1.WorkflowSpec{Tasks: []apiv1.Task{task}},
@@ -87,7 +88,7 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 // trainJobFields maps a field of the one-task workflow back to the
 // TrainJob field a user wrote.
 func trainJobFields(field string) string {
-	r := strings.NewReplacer("spec.tasks[0].train.", "spec.trainer.", "spec.tasks[0].retries.limit", "spec.runPolicy.backoffLimit",
+	r := strings.NewReplacer("spec.tasks[0].train.", "spec.trainer.", "spec.tasks[0].podTemplate", "spec.podTemplate", "spec.tasks[0].retries.limit", "spec.runPolicy.backoffLimit",
 		"spec.timeout", "spec.runPolicy.activeDeadlineSeconds")
 	field = r.Replace(field)
 	return strings.Replace(field, "spec.trainer.runtime", "spec.runtimeRef.name", 1)

@@ -65,6 +65,7 @@ func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Pl
 			continue
 		}
 		p.Index[t.Name] = i
+		p.Tasks[i].place(wf, fmt.Sprintf("spec.tasks[%d]", i))
 	}
 	p.MinRequest = minRequest(p.Tasks)
 	p.Graph = c.graph(wf.Spec.Tasks, p.Index)

@@ -1,0 +1,80 @@
+package kube
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Release is told that the engine has recorded how an attempt ended: the
+// backend forgets it and, as the clean policy says, deletes its objects
+// now or marks them to be deleted CleanTTL later.
+func (b *Backend) Release(ctx context.Context, id string, succeeded bool) error {
+	b.mu.Lock()
+	delete(b.specs, id)
+	delete(b.gone, id)
+	b.mu.Unlock()
+	if b.cfg.CleanPolicy == CleanNever || (b.cfg.CleanPolicy == CleanOnSuccess && !succeeded) {
+		return nil
+	}
+	a := parseID(id)
+	if b.cfg.CleanTTL <= 0 {
+		return b.deleteAll(ctx, a)
+	}
+	due := time.Now().Add(b.cfg.CleanTTL).UTC().Format(time.RFC3339)
+	patch := []byte(`{"metadata":{"annotations":{"` + AnnoDeleteAfter + `":"` + due + `"}}}`)
+	for _, p := range b.podsOf(a) {
+		if _, err := b.client.CoreV1().Pods(b.ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clean deletes the objects of attempts whose delete-after time has come.
+// It runs at most every ten seconds.
+func (b *Backend) clean(ctx context.Context) {
+	if time.Since(b.janitorAt) < 10*time.Second {
+		return
+	}
+	b.janitorAt = time.Now()
+	for _, o := range b.pods.GetStore().List() {
+		p := o.(*corev1.Pod)
+		due, err := time.Parse(time.RFC3339, p.Annotations[AnnoDeleteAfter])
+		if err != nil || time.Now().Before(due) {
+			continue
+		}
+		if err := b.deleteAll(ctx, parseID(p.Annotations[AnnoAttemptID])); err != nil {
+			b.cfg.Log.Warn("cleaning up a finished attempt", "attempt", p.Annotations[AnnoAttemptID], "err", err)
+		}
+	}
+}
+
+// deleteAll deletes every object of an attempt: pods, service, config
+// maps (files and the status record) and pod group.
+func (b *Backend) deleteAll(ctx context.Context, a attempt) error {
+	sel := metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base}
+	core := b.client.CoreV1()
+	if err := core.Pods(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+		return err
+	}
+	if err := core.ConfigMaps(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+		return err
+	}
+	svcs, err := core.Services(b.ns).List(ctx, sel)
+	if err != nil {
+		return err
+	}
+	for _, s := range svcs.Items {
+		if err := core.Services(b.ns).Delete(ctx, s.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+			return err
+		}
+	}
+	if gvr, ok := podGroupResources[b.cfg.GangScheduler]; ok && b.cfg.GangScheduler != GangNone {
+		return b.dynamic.Resource(gvr).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+	}
+	return nil
+}

@@ -1,0 +1,236 @@
+// Package kube runs attempts as pods on a Kubernetes cluster: a task's
+// attempt is one pod, a training job's gang is a pod per node behind a
+// headless Service (and a PodGroup when a gang scheduler is configured).
+// It reads the cluster through client-go informers and writes through a
+// rate-limited client. Everything it creates is named after the attempt,
+// so a repeated launch finds what exists instead of creating it twice.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+)
+
+// CleanPolicy says which finished attempts lose their pods.
+type CleanPolicy string
+
+// Clean policies. Pods are kept by default: their logs live in them.
+const (
+	CleanNever     CleanPolicy = "Never"
+	CleanOnSuccess CleanPolicy = "OnSuccess"
+	CleanAlways    CleanPolicy = "Always"
+)
+
+// Config is how the backend reaches and uses the cluster.
+type Config struct {
+	// Kubeconfig, Context and Namespace select the cluster; all optional.
+	Kubeconfig, Context, Namespace string
+	// GangScheduler is "", "coscheduling" (scheduler-plugins) or "volcano".
+	GangScheduler string
+	// SchedulerName is set on a gang's pods; default the gang scheduler's.
+	SchedulerName string
+	// CleanPolicy and CleanTTL decide when a finished attempt's objects
+	// are deleted: those the policy selects, CleanTTL after the attempt ended.
+	CleanPolicy CleanPolicy
+	CleanTTL    time.Duration
+	// Unschedulable bounds how long a task's pods may wait for a node when
+	// the task sets no schedule timeout (0: forever). Stuck bounds how long
+	// a container may wait for its image or configuration (default 3m).
+	Unschedulable, Stuck time.Duration
+	// Resync is how often everything is compared again (default 30s).
+	Resync time.Duration
+	// QPS and Burst of the client (default 100 and 200).
+	QPS   float32
+	Burst int
+	Log   *slog.Logger
+}
+
+// Backend is the kubernetes backend.
+type Backend struct {
+	cfg       Config
+	ns        string
+	shape     shape
+	client    kubernetes.Interface
+	dynamic   dynamic.Interface
+	pods      cache.SharedIndexInformer
+	records   listersv1.ConfigMapLister
+	factory   informers.SharedInformerFactory
+	stop      context.CancelFunc
+	events    chan string
+	mu        sync.Mutex
+	specs     map[string]*job.Spec
+	gone      map[string]string // attempt -> pod deleted under it
+	lim       limits
+	janitorAt time.Time
+}
+
+const jobIndex = "job"
+
+// New connects to the cluster and starts watching kiln's pods. It fails
+// with KLN-6008 when no configuration is usable and KLN-6002 when the
+// cluster cannot be reached.
+func New(ctx context.Context, cfg Config) (*Backend, error) {
+	rc, ns, err := RESTConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, &apiv1.Error{Code: apiv1.CodeKubeConfig, Message: err.Error()}
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, &apiv1.Error{Code: apiv1.CodeKubeConfig, Message: err.Error()}
+	}
+	return start(ctx, cfg, ns, cs, dyn)
+}
+
+func start(ctx context.Context, cfg Config, ns string, cs kubernetes.Interface, dyn dynamic.Interface) (*Backend, error) {
+	cfg = withDefaults(cfg)
+	b := &Backend{
+		cfg: cfg, ns: ns, client: cs, dynamic: dyn, events: make(chan string, 1024),
+		specs: map[string]*job.Spec{}, gone: map[string]string{},
+		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName},
+		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
+	}
+	b.factory = informers.NewSharedInformerFactoryWithOptions(cs, cfg.Resync, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelManagedBy + "=" + managedBy }))
+	b.pods = b.factory.Core().V1().Pods().Informer()
+	if err := b.pods.AddIndexers(cache.Indexers{jobIndex: byJob}); err != nil {
+		return nil, err
+	}
+	if _, err := b.pods.AddEventHandler(b.handler()); err != nil {
+		return nil, err
+	}
+	b.records = b.factory.Core().V1().ConfigMaps().Lister()
+	sctx, cancel := context.WithCancel(context.Background())
+	b.stop = cancel
+	b.factory.Start(sctx.Done())
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	for typ, ok := range b.factory.WaitForCacheSync(wctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, &apiv1.Error{Code: apiv1.CodeBackend, Message: fmt.Sprintf(
+				"cannot read %s from the cluster's namespace %q within 30s: check that the API server is up and kiln may list pods and config maps there", typ, ns)}
+		}
+	}
+	return b, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Resync == 0 {
+		cfg.Resync = 30 * time.Second
+	}
+	if cfg.Stuck == 0 {
+		cfg.Stuck = 3 * time.Minute
+	}
+	if cfg.CleanPolicy == "" {
+		cfg.CleanPolicy = CleanNever
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SchedulerName == "" {
+		switch cfg.GangScheduler {
+		case GangCoscheduling:
+			cfg.SchedulerName = "scheduler-plugins-scheduler"
+		case GangVolcano:
+			cfg.SchedulerName = "volcano"
+		}
+	}
+	return cfg
+}
+
+func byJob(obj any) ([]string, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	return []string{p.Labels[LabelJob]}, nil
+}
+
+// Namespace is where the backend creates its objects.
+func (b *Backend) Namespace() string { return b.ns }
+
+// Client is the backend's client, for tools and tests.
+func (b *Backend) Client() kubernetes.Interface { return b.client }
+
+// Close stops watching the cluster. Pods keep running.
+func (b *Backend) Close() error {
+	b.stop()
+	b.factory.Shutdown()
+	return nil
+}
+
+// OutputDir is where an attempt's outputs live inside its containers.
+func (b *Backend) OutputDir(string) string { return OutputsDir }
+
+// BasePort is the first port of a gang's rendezvous ports. Every pod has
+// its own address, so the same ports serve every job.
+const BasePort = 29500
+
+// Network names a gang's nodes by their pods' stable DNS names,
+// <pod>.<service>, and gives them fixed ports.
+func (b *Backend) Network(_ context.Context, id string, nodes, ports int) (job.Network, error) {
+	a := parseID(id)
+	n := job.Network{}
+	for i := range nodes {
+		n.Hosts = append(n.Hosts, a.podName(i, true)+"."+a.Base)
+	}
+	for k := range ports {
+		n.Ports = append(n.Ports, BasePort+k)
+	}
+	return n, nil
+}
+
+// remember keeps an attempt's spec: the watch needs it to judge pods.
+func (b *Backend) remember(spec *job.Spec) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.specs[spec.ID]; !ok {
+		b.specs[spec.ID] = spec
+	}
+}
+
+func (b *Backend) spec(id string) *job.Spec {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.specs[id]
+}
+
+// podsOf returns an attempt's pods from the informer's cache, by host.
+func (b *Backend) podsOf(a attempt) map[int]*corev1.Pod {
+	objs, _ := b.pods.GetIndexer().ByIndex(jobIndex, a.Base)
+	out := make(map[int]*corev1.Pod, len(objs))
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if p.Annotations[AnnoAttemptID] != a.ID || p.DeletionTimestamp != nil && !terminal(p) {
+			continue
+		}
+		h, _ := strconv.Atoi(p.Labels[LabelHost])
+		out[h] = p
+	}
+	return out
+}
+
+var podGroupResources = map[string]schema.GroupVersionResource{
+	GangCoscheduling: {Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"},
+	GangVolcano:      {Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"},
+}

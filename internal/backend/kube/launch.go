@@ -1,0 +1,215 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+)
+
+// createWorkers bounds the pods of one gang created at once.
+const createWorkers = 16
+
+// Launch creates the attempt's objects, each only if it does not exist
+// yet: a launch repeated after a crash finds the pods it made before.
+func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
+	b.remember(spec)
+	a := parseID(spec.ID)
+	if _, ok := b.record(a); ok {
+		return nil
+	}
+	objs, err := build(spec, b.shape)
+	if err != nil {
+		return err
+	}
+	if objs.Files != nil {
+		if _, err := b.client.CoreV1().ConfigMaps(b.ns).Create(ctx, objs.Files, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return fmt.Errorf("creating config map %s: %w", objs.Files.Name, err)
+		}
+	}
+	if objs.Service != nil {
+		if _, err := b.client.CoreV1().Services(b.ns).Create(ctx, objs.Service, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return fmt.Errorf("creating service %s: %w", objs.Service.Name, err)
+		}
+	}
+	if objs.PodGroup != nil {
+		gvr := podGroupResources[b.cfg.GangScheduler]
+		if _, err := b.dynamic.Resource(gvr).Namespace(b.ns).Create(ctx, objs.PodGroup, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return fmt.Errorf("creating pod group %s: %w", objs.PodGroup.GetName(), err)
+		}
+	}
+	return b.createPods(ctx, objs.Pods)
+}
+
+// createPods creates pods in parallel, keeping the first error.
+func (b *Backend) createPods(ctx context.Context, pods []*corev1.Pod) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		sem   = make(chan struct{}, createWorkers)
+	)
+	for _, p := range pods {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, err := b.client.CoreV1().Pods(b.ns).Create(ctx, p, metav1.CreateOptions{})
+			if err = ignoreExists(err); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("creating pod %s: %w", p.Name, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// Observe returns the attempt's status as its pods (or its record) show it,
+// stopping what is left of a gang that is decided.
+func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
+	b.remember(spec)
+	return b.settle(ctx, spec)
+}
+
+// settle decides an attempt from its pods. When it is decided while some
+// of its pods still run (a rank failed, a pod is stuck) it records the
+// decision first and then deletes the pods, so the decision outlives them.
+func (b *Backend) settle(ctx context.Context, spec *job.Spec) (job.Status, error) {
+	a := parseID(spec.ID)
+	if st, ok := b.record(a); ok {
+		return st, nil
+	}
+	pods := b.podsOf(a)
+	st := decide(spec, pods, time.Now(), b.lim)
+	b.mu.Lock()
+	gone := b.gone[spec.ID]
+	b.mu.Unlock()
+	if st.State != job.StateExited && gone != "" {
+		st = job.Status{State: job.StateExited, ExitCode: -1, Code: string(apiv1.CodePodLost),
+			Message: fmt.Sprintf("pod %s was deleted while the attempt ran", gone)}
+	}
+	if st.State != job.StateExited || allEnded(pods) {
+		return st, nil
+	}
+	if err := b.writeRecord(ctx, a, st); err != nil {
+		return job.Status{}, err
+	}
+	return st, b.deletePods(ctx, a, nil)
+}
+
+func allEnded(pods map[int]*corev1.Pod) bool {
+	for _, p := range pods {
+		if !terminal(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// Abort records the attempt as stopped and deletes its pods, letting them
+// have grace to end. An attempt that had already ended keeps its status.
+func (b *Backend) Abort(ctx context.Context, id string, grace time.Duration) error {
+	a := parseID(id)
+	if _, ok := b.record(a); ok {
+		return b.deletePods(ctx, a, &grace)
+	}
+	st := job.Status{State: job.StateExited, ExitCode: -1, Signal: "SIGTERM", FinishedAt: time.Now()}
+	if spec := b.spec(id); spec != nil {
+		if d := decide(spec, b.podsOf(a), time.Now(), b.lim); d.State == job.StateExited {
+			st = d
+		}
+	}
+	if err := b.writeRecord(ctx, a, st); err != nil {
+		return err
+	}
+	return b.deletePods(ctx, a, &grace)
+}
+
+// deletePods deletes every pod of the attempt.
+func (b *Backend) deletePods(ctx context.Context, a attempt, grace *time.Duration) error {
+	opts := metav1.DeleteOptions{}
+	if grace != nil {
+		s := int64(grace.Seconds())
+		opts.GracePeriodSeconds = &s
+	}
+	err := b.client.CoreV1().Pods(b.ns).DeleteCollection(ctx, opts, metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base})
+	if err != nil {
+		return fmt.Errorf("deleting the pods of %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// recordName is the config map holding an attempt's decided status.
+func (a attempt) recordName() string { return a.Base + "-status" }
+
+// record returns the attempt's recorded status, if it has one.
+func (b *Backend) record(a attempt) (job.Status, bool) {
+	cm, err := b.records.ConfigMaps(b.ns).Get(a.recordName())
+	if err != nil || cm.Annotations[AnnoAttemptID] != a.ID {
+		return job.Status{}, false
+	}
+	var st job.Status
+	if json.Unmarshal([]byte(cm.Data["status"]), &st) != nil {
+		return job.Status{}, false
+	}
+	return st, true
+}
+
+// writeRecord stores a decided status before the pods that showed it are
+// deleted. The first decision stands: a second write finds it and keeps it.
+func (b *Backend) writeRecord(ctx context.Context, a attempt, st job.Status) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: meta(a, a.recordName(), b.shape), Data: map[string]string{"status": string(data)}}
+	if _, err := b.client.CoreV1().ConfigMaps(b.ns).Create(ctx, cm, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return fmt.Errorf("recording the status of %s: %w", a.ID, err)
+	}
+	// Read it back so that this process sees the decision that stands.
+	if err := b.waitRecord(ctx, a); err != nil {
+		return err
+	}
+	return nil
+}
+
+// waitRecord waits until the informer's cache holds the attempt's record.
+func (b *Backend) waitRecord(ctx context.Context, a attempt) error {
+	for i := 0; i < 200; i++ {
+		if _, ok := b.record(a); ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the status record of %s did not appear in the cache", a.ID)
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

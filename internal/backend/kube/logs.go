@@ -1,0 +1,122 @@
+package kube
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Logs streams the attempt's container logs from the pod log API: each
+// container in turn, or, when following, all at once. Lines of a gang
+// carry their process's name.
+func (b *Backend) Logs(ctx context.Context, id string, follow bool, w io.Writer) error {
+	a := parseID(id)
+	pods := b.podsOf(a)
+	if len(pods) == 0 {
+		return &apiv1.Error{Code: apiv1.CodeBackend, Message: fmt.Sprintf(
+			"attempt %s has no pods in namespace %s: they were cleaned up (see --clean-policy) or never created", id, b.ns)}
+	}
+	var streams []logStream
+	for _, h := range sortedHosts(pods) {
+		p := pods[h]
+		for _, c := range p.Spec.Containers {
+			if isProcess(p, c.Name) {
+				streams = append(streams, logStream{pod: p.Name, container: c.Name})
+			}
+		}
+	}
+	if len(streams) == 0 {
+		return nil
+	}
+	prefix := len(streams) > 1 || streams[0].container != apiv1.MainContainer
+	out := &lineWriter{w: w}
+	if !follow {
+		for _, s := range streams {
+			if err := b.stream(ctx, s, false, out, prefix); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(streams))
+	for i, s := range streams {
+		wg.Go(func() { errs[i] = b.stream(ctx, s, true, out, prefix) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type logStream struct{ pod, container string }
+
+// isProcess reports whether container c of pod p runs a process of the
+// attempt rather than a sidecar from the pod template: kiln's containers
+// have KILN_OUTPUTS set.
+func isProcess(p *corev1.Pod, name string) bool {
+	for _, c := range p.Spec.Containers {
+		if c.Name != name {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.Name == "KILN_OUTPUTS" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (b *Backend) stream(ctx context.Context, s logStream, follow bool, out *lineWriter, prefix bool) error {
+	req := b.client.CoreV1().Pods(b.ns).GetLogs(s.pod, &corev1.PodLogOptions{Container: s.container, Follow: follow})
+	rc, err := req.Stream(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the log of pod %s, container %s: %w", s.pod, s.container, err)
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if prefix {
+			line = s.container + " | " + line
+		}
+		out.line(line)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return sc.Err()
+}
+
+// lineWriter writes whole lines from several goroutines.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) line(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = io.WriteString(l.w, s+"\n")
+}
+
+func sortedHosts(pods map[int]*corev1.Pod) []int {
+	hs := make([]int, 0, len(pods))
+	for h := range pods {
+		hs = append(hs, h)
+	}
+	sort.Ints(hs)
+	return hs
+}

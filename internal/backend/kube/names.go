@@ -1,0 +1,86 @@
+package kube
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// Labels and annotations kiln puts on what it creates.
+const (
+	LabelManagedBy  = "app.kubernetes.io/managed-by"
+	LabelRun        = "kiln.dev/run"
+	LabelNode       = "kiln.dev/node"
+	LabelAttempt    = "kiln.dev/attempt"
+	LabelJob        = "kiln.dev/job"
+	LabelHost       = "kiln.dev/host"
+	AnnoAttemptID   = "kiln.dev/attempt-id"
+	AnnoDeleteAfter = "kiln.dev/delete-after"
+	managedBy       = "kiln"
+	// maxBase leaves room in a 63-character DNS label for "-<host>".
+	maxBase = 52
+)
+
+// attempt is an attempt's ID taken apart, and the names derived from it.
+type attempt struct {
+	ID, Run, Node, Number string
+	// Base names the attempt's objects: the pod of a one-host attempt, the
+	// headless Service of a gang, and the prefix of its pods.
+	Base string
+}
+
+// parseID splits "<run>/<task>/<n>" and derives the attempt's names.
+func parseID(id string) attempt {
+	a := attempt{ID: id}
+	parts := strings.Split(id, "/")
+	if len(parts) == 3 {
+		a.Run, a.Node, a.Number = parts[0], parts[1], parts[2]
+	}
+	a.Base = dnsLabel(strings.Join(parts, "-"), maxBase)
+	return a
+}
+
+// podName is the name of the pod of host h.
+func (a attempt) podName(h int, gang bool) string {
+	if !gang {
+		return a.Base
+	}
+	return a.Base + "-" + strconv.Itoa(h)
+}
+
+// labels are the labels of every object of the attempt.
+func (a attempt) labels() map[string]string {
+	return map[string]string{
+		LabelManagedBy: managedBy, LabelRun: dnsLabel(a.Run, 63), LabelNode: dnsLabel(a.Node, 63),
+		LabelAttempt: a.Number, LabelJob: a.Base,
+	}
+}
+
+// dnsLabel makes s a DNS-1123 label of at most max characters: lower case,
+// only [a-z0-9-], no dash at either end. A name that had to be shortened
+// or changed ends in a hash of the original, so distinct inputs stay distinct.
+func dnsLabel(s string, max int) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if out == s && len(out) <= max {
+		return out
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	if len(out) > max-9 {
+		out = strings.TrimRight(out[:max-9], "-")
+	}
+	if out == "" {
+		return h
+	}
+	return out + "-" + h
+}

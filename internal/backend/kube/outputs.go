@@ -1,0 +1,53 @@
+package kube
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// outputsScript runs the task ("$@") and, if it succeeds, writes each
+// output parameter to the container's termination message as a header
+// line "<name> <bytes>" followed by the file's bytes. It needs /bin/sh
+// and wc in the image, as nearly every image has.
+const outputsScript = `"$@"; rc=$?; [ "$rc" -ne 0 ] && exit "$rc"
+for n in %s; do f="$KILN_OUTPUTS/$n"; [ -f "$f" ] || continue
+  printf '%%s %%s\n' "$n" "$(wc -c < "$f" | tr -d ' ')"; cat "$f"; done > /dev/termination-log
+exit 0`
+
+// maxTerminationMessage is the most a container's termination message holds.
+const maxTerminationMessage = 4096
+
+// outputsWrapper wraps a command so that its output parameters come back
+// through the termination message.
+func outputsWrapper(cmd []string, outputs []string) []string {
+	return append([]string{"/bin/sh", "-c", fmt.Sprintf(outputsScript, strings.Join(outputs, " ")), "kiln-task"}, cmd...)
+}
+
+// parseOutputs reads the output parameters back from a termination message
+// and checks that each wanted one is there.
+func parseOutputs(msg string, wanted []string) (map[string]string, error) {
+	out := map[string]string{}
+	for rest := msg; rest != ""; {
+		header, body, ok := strings.Cut(rest, "\n")
+		name, size, ok2 := strings.Cut(header, " ")
+		n, err := strconv.Atoi(size)
+		if !ok || !ok2 || err != nil || n < 0 || n > len(body) {
+			return nil, fmt.Errorf("the termination message is not kiln's output record (at %q); output parameters must be at most %d bytes together", trim(header), maxTerminationMessage)
+		}
+		out[name], rest = body[:n], body[n:]
+	}
+	for _, w := range wanted {
+		if _, ok := out[w]; !ok {
+			return nil, fmt.Errorf("output parameter %q was not written to $KILN_OUTPUTS/%s", w, w)
+		}
+	}
+	return out, nil
+}
+
+func trim(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}

@@ -1,0 +1,231 @@
+package kube
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+)
+
+// limits bound how long pods may stay stuck before the attempt fails.
+type limits struct {
+	// Unschedulable is how long pods may wait for a node when the spec
+	// sets no schedule timeout; 0 waits forever.
+	Unschedulable time.Duration
+	// Stuck is how long a container may wait for its image or its
+	// configuration (a missing secret) before the attempt fails.
+	Stuck time.Duration
+}
+
+// procState is what became of one process's container.
+type procState struct {
+	name       string
+	terminated *corev1.ContainerStateTerminated
+	// podFailed is set when the pod ended without the container ending
+	// (evicted, deadline exceeded).
+	podFailed *corev1.Pod
+}
+
+// decide computes an attempt's status from its pods. It is a pure
+// function of its inputs, so every engine, and every restart, reads the
+// same status from the same pods.
+func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits) job.Status {
+	hs := hosts(spec)
+	for _, h := range hs {
+		if pods[h] == nil {
+			return job.Status{State: job.StateUnknown}
+		}
+	}
+	st := job.Status{State: job.StateRunning, Processes: map[string]int{}}
+	for _, h := range hs {
+		if t := pods[h].Status.StartTime; t != nil && (st.StartedAt.IsZero() || t.Time.Before(st.StartedAt)) {
+			st.StartedAt = t.Time
+		}
+		if stuck, ok := stuckPod(spec, pods[h], now, lim); ok {
+			return stuck
+		}
+	}
+	procs := make([]procState, len(spec.Processes))
+	done := 0
+	for i, p := range spec.Processes {
+		procs[i] = procOf(p, pods[p.Host])
+		if procs[i].terminated != nil || procs[i].podFailed != nil {
+			done++
+		}
+	}
+	if first := firstFailure(spec, procs); first != nil {
+		return failed(st, first, procs)
+	}
+	if done < len(procs) && !leaderDone(spec, procs) {
+		return st
+	}
+	return succeeded(st, spec, procs)
+}
+
+// procOf finds process p's container in its pod.
+func procOf(p job.Process, pod *corev1.Pod) procState {
+	ps := procState{name: p.Name}
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		if cs.Name == containerName(p) {
+			ps.terminated = cs.State.Terminated
+		}
+	}
+	if ps.terminated == nil && pod.Status.Phase == corev1.PodFailed {
+		ps.podFailed = pod
+	}
+	return ps
+}
+
+// firstFailure is the process whose end decides a failed attempt: the
+// leader if the spec has one and it failed, else the earliest to fail. A
+// pod that failed as a whole (evicted) fails the attempt either way. Nil
+// if nothing failed (yet).
+func firstFailure(spec *job.Spec, procs []procState) *procState {
+	var first *procState
+	for i := range procs {
+		p := &procs[i]
+		bad := p.podFailed != nil || (p.terminated != nil && p.terminated.ExitCode != 0)
+		if !bad || (spec.Leader != "" && p.name != spec.Leader && p.podFailed == nil) {
+			continue
+		}
+		if first == nil || p.finishedAt().Before(first.finishedAt()) {
+			first = p
+		}
+	}
+	return first
+}
+
+// leaderDone reports whether the spec's leader has ended (well: a failed
+// leader is a failure), which ends the attempt whatever the others do.
+func leaderDone(spec *job.Spec, procs []procState) bool {
+	for _, p := range procs {
+		if spec.Leader != "" && p.name == spec.Leader && p.terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *procState) finishedAt() time.Time {
+	if p.terminated != nil {
+		return p.terminated.FinishedAt.Time
+	}
+	return time.Time{}
+}
+
+// failed fills in st for an attempt that failed through process f.
+func failed(st job.Status, f *procState, procs []procState) job.Status {
+	st.State = job.StateExited
+	fill(&st, procs)
+	if len(procs) > 1 {
+		st.Failed = f.name
+	}
+	if f.podFailed != nil {
+		st.ExitCode = -1
+		st.Message = fmt.Sprintf("pod %s failed: %s: %s", f.podFailed.Name, f.podFailed.Status.Reason, f.podFailed.Status.Message)
+		if f.podFailed.Status.Reason == "Evicted" {
+			st.Code = string(apiv1.CodeEvicted)
+		} else {
+			st.Code = string(apiv1.CodePodLost)
+		}
+		return st
+	}
+	st.ExitCode, st.FinishedAt = int(f.terminated.ExitCode), f.terminated.FinishedAt.Time
+	if f.terminated.Reason == "OOMKilled" {
+		st.Code = string(apiv1.CodeOOMKilled)
+		st.Message = fmt.Sprintf("container %s was OOMKilled (exit code %d): it used more memory than its limit", containerName(job.Process{Name: f.name}), f.terminated.ExitCode)
+	}
+	return st
+}
+
+// succeeded fills in st for an attempt whose processes all ended (or
+// whose leader ended well), reading the output parameters back.
+func succeeded(st job.Status, spec *job.Spec, procs []procState) job.Status {
+	st.State = job.StateExited
+	fill(&st, procs)
+	if len(spec.Outputs) == 0 {
+		return st
+	}
+	msg := ""
+	for _, p := range procs {
+		if p.terminated != nil && p.terminated.Message != "" {
+			msg = p.terminated.Message
+			break
+		}
+	}
+	out, err := parseOutputs(msg, spec.Outputs)
+	if err != nil {
+		st.OutputError = err.Error()
+		return st
+	}
+	st.Outputs = out
+	return st
+}
+
+// fill records every process's exit code and the latest finish.
+func fill(st *job.Status, procs []procState) {
+	for _, p := range procs {
+		code := -1
+		if p.terminated != nil {
+			code = int(p.terminated.ExitCode)
+			if t := p.terminated.FinishedAt.Time; t.After(st.FinishedAt) {
+				st.FinishedAt = t
+			}
+		}
+		if p.name != "" {
+			st.Processes[p.name] = code
+		}
+	}
+}
+
+// stuckPod reports a pod that cannot make progress on its own: its image
+// cannot be pulled, its container cannot be configured, or no node takes
+// it, for longer than the limits allow.
+func stuckPod(spec *job.Spec, pod *corev1.Pod, now time.Time, lim limits) (job.Status, bool) {
+	age := now.Sub(pod.CreationTimestamp.Time)
+	stuck := func(code apiv1.Code, msg string) (job.Status, bool) {
+		return job.Status{State: job.StateExited, ExitCode: -1, Code: string(code), Message: msg, Permanent: true}, true
+	}
+	if pod.Status.Phase != corev1.PodPending {
+		return job.Status{}, false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		w := cs.State.Waiting
+		if w == nil {
+			continue
+		}
+		msg := fmt.Sprintf("pod %s, container %s: %s: %s", pod.Name, cs.Name, w.Reason, w.Message)
+		switch w.Reason {
+		case "InvalidImageName", "ErrImageNeverPull":
+			return stuck(apiv1.CodeImagePull, msg)
+		case "ErrImagePull", "ImagePullBackOff":
+			if age >= lim.Stuck {
+				return stuck(apiv1.CodeImagePull, msg)
+			}
+		case "CreateContainerConfigError", "CreateContainerError":
+			if age >= lim.Stuck {
+				return stuck(apiv1.CodeContainerConfig, msg)
+			}
+		}
+	}
+	timeout := spec.Container.ScheduleTimeout
+	if timeout == 0 {
+		timeout = lim.Unschedulable
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+			timeout > 0 && age >= timeout {
+			return stuck(apiv1.CodeUnschedulable, fmt.Sprintf("pod %s stayed unschedulable for %s: %s", pod.Name, timeout, c.Message))
+		}
+	}
+	return job.Status{}, false
+}
+
+// terminal reports whether a pod has ended.
+func terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}

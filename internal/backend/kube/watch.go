@@ -1,0 +1,109 @@
+package kube
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"kiln.dev/kiln/internal/job"
+)
+
+// handler turns pod events into attempt IDs to look at again. A pod
+// deleted before it ended is remembered: unless kiln deleted it, its
+// attempt has lost a process.
+func (b *Backend) handler() cache.ResourceEventHandler {
+	notify := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			b.notify(p.Annotations[AnnoAttemptID])
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { notify(obj) },
+		UpdateFunc: func(_, obj any) { notify(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			p, ok := obj.(*corev1.Pod)
+			if !ok {
+				return
+			}
+			id := p.Annotations[AnnoAttemptID]
+			if !terminal(p) {
+				b.mu.Lock()
+				if _, known := b.specs[id]; known {
+					b.gone[id] = p.Name
+				}
+				b.mu.Unlock()
+			}
+			b.notify(id)
+		},
+	}
+}
+
+func (b *Backend) notify(id string) {
+	if id == "" {
+		return
+	}
+	select {
+	case b.events <- id:
+	default: // full: the next resync catches up
+	}
+}
+
+// Watch reports attempts as their pods end, until ctx ends. Every second
+// it also looks again at attempts that may be stuck (pending pods wait on
+// timeouts, not events), and every Resync it asks the engine to compare
+// everything.
+func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Status), resync func()) {
+	reported := map[string]bool{}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	full := time.NewTicker(b.cfg.Resync)
+	defer full.Stop()
+	look := func(id string) {
+		spec := b.spec(id)
+		if spec == nil || reported[id] {
+			return
+		}
+		st, err := b.settle(ctx, spec)
+		if err != nil {
+			b.cfg.Log.Warn("settling an attempt; will retry", "attempt", id, "err", err)
+			return
+		}
+		if st.State == job.StateExited {
+			reported[id] = true
+			exited(id, st)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-b.events:
+			look(id)
+		case <-tick.C:
+			for _, id := range b.waiting(reported) {
+				look(id)
+			}
+			b.clean(ctx)
+		case <-full.C:
+			resync()
+		}
+	}
+}
+
+// waiting lists the attempts not yet reported, whose pods may be stuck.
+func (b *Backend) waiting(reported map[string]bool) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var ids []string
+	for id := range b.specs {
+		if !reported[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/backend/kube"
+)
+
+// fileConfig is KILN_HOME/config.yaml (or --config): defaults that
+// flags override.
+type fileConfig struct {
+	// Backend is "local" or "kubernetes".
+	Backend    string     `json:"backend,omitempty"`
+	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
+}
+
+type kubeConfig struct {
+	Kubeconfig           string `json:"kubeconfig,omitempty"`
+	Context              string `json:"context,omitempty"`
+	Namespace            string `json:"namespace,omitempty"`
+	GangScheduler        string `json:"gangScheduler,omitempty"`
+	SchedulerName        string `json:"schedulerName,omitempty"`
+	CleanPolicy          string `json:"cleanPolicy,omitempty"`
+	CleanTTL             string `json:"cleanTTL,omitempty"`
+	UnschedulableTimeout string `json:"unschedulableTimeout,omitempty"`
+	StuckTimeout         string `json:"stuckTimeout,omitempty"`
+}
+
+// backendFlags choose where attempts run. They are persistent flags of
+// the root command, so every command that starts an engine honours them.
+type backendFlags struct {
+	fs     *pflag.FlagSet
+	config string
+	file   fileConfig
+}
+
+func (b *backendFlags) add(fs *pflag.FlagSet) {
+	b.fs = fs
+	k := &b.file.Kubernetes
+	fs.StringVar(&b.config, "config", "", "configuration file (default KILN_HOME/config.yaml if it exists)")
+	fs.StringVar(&b.file.Backend, "backend", "", "where tasks run: local or kubernetes (env KILN_BACKEND; default local)")
+	fs.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file for --backend kubernetes (default $KUBECONFIG, then ~/.kube/config; in a pod, the in-cluster config)")
+	fs.StringVar(&k.Context, "context", "", "kubeconfig context (default the current one)")
+	fs.StringVar(&k.Namespace, "namespace", "", "namespace for kiln's pods (default the context's, else default)")
+	fs.StringVar(&k.GangScheduler, "gang-scheduler", "", "create PodGroups for training gangs: coscheduling (scheduler-plugins) or volcano")
+	fs.StringVar(&k.CleanPolicy, "clean-policy", "", "delete a finished attempt's pods: Never (default), OnSuccess or Always")
+	fs.StringVar(&k.CleanTTL, "clean-ttl", "", "wait this long after an attempt ends before deleting its pods (e.g. 1h)")
+}
+
+// resolve merges the configuration file under the flags that were set.
+func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
+	flags := b.file
+	path := b.config
+	if path == "" {
+		path = filepath.Join(home, "config.yaml")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			path = ""
+		}
+	}
+	var cfg fileConfig
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", kube.Config{}, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
+		}
+		if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+			return "", kube.Config{}, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
+		}
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = os.Getenv("KILN_BACKEND")
+	}
+	over := func(flag string, dst *string, v string) {
+		if b.fs.Changed(flag) {
+			*dst = v
+		}
+	}
+	k := &cfg.Kubernetes
+	over("backend", &cfg.Backend, flags.Backend)
+	over("kubeconfig", &k.Kubeconfig, flags.Kubernetes.Kubeconfig)
+	over("context", &k.Context, flags.Kubernetes.Context)
+	over("namespace", &k.Namespace, flags.Kubernetes.Namespace)
+	over("gang-scheduler", &k.GangScheduler, flags.Kubernetes.GangScheduler)
+	over("clean-policy", &k.CleanPolicy, flags.Kubernetes.CleanPolicy)
+	over("clean-ttl", &k.CleanTTL, flags.Kubernetes.CleanTTL)
+	kc, err := k.compile(path)
+	return cfg.Backend, kc, err
+}
+
+// compile checks the kubernetes settings and turns them into the backend's.
+func (k *kubeConfig) compile(file string) (kube.Config, error) {
+	out := kube.Config{Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace,
+		GangScheduler: k.GangScheduler, SchedulerName: k.SchedulerName, CleanPolicy: kube.CleanPolicy(k.CleanPolicy)}
+	bad := func(field, msg string) error {
+		return &apiv1.Error{Code: apiv1.CodeInvalidValue, File: file, Field: "kubernetes." + field, Message: msg}
+	}
+	switch out.GangScheduler {
+	case kube.GangNone, kube.GangCoscheduling, kube.GangVolcano:
+	default:
+		return out, bad("gangScheduler", fmt.Sprintf("%q is not a gang scheduler kiln knows: use coscheduling or volcano", out.GangScheduler))
+	}
+	switch out.CleanPolicy {
+	case "", kube.CleanNever, kube.CleanOnSuccess, kube.CleanAlways:
+	default:
+		return out, bad("cleanPolicy", fmt.Sprintf("%q is not a clean policy: use Never, OnSuccess or Always", out.CleanPolicy))
+	}
+	for _, d := range []struct {
+		field string
+		s     string
+		dst   *time.Duration
+	}{{"cleanTTL", k.CleanTTL, &out.CleanTTL}, {"unschedulableTimeout", k.UnschedulableTimeout, &out.Unschedulable}, {"stuckTimeout", k.StuckTimeout, &out.Stuck}} {
+		if d.s == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.s)
+		if err != nil || v < 0 {
+			return out, bad(d.field, fmt.Sprintf("%q is not a duration such as 10m", d.s))
+		}
+		*d.dst = v
+	}
+	return out, nil
+}
+
+// withBackend sets cfg's backend from the flags and configuration file.
+func (e *env) withBackend(cfg app.Config) (app.Config, error) {
+	name, kc, err := e.backend.resolve(e.home)
+	cfg.Backend, cfg.Kube = name, kc
+	return cfg, err
+}

@@ -1,0 +1,50 @@
+package workflow
+
+import (
+	"errors"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// place resolves where a compiled task's containers come from: its image
+// and pod template, each from the most specific place that sets one.
+func (t *Task) place(wf *apiv1.Workflow, field string) {
+	t.PodTemplate = t.Spec.PodTemplate
+	if t.PodTemplate == nil {
+		t.PodTemplate = wf.Spec.PodTemplate
+	}
+	switch {
+	case t.Spec.Train != nil && t.Spec.Train.Image != "":
+		t.Image, t.ImageField = t.Spec.Train.Image, field+".train.image"
+	case t.Spec.Image != "":
+		t.Image, t.ImageField = t.Spec.Image, field+".image"
+	case wf.Spec.Image != "":
+		t.Image, t.ImageField = wf.Spec.Image, "spec.image"
+	case t.Train != nil && t.Train.Image != "":
+		t.Image, t.ImageField = t.Train.Image, field+".train.runtime"
+	default:
+		t.ImageField = field + ".image"
+		if t.Spec.Train != nil {
+			t.ImageField = field + ".train.image"
+		}
+	}
+}
+
+// RequireImages checks that every task of p has a container image, as
+// backends that run containers need. doc is where p was read from; the
+// error joins one KLN-1019 error per task without one.
+func RequireImages(doc *Document, p *Plan) error {
+	var errs []error
+	for _, t := range p.Tasks {
+		if t.Image != "" {
+			continue
+		}
+		field := t.ImageField
+		if p.Workflow.Kind == apiv1.KindTrainJob {
+			field = trainJobFields(field)
+		}
+		errs = append(errs, docError(doc, apiv1.CodeImageRequired, field,
+			"task "+t.Spec.Name+" has no container image: the kubernetes backend runs every task in a container; set image on the task or on the workflow's spec"))
+	}
+	return errors.Join(errs...)
+}
