@@ -19,8 +19,8 @@ build: ## build bin/kiln
 example: build ## run the example pipeline locally, on the embedded defaults
 	bin/kiln run examples/pipeline.yaml
 
-test: deps ## run every test, race detector on
-	go test -race -shuffle=on -timeout 30m ./...
+test: deps k8s-up ## run every test, race detector on (starts the test cluster if it is not up)
+	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 30m ./...
 
 bench: build deps ## print the benchmark table (kiln against raw process starts, same run)
 	go run ./test/bench -kiln bin/kiln
@@ -41,7 +41,8 @@ verify: tools generate ## go mod tidy, generate and fmt; fail if anything change
 	git diff --exit-code
 
 k8s-up: ## start a real control plane with 4 fake nodes (etcd, kube-* built from k8s.io/kubernetes, kwok); .k8s/kubeconfig
-	@command -v etcd > /dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends etcd-server; }
+	@command -v etcd > /dev/null && command -v openssl > /dev/null && command -v curl > /dev/null || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends etcd-server openssl curl ca-certificates; }
 	hack/k8s-up.sh
 
 k8s-down: ## stop the control plane k8s-up started

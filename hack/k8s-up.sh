@@ -42,6 +42,13 @@ wait_for() { # what url
   exit 1
 }
 
+# Already up (a developer's cluster, or CI's): keep it.
+if [ -f "$DIR/kubeconfig" ] && [ -f "$DIR/pki/tokens.csv" ] &&
+  curl -fsk -H "Authorization: Bearer $(cut -d, -f1 "$DIR/pki/tokens.csv")" https://127.0.0.1:6443/readyz > /dev/null 2>&1; then
+  echo "k8s-up: already running; KUBECONFIG=$DIR/kubeconfig"
+  exit 0
+fi
+
 build
 [ -x "$BIN/kwok" ] || GOBIN=$BIN go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 command -v etcd > /dev/null || { echo "k8s-up: etcd is missing (apt-get install etcd-server)" >&2; exit 1; }

@@ -10,17 +10,25 @@ import (
 )
 
 // Release is told that the engine has recorded how an attempt ended: the
-// backend forgets it and, as the clean policy says, deletes its objects
-// now or marks them to be deleted CleanTTL later.
+// backend forgets it and deletes what only a running attempt needs (its
+// Service, PodGroup, files and status record). Its pods hold its logs: the
+// clean policy says whether they go too, now or CleanTTL later.
 func (b *Backend) Release(ctx context.Context, id string, succeeded bool) error {
 	b.mu.Lock()
+	spec := b.specs[id]
 	delete(b.specs, id)
 	delete(b.gone, id)
 	b.mu.Unlock()
+	a := parseID(id)
+	_, recorded := b.record(a)
+	if spec == nil || isGang(spec) || len(spec.Files) > 0 || recorded {
+		if err := b.deleteAux(ctx, a); err != nil {
+			return err
+		}
+	}
 	if b.cfg.CleanPolicy == CleanNever || (b.cfg.CleanPolicy == CleanOnSuccess && !succeeded) {
 		return nil
 	}
-	a := parseID(id)
 	if b.cfg.CleanTTL <= 0 {
 		return b.deleteAll(ctx, a)
 	}
@@ -57,10 +65,16 @@ func (b *Backend) clean(ctx context.Context) {
 // maps (files and the status record) and pod group.
 func (b *Backend) deleteAll(ctx context.Context, a attempt) error {
 	sel := metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base}
-	core := b.client.CoreV1()
-	if err := core.Pods(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+	if err := b.client.CoreV1().Pods(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
 		return err
 	}
+	return b.deleteAux(ctx, a)
+}
+
+// deleteAux deletes an attempt's objects other than its pods.
+func (b *Backend) deleteAux(ctx context.Context, a attempt) error {
+	sel := metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base}
+	core := b.client.CoreV1()
 	if err := core.ConfigMaps(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
 		return err
 	}

@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// cluster is the test cluster (make k8s-up) and a namespace of the test's
+// own, deleted when it ends.
+type cluster struct {
+	kubeconfig, ns string
+	cs             kubernetes.Interface
+}
+
+// newCluster connects to the test cluster. Without one the test is
+// skipped, unless KILN_REQUIRE_K8S=1 (make test, CI) makes that a failure.
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	kc := os.Getenv("KILN_KUBECONFIG")
+	if kc == "" {
+		kc = filepath.Join(repoRoot(), ".k8s", "kubeconfig")
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err == nil {
+		rc.QPS, rc.Burst = 100, 200
+	}
+	var cs *kubernetes.Clientset
+	if err == nil {
+		cs, err = kubernetes.NewForConfig(rc)
+	}
+	if err == nil {
+		_, err = cs.Discovery().ServerVersion()
+	}
+	if err != nil {
+		if os.Getenv("KILN_REQUIRE_K8S") == "1" {
+			t.Fatalf("the test cluster is required (KILN_REQUIRE_K8S=1) but not reachable through %s: %v", kc, err)
+		}
+		t.Skipf("no test cluster (make k8s-up): %v", err)
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	ns := "kiln-e2e-" + hex.EncodeToString(b)
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return &cluster{kubeconfig: kc, ns: ns, cs: cs}
+}
+
+// home is a kiln home configured for the cluster's namespace.
+func (c *cluster) home(t *testing.T, extra string) string {
+	t.Helper()
+	home := newHome(t)
+	writeFile(t, home, "config.yaml", fmt.Sprintf("backend: kubernetes\nkubernetes:\n  kubeconfig: %s\n  namespace: %s\n%s",
+		c.kubeconfig, c.ns, extra))
+	return home
+}
+
+// pods lists the pods of a run.
+func (c *cluster) pods(t *testing.T, run apiv1.RunID) []corev1.Pod {
+	t.Helper()
+	l, err := c.cs.CoreV1().Pods(c.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kiln.dev/run=" + string(run)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+// leftovers counts every object kiln made for a run, of every kind.
+func (c *cluster) leftovers(t *testing.T, run apiv1.RunID) map[string]int {
+	t.Helper()
+	ctx, sel := context.Background(), metav1.ListOptions{LabelSelector: "kiln.dev/run=" + string(run)}
+	out := map[string]int{}
+	pods, err := c.cs.CoreV1().Pods(c.ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := c.cs.CoreV1().Services(c.ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms, err := c.cs.CoreV1().ConfigMaps(c.ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range map[string]int{"pods": len(pods.Items), "services": len(svcs.Items), "configmaps": len(cms.Items)} {
+		if n > 0 {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// runID finds the run ID in kiln run's summary line.
+func runID(t *testing.T, out string) apiv1.RunID {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Run" {
+			return apiv1.RunID(f[1])
+		}
+	}
+	t.Fatalf("no run ID in %q", out)
+	return ""
+}
+
+const threeTasks = `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata:
+  name: three
+spec:
+  image: busybox:1.36
+  podTemplate:
+    metadata:
+      annotations:
+        kwok.kiln.dev/exit-code: "0"
+        kwok.kiln.dev/message: "answer 2\n42"
+  tasks:
+  - name: prepare
+    command: [sh, -c, "echo 42 > $KILN_OUTPUTS/answer"]
+    resources: {cpu: 500m, memory: 64Mi}
+    outputs:
+      parameters: [{name: answer}]
+  - name: train
+    dependsOn: [prepare]
+    command: [echo, "{{tasks.prepare.outputs.parameters.answer}}"]
+  - name: evaluate
+    dependsOn: [train]
+    image: python:3.12-slim
+    podTemplate:
+      metadata:
+        annotations: {kwok.kiln.dev/exit-code: "0"}
+      spec:
+        nodeSelector: {type: kwok}
+        tolerations: [{key: dedicated, operator: Exists}]
+    command: [python, -c, "print('ok')"]
+`
+
+func TestKubeWorkflowOfThreeTasksSucceeds(t *testing.T) {
+	c := newCluster(t)
+	home := c.home(t, "")
+	r := kiln(t, home, "run", writeFile(t, t.TempDir(), "wf.yaml", threeTasks))
+	if r.code != 0 {
+		t.Fatalf("kiln run exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := runID(t, r.stdout)
+	run := describe(t, home, id)
+	if run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run is %s", run.Status.Phase)
+	}
+	pods := map[string]corev1.Pod{}
+	for _, p := range c.pods(t, id) {
+		pods[p.Labels["kiln.dev/node"]] = p
+	}
+	if len(pods) != 3 {
+		t.Fatalf("want one pod per task, got %d", len(pods))
+	}
+	prep, train, eval := pods["prepare"], pods["train"], pods["evaluate"]
+	if prep.Name != string(id)+"-prepare-1" || prep.Labels["kiln.dev/attempt"] != "1" || prep.Labels["kiln.dev/run"] != string(id) {
+		t.Errorf("prepare's pod: name %s, labels %v", prep.Name, prep.Labels)
+	}
+	if got := prep.Spec.Containers[0].Resources.Requests.Cpu().String(); got != "500m" {
+		t.Errorf("prepare requests cpu %s, want 500m", got)
+	}
+	if got := prep.Spec.Containers[0].Resources.Limits.Memory().String(); got != "64Mi" {
+		t.Errorf("prepare's memory limit %s, want 64Mi", got)
+	}
+	// The output parameter came back through the termination message.
+	if cmd := train.Spec.Containers[0].Command; cmd[len(cmd)-1] != "42" {
+		t.Errorf("train's command %q does not end in prepare's output 42", cmd)
+	}
+	if eval.Spec.Containers[0].Image != "python:3.12-slim" || eval.Spec.NodeSelector["type"] != "kwok" ||
+		eval.Spec.Tolerations[0].Key != "dedicated" || train.Spec.Containers[0].Image != "busybox:1.36" {
+		t.Errorf("images/podTemplate not applied: train %s, evaluate %s %v %v", train.Spec.Containers[0].Image,
+			eval.Spec.Containers[0].Image, eval.Spec.NodeSelector, eval.Spec.Tolerations)
+	}
+	for _, p := range pods {
+		for _, e := range p.Spec.Containers[0].Env {
+			if e.Name == "PATH" || e.Name == "HOME" {
+				t.Errorf("pod %s inherits kiln's own environment (%s)", p.Name, e.Name)
+			}
+		}
+	}
+}
+
+func TestKubeTaskWithoutImageIsRejected(t *testing.T) {
+	c := newCluster(t)
+	home := c.home(t, "")
+	wf := writeFile(t, t.TempDir(), "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: noimage}
+spec:
+  tasks:
+  - {name: a, command: [echo, hi]}
+`)
+	r := kiln(t, home, "run", wf)
+	if r.code == 0 || !strings.Contains(r.stderr, "KLN-1019") || !strings.Contains(r.stderr, "spec.tasks[0].image") ||
+		!strings.Contains(r.stderr, wf) {
+		t.Fatalf("want KLN-1019 naming the file and spec.tasks[0].image, got %d:\n%s", r.code, r.stderr)
+	}
+	if n := len(runs(t, home)); n != 0 {
+		t.Errorf("a rejected workflow left %d runs", n)
+	}
+}
+
+func waitPods(t *testing.T, c *cluster, id apiv1.RunID, n int, phase corev1.PodPhase) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d pods %s", n, phase), func() bool {
+		count := 0
+		for _, p := range c.pods(t, id) {
+			if p.Status.Phase == phase && p.DeletionTimestamp == nil {
+				count++
+			}
+		}
+		return count == n
+	})
+}
+
+// newestRun is the ID of the one run in home, once it exists.
+func newestRun(t *testing.T, home string) apiv1.RunID {
+	t.Helper()
+	var id apiv1.RunID
+	waitFor(t, "the run to be created", func() bool {
+		rs := runs(t, home)
+		if len(rs) > 0 {
+			id = rs[0].ID
+		}
+		return id != ""
+	})
+	return id
+}
+
+func waitPhase(t *testing.T, home string, id apiv1.RunID, phase apiv1.Phase) apiv1.Run {
+	t.Helper()
+	var run apiv1.Run
+	waitFor(t, "run "+string(phase), func() bool {
+		run = describe(t, home, id)
+		return run.Status.Phase == phase
+	})
+	return run
+}
