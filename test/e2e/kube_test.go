@@ -2,63 +2,28 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/testcluster"
 )
 
-// cluster is the test cluster (make k8s-up) and a namespace of the test's
-// own, deleted when it ends.
+// cluster is the test cluster and the test's namespace.
 type cluster struct {
 	kubeconfig, ns string
 	cs             kubernetes.Interface
 }
 
-// newCluster connects to the test cluster. Without one the test is
-// skipped, unless KILN_REQUIRE_K8S=1 (make test, CI) makes that a failure.
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	kc := os.Getenv("KILN_KUBECONFIG")
-	if kc == "" {
-		kc = filepath.Join(repoRoot(), ".k8s", "kubeconfig")
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err == nil {
-		rc.QPS, rc.Burst = 100, 200
-	}
-	var cs *kubernetes.Clientset
-	if err == nil {
-		cs, err = kubernetes.NewForConfig(rc)
-	}
-	if err == nil {
-		_, err = cs.Discovery().ServerVersion()
-	}
-	if err != nil {
-		if os.Getenv("KILN_REQUIRE_K8S") == "1" {
-			t.Fatalf("the test cluster is required (KILN_REQUIRE_K8S=1) but not reachable through %s: %v", kc, err)
-		}
-		t.Skipf("no test cluster (make k8s-up): %v", err)
-	}
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	ns := "kiln-e2e-" + hex.EncodeToString(b)
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	return &cluster{kubeconfig: kc, ns: ns, cs: cs}
+	c := testcluster.Connect(t)
+	return &cluster{kubeconfig: c.Kubeconfig, ns: c.Namespace, cs: c.Client}
 }
 
 // home is a kiln home configured for the cluster's namespace.

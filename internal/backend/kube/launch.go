@@ -113,7 +113,21 @@ func (b *Backend) settle(ctx context.Context, spec *job.Spec) (job.Status, error
 	if err := b.writeRecord(ctx, a, st); err != nil {
 		return job.Status{}, err
 	}
-	return st, b.deletePods(ctx, a, nil)
+	return st, b.deleteUnended(ctx, pods)
+}
+
+// deleteUnended deletes the pods that have not ended; those that have
+// stay, with their logs, for the clean policy to decide.
+func (b *Backend) deleteUnended(ctx context.Context, pods map[int]*corev1.Pod) error {
+	for _, p := range pods {
+		if terminal(p) {
+			continue
+		}
+		if err := b.client.CoreV1().Pods(b.ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+			return fmt.Errorf("stopping pod %s: %w", p.Name, err)
+		}
+	}
+	return nil
 }
 
 func allEnded(pods map[int]*corev1.Pod) bool {

@@ -1,0 +1,269 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/testcluster"
+)
+
+// harness is a backend on the test cluster, watching, with its reports.
+type harness struct {
+	*Backend
+	c       *testcluster.Cluster
+	reports chan report
+}
+
+type report struct {
+	id string
+	st job.Status
+}
+
+func newHarness(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	c := testcluster.Connect(t)
+	cfg.Kubeconfig, cfg.Namespace = c.Kubeconfig, c.Namespace
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{Backend: b, c: c, reports: make(chan report, 16)}
+	done := make(chan struct{})
+	go func() {
+		b.Watch(ctx, func(id string, st job.Status) { h.reports <- report{id, st} }, func() {})
+		close(done)
+	}()
+	t.Cleanup(func() { cancel(); <-done; b.Close() })
+	return h
+}
+
+func (h *harness) wait(t *testing.T, id string) job.Status {
+	t.Helper()
+	select {
+	case r := <-h.reports:
+		if r.id != id {
+			t.Fatalf("report for %s, want %s", r.id, id)
+		}
+		return r.st
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no report for %s", id)
+	}
+	return job.Status{}
+}
+
+func (h *harness) pods(t *testing.T, id string) []corev1.Pod {
+	t.Helper()
+	l, err := h.c.Client.CoreV1().Pods(h.ns).List(context.Background(),
+		metav1.ListOptions{LabelSelector: LabelJob + "=" + parseID(id).Base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+func withAnnotations(spec *job.Spec, annotations map[string]string) *job.Spec {
+	b, _ := json.Marshal(apiv1.PodTemplate{Metadata: apiv1.PodMetadata{Annotations: annotations}})
+	spec.Container.PodTemplate = b
+	spec.Container.Image = "busybox:1.36"
+	return spec
+}
+
+func TestLaunchIsCreateIfAbsent(t *testing.T) {
+	h := newHarness(t, Config{})
+	spec := withAnnotations(&job.Spec{ID: "r-aaaaa/t/1", Processes: []job.Process{{Command: []string{"true"}}}},
+		map[string]string{"kwok.kiln.dev/exit-code": "0", "kwok.kiln.dev/delay": "1s"})
+	ctx := context.Background()
+	for range 3 {
+		if err := h.Launch(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second engine (a restarted kiln) launching the same attempt finds it too.
+	other, err := New(ctx, Config{Kubeconfig: h.c.Kubeconfig, Namespace: h.ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Launch(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.wait(t, spec.ID); !st.Succeeded() {
+		t.Fatalf("want success, got %+v", st)
+	}
+	if n := len(h.pods(t, spec.ID)); n != 1 {
+		t.Errorf("four launches made %d pods, want 1", n)
+	}
+}
+
+func TestClusterFailuresAreCoded(t *testing.T) {
+	h := newHarness(t, Config{Stuck: time.Second})
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		annos map[string]string
+		code  apiv1.Code
+		want  string
+	}{
+		{"oom", map[string]string{"kwok.kiln.dev/exit-code": "137", "kwok.kiln.dev/reason": "OOMKilled"}, apiv1.CodeOOMKilled, "OOMKilled"},
+		{"pull", map[string]string{"kwok.kiln.dev/waiting-reason": "ImagePullBackOff",
+			"kwok.kiln.dev/waiting-message": `Back-off pulling image "busybox:1.36"`}, apiv1.CodeImagePull, "Back-off pulling image"},
+		{"config", map[string]string{"kwok.kiln.dev/waiting-reason": "CreateContainerConfigError",
+			"kwok.kiln.dev/waiting-message": `secret "db" not found`}, apiv1.CodeContainerConfig, `secret "db" not found`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := withAnnotations(&job.Spec{ID: "r-bbbbb/" + c.name + "/1", Processes: []job.Process{{Command: []string{"x"}}}}, c.annos)
+			if err := h.Launch(ctx, spec); err != nil {
+				t.Fatal(err)
+			}
+			st := h.wait(t, spec.ID)
+			if st.Code != string(c.code) || !strings.Contains(st.Message, c.want) {
+				t.Fatalf("got %s %q, want %s with %q", st.Code, st.Message, c.code, c.want)
+			}
+			// The decision outlives the pods: a stuck pod is deleted, yet
+			// Observe (a restarted engine) reads the same status.
+			again, err := h.Observe(ctx, spec)
+			if err != nil || again.Code != st.Code {
+				t.Errorf("Observe after the decision: %+v, %v", again, err)
+			}
+		})
+	}
+}
+
+func TestFailingRankStopsTheGang(t *testing.T) {
+	h := newHarness(t, Config{})
+	ctx := context.Background()
+	spec := withAnnotations(&job.Spec{ID: "r-ccccc/train/1"}, nil)
+	for i := range 3 {
+		spec.Processes = append(spec.Processes, job.Process{Name: "node-" + string(rune('0'+i)), Host: i, Command: []string{"x"}})
+	}
+	if err := h.Launch(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		pods = h.pods(t, spec.ID)
+		if len(pods) == 3 && pods[1].Status.Phase == corev1.PodRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the gang's pods did not start")
+		}
+	}
+	// Rank 1 fails as a kubelet would report it.
+	p := pods[1]
+	p.Status.Phase = corev1.PodFailed
+	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 3, Reason: "Error", FinishedAt: metav1.Now()}}
+	if _, err := h.c.Client.CoreV1().Pods(h.ns).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st := h.wait(t, spec.ID)
+	if st.ExitCode != 3 || st.Failed != "node-1" {
+		t.Fatalf("got exit %d from %q, want 3 from node-1", st.ExitCode, st.Failed)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left := h.pods(t, spec.ID)
+		if len(left) == 1 && left[0].Name == p.Name {
+			break // the failed rank stays for its logs; the others are gone
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the rest of the gang was not stopped: %d pods left", len(left))
+		}
+	}
+	if err := h.Release(ctx, spec.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := h.c.Client.CoreV1().Services(h.ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(svcs.Items) != 0 {
+		t.Errorf("the released gang's service is still there (%v)", err)
+	}
+}
+
+func TestGangSchedulerPodGroup(t *testing.T) {
+	for _, gs := range []string{GangCoscheduling, GangVolcano} {
+		t.Run(gs, func(t *testing.T) {
+			h := newHarness(t, Config{GangScheduler: gs})
+			ctx := context.Background()
+			spec := withAnnotations(&job.Spec{ID: "r-ddddd/train/1"}, nil)
+			spec.Container.MilliCPU, spec.Container.Memory = 2000, 1<<30
+			for i := range 3 {
+				spec.Processes = append(spec.Processes, job.Process{Name: "node-" + string(rune('0'+i)), Host: i, Command: []string{"x"}})
+			}
+			if err := h.Launch(ctx, spec); err != nil {
+				t.Fatal(err)
+			}
+			gvr := schema.GroupVersionResource(podGroupResources[gs])
+			pg, err := h.dynamic.Resource(gvr).Namespace(h.ns).Get(ctx, parseID(spec.ID).Base, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			min, _, _ := unstructuredInt(pg.Object, "spec", "minMember")
+			cpu, _, _ := unstructuredString(pg.Object, "spec", "minResources", "cpu")
+			if min != 3 || cpu != "6" {
+				t.Errorf("PodGroup minMember %d minResources.cpu %q, want 3 and 6", min, cpu)
+			}
+			for _, p := range h.pods(t, spec.ID) {
+				if p.Spec.SchedulerName != h.cfg.SchedulerName {
+					t.Errorf("pod %s has scheduler %q, want %q", p.Name, p.Spec.SchedulerName, h.cfg.SchedulerName)
+				}
+				if p.Labels["scheduling.x-k8s.io/pod-group"]+p.Annotations["scheduling.k8s.io/group-name"] != parseID(spec.ID).Base {
+					t.Errorf("pod %s does not name its group", p.Name)
+				}
+			}
+			if err := h.Abort(ctx, spec.ID, 0); err != nil {
+				t.Fatal(err)
+			}
+			if st := h.wait(t, spec.ID); st.Signal != "SIGTERM" {
+				t.Errorf("an aborted attempt reports %+v", st)
+			}
+			if err := h.Release(ctx, spec.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.dynamic.Resource(gvr).Namespace(h.ns).Get(ctx, parseID(spec.ID).Base, metav1.GetOptions{}); err == nil {
+				t.Error("the PodGroup outlived its attempt")
+			}
+		})
+	}
+}
+
+func TestCleanPolicy(t *testing.T) {
+	for _, c := range []struct {
+		policy    CleanPolicy
+		succeeded bool
+		kept      int
+	}{{CleanNever, true, 1}, {CleanOnSuccess, false, 1}, {CleanOnSuccess, true, 0}, {CleanAlways, false, 0}} {
+		t.Run(string(c.policy), func(t *testing.T) {
+			h := newHarness(t, Config{CleanPolicy: c.policy})
+			code := "0"
+			if !c.succeeded {
+				code = "1"
+			}
+			spec := withAnnotations(&job.Spec{ID: "r-eeeee/t/1", Processes: []job.Process{{Command: []string{"x"}}}},
+				map[string]string{"kwok.kiln.dev/exit-code": code})
+			ctx := context.Background()
+			if err := h.Launch(ctx, spec); err != nil {
+				t.Fatal(err)
+			}
+			h.wait(t, spec.ID)
+			if err := h.Release(ctx, spec.ID, c.succeeded); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); len(h.pods(t, spec.ID)) != c.kept; time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d pods, want %d", len(h.pods(t, spec.ID)), c.kept)
+				}
+			}
+		})
+	}
+}
