@@ -22,7 +22,7 @@ example: build ## run the example pipeline locally, on the embedded defaults
 test: deps k8s-up ## run every test, race detector on (starts the test cluster if it is not up)
 	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 30m ./...
 
-bench: build deps ## print the benchmark table (kiln against raw process starts, same run)
+bench: build deps k8s-up ## print the benchmark table (kiln against raw process starts, same run)
 	go run ./test/bench -kiln bin/kiln
 
 lint: tools ## golangci-lint run

@@ -29,7 +29,7 @@ type row struct {
 	met                                   bool
 }
 
-var root, only *string
+var root, only, kubeconfig *string
 
 // want reports whether the group of rows is to be measured.
 func want(group string) bool {
@@ -40,7 +40,8 @@ func main() {
 	kiln := flag.String("kiln", "bin/kiln", "the kiln binary to measure")
 	cpus := flag.Int("cpus", 2, "the pool size and the baseline's parallelism")
 	root = flag.String("root", ".", "the repository, for its examples")
-	only = flag.String("only", "", "run only these groups: engine, training, server (comma separated)")
+	only = flag.String("only", "", "run only these groups: engine, training, server, kube (comma separated)")
+	kubeconfig = flag.String("kubeconfig", ".k8s/kubeconfig", "the test cluster (make k8s-up), for the kube group")
 	flag.Parse()
 	b := &bench{kiln: *kiln, cpus: *cpus, dir: mustTemp()}
 	rows := b.all()
@@ -85,6 +86,9 @@ func (b *bench) all() []row {
 	}
 	if want("server") {
 		rows = append(rows, b.server()...)
+	}
+	if want("kube") {
+		rows = append(rows, b.kubeGang(*kubeconfig, 64)...)
 	}
 	return rows
 }

@@ -20,6 +20,10 @@ const createWorkers = 16
 
 // Launch creates the attempt's objects, each only if it does not exist
 // yet: a launch repeated after a crash finds the pods it made before.
+// What pods need at creation (files, PodGroup) comes first; the Service
+// comes last, so the cluster computes its endpoints once for the whole
+// gang rather than again for each pod as it is created. Ranks retry their
+// rendezvous until the names resolve, a few milliseconds later.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	b.remember(spec)
 	a := parseID(spec.ID)
@@ -35,18 +39,21 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 			return fmt.Errorf("creating config map %s: %w", objs.Files.Name, err)
 		}
 	}
-	if objs.Service != nil {
-		if _, err := b.client.CoreV1().Services(b.ns).Create(ctx, objs.Service, metav1.CreateOptions{}); ignoreExists(err) != nil {
-			return fmt.Errorf("creating service %s: %w", objs.Service.Name, err)
-		}
-	}
 	if objs.PodGroup != nil {
 		gvr := podGroupResources[b.cfg.GangScheduler]
 		if _, err := b.dynamic.Resource(gvr).Namespace(b.ns).Create(ctx, objs.PodGroup, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return fmt.Errorf("creating pod group %s: %w", objs.PodGroup.GetName(), err)
 		}
 	}
-	return b.createPods(ctx, objs.Pods)
+	if err := b.createPods(ctx, objs.Pods); err != nil {
+		return err
+	}
+	if objs.Service != nil {
+		if _, err := b.client.CoreV1().Services(b.ns).Create(ctx, objs.Service, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return fmt.Errorf("creating service %s: %w", objs.Service.Name, err)
+		}
+	}
+	return nil
 }
 
 // createPods creates pods in parallel, keeping the first error.
