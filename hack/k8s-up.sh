@@ -106,7 +106,8 @@ for i in 0 1 2 3; do
   post /api/v1/nodes <<NODE
 {"apiVersion": "v1", "kind": "Node",
  "metadata": {"name": "kwok-node-$i", "annotations": {"kwok.x-k8s.io/node": "fake"},
-              "labels": {"type": "kwok", "kubernetes.io/hostname": "kwok-node-$i"}},
+              "labels": {"type": "kwok", "kubernetes.io/hostname": "kwok-node-$i",
+                         "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
  "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
             "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
 NODE

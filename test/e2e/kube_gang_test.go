@@ -33,7 +33,7 @@ spec:
 
 func TestKubeGangTooBigTimesOutAndLeavesNothing(t *testing.T) {
 	c := newCluster(t)
-	home := c.home(t, "")
+	home := c.home(t)
 	r := kiln(t, home, "run", writeFile(t, t.TempDir(), "toobig.yaml", tooBigGang))
 	if r.code == 0 {
 		t.Fatalf("a gang larger than every node succeeded:\n%s", r.stdout)
@@ -69,7 +69,7 @@ spec:
 
 func TestKubeKilledKilnResumesWithoutDuplicatePods(t *testing.T) {
 	c := newCluster(t)
-	home := c.home(t, "")
+	home := c.home(t)
 	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "wf.yaml", slowThenFast))
 	id := newestRun(t, home)
 	waitPods(t, c, id, 1, corev1.PodRunning)
@@ -112,7 +112,7 @@ spec:
 
 func TestKubeCancelRemovesEveryPod(t *testing.T) {
 	c := newCluster(t)
-	home := c.home(t, "")
+	home := c.home(t)
 	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "forever.yaml", foreverGang))
 	id := newestRun(t, home)
 	waitPods(t, c, id, 4, corev1.PodRunning)

@@ -26,12 +26,13 @@ func newCluster(t *testing.T) *cluster {
 	return &cluster{kubeconfig: c.Kubeconfig, ns: c.Namespace, cs: c.Client}
 }
 
-// home is a kiln home configured for the cluster's namespace.
-func (c *cluster) home(t *testing.T, extra string) string {
+// home is a kiln home configured for the cluster's namespace. Pods that
+// no node takes fail after 30s, so a test never waits on them forever.
+func (c *cluster) home(t *testing.T) string {
 	t.Helper()
 	home := newHome(t)
-	writeFile(t, home, "config.yaml", fmt.Sprintf("backend: kubernetes\nkubernetes:\n  kubeconfig: %s\n  namespace: %s\n%s",
-		c.kubeconfig, c.ns, extra))
+	writeFile(t, home, "config.yaml", fmt.Sprintf("backend: kubernetes\nkubernetes:\n  kubeconfig: %s\n  namespace: %s\n  unschedulableTimeout: 30s\n",
+		c.kubeconfig, c.ns))
 	return home
 }
 
@@ -116,7 +117,7 @@ spec:
 
 func TestKubeWorkflowOfThreeTasksSucceeds(t *testing.T) {
 	c := newCluster(t)
-	home := c.home(t, "")
+	home := c.home(t)
 	r := kiln(t, home, "run", writeFile(t, t.TempDir(), "wf.yaml", threeTasks))
 	if r.code != 0 {
 		t.Fatalf("kiln run exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -163,7 +164,7 @@ func TestKubeWorkflowOfThreeTasksSucceeds(t *testing.T) {
 
 func TestKubeTaskWithoutImageIsRejected(t *testing.T) {
 	c := newCluster(t)
-	home := c.home(t, "")
+	home := c.home(t)
 	wf := writeFile(t, t.TempDir(), "wf.yaml", `apiVersion: kiln.dev/v1alpha1
 kind: Workflow
 metadata: {name: noimage}

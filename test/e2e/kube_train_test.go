@@ -77,7 +77,7 @@ type golden struct {
 
 func TestKubeTorchTrainJobMatchesGolden(t *testing.T) {
 	c := newCluster(t)
-	home := c.home(t, "")
+	home := c.home(t)
 	// The pods run until deleted: look at them running, then cancel.
 	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "ddp.yaml", torchTrainJob))
 	id := newestRun(t, home)

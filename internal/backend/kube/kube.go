@@ -200,13 +200,16 @@ func (b *Backend) Network(_ context.Context, id string, nodes, ports int) (job.N
 	return n, nil
 }
 
-// remember keeps an attempt's spec: the watch needs it to judge pods.
-func (b *Backend) remember(spec *job.Spec) {
+// remember keeps an attempt's spec, which the watch needs to judge its
+// pods, and reports whether it is new to this process.
+func (b *Backend) remember(spec *job.Spec) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.specs[spec.ID]; !ok {
-		b.specs[spec.ID] = spec
+	if _, ok := b.specs[spec.ID]; ok {
+		return false
 	}
+	b.specs[spec.ID] = spec
+	return true
 }
 
 func (b *Backend) spec(id string) *job.Spec {

@@ -48,10 +48,16 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	if err := b.createPods(ctx, objs.Pods); err != nil {
 		return err
 	}
-	if objs.Service != nil {
-		if _, err := b.client.CoreV1().Services(b.ns).Create(ctx, objs.Service, metav1.CreateOptions{}); ignoreExists(err) != nil {
-			return fmt.Errorf("creating service %s: %w", objs.Service.Name, err)
-		}
+	return b.createService(ctx, objs.Service)
+}
+
+// createService creates a gang's Service unless it exists (or svc is nil).
+func (b *Backend) createService(ctx context.Context, svc *corev1.Service) error {
+	if svc == nil {
+		return nil
+	}
+	if _, err := b.client.CoreV1().Services(b.ns).Create(ctx, svc, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return fmt.Errorf("creating service %s: %w", svc.Name, err)
 	}
 	return nil
 }
@@ -92,8 +98,21 @@ func ignoreExists(err error) error {
 
 // Observe returns the attempt's status as its pods (or its record) show it,
 // stopping what is left of a gang that is decided.
+// An engine that adopts a running gang (after a crash between its pods and
+// its Service) makes sure the Service exists.
 func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
-	b.remember(spec)
+	if b.remember(spec) && isGang(spec) {
+		objs, err := build(spec, b.shape)
+		if err != nil {
+			return job.Status{}, err
+		}
+		if st, err := b.settle(ctx, spec); err != nil || st.State != job.StateRunning {
+			return st, err
+		}
+		if err := b.createService(ctx, objs.Service); err != nil {
+			return job.Status{}, err
+		}
+	}
 	return b.settle(ctx, spec)
 }
 
