@@ -194,6 +194,9 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 		v, err := c.envValue(ctx, rs, e, expand)
 		errs = append(errs, err)
 		p.Env = append(p.Env, e.Name+"="+v)
+		if e.ValueFrom != nil {
+			spec.SecretEnv = append(spec.SecretEnv, e.Name)
+		}
 	}
 	p.Env = append(p.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
 	spec.Processes = []job.Process{p}

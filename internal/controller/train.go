@@ -42,15 +42,20 @@ func (c *Controller) buildTrainSpec(ctx context.Context, rs *runState, i, n int,
 	for _, s := range append(append([]string(nil), j.Command...), j.Args...) {
 		in.Command = append(in.Command, expand(s))
 	}
+	var secretEnv []string
 	for _, e := range j.Env {
 		v, err := c.envValue(ctx, rs, e, expand)
 		errs = append(errs, err)
 		in.Env = append(in.Env, e.Name+"="+v)
+		if e.ValueFrom != nil {
+			secretEnv = append(secretEnv, e.Name)
+		}
 	}
 	in.Env = append(in.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
 	wd := expand(t.WorkingDir)
 	spec := &job.Spec{ID: id, WorkingDir: c.workingDir(rs, wd), Outputs: t.Outputs.Params(), Container: container(&rs.plan.Tasks[i])}
 	spec.Container.WorkingDir = wd
+	spec.SecretEnv = secretEnv
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,9 @@ type Spec struct {
 	// Container says how to run the processes in containers, for backends
 	// that do (kubernetes); others ignore it.
 	Container Container
+	// SecretEnv names the environment variables whose values are secrets,
+	// for backends that keep them apart (a Kubernetes Secret).
+	SecretEnv []string
 }
 
 // Container is what a container backend needs beyond the processes.

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,4 +73,56 @@ func TestKubeExamplePipeline(t *testing.T) {
 			t.Errorf("pod %s lacks the workflow's podTemplate", p.Name)
 		}
 	}
+}
+
+func TestKubeSecretsStayInASecret(t *testing.T) {
+	c := newCluster(t)
+	home := c.home(t)
+	const value = "s3cr3t-value-that-must-not-leak"
+	set := exec.Command(kilnBin, "--home", home, "secret", "set", "api-key")
+	set.Stdin = strings.NewReader(value + "\n")
+	if out, err := set.CombinedOutput(); err != nil {
+		t.Fatalf("kiln secret set: %v %s", err, out)
+	}
+	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: secretive}
+spec:
+  image: busybox:1.36
+  tasks:
+  - name: use
+    command: [sh, -c, 'test -n "$API_KEY"']
+    env: [{name: API_KEY, valueFrom: {secret: api-key}}, {name: PLAIN, value: visible}]
+`))
+	id := newestRun(t, home)
+	waitPods(t, c, id, 1, corev1.PodRunning)
+	pod := c.pods(t, id)[0]
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), value) {
+		t.Fatal("the secret's value is in the pod object")
+	}
+	var ref *corev1.SecretKeySelector
+	for _, e := range pod.Spec.Containers[0].Env {
+		if e.Name == "API_KEY" && e.ValueFrom != nil {
+			ref = e.ValueFrom.SecretKeyRef
+		}
+	}
+	if ref == nil {
+		t.Fatalf("API_KEY is not taken from a Secret: %+v", pod.Spec.Containers[0].Env)
+	}
+	s, err := c.cs.CoreV1().Secrets(c.ns).Get(context.Background(), ref.Name, metav1.GetOptions{})
+	if err != nil || string(s.Data[ref.Key]) != value {
+		t.Fatalf("the Secret %s does not hold the value (%v)", ref.Name, err)
+	}
+	if r := kiln(t, home, "cancel", string(id)); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	_ = cmd.Wait()
+	waitFor(t, "the Secret to go with the attempt", func() bool {
+		_, err := c.cs.CoreV1().Secrets(c.ns).Get(context.Background(), ref.Name, metav1.GetOptions{})
+		return err != nil
+	})
 }

@@ -21,7 +21,7 @@ func (b *Backend) Release(ctx context.Context, id string, succeeded bool) error 
 	b.mu.Unlock()
 	a := parseID(id)
 	_, recorded := b.record(a)
-	if spec == nil || isGang(spec) || len(spec.Files) > 0 || recorded {
+	if spec == nil || isGang(spec) || len(spec.Files) > 0 || len(spec.SecretEnv) > 0 || recorded {
 		if err := b.deleteAux(ctx, a); err != nil {
 			return err
 		}
@@ -76,6 +76,9 @@ func (b *Backend) deleteAux(ctx context.Context, a attempt) error {
 	sel := metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base}
 	core := b.client.CoreV1()
 	if err := core.ConfigMaps(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+		return err
+	}
+	if err := core.Secrets(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
 		return err
 	}
 	svcs, err := core.Services(b.ns).List(ctx, sel)

@@ -34,6 +34,11 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	if err != nil {
 		return err
 	}
+	if objs.Secret != nil {
+		if _, err := b.client.CoreV1().Secrets(b.ns).Create(ctx, objs.Secret, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return fmt.Errorf("creating secret %s: %w", objs.Secret.Name, err)
+		}
+	}
 	if objs.Files != nil {
 		if _, err := b.client.CoreV1().ConfigMaps(b.ns).Create(ctx, objs.Files, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return fmt.Errorf("creating config map %s: %w", objs.Files.Name, err)

@@ -45,6 +45,9 @@ type objects struct {
 	Files *corev1.ConfigMap
 	// PodGroup is the gang scheduler's PodGroup; nil without one.
 	PodGroup *unstructured.Unstructured
+	// Secret holds the values of spec.SecretEnv, which containers take
+	// by reference: they never appear in the pod spec. Nil without any.
+	Secret *corev1.Secret
 }
 
 // shape is what, beyond the spec, decides the objects.
@@ -100,6 +103,9 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 	}
 	if gang && sh.GangScheduler != GangNone {
 		out.PodGroup = podGroup(a, spec, sh, len(hosts(spec)))
+	}
+	if len(spec.SecretEnv) > 0 {
+		out.Secret = secret(a, spec, sh)
 	}
 	for _, h := range hosts(spec) {
 		out.Pods = append(out.Pods, pod(a, spec, tmpl, sh, h, gang))
@@ -206,6 +212,11 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, first bo
 	c.Env = nil
 	for _, kv := range proc.Env {
 		k, v, _ := strings.Cut(kv, "=")
+		if slices.Contains(spec.SecretEnv, k) {
+			ref := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secretName(spec)}, Key: k}
+			c.Env = append(c.Env, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ref}})
+			continue
+		}
 		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v})
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "KILN_OUTPUTS", Value: OutputsDir})
@@ -279,6 +290,22 @@ func podGroup(a attempt, spec *job.Spec, sh shape, pods int) *unstructured.Unstr
 	u.SetLabels(m.Labels)
 	u.SetAnnotations(m.Annotations)
 	return u
+}
+
+// secretName is the Secret holding an attempt's secret environment.
+func secretName(spec *job.Spec) string { return parseID(spec.ID).Base + "-env" }
+
+// secret collects the secret variables' values from the processes' env.
+func secret(a attempt, spec *job.Spec, sh shape) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: meta(a, secretName(spec), sh), StringData: map[string]string{}}
+	for _, p := range spec.Processes {
+		for _, kv := range p.Env {
+			if k, v, _ := strings.Cut(kv, "="); slices.Contains(spec.SecretEnv, k) {
+				s.StringData[k] = v
+			}
+		}
+	}
+	return s
 }
 
 func merged(user, ours map[string]string) map[string]string {
