@@ -90,8 +90,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		// start from their image's environment, not this one's.
 		pool, env = clusterPool, nil
 	default:
-		err = &apiv1.Error{Code: apiv1.CodeUsage, Field: "backend",
-			Message: fmt.Sprintf("unknown backend %q: use %s or %s", cfg.Backend, BackendLocal, BackendKubernetes)}
+		err = &apiv1.Error{
+			Code: apiv1.CodeUsage, Field: "backend",
+			Message: fmt.Sprintf("unknown backend %q: use %s or %s", cfg.Backend, BackendLocal, BackendKubernetes),
+		}
 	}
 	if err != nil {
 		st.Close()

@@ -98,8 +98,10 @@ func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
 
 // compile checks the kubernetes settings and turns them into the backend's.
 func (k *kubeConfig) compile(file string) (kube.Config, error) {
-	out := kube.Config{Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace,
-		GangScheduler: k.GangScheduler, SchedulerName: k.SchedulerName, CleanPolicy: kube.CleanPolicy(k.CleanPolicy)}
+	out := kube.Config{
+		Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace,
+		GangScheduler: k.GangScheduler, SchedulerName: k.SchedulerName, CleanPolicy: kube.CleanPolicy(k.CleanPolicy),
+	}
 	bad := func(field, msg string) error {
 		return &apiv1.Error{Code: apiv1.CodeInvalidValue, File: file, Field: "kubernetes." + field, Message: msg}
 	}

@@ -156,7 +156,7 @@ func clusterLogs(ctx context.Context, e *env, a *app.App, run *apiv1.Run, task s
 		if attempt > 0 {
 			number = attempt
 		}
-		var w io.Writer = e.stdout
+		w := e.stdout
 		if task == "" {
 			w = &prefixWriter{w: e.stdout, prefix: "[" + n.Name + "] "}
 		}

@@ -58,7 +58,7 @@ func namespace(cs kubernetes.Interface, name string) func() {
 			if _, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); err != nil {
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
+			<-time.After(100 * time.Millisecond)
 		}
 	}
 }
@@ -129,8 +129,10 @@ func barePods(cs kubernetes.Interface, n, i int, service bool) time.Duration {
 	defer stop()
 	start := time.Now()
 	if service {
-		_, err := cs.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "bare"},
-			Spec: corev1.ServiceSpec{ClusterIP: "None", Selector: map[string]string{"app": "bare"}, PublishNotReadyAddresses: true}}, metav1.CreateOptions{})
+		_, err := cs.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "bare"},
+			Spec:       corev1.ServiceSpec{ClusterIP: "None", Selector: map[string]string{"app": "bare"}, PublishNotReadyAddresses: true},
+		}, metav1.CreateOptions{})
 		must(err)
 	}
 	var wg sync.WaitGroup

@@ -18,7 +18,7 @@ import (
 // kubelet plays the part of a kubelet for the example's pods: each pod that
 // runs ends with exit 0, and prepare reports its output as the real
 // command would, through its termination message.
-func kubelet(ctx context.Context, t *testing.T, c *cluster) {
+func kubelet(ctx context.Context, c *cluster) {
 	done := map[string]bool{}
 	for ctx.Err() == nil {
 		l, err := c.cs.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
@@ -35,12 +35,16 @@ func kubelet(ctx context.Context, t *testing.T, c *cluster) {
 			}
 			p.Status.Phase = corev1.PodSucceeded
 			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 0, Reason: "Completed", Message: msg, FinishedAt: metav1.Now()}}
+				ExitCode: 0, Reason: "Completed", Message: msg, FinishedAt: metav1.Now(),
+			}}
 			if _, err := c.cs.CoreV1().Pods(c.ns).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err == nil {
 				done[p.Name] = true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
@@ -49,7 +53,7 @@ func TestKubeExamplePipeline(t *testing.T) {
 	home := c.home(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go kubelet(ctx, t, c)
+	go kubelet(ctx, c)
 	r := kiln(t, home, "run", filepath.Join(repoRoot(), "examples", "kubernetes", "pipeline.yaml"))
 	if r.code != 0 {
 		t.Fatalf("kiln run exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -95,7 +99,7 @@ spec:
     env: [{name: API_KEY, valueFrom: {secret: api-key}}, {name: PLAIN, value: visible}]
 `))
 	id := newestRun(t, home)
-	waitPods(t, c, id, 1, corev1.PodRunning)
+	waitPods(t, c, id, 1)
 	pod := c.pods(t, id)[0]
 	raw, err := json.Marshal(pod)
 	if err != nil {

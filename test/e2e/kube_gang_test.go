@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
@@ -72,7 +70,7 @@ func TestKubeKilledKilnResumesWithoutDuplicatePods(t *testing.T) {
 	home := c.home(t)
 	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "wf.yaml", slowThenFast))
 	id := newestRun(t, home)
-	waitPods(t, c, id, 1, corev1.PodRunning)
+	waitPods(t, c, id, 1)
 	killNine(t, cmd)
 	r := kiln(t, home, "resume", string(id))
 	if r.code != 0 {
@@ -115,7 +113,7 @@ func TestKubeCancelRemovesEveryPod(t *testing.T) {
 	home := c.home(t)
 	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "forever.yaml", foreverGang))
 	id := newestRun(t, home)
-	waitPods(t, c, id, 4, corev1.PodRunning)
+	waitPods(t, c, id, 4)
 	if r := kiln(t, home, "cancel", string(id)); r.code != 0 {
 		t.Fatalf("cancel exited %d: %s", r.code, r.stderr)
 	}

@@ -182,12 +182,12 @@ spec:
 	}
 }
 
-func waitPods(t *testing.T, c *cluster, id apiv1.RunID, n int, phase corev1.PodPhase) {
+func waitPods(t *testing.T, c *cluster, id apiv1.RunID, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d pods %s", n, phase), func() bool {
+	waitFor(t, fmt.Sprintf("%d pods running", n), func() bool {
 		count := 0
 		for _, p := range c.pods(t, id) {
-			if p.Status.Phase == phase && p.DeletionTimestamp == nil {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 				count++
 			}
 		}

@@ -81,7 +81,7 @@ func TestKubeTorchTrainJobMatchesGolden(t *testing.T) {
 	// The pods run until deleted: look at them running, then cancel.
 	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "ddp.yaml", torchTrainJob))
 	id := newestRun(t, home)
-	waitPods(t, c, id, 4, corev1.PodRunning)
+	waitPods(t, c, id, 4)
 	g := golden{}
 	svcs, err := c.cs.CoreV1().Services(c.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kiln.dev/run=" + string(id)})
 	if err != nil || len(svcs.Items) != 1 {
@@ -91,8 +91,10 @@ func TestKubeTorchTrainJobMatchesGolden(t *testing.T) {
 	g.Service = goldenService{s.Name, s.Labels, s.Spec.ClusterIP, s.Spec.Selector, s.Spec.PublishNotReadyAddresses}
 	pods := c.pods(t, id)
 	for _, p := range pods {
-		gp := goldenPod{Name: p.Name, Labels: p.Labels, Annotations: p.Annotations, Hostname: p.Spec.Hostname, NodeSelector: p.Spec.NodeSelector,
-			Subdomain: p.Spec.Subdomain, Restart: p.Spec.RestartPolicy, Volumes: p.Spec.Volumes}
+		gp := goldenPod{
+			Name: p.Name, Labels: p.Labels, Annotations: p.Annotations, Hostname: p.Spec.Hostname, NodeSelector: p.Spec.NodeSelector,
+			Subdomain: p.Spec.Subdomain, Restart: p.Spec.RestartPolicy, Volumes: p.Spec.Volumes,
+		}
 		for _, ct := range p.Spec.Containers {
 			gp.Containers = append(gp.Containers, goldenContainer{ct.Name, ct.Image, ct.Command, ct.Env, ct.Resources, ct.VolumeMounts})
 		}

@@ -3,13 +3,13 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
@@ -71,6 +71,21 @@ func (h *harness) pods(t *testing.T, id string) []corev1.Pod {
 	return l.Items
 }
 
+// eventually polls cond until it holds, failing the test after 30s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
 func withAnnotations(spec *job.Spec, annotations map[string]string) *job.Spec {
 	b, _ := json.Marshal(apiv1.PodTemplate{Metadata: apiv1.PodMetadata{Annotations: annotations}})
 	spec.Container.PodTemplate = b
@@ -115,10 +130,14 @@ func TestClusterFailuresAreCoded(t *testing.T) {
 		want  string
 	}{
 		{"oom", map[string]string{"kwok.kiln.dev/exit-code": "137", "kwok.kiln.dev/reason": "OOMKilled"}, apiv1.CodeOOMKilled, "OOMKilled"},
-		{"pull", map[string]string{"kwok.kiln.dev/waiting-reason": "ImagePullBackOff",
-			"kwok.kiln.dev/waiting-message": `Back-off pulling image "busybox:1.36"`}, apiv1.CodeImagePull, "Back-off pulling image"},
-		{"config", map[string]string{"kwok.kiln.dev/waiting-reason": "CreateContainerConfigError",
-			"kwok.kiln.dev/waiting-message": `secret "db" not found`}, apiv1.CodeContainerConfig, `secret "db" not found`},
+		{"pull", map[string]string{
+			"kwok.kiln.dev/waiting-reason":  "ImagePullBackOff",
+			"kwok.kiln.dev/waiting-message": `Back-off pulling image "busybox:1.36"`,
+		}, apiv1.CodeImagePull, "Back-off pulling image"},
+		{"config", map[string]string{
+			"kwok.kiln.dev/waiting-reason":  "CreateContainerConfigError",
+			"kwok.kiln.dev/waiting-message": `secret "db" not found`,
+		}, apiv1.CodeContainerConfig, `secret "db" not found`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,20 +170,16 @@ func TestFailingRankStopsTheGang(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pods []corev1.Pod
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	eventually(t, "the gang's pods to start", func() bool {
 		pods = h.pods(t, spec.ID)
-		if len(pods) == 3 && pods[1].Status.Phase == corev1.PodRunning {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the gang's pods did not start")
-		}
-	}
+		return len(pods) == 3 && pods[1].Status.Phase == corev1.PodRunning
+	})
 	// Rank 1 fails as a kubelet would report it.
 	p := pods[1]
 	p.Status.Phase = corev1.PodFailed
 	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: 3, Reason: "Error", FinishedAt: metav1.Now()}}
+		ExitCode: 3, Reason: "Error", FinishedAt: metav1.Now(),
+	}}
 	if _, err := h.c.Client.CoreV1().Pods(h.ns).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,15 +187,11 @@ func TestFailingRankStopsTheGang(t *testing.T) {
 	if st.ExitCode != 3 || st.Failed != "node-1" {
 		t.Fatalf("got exit %d from %q, want 3 from node-1", st.ExitCode, st.Failed)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	// The failed rank stays for its logs; the others are gone.
+	eventually(t, "the rest of the gang to be stopped", func() bool {
 		left := h.pods(t, spec.ID)
-		if len(left) == 1 && left[0].Name == p.Name {
-			break // the failed rank stays for its logs; the others are gone
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rest of the gang was not stopped: %d pods left", len(left))
-		}
-	}
+		return len(left) == 1 && left[0].Name == p.Name
+	})
 	if err := h.Release(ctx, spec.ID, false); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +214,7 @@ func TestGangSchedulerPodGroup(t *testing.T) {
 			if err := h.Launch(ctx, spec); err != nil {
 				t.Fatal(err)
 			}
-			gvr := schema.GroupVersionResource(podGroupResources[gs])
+			gvr := podGroupResources[gs]
 			pg, err := h.dynamic.Resource(gvr).Namespace(h.ns).Get(ctx, parseID(spec.ID).Base, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -259,11 +270,7 @@ func TestCleanPolicy(t *testing.T) {
 			if err := h.Release(ctx, spec.ID, c.succeeded); err != nil {
 				t.Fatal(err)
 			}
-			for deadline := time.Now().Add(30 * time.Second); len(h.pods(t, spec.ID)) != c.kept; time.Sleep(50 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d pods, want %d", len(h.pods(t, spec.ID)), c.kept)
-				}
-			}
+			eventually(t, fmt.Sprintf("%d pods to be kept", c.kept), func() bool { return len(h.pods(t, spec.ID)) == c.kept })
 		})
 	}
 }

@@ -76,10 +76,9 @@ func (b *Backend) createPods(ctx context.Context, pods []*corev1.Pod) error {
 		sem   = make(chan struct{}, createWorkers)
 	)
 	for _, p := range pods {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			_, err := b.client.CoreV1().Pods(b.ns).Create(ctx, p, metav1.CreateOptions{})
 			if err = ignoreExists(err); err != nil {
 				mu.Lock()
@@ -88,7 +87,7 @@ func (b *Backend) createPods(ctx context.Context, pods []*corev1.Pod) error {
 				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return first
@@ -135,8 +134,10 @@ func (b *Backend) settle(ctx context.Context, spec *job.Spec) (job.Status, error
 	gone := b.gone[spec.ID]
 	b.mu.Unlock()
 	if st.State != job.StateExited && gone != "" {
-		st = job.Status{State: job.StateExited, ExitCode: -1, Code: string(apiv1.CodePodLost),
-			Message: fmt.Sprintf("pod %s was deleted while the attempt ran", gone)}
+		st = job.Status{
+			State: job.StateExited, ExitCode: -1, Code: string(apiv1.CodePodLost),
+			Message: fmt.Sprintf("pod %s was deleted while the attempt ran", gone),
+		}
 	}
 	if st.State != job.StateExited || allEnded(pods) {
 		return st, nil

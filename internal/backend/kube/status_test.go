@@ -31,8 +31,8 @@ func running(name string) corev1.ContainerStatus {
 	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 }
 
-func waiting(name, reason string) corev1.ContainerStatus {
-	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}
+func waiting(reason string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: "main", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}
 }
 
 func gangSpec(n int, leader string) *job.Spec {
@@ -47,8 +47,10 @@ func TestDecide(t *testing.T) {
 	task := &job.Spec{ID: "r/t/1", Processes: []job.Process{{}}, Outputs: []string{"answer"}}
 	lim := limits{Stuck: time.Minute, Unschedulable: 0}
 	unschedulable := podAt(0, corev1.PodPending)
-	unschedulable.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-		Reason: corev1.PodReasonUnschedulable, Message: "0/4 nodes are available: 4 Insufficient cpu."}}
+	unschedulable.Status.Conditions = []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/4 nodes are available: 4 Insufficient cpu.",
+	}}
 	evicted := podAt(1, corev1.PodFailed)
 	evicted.Status.Reason, evicted.Status.Message = "Evicted", "The node was low on resource: memory."
 	timed := gangSpec(1, "")
@@ -66,21 +68,36 @@ func TestDecide(t *testing.T) {
 	}{
 		{"no pods yet", task, nil, 0, job.StateUnknown, 0, "", "", ""},
 		{"running", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodRunning, running("main"))}, 0, job.StateRunning, 0, "", "", ""},
-		{"succeeded with output", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodSucceeded, ended("main", 0, "Completed", "answer 2\n42", 0))},
-			0, job.StateExited, 0, "", "", ""},
-		{"succeeded without its output", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodSucceeded, ended("main", 0, "Completed", "", 0))},
-			0, job.StateExited, 0, "", "", `output parameter "answer" was not written`},
-		{"exit code", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodFailed, ended("main", 3, "Error", "", 0))},
-			0, job.StateExited, 3, "", "", ""},
-		{"OOMKilled", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodFailed, ended("main", 137, "OOMKilled", "", 0))},
-			0, job.StateExited, 137, apiv1.CodeOOMKilled, "", "OOMKilled"},
+		{
+			"succeeded with output", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodSucceeded, ended("main", 0, "Completed", "answer 2\n42", 0))},
+			0, job.StateExited, 0, "", "", "",
+		},
+		{
+			"succeeded without its output", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodSucceeded, ended("main", 0, "Completed", "", 0))},
+			0, job.StateExited, 0, "", "", `output parameter "answer" was not written`,
+		},
+		{
+			"exit code", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodFailed, ended("main", 3, "Error", "", 0))},
+			0, job.StateExited, 3, "", "", "",
+		},
+		{
+			"OOMKilled", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodFailed, ended("main", 137, "OOMKilled", "", 0))},
+			0, job.StateExited, 137, apiv1.CodeOOMKilled, "", "OOMKilled",
+		},
 		{"first failing rank decides", gangSpec(3, ""), map[int]*corev1.Pod{
 			0: podAt(0, corev1.PodRunning, running("node-0")),
 			1: podAt(1, corev1.PodFailed, ended("node-1", 2, "Error", "", 2*time.Second)),
 			2: podAt(2, corev1.PodFailed, ended("node-2", 9, "Error", "", time.Second)),
 		}, 0, job.StateExited, 9, "", "node-2", ""},
-		{"evicted pod", gangSpec(2, ""), map[int]*corev1.Pod{0: podAt(0, corev1.PodRunning, running("node-0")), 1: evicted},
-			0, job.StateExited, -1, apiv1.CodeEvicted, "node-1", "low on resource"},
+		{
+			"evicted pod", gangSpec(2, ""),
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodRunning, running("node-0")), 1: evicted},
+			0, job.StateExited, -1, apiv1.CodeEvicted, "node-1", "low on resource",
+		},
 		{"leader decides", gangSpec(2, "node-0"), map[int]*corev1.Pod{
 			0: podAt(0, corev1.PodSucceeded, ended("node-0", 0, "Completed", "", 0)),
 			1: podAt(1, corev1.PodRunning, running("node-1")),
@@ -89,17 +106,33 @@ func TestDecide(t *testing.T) {
 			0: podAt(0, corev1.PodRunning, running("node-0")),
 			1: podAt(1, corev1.PodFailed, ended("node-1", 1, "Error", "", 0)),
 		}, 0, job.StateRunning, 0, "", "", ""},
-		{"image pull backoff within grace", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("main", "ImagePullBackOff"))},
-			30 * time.Second, job.StateRunning, 0, "", "", ""},
-		{"image pull backoff past grace", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("main", "ImagePullBackOff"))},
-			time.Minute, job.StateExited, -1, apiv1.CodeImagePull, "", "ImagePullBackOff: details"},
-		{"invalid image name at once", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("main", "InvalidImageName"))},
-			0, job.StateExited, -1, apiv1.CodeImagePull, "", "InvalidImageName"},
-		{"missing secret past grace", task, map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("main", "CreateContainerConfigError"))},
-			2 * time.Minute, job.StateExited, -1, apiv1.CodeContainerConfig, "", "CreateContainerConfigError"},
+		{
+			"image pull backoff within grace", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("ImagePullBackOff"))},
+			30 * time.Second, job.StateRunning, 0, "", "", "",
+		},
+		{
+			"image pull backoff past grace", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("ImagePullBackOff"))},
+			time.Minute, job.StateExited, -1, apiv1.CodeImagePull, "", "ImagePullBackOff: details",
+		},
+		{
+			"invalid image name at once", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("InvalidImageName"))},
+			0, job.StateExited, -1, apiv1.CodeImagePull, "", "InvalidImageName",
+		},
+		{
+			"missing secret past grace", task,
+			map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("CreateContainerConfigError"))},
+			2 * time.Minute, job.StateExited, -1, apiv1.CodeContainerConfig, "", "CreateContainerConfigError",
+		},
 		{"unschedulable waits without a timeout", task, map[int]*corev1.Pod{0: unschedulable}, time.Hour, job.StateRunning, 0, "", "", ""},
-		{"unschedulable past the gang's timeout", timed, map[int]*corev1.Pod{0: unschedulable}, 5 * time.Second,
-			job.StateExited, -1, apiv1.CodeUnschedulable, "", "Insufficient cpu"},
+		{
+			"unschedulable past the gang's timeout", timed,
+			map[int]*corev1.Pod{0: unschedulable},
+			5 * time.Second,
+			job.StateExited, -1, apiv1.CodeUnschedulable, "", "Insufficient cpu",
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
