@@ -64,7 +64,7 @@ start kube-apiserver "$BIN/kube-apiserver" --etcd-servers http://127.0.0.1:2379 
   --secure-port 6443 --cert-dir "$DIR/pki" --token-auth-file "$DIR/pki/tokens.csv" --authorization-mode RBAC \
   --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$DIR/pki/sa.pub" \
   --service-account-signing-key-file "$DIR/pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
-  --disable-admission-plugins ServiceAccount,TaintNodesByCondition
+  --disable-admission-plugins ServiceAccount,TaintNodesByCondition --kubelet-preferred-address-types InternalIP
 cat > "$DIR/kubeconfig" <<KC
 apiVersion: v1
 kind: Config
@@ -79,9 +79,22 @@ start kube-scheduler "$BIN/kube-scheduler" --kubeconfig "$DIR/kubeconfig" --lead
 start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$DIR/kubeconfig" --leader-elect=false \
   --controllers '*,-nodelifecycle' --service-account-private-key-file "$DIR/pki/sa.key" \
   --bind-address 127.0.0.1 --secure-port 10257
+# kwok also plays the nodes' kubelet API on 127.0.0.1:10250, so the pod log
+# API works: every container's log is the file pod.log (ClusterLogs), in
+# the CRI log format a kubelet reads.
+printf '2026-01-01T00:00:00.000000000Z stdout F kwok: line 1 of a container log\n2026-01-01T00:00:01.000000000Z stdout F kwok: line 2 of a container log\n' > "$DIR/pod.log"
+cat > "$DIR/kwok-logs.yaml" <<LOGS
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata: {name: every-container}
+spec:
+  logs: [{logsFile: "$DIR/pod.log"}]
+LOGS
 start kwok "$BIN/kwok" --kubeconfig "$DIR/kubeconfig" --manage-all-nodes=false \
-  --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.1/16 --node-ip 10.0.0.1 \
-  --config hack/kwok-stages.yaml
+  --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.1/16 --node-ip 127.0.0.1 \
+  --node-port 10250 --server-address 127.0.0.1:10250 \
+  --tls-cert-file "$DIR/pki/apiserver.crt" --tls-private-key-file "$DIR/pki/apiserver.key" \
+  --config hack/kwok-stages.yaml --config "$DIR/kwok-logs.yaml"
 
 post() { # path: POST stdin as JSON
   curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST \

@@ -153,6 +153,13 @@ func TestKubeWorkflowOfThreeTasksSucceeds(t *testing.T) {
 		t.Errorf("images/podTemplate not applied: train %s, evaluate %s %v %v", train.Spec.Containers[0].Image,
 			eval.Spec.Containers[0].Image, eval.Spec.NodeSelector, eval.Spec.Tolerations)
 	}
+	// Logs come from the pod log API (kwok serves two lines per container).
+	if logs := kiln(t, home, "logs", string(id)); !strings.Contains(logs.stdout, "[train] kwok: line 2 of a container log") {
+		t.Errorf("kiln logs: %d\n%s%s", logs.code, logs.stdout, logs.stderr)
+	}
+	if logs := kiln(t, home, "logs", string(id), "evaluate", "-f"); logs.stdout != "kwok: line 1 of a container log\nkwok: line 2 of a container log\n" {
+		t.Errorf("kiln logs -f of a finished task: %d\n%q%s", logs.code, logs.stdout, logs.stderr)
+	}
 	for _, p := range pods {
 		for _, e := range p.Spec.Containers[0].Env {
 			if e.Name == "PATH" || e.Name == "HOME" {

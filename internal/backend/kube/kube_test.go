@@ -274,3 +274,36 @@ func TestCleanPolicy(t *testing.T) {
 		})
 	}
 }
+
+func TestLogsFromThePodLogAPI(t *testing.T) {
+	h := newHarness(t, Config{})
+	ctx := context.Background()
+	spec := withAnnotations(&job.Spec{ID: "r-ggggg/train/1"}, nil)
+	for i := range 2 {
+		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Host: i, Command: []string{"x"}})
+	}
+	if err := h.Launch(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the gang to run", func() bool {
+		st, err := h.Observe(ctx, spec)
+		return err == nil && st.State == job.StateRunning && len(h.podsOf(parseID(spec.ID))) == 2 &&
+			h.podsOf(parseID(spec.ID))[1].Status.Phase == corev1.PodRunning
+	})
+	// Following running containers streams until the context ends. The
+	// test cluster's kwok serves every container the same two lines.
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var out strings.Builder
+	if err := h.Logs(fctx, spec.ID, true, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"node-0 | kwok: line 1 of a container log", "node-1 | kwok: line 2 of a container log"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("logs lack %q:\n%s", want, out.String())
+		}
+	}
+	if err := h.Logs(ctx, "r-ggggg/nothing/1", false, &out); err == nil || !strings.Contains(err.Error(), "no pods") {
+		t.Errorf("logs of an attempt without pods: %v", err)
+	}
+}

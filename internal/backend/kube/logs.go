@@ -28,7 +28,7 @@ func (b *Backend) Logs(ctx context.Context, id string, follow bool, w io.Writer)
 		p := pods[h]
 		for _, c := range p.Spec.Containers {
 			if isProcess(p, c.Name) {
-				streams = append(streams, logStream{pod: p.Name, container: c.Name})
+				streams = append(streams, logStream{pod: p.Name, container: c.Name, ended: terminal(p)})
 			}
 		}
 	}
@@ -48,7 +48,7 @@ func (b *Backend) Logs(ctx context.Context, id string, follow bool, w io.Writer)
 	var wg sync.WaitGroup
 	errs := make([]error, len(streams))
 	for i, s := range streams {
-		wg.Go(func() { errs[i] = b.stream(ctx, s, true, out, prefix) })
+		wg.Go(func() { errs[i] = b.stream(ctx, s, !s.ended, out, prefix) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -59,7 +59,11 @@ func (b *Backend) Logs(ctx context.Context, id string, follow bool, w io.Writer)
 	return nil
 }
 
-type logStream struct{ pod, container string }
+// logStream is one container's log; an ended one is read, not followed.
+type logStream struct {
+	pod, container string
+	ended          bool
+}
 
 // isProcess reports whether container c of pod p runs a process of the
 // attempt rather than a sidecar from the pod template: kiln's containers
