@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -129,4 +131,34 @@ spec:
 		_, err := c.cs.CoreV1().Secrets(c.ns).Get(context.Background(), ref.Name, metav1.GetOptions{})
 		return err != nil
 	})
+}
+
+func TestKubeServerRunsOnTheCluster(t *testing.T) {
+	c := newCluster(t)
+	home := c.home(t)
+	base, token, _ := startServe(t, home)
+	run := postRun(t, base, token, threeTasks)
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	waitFor(t, "the run to succeed on the cluster", func() bool {
+		_, body := get("/api/v1/runs/" + string(run.ID))
+		var got apiv1.Run
+		return json.Unmarshal([]byte(body), &got) == nil && got.Status.Phase == apiv1.PhaseSucceeded
+	})
+	if n := len(c.pods(t, run.ID)); n != 3 {
+		t.Errorf("the server's run made %d pods, want 3", n)
+	}
+	code, body := get("/api/v1/runs/" + string(run.ID) + "/tasks/train/logs?follow=true")
+	if code != http.StatusOK || body != "kwok: line 1 of a container log\nkwok: line 2 of a container log\n" {
+		t.Errorf("logs through the API: %d %q", code, body)
+	}
 }
