@@ -14,10 +14,27 @@ func newValidateCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check workflow files and print every problem found",
-		Args:  cobra.MinimumNArgs(1),
+		Long: "Check workflow files and print every problem found. With --backend kubernetes (or the\n" +
+			"configuration file's backend) every task must also have a container image.",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
+			backend, _, cfgErr := e.backend.resolve(e.home)
+			if cfgErr != nil {
+				return cfgErr
+			}
 			docs, readErr := workflow.ReadFiles(files)
 			plans, checkErr := app.CheckDocuments(docs)
+			if backend == app.BackendKubernetes {
+				var kept []app.Checked
+				for _, p := range plans {
+					if err := workflow.RequireImages(p.Doc, p.Plan); err != nil {
+						checkErr = errors.Join(checkErr, err)
+						continue
+					}
+					kept = append(kept, p)
+				}
+				plans = kept
+			}
 			for _, p := range plans {
 				fmt.Fprintf(e.stdout, "ok: %s: %s (%d tasks)\n", p.Doc.File, p.Doc.Object(), len(p.Plan.Tasks))
 			}

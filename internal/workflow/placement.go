@@ -44,7 +44,7 @@ func RequireImages(doc *Document, p *Plan) error {
 			field = trainJobFields(field)
 		}
 		errs = append(errs, docError(doc, apiv1.CodeImageRequired, field,
-			"task "+t.Spec.Name+" has no container image: the kubernetes backend runs every task in a container; set image on the task or on the workflow's spec"))
+			"task "+t.Spec.Name+" has no container image, which the kubernetes backend needs"))
 	}
 	return errors.Join(errs...)
 }

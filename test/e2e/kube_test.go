@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -224,4 +225,21 @@ func waitPhase(t *testing.T, home string, id apiv1.RunID, phase apiv1.Phase) api
 		return run.Status.Phase == phase
 	})
 	return run
+}
+
+func TestValidateForKubernetesRequiresImages(t *testing.T) {
+	home := t.TempDir()
+	local := filepath.Join(repoRoot(), "examples", "pipeline.yaml")
+	r := kiln(t, home, "validate", "--backend", "kubernetes", local, filepath.Join(repoRoot(), "examples", "kubernetes", "pipeline.yaml"))
+	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1019 "+local+": Workflow/linear-fit: spec.tasks[0].image") ||
+		!strings.Contains(r.stdout, "ok: ") {
+		t.Fatalf("validate --backend kubernetes: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kiln(t, home, "validate", local); r.code != 0 {
+		t.Errorf("the local backend needs no image: %s", r.stderr)
+	}
+	writeFile(t, home, "config.yaml", "backend: kubernetes\nkubernetes: {cleanPolicy: Sometimes}\n")
+	if r := kiln(t, home, "validate", local); r.code == 0 || !strings.Contains(r.stderr, "kubernetes.cleanPolicy") {
+		t.Errorf("a bad configuration file must be named: %d %s", r.code, r.stderr)
+	}
 }
