@@ -43,9 +43,13 @@ func (b *Backend) Release(ctx context.Context, id string, succeeded bool) error 
 }
 
 // clean deletes the objects of attempts whose delete-after time has come.
-// It runs at most every ten seconds.
+// It runs every ten seconds, or every CleanTTL if that is shorter.
 func (b *Backend) clean(ctx context.Context) {
-	if time.Since(b.janitorAt) < 10*time.Second {
+	every := 10 * time.Second
+	if ttl := b.cfg.CleanTTL; ttl > 0 && ttl < every {
+		every = ttl
+	}
+	if time.Since(b.janitorAt) < every {
 		return
 	}
 	b.janitorAt = time.Now()

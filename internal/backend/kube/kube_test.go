@@ -275,6 +275,25 @@ func TestCleanPolicy(t *testing.T) {
 	}
 }
 
+func TestCleanTTL(t *testing.T) {
+	h := newHarness(t, Config{CleanPolicy: CleanAlways, CleanTTL: time.Second})
+	spec := withAnnotations(&job.Spec{ID: "r-hhhhh/t/1", Processes: []job.Process{{Command: []string{"x"}}}},
+		map[string]string{"kwok.kiln.dev/exit-code": "0"})
+	ctx := context.Background()
+	if err := h.Launch(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(t, spec.ID)
+	if err := h.Release(ctx, spec.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	pods := h.pods(t, spec.ID)
+	if len(pods) != 1 || pods[0].Annotations[AnnoDeleteAfter] == "" {
+		t.Fatalf("the pod should stay, marked for deletion, until the TTL passes: %d pods", len(pods))
+	}
+	eventually(t, "the janitor to delete the pod after its TTL", func() bool { return len(h.pods(t, spec.ID)) == 0 })
+}
+
 func TestLogsFromThePodLogAPI(t *testing.T) {
 	h := newHarness(t, Config{})
 	ctx := context.Background()
