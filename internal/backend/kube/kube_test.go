@@ -326,3 +326,30 @@ func TestLogsFromThePodLogAPI(t *testing.T) {
 		t.Errorf("logs of an attempt without pods: %v", err)
 	}
 }
+
+func TestEvictedPodIsCoded(t *testing.T) {
+	h := newHarness(t, Config{})
+	ctx := context.Background()
+	spec := withAnnotations(&job.Spec{ID: "r-iiiii/t/1", Processes: []job.Process{{Command: []string{"x"}}}}, nil)
+	if err := h.Launch(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.Pod
+	eventually(t, "the pod to run", func() bool {
+		pods := h.pods(t, spec.ID)
+		if len(pods) == 1 {
+			pod = pods[0]
+		}
+		return len(pods) == 1 && pod.Status.Phase == corev1.PodRunning
+	})
+	// The kubelet evicts it under memory pressure.
+	pod.Status.Phase, pod.Status.Reason = corev1.PodFailed, "Evicted"
+	pod.Status.Message = "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi."
+	if _, err := h.c.Client.CoreV1().Pods(h.ns).UpdateStatus(ctx, &pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st := h.wait(t, spec.ID)
+	if st.Code != string(apiv1.CodeEvicted) || !strings.Contains(st.Message, "low on resource: memory") || st.Permanent {
+		t.Fatalf("got %+v, want a retryable %s with the kubelet's message", st, apiv1.CodeEvicted)
+	}
+}
