@@ -203,7 +203,11 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, first bo
 	}
 	c.Command, c.Args = proc.Command, nil
 	if len(spec.Outputs) > 0 {
-		c.Command = outputsWrapper(proc.Command, spec.Outputs)
+		path := c.TerminationMessagePath
+		if path == "" {
+			path = corev1.TerminationMessagePathDefault
+		}
+		c.Command = outputsWrapper(proc.Command, spec.Outputs, path)
 	}
 	if spec.Container.WorkingDir != "" {
 		c.WorkingDir = spec.Container.WorkingDir

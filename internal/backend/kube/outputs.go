@@ -12,17 +12,21 @@ import (
 // and wc in the image, as nearly every image has.
 const outputsScript = `"$@"; rc=$?; [ "$rc" -ne 0 ] && exit "$rc"
 for n in %s; do f="$KILN_OUTPUTS/$n"; [ -f "$f" ] || continue
-  printf '%%s %%s\n' "$n" "$(wc -c < "$f" | tr -d ' ')"; cat "$f"; done > /dev/termination-log
+  printf '%%s %%s\n' "$n" "$(wc -c < "$f" | tr -d ' ')"; cat "$f"; done > %s
 exit 0`
 
 // maxTerminationMessage is the most a container's termination message holds.
 const maxTerminationMessage = 4096
 
 // outputsWrapper wraps a command so that its output parameters come back
-// through the termination message.
-func outputsWrapper(cmd []string, outputs []string) []string {
-	return append([]string{"/bin/sh", "-c", fmt.Sprintf(outputsScript, strings.Join(outputs, " ")), "kiln-task"}, cmd...)
+// through the termination message, written to path.
+func outputsWrapper(cmd []string, outputs []string, path string) []string {
+	script := fmt.Sprintf(outputsScript, strings.Join(outputs, " "), shellQuote(path))
+	return append([]string{"/bin/sh", "-c", script, "kiln-task"}, cmd...)
 }
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // parseOutputs reads the output parameters back from a termination message
 // and checks that each wanted one is there.

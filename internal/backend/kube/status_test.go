@@ -1,6 +1,10 @@
 package kube
 
 import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +180,41 @@ func TestNames(t *testing.T) {
 	}
 	if a, b := parseID("x/Y/1").Base, parseID("x/y/1").Base; a == b {
 		t.Errorf("IDs that differ in case share the base %q", a)
+	}
+}
+
+// The wrapper is shell run in the task's container; here it runs in this
+// machine's /bin/sh, writing its termination message to a file.
+func TestOutputsWrapperInARealShell(t *testing.T) {
+	dir := t.TempDir()
+	msg := filepath.Join(dir, "termination log")
+	task := []string{"sh", "-c", `printf '42' > "$KILN_OUTPUTS/answer"; printf 'two\nlines' > "$KILN_OUTPUTS/text"; exit "$1"`, "task"}
+	run := func(code string) error {
+		argv := outputsWrapper(append(task, code), []string{"answer", "text", "absent"}, msg)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "KILN_OUTPUTS="+dir)
+		return cmd.Run()
+	}
+	if err := run("0"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := parseOutputs(string(b), []string{"answer", "text"})
+	if err != nil || got["answer"] != "42" || got["text"] != "two\nlines" {
+		t.Fatalf("outputs %q (%v) from message %q", got, err, b)
+	}
+	if _, err := parseOutputs(string(b), []string{"absent"}); err == nil {
+		t.Error("an output the task did not write must be reported")
+	}
+	os.Remove(msg)
+	var ee *exec.ExitError
+	if err := run("3"); !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("the task's exit code must pass through, got %v", err)
+	}
+	if _, err := os.Stat(msg); err == nil {
+		t.Error("a failed task must not report outputs")
 	}
 }
