@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // Release is told that the engine has recorded how an attempt ended: the
@@ -35,7 +34,7 @@ func (b *Backend) Release(ctx context.Context, id string, succeeded bool) error 
 	due := time.Now().Add(b.cfg.CleanTTL).UTC().Format(time.RFC3339)
 	patch := []byte(`{"metadata":{"annotations":{"` + AnnoDeleteAfter + `":"` + due + `"}}}`)
 	for _, p := range b.podsOf(a) {
-		if _, err := b.client.CoreV1().Pods(b.ns).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if err := b.core.mergePatch(ctx, "pods", p.Name, patch); err != nil {
 			return err
 		}
 	}
@@ -68,8 +67,7 @@ func (b *Backend) clean(ctx context.Context) {
 // deleteAll deletes every object of an attempt: pods, service, config
 // maps (files and the status record) and pod group.
 func (b *Backend) deleteAll(ctx context.Context, a attempt) error {
-	sel := metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base}
-	if err := b.client.CoreV1().Pods(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+	if err := b.core.deleteCollection(ctx, "pods", metav1.DeleteOptions{}, LabelJob+"="+a.Base); err != nil {
 		return err
 	}
 	return b.deleteAux(ctx, a)
@@ -77,25 +75,23 @@ func (b *Backend) deleteAll(ctx context.Context, a attempt) error {
 
 // deleteAux deletes an attempt's objects other than its pods.
 func (b *Backend) deleteAux(ctx context.Context, a attempt) error {
-	sel := metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base}
-	core := b.client.CoreV1()
-	if err := core.ConfigMaps(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
-		return err
+	sel := LabelJob + "=" + a.Base
+	for _, resource := range []string{"configmaps", "secrets"} {
+		if err := b.core.deleteCollection(ctx, resource, metav1.DeleteOptions{}, sel); err != nil {
+			return err
+		}
 	}
-	if err := core.Secrets(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
-		return err
-	}
-	svcs, err := core.Services(b.ns).List(ctx, sel)
-	if err != nil {
+	var svcs corev1.ServiceList
+	if err := b.core.list(ctx, "services", metav1.ListOptions{LabelSelector: sel}, &svcs); err != nil {
 		return err
 	}
 	for _, s := range svcs.Items {
-		if err := core.Services(b.ns).Delete(ctx, s.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+		if err := b.core.delete(ctx, "services", s.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
 			return err
 		}
 	}
 	if gvr, ok := podGroupResources[b.cfg.GangScheduler]; ok && b.cfg.GangScheduler != GangNone {
-		return b.dynamic.Resource(gvr).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		return b.dynamic.Resource(gvr).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
 	}
 	return nil
 }

@@ -15,11 +15,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -66,12 +64,11 @@ type Backend struct {
 	cfg       Config
 	ns        string
 	shape     shape
-	client    kubernetes.Interface
+	core      *coreClient
 	dynamic   dynamic.Interface
 	pods      cache.SharedIndexInformer
 	records   listersv1.ConfigMapLister
-	factory   informers.SharedInformerFactory
-	stop      context.CancelFunc
+	stop      chan struct{}
 	events    chan string
 	mu        sync.Mutex
 	specs     map[string]*job.Spec
@@ -90,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(rc)
+	core, err := newCoreClient(rc, ns)
 	if err != nil {
 		return nil, &apiv1.Error{Code: apiv1.CodeKubeConfig, Message: err.Error()}
 	}
@@ -98,38 +95,33 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, &apiv1.Error{Code: apiv1.CodeKubeConfig, Message: err.Error()}
 	}
-	return start(ctx, cfg, ns, cs, dyn)
+	return start(ctx, withDefaults(cfg), ns, core, dyn)
 }
 
-func start(ctx context.Context, cfg Config, ns string, cs kubernetes.Interface, dyn dynamic.Interface) (*Backend, error) {
-	cfg = withDefaults(cfg)
+func start(ctx context.Context, cfg Config, ns string, core *coreClient, dyn dynamic.Interface) (*Backend, error) {
 	b := &Backend{
-		cfg: cfg, ns: ns, client: cs, dynamic: dyn, events: make(chan string, 1024),
+		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan string, 1024), stop: make(chan struct{}),
 		specs: map[string]*job.Spec{}, gone: map[string]string{},
 		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName},
 		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
 	}
-	b.factory = informers.NewSharedInformerFactoryWithOptions(cs, cfg.Resync, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelManagedBy + "=" + managedBy }))
-	b.pods = b.factory.Core().V1().Pods().Informer()
-	if err := b.pods.AddIndexers(cache.Indexers{jobIndex: byJob}); err != nil {
-		return nil, err
-	}
+	managed := LabelManagedBy + "=" + managedBy
+	b.pods = core.informer("pods", managed, &corev1.Pod{}, func() runtime.Object { return &corev1.PodList{} },
+		cfg.Resync, cache.Indexers{jobIndex: byJob})
 	if _, err := b.pods.AddEventHandler(b.handler()); err != nil {
 		return nil, err
 	}
-	b.records = b.factory.Core().V1().ConfigMaps().Lister()
-	sctx, cancel := context.WithCancel(context.Background())
-	b.stop = cancel
-	b.factory.Start(sctx.Done())
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	for typ, ok := range b.factory.WaitForCacheSync(wctx.Done()) {
-		if !ok {
-			cancel()
-			return nil, &apiv1.Error{Code: apiv1.CodeBackend, Message: fmt.Sprintf(
-				"cannot read %s from the cluster's namespace %q within 30s: check that the API server is up and kiln may list pods and config maps there", typ, ns)}
-		}
+	maps := core.informer("configmaps", managed, &corev1.ConfigMap{}, func() runtime.Object { return &corev1.ConfigMapList{} },
+		cfg.Resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	b.records = listersv1.NewConfigMapLister(maps.GetIndexer())
+	go b.pods.Run(b.stop)
+	go maps.Run(b.stop)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !cache.WaitForCacheSync(wctx.Done(), b.pods.HasSynced, maps.HasSynced) {
+		close(b.stop)
+		return nil, &apiv1.Error{Code: apiv1.CodeBackend, Message: fmt.Sprintf(
+			"cannot read pods and config maps from the cluster's namespace %q within 30s: check that the API server is up and kiln may list and watch them there", ns)}
 	}
 	return b, nil
 }
@@ -169,13 +161,9 @@ func byJob(obj any) ([]string, error) {
 // Namespace is where the backend creates its objects.
 func (b *Backend) Namespace() string { return b.ns }
 
-// Client is the backend's client, for tools and tests.
-func (b *Backend) Client() kubernetes.Interface { return b.client }
-
 // Close stops watching the cluster. Pods keep running.
 func (b *Backend) Close() error {
-	b.stop()
-	b.factory.Shutdown()
+	close(b.stop)
 	return nil
 }
 

@@ -35,12 +35,12 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 		return err
 	}
 	if objs.Secret != nil {
-		if _, err := b.client.CoreV1().Secrets(b.ns).Create(ctx, objs.Secret, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		if err := b.core.create(ctx, "secrets", objs.Secret); ignoreExists(err) != nil {
 			return fmt.Errorf("creating secret %s: %w", objs.Secret.Name, err)
 		}
 	}
 	if objs.Files != nil {
-		if _, err := b.client.CoreV1().ConfigMaps(b.ns).Create(ctx, objs.Files, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		if err := b.core.create(ctx, "configmaps", objs.Files); ignoreExists(err) != nil {
 			return fmt.Errorf("creating config map %s: %w", objs.Files.Name, err)
 		}
 	}
@@ -61,7 +61,7 @@ func (b *Backend) createService(ctx context.Context, svc *corev1.Service) error 
 	if svc == nil {
 		return nil
 	}
-	if _, err := b.client.CoreV1().Services(b.ns).Create(ctx, svc, metav1.CreateOptions{}); ignoreExists(err) != nil {
+	if err := b.core.create(ctx, "services", svc); ignoreExists(err) != nil {
 		return fmt.Errorf("creating service %s: %w", svc.Name, err)
 	}
 	return nil
@@ -79,7 +79,7 @@ func (b *Backend) createPods(ctx context.Context, pods []*corev1.Pod) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			_, err := b.client.CoreV1().Pods(b.ns).Create(ctx, p, metav1.CreateOptions{})
+			err := b.core.create(ctx, "pods", p)
 			if err = ignoreExists(err); err != nil {
 				mu.Lock()
 				if first == nil {
@@ -155,7 +155,7 @@ func (b *Backend) deleteUnended(ctx context.Context, pods map[int]*corev1.Pod) e
 		if terminal(p) {
 			continue
 		}
-		if err := b.client.CoreV1().Pods(b.ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+		if err := b.core.delete(ctx, "pods", p.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
 			return fmt.Errorf("stopping pod %s: %w", p.Name, err)
 		}
 	}
@@ -197,7 +197,7 @@ func (b *Backend) deletePods(ctx context.Context, a attempt, grace *time.Duratio
 		s := int64(grace.Seconds())
 		opts.GracePeriodSeconds = &s
 	}
-	err := b.client.CoreV1().Pods(b.ns).DeleteCollection(ctx, opts, metav1.ListOptions{LabelSelector: LabelJob + "=" + a.Base})
+	err := b.core.deleteCollection(ctx, "pods", opts, LabelJob+"="+a.Base)
 	if err != nil {
 		return fmt.Errorf("deleting the pods of %s: %w", a.ID, err)
 	}
@@ -228,7 +228,7 @@ func (b *Backend) writeRecord(ctx context.Context, a attempt, st job.Status) err
 		return err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: meta(a, a.recordName(), b.shape), Data: map[string]string{"status": string(data)}}
-	if _, err := b.client.CoreV1().ConfigMaps(b.ns).Create(ctx, cm, metav1.CreateOptions{}); ignoreExists(err) != nil {
+	if err := b.core.create(ctx, "configmaps", cm); ignoreExists(err) != nil {
 		return fmt.Errorf("recording the status of %s: %w", a.ID, err)
 	}
 	// Read it back so that this process sees the decision that stands.

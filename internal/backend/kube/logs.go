@@ -83,8 +83,7 @@ func isProcess(p *corev1.Pod, name string) bool {
 }
 
 func (b *Backend) stream(ctx context.Context, s logStream, follow bool, out *lineWriter, prefix bool) error {
-	req := b.client.CoreV1().Pods(b.ns).GetLogs(s.pod, &corev1.PodLogOptions{Container: s.container, Follow: follow})
-	rc, err := req.Stream(ctx)
+	rc, err := b.core.logs(ctx, s.pod, &corev1.PodLogOptions{Container: s.container, Follow: follow})
 	if err != nil {
 		return fmt.Errorf("reading the log of pod %s, container %s: %w", s.pod, s.container, err)
 	}
