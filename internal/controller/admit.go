@@ -178,34 +178,44 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 	if rs.plan.Tasks[i].Train != nil {
 		return c.buildTrainSpec(ctx, rs, i, n, id)
 	}
+	spec, cmd, env, err := c.prepare(ctx, rs, i, n, id, append(append([]string(nil), t.Command...), t.Args...), t.Env)
+	spec.Processes = []job.Process{{Command: cmd, Env: env}}
+	return spec, err
+}
+
+// prepare does for attempt n of node i what every attempt needs, a task's
+// or a gang's: it expands the command's templates, builds the environment
+// (kiln's base, the task's variables with secrets read, KILN_RUN_ID and
+// friends) and fills in the spec's task-level fields. The spec comes back
+// even with an error, which joins every problem found.
+func (c *Controller) prepare(ctx context.Context, rs *runState, i, n int, id string, command []string, vars []apiv1.EnvVar) (
+	spec *job.Spec, cmd, env []string, err error,
+) {
+	t := rs.plan.Tasks[i].Spec
 	lookup := func(ref template.Ref) (string, bool) { return c.resolve(rs, i, n, id, ref) }
-	spec := &job.Spec{ID: id}
 	var errs []error
 	expand := func(s string) string {
 		v, err := template.Expand(s, lookup)
 		errs = append(errs, err)
 		return v
 	}
-	p := job.Process{Env: append([]string(nil), c.cfg.Env...)}
-	for _, s := range append(append([]string(nil), t.Command...), t.Args...) {
-		p.Command = append(p.Command, expand(s))
+	for _, s := range command {
+		cmd = append(cmd, expand(s))
 	}
-	for _, e := range t.Env {
+	spec = &job.Spec{ID: id, Outputs: t.Outputs.Params(), Container: container(&rs.plan.Tasks[i])}
+	env = append([]string(nil), c.cfg.Env...)
+	for _, e := range vars {
 		v, err := c.envValue(ctx, rs, e, expand)
 		errs = append(errs, err)
-		p.Env = append(p.Env, e.Name+"="+v)
+		env = append(env, e.Name+"="+v)
 		if e.ValueFrom != nil {
 			spec.SecretEnv = append(spec.SecretEnv, e.Name)
 		}
 	}
-	p.Env = append(p.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
-	spec.Processes = []job.Process{p}
-	wd := expand(t.WorkingDir)
-	spec.WorkingDir = c.workingDir(rs, wd)
-	spec.Outputs = t.Outputs.Params()
-	spec.Container = container(&rs.plan.Tasks[i])
-	spec.Container.WorkingDir = wd
-	return spec, errors.Join(errs...)
+	env = append(env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
+	spec.Container.WorkingDir = expand(t.WorkingDir)
+	spec.WorkingDir = c.workingDir(rs, spec.Container.WorkingDir)
+	return spec, cmd, env, errors.Join(errs...)
 }
 
 // workingDir resolves a task's working directory: relative paths, and the

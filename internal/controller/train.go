@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
-	"kiln.dev/kiln/internal/template"
 	"kiln.dev/kiln/internal/training"
 )
 
@@ -19,7 +17,6 @@ import (
 // processes and their environment. Like buildSpec it is deterministic.
 func (c *Controller) buildTrainSpec(ctx context.Context, rs *runState, i, n int, id string) (*job.Spec, error) {
 	j := rs.plan.Tasks[i].Train
-	t := rs.plan.Tasks[i].Spec
 	netw, ok := c.cfg.Backend.(backend.Networker)
 	if !ok {
 		return nil, errors.New("this backend cannot run multi-node training jobs")
@@ -28,37 +25,11 @@ func (c *Controller) buildTrainSpec(ctx context.Context, rs *runState, i, n int,
 	if err != nil {
 		return nil, fmt.Errorf("placing the job's nodes: %w", err)
 	}
-	lookup := func(ref template.Ref) (string, bool) { return c.resolve(rs, i, n, id, ref) }
-	var errs []error
-	expand := func(s string) string {
-		v, err := template.Expand(s, lookup)
-		errs = append(errs, err)
-		return v
-	}
-	in := &training.Input{
-		Network: network, Dir: filepath.Dir(c.cfg.Backend.OutputDir(id)),
-		Env: append([]string(nil), c.cfg.Env...),
-	}
-	for _, s := range append(append([]string(nil), j.Command...), j.Args...) {
-		in.Command = append(in.Command, expand(s))
-	}
-	var secretEnv []string
-	for _, e := range j.Env {
-		v, err := c.envValue(ctx, rs, e, expand)
-		errs = append(errs, err)
-		in.Env = append(in.Env, e.Name+"="+v)
-		if e.ValueFrom != nil {
-			secretEnv = append(secretEnv, e.Name)
-		}
-	}
-	in.Env = append(in.Env, "KILN_RUN_ID="+string(rs.run.ID), "KILN_TASK="+t.Name, "KILN_ATTEMPT="+strconv.Itoa(n))
-	wd := expand(t.WorkingDir)
-	spec := &job.Spec{ID: id, WorkingDir: c.workingDir(rs, wd), Outputs: t.Outputs.Params(), Container: container(&rs.plan.Tasks[i])}
-	spec.Container.WorkingDir = wd
-	spec.SecretEnv = secretEnv
-	if err := errors.Join(errs...); err != nil {
+	spec, cmd, env, err := c.prepare(ctx, rs, i, n, id, append(append([]string(nil), j.Command...), j.Args...), j.Env)
+	if err != nil {
 		return nil, err
 	}
+	in := &training.Input{Command: cmd, Env: env, Network: network, Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
 	return spec, j.Plugin.Build(j, in, spec)
 }
 
