@@ -104,8 +104,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Store: st, Backend: a.Backend, Pool: resource.NewPool(pool),
 		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,
 	})
-	m := a.Metrics
-	m.SetSource(a)
+	a.Metrics.SetSource(a)
 	return a, nil
 }
 

@@ -13,13 +13,15 @@ import (
 // Service, PodGroup, files and status record). Its pods hold its logs: the
 // clean policy says whether they go too, now or CleanTTL later.
 func (b *Backend) Release(ctx context.Context, id string, succeeded bool) error {
+	a := parseID(id)
+	_, recorded := b.record(a)
 	b.mu.Lock()
 	spec := b.specs[id]
 	delete(b.specs, id)
 	delete(b.gone, id)
+	delete(b.decided, id)
+	delete(b.reported, id)
 	b.mu.Unlock()
-	a := parseID(id)
-	_, recorded := b.record(a)
 	if spec == nil || isGang(spec) || len(spec.Files) > 0 || len(spec.SecretEnv) > 0 || recorded {
 		if err := b.deleteAux(ctx, a); err != nil {
 			return err

@@ -58,6 +58,10 @@ func (c *coreClient) deleteCollection(ctx context.Context, resource string, opts
 	return c.rest.Delete().Namespace(c.ns).Resource(resource).VersionedParams(&list, c.params).Body(&opts).Do(ctx).Error()
 }
 
+func (c *coreClient) get(ctx context.Context, resource, name string, into runtime.Object) error {
+	return c.rest.Get().Namespace(c.ns).Resource(resource).Name(name).Do(ctx).Into(into)
+}
+
 func (c *coreClient) list(ctx context.Context, resource string, opts metav1.ListOptions, into runtime.Object) error {
 	return c.rest.Get().Namespace(c.ns).Resource(resource).VersionedParams(&opts, c.params).Do(ctx).Into(into)
 }

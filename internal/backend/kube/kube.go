@@ -72,7 +72,9 @@ type Backend struct {
 	events    chan string
 	mu        sync.Mutex
 	specs     map[string]*job.Spec
-	gone      map[string]string // attempt -> pod deleted under it
+	gone      map[string]string     // attempt -> pod deleted under it
+	decided   map[string]job.Status // records this process wrote or read
+	reported  map[string]bool       // attempts Watch has reported
 	lim       limits
 	janitorAt time.Time
 }
@@ -101,7 +103,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 func start(ctx context.Context, cfg Config, ns string, core *coreClient, dyn dynamic.Interface) (*Backend, error) {
 	b := &Backend{
 		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan string, 1024), stop: make(chan struct{}),
-		specs: map[string]*job.Spec{}, gone: map[string]string{},
+		specs: map[string]*job.Spec{}, gone: map[string]string{}, decided: map[string]job.Status{}, reported: map[string]bool{},
 		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName},
 		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
 	}

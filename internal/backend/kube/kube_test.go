@@ -150,8 +150,17 @@ func TestClusterFailuresAreCoded(t *testing.T) {
 				t.Fatalf("got %s %q, want %s with %q", st.Code, st.Message, c.code, c.want)
 			}
 			// The decision outlives the pods: a stuck pod is deleted, yet
-			// Observe (a restarted engine) reads the same status.
+			// Observe, here and in a restarted engine, reads the same status.
 			again, err := h.Observe(ctx, spec)
+			if err != nil || again.Code != st.Code {
+				t.Errorf("Observe after the decision: %+v, %v", again, err)
+			}
+			restarted, err := New(ctx, Config{Kubeconfig: h.c.Kubeconfig, Namespace: h.ns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer restarted.Close()
+			again, err = restarted.Observe(ctx, spec)
 			if err != nil || again.Code != st.Code {
 				t.Errorf("Observe after the decision: %+v, %v", again, err)
 			}

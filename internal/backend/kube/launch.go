@@ -101,23 +101,16 @@ func ignoreExists(err error) error {
 }
 
 // Observe returns the attempt's status as its pods (or its record) show it,
-// stopping what is left of a gang that is decided.
-// An engine that adopts a running gang (after a crash between its pods and
-// its Service) makes sure the Service exists.
+// stopping what is left of a gang that is decided. An engine that adopts a
+// running gang (after a crash between its pods and its Service) makes sure
+// the Service exists.
 func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
-	if b.remember(spec) && isGang(spec) {
-		objs, err := build(spec, b.shape)
-		if err != nil {
-			return job.Status{}, err
-		}
-		if st, err := b.settle(ctx, spec); err != nil || st.State != job.StateRunning {
-			return st, err
-		}
-		if err := b.createService(ctx, objs.Service); err != nil {
-			return job.Status{}, err
-		}
+	adopted := b.remember(spec)
+	st, err := b.settle(ctx, spec)
+	if err == nil && adopted && isGang(spec) && st.State == job.StateRunning {
+		err = b.createService(ctx, service(parseID(spec.ID), b.shape))
 	}
-	return b.settle(ctx, spec)
+	return st, err
 }
 
 // settle decides an attempt from its pods. When it is decided while some
@@ -142,7 +135,8 @@ func (b *Backend) settle(ctx context.Context, spec *job.Spec) (job.Status, error
 	if st.State != job.StateExited || allEnded(pods) {
 		return st, nil
 	}
-	if err := b.writeRecord(ctx, a, st); err != nil {
+	st, err := b.writeRecord(ctx, a, st)
+	if err != nil {
 		return job.Status{}, err
 	}
 	return st, b.deleteUnended(ctx, pods)
@@ -184,7 +178,7 @@ func (b *Backend) Abort(ctx context.Context, id string, grace time.Duration) err
 			st = d
 		}
 	}
-	if err := b.writeRecord(ctx, a, st); err != nil {
+	if _, err := b.writeRecord(ctx, a, st); err != nil {
 		return err
 	}
 	return b.deletePods(ctx, a, &grace)
@@ -207,50 +201,56 @@ func (b *Backend) deletePods(ctx context.Context, a attempt, grace *time.Duratio
 // recordName is the config map holding an attempt's decided status.
 func (a attempt) recordName() string { return a.Base + "-status" }
 
-// record returns the attempt's recorded status, if it has one.
+// record returns the attempt's recorded status, if it has one: one this
+// process wrote or read, else one an earlier process left in the cluster.
 func (b *Backend) record(a attempt) (job.Status, bool) {
+	b.mu.Lock()
+	st, ok := b.decided[a.ID]
+	b.mu.Unlock()
+	if ok {
+		return st, true
+	}
 	cm, err := b.records.ConfigMaps(b.ns).Get(a.recordName())
-	if err != nil || cm.Annotations[AnnoAttemptID] != a.ID {
+	if err != nil {
 		return job.Status{}, false
 	}
+	return parseRecord(a, cm)
+}
+
+func parseRecord(a attempt, cm *corev1.ConfigMap) (job.Status, bool) {
 	var st job.Status
-	if json.Unmarshal([]byte(cm.Data["status"]), &st) != nil {
+	if cm.Annotations[AnnoAttemptID] != a.ID || json.Unmarshal([]byte(cm.Data["status"]), &st) != nil {
 		return job.Status{}, false
 	}
 	return st, true
 }
 
 // writeRecord stores a decided status before the pods that showed it are
-// deleted. The first decision stands: a second write finds it and keeps it.
-func (b *Backend) writeRecord(ctx context.Context, a attempt, st job.Status) error {
+// deleted, and returns the decision that stands: the first one written,
+// which may be another engine's.
+func (b *Backend) writeRecord(ctx context.Context, a attempt, st job.Status) (job.Status, error) {
 	data, err := json.Marshal(st)
 	if err != nil {
-		return err
+		return job.Status{}, err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: meta(a, a.recordName(), b.shape), Data: map[string]string{"status": string(data)}}
-	if err := b.core.create(ctx, "configmaps", cm); ignoreExists(err) != nil {
-		return fmt.Errorf("recording the status of %s: %w", a.ID, err)
-	}
-	// Read it back so that this process sees the decision that stands.
-	if err := b.waitRecord(ctx, a); err != nil {
-		return err
-	}
-	return nil
-}
-
-// waitRecord waits until the informer's cache holds the attempt's record.
-func (b *Backend) waitRecord(ctx context.Context, a attempt) error {
-	for i := 0; i < 200; i++ {
-		if _, ok := b.record(a); ok {
-			return nil
+	err = b.core.create(ctx, "configmaps", cm)
+	if apierrors.IsAlreadyExists(err) {
+		var standing corev1.ConfigMap
+		if err := b.core.get(ctx, "configmaps", a.recordName(), &standing); err != nil {
+			return job.Status{}, fmt.Errorf("reading the status record of %s: %w", a.ID, err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		var ok bool
+		if st, ok = parseRecord(a, &standing); !ok {
+			return job.Status{}, fmt.Errorf("config map %s is not the status record of %s", a.recordName(), a.ID)
 		}
+	} else if err != nil {
+		return job.Status{}, fmt.Errorf("recording the status of %s: %w", a.ID, err)
 	}
-	return fmt.Errorf("the status record of %s did not appear in the cache", a.ID)
+	b.mu.Lock()
+	b.decided[a.ID] = st
+	b.mu.Unlock()
+	return st, nil
 }
 
 func ignoreNotFound(err error) error {

@@ -58,14 +58,15 @@ func (b *Backend) notify(id string) {
 // timeouts, not events), and every Resync it asks the engine to compare
 // everything.
 func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Status), resync func()) {
-	reported := map[string]bool{}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	full := time.NewTicker(b.cfg.Resync)
 	defer full.Stop()
 	look := func(id string) {
-		spec := b.spec(id)
-		if spec == nil || reported[id] {
+		b.mu.Lock()
+		spec, done := b.specs[id], b.reported[id]
+		b.mu.Unlock()
+		if spec == nil || done {
 			return
 		}
 		st, err := b.settle(ctx, spec)
@@ -74,7 +75,9 @@ func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Statu
 			return
 		}
 		if st.State == job.StateExited {
-			reported[id] = true
+			b.mu.Lock()
+			b.reported[id] = true
+			b.mu.Unlock()
 			exited(id, st)
 		}
 	}
@@ -85,7 +88,7 @@ func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Statu
 		case id := <-b.events:
 			look(id)
 		case <-tick.C:
-			for _, id := range b.waiting(reported) {
+			for _, id := range b.waiting() {
 				look(id)
 			}
 			b.clean(ctx)
@@ -96,12 +99,12 @@ func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Statu
 }
 
 // waiting lists the attempts not yet reported, whose pods may be stuck.
-func (b *Backend) waiting(reported map[string]bool) []string {
+func (b *Backend) waiting() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var ids []string
 	for id := range b.specs {
-		if !reported[id] {
+		if !b.reported[id] {
 			ids = append(ids, id)
 		}
 	}
