@@ -49,6 +49,7 @@ const (
 	CodeBodyTooLarge    Code = "KLN-4005"
 	CodeBadRequest      Code = "KLN-4006"
 	CodeInternal        Code = "KLN-4009"
+	CodeRunPhase        Code = "KLN-4010"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
@@ -94,7 +95,7 @@ func CodeInfos() []CodeInfo {
 		{CodeNoMLPolicy, "a TrainingRuntime has no mlPolicy, or more than one framework in it", "set exactly one of mlPolicy.torch, mpi, xgboost, tensorflow, jax or plain"},
 		{CodeImageRequired, "a task has no container image and the backend runs containers (kubernetes)", "set image on the task, on the workflow's spec, or trainer.image"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
-		{CodeScheduleTimeout, "a gang could not be admitted whole within gangPolicy.scheduleTimeoutSeconds", "free resources, shrink the job, or raise the timeout"},
+		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
 		{CodeExit, "the task's process exited with a non-zero status", "read the task's logs with kiln logs"},
 		{CodeAttemptTimeout, "an attempt ran longer than the task's timeout", "raise timeout or make the task faster"},
@@ -113,6 +114,7 @@ func CodeInfos() []CodeInfo {
 		{CodeBodyTooLarge, "the request body is larger than the server accepts", "split the submission or raise the server's limit"},
 		{CodeBadRequest, "a request parameter is missing or malformed", "see the message"},
 		{CodeInternal, "the server failed while handling the request", "see the server's log"},
+		{CodeRunPhase, "the run's phase does not allow the request: cancelling or suspending a run that ended, retrying one that did not fail", "check the run's phase with kiln describe run"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},

@@ -19,8 +19,14 @@ type Run struct {
 	Workflow *Workflow `json:"workflow,omitempty"`
 	// Params are the values of every parameter, defaults filled in.
 	Params map[string]string `json:"params,omitempty"`
-	// Source is the file the resource was read from, if any.
+	// Source is the file the resource was read from, if any, as the
+	// submitter named it.
 	Source string `json:"source,omitempty"`
+	// WorkDir is the directory tasks start in when they set no workingDir
+	// (and relative workingDirs are relative to): the directory of the
+	// workflow's file, when the engine can see it. Empty: each attempt
+	// starts in its own directory.
+	WorkDir string `json:"workDir,omitempty"`
 	// Project owns the run; API tokens are scoped to projects. Default "default".
 	Project string `json:"project,omitempty"`
 	// CreatedAt is when the run was submitted.
@@ -121,6 +127,10 @@ type AttemptStatus struct {
 	Code Code `json:"code,omitempty"`
 	// Message says why the attempt ended as it did.
 	Message string `json:"message,omitempty"`
+	// System is set on an attempt that failed because of the machine (its
+	// supervisor died, its pod was evicted), not the task: it counts
+	// against the engine's system budget, never the task's retries.
+	System bool `json:"system,omitempty"`
 	// StartedAt is when the attempt was launched.
 	StartedAt *time.Time `json:"startedAt,omitempty"`
 	// FinishedAt is when the attempt's process exited.

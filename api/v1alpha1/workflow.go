@@ -69,6 +69,11 @@ type Task struct {
 	// Resources is what one attempt takes from the machine's pool while it
 	// runs. Without it a task takes one CPU.
 	Resources *Resources `json:"resources,omitempty"`
+	// AdmissionTimeout bounds how long the task may wait for room in the
+	// pool before it fails with KLN-2002, as a Go duration ("10m"). Empty
+	// waits as long as it takes; a training job's runtime may set it with
+	// gangPolicy.scheduleTimeoutSeconds.
+	AdmissionTimeout string `json:"admissionTimeout,omitempty"`
 	// Priority orders admission when the pool is short (default 0): while
 	// a task of higher priority waits for room, no task of lower priority
 	// takes any. Tasks of equal priority start first come, first served,

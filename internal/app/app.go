@@ -20,7 +20,9 @@ import (
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/metrics"
+	"kiln.dev/kiln/internal/node/builtin"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store/sqlite"
 )
@@ -78,17 +80,23 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{Store: st, Home: home}
-	pool, env := withDefaults(cfg.Pool), os.Environ()
+	var pool controller.Pool
+	env := os.Environ()
 	switch cfg.Backend {
 	case "", BackendLocal:
-		a.Backend, err = openLocal(home, cfg.SupervisorCommand)
+		var lb *local.Backend
+		lb, err = openLocal(home, cfg.SupervisorCommand)
+		if err == nil {
+			// Every engine on the home admits against the supervisor's ledger.
+			a.Backend, pool = lb, lb.Pool(withDefaults(cfg.Pool))
+		}
 	case BackendKubernetes:
 		cfg.Kube.Log = cfg.Log
 		a.Kube, err = kube.New(ctx, cfg.Kube)
 		a.Backend = a.Kube
 		// The cluster's scheduler decides what fits; processes in pods
 		// start from their image's environment, not this one's.
-		pool, env = clusterPool, nil
+		pool, env = resource.NewPool(clusterPool), nil
 	default:
 		err = &apiv1.Error{
 			Code: apiv1.CodeUsage, Field: "backend",
@@ -100,10 +108,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
-	a.Controller = controller.New(controller.Config{
-		Store: st, Backend: a.Backend, Pool: resource.NewPool(pool),
+	a.Controller, err = controller.New(controller.Config{
+		Store: st, Backend: a.Backend, Pool: pool, Handlers: builtin.Registry(),
 		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,
 	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.Metrics.SetSource(a)
 	return a, nil
 }
@@ -113,7 +125,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 var clusterPool = resource.Request{MilliCPU: 1 << 50, Memory: 1 << 62, GPU: 1 << 30}
 
 // openLocal starts (or finds) the local supervisor's backend.
-func openLocal(home string, supervisor []string) (backend.Backend, error) {
+func openLocal(home string, supervisor []string) (*local.Backend, error) {
 	if len(supervisor) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -203,7 +215,7 @@ func OwnerAlive(owner string) bool { return owner != "" && !ownerDead(owner) }
 
 // AttemptDir returns the directory of an attempt's logs and outputs.
 func (a *App) AttemptDir(run apiv1.RunID, task string, attempt int) string {
-	return local.AttemptDir(a.Home, fmt.Sprintf("%s/%s/%d", run, task, attempt))
+	return local.AttemptDir(a.Home, job.AttemptID{Run: string(run), Node: task, Number: attempt})
 }
 
 // Logs writes an attempt's logs from a backend that keeps them itself (in
@@ -214,7 +226,7 @@ func (a *App) Logs(ctx context.Context, run apiv1.RunID, task string, attempt in
 	if !ok {
 		return false, nil
 	}
-	return true, l.Logs(ctx, fmt.Sprintf("%s/%s/%d", run, task, attempt), follow, w)
+	return true, l.Logs(ctx, job.AttemptID{Run: string(run), Node: task, Number: attempt}, follow, w)
 }
 
 // LogFiles lists the log files in an attempt's directory: stdout and

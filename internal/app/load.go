@@ -148,13 +148,13 @@ func (a *App) SubmitTo(ctx context.Context, l *Loaded, project string) (apiv1.Ru
 			return "", err
 		}
 	}
-	src := l.Doc.File
+	src, dir := l.Doc.File, ""
 	if src != "" && src != "-" {
 		if abs, err := filepath.Abs(src); err == nil {
-			src = abs
+			src, dir = abs, filepath.Dir(abs)
 		}
 	}
 	return a.Controller.Submit(ctx, controller.SubmitParams{
-		Plan: l.Plan, Params: l.Params, Source: src, Suspend: l.Plan.Suspend, Project: project,
+		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: project,
 	})
 }

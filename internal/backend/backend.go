@@ -24,9 +24,9 @@ type Backend interface {
 	// Abort stops every process of the attempt: a polite signal first,
 	// then, after grace, a forced kill. It returns at once and is a no-op
 	// for an attempt that is not running.
-	Abort(ctx context.Context, id string, grace time.Duration) error
+	Abort(ctx context.Context, id job.AttemptID, grace time.Duration) error
 	// OutputDir is where the attempt's outputs live, as its processes see it.
-	OutputDir(id string) string
+	OutputDir(id job.AttemptID) string
 }
 
 // Notifier is implemented by backends that report finished attempts as
@@ -35,14 +35,14 @@ type Notifier interface {
 	// Watch calls exited for every attempt that finishes, with its status
 	// (Outputs not read: call Observe for those), and resync when reports
 	// may have been missed, until ctx ends. Calls come from one goroutine.
-	Watch(ctx context.Context, exited func(id string, st job.Status), resync func())
+	Watch(ctx context.Context, exited func(id job.AttemptID, st job.Status), resync func())
 }
 
 // Releaser is implemented by backends that keep what an attempt leaves
 // behind (pods) after it ends. The engine calls Release once the attempt's
 // end is saved; the backend may then forget it and clean up.
 type Releaser interface {
-	Release(ctx context.Context, id string, succeeded bool) error
+	Release(ctx context.Context, id job.AttemptID, succeeded bool) error
 }
 
 // Logger is implemented by backends that keep attempts' logs themselves
@@ -51,7 +51,7 @@ type Logger interface {
 	// Logs writes what the attempt's processes wrote to w, each line of a
 	// gang prefixed with its process; with follow, until they end or ctx
 	// is done.
-	Logs(ctx context.Context, id string, follow bool, w io.Writer) error
+	Logs(ctx context.Context, id job.AttemptID, follow bool, w io.Writer) error
 }
 
 // Networker is implemented by backends that can run multi-node jobs. It
@@ -61,5 +61,5 @@ type Networker interface {
 	// Network returns the hosts of an attempt's nodes and n free ports. It
 	// is idempotent: the same attempt always gets the same answer, so a
 	// rebuilt spec matches the one launched.
-	Network(ctx context.Context, id string, nodes, ports int) (job.Network, error)
+	Network(ctx context.Context, id job.AttemptID, nodes, ports int) (job.Network, error)
 }

@@ -3,12 +3,16 @@
 // by a rate-limited workqueue: backend exits, timers, cancel requests and a
 // periodic resync all only enqueue a run's ID.
 //
-// The controller imports the store and backend interfaces, never an
-// implementation.
+// The controller keeps the loop, admission, the one commit per round and
+// the side effects. What a node is, and how its attempts are built and
+// judged, is its node handler's (internal/node): the controller never asks
+// which kind a node is. It imports the store, backend and node interfaces,
+// never an implementation.
 package controller
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -18,6 +22,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 )
@@ -26,7 +31,11 @@ import (
 type Config struct {
 	Store   store.Store
 	Backend backend.Backend
-	Pool    *resource.Pool
+	// Pool is where attempts take their room: on the local backend, the
+	// supervisor's, shared by every engine on the home.
+	Pool Pool
+	// Handlers runs the kinds of node.
+	Handlers *node.Registry
 	// Owner names this engine in run leases; unique per process.
 	Owner string
 	// Workers is the number of runs reconciled at once. Default 4.
@@ -37,6 +46,11 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Resync is how often every owned run is observed whole. Default 30s.
 	Resync time.Duration
+	// SystemRetries is how many failures of the machine (a lost
+	// supervisor, an evicted or vanished pod, a process killed from
+	// outside) each node survives, apart from its own retries. Default 3;
+	// negative: none.
+	SystemRetries int
 	// Env is the environment every task starts from (usually os.Environ()).
 	Env []string
 	// Log receives the engine's own messages. Default slog.Default().
@@ -45,6 +59,23 @@ type Config struct {
 	Metrics Metrics
 	// Secrets gives the values task environments reference; nil has none.
 	Secrets Secrets
+}
+
+// Pool is where attempts take their room, all of it at once or none. It
+// is safe for concurrent use. resource.Pool is one, in-process; the local
+// backend's is the supervisor's, shared by every engine on its home.
+type Pool interface {
+	// Capacity is this engine's share of the machine: what its attempts
+	// may take together with everything else that runs there.
+	Capacity() resource.Request
+	// Admit answers claims in order (see resource.Ledger.Admit).
+	Admit(ctx context.Context, claims []resource.Claim) ([]resource.Admission, error)
+	// Hold takes room for an attempt found running, fit or not.
+	Hold(ctx context.Context, holder string, r resource.Request) error
+	// Release gives back holders' room; releasing twice is harmless.
+	Release(ctx context.Context, holders ...string) error
+	// Withdraw removes waiters that no longer wait.
+	Withdraw(ctx context.Context, waiters ...string) error
 }
 
 // Secrets looks up the value of a project's secret.
@@ -72,7 +103,6 @@ type Controller struct {
 	queue workqueue.TypedRateLimitingInterface[apiv1.RunID]
 
 	launches sync.WaitGroup // launches in flight
-	admitted *admissionQueue
 
 	mu       sync.Mutex
 	runs     map[apiv1.RunID]*runState
@@ -80,8 +110,24 @@ type Controller struct {
 	watchers map[chan struct{}]bool
 }
 
-// New returns a controller; Run starts it.
-func New(cfg Config) *Controller {
+// New returns a controller; Run starts it. Store, Backend, Pool and
+// Handlers are required.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Store == nil || cfg.Backend == nil || cfg.Pool == nil || cfg.Handlers == nil {
+		return nil, errors.New("controller: Store, Backend, Pool and Handlers are required")
+	}
+	cfg = withDefaults(cfg)
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
+	return &Controller{
+		cfg: cfg, log: cfg.Log,
+		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
+		runs:     map[apiv1.RunID]*runState{},
+		starved:  map[apiv1.RunID]bool{},
+		watchers: map[chan struct{}]bool{},
+	}, nil
+}
+
+func withDefaults(cfg Config) Config {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4
 	}
@@ -94,21 +140,19 @@ func New(cfg Config) *Controller {
 	if cfg.Resync <= 0 {
 		cfg.Resync = 30 * time.Second
 	}
+	switch {
+	case cfg.SystemRetries == 0:
+		cfg.SystemRetries = 3
+	case cfg.SystemRetries < 0:
+		cfg.SystemRetries = 0
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = noMetrics{}
 	}
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
-	return &Controller{
-		cfg: cfg, log: cfg.Log,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
-		runs:     map[apiv1.RunID]*runState{},
-		admitted: newAdmissionQueue(),
-		starved:  map[apiv1.RunID]bool{},
-		watchers: map[chan struct{}]bool{},
-	}
+	return cfg
 }
 
 // Run starts the workers and background loops and blocks until ctx ends
@@ -181,33 +225,35 @@ func (c *Controller) lookup(id apiv1.RunID) *runState {
 	return c.runs[id]
 }
 
-// forget drops a run this engine no longer owns.
+// forget drops a run this engine no longer owns, and withdraws its nodes
+// from the pool's queue.
 func (c *Controller) forget(rs *runState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.runs[rs.run.ID] == rs {
-		c.admitted.forget(rs.run.ID)
 		delete(c.runs, rs.run.ID)
 		delete(c.starved, rs.run.ID)
 		close(rs.done)
+		if w := rs.waiters(); len(w) > 0 {
+			if err := c.cfg.Pool.Withdraw(context.Background(), w...); err != nil {
+				c.log.Warn("withdrawing a run's waiting nodes", "run", rs.run.ID, "err", err)
+			}
+		}
 	}
 }
 
-// attemptExited is called by the backend when an attempt finishes.
-func (c *Controller) attemptExited(id string, st job.Status) {
-	runID, node, n, ok := parseAttemptID(id)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	rs := c.runs[runID]
-	c.mu.Unlock()
+// attemptExited is called by the backend when an attempt finishes. An
+// attempt of a run another engine owns gave its room back: runs waiting
+// for room try again.
+func (c *Controller) attemptExited(id job.AttemptID, st job.Status) {
+	rs := c.lookup(apiv1.RunID(id.Run))
 	if rs == nil {
+		c.wakeStarved("")
 		return
 	}
-	if i, ok := rs.plan.Index[node]; ok {
-		rs.markExited(i, n, st)
-		c.queue.Add(runID)
+	if i, ok := rs.plan.Index[id.Node]; ok {
+		rs.markExited(i, id.Number, st)
+		c.queue.Add(rs.run.ID)
 	}
 }
 
@@ -242,7 +288,8 @@ func (c *Controller) addStarved(id apiv1.RunID) {
 	c.mu.Unlock()
 }
 
-// wakeStarved enqueues the runs that wait for resources, after from gave some back.
+// wakeStarved enqueues the runs that wait for room, after from (or
+// someone else, "") gave some back.
 func (c *Controller) wakeStarved(from apiv1.RunID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

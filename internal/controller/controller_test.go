@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/node/builtin"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/store/sqlite"
@@ -48,10 +48,13 @@ func newEngine(t *testing.T, cpus int64) *engine {
 		Home:              home,
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
 	})
-	c := New(Config{
+	c, err := New(Config{
 		Store: st, Backend: be, Pool: resource.NewPool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40}),
-		Owner: "test-" + filepath.Base(home), Grace: 200 * time.Millisecond, Env: os.Environ(),
+		Handlers: builtin.Registry(), Owner: "test-" + filepath.Base(home), Grace: 200 * time.Millisecond, Env: os.Environ(),
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { c.Run(ctx); close(stopped) }()
@@ -113,7 +116,7 @@ func (e *engine) wait(t *testing.T, id apiv1.RunID) *apiv1.Run {
 	return run
 }
 
-func node(run *apiv1.Run, name string) apiv1.NodeStatus {
+func nodeOf(run *apiv1.Run, name string) apiv1.NodeStatus {
 	for _, n := range run.Status.Nodes {
 		if n.Name == name {
 			return n
@@ -138,7 +141,7 @@ func TestDiamondPassesOutputsDownstream(t *testing.T) {
   params: [{name: greeting, default: hello}]
   tasks:
   - name: a
-    command: [sh, -c, 'printf "%s world" "$0" > $KILN_OUTPUTS/msg', '{{params.greeting}}']
+    command: [sh, -c, 'printf "%s world" "$0" > $KILN_OUTPUTS/msg; touch $KILN_OUTPUTS/data.txt', '{{params.greeting}}']
     outputs: {parameters: [{name: msg}], artifacts: [{name: file, path: data.txt}]}
   - name: b
     dependsOn: [a]
@@ -160,7 +163,7 @@ func TestDiamondPassesOutputsDownstream(t *testing.T) {
 	if want := "b saw: it's; $(rm -rf /) world|" + wantArtifact + "\n"; string(got) != want {
 		t.Errorf("d wrote %q, want %q", got, want)
 	}
-	if n := node(run, "a"); len(n.Attempts) != 1 || n.Attempts[0].ID != string(id)+"/a/1" || *n.Attempts[0].ExitCode != 0 {
+	if n := nodeOf(run, "a"); len(n.Attempts) != 1 || n.Attempts[0].ID != string(id)+"/a/1" || *n.Attempts[0].ExitCode != 0 {
 		t.Errorf("a's attempts = %+v", n.Attempts)
 	}
 }
@@ -176,7 +179,7 @@ func TestRetriesUntilSuccess(t *testing.T) {
     retries: {limit: 3, backoff: {duration: 10ms, factor: 2}}
 `, nil)
 	run := e.wait(t, id)
-	n := node(run, "flaky")
+	n := nodeOf(run, "flaky")
 	if run.Status.Phase != apiv1.PhaseSucceeded || len(n.Attempts) != 3 {
 		t.Fatalf("run %s with %d attempts, want Succeeded on the third: %+v", run.Status.Phase, len(n.Attempts), n)
 	}
@@ -235,8 +238,8 @@ func TestWithoutFailFastIndependentBranchesContinue(t *testing.T) {
 			t.Errorf("phase of %q = %s, want %s", k, got, v)
 		}
 	}
-	if node(run, "child").Code != apiv1.CodeUpstreamFailed {
-		t.Errorf("child code = %s, want %s", node(run, "child").Code, apiv1.CodeUpstreamFailed)
+	if nodeOf(run, "child").Code != apiv1.CodeUpstreamFailed {
+		t.Errorf("child code = %s, want %s", nodeOf(run, "child").Code, apiv1.CodeUpstreamFailed)
 	}
 }
 
@@ -250,7 +253,7 @@ func TestTimeoutAndMissingCommand(t *testing.T) {
   - {name: missing, command: [no-such-program-kiln], retries: {limit: 3}}
 `, nil)
 	run := e.wait(t, id)
-	sleepy, missing := node(run, "sleepy"), node(run, "missing")
+	sleepy, missing := nodeOf(run, "sleepy"), nodeOf(run, "missing")
 	if sleepy.Phase != apiv1.PhaseFailed || sleepy.Code != apiv1.CodeAttemptTimeout {
 		t.Errorf("sleepy = %s %s, want Failed %s", sleepy.Phase, sleepy.Code, apiv1.CodeAttemptTimeout)
 	}
@@ -361,8 +364,8 @@ func TestRetryAfterFailureRunsOnlyWhatDidNotSucceed(t *testing.T) {
   - {name: use, dependsOn: [make], command: [sh, -c, 'test -e `+fixed+` && test "$0" = 7', '{{tasks.make.outputs.parameters.count}}'], retries: {limit: 1}}
   - {name: after, dependsOn: [use], command: ["true"]}
 `, nil)
-	if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseFailed || len(node(run, "use").Attempts) != 2 {
-		t.Fatalf("first try: %s, use has %d attempts; want Failed after 2", run.Status.Phase, len(node(run, "use").Attempts))
+	if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseFailed || len(nodeOf(run, "use").Attempts) != 2 {
+		t.Fatalf("first try: %s, use has %d attempts; want Failed after 2", run.Status.Phase, len(nodeOf(run, "use").Attempts))
 	}
 	if err := os.WriteFile(fixed, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -377,11 +380,11 @@ func TestRetryAfterFailureRunsOnlyWhatDidNotSucceed(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "made")); string(b) != "made\n" {
 		t.Errorf("the task that had succeeded ran again: %q", b)
 	}
-	use := node(run, "use")
+	use := nodeOf(run, "use")
 	if len(use.Attempts) != 3 || use.AttemptBase != 2 || use.Attempts[2].ID != string(id)+"/use/3" {
 		t.Errorf("use: %d attempts, base %d; want a third attempt after a base of 2", len(use.Attempts), use.AttemptBase)
 	}
-	if err := e.Retry(t.Context(), id); !errors.Is(err, store.ErrConflict) {
-		t.Errorf("retrying a succeeded run = %v, want ErrConflict", err)
+	if err := e.Retry(t.Context(), id); apiv1.CodeOf(err) != apiv1.CodeRunPhase {
+		t.Errorf("retrying a succeeded run = %v, want %s", err, apiv1.CodeRunPhase)
 	}
 }

@@ -18,6 +18,9 @@ func (c *Controller) leaseLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			c.renew(ctx)
+			// Room may have come back in ways no exit announces (another
+			// engine went away, a higher priority stopped waiting).
+			c.wakeStarved("")
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -13,28 +15,33 @@ import (
 type round struct {
 	rs       *runState
 	now      time.Time
-	nodes    map[int]bool // nodes whose row changed
-	attempts map[int]bool // nodes whose current attempt changed
+	nodes    map[int]bool                       // nodes whose row changed
+	attempts map[attemptKey]apiv1.AttemptStatus // attempts that changed, as last set
 	events   []apiv1.Event
 	runDirty bool
-	queue    *admissionQueue
-	suspend  bool // training jobs must not run
+	suspend  bool // nodes that suspend must not run
 
-	launch  []int   // nodes to launch after the commit
-	abort   []int   // nodes to stop after the commit
-	ended   []ended // attempts to release after the commit
-	release bool    // resources went back to the pool
-	starved bool    // a ready node did not fit in the pool
+	launch   []int    // nodes to launch after the commit
+	abort    []int    // nodes to stop after the commit
+	ended    []ended  // attempts to release after the commit
+	released []string // holders whose room goes back to the pool, before admission
+	admitted []string // holders admitted in this round
+	withdraw []string // waiters that stopped waiting without being admitted
+	freed    bool     // room went back to the pool
+	starved  bool     // a ready node did not fit in the pool
 }
+
+// attemptKey names attempt number of node node within a run.
+type attemptKey struct{ node, number int }
 
 // ended is an attempt whose end a round records.
 type ended struct {
-	id        string
+	id        job.AttemptID
 	succeeded bool
 }
 
 func newRound(rs *runState, now time.Time) *round {
-	return &round{rs: rs, now: now, nodes: map[int]bool{}, attempts: map[int]bool{}}
+	return &round{rs: rs, now: now, nodes: map[int]bool{}, attempts: map[attemptKey]apiv1.AttemptStatus{}}
 }
 
 // setNode moves node i to phase with a code and message, and records the event.
@@ -42,8 +49,10 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 	ns := r.rs.nodes[i]
 	was := ns.status.Phase
 	if was == apiv1.PhaseWaiting && phase != apiv1.PhaseWaiting {
-		r.queue.done(r.rs.run.ID, i)
-		r.release = true // what it held back may start now
+		delete(r.rs.queued, i)
+		if phase != apiv1.PhaseRunning { // admitted nodes left the queue already
+			r.withdraw = append(r.withdraw, r.rs.waiter(i))
+		}
 	}
 	ns.status.Phase, ns.status.Code, ns.status.Message = phase, code, msg
 	if phase.Done() && !was.Done() {
@@ -53,9 +62,7 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 			r.rs.failed = append(r.rs.failed, ns.status.Name)
 		}
 	}
-	if r.rs.plan.Tasks[i].Train != nil {
-		trainConditions(&ns.status, phase, reason, msg, r.now)
-	}
+	r.report(i, node.Change{Phase: phase, Reason: reason, Message: msg})
 	r.nodes[i] = true
 	r.events = append(r.events, apiv1.Event{
 		Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: phase,
@@ -63,8 +70,23 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 	})
 }
 
-// setAttempt records a change of node i's current attempt.
-func (r *round) setAttempt(i int) { r.attempts[i] = true }
+// report tells node i's handler, if it reports, what changed.
+func (r *round) report(i int, c node.Change) {
+	if rep := r.rs.kinds[i].reporter; rep != nil {
+		c.Time = r.now
+		rep.Report(&r.rs.nodes[i].status, c)
+		r.nodes[i] = true
+	}
+}
+
+// setAttempt records node i's current attempt as it stands. Each attempt
+// a round touches is written as it last stood, so an attempt that ended
+// keeps its final record even when its node's next attempt starts in the
+// same round.
+func (r *round) setAttempt(i int) {
+	ns := r.rs.nodes[i]
+	r.attempts[attemptKey{i, ns.attempt.Number}] = ns.attempt
+}
 
 // setRun moves the run to phase.
 func (r *round) setRun(phase apiv1.Phase, reason string, code apiv1.Code, msg string) {
@@ -96,9 +118,11 @@ func (r *round) change(owner string) *store.Change {
 	for i := range r.nodes {
 		c.Nodes = append(c.Nodes, r.rs.nodes[i].status)
 	}
-	for i := range r.attempts {
-		ns := r.rs.nodes[i]
-		c.Attempts = append(c.Attempts, store.AttemptRow{Node: ns.status.Name, AttemptStatus: ns.attempt})
+	for k, a := range r.attempts {
+		if ns := r.rs.nodes[k.node]; ns.attempt.Number == k.number {
+			a = ns.attempt // the current attempt, as it stands at the end of the round
+		}
+		c.Attempts = append(c.Attempts, store.AttemptRow{Node: r.rs.nodes[k.node].status.Name, AttemptStatus: a})
 	}
 	return c
 }

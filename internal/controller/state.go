@@ -1,16 +1,13 @@
 package controller
 
 import (
-	"container/list"
-	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -22,21 +19,24 @@ import (
 type runState struct {
 	run   *apiv1.Run
 	plan  *workflow.Plan
+	kinds []kind // per node: its handler and what it can do
 	nodes []*nodeState
 	done  chan struct{}
 
 	pendingUp []int        // per node: upstream nodes not yet Succeeded
-	ready     *list.List   // of int: nodes whose upstream all succeeded, not started
+	ready     *readyQueue  // nodes whose upstream all succeeded, not started
+	fresh     []int        // nodes queued since the last admission, maybe not yet shown waiting
 	active    map[int]bool // nodes with an attempt running
 	retrying  map[int]bool // nodes waiting for their next attempt
-	queued    map[int]bool // gangs waiting for room under a schedule timeout
-	suspended map[int]bool // training jobs stopped on request
+	queued    map[int]bool // waiting nodes with an admission timeout
+	suspended map[int]bool // nodes stopped while the run is suspended
 	finished  int          // nodes in a final phase
 	failed    []string     // names of failed nodes, in order
 	stopping  apiv1.Phase  // Failing or Cancelling once the run stops
 	stopCode  apiv1.Code   // why it stops
 	stopMsg   string       // and in words
 	deadline  time.Time    // run timeout, zero if none
+	owed      []int        // attempts being stopped when the run was loaded: stop them again
 
 	// Counts published by the run's worker after each round, for metrics.
 	running, backingOff, parked atomic.Int64
@@ -45,7 +45,26 @@ type runState struct {
 	dirty      map[int]*report // nodes to observe; the report, if the backend sent one
 	resync     bool            // observe every active node
 	cancelReq  bool
-	suspendReq bool // the run's training jobs should be suspended
+	suspendReq bool // nodes that suspend should be suspended
+}
+
+// kind is a node's handler and the optional capabilities it has, looked
+// up once when the run is loaded.
+type kind struct {
+	node.Handler
+	reporter  node.Reporter // nil if the kind reports nothing more
+	networked node.Networked
+	suspends  bool
+}
+
+func kindOf(h node.Handler, t *workflow.Task) kind {
+	k := kind{Handler: h}
+	k.reporter, _ = h.(node.Reporter)
+	k.networked, _ = h.(node.Networked)
+	if s, ok := h.(node.Suspender); ok {
+		k.suspends = s.Suspends(t)
+	}
+	return k
 }
 
 // report is an exit the backend announced for attempt number attempt.
@@ -54,71 +73,94 @@ type report struct {
 	status  job.Status
 }
 
-// nodeState is one task of a run.
+// nodeState is one node of a run.
 type nodeState struct {
 	status  apiv1.NodeStatus    // attempts excluded
 	attempt apiv1.AttemptStatus // current or last attempt; Number 0 if none
 	spec    *job.Spec           // current attempt's spec, once built
 	stop    apiv1.Code          // why the current attempt is being stopped
-	waiting bool                // a Waiting event was written
-	// waitingSince is when the node first waited for room; the gang's
-	// schedule timeout counts from it.
+	waiting bool                // shown Waiting since it last became ready
+	// waitingSince is when the node first waited for room; its admission
+	// timeout counts from it.
 	waitingSince time.Time
-	// failures counts failed attempts; suspended attempts do not count
-	// against the retry budget.
-	failures int
+	// spent is what the node's failures spent of its retries and of the
+	// system budget; attempts the engine stopped spend neither.
+	spent budget
 }
 
-// attemptID is the deterministic ID of attempt n of node in run.
-func attemptID(run apiv1.RunID, node string, n int) string {
-	return fmt.Sprintf("%s/%s/%d", run, node, n)
+// attemptID is the ID of attempt n of node i.
+func (rs *runState) attemptID(i, n int) job.AttemptID {
+	return job.AttemptID{Run: string(rs.run.ID), Node: rs.nodes[i].status.Name, Number: n}
 }
 
-// parseAttemptID splits an attempt ID into run, node and number.
-func parseAttemptID(id string) (apiv1.RunID, string, int, bool) {
-	parts := strings.Split(id, "/")
-	if len(parts) != 3 {
-		return "", "", 0, false
+// waiter names node i in the pool's queue.
+func (rs *runState) waiter(i int) string {
+	return string(rs.run.ID) + "/" + rs.nodes[i].status.Name
+}
+
+// waiters names the run's nodes that wait in the pool's queue.
+func (rs *runState) waiters() []string {
+	var out []string
+	for i, ns := range rs.nodes {
+		if ns.status.Phase == apiv1.PhaseWaiting {
+			out = append(out, rs.waiter(i))
+		}
 	}
-	n, err := strconv.Atoi(parts[2])
-	return apiv1.RunID(parts[0]), parts[1], n, err == nil
+	return out
 }
 
 // newRunState builds the engine's copy of run from what the store holds.
-func newRunState(run *apiv1.Run, plan *workflow.Plan) *runState {
+// handlers finds each node's handler; a kind without one is an error.
+func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, now time.Time) (*runState, error) {
 	n := len(plan.Tasks)
 	rs := &runState{
-		run: run, plan: plan, nodes: make([]*nodeState, n), done: make(chan struct{}),
-		pendingUp: make([]int, n), ready: list.New(), active: map[int]bool{}, retrying: map[int]bool{}, queued: map[int]bool{}, suspended: map[int]bool{},
-		dirty: map[int]*report{},
+		run: run, plan: plan, kinds: make([]kind, n), nodes: make([]*nodeState, n), done: make(chan struct{}),
+		pendingUp: make([]int, n), ready: newReadyQueue(), active: map[int]bool{}, retrying: map[int]bool{},
+		queued: map[int]bool{}, suspended: map[int]bool{}, dirty: map[int]*report{},
+	}
+	for i := range plan.Tasks {
+		h, err := handlers.For(plan.Tasks[i].Kind)
+		if err != nil {
+			return nil, err
+		}
+		rs.kinds[i] = kindOf(h, &plan.Tasks[i])
+		rs.nodes[i] = loadNode(plan.Tasks[i].Spec.Name, run, i)
 	}
 	if plan.Timeout > 0 && run.Status.StartedAt != nil {
 		rs.deadline = run.Status.StartedAt.Add(plan.Timeout)
 	}
-	for i := range plan.Tasks {
-		ns := &nodeState{status: apiv1.NodeStatus{Name: plan.Tasks[i].Spec.Name, Phase: apiv1.PhasePending}}
-		if i < len(run.Status.Nodes) {
-			ns.status = run.Status.Nodes[i]
-			if k := len(ns.status.Attempts); k > 0 {
-				ns.attempt = ns.status.Attempts[k-1]
-			}
-			for _, a := range ns.status.Attempts {
-				if a.Phase == apiv1.PhaseFailed && a.Number > ns.status.AttemptBase {
-					ns.failures++
-				}
-			}
-			ns.status.Attempts = nil
-		}
-		rs.nodes[i] = ns
-	}
 	rs.suspendReq = run.Suspend
-	rs.index()
-	return rs
+	rs.index(now)
+	return rs, nil
+}
+
+// loadNode reads node i of run as stored: its current attempt, and what
+// its failures since the run's last retry spent.
+func loadNode(name string, run *apiv1.Run, i int) *nodeState {
+	ns := &nodeState{status: apiv1.NodeStatus{Name: name, Phase: apiv1.PhasePending}}
+	if i >= len(run.Status.Nodes) {
+		return ns
+	}
+	ns.status = run.Status.Nodes[i]
+	if k := len(ns.status.Attempts); k > 0 {
+		ns.attempt = ns.status.Attempts[k-1]
+	}
+	for _, a := range ns.status.Attempts {
+		if a.Phase == apiv1.PhaseFailed && a.Number > ns.status.AttemptBase {
+			ns.spent = ns.spent.spend(failure{system: a.System})
+		}
+	}
+	ns.status.Attempts = nil
+	return ns
 }
 
 // index derives the working sets (ready, active, retrying, counts) from
-// the nodes' phases.
-func (rs *runState) index() {
+// the nodes' phases, and why attempts found running must be stopped.
+func (rs *runState) index(now time.Time) {
+	switch rs.run.Status.Phase {
+	case apiv1.PhaseFailing, apiv1.PhaseCancelling:
+		rs.stopping, rs.stopCode, rs.stopMsg = rs.run.Status.Phase, rs.run.Status.Code, rs.run.Status.Message
+	}
 	for i, ns := range rs.nodes {
 		for _, up := range rs.plan.Graph.Upstream(i) {
 			if rs.nodes[up].status.Phase != apiv1.PhaseSucceeded {
@@ -134,18 +176,32 @@ func (rs *runState) index() {
 		case p == apiv1.PhaseRunning:
 			rs.active[i] = true
 			rs.dirty[i] = nil
+			rs.adoptStop(i, now)
 		case p == apiv1.PhaseRetrying:
 			rs.retrying[i] = true
 		case p == apiv1.PhaseSuspended:
 			rs.suspended[i] = true
 		case rs.pendingUp[i] == 0:
-			rs.ready.PushBack(i)
+			rs.enqueue(i)
 		}
 	}
-	switch rs.run.Status.Phase {
-	case apiv1.PhaseFailing, apiv1.PhaseCancelling:
-		rs.stopping, rs.stopCode, rs.stopMsg = rs.run.Status.Phase, rs.run.Status.Code, rs.run.Status.Message
+}
+
+// adoptStop works out whether active node i's attempt was being stopped
+// by the engine that had the run before, and owes it the stop.
+func (rs *runState) adoptStop(i int, now time.Time) {
+	ns := rs.nodes[i]
+	timedOut := expired(deadline(startOf(ns.attempt.StartedAt), rs.plan.Tasks[i].Timeout), now)
+	ns.stop = stopIntent(rs.run.Status.Phase, rs.run.Status.Code, rs.suspendReq, rs.kinds[i].suspends, timedOut)
+	if ns.stop != "" {
+		rs.owed = append(rs.owed, i)
 	}
+}
+
+// enqueue makes node i ready to be admitted, behind its equals.
+func (rs *runState) enqueue(i int) {
+	rs.ready.push(i, rs.plan.Tasks[i].Spec.Priority)
+	rs.fresh = append(rs.fresh, i)
 }
 
 // markDirty asks the next round to observe node i.

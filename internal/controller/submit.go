@@ -16,8 +16,10 @@ type SubmitParams struct {
 	Plan *workflow.Plan
 	// Params are the values of every declared parameter.
 	Params map[string]string
-	// Source is the absolute path of the workflow's file, if any.
+	// Source is the workflow's file, as the submitter named it.
 	Source string
+	// WorkDir is the directory tasks start in (see apiv1.Run.WorkDir).
+	WorkDir string
 	// Suspend creates the run with its training jobs suspended.
 	Suspend bool
 	// Project owns the run; default "default".
@@ -38,10 +40,15 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, e
 	for try := 0; ; try++ {
 		run := apiv1.Run{
 			ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
-			Labels: wf.Metadata.Labels, Workflow: wf, Params: p.Params, Source: p.Source, CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project,
+			Labels: wf.Metadata.Labels, Workflow: wf, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
+			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project,
 			Status: apiv1.RunStatus{Phase: apiv1.PhasePending},
 		}
-		err := c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
+		rs, err := newRunState(&run, p.Plan, c.cfg.Handlers, c.now())
+		if err != nil {
+			return "", err
+		}
+		err = c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
 			Run: run, Nodes: nodes, Owner: c.cfg.Owner,
 			LeaseUntil: c.now().Add(c.cfg.LeaseTTL),
 		})
@@ -51,8 +58,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, e
 		if err != nil {
 			return "", fmt.Errorf("saving the run: %w", err)
 		}
-		c.track(newRunState(&run, p.Plan))
-		return run.ID, nil
+		return run.ID, c.track(ctx, rs)
 	}
 }
 
@@ -103,20 +109,23 @@ func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(o
 	return claimed, nil
 }
 
-func (c *Controller) owns(id apiv1.RunID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.runs[id] != nil
-}
+func (c *Controller) owns(id apiv1.RunID) bool { return c.lookup(id) != nil }
 
-func (c *Controller) track(rs *runState) {
+// track starts working on rs. The room of the attempts it holds running
+// is counted in the pool first (an adopted run's attempts went on while
+// no engine watched them).
+func (c *Controller) track(ctx context.Context, rs *runState) error {
 	for i := range rs.active {
-		c.cfg.Pool.Take(rs.plan.Tasks[i].Request)
+		id := rs.attemptID(i, rs.nodes[i].attempt.Number)
+		if err := c.cfg.Pool.Hold(ctx, id.String(), rs.plan.Tasks[i].Request); err != nil {
+			return fmt.Errorf("counting the room of %s: %w", id, err)
+		}
 	}
 	c.mu.Lock()
 	c.runs[rs.run.ID] = rs
 	c.mu.Unlock()
 	c.queue.Add(rs.run.ID)
+	return nil
 }
 
 // Done returns a channel closed when the engine stops working on run id:
@@ -134,9 +143,7 @@ func (c *Controller) Done(id apiv1.RunID) <-chan struct{} {
 
 // requestCancel asks the engine to cancel run id, if it owns it.
 func (c *Controller) requestCancel(id apiv1.RunID) {
-	c.mu.Lock()
-	rs := c.runs[id]
-	c.mu.Unlock()
+	rs := c.lookup(id)
 	if rs == nil {
 		return
 	}
@@ -147,13 +154,27 @@ func (c *Controller) requestCancel(id apiv1.RunID) {
 }
 
 // Cancel records a cancel request in the store and acts on it at once if
-// this engine owns the run.
+// this engine owns the run. A run that has ended cannot be cancelled:
+// KLN-4010.
 func (c *Controller) Cancel(ctx context.Context, id apiv1.RunID) error {
 	if err := c.cfg.Store.RequestCancel(ctx, id); err != nil {
-		return err
+		return runError(id, err, "only a run that has not ended can be cancelled")
 	}
 	c.requestCancel(id)
 	return nil
+}
+
+// runError turns the store's refusal of a request about run id into the
+// coded error a user sees.
+func runError(id apiv1.RunID, err error, rule string) error {
+	var pe *store.PhaseError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + string(id), Message: "no such run"}
+	case errors.As(err, &pe):
+		return &apiv1.Error{Code: apiv1.CodeRunPhase, Object: "Run/" + string(id), Message: fmt.Sprintf("the run is %s; %s", pe.Phase, rule)}
+	}
+	return err
 }
 
 // Changes returns a channel that receives a value, without blocking the
@@ -170,7 +191,7 @@ func (c *Controller) Changes() (<-chan struct{}, func()) {
 	}
 }
 
-func (c *Controller) notify(*runState) {
+func (c *Controller) notify() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for ch := range c.watchers {
@@ -192,16 +213,20 @@ func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
 	if err != nil {
 		return fmt.Errorf("compiling run %s: %w", id, err)
 	}
-	c.track(newRunState(run, plan))
-	return nil
+	rs, err := newRunState(run, plan, c.cfg.Handlers, c.now())
+	if err != nil {
+		return fmt.Errorf("loading run %s: %w", id, err)
+	}
+	return c.track(ctx, rs)
 }
 
 // Retry runs a Failed or Cancelled run again from where it stopped: its
-// tasks that did not succeed start afresh (with a fresh retry budget),
-// those that did keep their outputs. This engine works on it.
+// tasks that did not succeed start afresh (with fresh retry budgets),
+// those that did keep their outputs. This engine works on it. Any other
+// run cannot be retried: KLN-4010.
 func (c *Controller) Retry(ctx context.Context, id apiv1.RunID) error {
 	if err := c.cfg.Store.RetryRun(ctx, id, c.cfg.Owner, c.now().Add(c.cfg.LeaseTTL)); err != nil {
-		return err
+		return runError(id, err, "only a Failed or Cancelled run can be retried")
 	}
 	return c.load(ctx, id)
 }

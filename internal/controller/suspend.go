@@ -6,9 +6,9 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// suspension stops the run's running training jobs while it is suspended,
-// and makes suspended ones ready again once it no longer is. Tasks that
-// are not training jobs carry on either way.
+// suspension stops the run's running nodes that suspend while it is
+// suspended, parks its ready ones, and makes suspended ones ready again
+// once it no longer is. Nodes of other kinds carry on either way.
 func (c *Controller) suspension(r *round) {
 	rs := r.rs
 	if rs.stopping != "" {
@@ -16,8 +16,14 @@ func (c *Controller) suspension(r *round) {
 	}
 	if r.suspend {
 		for i := range rs.active {
-			if rs.plan.Tasks[i].Train != nil {
+			if rs.kinds[i].suspends {
 				c.stopAttempt(r, i, apiv1.CodeSuspended)
+			}
+		}
+		for _, i := range rs.ready.nodes() {
+			if rs.kinds[i].suspends {
+				rs.ready.remove(i)
+				c.suspendNode(r, i, "suspended before it started")
 			}
 		}
 		return
@@ -25,24 +31,22 @@ func (c *Controller) suspension(r *round) {
 	for i := range rs.suspended {
 		delete(rs.suspended, i)
 		r.setNode(i, apiv1.PhasePending, "Resumed", "", "unsuspended; waiting to be admitted")
-		rs.ready.PushBack(i)
+		rs.nodes[i].waiting = false
+		rs.enqueue(i)
 	}
 }
 
 // suspendNode parks node i until the run is unsuspended.
 func (c *Controller) suspendNode(r *round, i int, msg string) {
-	delete(r.rs.queued, i)
 	r.rs.nodes[i].waiting = false
 	r.rs.suspended[i] = true
 	r.setNode(i, apiv1.PhaseSuspended, "Suspended", "", msg)
 }
 
-// setSuspend records whether run id's training jobs should be suspended,
-// and wakes the run if that changed.
+// setSuspend records whether run id's nodes that suspend should be
+// suspended, and wakes the run if that changed.
 func (c *Controller) setSuspend(id apiv1.RunID, suspend bool) {
-	c.mu.Lock()
-	rs := c.runs[id]
-	c.mu.Unlock()
+	rs := c.lookup(id)
 	if rs == nil {
 		return
 	}
@@ -56,10 +60,12 @@ func (c *Controller) setSuspend(id apiv1.RunID, suspend bool) {
 }
 
 // Suspend records in the store whether run id's training jobs should be
-// suspended, and acts on it at once if this engine owns the run.
+// suspended, and acts on it at once if this engine owns the run. A run
+// that has ended cannot be suspended or unsuspended: KLN-4010.
 func (c *Controller) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
+	verb := map[bool]string{true: "suspended", false: "unsuspended"}[suspend]
 	if err := c.cfg.Store.RequestSuspend(ctx, id, suspend); err != nil {
-		return err
+		return runError(id, err, "only a run that has not ended can be "+verb)
 	}
 	c.setSuspend(id, suspend)
 	return nil

@@ -37,7 +37,7 @@ func TestFailedRankTakesItsGangDown(t *testing.T) {
       resourcesPerNode: {cpu: 1}
 `, nil)
 	run := e.wait(t, id)
-	gang := node(run, "gang")
+	gang := nodeOf(run, "gang")
 	if gang.Phase != apiv1.PhaseFailed || !strings.Contains(gang.Message, "exited with code 3") || !strings.Contains(gang.Message, "the rest of the gang was stopped") {
 		t.Fatalf("gang = %s %q, want Failed naming the process that exited 3", gang.Phase, gang.Message)
 	}
@@ -70,7 +70,7 @@ func TestGangRestartsWithinBackoffLimit(t *testing.T) {
       resourcesPerNode: {cpu: 1}
 `, nil)
 	run := e.wait(t, id)
-	flaky := node(run, "flaky")
+	flaky := nodeOf(run, "flaky")
 	if flaky.Phase != apiv1.PhaseSucceeded || len(flaky.Attempts) != 2 {
 		t.Fatalf("flaky = %s with %d attempts, want Succeeded on the second", flaky.Phase, len(flaky.Attempts))
 	}
@@ -95,7 +95,7 @@ func TestExitCodeNotRetryableInRuntimeFailsAtOnce(t *testing.T) {
       resolvedRuntime: {mlPolicy: {plain: {}}, failurePolicy: {retryableExitCodes: [75]}}
       command: [sh, -c, 'exit 3']
 `, nil)
-	strict := node(e.wait(t, id), "strict")
+	strict := nodeOf(e.wait(t, id), "strict")
 	if len(strict.Attempts) != 1 || !strings.Contains(strict.Message, "not retryable") {
 		t.Errorf("strict = %d attempts, %q; want one attempt, not retried", len(strict.Attempts), strict.Message)
 	}
@@ -123,7 +123,7 @@ func TestGangsAreAdmittedWholeOrWait(t *testing.T) {
 	if got := strings.Join(strings.Fields(string(b)), " "); got != "start start end end start start end end" {
 		t.Errorf("log = %q: two 2-CPU gangs on 2 CPUs must run one after the other, each whole", got)
 	}
-	queued := hasCondEver(node(run, "first"), apiv1.ConditionQueued) || hasCondEver(node(run, "second"), apiv1.ConditionQueued)
+	queued := hasCondEver(nodeOf(run, "first"), apiv1.ConditionQueued) || hasCondEver(nodeOf(run, "second"), apiv1.ConditionQueued)
 	if !queued {
 		t.Error("neither gang recorded a Queued condition while it waited")
 	}
@@ -153,8 +153,8 @@ func TestGangThatCannotBeAdmittedInTimeFails(t *testing.T) {
       command: ["true"]
       resourcesPerNode: {cpu: 1}
 `, nil)
-	late := node(e.wait(t, id), "late")
-	if late.Code != apiv1.CodeScheduleTimeout || !strings.Contains(late.Message, "could not be admitted whole within 1s") {
+	late := nodeOf(e.wait(t, id), "late")
+	if late.Code != apiv1.CodeScheduleTimeout || !strings.Contains(late.Message, "could not be admitted whole within its admission timeout of 1s") {
 		t.Errorf("late = %s %q, want %s", late.Code, late.Message, apiv1.CodeScheduleTimeout)
 	}
 	if len(late.Attempts) != 0 {
@@ -170,7 +170,7 @@ func (e *engine) waitPhase(t *testing.T, id apiv1.RunID, name string, phase apiv
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := node(run, name); n.Phase == phase {
+		if n := nodeOf(run, name); n.Phase == phase {
 			return n
 		}
 		if time.Now().After(deadline) {
@@ -212,7 +212,7 @@ func TestSuspendStopsTheGangAndUnsuspendStartsIt(t *testing.T) {
 	if err := e.Suspend(t.Context(), id, false); err != nil {
 		t.Fatal(err)
 	}
-	job := node(e.wait(t, id), "job")
+	job := nodeOf(e.wait(t, id), "job")
 	if job.Phase != apiv1.PhaseSucceeded || len(job.Attempts) != 2 || job.Attempts[0].Code != apiv1.CodeSuspended {
 		t.Fatalf("job = %s with attempts %+v, want Succeeded on attempt 2 after a suspended first", job.Phase, job.Attempts)
 	}

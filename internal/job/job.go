@@ -10,9 +10,9 @@ import "time"
 // together. The same attempt always gives the same Spec, so a restarted
 // engine asks for exactly what it asked for before.
 type Spec struct {
-	// ID is the attempt's deterministic ID, "<run>/<task>/<number>".
-	// Backends name everything they create after it.
-	ID string
+	// ID is the attempt's deterministic ID. Backends name everything they
+	// create after it.
+	ID AttemptID
 	// Processes are started together. When one fails, the backend stops
 	// the others: a gang lives and dies as one.
 	Processes []Process
@@ -25,6 +25,10 @@ type Spec struct {
 	// Outputs are the names of the output parameters to read back when the
 	// attempt succeeds.
 	Outputs []string
+	// Artifacts are the paths, relative to the output directory, of the
+	// files the attempt declared it writes. An attempt that exits 0
+	// without one of them has an OutputError.
+	Artifacts []string
 	// Leader, if set, names the one process whose exit decides the
 	// attempt's (MPI's launcher); the others are stopped when it ends.
 	Leader string
@@ -93,8 +97,16 @@ type Status struct {
 	ExitCode int
 	// Signal names the signal that ended the deciding process, if one did.
 	Signal string
-	// Failed names the process that failed first, for gangs.
+	// Failed names the process whose failure decided a gang.
 	Failed string
+	// Stopped is set when the backend stopped the deciding process (on
+	// request, or while stopping its gang), rather than it ending on its own.
+	Stopped bool
+	// System is set when the machine, not the task, ended the attempt: its
+	// supervisor died, its pod was evicted or deleted, or a process was
+	// killed from outside kiln. Such failures are retried from the
+	// engine's system budget, not the task's own retries.
+	System bool
 	// StartError says why a process could not be started; NotFound is set
 	// when its command does not exist.
 	StartError string
@@ -105,7 +117,8 @@ type Status struct {
 	Processes map[string]int
 	// Outputs are the output parameters read back after a successful exit.
 	Outputs map[string]string
-	// OutputError says why an output could not be read.
+	// OutputError says why a declared output (parameter or artifact)
+	// could not be read.
 	OutputError string
 	// Code is a KLN code for a cause the backend recognised (the cluster
 	// killed a container for its memory, say); Message then holds the

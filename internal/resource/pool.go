@@ -1,53 +1,61 @@
 package resource
 
-import "sync"
+import "context"
 
-// Pool is the resources of one machine shared by the tasks it runs. It is
-// safe for concurrent use.
+// Pool is a machine's resources for one engine in one process: a Ledger
+// of its own and the engine's capacity. The Kubernetes backend's engine
+// uses one (unbounded: the cluster's scheduler decides what fits), as do
+// tests; engines on the local backend share the supervisor's ledger
+// instead. It is safe for concurrent use.
 type Pool struct {
-	mu       sync.Mutex
 	capacity Request
-	used     Request
+	ledger   *Ledger
+	session  string
 }
 
 // NewPool returns an empty pool of the given capacity.
 func NewPool(capacity Request) *Pool {
-	return &Pool{capacity: capacity}
+	return &Pool{capacity: capacity, ledger: NewLedger()}
+}
+
+// Pool returns a pool of the given capacity on l, for one session: what
+// it holds and waits for counts with every other pool on l.
+func (l *Ledger) Pool(session string, capacity Request) *Pool {
+	return &Pool{capacity: capacity, ledger: l, session: session}
+}
+
+// Close ends the pool's session: its waiters, and the room it took for
+// attempts that never started, are given up.
+func (p *Pool) Close() error {
+	p.ledger.EndSession(p.session)
+	return nil
 }
 
 // Capacity returns the pool's total size.
 func (p *Pool) Capacity() Request { return p.capacity }
 
-// TryAcquire takes r from the pool if it fits in what is free now, and
-// reports whether it did. It never waits.
-func (p *Pool) TryAcquire(r Request) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !r.Fits(p.capacity.Sub(p.used)) {
-		return false
-	}
-	p.used = p.used.Add(r)
-	return true
+// Admit answers claims in order; see Ledger.Admit.
+func (p *Pool) Admit(_ context.Context, claims []Claim) ([]Admission, error) {
+	return p.ledger.Admit(p.session, p.capacity, claims), nil
 }
 
-// Release returns r, taken earlier with TryAcquire, to the pool.
-func (p *Pool) Release(r Request) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.used = p.used.Sub(r)
+// Hold takes r for holder whether it fits or not; see Ledger.Hold.
+func (p *Pool) Hold(_ context.Context, holder string, r Request) error {
+	p.ledger.Hold(p.session, holder, r)
+	return nil
 }
 
-// Free returns what is not taken now.
-func (p *Pool) Free() Request {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.capacity.Sub(p.used)
+// Release gives back the room of each holder.
+func (p *Pool) Release(_ context.Context, holders ...string) error {
+	p.ledger.Release(holders...)
+	return nil
 }
 
-// Take takes r from the pool even if it does not fit. The engine uses it
-// for attempts that were already running when it took over their run.
-func (p *Pool) Take(r Request) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.used = p.used.Add(r)
+// Withdraw removes waiters that no longer wait.
+func (p *Pool) Withdraw(_ context.Context, waiters ...string) error {
+	p.ledger.Withdraw(waiters...)
+	return nil
 }
+
+// Free returns what is not held now.
+func (p *Pool) Free() Request { return p.capacity.Sub(p.ledger.Used()) }

@@ -1,38 +1,34 @@
-package resource
+package resource_test
 
-import "testing"
+import (
+	"testing"
 
-func TestPoolQueuesWhatDoesNotFit(t *testing.T) {
+	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/resource/pooltest"
+)
+
+func TestPoolConformance(t *testing.T) {
 	t.Parallel()
-	p := NewPool(Request{MilliCPU: 2000, Memory: 1 << 30})
-	one := Request{MilliCPU: 1000}
-	for range 2 {
-		if !p.TryAcquire(one) {
-			t.Fatal("two one-CPU requests must fit in two CPUs")
+	pooltest.Run(t, func(t *testing.T, capacity resource.Request, n int) []pooltest.Pool {
+		ledger := resource.NewLedger()
+		out := make([]pooltest.Pool, n)
+		for i := range out {
+			out[i] = ledger.Pool(string(rune('a'+i)), capacity)
 		}
-	}
-	if p.TryAcquire(one) {
-		t.Fatal("a third one-CPU request fit in a full pool")
-	}
-	p.Release(one)
-	if !p.TryAcquire(one) {
-		t.Fatal("a request did not fit after a release")
-	}
-	if p.TryAcquire(Request{Memory: 2 << 30}) {
-		t.Fatal("a request larger than the memory fit")
-	}
+		return out
+	})
 }
 
 func TestParse(t *testing.T) {
 	t.Parallel()
-	if got, err := ParseCPU("500m"); err != nil || got != 500 {
+	if got, err := resource.ParseCPU("500m"); err != nil || got != 500 {
 		t.Errorf("ParseCPU(500m) = %d, %v; want 500", got, err)
 	}
-	if got, err := ParseBytes("2Gi"); err != nil || got != 2<<30 {
+	if got, err := resource.ParseBytes("2Gi"); err != nil || got != 2<<30 {
 		t.Errorf("ParseBytes(2Gi) = %d, %v; want %d", got, err, 2<<30)
 	}
 	for _, bad := range []string{"1.5", "-1", "x"} {
-		if _, err := ParseCount(bad); err == nil {
+		if _, err := resource.ParseCount(bad); err == nil {
 			t.Errorf("ParseCount(%q) succeeded, want error", bad)
 		}
 	}

@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -18,7 +19,23 @@ var (
 	ErrNotFound  = errors.New("store: not found")
 	ErrConflict  = errors.New("store: already exists")
 	ErrLeaseLost = errors.New("store: lease held by another owner")
+	// ErrPhase is returned for a request the run's phase does not allow:
+	// cancelling or suspending a run that ended, retrying one that did not fail.
+	ErrPhase = errors.New("store: not allowed in the run's phase")
 )
+
+// PhaseError is ErrPhase with the phase the run was in.
+type PhaseError struct {
+	Run   apiv1.RunID
+	Phase apiv1.Phase
+}
+
+func (e *PhaseError) Error() string {
+	return fmt.Sprintf("run %s is %s: %v", e.Run, e.Phase, ErrPhase)
+}
+
+// Is makes errors.Is(err, ErrPhase) hold for a *PhaseError.
+func (e *PhaseError) Is(target error) bool { return target == ErrPhase }
 
 // Store is everything kiln keeps. It is safe for concurrent use, and by
 // several processes sharing one file.
@@ -46,16 +63,17 @@ type Runs interface {
 	CountRuns(ctx context.Context) (map[apiv1.Phase]int, error)
 	// ListEvents returns a run's events with Seq > p.After, oldest first.
 	ListEvents(ctx context.Context, p ListEventsParams) ([]apiv1.Event, error)
-	// RequestCancel marks a run to be cancelled by its owner. It is a no-op
-	// on a finished run and returns ErrNotFound for an unknown one.
+	// RequestCancel marks a run to be cancelled by its owner. It returns
+	// ErrPhase for a run that has ended and ErrNotFound for an unknown one.
 	RequestCancel(ctx context.Context, id apiv1.RunID) error
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
 	// owner until until: its tasks that did not succeed become Pending,
-	// those that did keep their outputs. ErrConflict if the run has not
+	// those that did keep their outputs. ErrPhase if the run has not
 	// ended or succeeded.
 	RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error
 	// RequestSuspend sets whether a run's training jobs should be
-	// suspended, for its owner to act on. ErrNotFound for an unknown run.
+	// suspended, for its owner to act on. ErrPhase for a run that has
+	// ended, ErrNotFound for an unknown one.
 	RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error
 }
 

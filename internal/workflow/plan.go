@@ -39,6 +39,8 @@ type Plan struct {
 type Task struct {
 	// Spec is the task as written.
 	Spec *apiv1.Task
+	// Kind says which node handler runs the task.
+	Kind apiv1.NodeKind
 	// Timeout bounds each attempt; 0 means none.
 	Timeout time.Duration
 	// Retry is the task's retry policy.
@@ -46,6 +48,12 @@ type Task struct {
 	// Request is what one attempt takes from the pool: for a training
 	// job, every node of the gang at once.
 	Request resource.Request
+	// PerHost is what each host of an attempt takes (a pod's requests):
+	// the whole Request for a task, one node's share for a training job.
+	PerHost resource.Request
+	// AdmissionTimeout bounds how long the task waits for room before it
+	// fails; 0 waits as long as it takes.
+	AdmissionTimeout time.Duration
 	// Train is the merged training job of a train task, nil for a command.
 	Train *training.Job
 	// Image is the container image that applies: trainer, task, workflow

@@ -16,7 +16,12 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 	if len(t.Command) > 0 || len(t.Args) > 0 {
 		c.add(apiv1.CodeInvalidValue, field+".command", "a train task takes its command in train.command, not command")
 	}
-	out := Task{Spec: t, Timeout: c.duration(field+".timeout", t.Timeout), Retry: c.retry(field+".retries", t.Retries)}
+	out := Task{
+		Spec: t, Kind: apiv1.NodeKindTrain,
+		Timeout:          c.duration(field+".timeout", t.Timeout),
+		AdmissionTimeout: c.duration(field+".admissionTimeout", t.AdmissionTimeout),
+		Retry:            c.retry(field+".retries", t.Retries),
+	}
 	c.env(field+".env", t.Env)
 	c.outputs(field+".outputs", t.Outputs)
 	if t.Resources != nil {
@@ -27,7 +32,10 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 		c.add(p.Code, field+".train."+p.Field, "%s", p.Msg)
 	}
 	if j != nil && len(problems) == 0 {
-		out.Train, out.Request = j, j.Request()
+		out.Train, out.Request, out.PerHost = j, j.Request(), j.PerNode
+		if out.AdmissionTimeout == 0 {
+			out.AdmissionTimeout = j.ScheduleTimeout
+		}
 	}
 	return out
 }

@@ -125,12 +125,15 @@ func (c *checker) task(field string, t *apiv1.Task) Task {
 	}
 	c.env(field+".env", t.Env)
 	c.outputs(field+".outputs", t.Outputs)
-	return Task{
-		Spec:    t,
-		Timeout: c.duration(field+".timeout", t.Timeout),
-		Retry:   c.retry(field+".retries", t.Retries),
-		Request: c.request(field+".resources", t.Resources),
+	out := Task{
+		Spec: t, Kind: apiv1.NodeKindCommand,
+		Timeout:          c.duration(field+".timeout", t.Timeout),
+		AdmissionTimeout: c.duration(field+".admissionTimeout", t.AdmissionTimeout),
+		Retry:            c.retry(field+".retries", t.Retries),
+		Request:          c.request(field+".resources", t.Resources),
 	}
+	out.PerHost = out.Request
+	return out
 }
 
 func (c *checker) env(field string, env []apiv1.EnvVar) {

@@ -211,7 +211,7 @@ spec:
 	if r := kiln(t, home, "retry", id); r.code != 0 || !strings.Contains(r.stdout, "Succeeded") {
 		t.Fatalf("kiln retry: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r := kiln(t, home, "retry", id); r.code != 2 || !strings.Contains(r.stderr, "only a Failed or Cancelled run") {
+	if r := kiln(t, home, "retry", id); r.code != 1 || !strings.Contains(r.stderr, "KLN-4010") || !strings.Contains(r.stderr, "only a Failed or Cancelled run") {
 		t.Errorf("retrying a succeeded run: %d %s", r.code, r.stderr)
 	}
 }

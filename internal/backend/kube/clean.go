@@ -6,14 +6,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kiln.dev/kiln/internal/job"
 )
 
 // Release is told that the engine has recorded how an attempt ended: the
 // backend forgets it and deletes what only a running attempt needs (its
 // Service, PodGroup, files and status record). Its pods hold its logs: the
 // clean policy says whether they go too, now or CleanTTL later.
-func (b *Backend) Release(ctx context.Context, id string, succeeded bool) error {
-	a := parseID(id)
+func (b *Backend) Release(ctx context.Context, id job.AttemptID, succeeded bool) error {
+	a := names(id)
 	_, recorded := b.record(a)
 	b.mu.Lock()
 	spec := b.specs[id]
@@ -60,7 +62,11 @@ func (b *Backend) clean(ctx context.Context) {
 		if err != nil || time.Now().Before(due) {
 			continue
 		}
-		if err := b.deleteAll(ctx, parseID(p.Annotations[AnnoAttemptID])); err != nil {
+		id, ok := attemptOf(p.Annotations)
+		if !ok {
+			continue
+		}
+		if err := b.deleteAll(ctx, names(id)); err != nil {
 			b.cfg.Log.Warn("cleaning up a finished attempt", "attempt", p.Annotations[AnnoAttemptID], "err", err)
 		}
 	}

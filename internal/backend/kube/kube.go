@@ -69,12 +69,12 @@ type Backend struct {
 	pods      cache.SharedIndexInformer
 	records   listersv1.ConfigMapLister
 	stop      chan struct{}
-	events    chan string
+	events    chan job.AttemptID
 	mu        sync.Mutex
-	specs     map[string]*job.Spec
-	gone      map[string]string     // attempt -> pod deleted under it
-	decided   map[string]job.Status // records this process wrote or read
-	reported  map[string]bool       // attempts Watch has reported
+	specs     map[job.AttemptID]*job.Spec
+	gone      map[job.AttemptID]string     // attempt -> pod deleted under it
+	decided   map[job.AttemptID]job.Status // records this process wrote or read
+	reported  map[job.AttemptID]bool       // attempts Watch has reported
 	lim       limits
 	janitorAt time.Time
 }
@@ -102,8 +102,8 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 
 func start(ctx context.Context, cfg Config, ns string, core *coreClient, dyn dynamic.Interface) (*Backend, error) {
 	b := &Backend{
-		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan string, 1024), stop: make(chan struct{}),
-		specs: map[string]*job.Spec{}, gone: map[string]string{}, decided: map[string]job.Status{}, reported: map[string]bool{},
+		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan job.AttemptID, 1024), stop: make(chan struct{}),
+		specs: map[job.AttemptID]*job.Spec{}, gone: map[job.AttemptID]string{}, decided: map[job.AttemptID]job.Status{}, reported: map[job.AttemptID]bool{},
 		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName},
 		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
 	}
@@ -170,7 +170,7 @@ func (b *Backend) Close() error {
 }
 
 // OutputDir is where an attempt's outputs live inside its containers.
-func (b *Backend) OutputDir(string) string { return OutputsDir }
+func (b *Backend) OutputDir(job.AttemptID) string { return OutputsDir }
 
 // BasePort is the first port of a gang's rendezvous ports. Every pod has
 // its own address, so the same ports serve every job.
@@ -178,8 +178,8 @@ const BasePort = 29500
 
 // Network names a gang's nodes by their pods' stable DNS names,
 // <pod>.<service>, and gives them fixed ports.
-func (b *Backend) Network(_ context.Context, id string, nodes, ports int) (job.Network, error) {
-	a := parseID(id)
+func (b *Backend) Network(_ context.Context, id job.AttemptID, nodes, ports int) (job.Network, error) {
+	a := names(id)
 	n := job.Network{}
 	for i := range nodes {
 		n.Hosts = append(n.Hosts, a.podName(i, true)+"."+a.Base)
@@ -202,7 +202,7 @@ func (b *Backend) remember(spec *job.Spec) bool {
 	return true
 }
 
-func (b *Backend) spec(id string) *job.Spec {
+func (b *Backend) spec(id job.AttemptID) *job.Spec {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.specs[id]
@@ -214,7 +214,7 @@ func (b *Backend) podsOf(a attempt) map[int]*corev1.Pod {
 	out := make(map[int]*corev1.Pod, len(objs))
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if p.Annotations[AnnoAttemptID] != a.ID || p.DeletionTimestamp != nil && !terminal(p) {
+		if p.Annotations[AnnoAttemptID] != a.ID.String() || p.DeletionTimestamp != nil && !terminal(p) {
 			continue
 		}
 		h, _ := strconv.Atoi(p.Labels[LabelHost])

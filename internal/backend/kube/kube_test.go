@@ -24,7 +24,7 @@ type harness struct {
 }
 
 type report struct {
-	id string
+	id job.AttemptID
 	st job.Status
 }
 
@@ -40,14 +40,14 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	h := &harness{Backend: b, c: c, reports: make(chan report, 16)}
 	done := make(chan struct{})
 	go func() {
-		b.Watch(ctx, func(id string, st job.Status) { h.reports <- report{id, st} }, func() {})
+		b.Watch(ctx, func(id job.AttemptID, st job.Status) { h.reports <- report{id, st} }, func() {})
 		close(done)
 	}()
 	t.Cleanup(func() { cancel(); <-done; b.Close() })
 	return h
 }
 
-func (h *harness) wait(t *testing.T, id string) job.Status {
+func (h *harness) wait(t *testing.T, id job.AttemptID) job.Status {
 	t.Helper()
 	select {
 	case r := <-h.reports:
@@ -61,10 +61,10 @@ func (h *harness) wait(t *testing.T, id string) job.Status {
 	return job.Status{}
 }
 
-func (h *harness) pods(t *testing.T, id string) []corev1.Pod {
+func (h *harness) pods(t *testing.T, id job.AttemptID) []corev1.Pod {
 	t.Helper()
 	l, err := h.c.Client.CoreV1().Pods(h.ns).List(context.Background(),
-		metav1.ListOptions{LabelSelector: LabelJob + "=" + parseID(id).Base})
+		metav1.ListOptions{LabelSelector: LabelJob + "=" + names(id).Base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func withAnnotations(spec *job.Spec, annotations map[string]string) *job.Spec {
 
 func TestLaunchIsCreateIfAbsent(t *testing.T) {
 	h := newHarness(t, Config{})
-	spec := withAnnotations(&job.Spec{ID: "r-aaaaa/t/1", Processes: []job.Process{{Command: []string{"true"}}}},
+	spec := withAnnotations(&job.Spec{ID: mustID("r-aaaaa/t/1"), Processes: []job.Process{{Command: []string{"true"}}}},
 		map[string]string{"kwok.kiln.dev/exit-code": "0", "kwok.kiln.dev/delay": "1s"})
 	ctx := context.Background()
 	for range 3 {
@@ -141,7 +141,7 @@ func TestClusterFailuresAreCoded(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			spec := withAnnotations(&job.Spec{ID: "r-bbbbb/" + c.name + "/1", Processes: []job.Process{{Command: []string{"x"}}}}, c.annos)
+			spec := withAnnotations(&job.Spec{ID: job.AttemptID{Run: "r-bbbbb", Node: c.name, Number: 1}, Processes: []job.Process{{Command: []string{"x"}}}}, c.annos)
 			if err := h.Launch(ctx, spec); err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestClusterFailuresAreCoded(t *testing.T) {
 func TestFailingRankStopsTheGang(t *testing.T) {
 	h := newHarness(t, Config{})
 	ctx := context.Background()
-	spec := withAnnotations(&job.Spec{ID: "r-ccccc/train/1"}, nil)
+	spec := withAnnotations(&job.Spec{ID: mustID("r-ccccc/train/1")}, nil)
 	for i := range 3 {
 		spec.Processes = append(spec.Processes, job.Process{Name: "node-" + string(rune('0'+i)), Host: i, Command: []string{"x"}})
 	}
@@ -215,7 +215,7 @@ func TestGangSchedulerPodGroup(t *testing.T) {
 		t.Run(gs, func(t *testing.T) {
 			h := newHarness(t, Config{GangScheduler: gs})
 			ctx := context.Background()
-			spec := withAnnotations(&job.Spec{ID: "r-ddddd/train/1"}, nil)
+			spec := withAnnotations(&job.Spec{ID: mustID("r-ddddd/train/1")}, nil)
 			spec.Container.MilliCPU, spec.Container.Memory = 2000, 1<<30
 			for i := range 3 {
 				spec.Processes = append(spec.Processes, job.Process{Name: "node-" + string(rune('0'+i)), Host: i, Command: []string{"x"}})
@@ -224,7 +224,7 @@ func TestGangSchedulerPodGroup(t *testing.T) {
 				t.Fatal(err)
 			}
 			gvr := podGroupResources[gs]
-			pg, err := h.dynamic.Resource(gvr).Namespace(h.ns).Get(ctx, parseID(spec.ID).Base, metav1.GetOptions{})
+			pg, err := h.dynamic.Resource(gvr).Namespace(h.ns).Get(ctx, names(spec.ID).Base, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,7 +237,7 @@ func TestGangSchedulerPodGroup(t *testing.T) {
 				if p.Spec.SchedulerName != h.cfg.SchedulerName {
 					t.Errorf("pod %s has scheduler %q, want %q", p.Name, p.Spec.SchedulerName, h.cfg.SchedulerName)
 				}
-				if p.Labels["scheduling.x-k8s.io/pod-group"]+p.Annotations["scheduling.k8s.io/group-name"] != parseID(spec.ID).Base {
+				if p.Labels["scheduling.x-k8s.io/pod-group"]+p.Annotations["scheduling.k8s.io/group-name"] != names(spec.ID).Base {
 					t.Errorf("pod %s does not name its group", p.Name)
 				}
 			}
@@ -250,7 +250,7 @@ func TestGangSchedulerPodGroup(t *testing.T) {
 			if err := h.Release(ctx, spec.ID, false); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.dynamic.Resource(gvr).Namespace(h.ns).Get(ctx, parseID(spec.ID).Base, metav1.GetOptions{}); err == nil {
+			if _, err := h.dynamic.Resource(gvr).Namespace(h.ns).Get(ctx, names(spec.ID).Base, metav1.GetOptions{}); err == nil {
 				t.Error("the PodGroup outlived its attempt")
 			}
 		})
@@ -269,7 +269,7 @@ func TestCleanPolicy(t *testing.T) {
 			if !c.succeeded {
 				code = "1"
 			}
-			spec := withAnnotations(&job.Spec{ID: "r-eeeee/t/1", Processes: []job.Process{{Command: []string{"x"}}}},
+			spec := withAnnotations(&job.Spec{ID: mustID("r-eeeee/t/1"), Processes: []job.Process{{Command: []string{"x"}}}},
 				map[string]string{"kwok.kiln.dev/exit-code": code})
 			ctx := context.Background()
 			if err := h.Launch(ctx, spec); err != nil {
@@ -286,7 +286,7 @@ func TestCleanPolicy(t *testing.T) {
 
 func TestCleanTTL(t *testing.T) {
 	h := newHarness(t, Config{CleanPolicy: CleanAlways, CleanTTL: time.Second})
-	spec := withAnnotations(&job.Spec{ID: "r-hhhhh/t/1", Processes: []job.Process{{Command: []string{"x"}}}},
+	spec := withAnnotations(&job.Spec{ID: mustID("r-hhhhh/t/1"), Processes: []job.Process{{Command: []string{"x"}}}},
 		map[string]string{"kwok.kiln.dev/exit-code": "0"})
 	ctx := context.Background()
 	if err := h.Launch(ctx, spec); err != nil {
@@ -306,7 +306,7 @@ func TestCleanTTL(t *testing.T) {
 func TestLogsFromThePodLogAPI(t *testing.T) {
 	h := newHarness(t, Config{})
 	ctx := context.Background()
-	spec := withAnnotations(&job.Spec{ID: "r-ggggg/train/1"}, nil)
+	spec := withAnnotations(&job.Spec{ID: mustID("r-ggggg/train/1")}, nil)
 	for i := range 2 {
 		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Host: i, Command: []string{"x"}})
 	}
@@ -315,8 +315,8 @@ func TestLogsFromThePodLogAPI(t *testing.T) {
 	}
 	eventually(t, "the gang to run", func() bool {
 		st, err := h.Observe(ctx, spec)
-		return err == nil && st.State == job.StateRunning && len(h.podsOf(parseID(spec.ID))) == 2 &&
-			h.podsOf(parseID(spec.ID))[1].Status.Phase == corev1.PodRunning
+		return err == nil && st.State == job.StateRunning && len(h.podsOf(names(spec.ID))) == 2 &&
+			h.podsOf(names(spec.ID))[1].Status.Phase == corev1.PodRunning
 	})
 	// Following running containers streams until the context ends. The
 	// test cluster's kwok serves every container the same two lines.
@@ -331,7 +331,7 @@ func TestLogsFromThePodLogAPI(t *testing.T) {
 			t.Errorf("logs lack %q:\n%s", want, out.String())
 		}
 	}
-	if err := h.Logs(ctx, "r-ggggg/nothing/1", false, &out); err == nil || !strings.Contains(err.Error(), "no pods") {
+	if err := h.Logs(ctx, mustID("r-ggggg/nothing/1"), false, &out); err == nil || !strings.Contains(err.Error(), "no pods") {
 		t.Errorf("logs of an attempt without pods: %v", err)
 	}
 }
@@ -339,7 +339,7 @@ func TestLogsFromThePodLogAPI(t *testing.T) {
 func TestEvictedPodIsCoded(t *testing.T) {
 	h := newHarness(t, Config{})
 	ctx := context.Background()
-	spec := withAnnotations(&job.Spec{ID: "r-iiiii/t/1", Processes: []job.Process{{Command: []string{"x"}}}}, nil)
+	spec := withAnnotations(&job.Spec{ID: mustID("r-iiiii/t/1"), Processes: []job.Process{{Command: []string{"x"}}}}, nil)
 	if err := h.Launch(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -361,4 +361,12 @@ func TestEvictedPodIsCoded(t *testing.T) {
 	if st.Code != string(apiv1.CodeEvicted) || !strings.Contains(st.Message, "low on resource: memory") || st.Permanent {
 		t.Fatalf("got %+v, want a retryable %s with the kubelet's message", st, apiv1.CodeEvicted)
 	}
+}
+
+func mustID(s string) job.AttemptID {
+	id, err := job.ParseAttemptID(s)
+	if err != nil {
+		panic(err)
+	}
+	return id
 }

@@ -26,7 +26,7 @@ const createWorkers = 16
 // rendezvous until the names resolve, a few milliseconds later.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	b.remember(spec)
-	a := parseID(spec.ID)
+	a := names(spec.ID)
 	if _, ok := b.record(a); ok {
 		return nil
 	}
@@ -108,7 +108,7 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 	adopted := b.remember(spec)
 	st, err := b.settle(ctx, spec)
 	if err == nil && adopted && isGang(spec) && st.State == job.StateRunning {
-		err = b.createService(ctx, service(parseID(spec.ID), b.shape))
+		err = b.createService(ctx, service(names(spec.ID), b.shape))
 	}
 	return st, err
 }
@@ -117,7 +117,7 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 // of its pods still run (a rank failed, a pod is stuck) it records the
 // decision first and then deletes the pods, so the decision outlives them.
 func (b *Backend) settle(ctx context.Context, spec *job.Spec) (job.Status, error) {
-	a := parseID(spec.ID)
+	a := names(spec.ID)
 	if st, ok := b.record(a); ok {
 		return st, nil
 	}
@@ -167,8 +167,8 @@ func allEnded(pods map[int]*corev1.Pod) bool {
 
 // Abort records the attempt as stopped and deletes its pods, letting them
 // have grace to end. An attempt that had already ended keeps its status.
-func (b *Backend) Abort(ctx context.Context, id string, grace time.Duration) error {
-	a := parseID(id)
+func (b *Backend) Abort(ctx context.Context, id job.AttemptID, grace time.Duration) error {
+	a := names(id)
 	if _, ok := b.record(a); ok {
 		return b.deletePods(ctx, a, &grace)
 	}
@@ -219,7 +219,7 @@ func (b *Backend) record(a attempt) (job.Status, bool) {
 
 func parseRecord(a attempt, cm *corev1.ConfigMap) (job.Status, bool) {
 	var st job.Status
-	if cm.Annotations[AnnoAttemptID] != a.ID || json.Unmarshal([]byte(cm.Data["status"]), &st) != nil {
+	if cm.Annotations[AnnoAttemptID] != a.ID.String() || json.Unmarshal([]byte(cm.Data["status"]), &st) != nil {
 		return job.Status{}, false
 	}
 	return st, true

@@ -11,13 +11,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
 )
 
 // Logs streams the attempt's container logs from the pod log API: each
 // container in turn, or, when following, all at once. Lines of a gang
 // carry their process's name.
-func (b *Backend) Logs(ctx context.Context, id string, follow bool, w io.Writer) error {
-	a := parseID(id)
+func (b *Backend) Logs(ctx context.Context, id job.AttemptID, follow bool, w io.Writer) error {
+	a := names(id)
 	pods := b.podsOf(a)
 	if len(pods) == 0 {
 		return &apiv1.Error{Code: apiv1.CodeBackend, Message: fmt.Sprintf(

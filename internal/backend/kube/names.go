@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+
+	"kiln.dev/kiln/internal/job"
 )
 
 // Labels and annotations kiln puts on what it creates.
@@ -22,23 +24,23 @@ const (
 	maxBase = 52
 )
 
-// attempt is an attempt's ID taken apart, and the names derived from it.
+// attempt is an attempt's ID and the names derived from it.
 type attempt struct {
-	ID, Run, Node, Number string
+	ID job.AttemptID
 	// Base names the attempt's objects: the pod of a one-host attempt, the
 	// headless Service of a gang, and the prefix of its pods.
 	Base string
 }
 
-// parseID splits "<run>/<task>/<n>" and derives the attempt's names.
-func parseID(id string) attempt {
-	a := attempt{ID: id}
-	parts := strings.Split(id, "/")
-	if len(parts) == 3 {
-		a.Run, a.Node, a.Number = parts[0], parts[1], parts[2]
-	}
-	a.Base = dnsLabel(strings.Join(parts, "-"), maxBase)
-	return a
+// names derives the names of attempt id's objects.
+func names(id job.AttemptID) attempt {
+	return attempt{ID: id, Base: dnsLabel(id.Run+"-"+id.Node+"-"+strconv.Itoa(id.Number), maxBase)}
+}
+
+// attemptOf reads the attempt ID an object of kiln's carries.
+func attemptOf(annotations map[string]string) (job.AttemptID, bool) {
+	id, err := job.ParseAttemptID(annotations[AnnoAttemptID])
+	return id, err == nil
 }
 
 // podName is the name of the pod of host h.
@@ -52,8 +54,8 @@ func (a attempt) podName(h int, gang bool) string {
 // labels are the labels of every object of the attempt.
 func (a attempt) labels() map[string]string {
 	return map[string]string{
-		LabelManagedBy: managedBy, LabelRun: dnsLabel(a.Run, 63), LabelNode: dnsLabel(a.Node, 63),
-		LabelAttempt: a.Number, LabelJob: a.Base,
+		LabelManagedBy: managedBy, LabelRun: dnsLabel(a.ID.Run, 63), LabelNode: dnsLabel(a.ID.Node, 63),
+		LabelAttempt: strconv.Itoa(a.ID.Number), LabelJob: a.Base,
 	}
 }
 

@@ -86,7 +86,7 @@ func hosts(spec *job.Spec) []int {
 // build returns the objects of one attempt. It is deterministic: the same
 // spec gives the same objects, so a repeated launch creates nothing new.
 func build(spec *job.Spec, sh shape) (*objects, error) {
-	a := parseID(spec.ID)
+	a := names(spec.ID)
 	tmpl := &apiv1.PodTemplate{}
 	if len(spec.Container.PodTemplate) > 0 {
 		if err := json.Unmarshal(spec.Container.PodTemplate, tmpl); err != nil {
@@ -116,7 +116,7 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 func meta(a attempt, name string, sh shape) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: sh.Namespace, Labels: a.labels(),
-		Annotations: map[string]string{AnnoAttemptID: a.ID},
+		Annotations: map[string]string{AnnoAttemptID: a.ID.String()},
 	}
 }
 
@@ -202,12 +202,12 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, first bo
 		c.Image = spec.Container.Image
 	}
 	c.Command, c.Args = proc.Command, nil
-	if len(spec.Outputs) > 0 {
+	if len(spec.Outputs) > 0 || len(spec.Artifacts) > 0 {
 		path := c.TerminationMessagePath
 		if path == "" {
 			path = corev1.TerminationMessagePathDefault
 		}
-		c.Command = outputsWrapper(proc.Command, spec.Outputs, path)
+		c.Command = outputsWrapper(proc.Command, spec.Outputs, spec.Artifacts, path)
 	}
 	if spec.Container.WorkingDir != "" {
 		c.WorkingDir = spec.Container.WorkingDir
@@ -297,7 +297,7 @@ func podGroup(a attempt, spec *job.Spec, sh shape, pods int) *unstructured.Unstr
 }
 
 // secretName is the Secret holding an attempt's secret environment.
-func secretName(spec *job.Spec) string { return parseID(spec.ID).Base + "-env" }
+func secretName(spec *job.Spec) string { return names(spec.ID).Base + "-env" }
 
 // secret collects the secret variables' values from the processes' env.
 func secret(a attempt, spec *job.Spec, sh shape) *corev1.Secret {

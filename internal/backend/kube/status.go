@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +32,8 @@ type procState struct {
 
 // decide computes an attempt's status from its pods. It is a pure
 // function of its inputs, so every engine, and every restart, reads the
-// same status from the same pods.
+// same status from the same pods. How a gang ended is job.Decide's rule,
+// the same on every backend.
 func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits) job.Status {
 	hs := hosts(spec)
 	for _, h := range hs {
@@ -49,18 +51,17 @@ func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits)
 		}
 	}
 	procs := make([]procState, len(spec.Processes))
-	done := 0
+	members := make([]job.Member, len(spec.Processes))
 	for i, p := range spec.Processes {
 		procs[i] = procOf(p, pods[p.Host])
-		if procs[i].terminated != nil || procs[i].podFailed != nil {
-			done++
-		}
+		members[i] = procs[i].member()
 	}
-	if first := firstFailure(spec, procs); first != nil {
-		return failed(st, first, procs)
-	}
-	if done < len(procs) && !leaderDone(spec, procs) {
+	out := job.Decide(members, spec.Leader)
+	switch {
+	case !out.Decided:
 		return st
+	case out.Failed:
+		return failed(st, &procs[slices.IndexFunc(procs, func(p procState) bool { return p.name == out.Decider })], procs)
 	}
 	return succeeded(st, spec, procs)
 }
@@ -80,44 +81,20 @@ func procOf(p job.Process, pod *corev1.Pod) procState {
 	return ps
 }
 
-// firstFailure is the process whose end decides a failed attempt: the
-// leader if the spec has one and it failed, else the earliest to fail. A
-// pod that failed as a whole (evicted) fails the attempt either way. Nil
-// if nothing failed (yet).
-func firstFailure(spec *job.Spec, procs []procState) *procState {
-	var first *procState
-	for i := range procs {
-		p := &procs[i]
-		bad := p.podFailed != nil || (p.terminated != nil && p.terminated.ExitCode != 0)
-		if !bad || (spec.Leader != "" && p.name != spec.Leader && p.podFailed == nil) {
-			continue
-		}
-		if first == nil || p.finishedAt().Before(first.finishedAt()) {
-			first = p
-		}
+// member is how the process stands, for job.Decide. A pod that failed as
+// a whole (evicted) lost its process.
+func (p *procState) member() job.Member {
+	switch {
+	case p.podFailed != nil:
+		return job.Member{Name: p.name, Ended: true, Exit: -1, Lost: true}
+	case p.terminated != nil:
+		return job.Member{Name: p.name, Ended: true, Exit: int(p.terminated.ExitCode), FinishedAt: p.terminated.FinishedAt.Time}
 	}
-	return first
+	return job.Member{Name: p.name}
 }
 
-// leaderDone reports whether the spec's leader has ended (well: a failed
-// leader is a failure), which ends the attempt whatever the others do.
-func leaderDone(spec *job.Spec, procs []procState) bool {
-	for _, p := range procs {
-		if spec.Leader != "" && p.name == spec.Leader && p.terminated != nil {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *procState) finishedAt() time.Time {
-	if p.terminated != nil {
-		return p.terminated.FinishedAt.Time
-	}
-	return time.Time{}
-}
-
-// failed fills in st for an attempt that failed through process f.
+// failed fills in st for an attempt that failed through process f. A pod
+// that failed as a whole was the machine's doing, not the task's.
 func failed(st job.Status, f *procState, procs []procState) job.Status {
 	st.State = job.StateExited
 	fill(&st, procs)
@@ -125,7 +102,7 @@ func failed(st job.Status, f *procState, procs []procState) job.Status {
 		st.Failed = f.name
 	}
 	if f.podFailed != nil {
-		st.ExitCode = -1
+		st.ExitCode, st.System = -1, true
 		st.Message = fmt.Sprintf("pod %s failed: %s: %s", f.podFailed.Name, f.podFailed.Status.Reason, f.podFailed.Status.Message)
 		if f.podFailed.Status.Reason == "Evicted" {
 			st.Code = string(apiv1.CodeEvicted)
@@ -143,11 +120,12 @@ func failed(st job.Status, f *procState, procs []procState) job.Status {
 }
 
 // succeeded fills in st for an attempt whose processes all ended (or
-// whose leader ended well), reading the output parameters back.
+// whose leader ended well), reading the output parameters back and
+// checking that the declared artifacts were written.
 func succeeded(st job.Status, spec *job.Spec, procs []procState) job.Status {
 	st.State = job.StateExited
 	fill(&st, procs)
-	if len(spec.Outputs) == 0 {
+	if len(spec.Outputs) == 0 && len(spec.Artifacts) == 0 {
 		return st
 	}
 	msg := ""

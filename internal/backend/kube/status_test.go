@@ -40,7 +40,7 @@ func waiting(reason string) corev1.ContainerStatus {
 }
 
 func gangSpec(n int, leader string) *job.Spec {
-	s := &job.Spec{ID: "r/t/1", Leader: leader}
+	s := &job.Spec{ID: mustID("r/t/1"), Leader: leader}
 	for i := range n {
 		s.Processes = append(s.Processes, job.Process{Name: "node-" + string(rune('0'+i)), Host: i})
 	}
@@ -48,7 +48,7 @@ func gangSpec(n int, leader string) *job.Spec {
 }
 
 func TestDecide(t *testing.T) {
-	task := &job.Spec{ID: "r/t/1", Processes: []job.Process{{}}, Outputs: []string{"answer"}}
+	task := &job.Spec{ID: mustID("r/t/1"), Processes: []job.Process{{}}, Outputs: []string{"answer"}}
 	lim := limits{Stuck: time.Minute, Unschedulable: 0}
 	unschedulable := podAt(0, corev1.PodPending)
 	unschedulable.Status.Conditions = []corev1.PodCondition{{
@@ -106,10 +106,12 @@ func TestDecide(t *testing.T) {
 			0: podAt(0, corev1.PodSucceeded, ended("node-0", 0, "Completed", "", 0)),
 			1: podAt(1, corev1.PodRunning, running("node-1")),
 		}, 0, job.StateExited, 0, "", "", ""},
-		{"a worker failing does not decide when there is a leader", gangSpec(2, "node-0"), map[int]*corev1.Pod{
+		// job.Decide's rule, the same on every backend: a member that fails
+		// before its leader ends takes the gang down.
+		{"a worker failing before its leader ends fails the gang", gangSpec(2, "node-0"), map[int]*corev1.Pod{
 			0: podAt(0, corev1.PodRunning, running("node-0")),
 			1: podAt(1, corev1.PodFailed, ended("node-1", 1, "Error", "", 0)),
-		}, 0, job.StateRunning, 0, "", "", ""},
+		}, 0, job.StateExited, 1, "", "node-1", ""},
 		{
 			"image pull backoff within grace", task,
 			map[int]*corev1.Pod{0: podAt(0, corev1.PodPending, waiting("ImagePullBackOff"))},
@@ -173,12 +175,12 @@ func TestNames(t *testing.T) {
 		{"Train_X/y/2", "train-x-y-2-"},
 		{long + "/t/1", long[:43]},
 	} {
-		got := parseID(c.in).Base
+		got := names(mustID(c.in)).Base
 		if !strings.HasPrefix(got, c.want) || len(got) > maxBase {
-			t.Errorf("parseID(%q).Base = %q, want prefix %q and at most %d characters", c.in, got, c.want, maxBase)
+			t.Errorf("names(%q).Base = %q, want prefix %q and at most %d characters", c.in, got, c.want, maxBase)
 		}
 	}
-	if a, b := parseID("x/Y/1").Base, parseID("x/y/1").Base; a == b {
+	if a, b := names(mustID("x/Y/1")).Base, names(mustID("x/y/1")).Base; a == b {
 		t.Errorf("IDs that differ in case share the base %q", a)
 	}
 }
@@ -190,7 +192,7 @@ func TestOutputsWrapperInARealShell(t *testing.T) {
 	msg := filepath.Join(dir, "termination log")
 	task := []string{"sh", "-c", `printf '42' > "$KILN_OUTPUTS/answer"; printf 'two\nlines' > "$KILN_OUTPUTS/text"; exit "$1"`, "task"}
 	run := func(code string) error {
-		argv := outputsWrapper(append(task, code), []string{"answer", "text", "absent"}, msg)
+		argv := outputsWrapper(append(task, code), []string{"answer", "text", "absent"}, nil, msg)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(os.Environ(), "KILN_OUTPUTS="+dir)
 		return cmd.Run()

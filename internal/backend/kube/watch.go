@@ -16,7 +16,9 @@ import (
 func (b *Backend) handler() cache.ResourceEventHandler {
 	notify := func(obj any) {
 		if p, ok := obj.(*corev1.Pod); ok {
-			b.notify(p.Annotations[AnnoAttemptID])
+			if id, ok := attemptOf(p.Annotations); ok {
+				b.notify(id)
+			}
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -30,7 +32,10 @@ func (b *Backend) handler() cache.ResourceEventHandler {
 			if !ok {
 				return
 			}
-			id := p.Annotations[AnnoAttemptID]
+			id, ok := attemptOf(p.Annotations)
+			if !ok {
+				return
+			}
 			if !terminal(p) {
 				b.mu.Lock()
 				if _, known := b.specs[id]; known {
@@ -43,10 +48,7 @@ func (b *Backend) handler() cache.ResourceEventHandler {
 	}
 }
 
-func (b *Backend) notify(id string) {
-	if id == "" {
-		return
-	}
+func (b *Backend) notify(id job.AttemptID) {
 	select {
 	case b.events <- id:
 	default: // full: the next resync catches up
@@ -57,12 +59,12 @@ func (b *Backend) notify(id string) {
 // it also looks again at attempts that may be stuck (pending pods wait on
 // timeouts, not events), and every Resync it asks the engine to compare
 // everything.
-func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Status), resync func()) {
+func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st job.Status), resync func()) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	full := time.NewTicker(b.cfg.Resync)
 	defer full.Stop()
-	look := func(id string) {
+	look := func(id job.AttemptID) {
 		b.mu.Lock()
 		spec, done := b.specs[id], b.reported[id]
 		b.mu.Unlock()
@@ -99,10 +101,10 @@ func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Statu
 }
 
 // waiting lists the attempts not yet reported, whose pods may be stuck.
-func (b *Backend) waiting() []string {
+func (b *Backend) waiting() []job.AttemptID {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var ids []string
+	var ids []job.AttemptID
 	for id := range b.specs {
 		if !b.reported[id] {
 			ids = append(ids, id)

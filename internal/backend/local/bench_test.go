@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -16,17 +15,17 @@ func BenchmarkLaunchToExit(b *testing.B) {
 	home := b.TempDir()
 	be := New(Config{Home: home, SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]}})
 	defer be.Close()
-	exits := make(chan string, 16)
+	exits := make(chan job.AttemptID, 16)
 	synced := make(chan struct{}, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go be.Watch(ctx, func(id string, _ job.Status) { exits <- id }, func() { synced <- struct{}{} })
+	go be.Watch(ctx, func(id job.AttemptID, _ job.Status) { exits <- id }, func() { synced <- struct{}{} })
 	<-synced
 	env := os.Environ()
 	b.ResetTimer()
 	var launch, wait time.Duration
 	for i := range b.N {
-		spec := &job.Spec{ID: fmt.Sprintf("r/t/%d", i+1), Processes: []job.Process{{Command: []string{"true"}, Env: env}}}
+		spec := &job.Spec{ID: job.AttemptID{Run: "r", Node: "t", Number: i + 1}, Processes: []job.Process{{Command: []string{"true"}, Env: env}}}
 		t0 := time.Now()
 		if err := be.Launch(ctx, spec); err != nil {
 			b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"time"
 
 	"kiln.dev/kiln/internal/job"
@@ -21,8 +22,16 @@ import (
 var attemptID = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?/[a-z0-9]([a-z0-9-]*[a-z0-9])?/[1-9][0-9]*$`)
 
 // AttemptDir returns the directory of attempt id under home.
-func AttemptDir(home, id string) string {
-	return filepath.Join(home, "runs", filepath.FromSlash(id))
+func AttemptDir(home string, id job.AttemptID) string {
+	return filepath.Join(home, "runs", id.Run, id.Node, strconv.Itoa(id.Number))
+}
+
+// attemptDir is AttemptDir for an ID in its text form, checked first.
+func attemptDir(home, id string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(home, "runs", filepath.FromSlash(id)), nil
 }
 
 func checkID(id string) error {
@@ -58,6 +67,8 @@ type statusRecord struct {
 	Signal     string         `json:"signal,omitempty"`
 	Failed     string         `json:"failed,omitempty"`
 	Processes  map[string]int `json:"processes,omitempty"`
+	Stopped    bool           `json:"stopped,omitempty"`
+	System     bool           `json:"system,omitempty"`
 	StartError string         `json:"startError,omitempty"`
 	NotFound   bool           `json:"notFound,omitempty"`
 	StartedAt  time.Time      `json:"startedAt"`
@@ -68,7 +79,8 @@ type statusRecord struct {
 func (r *statusRecord) jobStatus() job.Status {
 	return job.Status{
 		State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
-		StartError: r.StartError, NotFound: r.NotFound, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		Stopped: r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/resource"
 )
 
 // Config configures the local backend.
@@ -42,6 +43,7 @@ type Backend struct {
 
 	mu     sync.Mutex
 	client *rpc.Client
+	room   map[string]resource.Request // admitted attempts' room, for their launch
 }
 
 var (
@@ -54,12 +56,13 @@ func New(cfg Config) *Backend {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}
-	return &Backend{cfg: cfg}
+	return &Backend{cfg: cfg, room: map[string]resource.Request{}}
 }
 
 // Launch implements backend.Backend.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
-	args := StartArgs{ID: spec.ID, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader}
+	id := spec.ID.String()
+	args := StartArgs{ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader, Room: b.roomOf(id)}
 	for _, p := range spec.Processes {
 		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env})
 	}
@@ -69,20 +72,24 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 // Observe implements backend.Backend.
 func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
 	var r StateReply
-	if err := b.call(ctx, "Supervisor.State", StateArgs{ID: spec.ID}, &r); err != nil {
+	if err := b.call(ctx, "Supervisor.State", StateArgs{ID: spec.ID.String()}, &r); err != nil {
 		return job.Status{}, err
 	}
 	switch {
 	case r.Running:
 		return job.Status{State: job.StateRunning}, nil
 	case r.Lost:
-		return job.Status{State: job.StateLost, ExitCode: -1}, nil
+		return job.Status{State: job.StateLost, ExitCode: -1, System: true}, nil
 	case !r.Exited:
 		return job.Status{State: job.StateUnknown}, nil
 	}
 	st := r.Status.jobStatus()
 	if st.ExitCode == 0 && st.StartError == "" {
-		st.Outputs, st.OutputError = readOutputs(b.OutputDir(spec.ID), spec.Outputs)
+		dir := b.OutputDir(spec.ID)
+		st.Outputs, st.OutputError = readOutputs(dir, spec.Outputs)
+		if st.OutputError == "" {
+			st.OutputError = missingArtifact(dir, spec.Artifacts)
+		}
 	}
 	return st, nil
 }
@@ -110,13 +117,23 @@ func readOutputs(dir string, names []string) (map[string]string, string) {
 	return out, ""
 }
 
+// missingArtifact names the first declared artifact that is not in dir.
+func missingArtifact(dir string, paths []string) string {
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			return fmt.Sprintf("output artifact %q was not written to $KILN_OUTPUTS/%s", p, p)
+		}
+	}
+	return ""
+}
+
 // Abort implements backend.Backend.
-func (b *Backend) Abort(ctx context.Context, id string, grace time.Duration) error {
-	return b.call(ctx, "Supervisor.Signal", SignalArgs{ID: id, Grace: grace}, &Empty{})
+func (b *Backend) Abort(ctx context.Context, id job.AttemptID, grace time.Duration) error {
+	return b.call(ctx, "Supervisor.Signal", SignalArgs{ID: id.String(), Grace: grace}, &Empty{})
 }
 
 // OutputDir implements backend.Backend.
-func (b *Backend) OutputDir(id string) string {
+func (b *Backend) OutputDir(id job.AttemptID) string {
 	return filepath.Join(AttemptDir(b.cfg.Home, id), "outputs")
 }
 

@@ -31,19 +31,19 @@ func TestMain(m *testing.M) {
 type harness struct {
 	b     *Backend
 	home  string
-	exits chan string
+	exits chan job.AttemptID
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	home := t.TempDir()
-	h := &harness{home: home, exits: make(chan string, 100), b: New(Config{
+	h := &harness{home: home, exits: make(chan job.AttemptID, 100), b: New(Config{
 		Home:              home,
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
 	})}
 	ctx, cancel := context.WithCancel(context.Background())
 	synced := make(chan struct{}, 10)
-	go h.b.Watch(ctx, func(id string, _ job.Status) { h.exits <- id }, func() { synced <- struct{}{} })
+	go h.b.Watch(ctx, func(id job.AttemptID, _ job.Status) { h.exits <- id }, func() { synced <- struct{}{} })
 	select {
 	case <-synced:
 	case <-time.After(10 * time.Second):
@@ -61,7 +61,7 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) launch(t *testing.T, id string, cmd ...string) *job.Spec {
 	t.Helper()
-	spec := &job.Spec{ID: id, Processes: []job.Process{{Command: cmd, Env: os.Environ()}}}
+	spec := &job.Spec{ID: mustID(t, id), Processes: []job.Process{{Command: cmd, Env: os.Environ()}}}
 	if err := h.b.Launch(t.Context(), spec); err != nil {
 		t.Fatalf("Launch(%s): %v", id, err)
 	}
@@ -98,7 +98,7 @@ func TestProcessRunsWithLogsAndOutputs(t *testing.T) {
 	if !st.Succeeded() || st.Outputs["count"] != "42" {
 		t.Fatalf("status = %+v, want success with count=42", st)
 	}
-	dir := AttemptDir(h.home, "r/a/1")
+	dir := AttemptDir(h.home, mustID(t, "r/a/1"))
 	for file, want := range map[string]string{"stdout": "to-stdout\n", "stderr": "to-stderr\n"} {
 		if b, _ := os.ReadFile(filepath.Join(dir, file)); string(b) != want {
 			t.Errorf("%s = %q, want %q", file, b, want)
@@ -151,8 +151,8 @@ func TestAbortEscalatesToKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := h.waitExit(t, spec)
-	if st.Signal != "killed" {
-		t.Fatalf("status = %+v, want killed by SIGKILL after the grace period", st)
+	if st.Signal != "SIGKILL" || !st.Stopped || st.System {
+		t.Fatalf("status = %+v, want killed by SIGKILL after the grace period, stopped by kiln", st)
 	}
 }
 
@@ -206,7 +206,7 @@ func TestFailingMemberTakesItsGangDown(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	env := os.Environ()
-	spec := &job.Spec{ID: "r/gang/1", Processes: []job.Process{
+	spec := &job.Spec{ID: mustID(t, "r/gang/1"), Processes: []job.Process{
 		{Name: "node-0-0", Command: []string{"sleep", "300"}, Env: env},
 		{Name: "node-0-1", Command: []string{"sh", "-c", "trap '' TERM; sleep 300"}, Env: env},
 		{Name: "node-1-0", Command: []string{"sh", "-c", "sleep 0.2; exit 5"}, Env: env},
@@ -237,7 +237,7 @@ func TestLeaderDecidesAndFilesAreWritten(t *testing.T) {
 	h := newHarness(t)
 	env := os.Environ()
 	spec := &job.Spec{
-		ID: "r/mpi/1", Leader: "launcher", Files: map[string]string{"hostfile": "localhost slots=2\n"},
+		ID: mustID(t, "r/mpi/1"), Leader: "launcher", Files: map[string]string{"hostfile": "localhost slots=2\n"},
 		Processes: []job.Process{
 			{Name: "launcher", Command: []string{"sh", "-c", "grep -q slots=2 ../1/hostfile"}, Env: env},
 			{Name: "helper", Command: []string{"sleep", "300"}, Env: env},
@@ -254,12 +254,12 @@ func TestLeaderDecidesAndFilesAreWritten(t *testing.T) {
 func TestNetworkIsStablePerAttempt(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a, err := h.b.Network(t.Context(), "r/net/1", 2, 3)
+	a, err := h.b.Network(t.Context(), mustID(t, "r/net/1"), 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := h.b.Network(t.Context(), "r/net/1", 2, 3)
-	other, _ := h.b.Network(t.Context(), "r/net/2", 2, 3)
+	again, _ := h.b.Network(t.Context(), mustID(t, "r/net/1"), 2, 3)
+	other, _ := h.b.Network(t.Context(), mustID(t, "r/net/2"), 2, 3)
 	if len(a.Ports) != 3 || len(a.Hosts) != 2 || fmt.Sprint(a) != fmt.Sprint(again) {
 		t.Errorf("Network = %v then %v, want the same 2 hosts and 3 ports", a, again)
 	}
@@ -268,4 +268,13 @@ func TestNetworkIsStablePerAttempt(t *testing.T) {
 			t.Errorf("two attempts share port %d", p)
 		}
 	}
+}
+
+func mustID(t *testing.T, s string) job.AttemptID {
+	t.Helper()
+	id, err := job.ParseAttemptID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

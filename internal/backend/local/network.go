@@ -17,8 +17,8 @@ var _ backend.Networker = (*Backend)(nil)
 // machine, reached on the loopback address. Ports are picked free by the
 // kernel and written to the attempt's ports.json, so asking again gives
 // the same ports and two jobs never share one.
-func (b *Backend) Network(_ context.Context, id string, nodes, n int) (job.Network, error) {
-	if err := checkID(id); err != nil {
+func (b *Backend) Network(_ context.Context, id job.AttemptID, nodes, n int) (job.Network, error) {
+	if err := checkID(id.String()); err != nil {
 		return job.Network{}, err
 	}
 	netw := job.Network{Hosts: make([]string, nodes)}

@@ -1,6 +1,10 @@
 package local
 
-import "time"
+import (
+	"time"
+
+	"kiln.dev/kiln/internal/resource"
+)
 
 // The supervisor's RPC interface (net/rpc, gob over a unix socket).
 
@@ -11,6 +15,9 @@ type StartArgs struct {
 	WorkingDir string
 	Files      map[string]string
 	Leader     string
+	// Room is what the attempt was admitted with, if the engine admitted
+	// it through this supervisor: it is held until the attempt ends.
+	Room *resource.Request
 }
 
 // ProcessArgs is one process of an attempt.
@@ -66,4 +73,26 @@ type Empty struct{}
 type InfoReply struct {
 	Instance string
 	PID      int
+}
+
+// AdmitArgs asks the supervisor's ledger to admit claims within Capacity.
+type AdmitArgs struct {
+	Capacity resource.Request
+	Claims   []resource.Claim
+}
+
+// AdmitReply answers each claim of an AdmitArgs.
+type AdmitReply struct {
+	Answers []resource.Admission
+}
+
+// HoldArgs takes room for an attempt found running.
+type HoldArgs struct {
+	Holder  string
+	Request resource.Request
+}
+
+// NamesArgs names holders to release or waiters to withdraw.
+type NamesArgs struct {
+	Names []string
 }

@@ -52,12 +52,8 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	defer os.Remove(sock)
 	sup := NewSupervisor(cfg.Home)
-	srv := rpc.NewServer()
-	if err := srv.RegisterName("Supervisor", sup); err != nil {
-		return err
-	}
 	var conns atomic.Int64
-	go acceptLoop(ln, srv, sup, &conns)
+	go acceptLoop(ln, sup, &conns)
 	tick := time.NewTicker(cfg.IdleTimeout / 10)
 	defer tick.Stop()
 	for {
@@ -72,7 +68,8 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 }
 
-func acceptLoop(ln net.Listener, srv *rpc.Server, sup *Supervisor, conns *atomic.Int64) {
+// acceptLoop serves each engine's connection as a session of its own.
+func acceptLoop(ln net.Listener, sup *Supervisor, conns *atomic.Int64) {
 	for {
 		c, err := ln.Accept()
 		if errors.Is(err, net.ErrClosed) {
@@ -81,10 +78,17 @@ func acceptLoop(ln net.Listener, srv *rpc.Server, sup *Supervisor, conns *atomic
 		if err != nil {
 			continue
 		}
+		sess := newSession(sup)
+		srv := rpc.NewServer()
+		if err := srv.RegisterName("Supervisor", sess); err != nil {
+			c.Close()
+			continue
+		}
 		conns.Add(1)
 		sup.touch()
 		go func() {
 			srv.ServeConn(c)
+			sess.end()
 			conns.Add(-1)
 			sup.touch()
 		}()

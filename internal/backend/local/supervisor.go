@@ -12,6 +12,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/resource"
 )
 
 // maxExits is how many recent exits the supervisor remembers for watchers.
@@ -29,6 +34,8 @@ type Supervisor struct {
 	home     string
 	instance string
 
+	ledger *resource.Ledger // the machine's room, shared by every engine on the home
+
 	mu       sync.Mutex
 	gangs    map[string]*gang
 	paths    *pathCache
@@ -45,16 +52,17 @@ type gang struct {
 	running  int
 	stopping bool
 	grace    time.Duration
-	failed   *member // the first member that failed
 	started  time.Time
 }
 
 type member struct {
-	name   string
-	cmd    *exec.Cmd
-	done   bool
-	exit   int
-	signal string
+	name     string
+	cmd      *exec.Cmd
+	done     bool
+	exit     int
+	signal   string
+	stopped  bool // the supervisor signalled it: on request, or taking its gang down
+	finished time.Time
 }
 
 // NewSupervisor returns a supervisor for home.
@@ -62,7 +70,7 @@ func NewSupervisor(home string) *Supervisor {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return &Supervisor{
-		home: home, instance: hex.EncodeToString(b), gangs: map[string]*gang{}, paths: newPathCache(),
+		home: home, instance: hex.EncodeToString(b), ledger: resource.NewLedger(), gangs: map[string]*gang{}, paths: newPathCache(),
 		changed: make(chan struct{}), lastBusy: time.Now(),
 	}
 }
@@ -71,10 +79,10 @@ func NewSupervisor(home string) *Supervisor {
 // unless the attempt was started before (by this supervisor or an earlier
 // one). The lock is not held while forking, so starts run in parallel.
 func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
-	if err := checkID(a.ID); err != nil {
+	dir, err := attemptDir(s.home, a.ID)
+	if err != nil {
 		return err
 	}
-	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
 	if _, known := s.gangs[a.ID]; known || exists(filepath.Join(dir, "launch.json")) || exists(filepath.Join(dir, "status.json")) {
 		s.mu.Unlock()
@@ -223,54 +231,67 @@ func executable(p string) error {
 }
 
 // wait waits for one member, stops whatever it left in its group, takes
-// the gang down if the member failed (or was the leader), and records the
-// attempt's end when the last member is gone.
+// the gang down once its end is decided (a member failed, or the leader
+// ended), and records the attempt's end when the last member is gone.
 func (s *Supervisor) wait(id string, g *gang, m *member) {
 	_ = m.cmd.Wait()
 	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m.done, m.exit = true, m.cmd.ProcessState.ExitCode()
+	m.done, m.exit, m.finished = true, m.cmd.ProcessState.ExitCode(), time.Now().UTC()
 	if ws, ok := m.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		m.signal = ws.Signal().String()
+		m.signal = signalName(ws.Signal())
 	}
-	if (m.exit != 0 || m.signal != "") && g.failed == nil {
-		g.failed = m
-	}
-	if g.running--; g.running > 0 && (m == g.failed || m.name == g.leader) {
+	g.running--
+	out := job.Decide(g.view(), g.leader)
+	if g.running > 0 && out.Decided && !g.stopping {
 		s.terminate(g, gangGrace)
 	}
 	if g.running == 0 {
 		delete(s.gangs, id)
-		s.recordExit(id, g.status())
+		s.recordExit(id, g.status(out))
 	}
 }
 
-// status is how the gang ended: decided by its leader if it has one, else
-// by its first failed member, else it succeeded.
-func (g *gang) status() statusRecord {
-	rec := statusRecord{StartedAt: g.started, FinishedAt: time.Now().UTC(), Processes: map[string]int{}}
-	decider := g.failed
-	for _, m := range g.members {
-		rec.Processes[m.name] = m.exit
-		// The leader decides, unless it was only stopped because another
-		// member had failed first.
-		if g.leader != "" && m.name == g.leader && (m.signal == "" || g.failed == nil || g.failed == m) {
-			decider = m
+// view is how the gang's members stand, for job.Decide.
+func (g *gang) view() []job.Member {
+	out := make([]job.Member, len(g.members))
+	for i, m := range g.members {
+		out[i] = job.Member{
+			Name: m.name, Ended: m.done, Exit: m.exit, Signal: m.signal, Stopped: m.stopped, FinishedAt: m.finished,
 		}
 	}
-	if decider != nil {
-		rec.ExitCode, rec.Signal = decider.exit, decider.signal
-		if decider.exit != 0 || decider.signal != "" {
-			rec.Failed = decider.name
-		}
+	return out
+}
+
+// status is the record of a gang that has ended, as out decided it. A
+// member killed by SIGKILL that the supervisor did not signal was killed
+// by the machine (the kernel's out-of-memory killer, say) or an operator:
+// a system failure, not the task's.
+func (g *gang) status(out job.Outcome) statusRecord {
+	rec := statusRecord{
+		StartedAt: g.started, FinishedAt: time.Now().UTC(), Processes: map[string]int{},
+		ExitCode: out.ExitCode, Signal: out.Signal, Stopped: out.Stopped,
+		System: out.Failed && out.Signal == signalName(syscall.SIGKILL),
+	}
+	for _, m := range g.members {
+		rec.Processes[m.name] = m.exit
+	}
+	if out.Failed {
+		rec.Failed = out.Decider
 	}
 	return rec
 }
 
-// recordExit writes the status file and tells watchers. s.mu must be held.
+// recordExit writes the status file, gives the attempt's room back and
+// tells watchers. s.mu must be held.
 func (s *Supervisor) recordExit(id string, rec statusRecord) {
-	if err := writeJSON(filepath.Join(AttemptDir(s.home, id), "status.json"), rec); err != nil {
+	s.ledger.Release(id)
+	dir, err := attemptDir(s.home, id)
+	if err == nil {
+		err = writeJSON(filepath.Join(dir, "status.json"), rec)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "kiln supervisor: recording exit of %s: %v\n", id, err)
 	}
 	s.exits = append(s.exits, Exit{ID: id, Status: rec})
@@ -287,4 +308,12 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// signalName is a signal's name, "SIGKILL", as people know it.
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	return sig.String()
 }

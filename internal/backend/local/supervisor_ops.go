@@ -12,10 +12,10 @@ import (
 // started yet is marked so that it never starts. It is a no-op for an
 // attempt that has ended.
 func (s *Supervisor) Signal(a SignalArgs, _ *Empty) error {
-	if err := checkID(a.ID); err != nil {
+	dir, err := attemptDir(s.home, a.ID)
+	if err != nil {
 		return err
 	}
-	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g, ok := s.gangs[a.ID]
@@ -43,6 +43,7 @@ func (s *Supervisor) terminate(g *gang, grace time.Duration) {
 		if m.done {
 			continue
 		}
+		m.stopped = true
 		pid := m.cmd.Process.Pid
 		_ = syscall.Kill(-pid, syscall.SIGTERM)
 		time.AfterFunc(grace, func() {
@@ -60,10 +61,10 @@ func (s *Supervisor) terminate(g *gang, grace time.Duration) {
 // Whatever is left of its process group is killed, so a retry never runs
 // beside it.
 func (s *Supervisor) State(a StateArgs, r *StateReply) error {
-	if err := checkID(a.ID); err != nil {
+	dir, err := attemptDir(s.home, a.ID)
+	if err != nil {
 		return err
 	}
-	dir := AttemptDir(s.home, a.ID)
 	s.mu.Lock()
 	_, running := s.gangs[a.ID]
 	s.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 // exits and calls exited for each. When it (re)connects, when the
 // supervisor restarted and when exits were dropped, it calls resync,
 // since exits may have been missed; resync is always called once first.
-func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Status), resync func()) {
+func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st job.Status), resync func()) {
 	var after uint64 = math.MaxUint64 // asks for the current position
 	var instance string
 	for ctx.Err() == nil {
@@ -32,7 +32,9 @@ func (b *Backend) Watch(ctx context.Context, exited func(id string, st job.Statu
 			continue
 		}
 		for _, e := range r.Exits {
-			exited(e.ID, e.Status.jobStatus())
+			if id, err := job.ParseAttemptID(e.ID); err == nil {
+				exited(id, e.Status.jobStatus())
+			}
 		}
 		after = r.Seq
 	}

@@ -23,7 +23,7 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, unti
 			return err
 		}
 		if phase != apiv1.PhaseFailed && phase != apiv1.PhaseCancelled {
-			return fmt.Errorf("run %s is %s, only a Failed or Cancelled run can be retried: %w", id, phase, store.ErrConflict)
+			return &store.PhaseError{Run: id, Phase: phase}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET phase = ?, code = '', message = '', finished_at = NULL,
 			retry_at = NULL, attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)

@@ -25,9 +25,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 		if phase == "" {
 			phase = apiv1.PhasePending
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source,
-			created_at, phase, owner, lease_until, suspend, project, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source,
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source, work_dir,
+			created_at, phase, owner, lease_until, suspend, project, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,
 			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done())
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
@@ -55,14 +55,14 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
 	})
 }
 
-const runColumns = `id, name, kind, labels, params, source, created_at, phase, code, message, started_at, finished_at, suspend, project`
+const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
 	var labels, params string
 	var created int64
 	var started, finished sql.NullInt64
-	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &created,
+	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &r.WorkDir, &created,
 		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 	for i, n := range r.Status.Nodes {
 		index[n.Name] = i
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, code, message, started_at, finished_at
+	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, code, message, system, started_at, finished_at
 		FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 		var node string
 		var a apiv1.AttemptStatus
 		var exit, started, finished sql.NullInt64
-		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Code, &a.Message, &started, &finished); err != nil {
+		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Code, &a.Message, &a.System, &started, &finished); err != nil {
 			return err
 		}
 		a.ExitCode, a.StartedAt, a.FinishedAt = intOf(exit), timeOf(started), timeOf(finished)
@@ -255,26 +255,33 @@ func (s *Store) CountRuns(ctx context.Context) (map[apiv1.Phase]int, error) {
 
 // RequestSuspend implements store.Runs.
 func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
-	res, err := s.wdb.ExecContext(ctx, `UPDATE runs SET suspend = ? WHERE id = ?`, suspend, id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
-	}
-	return nil
+	return s.request(ctx, id, `UPDATE runs SET suspend = ? WHERE id = ? AND done = 0`, suspend, id)
 }
 
 // RequestCancel implements store.Runs.
 func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) error {
-	res, err := s.wdb.ExecContext(ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ?`, id)
+	return s.request(ctx, id, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0`, id)
+}
+
+// request runs an update of an unfinished run; when it changes nothing,
+// it tells an unknown run (ErrNotFound) from a finished one (ErrPhase).
+func (s *Store) request(ctx context.Context, id apiv1.RunID, query string, args ...any) error {
+	res, err := s.wdb.ExecContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
 	}
-	return nil
+	var phase apiv1.Phase
+	err = s.db.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&phase)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	case err != nil:
+		return err
+	}
+	return &store.PhaseError{Run: id, Phase: phase}
 }
 
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event) error {

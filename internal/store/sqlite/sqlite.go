@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -57,7 +58,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	}
 	wdb.SetMaxOpenConns(1)
 	s := &Store{wdb: wdb}
-	if err := s.migrate(ctx, path); err != nil {
+	if err := s.migrateWhenFree(ctx, path); err != nil {
 		wdb.Close()
 		return nil, err
 	}
@@ -76,6 +77,29 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error {
 	return errors.Join(s.stmts.close(), s.db.Close(), s.wdb.Close())
+}
+
+// migrateWhenFree migrates, waiting out another process that holds the
+// file while it creates or migrates it: SQLite answers such an opener
+// "database is locked" at once, without waiting in its busy handler.
+func (s *Store) migrateWhenFree(ctx context.Context, path string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := s.migrate(ctx, path)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 func (s *Store) migrate(ctx context.Context, path string) error {

@@ -1,4 +1,4 @@
-package controller
+package train
 
 import (
 	"slices"
@@ -7,7 +7,23 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/node"
 )
+
+// Report implements node.Reporter: conditions move with the node's
+// phase, as Kubeflow Trainer reports a TrainJob's, and replica groups are
+// counted when a gang starts and when it ends.
+func (Handler) Report(ns *apiv1.NodeStatus, c node.Change) {
+	switch {
+	case c.Started != nil:
+		ns.Replicas = replicasStarted(c.Started)
+	case c.Ended != nil && len(c.Ended.Processes) > 0:
+		ns.Replicas = replicasEnded(c.Ended)
+	}
+	if c.Phase != "" {
+		conditions(ns, c.Phase, c.Reason, c.Message, c.Time)
+	}
+}
 
 // setCondition upserts a condition by type; its transition time changes
 // only when its status does.
@@ -30,9 +46,9 @@ func hasCondition(ns *apiv1.NodeStatus, typ string) bool {
 	return slices.ContainsFunc(ns.Conditions, func(c apiv1.Condition) bool { return c.Type == typ })
 }
 
-// trainConditions moves a training job's conditions with its phase, the
-// way Kubeflow Trainer reports a TrainJob.
-func trainConditions(ns *apiv1.NodeStatus, phase apiv1.Phase, reason, msg string, now time.Time) {
+// conditions moves a training job's conditions with its phase, the way
+// Kubeflow Trainer reports a TrainJob.
+func conditions(ns *apiv1.NodeStatus, phase apiv1.Phase, reason, msg string, now time.Time) {
 	if !hasCondition(ns, apiv1.ConditionCreated) {
 		setCondition(ns, apiv1.ConditionCreated, "True", "Created", "the job was accepted", now)
 	}

@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/node"
+)
+
+// startAttempt records a new attempt of node i as running; it is launched
+// after the round is saved.
+func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
+	rs := r.rs
+	ns := rs.nodes[i]
+	n := ns.attempt.Number + 1
+	ns.attempt = apiv1.AttemptStatus{
+		Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning, StartedAt: r.timePtr(),
+	}
+	if !ns.waitingSince.IsZero() {
+		c.cfg.Metrics.Admitted(r.now.Sub(ns.waitingSince))
+	}
+	ns.waiting, ns.waitingSince = false, time.Time{}
+	rs.active[i] = true
+	if ns.status.StartedAt == nil {
+		ns.status.StartedAt = r.timePtr()
+	}
+	if rs.run.Status.Phase == apiv1.PhasePending {
+		rs.run.Status.StartedAt = r.timePtr()
+		if rs.plan.Timeout > 0 {
+			rs.deadline = r.now.Add(rs.plan.Timeout)
+		}
+		r.setRun(apiv1.PhaseRunning, "Started", "", "")
+	}
+	r.setAttempt(i)
+	r.setNode(i, apiv1.PhaseRunning, "Started", "", fmt.Sprintf("attempt %d started", n))
+	spec, err := c.buildSpec(ctx, rs, i, n)
+	if err != nil {
+		c.buildFailed(r, i, err)
+		return
+	}
+	ns.spec = spec
+	r.report(i, node.Change{Started: spec})
+	r.launch = append(r.launch, i)
+}
+
+// buildSpec builds the job spec of attempt n of node i with the node's
+// handler. It is deterministic: the same attempt always gives the same
+// spec. A kind whose attempts span hosts gets them from the backend.
+func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*job.Spec, error) {
+	k, t := rs.kinds[i], &rs.plan.Tasks[i]
+	id := rs.attemptID(i, n)
+	a := &node.Attempt{ID: id, Task: t, Inputs: c.inputs(rs, i, id), Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
+	if k.networked != nil {
+		netw, ok := c.cfg.Backend.(backend.Networker)
+		if !ok {
+			return nil, errors.New("this backend cannot run a node whose attempts span several hosts")
+		}
+		hosts, ports := k.networked.Network(t)
+		var err error
+		if a.Network, err = netw.Network(ctx, id, hosts, ports); err != nil {
+			return nil, fmt.Errorf("placing the attempt's hosts: %w", err)
+		}
+	}
+	spec := &job.Spec{}
+	return spec, k.Build(ctx, a, spec)
+}
+
+// buildFailed fails node i's attempt, for good, because it could not be built.
+func (c *Controller) buildFailed(r *round, i int, err error) {
+	code := apiv1.CodeOf(err)
+	if code == "" {
+		code = apiv1.CodeStart
+	}
+	c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: code, Message: err.Error(), Permanent: true})
+}
+
+// endAttempt records node i's attempt as ended, takes the node out of the
+// active set and gives its room back.
+func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.Code, msg string, system bool) {
+	rs := r.rs
+	ns := rs.nodes[i]
+	ns.attempt.Phase, ns.attempt.Code, ns.attempt.Message, ns.attempt.System = phase, code, msg, system
+	if ns.attempt.FinishedAt == nil {
+		ns.attempt.FinishedAt = r.timePtr()
+	}
+	r.setAttempt(i)
+	id := rs.attemptID(i, ns.attempt.Number)
+	r.ended = append(r.ended, ended{id, phase == apiv1.PhaseSucceeded})
+	r.released = append(r.released, id.String())
+	delete(rs.active, i)
+	ns.spec, ns.stop = nil, ""
+}
+
+// attemptEnded applies node i's verdict on its attempt.
+func (c *Controller) attemptEnded(r *round, i int, v node.Verdict) {
+	if v.Phase == apiv1.PhaseSucceeded {
+		c.attemptSucceeded(r, i, v.Outputs)
+		return
+	}
+	c.attemptFailed(r, i, v)
+}
+
+func (c *Controller) attemptSucceeded(r *round, i int, outputs map[string]string) {
+	rs := r.rs
+	c.endAttempt(r, i, apiv1.PhaseSucceeded, "", "", false)
+	rs.nodes[i].status.Outputs = outputs
+	r.setNode(i, apiv1.PhaseSucceeded, "Succeeded", "", "")
+	for _, d := range rs.plan.Graph.Downstream(i) {
+		if rs.pendingUp[d]--; rs.pendingUp[d] > 0 {
+			continue
+		}
+		if rs.stopping != "" {
+			c.skip(r, d, rs.stopMsg)
+			continue
+		}
+		rs.enqueue(d)
+	}
+}
+
+// attemptFailed ends node i's attempt as failed and either schedules a
+// retry, from the task's retries or the system budget, or fails the node.
+func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
+	rs := r.rs
+	c.endAttempt(r, i, apiv1.PhaseFailed, v.Code, v.Message, v.System)
+	ns := rs.nodes[i]
+	f := failure{permanent: v.Permanent, system: v.System}
+	d := nextRetry(f, ns.spent, rs.plan.Tasks[i].Retry, c.cfg.SystemRetries, rs.stopping != "", ns.attempt.Number, r.now)
+	ns.spent = ns.spent.spend(f)
+	msg := v.Message
+	if d.note != "" {
+		msg = fmt.Sprintf("attempt %d failed: %s; %s", ns.attempt.Number, v.Message, d.note)
+	}
+	if !d.retry {
+		c.failNode(r, i, v.Code, msg)
+		return
+	}
+	ns.status.RetryAt = &d.at
+	rs.retrying[i] = true
+	r.setNode(i, apiv1.PhaseRetrying, "BackingOff", v.Code, msg)
+}
+
+// failNode fails node i for good: its descendants can never run, and with
+// failFast the run stops starting anything.
+func (c *Controller) failNode(r *round, i int, code apiv1.Code, msg string) {
+	r.setNode(i, apiv1.PhaseFailed, "Failed", code, msg)
+	c.skipDescendants(r, i)
+	if stopsRun(r.rs.plan.FailFast, r.rs.stopping) {
+		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
+	}
+}
+
+// skipDescendants ends every node downstream of i: they can never run.
+func (c *Controller) skipDescendants(r *round, i int) {
+	stack := append([]int(nil), r.rs.plan.Graph.Downstream(i)...)
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		ns := r.rs.nodes[d]
+		if ns.status.Phase.Done() {
+			continue
+		}
+		r.rs.ready.remove(d)
+		r.setNode(d, apiv1.PhaseSkipped, "UpstreamFailed", apiv1.CodeUpstreamFailed,
+			fmt.Sprintf("not started: upstream task %s failed", r.rs.nodes[i].status.Name))
+		stack = append(stack, r.rs.plan.Graph.Downstream(d)...)
+	}
+}

@@ -1,0 +1,64 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
+)
+
+// sideEffects launches and stops attempts after the round was saved, and
+// tells the pool and the backend what ended.
+func (c *Controller) sideEffects(ctx context.Context, r *round) error {
+	var errs []error
+	for _, i := range r.launch {
+		ns := r.rs.nodes[i]
+		if !r.rs.active[i] || ns.spec == nil {
+			continue
+		}
+		c.launchAsync(ctx, r.rs, i, ns.spec)
+	}
+	for _, i := range r.abort {
+		if ns := r.rs.nodes[i]; ns.spec != nil {
+			if err := c.cfg.Backend.Abort(ctx, ns.spec.ID, c.cfg.Grace); err != nil {
+				errs = append(errs, fmt.Errorf("stopping %s: %w", ns.spec.ID, err))
+			}
+		}
+	}
+	if rel, ok := c.cfg.Backend.(backend.Releaser); ok {
+		for _, e := range r.ended {
+			if err := rel.Release(ctx, e.id, e.succeeded); err != nil {
+				c.log.Warn("cleaning up after an attempt", "attempt", e.id, "err", err)
+			}
+		}
+	}
+	if len(r.withdraw) > 0 {
+		if err := c.cfg.Pool.Withdraw(ctx, r.withdraw...); err != nil {
+			errs = append(errs, fmt.Errorf("withdrawing nodes from the admission queue: %w", err))
+		}
+	}
+	if r.freed {
+		c.wakeStarved(r.rs.run.ID)
+	}
+	if r.starved {
+		c.addStarved(r.rs.run.ID)
+	}
+	return errors.Join(errs...)
+}
+
+// launchAsync launches an attempt without holding up the run's next
+// round: forking takes longer than a round. If the backend cannot be
+// reached, the node is observed again, and relaunched if it never started.
+func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, spec *job.Spec) {
+	c.launches.Go(func() {
+		if err := c.cfg.Backend.Launch(ctx, spec); err != nil {
+			if ctx.Err() == nil {
+				c.log.Error("launching; will retry", "attempt", spec.ID, "err", err)
+				rs.markDirty(i)
+				c.queue.AddRateLimited(rs.run.ID)
+			}
+		}
+	})
+}

@@ -1,0 +1,65 @@
+package controller
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestControllerNeverAsksWhichKindANodeIs keeps node kinds out of the
+// engine: what a node is belongs to its handler (internal/node). The
+// controller may use the optional capabilities a handler has, never the
+// fields or packages of one kind.
+func TestControllerNeverAsksWhichKindANodeIs(t *testing.T) {
+	t.Parallel()
+
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbiddenImports := []string{
+		"kiln.dev/kiln/internal/training", "kiln.dev/kiln/internal/node/command",
+		"kiln.dev/kiln/internal/node/train", "kiln.dev/kiln/internal/node/builtin",
+	}
+	forbiddenSelectors := map[string]string{
+		"Train":           "a training job's own fields",
+		"Command":         "a command's own fields",
+		"NodeKindCommand": "a kind by name",
+		"NodeKindTrain":   "a kind by name",
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, bad := range forbiddenImports {
+				if path == bad {
+					t.Errorf("%s imports %s: the controller talks to node kinds through internal/node only", fset.Position(imp.Pos()), path)
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if what, bad := forbiddenSelectors[sel.Sel.Name]; bad {
+					t.Errorf("%s uses .%s, %s: ask the node's handler instead", fset.Position(sel.Pos()), sel.Sel.Name, what)
+				}
+			}
+			return true
+		})
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d files: the test is not looking at the controller", checked)
+	}
+}

@@ -1,0 +1,127 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// payOwedStops stops again the attempts that the run's previous engine was
+// stopping when it went away: a cancel cut short by a second Ctrl-C or a
+// kill -9 still ends as a cancel. Abort is idempotent.
+func (c *Controller) payOwedStops(r *round) {
+	for _, i := range r.rs.owed {
+		if r.rs.active[i] {
+			r.abort = append(r.abort, i)
+		}
+	}
+	r.rs.owed = nil
+}
+
+// stopIfNeeded starts cancelling or failing the run when asked to or when
+// its deadline passed.
+func (c *Controller) stopIfNeeded(r *round, cancel bool) {
+	rs := r.rs
+	switch {
+	case rs.stopping == apiv1.PhaseCancelling:
+		return
+	case cancel:
+		c.stopRun(r, apiv1.PhaseCancelling, apiv1.CodeCancelled, "cancelled on request")
+	case expired(rs.deadline, r.now) && rs.stopping == "":
+		c.stopRun(r, apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its timeout of %s", rs.plan.Timeout))
+	}
+}
+
+// stopRun stops the run: nothing new starts and, when cancelling or on a
+// timeout, running attempts are stopped too.
+func (c *Controller) stopRun(r *round, phase apiv1.Phase, code apiv1.Code, msg string) {
+	rs := r.rs
+	rs.stopping, rs.stopCode, rs.stopMsg = phase, code, msg
+	r.setRun(phase, string(phase), code, msg)
+	if code == apiv1.CodeCancelled || code == apiv1.CodeRunTimeout {
+		for i := range rs.active {
+			c.stopAttempt(r, i, code)
+		}
+	}
+	c.skipUnstarted(r, msg)
+}
+
+// stopAttempt asks the backend, after the commit, to stop node i's attempt.
+func (c *Controller) stopAttempt(r *round, i int, why apiv1.Code) {
+	ns := r.rs.nodes[i]
+	if ns.stop == "" {
+		ns.stop = why
+		r.abort = append(r.abort, i)
+	}
+}
+
+// skipUnstarted ends every node that has not started: the run is stopping.
+func (c *Controller) skipUnstarted(r *round, msg string) {
+	rs := r.rs
+	for rs.ready.Len() > 0 {
+		c.skip(r, rs.ready.pop().node, msg)
+	}
+	for i := range rs.retrying {
+		delete(rs.retrying, i)
+		ns := rs.nodes[i]
+		if rs.stopping == apiv1.PhaseCancelling {
+			r.setNode(i, apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, "not retried: "+msg)
+			continue
+		}
+		r.setNode(i, apiv1.PhaseFailed, "NotRetried", ns.attempt.Code, ns.attempt.Message+"; not retried: "+msg)
+	}
+	for i := range rs.suspended {
+		delete(rs.suspended, i)
+		r.setNode(i, apiv1.PhaseCancelled, "Cancelled", rs.stopCode, "suspended job not started again: "+msg)
+	}
+	for i, ns := range rs.nodes {
+		if ns.status.Phase == apiv1.PhasePending || ns.status.Phase == apiv1.PhaseWaiting {
+			c.skip(r, i, msg)
+		}
+	}
+}
+
+func (c *Controller) skip(r *round, i int, msg string) {
+	if ns := r.rs.nodes[i]; !ns.status.Phase.Done() {
+		r.setNode(i, apiv1.PhaseSkipped, "Skipped", "", "not started: "+msg)
+	}
+}
+
+// timeouts stops attempts that ran past their node's timeout, and fails
+// nodes that waited for room past their admission timeout.
+func (c *Controller) timeouts(r *round) {
+	rs := r.rs
+	for i := range rs.active {
+		if expired(deadline(startOf(rs.nodes[i].attempt.StartedAt), rs.plan.Tasks[i].Timeout), r.now) {
+			c.stopAttempt(r, i, apiv1.CodeAttemptTimeout)
+		}
+	}
+	for i := range rs.queued {
+		t := &rs.plan.Tasks[i]
+		if !expired(deadline(rs.nodes[i].waitingSince, t.AdmissionTimeout), r.now) {
+			continue
+		}
+		rs.ready.remove(i)
+		c.failNode(r, i, apiv1.CodeScheduleTimeout, fmt.Sprintf("could not be admitted whole within its admission timeout of %s; it was %s",
+			t.AdmissionTimeout, rs.nodes[i].status.Message))
+	}
+}
+
+// retriesDue makes nodes whose backoff has elapsed ready again, ahead of
+// their equals.
+func (c *Controller) retriesDue(r *round) {
+	rs := r.rs
+	for i := range rs.retrying {
+		ns := rs.nodes[i]
+		if ns.status.RetryAt == nil || !r.now.Before(*ns.status.RetryAt) {
+			delete(rs.retrying, i)
+			ns.status.RetryAt = nil
+			ns.waiting = false
+			rs.ready.pushFront(i, rs.plan.Tasks[i].Spec.Priority)
+			rs.fresh = append(rs.fresh, i)
+		}
+	}
+}
+
+func joinNames(names []string) string { return strings.Join(names, ", ") }

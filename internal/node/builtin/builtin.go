@@ -1,0 +1,26 @@
+// Package builtin lists the node handlers kiln ships. Adding a kind of
+// node means a package under internal/node and one line here.
+package builtin
+
+import (
+	"kiln.dev/kiln/internal/node"
+	"kiln.dev/kiln/internal/node/command"
+	"kiln.dev/kiln/internal/node/train"
+)
+
+// Handlers returns one of each built-in node handler.
+func Handlers() []node.Handler {
+	return []node.Handler{
+		command.New(),
+		train.New(),
+	}
+}
+
+// Registry returns a registry of the built-in handlers.
+func Registry() *node.Registry {
+	r, err := node.NewRegistry(Handlers()...)
+	if err != nil {
+		panic(err) // the list above names each kind once: code, not input, broke
+	}
+	return r
+}

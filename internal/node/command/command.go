@@ -1,0 +1,35 @@
+// Package command is the node handler of a task that runs one process:
+// its command and args, templates expanded, run directly, never through
+// a shell.
+package command
+
+import (
+	"context"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/node"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+// Handler runs command nodes.
+type Handler struct{}
+
+var _ node.Handler = Handler{}
+
+// New returns the command handler.
+func New() Handler { return Handler{} }
+
+// Kind implements node.Handler.
+func (Handler) Kind() apiv1.NodeKind { return apiv1.NodeKindCommand }
+
+// Build implements node.Handler: one process, its command then its args.
+func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error {
+	t := a.Task.Spec
+	cmd, env, err := node.Prepare(ctx, a, append(append([]string(nil), t.Command...), t.Args...), t.Env, spec)
+	spec.Processes = []job.Process{{Command: cmd, Env: env}}
+	return err
+}
+
+// Judge implements node.Handler with node.JudgeExit.
+func (Handler) Judge(_ *workflow.Task, st *job.Status) node.Verdict { return node.JudgeExit(st) }

@@ -1,0 +1,209 @@
+package resource
+
+import (
+	"slices"
+	"sync"
+)
+
+// Claim asks for room for one attempt.
+type Claim struct {
+	// Holder names what holds the room once it is admitted: the attempt.
+	Holder string
+	// Waiter names what waits while it does not fit: the node, which keeps
+	// its place in the queue from one round to the next.
+	Waiter string
+	// Request is the room it needs, all at once (a gang's every node).
+	Request Request
+	// Priority orders the waiting: while anything of a higher priority
+	// waits, no claim of a lower one is admitted.
+	Priority int32
+}
+
+// Admission is the answer to one claim.
+type Admission struct {
+	// Admitted is set when the room was taken for the claim's holder.
+	Admitted bool
+	// Outranked is set when the claim was not tried because something of
+	// a higher priority waits.
+	Outranked bool
+	// Free is what the asking engine's pool had free when the claim was
+	// answered.
+	Free Request
+}
+
+// Ledger is the book of one machine's resources: who holds what, and
+// who waits at which priority. Every engine working on one kiln home
+// admits against the same ledger (the supervisor keeps it), so their
+// tasks never oversubscribe the machine together. Each engine admits
+// within its own capacity (its --cpus, --memory, --gpus), counted against
+// everything every engine holds.
+//
+// Room is held per holder, so taking and giving back are idempotent.
+// Holdings and waiters belong to a session (one engine's connection):
+// when the session ends, its waiters go and so does room it took for
+// attempts that never started. Room bound to a started attempt stays
+// until the attempt ends. A Ledger is safe for concurrent use.
+type Ledger struct {
+	mu      sync.Mutex
+	used    Request
+	held    map[string]holding
+	waiting map[string]waiter
+	byPrio  map[int32]int // waiters per priority
+}
+
+type holding struct {
+	req     Request
+	session string
+	bound   bool
+}
+
+type waiter struct {
+	prio    int32
+	session string
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{held: map[string]holding{}, waiting: map[string]waiter{}, byPrio: map[int32]int{}}
+}
+
+// Admit answers claims in order, within capacity. A claim is admitted
+// when nothing of a higher priority waits and its request fits in what
+// capacity leaves beside everything held; otherwise its waiter waits, at
+// its priority, until a later Admit admits it or it is withdrawn. Among
+// equal priorities a claim that fits may pass one that does not. A claim
+// whose holder already holds room is admitted again at no cost.
+func (l *Ledger) Admit(session string, capacity Request, claims []Claim) []Admission {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Admission, len(claims))
+	for i, c := range claims {
+		if _, ok := l.held[c.Holder]; ok {
+			l.unwait(c.Waiter)
+			out[i] = Admission{Admitted: true, Free: capacity.Sub(l.used)}
+			continue
+		}
+		outranked := l.topAbove(c.Priority)
+		if !outranked && c.Request.Add(l.used).Fits(capacity) {
+			l.held[c.Holder] = holding{req: c.Request, session: session}
+			l.used = l.used.Add(c.Request)
+			l.unwait(c.Waiter)
+			out[i] = Admission{Admitted: true, Free: capacity.Sub(l.used)}
+			continue
+		}
+		l.wait(c.Waiter, waiter{prio: c.Priority, session: session})
+		out[i] = Admission{Outranked: outranked, Free: capacity.Sub(l.used)}
+	}
+	return out
+}
+
+// Hold takes r for holder whether it fits or not, unless holder holds
+// room already: an engine adopting an attempt that was running before it
+// started counts what the attempt holds.
+func (l *Ledger) Hold(session, holder string, r Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.held[holder]; ok {
+		return
+	}
+	l.held[holder] = holding{req: r, session: session}
+	l.used = l.used.Add(r)
+}
+
+// Bind marks holder's attempt as started: its room now outlives the
+// session that took it, until Release.
+func (l *Ledger) Bind(holder string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h, ok := l.held[holder]; ok {
+		h.bound = true
+		l.held[holder] = h
+	}
+}
+
+// Release gives back the room of each holder; unknown holders are
+// ignored, so releasing twice is harmless.
+func (l *Ledger) Release(holders ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, h := range holders {
+		if got, ok := l.held[h]; ok {
+			l.used = l.used.Sub(got.req)
+			delete(l.held, h)
+		}
+	}
+}
+
+// Withdraw removes waiters that no longer wait (their node started some
+// other way, was skipped, or its run ended).
+func (l *Ledger) Withdraw(waiters ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range waiters {
+		l.unwait(w)
+	}
+}
+
+// EndSession forgets what session asked for: its waiters, and the room it
+// took for attempts that never started.
+func (l *Ledger) EndSession(session string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, h := range l.held {
+		if h.session == session && !h.bound {
+			l.used = l.used.Sub(h.req)
+			delete(l.held, k)
+		}
+	}
+	for k, w := range l.waiting {
+		if w.session == session {
+			l.unwait(k)
+		}
+	}
+}
+
+// Used returns what every holder holds together.
+func (l *Ledger) Used() Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.used
+}
+
+// Waiting returns the waiters, sorted, for tests and diagnostics.
+func (l *Ledger) Waiting() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.waiting))
+	for k := range l.waiting {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// topAbove reports whether anything waits at a priority above p.
+func (l *Ledger) topAbove(p int32) bool {
+	for prio, n := range l.byPrio {
+		if n > 0 && prio > p {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Ledger) wait(key string, w waiter) {
+	if old, ok := l.waiting[key]; ok {
+		l.byPrio[old.prio]--
+	}
+	l.waiting[key] = w
+	l.byPrio[w.prio]++
+}
+
+func (l *Ledger) unwait(key string) {
+	if old, ok := l.waiting[key]; ok {
+		delete(l.waiting, key)
+		if l.byPrio[old.prio]--; l.byPrio[old.prio] == 0 {
+			delete(l.byPrio, old.prio)
+		}
+	}
+}
