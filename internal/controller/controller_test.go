@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,11 +31,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// engine is a controller on a real SQLite store and the real local backend.
+// engine is a controller on a real SQLite store and the real local
+// backend, admitting against the supervisor's shared ledger, as kiln does.
 type engine struct {
 	*Controller
-	store *sqlite.Store
-	home  string
+	store   *sqlite.Store
+	backend *local.Backend
+	home    string
+	stop    func() // stops the engine; attempts and the supervisor go on
 }
 
 func newEngine(t *testing.T, cpus int64) *engine {
@@ -44,13 +48,33 @@ func newEngine(t *testing.T, cpus int64) *engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e := startEngine(t, home, st, cpus, "test-"+filepath.Base(home))
+	t.Cleanup(func() {
+		e.stop()
+		if info, err := e.backend.Supervisor(context.Background()); err == nil {
+			_ = syscall.Kill(info.PID, syscall.SIGKILL)
+		}
+		st.Close()
+	})
+	return e
+}
+
+// sibling starts a second engine on e's home and store, as a second kiln
+// process on the same KILN_HOME would be.
+func (e *engine) sibling(t *testing.T, cpus int64, owner string) *engine {
+	t.Helper()
+	return startEngine(t, e.home, e.store, cpus, owner)
+}
+
+func startEngine(t *testing.T, home string, st *sqlite.Store, cpus int64, owner string) *engine {
+	t.Helper()
 	be := local.New(local.Config{
 		Home:              home,
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
 	})
 	c, err := New(Config{
-		Store: st, Backend: be, Pool: resource.NewPool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40}),
-		Handlers: builtin.Registry(), Owner: "test-" + filepath.Base(home), Grace: 200 * time.Millisecond, Env: os.Environ(),
+		Store: st, Backend: be, Pool: be.Pool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40}),
+		Handlers: builtin.Registry(), Owner: owner, Grace: 200 * time.Millisecond, Env: os.Environ(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,16 +82,16 @@ func newEngine(t *testing.T, cpus int64) *engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { c.Run(ctx); close(stopped) }()
-	t.Cleanup(func() {
-		cancel()
-		<-stopped
-		if info, err := be.Supervisor(context.Background()); err == nil {
-			_ = syscall.Kill(info.PID, syscall.SIGKILL)
-		}
-		be.Close()
-		st.Close()
-	})
-	return &engine{Controller: c, store: st, home: home}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			<-stopped
+			be.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &engine{Controller: c, store: st, backend: be, home: home, stop: stop}
 }
 
 // submit compiles a workflow written in YAML and submits it.

@@ -1,0 +1,149 @@
+package controller
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// maxConcurrent reads a log of "start"/"end" lines and returns how many
+// tasks ran at once at most.
+func maxConcurrent(t *testing.T, log string) int {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, most := 0, 0
+	for _, line := range strings.Fields(string(b)) {
+		if line == "start" {
+			running++
+		} else {
+			running--
+		}
+		most = max(most, running)
+	}
+	return most
+}
+
+// Two engines on one home (two kiln run in two terminals, or kiln serve
+// and kiln run) admit against the same pool.
+func TestTwoEnginesOnOneHomeNeverOversubscribe(t *testing.T) {
+	t.Parallel()
+	a := newEngine(t, 2)
+	b := a.sibling(t, 2, "second-engine")
+	log := filepath.Join(t.TempDir(), "log")
+	spec := "spec:\n  tasks:\n"
+	for _, name := range []string{"a", "b", "c", "d"} {
+		spec += `  - {name: ` + name + `, command: [sh, -c, 'echo start >> ` + log + `; sleep 0.1; echo end >> ` + log + `']}` + "\n"
+	}
+	ids := []apiv1.RunID{a.submit(t, spec, nil), b.submit(t, spec, nil)}
+	for i, e := range []*engine{a, b} {
+		if run := e.wait(t, ids[i]); run.Status.Phase != apiv1.PhaseSucceeded {
+			t.Fatalf("run %s: %s %s", ids[i], run.Status.Phase, run.Status.Message)
+		}
+	}
+	if most := maxConcurrent(t, log); most != 2 {
+		t.Errorf("at most %d one-CPU tasks of two engines ran at once on a machine of 2 CPUs, want 2", most)
+	}
+}
+
+// Priority orders the nodes of one run as it orders runs.
+func TestPriorityOrdersTasksInsideOneRun(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 1)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	id := e.submit(t, `spec:
+  tasks:
+  - {name: first, command: [sh, -c, 'while [ ! -e `+dir+`/go ]; do sleep 0.01; done']}
+  - {name: low, dependsOn: [], command: [sh, -c, 'echo low >> `+log+`']}
+  - {name: mid, command: [sh, -c, 'echo mid >> `+log+`'], priority: 1}
+  - {name: high, command: [sh, -c, 'echo high >> `+log+`'], priority: 5}
+`, nil)
+	e.waitPhase(t, id, "low", apiv1.PhaseWaiting)
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s", run.Status.Phase, run.Status.Message)
+	}
+	b, _ := os.ReadFile(log)
+	if got := strings.Fields(string(b)); !slices.Equal(got, []string{"high", "mid", "low"}) {
+		t.Errorf("tasks started in the order %v, want high, mid, low", got)
+	}
+}
+
+// Every node that waits for room says why, not only the first.
+func TestEveryWaitingNodeShowsWhy(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 1)
+	dir := t.TempDir()
+	spec := "spec:\n  tasks:\n"
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, name := range names {
+		spec += `  - {name: ` + name + `, command: [sh, -c, 'while [ ! -e ` + dir + `/go ]; do sleep 0.01; done']}` + "\n"
+	}
+	id := e.submit(t, spec, nil)
+	e.waitPhase(t, id, "a", apiv1.PhaseRunning)
+	run, err := e.store.GetRun(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range run.Status.Nodes[1:] {
+		if n.Phase != apiv1.PhaseWaiting || !strings.Contains(n.Message, "waiting for resources: needs cpu 1") {
+			t.Errorf("node %s = %s %q, want Waiting with its reason", n.Name, n.Phase, n.Message)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s", run.Status.Phase, run.Status.Message)
+	}
+	events, err := e.store.ListEvents(t.Context(), store.ListEventsParams{Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := map[string]bool{}
+	for _, ev := range events {
+		if ev.Reason == "WaitingForResources" {
+			waited[ev.Node] = true
+		}
+	}
+	if len(waited) != 4 {
+		t.Errorf("%d nodes recorded why they waited (%v), want the 4 that did", len(waited), waited)
+	}
+}
+
+// A plain task, not only a gang, may bound its wait for room.
+func TestTaskAdmissionTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 1)
+	dir := t.TempDir()
+	id := e.submit(t, `spec:
+  failFast: false
+  tasks:
+  - {name: hog, command: [sh, -c, 'while [ ! -e `+dir+`/go ]; do sleep 0.01; done']}
+  - {name: impatient, command: ["true"], admissionTimeout: 300ms}
+`, nil)
+	late := e.waitPhase(t, id, "impatient", apiv1.PhaseFailed)
+	if late.Code != apiv1.CodeScheduleTimeout || !strings.Contains(late.Message, "admission timeout of 300ms") {
+		t.Errorf("impatient = %s %q, want %s naming its timeout", late.Code, late.Message, apiv1.CodeScheduleTimeout)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := e.wait(t, id)
+	if n := nodeOf(run, "impatient"); len(n.Attempts) != 0 {
+		t.Errorf("a task never admitted has %d attempts", len(n.Attempts))
+	}
+	if nodeOf(run, "hog").Phase != apiv1.PhaseSucceeded {
+		t.Errorf("hog = %s, want Succeeded", nodeOf(run, "hog").Phase)
+	}
+}
