@@ -39,22 +39,28 @@ type Admission struct {
 // everything every engine holds.
 //
 // Room is held per holder, so taking and giving back are idempotent.
-// Holdings and waiters belong to a session (one engine's connection):
-// when the session ends, its waiters go and so does room it took for
-// attempts that never started. Room bound to a started attempt stays
-// until the attempt ends. A Ledger is safe for concurrent use.
+// Holdings and waiters belong to a session (one engine's connection).
+// The engine gives an attempt's room back once it has recorded how the
+// attempt ended, so nothing else starts in that room before the engine
+// has acted on the end (a failure that stops the run, say). When a
+// session ends, its waiters go, and so does the room it took for
+// attempts that never started or that have exited; room of attempts
+// still running stays until they exit. A Ledger is safe for concurrent
+// use.
 type Ledger struct {
 	mu      sync.Mutex
 	used    Request
 	held    map[string]holding
 	waiting map[string]waiter
-	byPrio  map[int32]int // waiters per priority
+	byPrio  map[int32]int   // waiters per priority
+	ended   map[string]bool // sessions that ended
 }
 
 type holding struct {
 	req     Request
 	session string
-	bound   bool
+	bound   bool // the attempt started
+	exited  bool // and its processes are gone
 }
 
 type waiter struct {
@@ -64,7 +70,7 @@ type waiter struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{held: map[string]holding{}, waiting: map[string]waiter{}, byPrio: map[int32]int{}}
+	return &Ledger{held: map[string]holding{}, waiting: map[string]waiter{}, byPrio: map[int32]int{}, ended: map[string]bool{}}
 }
 
 // Admit answers claims in order, within capacity. A claim is admitted
@@ -97,13 +103,15 @@ func (l *Ledger) Admit(session string, capacity Request, claims []Claim) []Admis
 	return out
 }
 
-// Hold takes r for holder whether it fits or not, unless holder holds
-// room already: an engine adopting an attempt that was running before it
-// started counts what the attempt holds.
+// Hold takes r for holder whether it fits or not: an engine adopting an
+// attempt that was running before it started counts what the attempt
+// holds. If holder holds room already, the session takes it over.
 func (l *Ledger) Hold(session, holder string, r Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.held[holder]; ok {
+	if h, ok := l.held[holder]; ok {
+		h.session = session
+		l.held[holder] = h
 		return
 	}
 	l.held[holder] = holding{req: r, session: session}
@@ -117,6 +125,24 @@ func (l *Ledger) Bind(holder string) {
 	defer l.mu.Unlock()
 	if h, ok := l.held[holder]; ok {
 		h.bound = true
+		l.held[holder] = h
+	}
+}
+
+// Exited records that holder's attempt has ended. Its room stays taken
+// until its engine has recorded the end and releases it, unless that
+// engine is gone: then it goes back now.
+func (l *Ledger) Exited(holder string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h, ok := l.held[holder]
+	switch {
+	case !ok:
+	case l.ended[h.session]:
+		l.used = l.used.Sub(h.req)
+		delete(l.held, holder)
+	default:
+		h.exited = true
 		l.held[holder] = h
 	}
 }
@@ -145,12 +171,14 @@ func (l *Ledger) Withdraw(waiters ...string) {
 }
 
 // EndSession forgets what session asked for: its waiters, and the room it
-// took for attempts that never started.
+// took for attempts that never started or have exited. Room of its
+// attempts still running goes back when they exit.
 func (l *Ledger) EndSession(session string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.ended[session] = true
 	for k, h := range l.held {
-		if h.session == session && !h.bound {
+		if h.session == session && (!h.bound || h.exited) {
 			l.used = l.used.Sub(h.req)
 			delete(l.held, k)
 		}

@@ -286,7 +286,7 @@ func (g *gang) status(out job.Outcome) statusRecord {
 // recordExit writes the status file, gives the attempt's room back and
 // tells watchers. s.mu must be held.
 func (s *Supervisor) recordExit(id string, rec statusRecord) {
-	s.ledger.Release(id)
+	s.ledger.Exited(id)
 	dir, err := attemptDir(s.home, id)
 	if err == nil {
 		err = writeJSON(filepath.Join(dir, "status.json"), rec)
