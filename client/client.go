@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -31,30 +32,39 @@ func New(base, token string) *Client {
 	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{}}
 }
 
-// RunList is a page of runs; Next is the cursor of the next page.
-type RunList struct {
-	Items []*apiv1.Run `json:"items"`
-	Next  string       `json:"next,omitempty"`
-}
-
-// ListOptions filters a list of runs.
-type ListOptions struct {
-	Phase, Name, Label, Project, Cursor string
-	Limit                               int
-}
-
-// Submit sends a Workflow or TrainJob (with TrainingRuntimes beside it) as
-// YAML or JSON and returns the new run.
-func (c *Client) Submit(ctx context.Context, body []byte, project string, params map[string]string) (*apiv1.Run, error) {
-	q := url.Values{}
-	if project != "" {
-		q.Set("project", project)
+// Submit sends a Workflow or TrainJob (with TrainingRuntimes beside it),
+// file by file, and returns the new run. A server on the client's machine
+// starts tasks in s.WorkDir's files' directory, as kiln run does.
+func (c *Client) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, f := range s.Files {
+		part, err := mw.CreateFormFile("file", f.Name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := part.Write(f.Data); err != nil {
+			return nil, err
+		}
 	}
-	for k, v := range params {
-		q.Add("param", k+"="+v)
+	for k, v := range s.Params {
+		if err := mw.WriteField("param", k+"="+v); err != nil {
+			return nil, err
+		}
+	}
+	for name, v := range map[string]string{"project": s.Project, "workdir": s.WorkDir} {
+		if v == "" {
+			continue
+		}
+		if err := mw.WriteField(name, v); err != nil {
+			return nil, err
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, err
 	}
 	var run apiv1.Run
-	return &run, c.do(ctx, "POST", "/api/v1/runs?"+q.Encode(), body, &run)
+	return &run, c.doType(ctx, "POST", "/api/v1/runs", mw.FormDataContentType(), body.Bytes(), &run)
 }
 
 // GetRun returns one run with its nodes, attempts and conditions.
@@ -64,18 +74,18 @@ func (c *Client) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
 }
 
 // ListRuns returns a page of runs, newest first.
-func (c *Client) ListRuns(ctx context.Context, o ListOptions) (*RunList, error) {
-	q := url.Values{}
-	for k, v := range map[string]string{"phase": o.Phase, "name": o.Name, "label": o.Label, "project": o.Project, "cursor": o.Cursor} {
-		if v != "" {
-			q.Set(k, v)
+func (c *Client) ListRuns(ctx context.Context, q apiv1.RunQuery) (*apiv1.RunList, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"phase": string(q.Phase), "name": q.Name, "label": q.Label, "project": q.Project, "cursor": q.Cursor} {
+		if s != "" {
+			v.Set(k, s)
 		}
 	}
-	if o.Limit > 0 {
-		q.Set("limit", strconv.Itoa(o.Limit))
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var list RunList
-	return &list, c.do(ctx, "GET", "/api/v1/runs?"+q.Encode(), nil, &list)
+	var list apiv1.RunList
+	return &list, c.do(ctx, "GET", "/api/v1/runs?"+v.Encode(), nil, &list)
 }
 
 // Events returns a run's events after sequence number after.
@@ -123,24 +133,30 @@ func (c *Client) DeleteSecret(ctx context.Context, project, name string) error {
 	return c.do(ctx, "DELETE", "/api/v1/secrets/"+url.PathEscape(name)+"?project="+url.QueryEscape(project), nil, nil)
 }
 
-// Logs copies what an attempt of a task wrote to w (attempt 0: the
-// latest). With follow it keeps copying until the run ends.
-func (c *Client) Logs(ctx context.Context, id apiv1.RunID, task string, attempt int, follow bool, w io.Writer) error {
-	path := fmt.Sprintf("/api/v1/runs/%s/tasks/%s/logs?follow=%t", url.PathEscape(string(id)), url.PathEscape(task), follow)
-	if attempt > 0 {
-		path += "&attempt=" + strconv.Itoa(attempt)
+// Logs copies what a task's processes wrote to w (see apiv1.LogQuery).
+func (c *Client) Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error {
+	path := fmt.Sprintf("/api/v1/runs/%s/tasks/%s/logs?follow=%t", url.PathEscape(string(q.Run)), url.PathEscape(q.Task), q.Follow)
+	if q.Attempt > 0 {
+		path += "&attempt=" + strconv.Itoa(q.Attempt)
 	}
-	resp, err := c.send(ctx, "GET", path, nil)
+	resp, err := c.send(ctx, "GET", path, "", nil)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	_, err = io.Copy(w, resp.Body)
+	if ctx.Err() != nil {
+		return nil // the caller stopped following
+	}
 	return err
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
-	resp, err := c.send(ctx, method, path, body)
+	return c.doType(ctx, method, path, "", body, out)
+}
+
+func (c *Client) doType(ctx context.Context, method, path, contentType string, body []byte, out any) error {
+	resp, err := c.send(ctx, method, path, contentType, body)
 	if err != nil {
 		return err
 	}
@@ -152,15 +168,21 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 }
 
 // send makes a request and turns an error response into its coded errors.
-func (c *Client) send(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, &apiv1.Error{
 			Code: apiv1.CodeUsage, Message: fmt.Sprintf("reaching the kiln server at %s: %v", c.base, err),

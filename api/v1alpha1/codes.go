@@ -29,6 +29,8 @@ const (
 	CodeUnknownRuntime  Code = "KLN-1017"
 	CodeNoMLPolicy      Code = "KLN-1018"
 	CodeImageRequired   Code = "KLN-1019"
+	CodeRead            Code = "KLN-1020"
+	CodeYAMLBool        Code = "KLN-1021"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -50,6 +52,7 @@ const (
 	CodeBadRequest      Code = "KLN-4006"
 	CodeInternal        Code = "KLN-4009"
 	CodeRunPhase        Code = "KLN-4010"
+	CodeSecretNotFound  Code = "KLN-4011"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
@@ -94,6 +97,8 @@ func CodeInfos() []CodeInfo {
 		{CodeUnknownRuntime, "a TrainJob or train task names a runtime that is neither built in nor defined in the files", "list runtimes with kiln get runtimes, or add a TrainingRuntime document"},
 		{CodeNoMLPolicy, "a TrainingRuntime has no mlPolicy, or more than one framework in it", "set exactly one of mlPolicy.torch, mpi, xgboost, tensorflow, jax or plain"},
 		{CodeImageRequired, "a task has no container image and the backend runs containers (kubernetes)", "set image on the task, on the workflow's spec, or trainer.image"},
+		{CodeRead, "a file cannot be read", "check the path and that the file is readable"},
+		{CodeYAMLBool, "an unquoted y, n, yes, no, on, off, true or false stands where a string belongs; YAML reads it as a boolean", "quote the value, for example name: \"n\""},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
@@ -115,6 +120,7 @@ func CodeInfos() []CodeInfo {
 		{CodeBadRequest, "a request parameter is missing or malformed", "see the message"},
 		{CodeInternal, "the server failed while handling the request", "see the server's log"},
 		{CodeRunPhase, "the run's phase does not allow the request: cancelling or suspending a run that ended, retrying one that did not fail", "check the run's phase with kiln describe run"},
+		{CodeSecretNotFound, "the project has no secret of the given name", "list a project's secrets with kiln secret list --project P"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},

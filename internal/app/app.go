@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -20,7 +19,6 @@ import (
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/controller"
-	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/metrics"
 	"kiln.dev/kiln/internal/node/builtin"
 	"kiln.dev/kiln/internal/resource"
@@ -213,49 +211,6 @@ func (a *App) Claim(ctx context.Context, ids ...apiv1.RunID) ([]apiv1.RunID, err
 // OwnerAlive reports whether owner names an engine that may still run.
 func OwnerAlive(owner string) bool { return owner != "" && !ownerDead(owner) }
 
-// AttemptDir returns the directory of an attempt's logs and outputs.
-func (a *App) AttemptDir(run apiv1.RunID, task string, attempt int) string {
-	return local.AttemptDir(a.Home, job.AttemptID{Run: string(run), Node: task, Number: attempt})
-}
-
-// Logs writes an attempt's logs from a backend that keeps them itself (in
-// the cluster's pods); handled is false when they are files in the
-// attempt's directory instead (the local backend).
-func (a *App) Logs(ctx context.Context, run apiv1.RunID, task string, attempt int, follow bool, w io.Writer) (handled bool, err error) {
-	l, ok := a.Backend.(backend.Logger)
-	if !ok {
-		return false, nil
-	}
-	return true, l.Logs(ctx, job.AttemptID{Run: string(run), Node: task, Number: attempt}, follow, w)
-}
-
-// LogFiles lists the log files in an attempt's directory: stdout and
-// stderr of a task, or <process>.stdout and <process>.stderr of each
-// process of a gang; all stdout before stderr.
-func LogFiles(dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, stream := range []string{"stdout", "stderr"} {
-		for _, e := range entries {
-			if name := e.Name(); name == stream || strings.HasSuffix(name, "."+stream) {
-				out = append(out, filepath.Join(dir, name))
-			}
-		}
-	}
-	return out
-}
-
-// Cancel asks the engine to cancel run id.
-func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error { return a.Controller.Cancel(ctx, id) }
-
-// Suspend asks the engine to suspend or unsuspend run id's training jobs.
-func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
-	return a.Controller.Suspend(ctx, id, suspend)
-}
-
 // RunsByPhase implements metrics.Source.
 func (a *App) RunsByPhase(ctx context.Context) (map[apiv1.Phase]int, error) {
 	return a.Store.CountRuns(ctx)
@@ -266,6 +221,3 @@ func (a *App) TasksByPhase() map[apiv1.Phase]int { return a.Controller.TasksByPh
 
 // QueueDepth implements metrics.Source.
 func (a *App) QueueDepth() int { return a.Controller.QueueDepth() }
-
-// Retry runs a Failed or Cancelled run again from where it stopped.
-func (a *App) Retry(ctx context.Context, id apiv1.RunID) error { return a.Controller.Retry(ctx, id) }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/app"
-	"kiln.dev/kiln/internal/store"
 )
 
 // runDetail is what describe -o json|yaml prints.
@@ -27,52 +24,31 @@ func newDescribeCmd(e *env) *cobra.Command {
 	run := &cobra.Command{
 		Use:   "run ID",
 		Short: "Show a run: its tasks, attempts, errors and events",
-		Args:  cobra.ExactArgs(1),
+		Args:  one("kiln describe run takes the ID of one run: kiln describe run ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			show := func(runs runReader, r *apiv1.Run) error {
-				events, err := runs.ListEvents(cmd.Context(), store.ListEventsParams{Run: r.ID})
-				if err != nil {
-					return err
-				}
-				if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
-					return err
-				}
-				writeDescription(e.stdout, r, events)
-				return nil
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
 			}
-			if c := e.remote(); c != nil {
-				r, err := c.GetRun(cmd.Context(), apiv1.RunID(args[0]))
-				if err != nil {
-					return err
-				}
-				return show(remoteReader{c}, r)
+			defer done()
+			r, err := eng.GetRun(cmd.Context(), apiv1.RunID(args[0]))
+			if err != nil {
+				return err
 			}
-			return withRun(cmd, e, args[0], func(a *app.App, r *apiv1.Run) error { return show(a.Store, r) })
+			events, err := eng.Events(cmd.Context(), r.ID, 0)
+			if err != nil {
+				return err
+			}
+			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
+				return err
+			}
+			writeDescription(e.stdout, r, events)
+			return nil
 		},
 	}
 	run.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
 	describe.AddCommand(run)
 	return describe
-}
-
-// withRun opens the store, reads run id and calls fn with both; a run
-// that does not exist is a coded error.
-func withRun(cmd *cobra.Command, e *env, id string, fn func(*app.App, *apiv1.Run) error) error {
-	return withStore(cmd, e, func(a *app.App) error {
-		run, err := getRun(cmd, a.Store, id)
-		if err != nil {
-			return err
-		}
-		return fn(a, run)
-	})
-}
-
-func getRun(cmd *cobra.Command, s store.Runs, id string) (*apiv1.Run, error) {
-	r, err := s.GetRun(cmd.Context(), apiv1.RunID(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + id, Message: "no such run"}
-	}
-	return r, err
 }
 
 func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {

@@ -4,12 +4,113 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/client"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/resource"
 )
+
+// engine is what commands ask of kiln. The engine embedded in this
+// process (*app.App) and a kiln server's client (*client.Client) both
+// implement it, with the same meaning and the same coded errors, so every
+// command is one code path, with the same output, in both modes.
+type engine interface {
+	runner
+	reader
+	secretKeeper
+	// Logs writes what a task's processes wrote (see apiv1.LogQuery).
+	Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error
+	// Runtimes lists the built-in training runtimes.
+	Runtimes(ctx context.Context) ([]apiv1.TrainingRuntime, error)
+}
+
+// runner starts and steers runs.
+type runner interface {
+	Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error)
+	Cancel(ctx context.Context, id apiv1.RunID) error
+	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
+	Retry(ctx context.Context, id apiv1.RunID) error
+}
+
+// reader reads runs and their events.
+type reader interface {
+	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
+	ListRuns(ctx context.Context, q apiv1.RunQuery) (*apiv1.RunList, error)
+	Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.Event, error)
+}
+
+// secretKeeper keeps the secrets task environments reference.
+type secretKeeper interface {
+	SetSecret(ctx context.Context, project, name, value string) error
+	SecretNames(ctx context.Context, project string) ([]string, error)
+	DeleteSecret(ctx context.Context, project, name string) error
+}
+
+// watchable is implemented by an engine in this process: it tells a
+// watcher when runs change, so the watcher need not poll.
+type watchable interface {
+	Changes() (<-chan struct{}, func())
+	// Done is closed once the engine no longer works run id.
+	Done(id apiv1.RunID) <-chan struct{}
+}
+
+var (
+	_ engine    = (*app.App)(nil)
+	_ engine    = (*client.Client)(nil)
+	_ watchable = (*app.App)(nil)
+)
+
+// use says what a command needs of the embedded engine.
+type use int
+
+const (
+	// reading opens the store (and, for logs, the backend) only.
+	reading use = iota
+	// working also starts the engine, which works runs until the command ends.
+	working
+)
+
+// open returns the engine a command talks to: the server's, with --server
+// (or KILN_SERVER), else the one embedded in this process; and a function
+// that lets it go.
+func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(), error) {
+	if e.server != "" {
+		return client.New(e.server, os.Getenv("KILN_TOKEN")), func() {}, nil
+	}
+	a, err := e.openApp(ctx, u, pool)
+	if err != nil {
+		return nil, nil, err
+	}
+	if u == working {
+		a.Start()
+	}
+	return a, func() { a.Close() }, nil
+}
+
+// openApp opens the embedded app: with the configured backend when the
+// command works runs or reads what the backend keeps (logs on a cluster).
+func (e *env) openApp(ctx context.Context, u use, pool *poolFlags) (*app.App, error) {
+	cfg := app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if pool != nil {
+		req, err := pool.request()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Pool = req
+		cfg.Log = pool.logger(e.stderr)
+	}
+	if u == working || e.readsBackend {
+		var err error
+		if cfg, err = e.withBackend(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return app.Open(ctx, cfg)
+}
 
 // poolFlags size the local resource pool.
 type poolFlags struct {
@@ -20,9 +121,9 @@ type poolFlags struct {
 }
 
 func (p *poolFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&p.cpus, "cpus", "", "CPUs kiln may use for tasks (default: all of this machine's)")
-	cmd.Flags().StringVar(&p.memory, "memory", "", "memory kiln may use for tasks, e.g. 8Gi (default: all of this machine's)")
-	cmd.Flags().Int64Var(&p.gpus, "gpus", 0, "GPUs kiln may hand to tasks")
+	cmd.Flags().StringVar(&p.cpus, "cpus", "", "CPUs this engine's tasks may use, counted with every other engine's on this home (default: all of this machine's)")
+	cmd.Flags().StringVar(&p.memory, "memory", "", "memory this engine's tasks may use, e.g. 8Gi (default: all of this machine's)")
+	cmd.Flags().Int64Var(&p.gpus, "gpus", 0, "GPUs this engine may hand to tasks")
 	cmd.Flags().BoolVarP(&p.verbose, "verbose", "v", false, "log what the engine does")
 }
 
@@ -46,38 +147,24 @@ func (p *poolFlags) request() (resource.Request, error) {
 	return r, nil
 }
 
-// openEngine opens the embedded app with the pool flags applied.
-func openEngine(ctx context.Context, e *env, p *poolFlags) (*app.App, error) {
-	req, err := p.request()
-	if err != nil {
-		return nil, err
-	}
+func (p *poolFlags) logger(w io.Writer) *slog.Logger {
 	level := slog.LevelWarn
 	if p.verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	cfg, err := e.withBackend(app.Config{Home: e.home, Pool: req, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	return app.Open(ctx, cfg)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// openReader opens the app for reading with the configured backend, for
-// commands that read what the backend keeps (logs on a cluster).
-func openReader(ctx context.Context, e *env) (*app.App, error) {
-	cfg, err := e.withBackend(app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+// withApp runs fn on the embedded app, for commands that only exist in
+// embedded mode (tokens, resume).
+func withApp(cmd *cobra.Command, e *env, u use, pool *poolFlags, fn func(*app.App) error) error {
+	a, err := e.openApp(cmd.Context(), u, pool)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return app.Open(ctx, cfg)
-}
-
-// openStore opens the app for reading and requests, without an engine.
-func openStore(ctx context.Context, e *env) (*app.App, error) {
-	if e.readsBackend {
-		return openReader(ctx, e)
+	defer a.Close()
+	if u == working {
+		a.Start()
 	}
-	return app.Open(ctx, app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return fn(a)
 }

@@ -9,10 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/client"
-	"kiln.dev/kiln/internal/app"
-	"kiln.dev/kiln/internal/store"
-	"kiln.dev/kiln/internal/training"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -24,12 +20,18 @@ func newGetCmd(e *env) *cobra.Command {
 		Use:     "runs",
 		Aliases: []string{"run"},
 		Short:   "List runs, newest first",
-		Args:    cobra.NoArgs,
+		Args:    none("kiln get runs takes no arguments; filter with --phase"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := listRuns(cmd, e, phase, limit)
+			eng, done, err := e.open(cmd.Context(), reading, nil)
 			if err != nil {
 				return err
 			}
+			defer done()
+			page, err := eng.ListRuns(cmd.Context(), apiv1.RunQuery{Phase: apiv1.Phase(phase), Limit: limit})
+			if err != nil {
+				return err
+			}
+			list := page.Items
 			if done, err := printObject(e.stdout, output, list); done {
 				return err
 			}
@@ -49,24 +51,6 @@ func newGetCmd(e *env) *cobra.Command {
 	return get
 }
 
-// listRuns lists runs from the server with --server, else from the store.
-func listRuns(cmd *cobra.Command, e *env, phase string, limit int) ([]*apiv1.Run, error) {
-	if c := e.remote(); c != nil {
-		page, err := c.ListRuns(cmd.Context(), client.ListOptions{Phase: phase, Limit: limit})
-		if err != nil {
-			return nil, err
-		}
-		return page.Items, nil
-	}
-	var list []*apiv1.Run
-	err := withStore(cmd, e, func(a *app.App) error {
-		var err error
-		list, err = a.Store.ListRuns(cmd.Context(), store.ListRunsParams{Phase: apiv1.Phase(phase), Limit: limit})
-		return err
-	})
-	return list, err
-}
-
 func newGetRuntimesCmd(e *env) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
@@ -74,12 +58,14 @@ func newGetRuntimesCmd(e *env) *cobra.Command {
 		Aliases: []string{"runtime"},
 		Short:   "List training runtimes: the built-in ones, overridden by those in FILE...",
 		RunE: func(cmd *cobra.Command, files []string) error {
-			base := training.Builtin()
-			if c := e.remote(); c != nil {
-				var err error
-				if base, err = c.Runtimes(cmd.Context()); err != nil {
-					return err
-				}
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			base, err := eng.Runtimes(cmd.Context())
+			if err != nil {
+				return err
 			}
 			list, err := runtimesIn(base, files)
 			if err != nil {
@@ -112,7 +98,7 @@ func runtimesIn(base []apiv1.TrainingRuntime, files []string) ([]apiv1.TrainingR
 	if err != nil {
 		return nil, err
 	}
-	user, err := app.Runtimes(docs)
+	user, err := workflow.UserRuntimes(docs)
 	for _, rt := range user {
 		byName[rt.Metadata.Name] = rt
 	}

@@ -3,18 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/client"
-	"kiln.dev/kiln/internal/app"
 )
 
 func newLogsCmd(e *env) *cobra.Command {
@@ -23,176 +18,40 @@ func newLogsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs RUN [TASK]",
 		Short: "Print the output of a run's tasks (stdout, then stderr)",
-		Long: "Print what a task's latest attempt (or --attempt N) wrote to stdout and stderr. Without TASK,\n" +
-			"every task's output is printed, each line prefixed with its task. -f follows until the run ends.",
-		Args: cobra.RangeArgs(1, 2),
+		Long: "Print what a task's latest attempt (or --attempt N) wrote to stdout and stderr; the processes of a\n" +
+			"training job each prefix their lines with their name. Without TASK, every task's output is printed,\n" +
+			"each line prefixed with its task. -f follows until the task (or the run) ends.",
+		Args: between(1, 2, "kiln logs takes a run and, optionally, one of its tasks: kiln logs RUN [TASK]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c := e.remote(); c != nil {
-				return remoteLogs(cmd, e, c, args, attempt, follow)
+			if attempt < 0 {
+				return usagef("--attempt %d is not an attempt number", attempt)
 			}
 			e.readsBackend = true
-			return withRun(cmd, e, args[0], func(a *app.App, run *apiv1.Run) error {
-				task := ""
-				if len(args) == 2 {
-					task = args[1]
-					if !hasNode(run, task) {
-						return &apiv1.Error{
-							Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Field: "task",
-							Message: fmt.Sprintf("run has no task %q", task),
-						}
-					}
-				}
-				if a.Kube != nil {
-					return clusterLogs(cmd.Context(), e, a, run, task, attempt, follow)
-				}
-				t := &tailer{e: e, a: a, task: task, attempt: attempt, prefix: task == "", offsets: map[string]int64{}}
-				return t.run(cmd.Context(), run, follow)
-			})
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			q := apiv1.LogQuery{Run: apiv1.RunID(args[0]), Attempt: attempt, Follow: follow}
+			if len(args) == 2 {
+				q.Task = args[1]
+				return eng.Logs(cmd.Context(), q, e.stdout)
+			}
+			return allLogs(cmd.Context(), eng, q, e.stdout)
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing output until the run ends")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing output until the task, or the run, ends")
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "attempt number (default: the latest)")
 	return cmd
 }
 
-func hasNode(run *apiv1.Run, name string) bool {
-	for _, n := range run.Status.Nodes {
-		if n.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// tailer prints new bytes of log files, remembering how far it read.
-type tailer struct {
-	e       *env
-	a       *app.App
-	task    string
-	attempt int
-	prefix  bool
-	offsets map[string]int64
-}
-
-func (t *tailer) run(ctx context.Context, run *apiv1.Run, follow bool) error {
-	for {
-		t.printOnce(run)
-		if !follow || run.Status.Phase.Done() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(200 * time.Millisecond):
-		}
-		fresh, err := t.a.Store.GetRun(ctx, run.ID)
-		if err != nil {
-			return err
-		}
-		run = fresh
-	}
-}
-
-func (t *tailer) printOnce(run *apiv1.Run) {
-	for _, n := range run.Status.Nodes {
-		if (t.task != "" && n.Name != t.task) || len(n.Attempts) == 0 {
-			continue
-		}
-		number := n.Attempts[len(n.Attempts)-1].Number
-		if t.attempt > 0 {
-			number = t.attempt
-		}
-		dir := t.a.AttemptDir(run.ID, n.Name, number)
-		for _, path := range app.LogFiles(dir) {
-			f := filepath.Base(path)
-			label := n.Name
-			if proc, _, ok := strings.Cut(f, "."); ok {
-				label += "/" + proc
-			}
-			t.copyNew(path, label, t.prefix || strings.Contains(f, "."))
-		}
-	}
-}
-
-func (t *tailer) copyNew(path, task string, prefix bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if _, err := f.Seek(t.offsets[path], io.SeekStart); err != nil {
-		return
-	}
-	b, err := io.ReadAll(f)
-	if err != nil || len(b) == 0 {
-		return
-	}
-	t.offsets[path] += int64(len(b))
-	if !prefix {
-		_, _ = t.e.stdout.Write(b)
-		return
-	}
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i+1], b[i+1:]
-		} else {
-			b = nil
-			line = append(line, '\n')
-		}
-		fmt.Fprintf(t.e.stdout, "[%s] %s", task, line)
-	}
-}
-
-// clusterLogs prints logs kept in the cluster's pods: each task's in the
-// workflow's order (with -f, each until it ends), every line prefixed
-// with its task unless TASK was given.
-func clusterLogs(ctx context.Context, e *env, a *app.App, run *apiv1.Run, task string, attempt int, follow bool) error {
-	for _, n := range run.Status.Nodes {
-		if (task != "" && n.Name != task) || len(n.Attempts) == 0 {
-			continue
-		}
-		number := n.Attempts[len(n.Attempts)-1].Number
-		if attempt > 0 {
-			number = attempt
-		}
-		w := e.stdout
-		if task == "" {
-			w = &prefixWriter{w: e.stdout, prefix: "[" + n.Name + "] "}
-		}
-		if _, err := a.Logs(ctx, run.ID, n.Name, number, follow, w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// prefixWriter prefixes every line written to it; writes are whole lines.
-type prefixWriter struct {
-	w      io.Writer
-	prefix string
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	for line := range bytes.Lines(b) {
-		if _, err := io.WriteString(p.w, p.prefix+string(line)); err != nil {
-			return 0, err
-		}
-	}
-	return len(b), nil
-}
-
-// remoteLogs prints logs through the API: one task's (followed with -f
-// by the server), or every task's, each line prefixed with the task and
-// followed with -f by polling until the run ends.
-func remoteLogs(cmd *cobra.Command, e *env, c *client.Client, args []string, attempt int, follow bool) error {
-	id := apiv1.RunID(args[0])
-	if len(args) == 2 {
-		return c.Logs(cmd.Context(), id, args[1], attempt, follow, e.stdout)
-	}
-	printed := map[string]int{} // bytes of each task's log printed so far
-	for {
-		run, err := c.GetRun(cmd.Context(), id)
+// allLogs prints every task's output, each line prefixed with its task:
+// task by task, or, following, every task at once as it starts, until
+// the run ends.
+func allLogs(ctx context.Context, eng engine, q apiv1.LogQuery, w io.Writer) error {
+	out := &lineWriter{w: w}
+	if !q.Follow {
+		run, err := eng.GetRun(ctx, q.Run)
 		if err != nil {
 			return err
 		}
@@ -200,29 +59,116 @@ func remoteLogs(cmd *cobra.Command, e *env, c *client.Client, args []string, att
 			if len(n.Attempts) == 0 {
 				continue
 			}
-			var b bytes.Buffer
-			if err := c.Logs(cmd.Context(), id, n.Name, attempt, false, &b); err != nil {
+			tq := q
+			tq.Task = n.Name
+			pw := out.prefixed("[" + n.Name + "] ")
+			if err := eng.Logs(ctx, tq, pw); err != nil {
 				return err
 			}
-			fresh := b.String()[min(printed[n.Name], b.Len()):]
-			// Print whole lines only while following; the rest comes next time.
-			if cut := strings.LastIndexByte(fresh, '\n'); follow && !run.Status.Phase.Done() {
-				fresh = fresh[:cut+1]
-			}
-			printed[n.Name] += len(fresh)
-			for _, line := range strings.SplitAfter(fresh, "\n") {
-				if line != "" {
-					fmt.Fprintf(e.stdout, "[%s] %s", n.Name, line)
-				}
-			}
+			pw.flush()
 		}
-		if !follow || run.Status.Phase.Done() {
-			return nil
+		return nil
+	}
+	return followAll(ctx, eng, q, out)
+}
+
+// followAll follows each task's output from when it starts.
+func followAll(ctx context.Context, eng engine, q apiv1.LogQuery, out *lineWriter) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	started := map[string]bool{}
+	defer wg.Wait()
+	for {
+		run, err := eng.GetRun(ctx, q.Run)
+		if err != nil {
+			return err
+		}
+		for _, n := range run.Status.Nodes {
+			if len(n.Attempts) == 0 || started[n.Name] {
+				continue
+			}
+			started[n.Name] = true
+			tq := q
+			tq.Task = n.Name
+			wg.Go(func() {
+				pw := out.prefixed("[" + tq.Task + "] ")
+				err := eng.Logs(ctx, tq, pw)
+				pw.flush()
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			})
+		}
+		if run.Status.Phase.Done() {
+			wg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			return firstErr(errs)
 		}
 		select {
-		case <-cmd.Context().Done():
+		case <-ctx.Done():
 			return nil
 		case <-time.After(500 * time.Millisecond):
 		}
+	}
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lineWriter writes whole lines from several goroutines, each through a
+// prefixed writer of its own.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) prefixed(prefix string) *prefixWriter {
+	return &prefixWriter{out: l, prefix: prefix}
+}
+
+// prefixWriter prefixes each line written to it, holding back an
+// unfinished one until its end comes (or flush).
+type prefixWriter struct {
+	out     *lineWriter
+	prefix  string
+	partial []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.partial = append(p.partial, b...)
+	cut := bytes.LastIndexByte(p.partial, '\n') + 1
+	if cut == 0 {
+		return len(b), nil
+	}
+	err := p.emit(p.partial[:cut])
+	p.partial = append([]byte(nil), p.partial[cut:]...)
+	return len(b), err
+}
+
+func (p *prefixWriter) emit(lines []byte) error {
+	var buf bytes.Buffer
+	for line := range bytes.Lines(lines) {
+		buf.WriteString(p.prefix)
+		buf.Write(line)
+	}
+	p.out.mu.Lock()
+	defer p.out.mu.Unlock()
+	_, err := p.out.w.Write(buf.Bytes())
+	return err
+}
+
+// flush writes an unfinished last line, ended by a newline.
+func (p *prefixWriter) flush() {
+	if len(p.partial) > 0 {
+		_ = p.emit(append(p.partial, '\n'))
+		p.partial = nil
 	}
 }

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/store"
 )
 
 func newRetryCmd(e *env) *cobra.Command {
@@ -16,34 +13,20 @@ func newRetryCmd(e *env) *cobra.Command {
 		Use:   "retry RUN",
 		Short: "Run a failed or cancelled run again from where it stopped, and watch it",
 		Long: "Tasks that succeeded keep their outputs and do not run again; the others start afresh,\n" +
-			"with a fresh retry budget. Exits 0 only if the run then succeeds.",
-		Args: cobra.ExactArgs(1),
+			"with a fresh retry budget. Exits 0 only if the run then succeeds. Retrying a run that has not\n" +
+			"failed or been cancelled is an error (KLN-4010).",
+		Args: one("kiln retry takes the ID of one run: kiln retry RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := apiv1.RunID(args[0])
-			if c := e.remote(); c != nil {
-				if err := c.Retry(cmd.Context(), id); err != nil {
-					return err
-				}
-				return watchRuns(e, remoteWatcher(e, c, quiet), []apiv1.RunID{id}, c.Cancel)
-			}
-			a, err := openEngine(cmd.Context(), e, &pool)
+			eng, done, err := e.open(cmd.Context(), working, &pool)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			a.Start()
-			err = a.Retry(cmd.Context(), id)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				return &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + args[0], Message: "no such run"}
-			case errors.Is(err, store.ErrConflict):
-				return usagef("%v", err)
-			case err != nil:
+			defer done()
+			if err := eng.Retry(cmd.Context(), id); err != nil {
 				return err
 			}
-			w, stop := embeddedWatcher(e, a, quiet)
-			defer stop()
-			return watchRuns(e, w, []apiv1.RunID{id}, a.Controller.Cancel)
+			return watchRuns(e, eng, []apiv1.RunID{id}, quiet)
 		},
 	}
 	pool.add(cmd)

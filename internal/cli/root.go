@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +32,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 // env is what every command shares.
 type env struct {
 	home    string
-	server  string
+	server  string // a kiln server's URL; empty: the embedded engine
 	backend backendFlags
 	// readsBackend is set by commands that read what the backend keeps
 	// (logs): they open the configured backend, not just the store.
@@ -63,8 +64,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	case errors.As(err, &ee):
 		return ee.code
 	}
+	if apiv1.CodeOf(err) == "" && isCobraUsage(err) {
+		err = usagef("%v", err)
+	}
 	printError(stderr, err)
-	if apiv1.CodeOf(err) == apiv1.CodeUsage || isUsage(err) {
+	if apiv1.CodeOf(err) == apiv1.CodeUsage {
 		return exitUsage
 	}
 	return exitFailed
@@ -77,6 +81,7 @@ func newRoot(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
 	root.PersistentFlags().StringVar(&e.server, "server", os.Getenv("KILN_SERVER"),
 		"a kiln server's URL: talk to it instead of the embedded engine (env KILN_SERVER; token in KILN_TOKEN)")
@@ -118,19 +123,13 @@ func printError(w io.Writer, err error) {
 	}
 }
 
-// usageError is a bad flag or argument.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return string(apiv1.CodeUsage) + ": " + e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+// isCobraUsage reports whether err is cobra's own complaint about the
+// command line (an unknown command), which has no code of its own.
+func isCobraUsage(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag")
 }
 
-func isUsage(err error) bool {
-	var u *usageError
-	return errors.As(err, &u)
-}
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 // startProfile starts a CPU profile into path, if set, and returns the
 // function that ends it.

@@ -2,16 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/client"
 	"kiln.dev/kiln/internal/app"
 )
 
@@ -23,34 +25,30 @@ func newRunCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE...",
 		Short: "Submit a workflow and watch it until it ends",
-		Long: "Submit the one runnable resource in FILE... and watch it. Exits 0 only if the run succeeded.\n" +
-			"Ctrl-C cancels the run cleanly; a second Ctrl-C leaves at once, and kiln resume picks the run up.",
-		Args: cobra.MinimumNArgs(1),
+		Long: "Submit the one runnable resource (Workflow or TrainJob) in FILE... and watch it. Exits 0 only if\n" +
+			"the run succeeded. Tasks start in the directory of the workflow's file; a server on another\n" +
+			"machine starts them in their attempt's own directory. Ctrl-C cancels the run cleanly; a second\n" +
+			"Ctrl-C leaves at once, and kiln resume picks the run up.",
+		Args: needFiles("kiln run needs the file of a Workflow or TrainJob: kiln run FILE..."),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			given, err := parseParams(params)
 			if err != nil {
 				return err
 			}
-			if c := e.remote(); c != nil {
-				return runRemote(cmd.Context(), e, c, files, given, project, quiet)
-			}
-			loaded, err := app.Load(files, given)
+			sub, err := readSubmission(e, files, given, project)
 			if err != nil {
 				return err
 			}
-			a, err := openEngine(cmd.Context(), e, &pool)
+			eng, done, err := e.open(cmd.Context(), working, &pool)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			a.Start()
-			id, err := a.SubmitTo(cmd.Context(), loaded, project)
+			defer done()
+			run, err := eng.Submit(cmd.Context(), sub)
 			if err != nil {
 				return err
 			}
-			w, stop := embeddedWatcher(e, a, quiet)
-			defer stop()
-			return watchRuns(e, w, []apiv1.RunID{id}, a.Controller.Cancel)
+			return watchRuns(e, eng, []apiv1.RunID{run.ID}, quiet)
 		},
 	}
 	pool.add(cmd)
@@ -58,6 +56,37 @@ func newRunCmd(e *env) *cobra.Command {
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final summary")
 	return cmd
+}
+
+// readSubmission reads files ("-" is standard input) into a submission
+// from this directory.
+func readSubmission(e *env, files []string, params map[string]string, project string) (apiv1.Submission, error) {
+	sub := apiv1.Submission{Params: params, Project: project}
+	if wd, err := os.Getwd(); err == nil {
+		sub.WorkDir = wd
+	}
+	for _, f := range files {
+		var b []byte
+		var err error
+		if f == "-" {
+			b, err = io.ReadAll(e.stdin)
+		} else {
+			b, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return sub, &apiv1.Error{Code: apiv1.CodeRead, File: f, Message: unwrapPath(err)}
+		}
+		sub.Files = append(sub.Files, apiv1.SourceFile{Name: filepath.Clean(f), Data: b})
+	}
+	return sub, nil
+}
+
+func unwrapPath(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func parseParams(pairs []string) (map[string]string, error) {
@@ -79,31 +108,25 @@ func newResumeCmd(e *env) *cobra.Command {
 		Use:   "resume [RUN...]",
 		Short: "Continue unfinished runs whose engine is gone, and watch them until they end",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if e.remote() != nil {
+			if e.server != "" {
 				return usagef("kiln serve adopts unfinished runs itself; resume is for the embedded engine")
 			}
-			a, err := openEngine(cmd.Context(), e, &pool)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			a.Start()
-			ids := make([]apiv1.RunID, len(args))
-			for i, arg := range args {
-				ids[i] = apiv1.RunID(arg)
-			}
-			claimed, err := a.Claim(cmd.Context(), ids...)
-			if err != nil {
-				return err
-			}
-			if len(claimed) == 0 {
-				fmt.Fprintln(e.stdout, "no unfinished runs without a live engine")
-				return nil
-			}
-			fmt.Fprintf(e.stdout, "resuming %d runs\n", len(claimed))
-			w, stop := embeddedWatcher(e, a, quiet)
-			defer stop()
-			return watchRuns(e, w, claimed, a.Controller.Cancel)
+			return withApp(cmd, e, working, &pool, func(a *app.App) error {
+				ids := make([]apiv1.RunID, len(args))
+				for i, arg := range args {
+					ids[i] = apiv1.RunID(arg)
+				}
+				claimed, err := a.Claim(cmd.Context(), ids...)
+				if err != nil {
+					return err
+				}
+				if len(claimed) == 0 {
+					fmt.Fprintln(e.stdout, "no unfinished runs without a live engine")
+					return nil
+				}
+				fmt.Fprintf(e.stdout, "resuming %d runs\n", len(claimed))
+				return watchRuns(e, a, claimed, quiet)
+			})
 		},
 	}
 	pool.add(cmd)
@@ -114,7 +137,7 @@ func newResumeCmd(e *env) *cobra.Command {
 // watchRuns shows the runs until they end, cancelling them on the first
 // Ctrl-C and leaving on the second. It returns an exitError unless every
 // run succeeded.
-func watchRuns(e *env, w *watcher, ids []apiv1.RunID, cancel func(context.Context, apiv1.RunID) error) error {
+func watchRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -124,11 +147,13 @@ func watchRuns(e *env, w *watcher, ids []apiv1.RunID, cancel func(context.Contex
 		<-sig
 		fmt.Fprintln(e.stderr, "cancelling (press Ctrl-C again to leave now; the runs go on being cancelled)")
 		for _, id := range ids {
-			_ = cancel(ctx, id)
+			_ = eng.Cancel(ctx, id)
 		}
 		<-sig
 		leave()
 	}()
+	w, stop := newWatcher(e, eng, quiet)
+	defer stop()
 	ok, err := w.watch(ctx, ids)
 	if err != nil {
 		return err
@@ -140,21 +165,4 @@ func watchRuns(e *env, w *watcher, ids []apiv1.RunID, cancel func(context.Contex
 		return &exitError{exitFailed}
 	}
 	return nil
-}
-
-// runRemote submits the files' documents to the server and watches the run.
-func runRemote(ctx context.Context, e *env, c *client.Client, files []string, params map[string]string, project string, quiet bool) error {
-	var body []byte
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return &apiv1.Error{Code: apiv1.CodeParse, File: f, Message: err.Error()}
-		}
-		body = append(append(body, b...), "\n---\n"...)
-	}
-	run, err := c.Submit(ctx, body, project, params)
-	if err != nil {
-		return err
-	}
-	return watchRuns(e, remoteWatcher(e, c, quiet), []apiv1.RunID{run.ID}, c.Cancel)
 }

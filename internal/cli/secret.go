@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"kiln.dev/kiln/internal/app"
 )
 
 func newSecretCmd(e *env) *cobra.Command {
@@ -17,34 +15,32 @@ func newSecretCmd(e *env) *cobra.Command {
 	set := &cobra.Command{
 		Use:   "set NAME",
 		Short: "Set a secret to the value read from standard input (never from an argument)",
-		Args:  cobra.ExactArgs(1),
+		Args:  one("kiln secret set takes the secret's name; its value comes on standard input"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := io.ReadAll(e.stdin)
 			if err != nil {
 				return err
 			}
 			value := strings.TrimSuffix(string(b), "\n")
-			if c := e.remote(); c != nil {
-				return c.SetSecret(cmd.Context(), project, args[0], value)
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
 			}
-			return withStore(cmd, e, func(a *app.App) error { return a.Store.SetSecret(cmd.Context(), project, args[0], value) })
+			defer done()
+			return eng.SetSecret(cmd.Context(), project, args[0], value)
 		},
 	}
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List a project's secrets (names only)",
-		Args:  cobra.NoArgs,
+		Args:  none("kiln secret list takes no arguments; pick the project with --project"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var names []string
-			var err error
-			if c := e.remote(); c != nil {
-				names, err = c.SecretNames(cmd.Context(), project)
-			} else {
-				err = withStore(cmd, e, func(a *app.App) error {
-					names, err = a.Store.SecretNames(cmd.Context(), project)
-					return err
-				})
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
 			}
+			defer done()
+			names, err := eng.SecretNames(cmd.Context(), project)
 			for _, n := range names {
 				fmt.Fprintln(e.stdout, n)
 			}
@@ -54,12 +50,14 @@ func newSecretCmd(e *env) *cobra.Command {
 	del := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete a secret",
-		Args:  cobra.ExactArgs(1),
+		Args:  one("kiln secret delete takes the secret's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c := e.remote(); c != nil {
-				return c.DeleteSecret(cmd.Context(), project, args[0])
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
 			}
-			return withStore(cmd, e, func(a *app.App) error { return a.Store.DeleteSecret(cmd.Context(), project, args[0]) })
+			defer done()
+			return eng.DeleteSecret(cmd.Context(), project, args[0])
 		},
 	}
 	secret.AddCommand(set, list, del)

@@ -27,9 +27,9 @@ func newServeCmd(e *env) *cobra.Command {
 		Long: "Run the engine and serve the API under /api/v1 (see /api/v1/openapi.json). The first start\n" +
 			"writes an admin token to KILN_HOME/admin.token (mode 0600). SIGTERM stops gracefully: running\n" +
 			"tasks keep running and the next start adopts them.",
-		Args: cobra.NoArgs,
+		Args: none("kiln serve takes no arguments; set the address with --addr"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := openEngine(cmd.Context(), e, &pool)
+			a, err := e.openApp(cmd.Context(), working, &pool)
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func serve(e *env, a *app.App, ln net.Listener) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	srv := &http.Server{
-		Handler:           server.New(server.Config{Store: a.Store, Engine: a, AttemptDir: a.AttemptDir, Logs: a.Logs, Metrics: a.Metrics.Handler()}).Handler(),
+		Handler:           server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Metrics: a.Metrics.Handler()}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go adopt(ctx, e, a)

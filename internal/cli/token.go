@@ -20,7 +20,7 @@ func newTokenCmd(e *env) *cobra.Command {
 		Short: "Create a token and print it; it is shown only this once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, e, func(a *app.App) error {
+			return withApp(cmd, e, reading, nil, func(a *app.App) error {
 				raw, t, err := server.CreateToken(cmd.Context(), a.Store, args[0], role, projects)
 				if err != nil {
 					return err
@@ -38,7 +38,7 @@ func newTokenCmd(e *env) *cobra.Command {
 		Short: "List tokens (never their values)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd, e, func(a *app.App) error {
+			return withApp(cmd, e, reading, nil, func(a *app.App) error {
 				tokens, err := a.Store.ListTokens(cmd.Context())
 				if err != nil {
 					return err
@@ -58,7 +58,7 @@ func newTokenCmd(e *env) *cobra.Command {
 		Short: "Revoke a token",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, e, func(a *app.App) error {
+			return withApp(cmd, e, reading, nil, func(a *app.App) error {
 				if err := a.Store.RevokeToken(cmd.Context(), args[0]); err != nil {
 					return err
 				}
@@ -69,13 +69,4 @@ func newTokenCmd(e *env) *cobra.Command {
 	}
 	token.AddCommand(create, list, revoke)
 	return token
-}
-
-func withStore(cmd *cobra.Command, e *env, fn func(*app.App) error) error {
-	a, err := openStore(cmd.Context(), e)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	return fn(a)
 }

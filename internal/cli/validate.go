@@ -16,16 +16,16 @@ func newValidateCmd(e *env) *cobra.Command {
 		Short: "Check workflow files and print every problem found",
 		Long: "Check workflow files and print every problem found. With --backend kubernetes (or the\n" +
 			"configuration file's backend) every task must also have a container image.",
-		Args: cobra.MinimumNArgs(1),
+		Args: needFiles("kiln validate needs the files to check: kiln validate FILE..."),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			backend, _, cfgErr := e.backend.resolve(e.home)
 			if cfgErr != nil {
 				return cfgErr
 			}
 			docs, readErr := workflow.ReadFiles(files)
-			plans, checkErr := app.CheckDocuments(docs)
+			plans, checkErr := workflow.CheckFiles(files, docs)
 			if backend == app.BackendKubernetes {
-				var kept []app.Checked
+				var kept []workflow.Checked
 				for _, p := range plans {
 					if err := workflow.RequireImages(p.Doc, p.Plan); err != nil {
 						checkErr = errors.Join(checkErr, err)

@@ -11,9 +11,6 @@ import (
 	"golang.org/x/term"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/client"
-	"kiln.dev/kiln/internal/app"
-	"kiln.dev/kiln/internal/store"
 )
 
 // maxTableRows bounds the live table; larger runs show counts and the
@@ -21,48 +18,46 @@ import (
 const maxTableRows = 30
 
 // watcher shows runs while they go: a live table on a terminal, one line
-// per event otherwise, and a summary at the end.
+// per event otherwise, and a summary at the end. It reads through the
+// engine, and listens to it when it runs in this process.
 type watcher struct {
 	e       *env
-	runs    runReader
-	done    func(apiv1.RunID) bool // the run needs no more watching
-	changes <-chan struct{}        // news, when the engine is in this process
+	runs    reader
+	local   watchable       // nil when the engine is a server
+	changes <-chan struct{} // news, when the engine is in this process
 	quiet   bool
 	tty     bool
 	seq     map[apiv1.RunID]int64
 	drawn   int // lines of the table on screen
 }
 
-func newWatcher(e *env, runs runReader, done func(apiv1.RunID) bool, changes <-chan struct{}, quiet bool) *watcher {
+func newWatcher(e *env, eng engine, quiet bool) (*watcher, func()) {
 	tty := false
 	if f, ok := e.stdout.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &watcher{e: e, runs: runs, done: done, changes: changes, quiet: quiet, tty: tty, seq: map[apiv1.RunID]int64{}}
+	w := &watcher{e: e, runs: eng, quiet: quiet, tty: tty, seq: map[apiv1.RunID]int64{}}
+	stop := func() {}
+	if l, ok := eng.(watchable); ok {
+		w.local = l
+		w.changes, stop = l.Changes()
+	}
+	return w, stop
 }
 
-// embeddedWatcher watches runs of the engine in this process.
-func embeddedWatcher(e *env, a *app.App, quiet bool) (*watcher, func()) {
-	changes, stop := a.Controller.Changes()
-	done := func(id apiv1.RunID) bool {
+// settled reports whether run id needs no more watching from here: it
+// ended, or (in this process) another engine took it over.
+func (w *watcher) settled(ctx context.Context, id apiv1.RunID) bool {
+	if w.local != nil {
 		select {
-		case <-a.Controller.Done(id):
+		case <-w.local.Done(id):
 			return true
 		default:
 			return false
 		}
 	}
-	return newWatcher(e, a.Store, done, changes, quiet), stop
-}
-
-// remoteWatcher watches runs through the API, polling.
-func remoteWatcher(e *env, c *client.Client, quiet bool) *watcher {
-	r := remoteReader{c}
-	done := func(id apiv1.RunID) bool {
-		run, err := r.GetRun(context.Background(), id)
-		return err == nil && run.Status.Phase.Done()
-	}
-	return newWatcher(e, r, done, nil, quiet)
+	run, err := w.runs.GetRun(ctx, id)
+	return err == nil && run.Status.Phase.Done()
 }
 
 // watch returns when every run has ended (or ctx ends) and reports
@@ -74,7 +69,7 @@ func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 		if err := w.show(ctx, ids); err != nil {
 			return false, err
 		}
-		if w.allDone(ids) {
+		if w.allSettled(ctx, ids) {
 			break
 		}
 		select {
@@ -90,9 +85,9 @@ func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 	return w.summarize(ctx, ids)
 }
 
-func (w *watcher) allDone(ids []apiv1.RunID) bool {
+func (w *watcher) allSettled(ctx context.Context, ids []apiv1.RunID) bool {
 	for _, id := range ids {
-		if !w.done(id) {
+		if !w.settled(ctx, id) {
 			return false
 		}
 	}
@@ -111,7 +106,7 @@ func (w *watcher) show(ctx context.Context, ids []apiv1.RunID) error {
 
 func (w *watcher) printEvents(ctx context.Context, ids []apiv1.RunID) error {
 	for _, id := range ids {
-		events, err := w.runs.ListEvents(ctx, store.ListEventsParams{Run: id, After: w.seq[id]})
+		events, err := w.runs.Events(ctx, id, w.seq[id])
 		if err != nil {
 			return err
 		}
@@ -181,7 +176,7 @@ func phaseCounts(nodes []apiv1.NodeStatus) string {
 	}
 	var parts []string
 	for _, p := range []apiv1.Phase{
-		apiv1.PhasePending, apiv1.PhaseWaiting, apiv1.PhaseRunning, apiv1.PhaseRetrying,
+		apiv1.PhasePending, apiv1.PhaseWaiting, apiv1.PhaseRunning, apiv1.PhaseRetrying, apiv1.PhaseSuspended,
 		apiv1.PhaseSucceeded, apiv1.PhaseFailed, apiv1.PhaseCancelled, apiv1.PhaseSkipped,
 	} {
 		if counts[p] > 0 {
@@ -191,7 +186,7 @@ func phaseCounts(nodes []apiv1.NodeStatus) string {
 	return fmt.Sprintf("%d tasks: %s", len(nodes), strings.Join(parts, ", "))
 }
 
-// interesting keeps up to limit nodes that are running, retrying or failed.
+// interesting keeps up to limit nodes that are running, retrying, waiting or failed.
 func interesting(nodes []apiv1.NodeStatus, limit int) []apiv1.NodeStatus {
 	var out []apiv1.NodeStatus
 	for _, n := range nodes {

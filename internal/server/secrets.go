@@ -1,13 +1,17 @@
 package server
 
 import (
-	"io"
+	"context"
 	"net/http"
-
-	"k8s.io/apimachinery/pkg/util/validation"
-
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
+
+// SecretKeeper keeps the secrets task environments reference; the
+// embedded engine (internal/app) is one. Values go in, never out.
+type SecretKeeper interface {
+	SetSecret(ctx context.Context, project, name, value string) error
+	SecretNames(ctx context.Context, project string) ([]string, error)
+	DeleteSecret(ctx context.Context, project, name string) error
+}
 
 // secretProject is the ?project= of a secrets route, checked against the caller.
 func secretProject(r *http.Request, p *principal) (string, error) {
@@ -27,7 +31,7 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, p *principa
 	if err != nil {
 		return err
 	}
-	names, err := s.cfg.Store.SecretNames(r.Context(), project)
+	names, err := s.cfg.Secrets.SecretNames(r.Context(), project)
 	if err != nil {
 		return err
 	}
@@ -41,15 +45,11 @@ func (s *Server) putSecret(w http.ResponseWriter, r *http.Request, p *principal)
 	if err != nil {
 		return err
 	}
-	name := r.PathValue("name")
-	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-		return badRequest("%q is not a secret name", name)
-	}
-	value, err := io.ReadAll(r.Body)
+	value, err := readBody(r.Body)
 	if err != nil {
-		return badRequest("reading the body: %v", err)
+		return err
 	}
-	if err := s.cfg.Store.SetSecret(r.Context(), project, name, string(value)); err != nil {
+	if err := s.cfg.Secrets.SetSecret(r.Context(), project, r.PathValue("name"), string(value)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -61,8 +61,8 @@ func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request, p *princip
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Store.DeleteSecret(r.Context(), project, r.PathValue("name")); err != nil {
-		return &httpError{http.StatusNotFound, apiv1.Errorf(apiv1.CodeSecret, "no such secret")}
+	if err := s.cfg.Secrets.DeleteSecret(r.Context(), project, r.PathValue("name")); err != nil {
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

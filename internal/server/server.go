@@ -13,14 +13,24 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/web"
 )
 
-// Engine is what the server asks of the engine running beside it.
+// Engine is what the server asks of the engine running beside it; the
+// embedded engine (internal/app) is one. Errors are coded *apiv1.Error
+// values, which the server answers with their HTTP status.
 type Engine interface {
-	SubmitTo(ctx context.Context, l *app.Loaded, project string) (apiv1.RunID, error)
+	runner
+	// Logs writes what a task's processes wrote (see apiv1.LogQuery).
+	Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error
+	// Runtimes lists the built-in training runtimes.
+	Runtimes(ctx context.Context) ([]apiv1.TrainingRuntime, error)
+}
+
+// runner starts and steers runs.
+type runner interface {
+	Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error)
 	Cancel(ctx context.Context, id apiv1.RunID) error
 	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
 	Retry(ctx context.Context, id apiv1.RunID) error
@@ -28,13 +38,9 @@ type Engine interface {
 
 // Config configures a Server.
 type Config struct {
-	Store  store.Store
-	Engine Engine
-	// AttemptDir locates an attempt's logs.
-	AttemptDir func(run apiv1.RunID, task string, attempt int) string
-	// Logs, if set, streams logs a backend keeps itself (in the cluster);
-	// it reports false when they are files under AttemptDir instead.
-	Logs func(ctx context.Context, run apiv1.RunID, task string, attempt int, follow bool, w io.Writer) (bool, error)
+	Store   store.Store
+	Engine  Engine
+	Secrets SecretKeeper
 	// MaxBody is the largest request body accepted, in bytes. Default 4 MiB.
 	MaxBody int64
 	// Poll is how often streams look for news. Default 200ms.
@@ -164,14 +170,24 @@ func statusOf(err error) (int, []*apiv1.Error) {
 	if len(coded) == 0 {
 		return http.StatusInternalServerError, nil
 	}
-	status := http.StatusBadRequest
-	switch coded[0].Code[4] {
-	case '2':
-		status = http.StatusUnprocessableEntity
-	case '5', '6':
-		status = http.StatusInternalServerError
+	return codeStatus(coded[0].Code), coded
+}
+
+// codeStatus is the HTTP status of an error with code c.
+func codeStatus(c apiv1.Code) int {
+	switch c {
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound:
+		return http.StatusNotFound
+	case apiv1.CodeRunPhase:
+		return http.StatusConflict
 	}
-	return status, coded
+	switch c[4] {
+	case '2':
+		return http.StatusUnprocessableEntity
+	case '5', '6':
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -44,7 +44,7 @@ func newEnv(t *testing.T) *env {
 	}
 	a.Start()
 	srv := httptest.NewServer(New(Config{
-		Store: a.Store, Engine: a, AttemptDir: a.AttemptDir, MaxBody: 64 << 10, Metrics: a.Metrics.Handler(),
+		Store: a.Store, Engine: a, Secrets: a, MaxBody: 64 << 10, Metrics: a.Metrics.Handler(),
 		Poll: 20 * time.Millisecond,
 	}).Handler())
 	t.Cleanup(func() {
@@ -228,12 +228,12 @@ func TestPagesAndBadInput(t *testing.T) {
 		e.submit(t, e.admin, "", workflowYAML)
 	}
 	_, b := e.do(t, "GET", "/api/v1/runs?limit=2&label=team=ml", e.viewer, "")
-	var page runList
+	var page apiv1.RunList
 	if err := json.Unmarshal(b, &page); err != nil || len(page.Items) != 2 || page.Next == "" {
 		t.Fatalf("first page = %s", b)
 	}
 	_, b = e.do(t, "GET", "/api/v1/runs?limit=2&cursor="+page.Next, e.viewer, "")
-	var page2 runList
+	var page2 apiv1.RunList
 	if err := json.Unmarshal(b, &page2); err != nil || len(page2.Items) != 1 || page2.Next != "" {
 		t.Fatalf("second page = %s", b)
 	}

@@ -3,16 +3,12 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -98,74 +94,49 @@ func flush(w http.ResponseWriter) {
 	}
 }
 
-// logs returns what an attempt of a task wrote (?attempt=, default the
-// latest), stdout then stderr of each process; ?follow=true keeps
-// streaming until the run ends. Paths come from the run's own records,
+// logs returns what a task's processes wrote: ?attempt= (default the
+// latest), and with ?follow=true until it ends (for the latest: until
+// the task does). The engine finds the attempt in the run's own records,
 // never from the request, so no request reaches outside the run.
 func (s *Server) logs(w http.ResponseWriter, r *http.Request, p *principal) error {
 	run, err := s.run(r, p)
 	if err != nil {
 		return err
 	}
-	task := r.PathValue("task")
-	i := slices.IndexFunc(run.Status.Nodes, func(n apiv1.NodeStatus) bool { return n.Name == task })
-	if i < 0 {
-		return &httpError{http.StatusNotFound, apiv1.Errorf(apiv1.CodeRunNotFound, fmt.Sprintf("run %s has no task %q", run.ID, task))}
-	}
-	attempts := run.Status.Nodes[i].Attempts
-	number, err := intParam(r, "attempt", len(attempts))
+	attempt, err := intParam(r, "attempt", 0)
 	if err != nil {
 		return err
 	}
-	if number < 1 || number > len(attempts) {
-		return &httpError{http.StatusNotFound, apiv1.Errorf(apiv1.CodeRunNotFound, fmt.Sprintf("task %s has no attempt %d", task, number))}
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if s.cfg.Logs != nil {
-		if handled, err := s.cfg.Logs(r.Context(), run.ID, task, number, r.URL.Query().Get("follow") == "true", &flushWriter{w}); handled {
-			return err
-		}
-	}
-	offsets := map[string]int64{}
-	copyNew := func() (bool, error) {
-		more := false
-		for _, path := range app.LogFiles(s.cfg.AttemptDir(run.ID, task, number)) {
-			n, err := copyFrom(w, path, offsets[path])
-			offsets[path] += n
-			more = more || n > 0
-			if err != nil {
-				return more, err
-			}
-		}
-		flush(w)
-		return more, nil
-	}
-	if r.URL.Query().Get("follow") != "true" {
-		_, err := copyNew()
+	q := apiv1.LogQuery{Run: run.ID, Task: r.PathValue("task"), Attempt: attempt, Follow: r.URL.Query().Get("follow") == "true"}
+	fw := &flushWriter{w: w}
+	err = s.cfg.Engine.Logs(r.Context(), q, fw)
+	if err != nil && !fw.wrote {
 		return err
 	}
-	return s.follow(r, run.ID, copyNew)
+	if err != nil {
+		s.cfg.Log.Warn("log stream ended early", "run", run.ID, "task", q.Task, "err", err)
+	}
+	if !fw.wrote {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+	}
+	return nil
 }
 
-// flushWriter sends every write to the client at once.
-type flushWriter struct{ w http.ResponseWriter }
+// flushWriter sends every write to the client at once, as plain text.
+type flushWriter struct {
+	w     http.ResponseWriter
+	wrote bool
+}
 
 func (f *flushWriter) Write(b []byte) (int, error) {
+	if !f.wrote {
+		f.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		f.wrote = true
+	}
 	n, err := f.w.Write(b)
 	flush(f.w)
 	return n, err
-}
-
-func copyFrom(w io.Writer, path string, offset int64) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, nil // not written yet
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return 0, err
-	}
-	return io.Copy(w, f)
 }
 
 func intParam(r *http.Request, name string, def int) (int, error) {

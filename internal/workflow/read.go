@@ -55,7 +55,8 @@ func ReadFiles(paths []string) ([]Document, error) {
 	return docs, errors.Join(errs...)
 }
 
-// Read splits r into documents. Empty documents are skipped.
+// Read splits r into documents. Empty documents are skipped; a file that
+// holds none at all is an error.
 func Read(file string, r io.Reader) ([]Document, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	var docs []Document
@@ -63,6 +64,12 @@ func Read(file string, r io.Reader) ([]Document, error) {
 	for index := 0; ; index++ {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
+			if len(docs) == 0 && len(errs) == 0 {
+				errs = append(errs, &apiv1.Error{
+					Code: apiv1.CodeRunnable, File: file, Message: "the file holds no document",
+					Hint: "put one Workflow or TrainJob in it (TrainingRuntimes may come with it)",
+				})
+			}
 			return docs, errors.Join(errs...)
 		}
 		if err != nil {

@@ -1,0 +1,60 @@
+package v1alpha1
+
+// Submission is one runnable resource (a Workflow or a TrainJob) to run,
+// with the TrainingRuntimes it uses, as a client sends it: the CLI, the
+// Go client and the HTTP API all submit one.
+type Submission struct {
+	// Files hold the documents, file by file, named as the submitter knows
+	// them: errors name them.
+	Files []SourceFile `json:"files"`
+	// Params set the workflow's parameters, by name.
+	Params map[string]string `json:"params,omitempty"`
+	// Project owns the run; default "default".
+	Project string `json:"project,omitempty"`
+	// WorkDir is the submitter's working directory, absolute. An engine
+	// that can see it (one on the submitter's machine) resolves the file
+	// names against it and starts tasks in the directory of the
+	// workflow's file. Otherwise each attempt starts in its own directory,
+	// and a task's relative workingDir is relative to that.
+	WorkDir string `json:"workDir,omitempty"`
+}
+
+// SourceFile is one file of a submission.
+type SourceFile struct {
+	// Name is the file's name as the submitter gave it ("-" for standard input).
+	Name string `json:"name"`
+	// Data is the file's content: YAML or JSON documents.
+	Data []byte `json:"data"`
+}
+
+// RunQuery filters and pages a list of runs.
+type RunQuery struct {
+	// Phase, Name, Label ("key=value") and Project keep matching runs.
+	Phase   Phase  `json:"phase,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Label   string `json:"label,omitempty"`
+	Project string `json:"project,omitempty"`
+	// Cursor continues a list where the page that returned it ended.
+	Cursor string `json:"cursor,omitempty"`
+	// Limit caps the page (default 50, at most 500).
+	Limit int `json:"limit,omitempty"`
+}
+
+// RunList is a page of runs, newest first.
+type RunList struct {
+	Items []*Run `json:"items"`
+	// Next is the cursor of the next page; empty on the last.
+	Next string `json:"next,omitempty"`
+}
+
+// LogQuery selects what a task's processes wrote.
+type LogQuery struct {
+	Run  RunID  `json:"run"`
+	Task string `json:"task"`
+	// Attempt picks an attempt; 0 means the latest, and, when following,
+	// each attempt the task goes on to.
+	Attempt int `json:"attempt,omitempty"`
+	// Follow keeps writing until the attempt (or, for the latest, the
+	// task) has ended.
+	Follow bool `json:"follow,omitempty"`
+}

@@ -1,0 +1,211 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/training"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+// The App is the engine embedded in this process. Its methods are the
+// same, with the same meaning and errors, as the HTTP API's and the Go
+// client's (client.Client), so the CLI drives both through one interface.
+
+// Submit checks a submission and starts a run of it on this engine.
+// Nothing is saved when it fails. Tasks start in the directory of the
+// workflow's file when s.WorkDir names a directory this machine has;
+// otherwise in their attempt's own directory.
+func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
+	l, err := workflow.LoadSubmission(&s)
+	if err != nil {
+		return nil, err
+	}
+	if a.Kube != nil {
+		if err := workflow.RequireImages(l.Doc, l.Plan); err != nil {
+			return nil, err
+		}
+	}
+	src, dir := placeSource(l.Doc.File, s.WorkDir)
+	id, err := a.Controller.Submit(ctx, controller.SubmitParams{
+		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.GetRun(ctx, id)
+}
+
+// placeSource resolves a submitted file's name against the submitter's
+// working directory, if this machine has that directory, and returns the
+// name to record and the directory tasks start in ("" when unknown).
+func placeSource(file, workDir string) (src, dir string) {
+	if !filepath.IsAbs(workDir) {
+		return file, ""
+	}
+	if fi, err := os.Stat(workDir); err != nil || !fi.IsDir() {
+		return file, ""
+	}
+	if file == "" || file == "-" {
+		return file, workDir
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(workDir, file)
+	}
+	return file, filepath.Dir(file)
+}
+
+// GetRun returns a run with its nodes and attempts; KLN-4001 if there is none.
+func (a *App) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
+	run, err := a.Store.GetRun(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, noRun(id)
+	}
+	return run, err
+}
+
+func noRun(id apiv1.RunID) error {
+	return &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + string(id), Message: "no such run"}
+}
+
+// ListRuns returns a page of runs, newest first.
+func (a *App) ListRuns(ctx context.Context, q apiv1.RunQuery) (*apiv1.RunList, error) {
+	p, err := ListParams(q)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := a.Store.ListRuns(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return Page(runs, p.Limit), nil
+}
+
+// ListParams turns a query into the store's parameters, checking it.
+func ListParams(q apiv1.RunQuery) (store.ListRunsParams, error) {
+	p := store.ListRunsParams{Phase: q.Phase, Name: q.Name, Label: q.Label, Limit: q.Limit}
+	if q.Project != "" {
+		p.Projects = []string{q.Project}
+	}
+	if p.Limit == 0 {
+		p.Limit = 50
+	}
+	if p.Limit < 1 || p.Limit > maxPage {
+		return p, &apiv1.Error{Code: apiv1.CodeBadRequest, Field: "limit", Message: fmt.Sprintf("limit %d is not from 1 to %d", q.Limit, maxPage)}
+	}
+	if q.Cursor != "" {
+		c, err := store.ParseCursor(q.Cursor)
+		if err != nil {
+			return p, &apiv1.Error{Code: apiv1.CodeBadRequest, Field: "cursor", Message: fmt.Sprintf("cursor %q is not one kiln gave", q.Cursor)}
+		}
+		p.After = c
+	}
+	return p, nil
+}
+
+// maxPage bounds a page of runs.
+const maxPage = 500
+
+// Page makes a page of runs that a query with limit returned.
+func Page(runs []*apiv1.Run, limit int) *apiv1.RunList {
+	page := &apiv1.RunList{Items: runs}
+	if page.Items == nil {
+		page.Items = []*apiv1.Run{}
+	}
+	if len(runs) == limit && limit > 0 {
+		last := runs[len(runs)-1]
+		page.Next = store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}.String()
+	}
+	return page
+}
+
+// Events returns a run's events after sequence number after.
+func (a *App) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.Event, error) {
+	if _, err := a.GetRun(ctx, id); err != nil {
+		return nil, err
+	}
+	return a.Store.ListEvents(ctx, store.ListEventsParams{Run: id, After: after})
+}
+
+// Cancel asks for run id to be cancelled. If no live engine works the
+// run, this one takes it over, stops it, and returns once it has ended.
+// A run that ended is KLN-4010.
+func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error {
+	if err := a.Controller.Cancel(ctx, id); err != nil {
+		return err
+	}
+	claimed, err := a.Claim(ctx, id)
+	if err != nil || len(claimed) == 0 {
+		return err
+	}
+	if err := a.Controller.Cancel(ctx, id); err != nil {
+		return err
+	}
+	select {
+	case <-a.Controller.Done(id):
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// Suspend asks for run id's training jobs to be suspended (or started
+// again). The engine working the run acts on it within a second.
+func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
+	return a.Controller.Suspend(ctx, id, suspend)
+}
+
+// Retry runs a Failed or Cancelled run again from where it stopped, on
+// this engine.
+func (a *App) Retry(ctx context.Context, id apiv1.RunID) error { return a.Controller.Retry(ctx, id) }
+
+// Runtimes lists the built-in training runtimes.
+func (a *App) Runtimes(context.Context) ([]apiv1.TrainingRuntime, error) {
+	return training.Builtin(), nil
+}
+
+// SetSecret creates or replaces a secret of project. Its name is a
+// DNS-1123 subdomain, as a Kubernetes Secret's.
+func (a *App) SetSecret(ctx context.Context, project, name, value string) error {
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return &apiv1.Error{
+			Code: apiv1.CodeInvalidName, Object: "Secret/" + name, Field: "name",
+			Message: fmt.Sprintf("%q is not a secret name", name),
+			Hint:    "use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
+		}
+	}
+	return a.Store.SetSecret(ctx, project, name, value)
+}
+
+// SecretNames lists a project's secrets, never their values.
+func (a *App) SecretNames(ctx context.Context, project string) ([]string, error) {
+	return a.Store.SecretNames(ctx, project)
+}
+
+// DeleteSecret removes a secret of project; KLN-4011 if there is none.
+func (a *App) DeleteSecret(ctx context.Context, project, name string) error {
+	err := a.Store.DeleteSecret(ctx, project, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return noSecret(project, name)
+	}
+	return err
+}
+
+func noSecret(project, name string) error {
+	return &apiv1.Error{Code: apiv1.CodeSecretNotFound, Object: "Secret/" + name, Message: fmt.Sprintf("project %q has no secret %q", project, name)}
+}
+
+// Changes returns a channel that receives a value after each round this
+// engine saves, and a function to stop receiving.
+func (a *App) Changes() (<-chan struct{}, func()) { return a.Controller.Changes() }
+
+// Done returns a channel closed once this engine no longer works run id:
+// it ended, or another engine took it over.
+func (a *App) Done(id apiv1.RunID) <-chan struct{} { return a.Controller.Done(id) }

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
+)
+
+// logPoll is how often a followed log checks the run's record.
+const logPoll = 500 * time.Millisecond
+
+// Logs writes what a task's processes wrote to w: the attempt q asks for,
+// or the latest. Following, it writes until that attempt ends, and, for
+// the latest, goes on with each attempt the task starts next, until the
+// task ends. A task or attempt the run does not have is KLN-4001.
+func (a *App) Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error {
+	logger, ok := a.Backend.(backend.Logger)
+	if !ok {
+		return errors.New("this backend keeps no logs")
+	}
+	for after := 0; ; {
+		n, done, err := a.nextAttempt(ctx, q, after)
+		if err != nil || n == 0 {
+			return err
+		}
+		if !q.Follow {
+			return logger.Logs(ctx, a.attemptID(q, n), false, w)
+		}
+		if err := a.follow(ctx, logger, q, n, w); err != nil || done || q.Attempt > 0 {
+			return err
+		}
+		after = n
+	}
+}
+
+// nextAttempt returns the attempt of q's task to write: q's own, else the
+// latest, which, following, must be later than after. It waits for one
+// while following; 0 means there is none to write. done says the task
+// has ended.
+func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n int, done bool, err error) {
+	for {
+		run, err := a.GetRun(ctx, q.Run)
+		if err != nil {
+			return 0, false, err
+		}
+		i := slices.IndexFunc(run.Status.Nodes, func(n apiv1.NodeStatus) bool { return n.Name == q.Task })
+		if i < 0 {
+			return 0, false, &apiv1.Error{
+				Code: apiv1.CodeRunNotFound, Object: "Run/" + string(q.Run), Field: "task",
+				Message: fmt.Sprintf("the run has no task %q", q.Task),
+			}
+		}
+		node := run.Status.Nodes[i]
+		latest := len(node.Attempts)
+		ended := node.Phase.Done() || run.Status.Phase.Done()
+		switch {
+		case q.Attempt > latest || q.Attempt < 0:
+			return 0, false, &apiv1.Error{
+				Code: apiv1.CodeRunNotFound, Object: "Run/" + string(q.Run), Field: "attempt",
+				Message: fmt.Sprintf("task %s has no attempt %d (it has %d)", q.Task, q.Attempt, latest),
+			}
+		case q.Attempt > 0:
+			return q.Attempt, ended, nil
+		case latest > after:
+			return latest, ended, nil
+		case !q.Follow || ended:
+			return 0, true, nil
+		}
+		if !sleep(ctx, logPoll) {
+			return 0, true, nil
+		}
+	}
+}
+
+// follow writes attempt n's output until it ends: the backend stops at
+// its end, and the run's record stops it in case the backend cannot tell
+// (an attempt whose supervisor died).
+func (a *App) follow(ctx context.Context, logger backend.Logger, q apiv1.LogQuery, n int, w io.Writer) error {
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for sleep(fctx, logPoll) {
+			if run, err := a.Store.GetRun(fctx, q.Run); err == nil && attemptEnded(run, q.Task, n) {
+				stop()
+			}
+		}
+	}()
+	err := logger.Logs(fctx, a.attemptID(q, n), true, w)
+	if ctx.Err() == nil && fctx.Err() != nil {
+		return nil // the attempt ended
+	}
+	return err
+}
+
+func attemptEnded(run *apiv1.Run, task string, n int) bool {
+	for _, node := range run.Status.Nodes {
+		if node.Name == task && len(node.Attempts) >= n {
+			return node.Attempts[n-1].Phase != apiv1.PhaseRunning
+		}
+	}
+	return run.Status.Phase.Done()
+}
+
+func (a *App) attemptID(q apiv1.LogQuery, n int) job.AttemptID {
+	return job.AttemptID{Run: string(q.Run), Node: q.Task, Number: n}
+}
+
+// sleep waits d, and reports false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

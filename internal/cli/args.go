@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Argument checks that answer a wrong count with a coded usage error
+// saying what the command takes.
+
+func one(says string) cobra.PositionalArgs { return between(1, 1, says) }
+
+func none(says string) cobra.PositionalArgs { return between(0, 0, says) }
+
+func needFiles(says string) cobra.PositionalArgs { return between(1, -1, says) }
+
+// between accepts from min to max arguments; max < 0 has no upper bound.
+func between(min, max int, says string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) < min || (max >= 0 && len(args) > max) {
+			return usagef("%s (got %d arguments)", says, len(args))
+		}
+		return nil
+	}
+}
+
+// usagef is a coded usage error: a bad flag or argument.
+func usagef(format string, args ...any) error {
+	return apiv1.Errorf(apiv1.CodeUsage, sprintf(format, args...))
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// submit takes a Workflow or TrainJob (with TrainingRuntimes beside it):
+// as multipart/form-data, one "file" part per file (its filename names
+// it in errors) and fields "param" (name=value, repeatable), "project" and
+// "workdir"; or as one YAML or JSON body, with ?file=, ?param=, ?project=
+// and ?workdir=. The submitter's workdir is used only for a request from
+// this machine.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, p *principal) error {
+	sub, err := submission(r)
+	if err != nil {
+		return err
+	}
+	if sub.Project == "" {
+		sub.Project = "default"
+	}
+	if !p.may(sub.Project) {
+		return forbidden("the token may not submit to project %q", sub.Project)
+	}
+	if !fromThisMachine(r) {
+		sub.WorkDir = ""
+	}
+	run, err := s.cfg.Engine.Submit(r.Context(), sub)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, run)
+	return nil
+}
+
+// submission reads a submission from a request.
+func submission(r *http.Request) (apiv1.Submission, error) {
+	q := r.URL.Query()
+	sub := apiv1.Submission{Project: q.Get("project"), WorkDir: q.Get("workdir"), Params: map[string]string{}}
+	for _, kv := range q["param"] {
+		if err := addParam(sub.Params, kv); err != nil {
+			return sub, err
+		}
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		return sub, readParts(r, &sub)
+	}
+	body, err := readBody(r.Body)
+	name := q.Get("file")
+	if name == "" {
+		name = "request"
+	}
+	sub.Files = []apiv1.SourceFile{{Name: name, Data: body}}
+	return sub, err
+}
+
+// readParts reads a multipart submission's files and fields.
+func readParts(r *http.Request, sub *apiv1.Submission) error {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return badRequest("reading the multipart body: %v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return tooLargeOr(err, "reading the multipart body")
+		}
+		b, err := readBody(part)
+		if err != nil {
+			return err
+		}
+		switch part.FormName() {
+		case "file":
+			name := fileName(part)
+			if name == "" {
+				name = fmt.Sprintf("request file %d", len(sub.Files)+1)
+			}
+			sub.Files = append(sub.Files, apiv1.SourceFile{Name: name, Data: b})
+		case "param":
+			err = addParam(sub.Params, string(b))
+		case "project":
+			sub.Project = string(b)
+		case "workdir":
+			sub.WorkDir = string(b)
+		default:
+			err = badRequest("unknown form field %q: send file, param, project or workdir", part.FormName())
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// fileName is a file part's name as the client sent it, directories and
+// all: it names the file in errors and, from this machine, places it.
+// (Part.FileName keeps only the last element.)
+func fileName(p *multipart.Part) string {
+	if _, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition")); err == nil {
+		return params["filename"]
+	}
+	return p.FileName()
+}
+
+func readBody(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, tooLargeOr(err, "reading the body")
+	}
+	return b, nil
+}
+
+// tooLargeOr is a 413 if err says the body was over the limit, else a 400.
+func tooLargeOr(err error, doing string) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return &httpError{http.StatusRequestEntityTooLarge, apiv1.Errorf(apiv1.CodeBodyTooLarge,
+			fmt.Sprintf("the body is over %d bytes", tooLarge.Limit))}
+	}
+	return badRequest("%s: %v", doing, err)
+}
+
+func addParam(params map[string]string, kv string) error {
+	name, value, ok := strings.Cut(kv, "=")
+	if !ok || name == "" {
+		return badRequest("param %q is not name=value", kv)
+	}
+	params[name] = value
+	return nil
+}
+
+// fromThisMachine reports whether the request came over loopback, from a
+// client that shares the server's files.
+func fromThisMachine(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,186 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/training"
+)
+
+// Loaded is a checked runnable resource, ready to submit.
+type Loaded struct {
+	// Doc is the runnable document.
+	Doc *Document
+	// Plan is its compiled plan.
+	Plan *Plan
+	// Params are the values of every declared parameter.
+	Params map[string]string
+}
+
+// Checked is one valid runnable document (Workflow or TrainJob) and its
+// compiled plan.
+type Checked struct {
+	Doc  *Document
+	Plan *Plan
+}
+
+// Load reads files from disk, checks every document, and returns the one
+// runnable resource with its parameters resolved. Every problem found is
+// returned.
+func Load(files []string, params map[string]string) (*Loaded, error) {
+	docs, err := ReadFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	return LoadDocuments(files, docs, params)
+}
+
+// LoadSubmission is Load for a submission's files.
+func LoadSubmission(s *apiv1.Submission) (*Loaded, error) {
+	names := make([]string, len(s.Files))
+	var docs []Document
+	var errs []error
+	for i, f := range s.Files {
+		names[i] = f.Name
+		d, err := Read(f.Name, strings.NewReader(string(f.Data)))
+		docs = append(docs, d...)
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return LoadDocuments(names, docs, s.Params)
+}
+
+// LoadDocuments is Load for documents already read from files. Exactly
+// one of them must be runnable.
+func LoadDocuments(files []string, docs []Document, params map[string]string) (*Loaded, error) {
+	plans, err := CheckFiles(files, docs)
+	if err != nil {
+		return nil, err
+	}
+	if len(plans) != 1 {
+		return nil, runnableError(files, plans)
+	}
+	l := &Loaded{Doc: plans[0].Doc, Plan: plans[0].Plan}
+	l.Params, err = ResolveParams(l.Doc, l.Plan.Workflow, params)
+	return l, err
+}
+
+// CheckFiles checks the documents read from files, as kiln validate and
+// kiln run both do: every document (CheckDocuments), and every file,
+// which may hold at most one runnable resource (Read already refused a
+// file without documents). It returns the runnable documents compiled
+// and every problem found.
+func CheckFiles(files []string, docs []Document) ([]Checked, error) {
+	plans, err := CheckDocuments(docs)
+	errs := []error{err}
+	for _, f := range files {
+		var in []string
+		for i := range docs {
+			if docs[i].File == f && runnable(docs[i].Kind) {
+				in = append(in, docs[i].Object())
+			}
+		}
+		if len(in) > 1 {
+			errs = append(errs, &apiv1.Error{
+				Code: apiv1.CodeRunnable, File: f, Message: fmt.Sprintf(
+					"the file holds %d runnable resources (%s); one file runs one Workflow or TrainJob", len(in), strings.Join(in, ", ")),
+				Hint: "split them into files of their own, one per kiln run",
+			})
+		}
+	}
+	return plans, errors.Join(errs...)
+}
+
+func runnable(kind string) bool { return kind == apiv1.KindWorkflow || kind == apiv1.KindTrainJob }
+
+// CheckDocuments validates every document: TrainingRuntimes first, which
+// then override the built-in runtimes of the same name for the Workflows
+// and TrainJobs beside them. It returns the compiled runnable documents
+// and every problem found.
+func CheckDocuments(docs []Document) ([]Checked, error) {
+	user, err := UserRuntimes(docs)
+	errs := []error{err}
+	runtimes := training.NewRuntimes(user...)
+	var out []Checked
+	for i := range docs {
+		plan, err := compileDocument(&docs[i], runtimes)
+		errs = append(errs, err)
+		if plan != nil {
+			resolveRuntimes(plan)
+			out = append(out, Checked{Doc: &docs[i], Plan: plan})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// UserRuntimes decodes the TrainingRuntime documents among docs. Each
+// carries the file it came from in the annotation kiln.dev/source.
+func UserRuntimes(docs []Document) ([]apiv1.TrainingRuntime, error) {
+	var errs []error
+	var out []apiv1.TrainingRuntime
+	for i := range docs {
+		if docs[i].Kind != apiv1.KindTrainingRuntime {
+			continue
+		}
+		rt, err := DecodeTrainingRuntime(&docs[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rt.Metadata.Annotations = map[string]string{"kiln.dev/source": docs[i].File}
+		out = append(out, *rt)
+	}
+	return out, errors.Join(errs...)
+}
+
+func compileDocument(doc *Document, runtimes training.Runtimes) (*Plan, error) {
+	switch doc.Kind {
+	case apiv1.KindTrainingRuntime:
+		return nil, nil
+	case apiv1.KindTrainJob:
+		tj, err := DecodeTrainJob(doc)
+		if err != nil {
+			return nil, err
+		}
+		return CompileTrainJob(doc, tj, runtimes)
+	case apiv1.KindWorkflow:
+		wf, err := DecodeWorkflow(doc)
+		if err != nil {
+			return nil, err
+		}
+		return Compile(doc, wf, runtimes)
+	}
+	return nil, &apiv1.Error{
+		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
+		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
+	}
+}
+
+// resolveRuntimes writes each train task's runtime into the workflow, so
+// the run keeps the runtime it was submitted with.
+func resolveRuntimes(plan *Plan) {
+	for i, t := range plan.Tasks {
+		if t.Train != nil {
+			plan.Workflow.Spec.Tasks[i].Train.ResolvedRuntime = t.Train.Runtime
+		}
+	}
+}
+
+func runnableError(files []string, plans []Checked) error {
+	names := make([]string, len(plans))
+	for i := range plans {
+		names[i] = plans[i].Doc.Object()
+	}
+	found := "none"
+	if len(names) > 0 {
+		found = strings.Join(names, ", ")
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeRunnable, File: strings.Join(files, ", "),
+		Message: fmt.Sprintf("found %d runnable resources (%s), want exactly one Workflow or TrainJob", len(plans), found),
+	}
+}
