@@ -30,7 +30,7 @@ const (
 	CodeNoMLPolicy      Code = "KLN-1018"
 	CodeImageRequired   Code = "KLN-1019"
 	CodeRead            Code = "KLN-1020"
-	CodeYAMLBool        Code = "KLN-1021"
+	CodeBareValue       Code = "KLN-1021"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -89,7 +89,7 @@ func CodeInfos() []CodeInfo {
 		{CodeDuration, "a duration cannot be parsed", "use Go durations such as 90s, 5m or 1h30m"},
 		{CodeQuantity, "a resource quantity cannot be parsed", "use quantities such as 500m, 2, 512Mi or 4Gi"},
 		{CodeTemplate, "a {{...}} template refers to something that does not exist", "refer to a declared param, an output of an upstream task, outputs.dir, run.id, run.name, task.name or task.attempt"},
-		{CodeInvalidValue, "a value is out of its allowed range", "see the message for the allowed range"},
+		{CodeInvalidValue, "a value is not one the field allows", "the message says what the field allows"},
 		{CodeRunnable, "the files do not hold exactly one runnable resource", "pass files with one Workflow or TrainJob (TrainingRuntimes may come with it)"},
 		{CodeUnknownParam, "a parameter given at submit is not declared by the workflow", "declare it under spec.params or fix its name"},
 		{CodeMissingParam, "a parameter without a default was not given", "pass it with -p name=value"},
@@ -98,7 +98,7 @@ func CodeInfos() []CodeInfo {
 		{CodeNoMLPolicy, "a TrainingRuntime has no mlPolicy, or more than one framework in it", "set exactly one of mlPolicy.torch, mpi, xgboost, tensorflow, jax or plain"},
 		{CodeImageRequired, "a task has no container image and the backend runs containers (kubernetes)", "set image on the task, on the workflow's spec, or trainer.image"},
 		{CodeRead, "a file cannot be read", "check the path and that the file is readable"},
-		{CodeYAMLBool, "an unquoted y, n, yes, no, on, off, true or false stands where a string belongs; YAML reads it as a boolean", "quote the value, for example name: \"n\""},
+		{CodeBareValue, "an unquoted value that YAML reads as a boolean or a number (y, n, yes, no, on, off, 1.10) stands where a string belongs", "quote the value, for example name: \"n\""},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},

@@ -74,7 +74,7 @@ func readSubmission(e *env, files []string, params map[string]string, project st
 			b, err = os.ReadFile(f)
 		}
 		if err != nil {
-			return sub, &apiv1.Error{Code: apiv1.CodeRead, File: f, Message: unwrapPath(err)}
+			return sub, &apiv1.Error{Code: apiv1.CodeRead, File: f, Message: "cannot read the file: " + unwrapPath(err)}
 		}
 		sub.Files = append(sub.Files, apiv1.SourceFile{Name: filepath.Clean(f), Data: b})
 	}

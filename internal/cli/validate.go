@@ -36,7 +36,7 @@ func newValidateCmd(e *env) *cobra.Command {
 				plans = kept
 			}
 			for _, p := range plans {
-				fmt.Fprintf(e.stdout, "ok: %s: %s (%d tasks)\n", p.Doc.File, p.Doc.Object(), len(p.Plan.Tasks))
+				fmt.Fprintf(e.stdout, "ok: %s: %s (%s)\n", p.Doc.File, p.Doc.Object(), plural(len(p.Plan.Tasks), "task"))
 			}
 			if err := errors.Join(readErr, checkErr); err != nil {
 				printError(e.stderr, err)
@@ -45,4 +45,12 @@ func newValidateCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// plural is "1 task" or "n tasks".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -13,16 +13,26 @@ import (
 )
 
 // DecodeWorkflow decodes doc as a Workflow. Every field that is not part of
-// the schema is reported, with its path, as CodeUnknownField.
+// the schema is reported, with its path, as CodeUnknownField. A value
+// YAML read as a boolean or number where a string belongs is reported as
+// CodeBareValue and decoded as written: the Workflow comes back with that
+// error, so that every other problem can be found too.
 func DecodeWorkflow(doc *Document) (*apiv1.Workflow, error) {
 	if err := checkHeader(doc, apiv1.KindWorkflow); err != nil {
 		return nil, err
 	}
 	wf := &apiv1.Workflow{}
-	if err := decodeStrict(doc, wf); err != nil {
-		return nil, err
+	problems, ok := decodeStrict(doc, wf)
+	return decoded(wf, problems, ok)
+}
+
+// decoded returns v with the problems of its decoding, or nil with them
+// when it could not be decoded at all.
+func decoded[T any](v *T, problems []error, ok bool) (*T, error) {
+	if !ok {
+		return nil, errors.Join(problems...)
 	}
-	return wf, nil
+	return v, errors.Join(problems...)
 }
 
 func checkHeader(doc *Document, kind string) error {
@@ -35,32 +45,46 @@ func checkHeader(doc *Document, kind string) error {
 	return nil
 }
 
-// decodeStrict unmarshals doc.JSON into out, refusing unknown fields. On
-// the rare document that has some, it walks the document to name every
-// one of them with its path, not just the first.
-func decodeStrict(doc *Document, out any) error {
-	dec := json.NewDecoder(bytes.NewReader(doc.JSON))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(out)
-	if err == nil {
-		return nil
+// decodeStrict unmarshals doc.JSON into out, refusing unknown fields and
+// values of the wrong type, and returns every problem. On the rare
+// document that has any, it walks the document to name each with its
+// path, not just the first, and decodes what it can (strings as written,
+// unknown fields left out), so that every other check can go on: ok says
+// out holds that decoding.
+func decodeStrict(doc *Document, out any) (problems []error, ok bool) {
+	first := decodeJSON(doc.JSON, out, true)
+	if first == nil {
+		return nil, true
 	}
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		return docError(doc, apiv1.CodeParse, typeErr.Field, fmt.Sprintf("is a %s, want %s", typeErr.Value, typeName(typeErr.Type)))
-	}
-	if !strings.HasPrefix(err.Error(), "json: unknown field") {
-		return docError(doc, apiv1.CodeParse, "", err.Error())
+	typ, js := reflect.TypeOf(out).Elem(), doc.JSON
+	if fixed, found := scalarMismatches(doc, typ); len(found) > 0 {
+		js, problems = fixed, found
 	}
 	var generic any
-	if err := json.Unmarshal(doc.JSON, &generic); err != nil {
-		return docError(doc, apiv1.CodeParse, "", err.Error())
+	if err := json.Unmarshal(js, &generic); err != nil {
+		return append(problems, docError(doc, apiv1.CodeParse, "", err.Error())), false
 	}
-	var errs []error
-	for _, path := range unknownFields(generic, reflect.TypeOf(out).Elem(), "") {
-		errs = append(errs, docError(doc, apiv1.CodeUnknownField, path, "unknown field"))
+	for _, path := range unknownFields(generic, typ, "") {
+		problems = append(problems, docError(doc, apiv1.CodeUnknownField, path, "unknown field"))
 	}
-	return errors.Join(errs...)
+	reflect.ValueOf(out).Elem().SetZero()
+	err := decodeJSON(js, out, false)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr):
+		return append(problems, docError(doc, apiv1.CodeParse, typeErr.Field, fmt.Sprintf("is a %s, want %s", typeErr.Value, typeName(typeErr.Type)))), false
+	case err != nil || len(problems) == 0:
+		return append(problems, docError(doc, apiv1.CodeParse, "", first.Error())), false
+	}
+	return problems, true
+}
+
+func decodeJSON(js []byte, out any, strict bool) error {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	return dec.Decode(out)
 }
 
 // unknownFields returns the paths of keys in v that typ has no field for.

@@ -143,20 +143,32 @@ func compileDocument(doc *Document, runtimes training.Runtimes) (*Plan, error) {
 		return nil, nil
 	case apiv1.KindTrainJob:
 		tj, err := DecodeTrainJob(doc)
-		if err != nil {
+		if tj == nil {
 			return nil, err
 		}
-		return CompileTrainJob(doc, tj, runtimes)
+		return withDecodeErrors(err)(CompileTrainJob(doc, tj, runtimes))
 	case apiv1.KindWorkflow:
 		wf, err := DecodeWorkflow(doc)
-		if err != nil {
+		if wf == nil {
 			return nil, err
 		}
-		return Compile(doc, wf, runtimes)
+		return withDecodeErrors(err)(Compile(doc, wf, runtimes))
 	}
 	return nil, &apiv1.Error{
 		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
 		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
+	}
+}
+
+// withDecodeErrors adds the problems found while decoding a document (its
+// bare values, decoded as written) to those of compiling it: there is no
+// plan while there are any.
+func withDecodeErrors(decodeErr error) func(*Plan, error) (*Plan, error) {
+	return func(p *Plan, err error) (*Plan, error) {
+		if decodeErr != nil {
+			return nil, errors.Join(decodeErr, err)
+		}
+		return p, err
 	}
 }
 

@@ -25,6 +25,8 @@ type Document struct {
 	APIVersion, Kind, Name string
 	// JSON is the document converted to JSON.
 	JSON []byte
+	// Raw is the document as written, for errors that need its spelling.
+	Raw []byte
 }
 
 // Object names the document for error messages: "Workflow/train" or, when
@@ -44,7 +46,7 @@ func ReadFiles(paths []string) ([]Document, error) {
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			errs = append(errs, &apiv1.Error{Code: apiv1.CodeParse, File: p, Message: err.Error()})
+			errs = append(errs, &apiv1.Error{Code: apiv1.CodeRead, File: p, Message: "cannot read the file: " + pathError(err)})
 			continue
 		}
 		d, err := Read(p, f)
@@ -67,7 +69,7 @@ func Read(file string, r io.Reader) ([]Document, error) {
 			if len(docs) == 0 && len(errs) == 0 {
 				errs = append(errs, &apiv1.Error{
 					Code: apiv1.CodeRunnable, File: file, Message: "the file holds no document",
-					Hint: "put one Workflow or TrainJob in it (TrainingRuntimes may come with it)",
+					Hint: "put one Workflow or TrainJob in it; TrainingRuntimes may come with it",
 				})
 			}
 			return docs, errors.Join(errs...)
@@ -75,7 +77,7 @@ func Read(file string, r io.Reader) ([]Document, error) {
 		if err != nil {
 			return docs, errors.Join(append(errs, &apiv1.Error{Code: apiv1.CodeParse, File: file, Message: err.Error()})...)
 		}
-		if len(bytes.TrimSpace(raw)) == 0 {
+		if blank(raw) {
 			index--
 			continue
 		}
@@ -94,18 +96,51 @@ func parseDocument(file string, index int, raw []byte) (Document, error) {
 	if err != nil {
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: err.Error()}
 	}
-	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
-		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is empty"}
-	}
 	var head struct {
-		apiv1.TypeMeta `json:",inline"`
-		Metadata       struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
+		APIVersion, Kind any
+		Metadata         struct{ Name any } `json:"metadata"`
 	}
 	if err := json.Unmarshal(js, &head); err != nil {
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is not a mapping with apiVersion, kind and metadata"}
 	}
-	doc.APIVersion, doc.Kind, doc.Name, doc.JSON = head.APIVersion, head.Kind, head.Metadata.Name, js
+	doc.JSON, doc.Raw = js, raw
+	doc.APIVersion, doc.Kind, doc.Name = scalarText(head.APIVersion), scalarText(head.Kind), scalarText(head.Metadata.Name)
+	if _, ok := head.Metadata.Name.(string); !ok && doc.Name != "" {
+		doc.Name = rawName(raw)
+	}
 	return doc, nil
+}
+
+// scalarText is a header value as text, whatever YAML read it as (a name
+// n is read as false; decoding reports that, naming the field).
+func scalarText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case map[string]any, []any:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// pathError is err without the path the error names already.
+func pathError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// blank reports whether a document holds nothing but space and comments.
+func blank(raw []byte) bool {
+	for line := range bytes.Lines(raw) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+			return false
+		}
+	}
+	return true
 }

@@ -41,10 +41,28 @@ func (c *checker) refs(field, s string, task int, p *Plan, params map[string]boo
 		return
 	}
 	for _, r := range refs {
-		if msg := checkRef(r, task, p, params); msg != "" {
+		msg := checkRef(r, task, p, params)
+		switch {
+		case msg == "":
+		case c.doc.Kind == apiv1.KindTrainJob:
+			// A TrainJob is a run of its own: no params, no other tasks.
+			c.addHint(apiv1.CodeTemplate, field, "a TrainJob may use {{outputs.dir}}, {{run.id}}, {{run.name}}, {{task.name}} and {{task.attempt}}",
+				"{{%s}}: %s", r.Raw, trainJobRef(r))
+		default:
 			c.add(apiv1.CodeTemplate, field, "{{%s}}: %s", r.Raw, msg)
 		}
 	}
+}
+
+// trainJobRef says why a TrainJob cannot use r.
+func trainJobRef(r template.Ref) string {
+	switch r.Path[0] {
+	case "params":
+		return "a TrainJob takes no parameters"
+	case "tasks":
+		return "a TrainJob has no other tasks whose outputs it could read"
+	}
+	return "unknown reference"
 }
 
 // checkRef returns why r cannot be resolved for task, or "" if it can.

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,7 +15,8 @@ const TrainTaskName = "trainer"
 // trainTask checks a task that runs a TrainJob and compiles its gang.
 func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 	if len(t.Command) > 0 || len(t.Args) > 0 {
-		c.add(apiv1.CodeInvalidValue, field+".command", "a train task takes its command in train.command, not command")
+		c.addHint(apiv1.CodeInvalidValue, field+".command", "move command and args into the train block",
+			"a train task takes its command in train.command, not command")
 	}
 	out := Task{
 		Spec: t, Kind: apiv1.NodeKindTrain,
@@ -25,7 +27,8 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 	c.env(field+".env", t.Env)
 	c.outputs(field+".outputs", t.Outputs)
 	if t.Resources != nil {
-		c.add(apiv1.CodeInvalidValue, field+".resources", "a train task sizes its nodes with train.resourcesPerNode")
+		c.addHint(apiv1.CodeInvalidValue, field+".resources", "move resources into train.resourcesPerNode",
+			"a train task sizes its nodes with train.resourcesPerNode")
 	}
 	j, problems := training.Merge(t.Train, c.runtimes)
 	for _, p := range problems {
@@ -46,7 +49,8 @@ func DecodeTrainJob(doc *Document) (*apiv1.TrainJob, error) {
 		return nil, err
 	}
 	tj := &apiv1.TrainJob{}
-	return tj, decodeStrict(doc, tj)
+	problems, ok := decodeStrict(doc, tj)
+	return decoded(tj, problems, ok)
 }
 
 // DecodeTrainingRuntime decodes doc as a TrainingRuntime and checks it.
@@ -55,10 +59,15 @@ func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 		return nil, err
 	}
 	rt := &apiv1.TrainingRuntime{}
-	if err := decodeStrict(doc, rt); err != nil {
+	problems, ok := decodeStrict(doc, rt)
+	rt, err := decoded(rt, problems, ok)
+	if rt == nil {
 		return nil, err
 	}
 	c := &checker{doc: doc}
+	if err != nil {
+		c.errs = append(c.errs, err)
+	}
 	c.name("metadata.name", rt.Metadata.Name)
 	if rt.Spec.MLPolicy == nil {
 		c.add(apiv1.CodeNoMLPolicy, "spec.mlPolicy", "a TrainingRuntime needs an mlPolicy with one framework")
@@ -83,14 +92,31 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 		Metadata: tj.Metadata, Spec: apiv1.WorkflowSpec{Tasks: []apiv1.Task{task}},
 	}
 	if rp := tj.Spec.RunPolicy; rp != nil {
-		if rp.BackoffLimit != nil {
-			wf.Spec.Tasks[0].Retries = &apiv1.RetryStrategy{Limit: int(*rp.BackoffLimit)}
+		if b := rp.BackoffLimit; b != nil && *b >= 0 && *b <= maxRetries {
+			wf.Spec.Tasks[0].Retries = &apiv1.RetryStrategy{Limit: int(*b)}
 		}
-		if rp.ActiveDeadlineSeconds != nil {
-			wf.Spec.Timeout = fmt.Sprintf("%ds", *rp.ActiveDeadlineSeconds)
+		if d := rp.ActiveDeadlineSeconds; d != nil && *d >= 1 {
+			wf.Spec.Timeout = fmt.Sprintf("%ds", *d)
 		}
 	}
 	return wf
+}
+
+// checkRunPolicy checks a TrainJob's runPolicy in its own terms.
+func checkRunPolicy(doc *Document, rp *apiv1.RunPolicy) []error {
+	if rp == nil {
+		return nil
+	}
+	var errs []error
+	if b := rp.BackoffLimit; b != nil && (*b < 0 || *b > maxRetries) {
+		errs = append(errs, docError(doc, apiv1.CodeInvalidValue, "spec.runPolicy.backoffLimit",
+			fmt.Sprintf("backoffLimit is %d, want 0 to %d restarts", *b, maxRetries)))
+	}
+	if d := rp.ActiveDeadlineSeconds; d != nil && *d < 1 {
+		errs = append(errs, docError(doc, apiv1.CodeInvalidValue, "spec.runPolicy.activeDeadlineSeconds",
+			fmt.Sprintf("activeDeadlineSeconds is %d, want a whole number of seconds of at least 1", *d)))
+	}
+	return errs
 }
 
 // trainJobFields maps a field of the one-task workflow back to the
@@ -105,9 +131,13 @@ func trainJobFields(field string) string {
 // CompileTrainJob compiles a TrainJob as its one-task workflow. Errors
 // name the TrainJob's own fields (spec.trainer.numNodes, not the task's).
 func CompileTrainJob(doc *Document, tj *apiv1.TrainJob, runtimes Runtimes) (*Plan, error) {
+	policyErrs := checkRunPolicy(doc, tj.Spec.RunPolicy)
 	p, err := Compile(doc, FromTrainJob(tj), runtimes)
 	for _, e := range apiv1.Errors(err) {
 		e.Field = trainJobFields(e.Field)
+	}
+	if len(policyErrs) > 0 {
+		return nil, errors.Join(append(policyErrs, err)...)
 	}
 	if p != nil && tj.Spec.Suspend != nil {
 		p.Suspend = *tj.Spec.Suspend

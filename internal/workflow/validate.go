@@ -36,6 +36,14 @@ func (c *checker) add(code apiv1.Code, field, format string, args ...any) {
 	c.errs = append(c.errs, docError(c.doc, code, field, fmt.Sprintf(format, args...)))
 }
 
+// addHint is add with a hint of the problem's own, for when the code's
+// registered hint does not fit it.
+func (c *checker) addHint(code apiv1.Code, field, hint, format string, args ...any) {
+	e := docError(c.doc, code, field, fmt.Sprintf(format, args...))
+	e.Hint = hint
+	c.errs = append(c.errs, e)
+}
+
 // Compile validates wf, read from doc, and compiles it into a Plan. Train
 // tasks find their runtime in runtimes (nil: the built-in ones) unless
 // they carry a resolved one. The error joins one *apiv1.Error per
@@ -81,8 +89,11 @@ func (c *checker) name(field, name string) {
 		c.add(apiv1.CodeRequired, field, "name is required")
 		return
 	}
-	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
-		c.add(apiv1.CodeInvalidName, field, "%q is not a DNS-1123 label: %s", name, strings.Join(msgs, "; "))
+	switch {
+	case len(name) > validation.DNS1123LabelMaxLength:
+		c.add(apiv1.CodeInvalidName, field, "%q is %d characters long, more than %d", name, len(name), validation.DNS1123LabelMaxLength)
+	case len(validation.IsDNS1123Label(name)) > 0:
+		c.add(apiv1.CodeInvalidName, field, "%q is not a DNS-1123 label", name)
 	}
 }
 
@@ -152,10 +163,11 @@ func (c *checker) env(field string, env []apiv1.EnvVar) {
 		if e.ValueFrom != nil {
 			vf := fmt.Sprintf("%s[%d].valueFrom.secret", field, i)
 			if e.Value != "" {
-				c.add(apiv1.CodeInvalidValue, vf, "variable %q has both value and valueFrom", e.Name)
+				c.addHint(apiv1.CodeInvalidValue, vf, "keep one of value and valueFrom", "variable %q has both value and valueFrom", e.Name)
 			}
 			if msgs := validation.IsDNS1123Subdomain(e.ValueFrom.Secret); len(msgs) > 0 {
-				c.add(apiv1.CodeInvalidName, vf, "%q is not a secret name: %s", e.ValueFrom.Secret, strings.Join(msgs, "; "))
+				c.addHint(apiv1.CodeInvalidName, vf, "use a secret's name: lowercase letters, digits, '-' and '.'",
+					"%q is not a secret name", e.ValueFrom.Secret)
 			}
 		}
 	}
@@ -178,7 +190,8 @@ func (c *checker) outputs(field string, o *apiv1.Outputs) {
 		case a.Path == "":
 			c.add(apiv1.CodeRequired, pf, "path is required")
 		case filepath.IsAbs(a.Path) || clean == ".." || strings.HasPrefix(clean, "../"):
-			c.add(apiv1.CodeInvalidValue, pf, "path %q must be relative and stay inside the output directory", a.Path)
+			c.addHint(apiv1.CodeInvalidValue, pf, "name a file under $KILN_OUTPUTS, such as model/weights.bin",
+				"path %q must be relative and stay inside the output directory", a.Path)
 		}
 	}
 }

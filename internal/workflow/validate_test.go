@@ -27,12 +27,15 @@ func compileText(t *testing.T, text string) (*Plan, []*apiv1.Error) {
 	if len(docs) != 1 {
 		t.Fatalf("read %d documents, want 1", len(docs))
 	}
-	wf, err := DecodeWorkflow(&docs[0])
-	if err != nil {
-		return nil, apiv1.Errors(err)
+	wf, decodeErr := DecodeWorkflow(&docs[0])
+	if wf == nil {
+		return nil, apiv1.Errors(decodeErr)
 	}
 	p, err := Compile(&docs[0], wf, nil)
-	return p, apiv1.Errors(err)
+	if decodeErr != nil {
+		p = nil
+	}
+	return p, append(apiv1.Errors(decodeErr), apiv1.Errors(err)...)
 }
 
 func TestCompileReportsEveryProblem(t *testing.T) {
@@ -44,11 +47,36 @@ func TestCompileReportsEveryProblem(t *testing.T) {
 	}{
 		"unknown fields are named with their path": {
 			spec: "spec:\n  tasks:\n  - name: a\n    comand: [x]\n    retries: {limt: 1}\n",
-			want: []problem{{apiv1.CodeUnknownField, "spec.tasks[0].comand"}, {apiv1.CodeUnknownField, "spec.tasks[0].retries.limt"}},
+			want: []problem{
+				{apiv1.CodeUnknownField, "spec.tasks[0].comand"},
+				{apiv1.CodeUnknownField, "spec.tasks[0].retries.limt"},
+				{apiv1.CodeRequired, "spec.tasks[0].command"},
+			},
 		},
 		"wrong type": {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x], retries: {limit: many}}\n",
-			want: []problem{{apiv1.CodeParse, "spec.tasks.retries.limit"}},
+			want: []problem{{apiv1.CodeParse, "spec.tasks[0].retries.limit"}},
+		},
+		"YAML 1.1 booleans where strings belong hide no other error": {
+			spec: "spec:\n  tasks:\n  - {name: n, command: [x], env: [{name: A, value: y}, {name: B, value: off}]}\n  - {name: b, command: [x], dependsOn: [zz]}\n",
+			want: []problem{
+				{apiv1.CodeBareValue, "spec.tasks[0].name"},
+				{apiv1.CodeBareValue, "spec.tasks[0].env[0].value"},
+				{apiv1.CodeBareValue, "spec.tasks[0].env[1].value"},
+				{apiv1.CodeUnknownDep, "spec.tasks[1].dependsOn[0]"},
+			},
+		},
+		"a number where a string belongs": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x, 1.10]}\n",
+			want: []problem{{apiv1.CodeBareValue, "spec.tasks[0].command[1]"}},
+		},
+		"unknown fields and wrong types hide no other error": {
+			spec: "spec:\n  failFast: sometimes\n  tasks:\n  - {name: a, comand: [x]}\n",
+			want: []problem{
+				{apiv1.CodeParse, "spec.failFast"},
+				{apiv1.CodeUnknownField, "spec.tasks[0].comand"},
+				{apiv1.CodeRequired, "spec.tasks[0].command"},
+			},
 		},
 		"duplicate names, unknown dependency, empty command": {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x]}\n  - {name: a, command: []}\n  - {name: c, command: [x], dependsOn: [zz]}\n",
@@ -195,5 +223,69 @@ func TestReadSeveralDocuments(t *testing.T) {
 	}
 	if len(docs) != 2 || docs[1].Name != "wf2" || docs[1].Index != 1 {
 		t.Fatalf("docs = %+v, want two, the second named wf2", docs)
+	}
+}
+
+func TestBareValueSaysWhatItWasReadAsAndHowToQuoteIt(t *testing.T) {
+	t.Parallel()
+	_, errs := compileText(t, header+"spec:\n  tasks:\n  - {name: a, command: [x], env: [{name: A, value: n}]}\n")
+	if len(errs) != 1 {
+		t.Fatalf("errors = %v, want one", errs)
+	}
+	got := errs[0].Error()
+	for _, want := range []string{"KLN-1021", "spec.tasks[0].env[0].value", "n is read as the boolean false", `quote it: "n"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("error %q does not say %q", got, want)
+		}
+	}
+}
+
+func TestFilesHoldDocumentsAndOneRunnableEach(t *testing.T) {
+	t.Parallel()
+	if _, err := Read("empty.yaml", strings.NewReader("# nothing here\n---\n")); apiv1.CodeOf(err) != apiv1.CodeRunnable ||
+		!strings.Contains(err.Error(), "empty.yaml: the file holds no document") {
+		t.Errorf("an empty file: %v, want %s naming it", err, apiv1.CodeRunnable)
+	}
+	two := header + "spec: {tasks: [{name: a, command: [x]}]}\n---\n" + strings.Replace(header, "wf", "wf2", 1) + "spec: {tasks: [{name: a, command: [x]}]}\n"
+	docs, err := Read("two.yaml", strings.NewReader(two))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := CheckFiles([]string{"two.yaml"}, docs)
+	if len(plans) != 2 || apiv1.CodeOf(err) != apiv1.CodeRunnable || !strings.Contains(err.Error(), "Workflow/wf, Workflow/wf2") {
+		t.Errorf("two workflows in one file: %d plans, %v; want both checked and %s naming them", len(plans), err, apiv1.CodeRunnable)
+	}
+}
+
+func TestTrainJobErrorsNameItsOwnFields(t *testing.T) {
+	t.Parallel()
+	text := `apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {command: ["{{params.lr}}"], numNodes: 0}
+  runPolicy: {backoffLimit: -1, activeDeadlineSeconds: 0}
+`
+	docs, err := Read("tj.yaml", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = CheckDocuments(docs)
+	var got []problem
+	for _, e := range apiv1.Errors(err) {
+		got = append(got, problem{e.Code, e.Field})
+		if strings.Contains(e.Error(), "spec.tasks") || strings.Contains(e.Error(), "spec.params") || strings.Contains(e.Error(), `"0s"`) {
+			t.Errorf("error %q speaks of the workflow a TrainJob runs as, not the TrainJob", e)
+		}
+	}
+	want := []problem{
+		{apiv1.CodeInvalidValue, "spec.runPolicy.backoffLimit"},
+		{apiv1.CodeInvalidValue, "spec.runPolicy.activeDeadlineSeconds"},
+		{apiv1.CodeInvalidValue, "spec.trainer.numNodes"},
+		{apiv1.CodeTemplate, "spec.trainer.command[0]"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
