@@ -80,12 +80,7 @@ func (w *scalarWalk) mapping(node *yaml3.Node, m map[string]any, typ reflect.Typ
 	}
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		key := node.Content[i].Value
-		ft, known := typ, true
-		if fields != nil {
-			ft, known = fields[key]
-		} else {
-			ft = typ.Elem()
-		}
+		ft, known := fieldType(typ, fields, key)
 		if !known {
 			continue
 		}
@@ -93,6 +88,15 @@ func (w *scalarWalk) mapping(node *yaml3.Node, m map[string]any, typ reflect.Typ
 			m[key] = w.walk(node.Content[i+1], m[key], ft, join(path, key))
 		}
 	}
+}
+
+// fieldType is the type of key's value in a struct with fields, or in a map.
+func fieldType(typ reflect.Type, fields map[string]reflect.Type, key string) (reflect.Type, bool) {
+	if fields == nil {
+		return typ.Elem(), true
+	}
+	ft, ok := fields[key]
+	return ft, ok
 }
 
 func (w *scalarWalk) scalar(node *yaml3.Node, v any, typ reflect.Type, path string) any {
