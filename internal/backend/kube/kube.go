@@ -69,6 +69,7 @@ type Backend struct {
 	pods      cache.SharedIndexInformer
 	records   listersv1.ConfigMapLister
 	stop      chan struct{}
+	closeOnce sync.Once
 	events    chan job.AttemptID
 	mu        sync.Mutex
 	specs     map[job.AttemptID]*job.Spec
@@ -163,9 +164,10 @@ func byJob(obj any) ([]string, error) {
 // Namespace is where the backend creates its objects.
 func (b *Backend) Namespace() string { return b.ns }
 
-// Close stops watching the cluster. Pods keep running.
+// Close stops watching the cluster. Pods keep running. Closing twice is
+// harmless.
 func (b *Backend) Close() error {
-	close(b.stop)
+	b.closeOnce.Do(func() { close(b.stop) })
 	return nil
 }
 

@@ -93,33 +93,6 @@ func withAnnotations(spec *job.Spec, annotations map[string]string) *job.Spec {
 	return spec
 }
 
-func TestLaunchIsCreateIfAbsent(t *testing.T) {
-	h := newHarness(t, Config{})
-	spec := withAnnotations(&job.Spec{ID: mustID("r-aaaaa/t/1"), Processes: []job.Process{{Command: []string{"true"}}}},
-		map[string]string{"kwok.kiln.dev/exit-code": "0", "kwok.kiln.dev/delay": "1s"})
-	ctx := context.Background()
-	for range 3 {
-		if err := h.Launch(ctx, spec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A second engine (a restarted kiln) launching the same attempt finds it too.
-	other, err := New(ctx, Config{Kubeconfig: h.c.Kubeconfig, Namespace: h.ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if err := other.Launch(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	if st := h.wait(t, spec.ID); !st.Succeeded() {
-		t.Fatalf("want success, got %+v", st)
-	}
-	if n := len(h.pods(t, spec.ID)); n != 1 {
-		t.Errorf("four launches made %d pods, want 1", n)
-	}
-}
-
 func TestClusterFailuresAreCoded(t *testing.T) {
 	h := newHarness(t, Config{Stuck: time.Second})
 	ctx := context.Background()

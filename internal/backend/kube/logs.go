@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -46,6 +47,9 @@ func (b *Backend) Logs(ctx context.Context, id job.AttemptID, follow bool, w io.
 		}
 		return nil
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go b.stopWhenEnded(ctx, a, stop)
 	var wg sync.WaitGroup
 	errs := make([]error, len(streams))
 	for i, s := range streams {
@@ -59,6 +63,33 @@ func (b *Backend) Logs(ctx context.Context, id job.AttemptID, follow bool, w io.
 	}
 	return nil
 }
+
+// stopWhenEnded calls stop once the attempt has ended (it is decided, or
+// all its pods have), so that following its logs ends with it even where
+// the log stream of an ended container stays open.
+func (b *Backend) stopWhenEnded(ctx context.Context, a attempt, stop func()) {
+	tick := time.NewTicker(logPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if _, decided := b.record(a); decided || allEnded(b.podsOf(a)) {
+			// Let the streams write what the containers wrote last.
+			select {
+			case <-ctx.Done():
+			case <-time.After(logPoll):
+			}
+			stop()
+			return
+		}
+	}
+}
+
+// logPoll is how often a followed log checks whether its attempt ended.
+const logPoll = 500 * time.Millisecond
 
 // logStream is one container's log; an ended one is read, not followed.
 type logStream struct {

@@ -212,6 +212,22 @@ func TestOutputsWrapperInARealShell(t *testing.T) {
 		t.Error("an output the task did not write must be reported")
 	}
 	os.Remove(msg)
+	// A declared artifact the task did not write comes back as a record
+	// naming it; one it wrote does not.
+	if err := os.WriteFile(filepath.Join(dir, "written.bin"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv := outputsWrapper(append(task, "0"), nil, []string{"written.bin", "dir/missing weights.bin"}, msg)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "KILN_OUTPUTS="+dir)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(msg)
+	if _, err := parseOutputs(string(b), nil); err == nil || !strings.Contains(err.Error(), `"dir/missing weights.bin"`) {
+		t.Errorf("message %q: %v, want an error naming the missing artifact", b, err)
+	}
+	os.Remove(msg)
 	var ee *exec.ExitError
 	if err := run("3"); !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("the task's exit code must pass through, got %v", err)

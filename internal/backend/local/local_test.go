@@ -89,37 +89,6 @@ func (h *harness) waitExit(t *testing.T, spec *job.Spec) job.Status {
 	}
 }
 
-func TestProcessRunsWithLogsAndOutputs(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	spec := h.launch(t, "r/a/1", "sh", "-c", `echo to-stdout; echo to-stderr >&2; printf '42\n' > "$KILN_OUTPUTS/count"`)
-	spec.Outputs = []string{"count"}
-	st := h.waitExit(t, spec)
-	if !st.Succeeded() || st.Outputs["count"] != "42" {
-		t.Fatalf("status = %+v, want success with count=42", st)
-	}
-	dir := AttemptDir(h.home, mustID(t, "r/a/1"))
-	for file, want := range map[string]string{"stdout": "to-stdout\n", "stderr": "to-stderr\n"} {
-		if b, _ := os.ReadFile(filepath.Join(dir, file)); string(b) != want {
-			t.Errorf("%s = %q, want %q", file, b, want)
-		}
-	}
-}
-
-func TestLaunchIsIdempotent(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	ledger := filepath.Join(t.TempDir(), "ledger")
-	script := "echo x >> " + ledger
-	spec := h.launch(t, "r/a/1", "sh", "-c", script)
-	h.launch(t, "r/a/1", "sh", "-c", script)
-	h.waitExit(t, spec)
-	h.launch(t, "r/a/1", "sh", "-c", script) // after it finished, too
-	if b, _ := os.ReadFile(ledger); string(b) != "x\n" {
-		t.Fatalf("ledger = %q, want one line: the attempt ran more than once", b)
-	}
-}
-
 func TestFailures(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -198,36 +167,6 @@ func waitFile(t *testing.T, path string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never appeared", path)
-		}
-	}
-}
-
-func TestFailingMemberTakesItsGangDown(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	env := os.Environ()
-	spec := &job.Spec{ID: mustID(t, "r/gang/1"), Processes: []job.Process{
-		{Name: "node-0-0", Command: []string{"sleep", "300"}, Env: env},
-		{Name: "node-0-1", Command: []string{"sh", "-c", "trap '' TERM; sleep 300"}, Env: env},
-		{Name: "node-1-0", Command: []string{"sh", "-c", "sleep 0.2; exit 5"}, Env: env},
-	}}
-	start := time.Now()
-	if err := h.b.Launch(t.Context(), spec); err != nil {
-		t.Fatal(err)
-	}
-	st := h.waitExit(t, spec)
-	if st.ExitCode != 5 || st.Failed != "node-1-0" {
-		t.Errorf("status = %+v, want exit 5 decided by node-1-0", st)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("the gang took %s to go down after a member failed", took)
-	}
-	if st.Processes["node-0-1"] != -1 || st.Processes["node-0-0"] != -1 {
-		t.Errorf("members = %v, want the others killed", st.Processes)
-	}
-	for _, f := range []string{"node-0-0.stdout", "node-1-0.stderr"} {
-		if _, err := os.Stat(filepath.Join(AttemptDir(h.home, spec.ID), f)); err != nil {
-			t.Errorf("no per-process log %s: %v", f, err)
 		}
 	}
 }
