@@ -29,6 +29,15 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("renewal reports cancel requests", func(t *testing.T) { t.Parallel(); testCancel(t, newStore(t)) })
 	t.Run("list filters and pages by cursor", func(t *testing.T) { t.Parallel(); testList(t, newStore(t)) })
 	t.Run("tokens are found by hash until revoked", func(t *testing.T) { t.Parallel(); testTokens(t, newStore(t)) })
+	t.Run("a run reads back every field it was created with", func(t *testing.T) { t.Parallel(); testRunFields(t, newStore(t)) })
+	t.Run("apply keeps every attempt of a round as written", func(t *testing.T) { t.Parallel(); testApplyAttempts(t, newStore(t)) })
+	t.Run("list filters by phase, name and unfinished", func(t *testing.T) { t.Parallel(); testListFilters(t, newStore(t)) })
+	t.Run("runs are counted by phase", func(t *testing.T) { t.Parallel(); testCount(t, newStore(t)) })
+	t.Run("events page by sequence and limit", func(t *testing.T) { t.Parallel(); testEventPages(t, newStore(t)) })
+	t.Run("requests about an ended run are refused with its phase", func(t *testing.T) { t.Parallel(); testRequestPhases(t, newStore(t)) })
+	t.Run("retry makes a failed run pending from where it stopped", func(t *testing.T) { t.Parallel(); testRetryRun(t, newStore(t)) })
+	t.Run("a released lease can be claimed at once", func(t *testing.T) { t.Parallel(); testReleaseLease(t, newStore(t)) })
+	t.Run("secrets are kept per project and never listed with values", func(t *testing.T) { t.Parallel(); testSecrets(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.
@@ -260,5 +269,11 @@ func testTokens(t *testing.T, s store.Store) {
 	}
 	if list, _ := s.ListTokens(ctx); len(list) != 1 || !list[0].Revoked {
 		t.Errorf("ListTokens = %+v, want the one token, revoked", list)
+	}
+	if err := s.CreateToken(ctx, store.Token{ID: "t1", Hash: "other", CreatedAt: t0}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("CreateToken with a taken ID = %v, want ErrConflict", err)
+	}
+	if err := s.RevokeToken(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RevokeToken(unknown) = %v, want ErrNotFound", err)
 	}
 }
