@@ -1,0 +1,65 @@
+package command_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/node/command"
+	"kiln.dev/kiln/internal/node/nodetest"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+func compile(t *testing.T, spec string) *workflow.Task {
+	t.Helper()
+	docs, err := workflow.Read("wf.yaml", strings.NewReader("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\n"+spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.DecodeWorkflow(&docs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := workflow.Compile(&docs[0], wf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &plan.Tasks[0]
+}
+
+const task = `spec:
+  params: [{name: who}]
+  tasks:
+  - name: greet
+    command: [echo, hello]
+    args: ["{{params.who}}", "{{outputs.dir}}"]
+    env: [{name: A, value: "{{params.who}}"}, {name: TOKEN, valueFrom: {secret: api}}]
+    workingDir: sub
+    outputs: {parameters: [{name: greeting}], artifacts: [{name: log, path: logs/out.txt}]}
+    resources: {cpu: 500m, memory: 1Gi}
+`
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	nodetest.Run(t, command.New(), compile(t, task))
+}
+
+func TestBuildExpandsOneProcess(t *testing.T) {
+	t.Parallel()
+	h, tk := command.New(), compile(t, task)
+	spec := &job.Spec{}
+	if err := h.Build(t.Context(), nodetest.Attempt(h, tk, 1, map[string]string{"who": "a b; rm -rf /"}), spec); err != nil {
+		t.Fatal(err)
+	}
+	p := spec.Processes[0]
+	if want := []string{"echo", "hello", "a b; rm -rf /", "<outputs.dir>"}; !slices.Equal(p.Command, want) {
+		t.Errorf("command = %q, want %q: one argument per template, as given", p.Command, want)
+	}
+	if !slices.Contains(p.Env, "A=a b; rm -rf /") || !slices.Equal(spec.SecretEnv, []string{"TOKEN"}) {
+		t.Errorf("env %q, secrets %q", p.Env, spec.SecretEnv)
+	}
+	if spec.WorkingDir != "/work/sub" || !slices.Equal(spec.Artifacts, []string{"logs/out.txt"}) || spec.Container.MilliCPU != 500 {
+		t.Errorf("spec = %+v", spec)
+	}
+}
