@@ -142,6 +142,9 @@ func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error {
 	if err := a.Controller.Cancel(ctx, id); err != nil {
 		return err
 	}
+	if a.Controller.Owns(id) {
+		return nil // this engine works it, and acts on the request
+	}
 	claimed, err := a.Claim(ctx, id)
 	if err != nil || len(claimed) == 0 {
 		return err

@@ -67,6 +67,9 @@ func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 	defer tick.Stop()
 	for {
 		if err := w.show(ctx, ids); err != nil {
+			if ctx.Err() != nil {
+				return false, nil // the user left
+			}
 			return false, err
 		}
 		if w.allSettled(ctx, ids) {

@@ -99,7 +99,7 @@ func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(o
 		return nil, fmt.Errorf("claiming runs: %w", err)
 	}
 	for _, id := range claimed {
-		if c.owns(id) {
+		if c.Owns(id) {
 			continue
 		}
 		if err := c.load(ctx, id); err != nil {
@@ -109,7 +109,8 @@ func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(o
 	return claimed, nil
 }
 
-func (c *Controller) owns(id apiv1.RunID) bool { return c.lookup(id) != nil }
+// Owns reports whether this engine works run id now.
+func (c *Controller) Owns(id apiv1.RunID) bool { return c.lookup(id) != nil }
 
 // track starts working on rs. The room of the attempts it holds running
 // is counted in the pool first (an adopted run's attempts went on while
