@@ -95,9 +95,9 @@ spec:
   - {name: after, dependsOn: [greet], command: ["true"]}
 `
 
-func (e *env) submit(t *testing.T, token, query, body string) apiv1.Run {
+func (e *env) submit(t *testing.T, token, query string) apiv1.Run {
 	t.Helper()
-	resp, b := e.do(t, "POST", "/api/v1/runs"+query, token, body)
+	resp, b := e.do(t, "POST", "/api/v1/runs"+query, token, workflowYAML)
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("submit: %d %s", resp.StatusCode, b)
 	}
@@ -141,7 +141,7 @@ func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
 func TestSubmitWatchAndRead(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	run := e.submit(t, e.editorA, "?project=a&param=who=kiln", workflowYAML)
+	run := e.submit(t, e.editorA, "?project=a&param=who=kiln")
 	if run.Project != "a" || run.Params["who"] != "kiln" {
 		t.Errorf("run project %q params %v, want a and who=kiln", run.Project, run.Params)
 	}
@@ -185,7 +185,7 @@ func TestSubmitWatchAndRead(t *testing.T) {
 func TestAuthAndProjects(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	runB := e.submit(t, e.admin, "?project=b", workflowYAML)
+	runB := e.submit(t, e.admin, "?project=b")
 	for _, r := range (&Server{}).routes() {
 		if r.role == public {
 			continue
@@ -225,7 +225,7 @@ func TestPagesAndBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for range 3 {
-		e.submit(t, e.admin, "", workflowYAML)
+		e.submit(t, e.admin, "")
 	}
 	_, b := e.do(t, "GET", "/api/v1/runs?limit=2&label=team=ml", e.viewer, "")
 	var page apiv1.RunList

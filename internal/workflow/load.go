@@ -30,9 +30,17 @@ type Checked struct {
 // runnable resource with its parameters resolved. Every problem found is
 // returned.
 func Load(files []string, params map[string]string) (*Loaded, error) {
-	docs, err := ReadFiles(files)
-	if err != nil {
-		return nil, err
+	docs, readErr := ReadFiles(files)
+	return loadRead(files, docs, readErr, params)
+}
+
+// loadRead loads docs, read from files; readErr joins the files' own
+// problems, reported with the documents'.
+func loadRead(files []string, docs []Document, readErr error, params map[string]string) (*Loaded, error) {
+	if readErr != nil {
+		// With a file unread, how many runnables there are says nothing.
+		_, err := CheckFiles(files, docs)
+		return nil, errors.Join(readErr, err)
 	}
 	return LoadDocuments(files, docs, params)
 }
@@ -48,10 +56,7 @@ func LoadSubmission(s *apiv1.Submission) (*Loaded, error) {
 		docs = append(docs, d...)
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return LoadDocuments(names, docs, s.Params)
+	return loadRead(names, docs, errors.Join(errs...), s.Params)
 }
 
 // LoadDocuments is Load for documents already read from files. Exactly
