@@ -118,6 +118,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
+// Both pools serve the engine.
+var (
+	_ controller.Pool = (*local.Pool)(nil)
+	_ controller.Pool = (*resource.Pool)(nil)
+)
+
 // clusterPool is the engine's pool on a cluster: unbounded, since the
 // cluster's scheduler (and gang scheduler) decide what fits where.
 var clusterPool = resource.Request{MilliCPU: 1 << 50, Memory: 1 << 62, GPU: 1 << 30}

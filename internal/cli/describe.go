@@ -79,7 +79,11 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
 			if at.ExitCode != nil {
 				exit = fmt.Sprint(*at.ExitCode)
 			}
-			fmt.Fprintf(tw, "  \t%s\t#%d\t%s\t%s\t%s\t%s\n", at.Phase, at.Number, exit, duration(at.StartedAt, at.FinishedAt), at.Code, oneLine(at.Message))
+			msg := oneLine(at.Message)
+			if at.System {
+				msg = "(system) " + msg
+			}
+			fmt.Fprintf(tw, "  \t%s\t#%d\t%s\t%s\t%s\t%s\n", at.Phase, at.Number, exit, duration(at.StartedAt, at.FinishedAt), at.Code, msg)
 		}
 		if len(n.Outputs) > 0 {
 			fmt.Fprintf(tw, "  \t\t\t\t\t\toutputs: %s\n", outputsLine(n.Outputs))

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -15,6 +12,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/workflow"
 )
 
 func newRunCmd(e *env) *cobra.Command {
@@ -66,27 +64,13 @@ func readSubmission(e *env, files []string, params map[string]string, project st
 		sub.WorkDir = wd
 	}
 	for _, f := range files {
-		var b []byte
-		var err error
-		if f == "-" {
-			b, err = io.ReadAll(e.stdin)
-		} else {
-			b, err = os.ReadFile(f)
-		}
+		src, err := workflow.ReadSource(f, e.stdin)
 		if err != nil {
-			return sub, &apiv1.Error{Code: apiv1.CodeRead, File: f, Message: "cannot read the file: " + unwrapPath(err)}
+			return sub, err
 		}
-		sub.Files = append(sub.Files, apiv1.SourceFile{Name: filepath.Clean(f), Data: b})
+		sub.Files = append(sub.Files, src)
 	}
 	return sub, nil
-}
-
-func unwrapPath(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 func parseParams(pairs []string) (map[string]string, error) {

@@ -18,6 +18,12 @@ import (
 	"kiln.dev/kiln/internal/server"
 )
 
+// The embedded engine is what the server serves.
+var (
+	_ server.Engine       = (*app.App)(nil)
+	_ server.SecretKeeper = (*app.App)(nil)
+)
+
 func newServeCmd(e *env) *cobra.Command {
 	var pool poolFlags
 	var addr string

@@ -8,68 +8,126 @@ import (
 	"kiln.dev/kiln/internal/resource"
 )
 
-// maxClaims is how many ready nodes one round asks the pool about, in
-// admission order, so a round stays cheap with a long queue.
-const maxClaims = 64
+const (
+	// maxClaims is how many ready nodes one call asks the pool about.
+	maxClaims = 64
+	// maxMisfits is how many ready nodes that cannot fit a round looks past
+	// for smaller ones that can, so a round stays cheap with a long queue.
+	maxMisfits = 16
+	// maxAdmitCalls bounds the calls to the pool in one round.
+	maxAdmitCalls = 4
+)
 
-// admit gives back the room of attempts that ended in this round, then
-// asks the pool to admit the run's ready nodes, in order: those admitted
-// start, the others wait, each showing why. A node's admission timeout is
-// checked by timeouts.
+// admit gives back the room of attempts that ended in this round and asks
+// the pool about the run's ready nodes, in admission order, in one call:
+// those admitted start, the others wait, each showing why. It asks only
+// about nodes that can fit in what the pool last said was free (always
+// about the first, so the pool knows what waits), and asks again while
+// the pool's answer says more room is free than that guess. A node's
+// admission timeout is checked by timeouts.
 func (c *Controller) admit(ctx context.Context, r *round) error {
-	if len(r.released) > 0 {
-		if err := c.cfg.Pool.Release(ctx, r.released...); err != nil {
-			return fmt.Errorf("giving back the room of ended attempts: %w", err)
-		}
-		r.freed = true
-	}
 	rs := r.rs
 	if rs.stopping != "" || rs.ready.Len() == 0 {
 		rs.fresh = rs.fresh[:0]
-		return nil
+		return c.giveBack(ctx, r)
 	}
-	batch := c.candidates(r)
-	claims := make([]resource.Claim, len(batch))
-	for k, it := range batch {
-		claims[k] = c.claim(rs, it.node)
-	}
-	answers, err := c.cfg.Pool.Admit(ctx, claims)
-	if err != nil {
-		for _, it := range batch {
-			rs.ready.restore(it)
+	est := c.freeGuess().Add(r.releasedRoom)
+	last := resource.Admission{Free: est}
+	var tried []readyItem
+	taken := map[int]bool{}
+	restore := func() {
+		for _, it := range tried {
+			if !taken[it.node] {
+				rs.ready.restore(it)
+			}
 		}
-		return fmt.Errorf("admitting ready nodes: %w", err)
 	}
-	last := resource.Admission{Free: c.cfg.Pool.Capacity()}
-	for k, it := range batch {
-		last = answers[k]
-		if last.Admitted {
-			r.admitted = append(r.admitted, claims[k].Holder)
-			c.startAttempt(ctx, r, it.node)
-			continue
+	for calls := 0; calls < maxAdmitCalls; calls++ {
+		batch := c.pick(r, &tried, est)
+		if len(batch) == 0 && len(r.released) == 0 {
+			break
 		}
-		rs.ready.restore(it)
-		r.starved = true
-		c.markWaiting(r, it.node, last)
+		answers, err := c.ask(ctx, r, batch)
+		if err != nil {
+			restore()
+			return err
+		}
+		for k, it := range batch {
+			if last = answers[k]; last.Admitted {
+				taken[it.node] = true
+				r.admitted = append(r.admitted, c.claim(rs, it.node).Holder) // given back if the round is not saved
+				c.startAttempt(ctx, r, it.node)
+				continue
+			}
+			r.starved = true
+			c.markWaiting(r, it.node, last)
+		}
+		est = last.Free
+		c.setFreeGuess(est)
+		if next, ok := rs.ready.peek(); !ok || !rs.plan.Tasks[next.node].Request.Fits(est) {
+			break
+		}
 	}
+	restore()
 	c.showWaiting(r, last)
 	return nil
 }
 
-// candidates pops up to maxClaims ready nodes, in admission order. Nodes
-// that suspend, while the run is suspended, are suspended instead.
-func (c *Controller) candidates(r *round) []readyItem {
+// pick pops ready nodes to ask the pool about: the first, and then those
+// that fit in est, looking past at most maxMisfits that do not. Every node
+// popped goes into tried, to be put back unless it starts. Nodes that
+// suspend, while the run is suspended, are suspended instead.
+func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request) []readyItem {
 	rs := r.rs
 	var batch []readyItem
+	misfits := 0
 	for len(batch) < maxClaims && rs.ready.Len() > 0 {
 		it := rs.ready.pop()
 		if r.suspend && rs.kinds[it.node].suspends {
 			c.suspendNode(r, it.node, "suspended before it started")
 			continue
 		}
+		*tried = append(*tried, it)
+		req := rs.plan.Tasks[it.node].Request
+		if len(batch) > 0 && !req.Fits(est) {
+			if misfits++; misfits >= maxMisfits || !rs.plan.MinRequest.Fits(est) {
+				break
+			}
+			continue
+		}
 		batch = append(batch, it)
+		est = est.Sub(req)
 	}
 	return batch
+}
+
+// ask gives back the round's released room and asks the pool about
+// batch's nodes, in one call.
+func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]resource.Admission, error) {
+	claims := make([]resource.Claim, len(batch))
+	for k, it := range batch {
+		claims[k] = c.claim(r.rs, it.node)
+	}
+	answers, err := c.cfg.Pool.Admit(ctx, r.released, claims)
+	if err != nil {
+		return nil, fmt.Errorf("admitting ready nodes: %w", err)
+	}
+	r.freed = r.freed || len(r.released) > 0
+	r.released = nil
+	return answers, nil
+}
+
+// giveBack gives back the round's released room when there is nothing to
+// admit.
+func (c *Controller) giveBack(ctx context.Context, r *round) error {
+	if len(r.released) == 0 {
+		return nil
+	}
+	if err := c.cfg.Pool.Release(ctx, r.released...); err != nil {
+		return fmt.Errorf("giving back the room of ended attempts: %w", err)
+	}
+	r.freed, r.released = true, nil
+	return nil
 }
 
 // claim is node i's claim on the pool for its next attempt.
@@ -81,6 +139,21 @@ func (c *Controller) claim(rs *runState, i int) resource.Claim {
 		Request:  t.Request,
 		Priority: t.Spec.Priority,
 	}
+}
+
+// freeGuess is what the pool last said was free: the round's guess of
+// what may fit, before it asks. Other engines change it unannounced, so
+// the first node is always asked about.
+func (c *Controller) freeGuess() resource.Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.free
+}
+
+func (c *Controller) setFreeGuess(free resource.Request) {
+	c.mu.Lock()
+	c.free = free
+	c.mu.Unlock()
 }
 
 // showWaiting shows, for every node that became ready and is still

@@ -93,6 +93,7 @@ func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.C
 	id := rs.attemptID(i, ns.attempt.Number)
 	r.ended = append(r.ended, ended{id, phase == apiv1.PhaseSucceeded})
 	r.released = append(r.released, id.String())
+	r.releasedRoom = r.releasedRoom.Add(rs.plan.Tasks[i].Request)
 	delete(rs.active, i)
 	ns.spec, ns.stop = nil, ""
 }

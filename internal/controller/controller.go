@@ -68,8 +68,9 @@ type Pool interface {
 	// Capacity is this engine's share of the machine: what its attempts
 	// may take together with everything else that runs there.
 	Capacity() resource.Request
-	// Admit answers claims in order (see resource.Ledger.Admit).
-	Admit(ctx context.Context, claims []resource.Claim) ([]resource.Admission, error)
+	// Admit gives back the room of release's holders, then answers claims
+	// in order (see resource.Ledger.Admit): one call a round.
+	Admit(ctx context.Context, release []string, claims []resource.Claim) ([]resource.Admission, error)
 	// Hold takes room for an attempt found running, fit or not.
 	Hold(ctx context.Context, holder string, r resource.Request) error
 	// Release gives back holders' room; releasing twice is harmless.
@@ -105,6 +106,7 @@ type Controller struct {
 	launches sync.WaitGroup // launches in flight
 
 	mu       sync.Mutex
+	free     resource.Request // what the pool last said was free: the next round's guess
 	runs     map[apiv1.RunID]*runState
 	starved  map[apiv1.RunID]bool // runs with ready nodes that did not fit
 	watchers map[chan struct{}]bool
@@ -119,7 +121,7 @@ func New(cfg Config) (*Controller, error) {
 	cfg = withDefaults(cfg)
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
 	return &Controller{
-		cfg: cfg, log: cfg.Log,
+		cfg: cfg, log: cfg.Log, free: cfg.Pool.Capacity(),
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
 		runs:     map[apiv1.RunID]*runState{},
 		starved:  map[apiv1.RunID]bool{},
@@ -229,15 +231,19 @@ func (c *Controller) lookup(id apiv1.RunID) *runState {
 // from the pool's queue.
 func (c *Controller) forget(rs *runState) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.runs[rs.run.ID] == rs {
+	mine := c.runs[rs.run.ID] == rs
+	if mine {
 		delete(c.runs, rs.run.ID)
 		delete(c.starved, rs.run.ID)
 		close(rs.done)
-		if w := rs.waiters(); len(w) > 0 {
-			if err := c.cfg.Pool.Withdraw(context.Background(), w...); err != nil {
-				c.log.Warn("withdrawing a run's waiting nodes", "run", rs.run.ID, "err", err)
-			}
+	}
+	c.mu.Unlock()
+	if !mine {
+		return
+	}
+	if w := rs.waiters(); len(w) > 0 {
+		if err := c.cfg.Pool.Withdraw(context.Background(), w...); err != nil {
+			c.log.Warn("withdrawing a run's waiting nodes", "run", rs.run.ID, "err", err)
 		}
 	}
 }

@@ -51,12 +51,27 @@ func newEngine(t *testing.T, cpus int64) *engine {
 	e := startEngine(t, home, st, cpus, "test-"+filepath.Base(home))
 	t.Cleanup(func() {
 		e.stop()
-		if info, err := e.backend.Supervisor(context.Background()); err == nil {
-			_ = syscall.Kill(info.PID, syscall.SIGKILL)
-		}
+		stopSupervisor(t, home)
 		st.Close()
 	})
 	return e
+}
+
+// stopSupervisor kills home's supervisor, if one runs, and waits until it
+// is gone, so that nothing writes to home while the test removes it.
+func stopSupervisor(t *testing.T, home string) {
+	pid := local.SupervisorPID(home)
+	if pid <= 0 {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; {
+		if time.Now().After(deadline) {
+			t.Errorf("supervisor %d of %s did not die", pid, home)
+			return
+		}
+		<-time.After(5 * time.Millisecond)
+	}
 }
 
 // sibling starts a second engine on e's home and store, as a second kiln
@@ -327,17 +342,7 @@ func TestPoolLimitsConcurrency(t *testing.T) {
 	if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseSucceeded {
 		t.Fatalf("run %s: %s", run.Status.Phase, run.Status.Message)
 	}
-	b, _ := os.ReadFile(log)
-	running, most := 0, 0
-	for _, line := range strings.Fields(string(b)) {
-		if line == "start" {
-			running++
-		} else {
-			running--
-		}
-		most = max(most, running)
-	}
-	if most != 2 {
+	if most := maxConcurrent(t, log); most != 2 {
 		t.Errorf("at most %d tasks ran at once on a pool of 2 CPUs, want 2", most)
 	}
 	events, err := e.store.ListEvents(t.Context(), store.ListEventsParams{Run: id})

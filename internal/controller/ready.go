@@ -33,6 +33,14 @@ func (q *readyQueue) pushFront(node int, priority int32) {
 // pop takes the first node out.
 func (q *readyQueue) pop() readyItem { return heap.Pop(&q.h).(readyItem) }
 
+// peek returns the first node without taking it out.
+func (q *readyQueue) peek() (readyItem, bool) {
+	if len(q.h.items) == 0 {
+		return readyItem{}, false
+	}
+	return q.h.items[0], true
+}
+
 // restore puts back a node popped earlier, in the place it had.
 func (q *readyQueue) restore(it readyItem) { heap.Push(&q.h, it) }
 

@@ -6,6 +6,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/node"
+	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -21,14 +22,15 @@ type round struct {
 	runDirty bool
 	suspend  bool // nodes that suspend must not run
 
-	launch   []int    // nodes to launch after the commit
-	abort    []int    // nodes to stop after the commit
-	ended    []ended  // attempts to release after the commit
-	released []string // holders whose room goes back to the pool, before admission
-	admitted []string // holders admitted in this round
-	withdraw []string // waiters that stopped waiting without being admitted
-	freed    bool     // room went back to the pool
-	starved  bool     // a ready node did not fit in the pool
+	launch       []int            // nodes to launch after the commit
+	abort        []int            // nodes to stop after the commit
+	ended        []ended          // attempts to release after the commit
+	released     []string         // holders whose room goes back to the pool, before admission
+	releasedRoom resource.Request // and how much room that is
+	admitted     []string         // holders admitted in this round
+	withdraw     []string         // waiters that stopped waiting without being admitted
+	freed        bool             // room went back to the pool
+	starved      bool             // a ready node did not fit in the pool
 }
 
 // attemptKey names attempt number of node node within a run.

@@ -34,8 +34,10 @@ func (p *Pool) Close() error {
 // Capacity returns the pool's total size.
 func (p *Pool) Capacity() Request { return p.capacity }
 
-// Admit answers claims in order; see Ledger.Admit.
-func (p *Pool) Admit(_ context.Context, claims []Claim) ([]Admission, error) {
+// Admit gives back release's room, then answers claims in order; see
+// Ledger.Admit.
+func (p *Pool) Admit(_ context.Context, release []string, claims []Claim) ([]Admission, error) {
+	p.ledger.Release(release...)
 	return p.ledger.Admit(p.session, p.capacity, claims), nil
 }
 

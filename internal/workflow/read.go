@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -55,6 +56,22 @@ func ReadFiles(paths []string) ([]Document, error) {
 		errs = append(errs, err)
 	}
 	return docs, errors.Join(errs...)
+}
+
+// ReadSource reads file name ("-": stdin) as it is to be submitted. A
+// file that cannot be read is KLN-1020, naming it.
+func ReadSource(name string, stdin io.Reader) (apiv1.SourceFile, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(stdin)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return apiv1.SourceFile{}, &apiv1.Error{Code: apiv1.CodeRead, File: name, Message: "cannot read the file: " + pathError(err)}
+	}
+	return apiv1.SourceFile{Name: filepath.Clean(name), Data: b}, nil
 }
 
 // Read splits r into documents. Empty documents are skipped; a file that

@@ -58,7 +58,21 @@ type result struct {
 
 func kiln(t *testing.T, home string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(kilnBin, append([]string{"--home", home}, args...)...)
+	return kilnIn(t, "", nil, append([]string{"--home", home}, args...)...)
+}
+
+// kilnWithEnv runs kiln on home with the environment env.
+func kilnWithEnv(t *testing.T, env []string, home string, args ...string) result {
+	t.Helper()
+	return kilnIn(t, "", env, append([]string{"--home", home}, args...)...)
+}
+
+// kilnIn runs kiln in directory dir ("": this one) with env (nil: this
+// process's).
+func kilnIn(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(kilnBin, args...)
+	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

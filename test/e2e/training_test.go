@@ -20,22 +20,6 @@ func frameworkEnv(t *testing.T) []string {
 	return append(os.Environ(), "PATH=/usr/bin:"+os.Getenv("PATH"))
 }
 
-func kilnWithEnv(t *testing.T, env []string, home string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(kilnBin, append([]string{"--home", home}, args...)...)
-	cmd.Env = env
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee := (*exec.ExitError)(nil); err != nil && errorsAs(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
-}
-
 // TestTrainingExamples runs every training example for real and checks
 // what each framework's processes reported. The examples run one at a
 // time: each uses every CPU of the machine.

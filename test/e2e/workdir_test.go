@@ -1,32 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
-
-// kilnIn runs kiln in directory dir with env.
-func kilnIn(t *testing.T, dir string, env []string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(kilnBin, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee := (*exec.ExitError)(nil); err != nil && errorsAs(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{stdout.String(), stderr.String(), code}
-}
 
 // The README's own "through the API" example: from the repository, with
 // a relative path, against a server on this machine. Its tasks read

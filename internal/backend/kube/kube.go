@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 )
 
@@ -79,6 +80,14 @@ type Backend struct {
 	lim       limits
 	janitorAt time.Time
 }
+
+var (
+	_ backend.Backend   = (*Backend)(nil)
+	_ backend.Notifier  = (*Backend)(nil)
+	_ backend.Releaser  = (*Backend)(nil)
+	_ backend.Logger    = (*Backend)(nil)
+	_ backend.Networker = (*Backend)(nil)
+)
 
 const jobIndex = "job"
 

@@ -26,10 +26,12 @@ func (b *Backend) Pool(capacity resource.Request) *Pool {
 // Capacity returns the engine's share of the machine.
 func (p *Pool) Capacity() resource.Request { return p.capacity }
 
-// Admit answers claims in order against the shared ledger.
-func (p *Pool) Admit(ctx context.Context, claims []resource.Claim) ([]resource.Admission, error) {
+// Admit gives back release's room, then answers claims in order against
+// the shared ledger, in one call.
+func (p *Pool) Admit(ctx context.Context, release []string, claims []resource.Claim) ([]resource.Admission, error) {
+	p.b.forgetRoom(release)
 	var r AdmitReply
-	if err := p.b.call(ctx, "Supervisor.Admit", AdmitArgs{Capacity: p.capacity, Claims: claims}, &r); err != nil {
+	if err := p.b.call(ctx, "Supervisor.Admit", AdmitArgs{Capacity: p.capacity, Release: release, Claims: claims}, &r); err != nil {
 		return nil, err
 	}
 	for i, a := range r.Answers {

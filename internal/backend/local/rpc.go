@@ -75,9 +75,11 @@ type InfoReply struct {
 	PID      int
 }
 
-// AdmitArgs asks the supervisor's ledger to admit claims within Capacity.
+// AdmitArgs asks the supervisor's ledger to give back Release's room,
+// then admit Claims within Capacity.
 type AdmitArgs struct {
 	Capacity resource.Request
+	Release  []string
 	Claims   []resource.Claim
 }
 

@@ -31,8 +31,10 @@ func (s *session) Start(a StartArgs, r *Empty) error {
 	return s.Supervisor.Start(a, r)
 }
 
-// Admit answers claims against the ledger every engine on the home shares.
+// Admit gives back a.Release's room, then answers claims against the
+// ledger every engine on the home shares.
 func (s *session) Admit(a AdmitArgs, r *AdmitReply) error {
+	s.ledger.Release(a.Release...)
 	r.Answers = s.ledger.Admit(s.id, a.Capacity, a.Claims)
 	return nil
 }

@@ -2,31 +2,12 @@ package command_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/node/command"
 	"kiln.dev/kiln/internal/node/nodetest"
-	"kiln.dev/kiln/internal/workflow"
 )
-
-func compile(t *testing.T, spec string) *workflow.Task {
-	t.Helper()
-	docs, err := workflow.Read("wf.yaml", strings.NewReader("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\n"+spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.DecodeWorkflow(&docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := workflow.Compile(&docs[0], wf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &plan.Tasks[0]
-}
 
 const task = `spec:
   params: [{name: who}]
@@ -42,12 +23,12 @@ const task = `spec:
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	nodetest.Run(t, command.New(), compile(t, task))
+	nodetest.Run(t, command.New(), nodetest.Compile(t, task))
 }
 
 func TestBuildExpandsOneProcess(t *testing.T) {
 	t.Parallel()
-	h, tk := command.New(), compile(t, task)
+	h, tk := command.New(), nodetest.Compile(t, task)
 	spec := &job.Spec{}
 	if err := h.Build(t.Context(), nodetest.Attempt(h, tk, 1, map[string]string{"who": "a b; rm -rf /"}), spec); err != nil {
 		t.Fatal(err)

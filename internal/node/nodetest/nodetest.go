@@ -27,6 +27,25 @@ func Run(t *testing.T, h node.Handler, task *workflow.Task) {
 	t.Run("judge follows what the backend saw", func(t *testing.T) { t.Parallel(); testJudge(t, h, task) })
 }
 
+// Compile compiles spec, the spec section of a Workflow named wf, as the
+// engine does, and returns its first task.
+func Compile(t *testing.T, spec string) *workflow.Task {
+	t.Helper()
+	docs, err := workflow.Read("wf.yaml", strings.NewReader("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\n"+spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := workflow.DecodeWorkflow(&docs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := workflow.Compile(&docs[0], wf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &plan.Tasks[0]
+}
+
 // Attempt is attempt n of task with inputs that resolve params from
 // params, and every other reference to its own text in angle brackets.
 func Attempt(h node.Handler, task *workflow.Task, n int, params map[string]string) *node.Attempt {

@@ -9,25 +9,7 @@ import (
 	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/node/nodetest"
 	"kiln.dev/kiln/internal/node/train"
-	"kiln.dev/kiln/internal/workflow"
 )
-
-func compile(t *testing.T, spec string) *workflow.Task {
-	t.Helper()
-	docs, err := workflow.Read("wf.yaml", strings.NewReader("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\n"+spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wf, err := workflow.DecodeWorkflow(&docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := workflow.Compile(&docs[0], wf, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &plan.Tasks[0]
-}
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
@@ -41,7 +23,7 @@ func TestConformance(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			tk := compile(t, "spec:\n  tasks:\n  - name: job\n    train: {runtime: "+rt+", numNodes: 2, command: [python3, t.py]}\n")
+			tk := nodetest.Compile(t, "spec:\n  tasks:\n  - name: job\n    train: {runtime: "+rt+", numNodes: 2, command: [python3, t.py]}\n")
 			nodetest.Run(t, train.New(), tk)
 		})
 	}
@@ -49,7 +31,7 @@ func TestConformance(t *testing.T) {
 
 func TestJudgeNamesTheRankAndHonoursRetryableCodes(t *testing.T) {
 	t.Parallel()
-	tk := compile(t, `spec:
+	tk := nodetest.Compile(t, `spec:
   tasks:
   - name: job
     train:

@@ -16,7 +16,7 @@ import (
 // Pool is what the suite asks of a pool.
 type Pool interface {
 	Capacity() resource.Request
-	Admit(ctx context.Context, claims []resource.Claim) ([]resource.Admission, error)
+	Admit(ctx context.Context, release []string, claims []resource.Claim) ([]resource.Admission, error)
 	Hold(ctx context.Context, holder string, r resource.Request) error
 	Release(ctx context.Context, holders ...string) error
 	Withdraw(ctx context.Context, waiters ...string) error
@@ -46,7 +46,7 @@ func Run(t *testing.T, newPools NewFunc) {
 
 func admit(t *testing.T, p Pool, claims ...resource.Claim) []bool {
 	t.Helper()
-	got, err := p.Admit(t.Context(), claims)
+	got, err := p.Admit(t.Context(), nil, claims)
 	if err != nil {
 		t.Fatalf("Admit: %v", err)
 	}
@@ -73,15 +73,13 @@ func testFits(t *testing.T, newPools NewFunc) {
 	if diff := cmp.Diff([]bool{true, true, false}, got); diff != "" {
 		t.Fatalf("two CPUs, three one-CPU claims (-want +got):\n%s", diff)
 	}
-	res, err := p.Admit(t.Context(), []resource.Claim{claim("c", cpu1, 0)})
+	res, err := p.Admit(t.Context(), nil, []resource.Claim{claim("c", cpu1, 0)})
 	if err != nil || res[0].Admitted || res[0].Free != (resource.Request{}) {
 		t.Fatalf("a full pool admitted %+v (%v), want a refusal that says nothing is free", res, err)
 	}
-	if err := p.Release(t.Context(), "a/1"); err != nil {
-		t.Fatal(err)
-	}
-	if got := admit(t, p, claim("c", cpu1, 0)); !got[0] {
-		t.Fatal("a claim did not fit after a release")
+	res, err = p.Admit(t.Context(), []string{"a/1"}, []resource.Claim{claim("c", cpu1, 0)})
+	if err != nil || !res[0].Admitted {
+		t.Fatalf("a claim did not fit after a release in the same call: %+v, %v", res, err)
 	}
 	if got := admit(t, p, claim("big", resource.Request{MilliCPU: 3000}, 0)); got[0] {
 		t.Fatal("a claim larger than the pool was admitted")
@@ -93,7 +91,7 @@ func testPriority(t *testing.T, newPools NewFunc) {
 	if got := admit(t, p, claim("low", cpu1, 0)); !got[0] {
 		t.Fatal("first claim refused")
 	}
-	res, err := p.Admit(t.Context(), []resource.Claim{claim("high", cpu2, 5), claim("low2", cpu1, 0)})
+	res, err := p.Admit(t.Context(), nil, []resource.Claim{claim("high", cpu2, 5), claim("low2", cpu1, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +191,7 @@ func waitAdmitted(t *testing.T, p Pool, c resource.Claim) {
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
 	for {
-		res, err := p.Admit(ctx, []resource.Claim{c})
+		res, err := p.Admit(ctx, nil, []resource.Claim{c})
 		if err == nil && res[0].Admitted {
 			return
 		}
