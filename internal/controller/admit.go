@@ -31,6 +31,9 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		rs.fresh = rs.fresh[:0]
 		return c.giveBack(ctx, r)
 	}
+	if handed, err := c.handOver(ctx, r); handed || err != nil {
+		return err
+	}
 	est := c.freeGuess().Add(r.releasedRoom)
 	last := resource.Admission{Free: est}
 	var tried []readyItem
@@ -55,7 +58,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		for k, it := range batch {
 			if last = answers[k]; last.Admitted {
 				taken[it.node] = true
-				r.admitted = append(r.admitted, c.claim(rs, it.node).Holder) // given back if the round is not saved
+				r.admitted = append(r.admitted, rs.nextClaim(it.node).Holder) // given back if the round is not saved
 				c.startAttempt(ctx, r, it.node)
 				continue
 			}
@@ -106,7 +109,7 @@ func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request) []
 func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]resource.Admission, error) {
 	claims := make([]resource.Claim, len(batch))
 	for k, it := range batch {
-		claims[k] = c.claim(r.rs, it.node)
+		claims[k] = r.rs.nextClaim(it.node)
 	}
 	answers, err := c.cfg.Pool.Admit(ctx, r.released, claims)
 	if err != nil {
@@ -115,6 +118,39 @@ func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]re
 	r.freed = r.freed || len(r.released) > 0
 	r.released = nil
 	return answers, nil
+}
+
+// handOver gives the room of the attempts that ended in this round
+// straight to the run's first ready node when nothing else waits for room
+// (no other run of this engine, and no other engine as far as the pool
+// knows) and nothing more could start: a run alone on the machine pays no
+// call to the pool a round. It reports false when the round must ask.
+func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
+	rs := r.rs
+	if len(r.released) == 0 || r.suspend || c.othersStarved(rs.run.ID) {
+		return false, nil
+	}
+	it, _ := rs.ready.peek()
+	req, free := rs.plan.Tasks[it.node].Request, c.freeGuess()
+	more := rs.ready.Len() > 1 && rs.plan.MinRequest.Fits(free.Add(r.releasedRoom).Sub(req))
+	if !req.Fits(r.releasedRoom) || more {
+		return false, nil
+	}
+	cl := rs.nextClaim(it.node)
+	handed, err := c.cfg.Pool.HandOver(ctx, cl, r.released)
+	if err != nil {
+		return false, fmt.Errorf("handing room over to %s: %w", cl.Holder, err)
+	}
+	if !handed {
+		return false, nil
+	}
+	rs.ready.pop()
+	r.released, r.releasedRoom = nil, resource.Request{}
+	r.admitted = append(r.admitted, cl.Holder) // given back if the round is not saved
+	c.startAttempt(ctx, r, it.node)
+	c.showWaiting(r, resource.Admission{Free: free})
+	r.starved = r.starved || rs.ready.Len() > 0 // told when room comes back elsewhere
+	return true, nil
 }
 
 // giveBack gives back the round's released room when there is nothing to
@@ -130,11 +166,16 @@ func (c *Controller) giveBack(ctx context.Context, r *round) error {
 	return nil
 }
 
-// claim is node i's claim on the pool for its next attempt.
-func (c *Controller) claim(rs *runState, i int) resource.Claim {
+// nextClaim is node i's claim on the pool for its next attempt.
+func (rs *runState) nextClaim(i int) resource.Claim {
+	return rs.claim(i, rs.nodes[i].attempt.Number+1)
+}
+
+// claim is node i's claim on the pool for its attempt number n.
+func (rs *runState) claim(i, n int) resource.Claim {
 	t := &rs.plan.Tasks[i]
 	return resource.Claim{
-		Holder:   rs.attemptID(i, rs.nodes[i].attempt.Number+1).String(),
+		Holder:   rs.attemptID(i, n).String(),
 		Waiter:   rs.waiter(i),
 		Request:  t.Request,
 		Priority: t.Spec.Priority,

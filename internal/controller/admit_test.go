@@ -1,13 +1,17 @@
 package controller
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -145,5 +149,85 @@ func TestTaskAdmissionTimeout(t *testing.T) {
 	}
 	if nodeOf(run, "hog").Phase != apiv1.PhaseSucceeded {
 		t.Errorf("hog = %s, want Succeeded", nodeOf(run, "hog").Phase)
+	}
+}
+
+// countingPool counts the calls an engine makes to its pool.
+type countingPool struct {
+	Pool
+	admits, handOvers atomic.Int32
+}
+
+func (p *countingPool) Admit(ctx context.Context, release []string, claims []resource.Claim) ([]resource.Admission, error) {
+	p.admits.Add(1)
+	return p.Pool.Admit(ctx, release, claims)
+}
+
+func (p *countingPool) HandOver(ctx context.Context, c resource.Claim, release []string) (bool, error) {
+	handed, err := p.Pool.HandOver(ctx, c, release)
+	if handed {
+		p.handOvers.Add(1)
+	}
+	return handed, err
+}
+
+// A run alone on the machine hands the room of each ended task straight
+// to the next, asking the shared pool only once.
+func TestARunAloneHandsRoomOver(t *testing.T) {
+	t.Parallel()
+	pool := &countingPool{}
+	e := newEngine(t, 1, func(cfg *Config) { pool.Pool = cfg.Pool; cfg.Pool = pool })
+	id := e.submit(t, `spec:
+  tasks:
+  - {name: a, command: ["true"]}
+  - {name: b, command: ["true"], dependsOn: [a]}
+  - {name: c, command: ["true"], dependsOn: [b]}
+  - {name: d, command: ["true"], dependsOn: [c]}
+`, nil)
+	if run := e.wait(t, id); run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s", run.Status.Phase, run.Status.Message)
+	}
+	if a, h := pool.admits.Load(), pool.handOvers.Load(); a != 1 || h != 3 {
+		t.Errorf("a chain of 4 alone asked the pool %d times and handed room over %d times, want 1 and 3", a, h)
+	}
+}
+
+// A node of another engine that outranks a run's next node starts first:
+// the run learns it waits and asks the pool instead of handing its room
+// over.
+func TestAnotherEnginesHigherPriorityIsNotPassed(t *testing.T) {
+	t.Parallel()
+	a := newEngine(t, 1)
+	b := a.sibling(t, 1, "second-engine")
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	idA := a.submit(t, `spec:
+  tasks:
+  - {name: first, command: [sh, -c, 'while [ ! -e `+dir+`/go ]; do sleep 0.01; done']}
+  - {name: next, command: [sh, -c, 'echo next >> `+log+`'], dependsOn: [first]}
+`, nil)
+	a.waitPhase(t, idA, "first", apiv1.PhaseRunning)
+	idB := b.submit(t, `spec:
+  tasks:
+  - {name: urgent, command: [sh, -c, 'echo urgent >> `+log+`'], priority: 9}
+`, nil)
+	b.waitPhase(t, idB, "urgent", apiv1.PhaseWaiting)
+	for deadline := time.Now().Add(10 * time.Second); !a.pool.Contended(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the first engine never learned that another engine waits")
+		}
+		<-time.After(5 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range []*engine{a, b} {
+		if run := e.wait(t, []apiv1.RunID{idA, idB}[i]); run.Status.Phase != apiv1.PhaseSucceeded {
+			t.Fatalf("run %s: %s %s", run.ID, run.Status.Phase, run.Status.Message)
+		}
+	}
+	got, _ := os.ReadFile(log)
+	if order := strings.Fields(string(got)); !slices.Equal(order, []string{"urgent", "next"}) {
+		t.Errorf("tasks started in the order %v, want urgent (priority 9, another engine) before next", order)
 	}
 }

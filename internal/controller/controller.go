@@ -71,8 +71,12 @@ type Pool interface {
 	// Admit gives back the room of release's holders, then answers claims
 	// in order (see resource.Ledger.Admit): one call a round.
 	Admit(ctx context.Context, release []string, claims []resource.Claim) ([]resource.Admission, error)
-	// Hold takes room for an attempt found running, fit or not.
-	Hold(ctx context.Context, holder string, r resource.Request) error
+	// Hold takes room for attempts found running, fit or not.
+	Hold(ctx context.Context, holds []resource.Claim) error
+	// HandOver gives the room of release's holders, attempts of this
+	// engine that ended, straight to c's holder, without asking, if the
+	// pool knows of no other engine waiting; false means ask instead.
+	HandOver(ctx context.Context, c resource.Claim, release []string) (bool, error)
 	// Release gives back holders' room; releasing twice is harmless.
 	Release(ctx context.Context, holders ...string) error
 	// Withdraw removes waiters that no longer wait.
@@ -286,6 +290,13 @@ func (c *Controller) resyncLoop(ctx context.Context) {
 			c.resyncAll()
 		}
 	}
+}
+
+// othersStarved reports whether a run other than id waits for room.
+func (c *Controller) othersStarved(id apiv1.RunID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.starved) > 1 || (len(c.starved) == 1 && !c.starved[id])
 }
 
 func (c *Controller) addStarved(id apiv1.RunID) {

@@ -37,18 +37,19 @@ type engine struct {
 	*Controller
 	store   *sqlite.Store
 	backend *local.Backend
+	pool    *local.Pool
 	home    string
 	stop    func() // stops the engine; attempts and the supervisor go on
 }
 
-func newEngine(t *testing.T, cpus int64) *engine {
+func newEngine(t *testing.T, cpus int64, opts ...func(*Config)) *engine {
 	t.Helper()
 	home := t.TempDir()
 	st, err := sqlite.Open(t.Context(), filepath.Join(home, "kiln.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := startEngine(t, home, st, cpus, "test-"+filepath.Base(home))
+	e := startEngine(t, home, st, cpus, "test-"+filepath.Base(home), opts...)
 	t.Cleanup(func() {
 		e.stop()
 		stopSupervisor(t, home)
@@ -81,16 +82,21 @@ func (e *engine) sibling(t *testing.T, cpus int64, owner string) *engine {
 	return startEngine(t, e.home, e.store, cpus, owner)
 }
 
-func startEngine(t *testing.T, home string, st *sqlite.Store, cpus int64, owner string) *engine {
+func startEngine(t *testing.T, home string, st *sqlite.Store, cpus int64, owner string, opts ...func(*Config)) *engine {
 	t.Helper()
 	be := local.New(local.Config{
 		Home:              home,
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
 	})
-	c, err := New(Config{
-		Store: st, Backend: be, Pool: be.Pool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40}),
+	pool := be.Pool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40})
+	cfg := Config{
+		Store: st, Backend: be, Pool: pool,
 		Handlers: builtin.Registry(), Owner: owner, Grace: 200 * time.Millisecond, Env: os.Environ(),
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +112,7 @@ func startEngine(t *testing.T, home string, st *sqlite.Store, cpus int64, owner 
 		})
 	}
 	t.Cleanup(stop)
-	return &engine{Controller: c, store: st, backend: be, home: home, stop: stop}
+	return &engine{Controller: c, store: st, backend: be, pool: pool, home: home, stop: stop}
 }
 
 // submit compiles a workflow written in YAML and submits it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/workflow"
 )
@@ -116,10 +117,13 @@ func (c *Controller) Owns(id apiv1.RunID) bool { return c.lookup(id) != nil }
 // is counted in the pool first (an adopted run's attempts went on while
 // no engine watched them).
 func (c *Controller) track(ctx context.Context, rs *runState) error {
+	var holds []resource.Claim
 	for i := range rs.active {
-		id := rs.attemptID(i, rs.nodes[i].attempt.Number)
-		if err := c.cfg.Pool.Hold(ctx, id.String(), rs.plan.Tasks[i].Request); err != nil {
-			return fmt.Errorf("counting the room of %s: %w", id, err)
+		holds = append(holds, rs.claim(i, rs.nodes[i].attempt.Number))
+	}
+	if len(holds) > 0 {
+		if err := c.cfg.Pool.Hold(ctx, holds); err != nil {
+			return fmt.Errorf("counting the room of run %s's running attempts: %w", rs.run.ID, err)
 		}
 	}
 	c.mu.Lock()

@@ -29,6 +29,9 @@ type Admission struct {
 	// Free is what the asking engine's pool had free when the claim was
 	// answered.
 	Free Request
+	// Contended is set when, after the claim was answered, another
+	// session (another engine) had something waiting for room.
+	Contended bool
 }
 
 // Ledger is the book of one machine's resources: who holds what, and
@@ -48,12 +51,13 @@ type Admission struct {
 // still running stays until they exit. A Ledger is safe for concurrent
 // use.
 type Ledger struct {
-	mu      sync.Mutex
-	used    Request
-	held    map[string]holding
-	waiting map[string]waiter
-	byPrio  map[int32]int   // waiters per priority
-	ended   map[string]bool // sessions that ended
+	mu        sync.Mutex
+	used      Request
+	held      map[string]holding
+	waiting   map[string]waiter
+	byPrio    map[int32]int   // waiters per priority
+	bySession map[string]int  // waiters per session
+	ended     map[string]bool // sessions that ended
 }
 
 type holding struct {
@@ -70,7 +74,10 @@ type waiter struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{held: map[string]holding{}, waiting: map[string]waiter{}, byPrio: map[int32]int{}, ended: map[string]bool{}}
+	return &Ledger{
+		held: map[string]holding{}, waiting: map[string]waiter{},
+		byPrio: map[int32]int{}, bySession: map[string]int{}, ended: map[string]bool{},
+	}
 }
 
 // Admit answers claims in order, within capacity. A claim is admitted
@@ -84,38 +91,74 @@ func (l *Ledger) Admit(session string, capacity Request, claims []Claim) []Admis
 	defer l.mu.Unlock()
 	out := make([]Admission, len(claims))
 	for i, c := range claims {
-		if _, ok := l.held[c.Holder]; ok {
-			l.unwait(c.Waiter)
-			out[i] = Admission{Admitted: true, Free: capacity.Sub(l.used)}
-			continue
-		}
-		outranked := l.topAbove(c.Priority)
-		if !outranked && c.Request.Add(l.used).Fits(capacity) {
-			l.held[c.Holder] = holding{req: c.Request, session: session}
-			l.used = l.used.Add(c.Request)
-			l.unwait(c.Waiter)
-			out[i] = Admission{Admitted: true, Free: capacity.Sub(l.used)}
-			continue
-		}
-		l.wait(c.Waiter, waiter{prio: c.Priority, session: session})
-		out[i] = Admission{Outranked: outranked, Free: capacity.Sub(l.used)}
+		out[i] = l.admit(session, capacity, c)
+		out[i].Free, out[i].Contended = capacity.Sub(l.used), l.contended(session)
 	}
 	return out
 }
 
-// Hold takes r for holder whether it fits or not: an engine adopting an
-// attempt that was running before it started counts what the attempt
-// holds. If holder holds room already, the session takes it over.
-func (l *Ledger) Hold(session, holder string, r Request) {
+// admit answers one claim. l.mu must be held.
+func (l *Ledger) admit(session string, capacity Request, c Claim) Admission {
+	if _, ok := l.held[c.Holder]; ok {
+		l.unwait(c.Waiter)
+		return Admission{Admitted: true}
+	}
+	outranked := l.topAbove(c.Priority)
+	if !outranked && c.Request.Add(l.used).Fits(capacity) {
+		l.held[c.Holder] = holding{req: c.Request, session: session}
+		l.used = l.used.Add(c.Request)
+		l.unwait(c.Waiter)
+		return Admission{Admitted: true}
+	}
+	l.wait(c.Waiter, waiter{prio: c.Priority, session: session})
+	return Admission{Outranked: outranked}
+}
+
+// Hold takes c's room for its holder whether it fits or not, and its
+// waiter waits no more: an engine adopting an attempt that was running
+// before it started counts what the attempt holds. If the holder holds
+// room already, the session takes it over.
+func (l *Ledger) Hold(session string, c Claim) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if h, ok := l.held[holder]; ok {
+	l.hold(session, c)
+}
+
+// HandOver gives the room of release's holders, attempts of session that
+// ended, straight to c's holder, if no other session waits for room;
+// otherwise it changes nothing and reports false, and the engine asks.
+func (l *Ledger) HandOver(session string, c Claim, release []string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.contended(session) {
+		return false
+	}
+	l.hold(session, c)
+	l.release(release)
+	return true
+}
+
+// Contended reports whether another session than session waits for room.
+func (l *Ledger) Contended(session string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.contended(session)
+}
+
+func (l *Ledger) contended(session string) bool {
+	return len(l.waiting) > l.bySession[session]
+}
+
+// hold is Hold with l.mu held.
+func (l *Ledger) hold(session string, c Claim) {
+	l.unwait(c.Waiter)
+	if h, ok := l.held[c.Holder]; ok {
 		h.session = session
-		l.held[holder] = h
+		l.held[c.Holder] = h
 		return
 	}
-	l.held[holder] = holding{req: r, session: session}
-	l.used = l.used.Add(r)
+	l.held[c.Holder] = holding{req: c.Request, session: session}
+	l.used = l.used.Add(c.Request)
 }
 
 // Bind marks holder's attempt as started: its room now outlives the
@@ -152,6 +195,11 @@ func (l *Ledger) Exited(holder string) {
 func (l *Ledger) Release(holders ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.release(holders)
+}
+
+// release is Release with l.mu held.
+func (l *Ledger) release(holders []string) {
 	for _, h := range holders {
 		if got, ok := l.held[h]; ok {
 			l.used = l.used.Sub(got.req)
@@ -220,18 +268,22 @@ func (l *Ledger) topAbove(p int32) bool {
 }
 
 func (l *Ledger) wait(key string, w waiter) {
-	if old, ok := l.waiting[key]; ok {
-		l.byPrio[old.prio]--
-	}
+	l.unwait(key)
 	l.waiting[key] = w
 	l.byPrio[w.prio]++
+	l.bySession[w.session]++
 }
 
 func (l *Ledger) unwait(key string) {
-	if old, ok := l.waiting[key]; ok {
-		delete(l.waiting, key)
-		if l.byPrio[old.prio]--; l.byPrio[old.prio] == 0 {
-			delete(l.byPrio, old.prio)
-		}
+	old, ok := l.waiting[key]
+	if !ok {
+		return
+	}
+	delete(l.waiting, key)
+	if l.byPrio[old.prio]--; l.byPrio[old.prio] == 0 {
+		delete(l.byPrio, old.prio)
+	}
+	if l.bySession[old.session]--; l.bySession[old.session] == 0 {
+		delete(l.bySession, old.session)
 	}
 }

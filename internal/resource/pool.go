@@ -41,10 +41,19 @@ func (p *Pool) Admit(_ context.Context, release []string, claims []Claim) ([]Adm
 	return p.ledger.Admit(p.session, p.capacity, claims), nil
 }
 
-// Hold takes r for holder whether it fits or not; see Ledger.Hold.
-func (p *Pool) Hold(_ context.Context, holder string, r Request) error {
-	p.ledger.Hold(p.session, holder, r)
+// Hold takes the room of holds' holders whether it fits or not; see
+// Ledger.Hold.
+func (p *Pool) Hold(_ context.Context, holds []Claim) error {
+	for _, c := range holds {
+		p.ledger.Hold(p.session, c)
+	}
 	return nil
+}
+
+// HandOver gives the room of release's holders to c's holder unless
+// another session waits; see Ledger.HandOver.
+func (p *Pool) HandOver(_ context.Context, c Claim, release []string) (bool, error) {
+	return p.ledger.HandOver(p.session, c, release), nil
 }
 
 // Release gives back the room of each holder.

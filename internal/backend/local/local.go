@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,9 +42,11 @@ type Config struct {
 type Backend struct {
 	cfg Config
 
-	mu     sync.Mutex
-	client *rpc.Client
-	room   map[string]resource.Request // admitted attempts' room, for their launch
+	mu       sync.Mutex
+	client   *rpc.Client
+	room     map[string]resource.Claim // admitted attempts' claims, for their launch
+	handover map[string][]string       // per new attempt, ended attempts whose room it was handed
+	alone    atomic.Bool               // the supervisor last said no other engine waits for room
 }
 
 var (
@@ -56,17 +59,24 @@ func New(cfg Config) *Backend {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}
-	return &Backend{cfg: cfg, room: map[string]resource.Request{}}
+	return &Backend{cfg: cfg, room: map[string]resource.Claim{}, handover: map[string][]string{}}
 }
 
 // Launch implements backend.Backend.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	id := spec.ID.String()
-	args := StartArgs{ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader, Room: b.roomOf(id)}
+	args := StartArgs{ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader}
+	takeBack := b.startArgs(&args)
 	for _, p := range spec.Processes {
 		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env})
 	}
-	return b.call(ctx, "Supervisor.Start", args, &Empty{})
+	var r StartReply
+	if err := b.call(ctx, "Supervisor.Start", args, &r); err != nil {
+		takeBack()
+		return err
+	}
+	b.alone.Store(!r.Contended)
+	return nil
 }
 
 // Observe implements backend.Backend.

@@ -15,9 +15,19 @@ type StartArgs struct {
 	WorkingDir string
 	Files      map[string]string
 	Leader     string
-	// Room is what the attempt was admitted with, if the engine admitted
-	// it through this supervisor: it is held until the attempt ends.
-	Room *resource.Request
+	// Room is the claim the attempt was admitted with, if the engine
+	// admitted it through this supervisor: its room is held until the
+	// attempt ends.
+	Room *resource.Claim
+	// Release names attempts whose room this one took over without asking
+	// (see Pool.Hold): their room goes back once this one holds its own.
+	Release []string
+}
+
+// StartReply answers a start.
+type StartReply struct {
+	// Contended is set when another engine waits for room.
+	Contended bool
 }
 
 // ProcessArgs is one process of an attempt.
@@ -45,19 +55,23 @@ type StateReply struct {
 }
 
 // ExitsArgs asks for exits after sequence number After, waiting up to Wait
-// for the first one.
+// for the first one, or until whether another engine waits for room is
+// no longer what Contended says.
 type ExitsArgs struct {
-	After uint64
-	Wait  time.Duration
+	After     uint64
+	Wait      time.Duration
+	Contended bool
 }
 
 // ExitsReply lists finished attempts. Instance changes when the supervisor
 // restarts; Reset says exits were dropped and the caller must resync.
+// Contended says whether another engine waits for room.
 type ExitsReply struct {
-	Instance string
-	Seq      uint64
-	Exits    []Exit
-	Reset    bool
+	Instance  string
+	Seq       uint64
+	Exits     []Exit
+	Reset     bool
+	Contended bool
 }
 
 // Exit is one finished attempt and how it ended.
@@ -88,10 +102,10 @@ type AdmitReply struct {
 	Answers []resource.Admission
 }
 
-// HoldArgs takes room for an attempt found running.
+// HoldArgs takes room for Holds, fit or not, then gives back Release's.
 type HoldArgs struct {
-	Holder  string
-	Request resource.Request
+	Holds   []resource.Claim
+	Release []string
 }
 
 // NamesArgs names holders to release or waiters to withdraw.

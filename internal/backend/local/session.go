@@ -21,28 +21,46 @@ func newSession(s *Supervisor) *session {
 	return &session{Supervisor: s, id: hex.EncodeToString(b)}
 }
 
-// Start starts an attempt's processes (see Supervisor.Start), holding the
-// room the engine admitted it with until it ends.
-func (s *session) Start(a StartArgs, r *Empty) error {
-	if a.Room != nil {
-		s.ledger.Hold(s.id, a.ID, *a.Room)
-		s.ledger.Bind(a.ID)
+// Start starts an attempt's processes, holding the room the engine
+// admitted it with until it ends and giving back the room it was handed
+// (see Supervisor.start).
+func (s *session) Start(a StartArgs, r *StartReply) error {
+	if err := s.start(s.id, a); err != nil {
+		return err
 	}
-	return s.Supervisor.Start(a, r)
-}
-
-// Admit gives back a.Release's room, then answers claims against the
-// ledger every engine on the home shares.
-func (s *session) Admit(a AdmitArgs, r *AdmitReply) error {
-	s.ledger.Release(a.Release...)
-	r.Answers = s.ledger.Admit(s.id, a.Capacity, a.Claims)
+	r.Contended = s.ledger.Contended(s.id)
 	return nil
 }
 
-// Hold takes room for an attempt an engine found running.
+// Admit gives back a.Release's room, then answers claims against the
+// ledger every engine on the home shares. If a claim now waits, every
+// engine's watcher wakes to learn whether another engine waits.
+func (s *session) Admit(a AdmitArgs, r *AdmitReply) error {
+	s.ledger.Release(a.Release...)
+	r.Answers = s.ledger.Admit(s.id, a.Capacity, a.Claims)
+	for _, ans := range r.Answers {
+		if !ans.Admitted {
+			s.mu.Lock()
+			s.wake()
+			s.mu.Unlock()
+			break
+		}
+	}
+	return nil
+}
+
+// Exits returns the attempts that exited after a.After (see
+// Supervisor.waitExits), and whether another engine waits for room.
+func (s *session) Exits(a ExitsArgs, r *ExitsReply) error {
+	return s.waitExits(a, r, func() bool { return s.ledger.Contended(s.id) })
+}
+
+// Hold takes room for a.Holds, fit or not, then gives back a.Release's.
 func (s *session) Hold(a HoldArgs, _ *Empty) error {
-	s.ledger.Hold(s.id, a.Holder, a.Request)
-	s.ledger.Bind(a.Holder)
+	for _, c := range a.Holds {
+		s.ledger.Hold(s.id, c)
+	}
+	s.ledger.Release(a.Release...)
 	return nil
 }
 

@@ -41,7 +41,7 @@ type Supervisor struct {
 	paths    *pathCache
 	exits    []Exit // recent exits; exits[i] has sequence base+i+1
 	base     uint64
-	changed  chan struct{} // closed and replaced on every exit
+	changed  chan struct{} // closed and replaced on every exit, and when a node starts waiting
 	lastBusy time.Time
 }
 
@@ -75,21 +75,30 @@ func NewSupervisor(home string) *Supervisor {
 	}
 }
 
-// Start starts an attempt's processes, each in its own process group,
+// start starts an attempt's processes, each in its own process group,
 // unless the attempt was started before (by this supervisor or an earlier
-// one). The lock is not held while forking, so starts run in parallel.
-func (s *Supervisor) Start(a StartArgs, _ *Empty) error {
+// one). The room it was admitted with is held for session until it ends,
+// and the room it was handed goes back, in the same step that reserves
+// its ID: an attempt that ended before it started holds nothing. The lock
+// is not held while forking, so starts run in parallel.
+func (s *Supervisor) start(session string, a StartArgs) error {
 	dir, err := attemptDir(s.home, a.ID)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	if _, known := s.gangs[a.ID]; known || exists(filepath.Join(dir, "launch.json")) || exists(filepath.Join(dir, "status.json")) {
+		s.ledger.Release(a.Release...)
 		s.mu.Unlock()
 		return nil
 	}
 	g := &gang{leader: a.Leader} // reserves the ID
 	s.gangs[a.ID] = g
+	if a.Room != nil {
+		s.ledger.Hold(session, *a.Room)
+		s.ledger.Bind(a.ID)
+	}
+	s.ledger.Release(a.Release...)
 	s.mu.Unlock()
 
 	members, err := s.startAll(dir, a, s.paths)
@@ -300,9 +309,14 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 		s.exits = append([]Exit(nil), s.exits[drop:]...)
 		s.base += uint64(drop)
 	}
+	s.wake()
+	s.lastBusy = time.Now()
+}
+
+// wake wakes everyone waiting in exits. s.mu must be held.
+func (s *Supervisor) wake() {
 	close(s.changed)
 	s.changed = make(chan struct{})
-	s.lastBusy = time.Now()
 }
 
 func exists(p string) bool {

@@ -96,9 +96,11 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 	return nil
 }
 
-// Exits returns the IDs of attempts that exited after sequence number
-// a.After, waiting up to a.Wait for one if there are none yet.
-func (s *Supervisor) Exits(a ExitsArgs, r *ExitsReply) error {
+// waitExits returns the IDs of attempts that exited after sequence number
+// a.After, waiting up to a.Wait for one if there are none yet, or for
+// contended, asked whenever the supervisor wakes, to differ from
+// a.Contended.
+func (s *Supervisor) waitExits(a ExitsArgs, r *ExitsReply, contended func() bool) error {
 	deadline := time.NewTimer(a.Wait)
 	defer deadline.Stop()
 	for {
@@ -107,7 +109,8 @@ func (s *Supervisor) Exits(a ExitsArgs, r *ExitsReply) error {
 		if a.After < s.base || a.After > r.Seq {
 			r.Reset = true
 		}
-		if r.Reset || a.After < r.Seq {
+		r.Contended = contended()
+		if r.Reset || a.After < r.Seq || r.Contended != a.Contended {
 			if !r.Reset {
 				r.Exits = append([]Exit(nil), s.exits[a.After-s.base:]...)
 			}

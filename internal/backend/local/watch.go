@@ -12,12 +12,14 @@ import (
 // exits and calls exited for each. When it (re)connects, when the
 // supervisor restarted and when exits were dropped, it calls resync,
 // since exits may have been missed; resync is always called once first.
+// The same call tells the engine's pool, at once, when another engine
+// starts or stops waiting for room (see Pool.HandOver).
 func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st job.Status), resync func()) {
 	var after uint64 = math.MaxUint64 // asks for the current position
 	var instance string
 	for ctx.Err() == nil {
 		var r ExitsReply
-		err := b.call(ctx, "Supervisor.Exits", ExitsArgs{After: after, Wait: 5 * time.Second}, &r)
+		err := b.call(ctx, "Supervisor.Exits", ExitsArgs{After: after, Wait: 5 * time.Second, Contended: !b.alone.Load()}, &r)
 		if err != nil {
 			after = math.MaxUint64
 			select {
@@ -26,6 +28,7 @@ func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st jo
 			}
 			continue
 		}
+		b.alone.Store(!r.Contended)
 		if r.Reset || r.Instance != instance {
 			instance, after = r.Instance, r.Seq
 			resync()

@@ -17,7 +17,8 @@ import (
 type Pool interface {
 	Capacity() resource.Request
 	Admit(ctx context.Context, release []string, claims []resource.Claim) ([]resource.Admission, error)
-	Hold(ctx context.Context, holder string, r resource.Request) error
+	Hold(ctx context.Context, holds []resource.Claim) error
+	HandOver(ctx context.Context, c resource.Claim, release []string) (bool, error)
 	Release(ctx context.Context, holders ...string) error
 	Withdraw(ctx context.Context, waiters ...string) error
 	// Close ends the engine's session with the pool.
@@ -42,6 +43,53 @@ func Run(t *testing.T, newPools NewFunc) {
 	t.Run("two engines never oversubscribe the machine", func(t *testing.T) { t.Parallel(); testTwoEngines(t, newPools) })
 	t.Run("hold and release are idempotent", func(t *testing.T) { t.Parallel(); testHold(t, newPools) })
 	t.Run("a closed engine's waiters and unstarted room are freed", func(t *testing.T) { t.Parallel(); testClose(t, newPools) })
+	t.Run("room handed over from an ended attempt is held until its new holder's release", func(t *testing.T) { t.Parallel(); testHandover(t, newPools) })
+	t.Run("answers say whether another engine waits, and a hand-over then is refused", func(t *testing.T) { t.Parallel(); testContended(t, newPools) })
+}
+
+func testHandover(t *testing.T, newPools NewFunc) {
+	pools := newPools(t, cpu2, 2)
+	mine, theirs := pools[0], pools[1]
+	admit(t, mine, claim("old", cpu2, 0))
+	if handed, err := mine.HandOver(t.Context(), claim("next", cpu2, 0), []string{"old/1"}); err != nil || !handed {
+		t.Fatalf("HandOver with nothing else waiting = %v, %v; want handed over", handed, err)
+	}
+	if got := admit(t, theirs, claim("other", cpu1, 0)); got[0] {
+		t.Fatal("another engine was admitted into room handed over to a new attempt")
+	}
+	if err := mine.Release(t.Context(), "next/1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := admit(t, theirs, claim("other", cpu2, 0)); !got[0] {
+		t.Error("the handed-over room did not go back with the release of its new holder")
+	}
+}
+
+func testContended(t *testing.T, newPools NewFunc) {
+	pools := newPools(t, cpu1, 2)
+	mine, theirs := pools[0], pools[1]
+	admit(t, mine, claim("a", cpu1, 0))
+	res, err := mine.Admit(t.Context(), nil, []resource.Claim{claim("b", cpu1, 0)})
+	if err != nil || res[0].Admitted || res[0].Contended {
+		t.Fatalf("only my own node waiting = %+v, %v; want waiting, uncontended", res, err)
+	}
+	res, err = theirs.Admit(t.Context(), nil, []resource.Claim{claim("x", cpu1, 0)})
+	if err != nil || res[0].Admitted || !res[0].Contended {
+		t.Fatalf("another engine's node waiting = %+v, %v; want waiting, contended", res, err)
+	}
+	res, err = mine.Admit(t.Context(), nil, []resource.Claim{claim("c", cpu1, 0)})
+	if err != nil || !res[0].Contended {
+		t.Fatalf("mine, with another engine's node waiting = %+v, %v; want contended", res, err)
+	}
+	if handed, err := mine.HandOver(t.Context(), claim("b", cpu1, 0), []string{"a/1"}); err != nil || handed {
+		t.Fatalf("HandOver while another engine waits = %v, %v; want refused", handed, err)
+	}
+	if err := mine.Release(t.Context(), "a/1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := admit(t, theirs, claim("x", cpu1, 0)); !got[0] {
+		t.Error("a refused hand-over kept the room it was to hand")
+	}
 }
 
 func admit(t *testing.T, p Pool, claims ...resource.Claim) []bool {
@@ -150,7 +198,7 @@ func testTwoEngines(t *testing.T, newPools NewFunc) {
 func testHold(t *testing.T, newPools NewFunc) {
 	p := newPools(t, cpu2, 1)[0]
 	for range 2 {
-		if err := p.Hold(t.Context(), "adopted/1", cpu2); err != nil {
+		if err := p.Hold(t.Context(), []resource.Claim{{Holder: "adopted/1", Request: cpu2}}); err != nil {
 			t.Fatal(err)
 		}
 	}
