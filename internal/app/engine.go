@@ -35,13 +35,9 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 		}
 	}
 	src, dir := placeSource(l.Doc.File, s.WorkDir)
-	id, err := a.Controller.Submit(ctx, controller.SubmitParams{
+	return a.Controller.Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
 	})
-	if err != nil {
-		return nil, err
-	}
-	return a.GetRun(ctx, id)
 }
 
 // placeSource resolves a submitted file's name against the submitter's

@@ -139,11 +139,15 @@ func (e *engine) submit(t *testing.T, spec string, params map[string]string) api
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := e.Submit(t.Context(), SubmitParams{Plan: plan, Params: values, Source: src})
+	run, err := e.Submit(t.Context(), SubmitParams{Plan: plan, Params: values, Source: src})
 	if err != nil {
 		t.Fatalf("Submit: %v", err)
 	}
-	return id
+	if run.Status.Phase != apiv1.PhasePending || len(run.Status.Nodes) != len(plan.Tasks) || run.Source != src {
+		t.Fatalf("Submit returned %s with %d nodes from %q, want the saved run: Pending, %d nodes, from %s",
+			run.Status.Phase, len(run.Status.Nodes), run.Source, len(plan.Tasks), src)
+	}
+	return run.ID
 }
 
 // wait waits for run id to finish and returns it as stored.

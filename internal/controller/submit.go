@@ -28,10 +28,11 @@ type SubmitParams struct {
 }
 
 // Submit checks that every task fits the pool, saves a new run owned by
-// this engine and starts working on it. Nothing is saved when it fails.
-func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, error) {
+// this engine and starts working on it. It returns the run as saved,
+// before its first round. Nothing is saved when it fails.
+func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, error) {
 	if err := c.checkFits(p); err != nil {
-		return "", err
+		return nil, err
 	}
 	wf := p.Plan.Workflow
 	nodes := make([]string, len(p.Plan.Tasks))
@@ -47,7 +48,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, e
 		}
 		rs, err := newRunState(&run, p.Plan, c.cfg.Handlers, c.now())
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		err = c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
 			Run: run, Nodes: nodes, Owner: c.cfg.Owner,
@@ -57,9 +58,14 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (apiv1.RunID, e
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("saving the run: %w", err)
+			return nil, fmt.Errorf("saving the run: %w", err)
 		}
-		return run.ID, c.track(ctx, rs)
+		saved := run // rs.run changes once the run is tracked
+		saved.Status.Nodes = make([]apiv1.NodeStatus, len(rs.nodes))
+		for i, ns := range rs.nodes {
+			saved.Status.Nodes[i] = ns.status
+		}
+		return &saved, c.track(ctx, rs)
 	}
 }
 
