@@ -66,6 +66,14 @@ func (p *Pool) HandOver(_ context.Context, c resource.Claim, release []string) (
 	}
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
+	for _, h := range release {
+		if _, pending := p.b.handover[h]; pending {
+			return false, nil // it never started: asking settles what it was handed
+		}
+	}
+	for _, h := range release {
+		delete(p.b.room, h)
+	}
 	p.b.room[c.Holder] = c
 	p.b.handover[c.Holder] = release
 	return true, nil

@@ -75,6 +75,11 @@ func TestHandedRoomMovesWhenTheNewAttemptStarts(t *testing.T) {
 	if !admitted(other, "theirs/3") {
 		t.Error("the room never came back after the new attempt ended")
 	}
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	if len(h.b.room)+len(h.b.handover) != 0 {
+		t.Errorf("the engine still remembers %v and hand-overs %v after every attempt was released", h.b.room, h.b.handover)
+	}
 }
 
 // An attempt stopped before its launch arrived holds nothing when the
