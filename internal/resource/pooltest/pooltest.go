@@ -1,4 +1,4 @@
-// Package pooltest is the conformance suite of admission pools: where an
+// Package pooltest is the conformance suite of controller.Pool, where an
 // engine's attempts take their room. resource.Pool (one process) and the
 // local backend's pool (the supervisor's ledger, shared by every engine
 // on a home) both pass it.
@@ -10,17 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/resource"
 )
 
-// Pool is what the suite asks of a pool.
+// Pool is what the suite asks of a pool: the engine's seam, and an end.
 type Pool interface {
-	Capacity() resource.Request
-	Admit(ctx context.Context, release []string, claims []resource.Claim) ([]resource.Admission, error)
-	Hold(ctx context.Context, holds []resource.Claim) error
-	HandOver(ctx context.Context, c resource.Claim, release []string) (bool, error)
-	Release(ctx context.Context, holders ...string) error
-	Withdraw(ctx context.Context, waiters ...string) error
+	controller.Pool
 	// Close ends the engine's session with the pool.
 	Close() error
 }
