@@ -31,7 +31,7 @@ type SubmitParams struct {
 // this engine and starts working on it. It returns the run as saved,
 // before its first round. Nothing is saved when it fails.
 func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, error) {
-	if err := c.checkFits(p); err != nil {
+	if err := p.Plan.CheckFits(c.cfg.Pool.Capacity()); err != nil {
 		return nil, err
 	}
 	wf := p.Plan.Workflow
@@ -67,21 +67,6 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 		}
 		return &saved, c.track(ctx, rs)
 	}
-}
-
-func (c *Controller) checkFits(p SubmitParams) error {
-	capacity := c.cfg.Pool.Capacity()
-	var errs []error
-	for i, t := range p.Plan.Tasks {
-		if !t.Request.Fits(capacity) {
-			errs = append(errs, &apiv1.Error{
-				Code: apiv1.CodeTooLarge, File: p.Source,
-				Object: apiv1.KindWorkflow + "/" + p.Plan.Workflow.Metadata.Name, Field: fmt.Sprintf("spec.tasks[%d].resources", i),
-				Message: fmt.Sprintf("task %s asks for %s, more than this machine's pool of %s", t.Spec.Name, t.Request, capacity),
-			})
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // suffix returns five random lowercase letters and digits.

@@ -33,6 +33,9 @@ type Plan struct {
 	// MinRequest is the smallest request of any task, resource by
 	// resource: when not even it fits, no task of the plan can start.
 	MinRequest resource.Request
+	// File and Object say where the plan was read from, as the submitter
+	// named it, for errors found after compiling (see CheckFits).
+	File, Object string
 }
 
 // Task is one compiled task.

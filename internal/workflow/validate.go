@@ -53,7 +53,7 @@ func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Pl
 		runtimes = training.NewRuntimes()
 	}
 	c := &checker{doc: doc, runtimes: runtimes}
-	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast}
+	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast, File: doc.File, Object: doc.Object()}
 	c.name("metadata.name", wf.Metadata.Name)
 	p.Timeout = c.duration("spec.timeout", wf.Spec.Timeout)
 	params := c.params(wf.Spec.Params)
