@@ -28,7 +28,8 @@ const (
 	// PhaseSkipped: never started, because an upstream task failed or the run stopped first.
 	PhaseSkipped Phase = "Skipped"
 	// PhaseSuspended: a training job stopped on request, its resources
-	// released, until it is unsuspended.
+	// released, until it is unsuspended; a run, while nothing of it can go
+	// on but its suspended training jobs.
 	PhaseSuspended Phase = "Suspended"
 )
 

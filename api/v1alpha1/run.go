@@ -107,10 +107,16 @@ type Condition struct {
 // ReplicaGroupStatus counts the processes of one replica group ("node",
 // "launcher", "chief", "worker", "ps") of the current attempt.
 type ReplicaGroupStatus struct {
-	Name      string `json:"name"`
-	Active    int    `json:"active"`
-	Succeeded int    `json:"succeeded"`
-	Failed    int    `json:"failed"`
+	Name string `json:"name"`
+	// Active processes run now.
+	Active int `json:"active"`
+	// Succeeded and Failed processes ended on their own, with exit
+	// status 0 or not.
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	// Stopped processes were stopped by kiln: on a cancel or a suspend, at
+	// a timeout, or as the rest of a gang after one of it failed.
+	Stopped int `json:"stopped"`
 }
 
 // AttemptStatus is one try at running a task.

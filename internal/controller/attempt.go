@@ -30,7 +30,7 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 	if ns.status.StartedAt == nil {
 		ns.status.StartedAt = r.timePtr()
 	}
-	if rs.run.Status.Phase == apiv1.PhasePending {
+	if rs.run.Status.StartedAt == nil { // its first attempt, or the first since kiln retry
 		rs.run.Status.StartedAt = r.timePtr()
 		if rs.plan.Timeout > 0 {
 			rs.deadline = r.now.Add(rs.plan.Timeout)

@@ -38,6 +38,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	c.timeouts(r)
 	c.retriesDue(r)
 	admitErr := c.admit(ctx, r)
+	c.showSuspended(r)
 	c.finishIfDone(r)
 	kept, err := c.commit(ctx, r)
 	if err != nil || !kept {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -33,6 +34,26 @@ func (c *Controller) suspension(r *round) {
 		r.setNode(i, apiv1.PhasePending, "Resumed", "", "unsuspended; waiting to be admitted")
 		rs.nodes[i].waiting = false
 		rs.enqueue(i)
+	}
+}
+
+// showSuspended shows the run Suspended while nothing of it runs, waits
+// to retry or is ready, and some of it is suspended; and as it was once
+// something is again.
+func (c *Controller) showSuspended(r *round) {
+	rs := r.rs
+	if rs.stopping != "" || rs.run.Status.Phase.Done() {
+		return
+	}
+	idle := len(rs.active) == 0 && len(rs.retrying) == 0 && rs.ready.Len() == 0
+	switch {
+	case idle && len(rs.suspended) > 0:
+		r.setRun(apiv1.PhaseSuspended, "Suspended", "",
+			fmt.Sprintf("%d of its tasks suspended and nothing else can run; kiln unsuspend %s resumes them", len(rs.suspended), rs.run.ID))
+	case !idle && rs.run.Status.Phase == apiv1.PhaseSuspended && rs.run.Status.StartedAt == nil:
+		r.setRun(apiv1.PhasePending, "Unsuspended", "", "") // nothing started yet: it waits for room
+	case !idle && rs.run.Status.Phase == apiv1.PhaseSuspended:
+		r.setRun(apiv1.PhaseRunning, "Unsuspended", "", "")
 	}
 }
 

@@ -51,8 +51,8 @@ func TestFailedRankTakesItsGangDown(t *testing.T) {
 			t.Errorf("process %d of the failed gang still runs", pid)
 		}
 	}
-	if !hasCond(gang, apiv1.ConditionFailed) || len(gang.Replicas) != 1 || gang.Replicas[0].Failed != 3 {
-		t.Errorf("conditions %+v, replicas %+v; want Failed and 3 failed processes in group node", gang.Conditions, gang.Replicas)
+	if r := gang.Replicas; !hasCond(gang, apiv1.ConditionFailed) || len(r) != 1 || r[0].Failed != 1 || r[0].Stopped != 2 {
+		t.Errorf("conditions %+v, replicas %+v; want Failed, and in group node 1 failed process and 2 stopped", gang.Conditions, r)
 	}
 }
 
@@ -201,6 +201,12 @@ func TestSuspendStopsTheGangAndUnsuspendStartsIt(t *testing.T) {
 	suspended := e.waitPhase(t, id, "job", apiv1.PhaseSuspended)
 	if !hasCond(suspended, apiv1.ConditionSuspended) {
 		t.Errorf("conditions = %+v, want Suspended", suspended.Conditions)
+	}
+	if r := suspended.Replicas; len(r) != 1 || r[0].Stopped != 2 || r[0].Failed != 0 {
+		t.Errorf("replicas = %+v, want both processes counted as stopped, none as failed", r)
+	}
+	if run, _ := e.store.GetRun(t.Context(), id); run.Status.Phase != apiv1.PhaseSuspended || !strings.Contains(run.Status.Message, "kiln unsuspend") {
+		t.Errorf("suspended run = %s %q, want a message saying how to resume it", run.Status.Phase, run.Status.Message)
 	}
 	entries, _ := os.ReadDir(pids)
 	for _, f := range entries {

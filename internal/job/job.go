@@ -115,6 +115,10 @@ type Status struct {
 	StartedAt, FinishedAt time.Time
 	// Processes are the exit codes of every process, by name.
 	Processes map[string]int
+	// StoppedProcesses names the processes the backend stopped (on
+	// request, or taking their gang down) instead of letting them end on
+	// their own.
+	StoppedProcesses []string
 	// Outputs are the output parameters read back after a successful exit.
 	Outputs map[string]string
 	// OutputError says why a declared output (parameter or artifact)

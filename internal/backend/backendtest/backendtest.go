@@ -7,6 +7,7 @@ package backendtest
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,10 @@ func testGang(t *testing.T, h Harness) {
 		if code, ok := st.Processes[name]; !ok || code == 0 {
 			t.Errorf("member %s = %d (reported %v), want it stopped with the gang", name, code, ok)
 		}
+	}
+	slices.Sort(st.StoppedProcesses)
+	if !slices.Equal(st.StoppedProcesses, []string{"node-0", "node-2"}) {
+		t.Errorf("stopped processes = %v, want node-0 and node-2, not node-1, which failed on its own", st.StoppedProcesses)
 	}
 }
 

@@ -144,7 +144,9 @@ func succeeded(st job.Status, spec *job.Spec, procs []procState) job.Status {
 	return st
 }
 
-// fill records every process's exit code and the latest finish.
+// fill records every process's exit code and the latest finish. A
+// process still running when its gang's end was decided is stopped with
+// its pod.
 func fill(st *job.Status, procs []procState) {
 	for _, p := range procs {
 		code := -1
@@ -154,8 +156,12 @@ func fill(st *job.Status, procs []procState) {
 				st.FinishedAt = t
 			}
 		}
-		if p.name != "" {
-			st.Processes[p.name] = code
+		if p.name == "" {
+			continue
+		}
+		st.Processes[p.name] = code
+		if p.terminated == nil && p.podFailed == nil {
+			st.StoppedProcesses = append(st.StoppedProcesses, p.name)
 		}
 	}
 }

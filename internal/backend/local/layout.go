@@ -63,23 +63,26 @@ type launchRecord struct {
 
 // statusRecord is written when an attempt has ended or could not start.
 type statusRecord struct {
-	ExitCode   int            `json:"exitCode"`
-	Signal     string         `json:"signal,omitempty"`
-	Failed     string         `json:"failed,omitempty"`
-	Processes  map[string]int `json:"processes,omitempty"`
-	Stopped    bool           `json:"stopped,omitempty"`
-	System     bool           `json:"system,omitempty"`
-	StartError string         `json:"startError,omitempty"`
-	NotFound   bool           `json:"notFound,omitempty"`
-	StartedAt  time.Time      `json:"startedAt"`
-	FinishedAt time.Time      `json:"finishedAt"`
+	ExitCode  int            `json:"exitCode"`
+	Signal    string         `json:"signal,omitempty"`
+	Failed    string         `json:"failed,omitempty"`
+	Processes map[string]int `json:"processes,omitempty"`
+	// StoppedProcesses are the processes the supervisor signalled.
+	StoppedProcesses []string  `json:"stoppedProcesses,omitempty"`
+	Stopped          bool      `json:"stopped,omitempty"`
+	System           bool      `json:"system,omitempty"`
+	StartError       string    `json:"startError,omitempty"`
+	NotFound         bool      `json:"notFound,omitempty"`
+	StartedAt        time.Time `json:"startedAt"`
+	FinishedAt       time.Time `json:"finishedAt"`
 }
 
 // jobStatus converts the record to what the engine sees, outputs not read.
 func (r *statusRecord) jobStatus() job.Status {
 	return job.Status{
 		State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
-		Stopped: r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
+		StoppedProcesses: r.StoppedProcesses,
+		Stopped:          r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}
 }

@@ -285,6 +285,9 @@ func (g *gang) status(out job.Outcome) statusRecord {
 	}
 	for _, m := range g.members {
 		rec.Processes[m.name] = m.exit
+		if m.stopped {
+			rec.StoppedProcesses = append(rec.StoppedProcesses, m.name)
+		}
 	}
 	if out.Failed {
 		rec.Failed = out.Decider

@@ -104,7 +104,8 @@ func replicasStarted(spec *job.Spec) []apiv1.ReplicaGroupStatus {
 	return out
 }
 
-// replicasEnded counts how each process of an ended gang exited.
+// replicasEnded counts how each process of an ended gang exited, or
+// that it was stopped.
 func replicasEnded(st *job.Status) []apiv1.ReplicaGroupStatus {
 	names := make([]string, 0, len(st.Processes))
 	for name := range st.Processes {
@@ -113,11 +114,14 @@ func replicasEnded(st *job.Status) []apiv1.ReplicaGroupStatus {
 	slices.Sort(names)
 	var out []apiv1.ReplicaGroupStatus
 	for _, name := range names {
-		ok := st.Processes[name] == 0
+		code, stopped := st.Processes[name], slices.Contains(st.StoppedProcesses, name)
 		out = countReplica(out, replicaGroup(name), func(g *apiv1.ReplicaGroupStatus) {
-			if ok {
+			switch {
+			case stopped:
+				g.Stopped++
+			case code == 0:
 				g.Succeeded++
-			} else {
+			default:
 				g.Failed++
 			}
 		})

@@ -59,14 +59,18 @@ func TestReportMovesConditionsAndCountsReplicas(t *testing.T) {
 	if len(ns.Replicas) != 1 || ns.Replicas[0].Active != 2 {
 		t.Errorf("replicas = %+v, want 2 active in group node", ns.Replicas)
 	}
-	h.Report(&ns, node.Change{Ended: &job.Status{Processes: map[string]int{"node-0-0": 0, "node-1-0": 1}}})
+	h.Report(&ns, node.Change{Ended: &job.Status{
+		Processes:        map[string]int{"node-0-0": 0, "node-1-0": 1, "node-2-0": -1},
+		StoppedProcesses: []string{"node-2-0"},
+	}})
 	h.Report(&ns, node.Change{Phase: apiv1.PhaseFailed, Reason: "Failed"})
 	got := map[string]string{}
 	for _, c := range ns.Conditions {
 		got[c.Type] = c.Status
 	}
+	want := apiv1.ReplicaGroupStatus{Name: "node", Succeeded: 1, Failed: 1, Stopped: 1}
 	if got[apiv1.ConditionCreated] != "True" || got[apiv1.ConditionRunning] != "False" || got[apiv1.ConditionFailed] != "True" ||
-		ns.Replicas[0].Succeeded != 1 || ns.Replicas[0].Failed != 1 {
-		t.Errorf("conditions %v, replicas %+v", got, ns.Replicas)
+		ns.Replicas[0] != want {
+		t.Errorf("conditions %v, replicas %+v; want replicas %+v", got, ns.Replicas, want)
 	}
 }

@@ -122,8 +122,8 @@ async function panel(run, node) {
   if (node.conditions) {
     box.append(el("h4", {}, "Training job"), el("table", { id: "conditions" },
       ...node.conditions.map((c) => el("tr", {}, el("td", {}, c.type), el("td", {}, c.status), el("td", {}, c.reason || ""), el("td", {}, c.message || "")))),
-    el("table", { id: "replicas" }, el("tr", {}, ...["Replicas", "Active", "Succeeded", "Failed"].map((h) => el("th", {}, h))),
-      ...(node.replicas || []).map((g) => el("tr", {}, el("td", {}, g.name), el("td", {}, g.active), el("td", {}, g.succeeded), el("td", {}, g.failed)))));
+    el("table", { id: "replicas" }, el("tr", {}, ...["Replicas", "Active", "Succeeded", "Failed", "Stopped"].map((h) => el("th", {}, h))),
+      ...(node.replicas || []).map((g) => el("tr", {}, el("td", {}, g.name), el("td", {}, g.active), el("td", {}, g.succeeded), el("td", {}, g.failed), el("td", {}, g.stopped ?? 0)))));
   }
   const log = (node.attempts || []).length ? await api(`/api/v1/runs/${encodeURIComponent(run.id)}/tasks/${encodeURIComponent(node.name)}/logs`, true) : "";
   box.append(el("h4", {}, "Log"), el("pre", { id: "log" }, log.split("\n").slice(-200).join("\n")));
