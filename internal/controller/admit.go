@@ -23,8 +23,9 @@ const (
 // those admitted start, the others wait, each showing why. It asks only
 // about nodes that can fit in what the pool last said was free (always
 // about the first, so the pool knows what waits), and asks again while
-// the pool's answer says more room is free than that guess. A node's
-// admission timeout is checked by timeouts.
+// the pool's answer says more room is free than that guess, or that room
+// was granted to this engine's waiting nodes. A node's admission timeout
+// is checked by timeouts.
 func (c *Controller) admit(ctx context.Context, r *round) error {
 	rs := r.rs
 	if rs.stopping != "" || rs.ready.Len() == 0 {
@@ -37,7 +38,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 	est := c.freeGuess().Add(r.releasedRoom)
 	last := resource.Admission{Free: est}
 	var tried []readyItem
-	taken := map[int]bool{}
+	taken, broad := map[int]bool{}, false
 	restore := func() {
 		for _, it := range tried {
 			if !taken[it.node] {
@@ -46,7 +47,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		}
 	}
 	for calls := 0; calls < maxAdmitCalls; calls++ {
-		batch := c.pick(r, &tried, est)
+		batch := c.pick(r, &tried, est, broad)
 		if len(batch) == 0 && len(r.released) == 0 {
 			break
 		}
@@ -67,20 +68,27 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		}
 		est = last.Free
 		c.setFreeGuess(est)
+		if last.Granted > 0 && !broad { // room was granted to waiting nodes: ask about them all, whatever is free
+			restore()
+			tried, broad = tried[:0], true
+			continue
+		}
 		if next, ok := rs.ready.peek(); !ok || !rs.plan.Tasks[next.node].Request.Fits(est) {
 			break
 		}
 	}
+	r.granted = last.Granted > 0
 	restore()
 	c.showWaiting(r, last)
 	return nil
 }
 
 // pick pops ready nodes to ask the pool about: the first, and then those
-// that fit in est, looking past at most maxMisfits that do not. Every node
-// popped goes into tried, to be put back unless it starts. Nodes that
-// suspend, while the run is suspended, are suspended instead.
-func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request) []readyItem {
+// that fit in est, looking past at most maxMisfits that do not; with all,
+// every node up to maxClaims (room may be granted to any of them). Every
+// node popped goes into tried, to be put back unless it starts. Nodes
+// that suspend, while the run is suspended, are suspended instead.
+func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request, all bool) []readyItem {
 	rs := r.rs
 	var batch []readyItem
 	misfits := 0
@@ -92,7 +100,7 @@ func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request) []
 		}
 		*tried = append(*tried, it)
 		req := rs.plan.Tasks[it.node].Request
-		if len(batch) > 0 && !req.Fits(est) {
+		if len(batch) > 0 && !all && !req.Fits(est) {
 			if misfits++; misfits >= maxMisfits || !rs.plan.MinRequest.Fits(est) {
 				break
 			}

@@ -231,3 +231,44 @@ func TestAnotherEnginesHigherPriorityIsNotPassed(t *testing.T) {
 		t.Errorf("tasks started in the order %v, want urgent (priority 9, another engine) before next", order)
 	}
 }
+
+// Room a task gives back goes to the task that waited first, of another
+// run or another engine, not to the next task of the run that gave it.
+func TestRoomGoesToTheTaskThatWaitedFirst(t *testing.T) {
+	t.Parallel()
+	for name, other := range map[string]func(e *engine, t *testing.T) *engine{
+		"another run of the engine": func(e *engine, _ *testing.T) *engine { return e },
+		"another engine":            func(e *engine, t *testing.T) *engine { return e.sibling(t, 1, "second-engine") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a := newEngine(t, 1)
+			b := other(a, t)
+			dir := t.TempDir()
+			log := filepath.Join(dir, "log")
+			idA := a.submit(t, `spec:
+  tasks:
+  - {name: first, command: [sh, -c, 'while [ ! -e `+dir+`/go ]; do sleep 0.01; done']}
+  - {name: next, command: [sh, -c, 'echo next >> `+log+`'], dependsOn: [first]}
+`, nil)
+			a.waitPhase(t, idA, "first", apiv1.PhaseRunning)
+			idB := b.submit(t, `spec:
+  tasks:
+  - {name: waited, command: [sh, -c, 'echo waited >> `+log+`']}
+`, nil)
+			b.waitPhase(t, idB, "waited", apiv1.PhaseWaiting)
+			if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range []*engine{a, b} {
+				if run := e.wait(t, []apiv1.RunID{idA, idB}[i]); run.Status.Phase != apiv1.PhaseSucceeded {
+					t.Fatalf("run %s: %s %s", run.ID, run.Status.Phase, run.Status.Message)
+				}
+			}
+			got, _ := os.ReadFile(log)
+			if order := strings.Fields(string(got)); !slices.Equal(order, []string{"waited", "next"}) {
+				t.Errorf("tasks started in the order %v, want waited (it waited first) before next", order)
+			}
+		})
+	}
+}

@@ -83,6 +83,15 @@ type Pool interface {
 	Withdraw(ctx context.Context, waiters ...string) error
 }
 
+// Granter is a Pool that, when room comes back, grants it to the nodes
+// that waited for it first (see resource.Ledger), holding it for them
+// until their engine asks again.
+type Granter interface {
+	// Granted receives, or is closed, when room was granted; call it
+	// again after each receive.
+	Granted() <-chan struct{}
+}
+
 // Secrets looks up the value of a project's secret.
 type Secrets interface {
 	Secret(ctx context.Context, project, name string) (string, error)
@@ -113,6 +122,7 @@ type Controller struct {
 	free     resource.Request // what the pool last said was free: the next round's guess
 	runs     map[apiv1.RunID]*runState
 	starved  map[apiv1.RunID]bool // runs with ready nodes that did not fit
+	wakes    uint64               // counts wakeStarved calls: a round that saw fewer was answered before the last wake
 	watchers map[chan struct{}]bool
 }
 
@@ -173,6 +183,9 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	if n, ok := c.cfg.Backend.(backend.Notifier); ok {
 		wg.Go(func() { n.Watch(ctx, c.attemptExited, c.resyncAll) })
+	}
+	if g, ok := c.cfg.Pool.(Granter); ok {
+		wg.Go(func() { c.grantLoop(ctx, g) })
 	}
 	wg.Go(func() { c.leaseLoop(ctx) })
 	wg.Go(func() { c.resyncLoop(ctx) })
@@ -258,7 +271,7 @@ func (c *Controller) forget(rs *runState) {
 func (c *Controller) attemptExited(id job.AttemptID, st job.Status) {
 	rs := c.lookup(apiv1.RunID(id.Run))
 	if rs == nil {
-		c.wakeStarved("")
+		c.wakeStarved("", 0)
 		return
 	}
 	if i, ok := rs.plan.Index[id.Node]; ok {
@@ -299,21 +312,41 @@ func (c *Controller) othersStarved(id apiv1.RunID) bool {
 	return len(c.starved) > 1 || (len(c.starved) == 1 && !c.starved[id])
 }
 
-func (c *Controller) addStarved(id apiv1.RunID) {
+// wakeSeq returns the count of wakes so far, for a round to remember
+// before it asks the pool.
+func (c *Controller) wakeSeq() uint64 {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wakes
+}
+
+// addStarved marks run id as waiting for room, as the pool answered when
+// the engine had seen seen wakes. If more came since, the room they
+// announced may not have been in that answer: the run goes round again.
+func (c *Controller) addStarved(id apiv1.RunID, seen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.starved[id] = true
-	c.mu.Unlock()
+	if c.wakes != seen {
+		c.queue.Add(id)
+	}
 }
 
 // wakeStarved enqueues the runs that wait for room, after from (or
-// someone else, "") gave some back.
-func (c *Controller) wakeStarved(from apiv1.RunID) {
+// someone else, "") gave some back. It returns seen moved past this
+// wake when no other came since seen, for from's own addStarved.
+func (c *Controller) wakeStarved(from apiv1.RunID, seen uint64) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.wakes == seen {
+		seen++
+	}
+	c.wakes++
 	for id := range c.starved {
 		delete(c.starved, id)
 		if id != from {
 			c.queue.Add(id)
 		}
 	}
+	return seen
 }

@@ -88,6 +88,11 @@ func startEngine(t *testing.T, home string, st *sqlite.Store, cpus int64, owner 
 		Home:              home,
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
 	})
+	// Start the supervisor now, so that none is still starting when the
+	// test ends and stopSupervisor looks for it.
+	if _, err := be.Supervisor(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	pool := be.Pool(resource.Request{MilliCPU: cpus * 1000, Memory: 1 << 40})
 	cfg := Config{
 		Store: st, Backend: be, Pool: pool,
@@ -156,7 +161,14 @@ func (e *engine) wait(t *testing.T, id apiv1.RunID) *apiv1.Run {
 	select {
 	case <-e.Done(id):
 	case <-time.After(60 * time.Second):
-		t.Fatalf("run %s did not finish", id)
+		run, _ := e.store.GetRun(t.Context(), id)
+		var b strings.Builder
+		if run != nil {
+			for _, n := range run.Status.Nodes {
+				fmt.Fprintf(&b, "\n  %s: %s %s (%d attempts)", n.Name, n.Phase, n.Message, len(n.Attempts))
+			}
+		}
+		t.Fatalf("run %s did not finish:%s", id, b.String())
 	}
 	run, err := e.store.GetRun(t.Context(), id)
 	if err != nil {

@@ -39,11 +39,12 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 			errs = append(errs, fmt.Errorf("withdrawing nodes from the admission queue: %w", err))
 		}
 	}
-	if r.freed {
-		c.wakeStarved(r.rs.run.ID)
+	seen := r.wakes
+	if r.freed || r.granted {
+		seen = c.wakeStarved(r.rs.run.ID, seen)
 	}
 	if r.starved {
-		c.addStarved(r.rs.run.ID)
+		c.addStarved(r.rs.run.ID, seen)
 	}
 	return errors.Join(errs...)
 }

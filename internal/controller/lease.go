@@ -20,7 +20,20 @@ func (c *Controller) leaseLoop(ctx context.Context) {
 			c.renew(ctx)
 			// Room may have come back in ways no exit announces (another
 			// engine went away, a higher priority stopped waiting).
-			c.wakeStarved("")
+			c.wakeStarved("", 0)
+		}
+	}
+}
+
+// grantLoop wakes the runs that wait for room whenever the pool granted
+// some, so the nodes it was granted to ask again and start.
+func (c *Controller) grantLoop(ctx context.Context, g Granter) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.Granted():
+			c.wakeStarved("", 0)
 		}
 	}
 }

@@ -29,6 +29,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, nil // not ours, or already finished
 	}
 	r := newRound(rs, c.now())
+	r.wakes = c.wakeSeq()
 	dirty, cancel, suspend := rs.takeWork()
 	r.suspend = suspend
 	c.payOwedStops(r)

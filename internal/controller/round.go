@@ -31,6 +31,8 @@ type round struct {
 	withdraw     []string         // waiters that stopped waiting without being admitted
 	freed        bool             // room went back to the pool
 	starved      bool             // a ready node did not fit in the pool
+	granted      bool             // the pool holds room granted to this engine's nodes that no one asked for
+	wakes        uint64           // the engine's wake count when the round began (see addStarved)
 }
 
 // attemptKey names attempt number of node node within a run.

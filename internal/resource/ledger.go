@@ -32,14 +32,24 @@ type Admission struct {
 	// Contended is set when, after the claim was answered, another
 	// session (another engine) had something waiting for room.
 	Contended bool
+	// Granted counts the asking session's waiters that were granted room
+	// (see Ledger) and that it has not asked for since: it should ask
+	// about its waiting nodes whatever it thinks is free.
+	Granted int
 }
 
 // Ledger is the book of one machine's resources: who holds what, and
-// who waits at which priority. Every engine working on one kiln home
-// admits against the same ledger (the supervisor keeps it), so their
-// tasks never oversubscribe the machine together. Each engine admits
-// within its own capacity (its --cpus, --memory, --gpus), counted against
-// everything every engine holds.
+// who waits in which order. Every engine working on one kiln home admits
+// against the same ledger (the supervisor keeps it), so their tasks never
+// oversubscribe the machine together. Each engine admits within its own
+// capacity (its --cpus, --memory, --gpus), counted against everything
+// every engine holds.
+//
+// Waiters wait in one queue, higher priority first, then first come.
+// When room comes back, the ledger grants it to the waiters at the front
+// of the queue that fit, holding it for the attempt each asked for, and
+// tells their engines (Granted): an engine whose task ends does not keep
+// the room for its own next task while another run's task waited longer.
 //
 // Room is held per holder, so taking and giving back are idempotent.
 // Holdings and waiters belong to a session (one engine's connection).
@@ -51,13 +61,15 @@ type Admission struct {
 // still running stays until they exit. A Ledger is safe for concurrent
 // use.
 type Ledger struct {
-	mu        sync.Mutex
-	used      Request
-	held      map[string]holding
-	waiting   map[string]waiter
-	byPrio    map[int32]int   // waiters per priority
-	bySession map[string]int  // waiters per session
-	ended     map[string]bool // sessions that ended
+	mu      sync.Mutex
+	used    Request
+	held    map[string]holding
+	queue   *queue
+	granted map[string]grant  // by waiter: room granted and not yet asked for
+	unasked map[string]int    // per session, its waiters' grants not yet asked for
+	grants  map[string]uint64 // per session, how many times room was granted to it
+	changed chan struct{}     // closed and replaced on every grant
+	ended   map[string]bool   // sessions that ended
 }
 
 type holding struct {
@@ -67,50 +79,54 @@ type holding struct {
 	exited  bool // and its processes are gone
 }
 
-type waiter struct {
-	prio    int32
-	session string
-}
+// grant is room held for a waiter whose engine has not asked for it yet.
+type grant struct{ holder, session string }
+
+// maxGrantScan bounds how far into the queue one grant looks.
+const maxGrantScan = 64
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
 	return &Ledger{
-		held: map[string]holding{}, waiting: map[string]waiter{},
-		byPrio: map[int32]int{}, bySession: map[string]int{}, ended: map[string]bool{},
+		held: map[string]holding{}, queue: newQueue(), granted: map[string]grant{}, unasked: map[string]int{},
+		grants: map[string]uint64{}, changed: make(chan struct{}), ended: map[string]bool{},
 	}
 }
 
 // Admit answers claims in order, within capacity. A claim is admitted
 // when nothing of a higher priority waits and its request fits in what
 // capacity leaves beside everything held; otherwise its waiter waits, at
-// its priority, until a later Admit admits it or it is withdrawn. Among
-// equal priorities a claim that fits may pass one that does not. A claim
-// whose holder already holds room is admitted again at no cost.
+// its priority, until room is granted to it, a later Admit admits it, or
+// it is withdrawn. Among equal priorities a claim that fits may pass one
+// that does not. A claim whose holder already holds room (room granted
+// to it, say) is admitted at no cost.
 func (l *Ledger) Admit(session string, capacity Request, claims []Claim) []Admission {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Admission, len(claims))
 	for i, c := range claims {
 		out[i] = l.admit(session, capacity, c)
-		out[i].Free, out[i].Contended = capacity.Sub(l.used), l.contended(session)
+		out[i].Free, out[i].Contended = capacity.Sub(l.used), l.queue.others(session)
+		out[i].Granted = l.unasked[session]
 	}
 	return out
 }
 
 // admit answers one claim. l.mu must be held.
 func (l *Ledger) admit(session string, capacity Request, c Claim) Admission {
+	l.regrant(c)
 	if _, ok := l.held[c.Holder]; ok {
 		l.unwait(c.Waiter)
 		return Admission{Admitted: true}
 	}
-	outranked := l.topAbove(c.Priority)
+	outranked := l.queue.topAbove(c.Priority)
 	if !outranked && c.Request.Add(l.used).Fits(capacity) {
 		l.held[c.Holder] = holding{req: c.Request, session: session}
 		l.used = l.used.Add(c.Request)
 		l.unwait(c.Waiter)
 		return Admission{Admitted: true}
 	}
-	l.wait(c.Waiter, waiter{prio: c.Priority, session: session})
+	l.queue.put(waiter{key: c.Waiter, session: session, claim: c, capacity: capacity})
 	return Admission{Outranked: outranked}
 }
 
@@ -130,7 +146,7 @@ func (l *Ledger) Hold(session string, c Claim) {
 func (l *Ledger) HandOver(session string, c Claim, release []string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.contended(session) {
+	if l.queue.others(session) {
 		return false
 	}
 	l.hold(session, c)
@@ -142,15 +158,21 @@ func (l *Ledger) HandOver(session string, c Claim, release []string) bool {
 func (l *Ledger) Contended(session string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.contended(session)
+	return l.queue.others(session)
 }
 
-func (l *Ledger) contended(session string) bool {
-	return len(l.waiting) > l.bySession[session]
+// Granted returns how many times room was granted to session's waiters,
+// how many of those grants session has not asked for yet, and a channel
+// closed at the next grant to anyone.
+func (l *Ledger) Granted(session string) (grants uint64, unasked int, next <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.grants[session], l.unasked[session], l.changed
 }
 
 // hold is Hold with l.mu held.
 func (l *Ledger) hold(session string, c Claim) {
+	l.regrant(c)
 	l.unwait(c.Waiter)
 	if h, ok := l.held[c.Holder]; ok {
 		h.session = session
@@ -182,8 +204,7 @@ func (l *Ledger) Exited(holder string) {
 	switch {
 	case !ok:
 	case l.ended[h.session]:
-		l.used = l.used.Sub(h.req)
-		delete(l.held, holder)
+		l.release([]string{holder})
 	default:
 		h.exited = true
 		l.held[holder] = h
@@ -198,24 +219,64 @@ func (l *Ledger) Release(holders ...string) {
 	l.release(holders)
 }
 
-// release is Release with l.mu held.
+// release is Release with l.mu held: the room goes to whoever waits for
+// it first.
 func (l *Ledger) release(holders []string) {
+	freed := false
 	for _, h := range holders {
 		if got, ok := l.held[h]; ok {
 			l.used = l.used.Sub(got.req)
 			delete(l.held, h)
+			freed = true
 		}
+	}
+	if freed {
+		l.grant()
+	}
+}
+
+// grant gives room to the waiters at the front of the queue that fit,
+// within their engine's capacity, holding it for the attempt each asked
+// for. A waiter that does not fit holds up every lower priority; equal
+// priorities may pass it.
+func (l *Ledger) grant() {
+	var blocked *int32
+	for i, scanned := 0, 0; i < len(l.queue.order) && scanned < maxGrantScan; scanned++ {
+		w := l.queue.order[i]
+		if blocked != nil && w.claim.Priority < *blocked {
+			return
+		}
+		if !w.claim.Request.Add(l.used).Fits(w.capacity) {
+			if blocked == nil {
+				p := w.claim.Priority
+				blocked = &p
+			}
+			i++
+			continue
+		}
+		l.hold(w.session, w.claim) // takes it out of the queue
+		l.granted[w.key] = grant{w.claim.Holder, w.session}
+		l.unasked[w.session]++
+		l.grants[w.session]++
+		close(l.changed)
+		l.changed = make(chan struct{})
 	}
 }
 
 // Withdraw removes waiters that no longer wait (their node started some
-// other way, was skipped, or its run ended).
+// other way, was skipped, or its run ended), with room granted to them
+// that their engine never asked for.
 func (l *Ledger) Withdraw(waiters ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var unasked []string
 	for _, w := range waiters {
+		if g, ok := l.granted[w]; ok && !l.held[g.holder].bound {
+			unasked = append(unasked, g.holder)
+		}
 		l.unwait(w)
 	}
+	l.release(unasked)
 }
 
 // EndSession forgets what session asked for: its waiters, and the room it
@@ -225,17 +286,25 @@ func (l *Ledger) EndSession(session string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ended[session] = true
+	for _, w := range slices.Clone(l.queue.order) {
+		if w.session == session {
+			l.unwait(w.key)
+		}
+	}
+	for w, g := range l.granted {
+		if g.session == session {
+			delete(l.granted, w)
+		}
+	}
+	delete(l.unasked, session)
+	var gone []string
 	for k, h := range l.held {
 		if h.session == session && (!h.bound || h.exited) {
-			l.used = l.used.Sub(h.req)
-			delete(l.held, k)
+			gone = append(gone, k)
 		}
 	}
-	for k, w := range l.waiting {
-		if w.session == session {
-			l.unwait(k)
-		}
-	}
+	delete(l.grants, session)
+	l.release(gone)
 }
 
 // Used returns what every holder holds together.
@@ -245,45 +314,41 @@ func (l *Ledger) Used() Request {
 	return l.used
 }
 
-// Waiting returns the waiters, sorted, for tests and diagnostics.
+// Waiting returns the waiters in admission order, for tests and
+// diagnostics.
 func (l *Ledger) Waiting() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.waiting))
-	for k := range l.waiting {
-		out = append(out, k)
+	out := make([]string, len(l.queue.order))
+	for i, w := range l.queue.order {
+		out[i] = w.key
 	}
-	slices.Sort(out)
 	return out
 }
 
-// topAbove reports whether anything waits at a priority above p.
-func (l *Ledger) topAbove(p int32) bool {
-	for prio, n := range l.byPrio {
-		if n > 0 && prio > p {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *Ledger) wait(key string, w waiter) {
-	l.unwait(key)
-	l.waiting[key] = w
-	l.byPrio[w.prio]++
-	l.bySession[w.session]++
-}
-
-func (l *Ledger) unwait(key string) {
-	old, ok := l.waiting[key]
-	if !ok {
+// regrant drops room granted to c's waiter for another holder than c's
+// (its engine now asks for another attempt of the node, or another
+// request): the room goes back without a new grant, and c is answered as
+// any claim. l.mu must be held.
+func (l *Ledger) regrant(c Claim) {
+	g, ok := l.granted[c.Waiter]
+	if !ok || g.holder == c.Holder {
 		return
 	}
-	delete(l.waiting, key)
-	if l.byPrio[old.prio]--; l.byPrio[old.prio] == 0 {
-		delete(l.byPrio, old.prio)
+	if h, ok := l.held[g.holder]; ok && !h.bound {
+		l.used = l.used.Sub(h.req)
+		delete(l.held, g.holder)
 	}
-	if l.bySession[old.session]--; l.bySession[old.session] == 0 {
-		delete(l.bySession, old.session)
+	l.unwait(c.Waiter)
+}
+
+// unwait takes key out of the queue; room granted to it was asked for.
+func (l *Ledger) unwait(key string) {
+	l.queue.remove(key)
+	if g, ok := l.granted[key]; ok {
+		delete(l.granted, key)
+		if l.unasked[g.session]--; l.unasked[g.session] <= 0 {
+			delete(l.unasked, g.session)
+		}
 	}
 }

@@ -68,5 +68,13 @@ func (p *Pool) Withdraw(_ context.Context, waiters ...string) error {
 	return nil
 }
 
+// Granted returns a channel closed when room is next granted to a waiter
+// (see Ledger), whose engine should ask again; call it again after each
+// receive.
+func (p *Pool) Granted() <-chan struct{} {
+	_, _, ch := p.ledger.Granted(p.session)
+	return ch
+}
+
 // Free returns what is not held now.
 func (p *Pool) Free() Request { return p.capacity.Sub(p.ledger.Used()) }

@@ -47,6 +47,7 @@ type Backend struct {
 	room     map[string]resource.Claim // admitted attempts' claims, for their launch
 	handover map[string][]string       // per new attempt, ended attempts whose room it was handed
 	alone    atomic.Bool               // the supervisor last said no other engine waits for room
+	grants   chan struct{}             // room was granted to the engine's waiters
 }
 
 var (
@@ -59,7 +60,7 @@ func New(cfg Config) *Backend {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}
-	return &Backend{cfg: cfg, room: map[string]resource.Claim{}, handover: map[string][]string{}}
+	return &Backend{cfg: cfg, room: map[string]resource.Claim{}, handover: map[string][]string{}, grants: make(chan struct{}, 1)}
 }
 
 // Launch implements backend.Backend.

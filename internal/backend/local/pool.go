@@ -79,6 +79,10 @@ func (p *Pool) HandOver(_ context.Context, c resource.Claim, release []string) (
 	return true, nil
 }
 
+// Granted receives when room was granted to the engine's waiters, which
+// should ask again; call it again after each receive.
+func (p *Pool) Granted() <-chan struct{} { return p.b.grants }
+
 // Contended reports whether, as the supervisor last said, another engine
 // waits for room.
 func (p *Pool) Contended() bool { return !p.b.alone.Load() }

@@ -55,23 +55,28 @@ type StateReply struct {
 }
 
 // ExitsArgs asks for exits after sequence number After, waiting up to Wait
-// for the first one, or until whether another engine waits for room is
-// no longer what Contended says.
+// for the first one, or until the engine's standing in the ledger is no
+// longer what Contended and Granted say.
 type ExitsArgs struct {
 	After     uint64
 	Wait      time.Duration
 	Contended bool
+	Granted   uint64
 }
 
 // ExitsReply lists finished attempts. Instance changes when the supervisor
 // restarts; Reset says exits were dropped and the caller must resync.
-// Contended says whether another engine waits for room.
+// Contended says whether another engine waits for room; Granted counts
+// the grants of room to the engine's waiters (see resource.Ledger), and
+// Unasked those it has not asked for yet.
 type ExitsReply struct {
 	Instance  string
 	Seq       uint64
 	Exits     []Exit
 	Reset     bool
 	Contended bool
+	Granted   uint64
+	Unasked   int
 }
 
 // Exit is one finished attempt and how it ended.

@@ -50,9 +50,10 @@ func (s *session) Admit(a AdmitArgs, r *AdmitReply) error {
 }
 
 // Exits returns the attempts that exited after a.After (see
-// Supervisor.waitExits), and whether another engine waits for room.
+// Supervisor.waitExits), whether another engine waits for room, and how
+// often room was granted to this one's waiters.
 func (s *session) Exits(a ExitsArgs, r *ExitsReply) error {
-	return s.waitExits(a, r, func() bool { return s.ledger.Contended(s.id) })
+	return s.waitExits(s.id, a, r)
 }
 
 // Hold takes room for a.Holds, fit or not, then gives back a.Release's.

@@ -98,19 +98,20 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 
 // waitExits returns the IDs of attempts that exited after sequence number
 // a.After, waiting up to a.Wait for one if there are none yet, or for
-// contended, asked whenever the supervisor wakes, to differ from
-// a.Contended.
-func (s *Supervisor) waitExits(a ExitsArgs, r *ExitsReply, contended func() bool) error {
+// session's standing in the ledger (whether another engine waits, how
+// often room was granted to it) to differ from what a says.
+func (s *Supervisor) waitExits(session string, a ExitsArgs, r *ExitsReply) error {
 	deadline := time.NewTimer(a.Wait)
 	defer deadline.Stop()
 	for {
+		granted, unasked, grant := s.ledger.Granted(session)
 		s.mu.Lock()
 		r.Instance, r.Seq = s.instance, s.base+uint64(len(s.exits))
 		if a.After < s.base || a.After > r.Seq {
 			r.Reset = true
 		}
-		r.Contended = contended()
-		if r.Reset || a.After < r.Seq || r.Contended != a.Contended {
+		r.Contended, r.Granted, r.Unasked = s.ledger.Contended(session), granted, unasked
+		if r.Reset || a.After < r.Seq || r.Contended != a.Contended || r.Granted != a.Granted {
 			if !r.Reset {
 				r.Exits = append([]Exit(nil), s.exits[a.After-s.base:]...)
 			}
@@ -121,6 +122,7 @@ func (s *Supervisor) waitExits(a ExitsArgs, r *ExitsReply, contended func() bool
 		s.mu.Unlock()
 		select {
 		case <-changed:
+		case <-grant:
 		case <-deadline.C:
 			return nil
 		}

@@ -7,6 +7,7 @@ package pooltest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -14,9 +15,11 @@ import (
 	"kiln.dev/kiln/internal/resource"
 )
 
-// Pool is what the suite asks of a pool: the engine's seam, and an end.
+// Pool is what the suite asks of a pool: the engine's seam, word of room
+// granted, and an end.
 type Pool interface {
 	controller.Pool
+	controller.Granter
 	// Close ends the engine's session with the pool.
 	Close() error
 }
@@ -41,6 +44,36 @@ func Run(t *testing.T, newPools NewFunc) {
 	t.Run("a closed engine's waiters and unstarted room are freed", func(t *testing.T) { t.Parallel(); testClose(t, newPools) })
 	t.Run("room handed over from an ended attempt is held until its new holder's release", func(t *testing.T) { t.Parallel(); testHandover(t, newPools) })
 	t.Run("answers say whether another engine waits, and a hand-over then is refused", func(t *testing.T) { t.Parallel(); testContended(t, newPools) })
+	t.Run("room that comes back goes to the node that waited first, across engines", func(t *testing.T) { t.Parallel(); testFirstCome(t, newPools) })
+}
+
+func testFirstCome(t *testing.T, newPools NewFunc) {
+	pools := newPools(t, cpu1, 2)
+	mine, theirs := pools[0], pools[1]
+	admit(t, mine, claim("a", cpu1, 0))
+	granted := theirs.Granted()
+	if got := admit(t, theirs, claim("x", cpu1, 0)); got[0] {
+		t.Fatal("admitted into a full pool")
+	}
+	if got := admit(t, mine, claim("y", cpu1, 0)); got[0] {
+		t.Fatal("admitted into a full pool")
+	}
+	if err := mine.Release(t.Context(), "a/1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-granted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine whose node waited first was not told that room was granted to it")
+	}
+	res, err := mine.Admit(t.Context(), nil, []resource.Claim{claim("y", cpu1, 0)})
+	if err != nil || res[0].Admitted {
+		t.Fatalf("my later node = %+v, %v; want it to wait behind the other engine's earlier one", res, err)
+	}
+	res, err = theirs.Admit(t.Context(), nil, []resource.Claim{claim("x", cpu1, 0)})
+	if err != nil || !res[0].Admitted || res[0].Granted != 0 {
+		t.Fatalf("the node that waited first = %+v, %v; want admitted into the room granted to it, nothing more granted", res, err)
+	}
 }
 
 func testHandover(t *testing.T, newPools NewFunc) {
@@ -83,8 +116,9 @@ func testContended(t *testing.T, newPools NewFunc) {
 	if err := mine.Release(t.Context(), "a/1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := admit(t, theirs, claim("x", cpu1, 0)); !got[0] {
-		t.Error("a refused hand-over kept the room it was to hand")
+	res, err = mine.Admit(t.Context(), nil, []resource.Claim{claim("b", cpu1, 0)})
+	if err != nil || !res[0].Admitted {
+		t.Errorf("after a refused hand-over and a release, the node that waited first = %+v, %v; want admitted", res, err)
 	}
 }
 
