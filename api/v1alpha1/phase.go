@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strings"
+
 // Phase is where a run, a node or an attempt is in its life.
 type Phase string
 
@@ -40,4 +42,20 @@ func (p Phase) Done() bool {
 		return true
 	}
 	return false
+}
+
+// RunPhases lists the phases a run can be in, in the order of its life.
+func RunPhases() []Phase {
+	return []Phase{PhasePending, PhaseRunning, PhaseSuspended, PhaseFailing, PhaseCancelling, PhaseSucceeded, PhaseFailed, PhaseCancelled}
+}
+
+// ParseRunPhase returns the run phase s names, in any case, and whether
+// there is one.
+func ParseRunPhase(s string) (Phase, bool) {
+	for _, p := range RunPhases() {
+		if strings.EqualFold(string(p), s) {
+			return p, true
+		}
+	}
+	return "", false
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -28,4 +30,26 @@ func between(min, max int, says string) cobra.PositionalArgs {
 // usagef is a coded usage error: a bad flag or argument.
 func usagef(format string, args ...any) error {
 	return apiv1.Errorf(apiv1.CodeUsage, sprintf(format, args...))
+}
+
+// group returns a command that only holds subcommands. Run alone it shows
+// its help; run with anything else it is a usage error naming the
+// subcommands it has, not a silent help page and exit 0.
+func group(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use: use + " COMMAND", Short: short,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			var subs []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					subs = append(subs, c.Name())
+				}
+			}
+			return usagef("kiln %s has no subcommand %q; it has: %s", use, args[0], strings.Join(subs, ", "))
+		},
+	}
 }

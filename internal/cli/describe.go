@@ -19,12 +19,13 @@ type runDetail struct {
 }
 
 func newDescribeCmd(e *env) *cobra.Command {
-	describe := &cobra.Command{Use: "describe", Short: "Show one resource in detail"}
+	describe := group("describe", "Show one resource in detail")
 	var output string
 	run := &cobra.Command{
-		Use:   "run ID",
-		Short: "Show a run: its tasks, attempts, errors and events",
-		Args:  one("kiln describe run takes the ID of one run: kiln describe run ID"),
+		Use:     "run ID",
+		Aliases: []string{"runs"},
+		Short:   "Show a run: its tasks, attempts, errors and events",
+		Args:    one("kiln describe run takes the ID of one run: kiln describe run ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, done, err := e.open(cmd.Context(), reading, nil)
 			if err != nil {
@@ -56,7 +57,11 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
 	if r.Status.Message != "" {
 		fmt.Fprintf(w, "Message:   %s\n", strings.TrimSpace(string(r.Status.Code)+" "+r.Status.Message))
 	}
-	fmt.Fprintf(w, "Source:    %s\nCreated:   %s\nDuration:  %s\n", r.Source, r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+	fmt.Fprintf(w, "Source:    %s\n", r.Source)
+	if r.WorkDir != "" {
+		fmt.Fprintf(w, "WorkDir:   %s\n", r.WorkDir)
+	}
+	fmt.Fprintf(w, "Created:   %s\nDuration:  %s\n", r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
 		duration(r.Status.StartedAt, r.Status.FinishedAt))
 	if len(r.Params) > 0 {
 		keys := make([]string, 0, len(r.Params))

@@ -158,6 +158,10 @@ func (p *poolFlags) logger(w io.Writer) *slog.Logger {
 // withApp runs fn on the embedded app, for commands that only exist in
 // embedded mode (tokens, resume).
 func withApp(cmd *cobra.Command, e *env, u use, pool *poolFlags, fn func(*app.App) error) error {
+	if e.server != "" {
+		return usagef("%s works on the kiln home of this machine, not through a server (--server or KILN_SERVER is set): "+
+			"run it on the server's machine with that server's --home, without --server", cmd.CommandPath())
+	}
 	a, err := e.openApp(cmd.Context(), u, pool)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 )
 
 func newGetCmd(e *env) *cobra.Command {
-	get := &cobra.Command{Use: "get", Short: "List resources"}
+	get := group("get", "List resources")
 	var output, phase string
 	var limit int
 	runs := &cobra.Command{
@@ -22,12 +22,16 @@ func newGetCmd(e *env) *cobra.Command {
 		Short:   "List runs, newest first",
 		Args:    none("kiln get runs takes no arguments; filter with --phase"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			want, ok := apiv1.ParseRunPhase(phase)
+			if !ok && phase != "" {
+				return usagef("--phase %q is not a phase a run can be in; one of: %s", phase, phaseList())
+			}
 			eng, done, err := e.open(cmd.Context(), reading, nil)
 			if err != nil {
 				return err
 			}
 			defer done()
-			page, err := eng.ListRuns(cmd.Context(), apiv1.RunQuery{Phase: apiv1.Phase(phase), Limit: limit})
+			page, err := eng.ListRuns(cmd.Context(), apiv1.RunQuery{Phase: want, Limit: limit})
 			if err != nil {
 				return err
 			}
@@ -149,4 +153,12 @@ func source(rt apiv1.TrainingRuntime) string {
 		return s
 	}
 	return "built-in"
+}
+
+func phaseList() string {
+	var names []string
+	for _, p := range apiv1.RunPhases() {
+		names = append(names, string(p))
+	}
+	return strings.Join(names, ", ")
 }

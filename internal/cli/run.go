@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -96,13 +98,19 @@ func newResumeCmd(e *env) *cobra.Command {
 				return usagef("kiln serve adopts unfinished runs itself; resume is for the embedded engine")
 			}
 			return withApp(cmd, e, working, &pool, func(a *app.App) error {
-				ids := make([]apiv1.RunID, len(args))
-				for i, arg := range args {
-					ids[i] = apiv1.RunID(arg)
+				ids, err := resumable(cmd.Context(), a, args)
+				if err != nil {
+					return err
 				}
 				claimed, err := a.Claim(cmd.Context(), ids...)
 				if err != nil {
 					return err
+				}
+				if err := claimedAll(ids, claimed); err != nil {
+					if len(claimed) == 0 {
+						return err
+					}
+					printError(e.stderr, err)
 				}
 				if len(claimed) == 0 {
 					fmt.Fprintln(e.stdout, "no unfinished runs without a live engine")
@@ -129,7 +137,7 @@ func watchRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
 	defer leave()
 	go func() {
 		<-sig
-		fmt.Fprintln(e.stderr, "cancelling (press Ctrl-C again to leave now; the runs go on being cancelled)")
+		fmt.Fprintln(e.stderr, "cancelling (press Ctrl-C again to leave now; kiln resume then finishes the cancel)")
 		for _, id := range ids {
 			_ = eng.Cancel(ctx, id)
 		}
@@ -149,4 +157,35 @@ func watchRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
 		return &exitError{exitFailed}
 	}
 	return nil
+}
+
+// resumable checks that every run named exists and has not ended.
+func resumable(ctx context.Context, a *app.App, args []string) ([]apiv1.RunID, error) {
+	ids := make([]apiv1.RunID, len(args))
+	var errs []error
+	for i, arg := range args {
+		ids[i] = apiv1.RunID(arg)
+		r, err := a.GetRun(ctx, ids[i])
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case r.Status.Phase.Done():
+			errs = append(errs, apiv1.Errorf(apiv1.CodeRunPhase,
+				fmt.Sprintf("run %s has ended (%s): there is nothing to resume; kiln retry %s runs again what did not succeed", r.ID, r.Status.Phase, r.ID)))
+		}
+	}
+	return ids, errors.Join(errs...)
+}
+
+// claimedAll reports the runs asked for by name that another engine, still
+// alive, works.
+func claimedAll(asked, claimed []apiv1.RunID) error {
+	var errs []error
+	for _, id := range asked {
+		if !slices.Contains(claimed, id) {
+			errs = append(errs, apiv1.Errorf(apiv1.CodeRunPhase,
+				fmt.Sprintf("run %s is worked by an engine that is still running; watch it with kiln logs -f %s", id, id)))
+		}
+	}
+	return errors.Join(errs...)
 }

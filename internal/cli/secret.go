@@ -10,7 +10,7 @@ import (
 
 func newSecretCmd(e *env) *cobra.Command {
 	var project string
-	secret := &cobra.Command{Use: "secret", Short: "Manage secrets that task environments reference (valueFrom: {secret: NAME})"}
+	secret := group("secret", "Manage secrets that task environments reference (valueFrom: {secret: NAME})")
 	secret.PersistentFlags().StringVar(&project, "project", "default", "the project the secret belongs to")
 	set := &cobra.Command{
 		Use:   "set NAME",

@@ -12,7 +12,7 @@ import (
 )
 
 func newTokenCmd(e *env) *cobra.Command {
-	token := &cobra.Command{Use: "token", Short: "Manage API tokens (on this kiln home)"}
+	token := group("token", "Manage API tokens (on this kiln home)")
 	var role string
 	var projects []string
 	create := &cobra.Command{

@@ -237,8 +237,12 @@ func printSummary(e *env, run *apiv1.Run) bool {
 	}
 	fmt.Fprintf(e.stderr, "Run %s %s after %s: %s %s\n", run.ID, run.Status.Phase, took, run.Status.Code, run.Status.Message)
 	for _, n := range run.Status.Nodes {
-		if n.Phase == apiv1.PhaseFailed {
-			fmt.Fprintf(e.stderr, "  task %s failed (%s): %s\n    logs: kiln logs %s %s\n", n.Name, n.Code, n.Message, run.ID, n.Name)
+		if n.Phase != apiv1.PhaseFailed {
+			continue
+		}
+		fmt.Fprintf(e.stderr, "  task %s failed (%s): %s\n", n.Name, n.Code, n.Message)
+		if len(n.Attempts) > 0 && n.Attempts[len(n.Attempts)-1].StartedAt != nil {
+			fmt.Fprintf(e.stderr, "    logs: kiln logs %s %s\n", run.ID, n.Name)
 		}
 	}
 	return false

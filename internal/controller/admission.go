@@ -31,5 +31,5 @@ func waitReason(a resource.Admission, need resource.Request, priority int32) str
 	if a.Outranked {
 		return fmt.Sprintf("waiting behind a task of higher priority than %d", priority)
 	}
-	return fmt.Sprintf("waiting for resources: needs %s; free now %s", need, a.Free)
+	return fmt.Sprintf("waiting for resources: needs %s; free when it last asked %s", need, a.Free)
 }

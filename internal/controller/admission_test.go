@@ -61,7 +61,7 @@ func TestWaitReason(t *testing.T) {
 		want string
 	}{
 		"no room says what it needs and what is free": {
-			a: resource.Admission{Free: resource.Request{MilliCPU: 500}}, want: "needs cpu 2, memory 0, gpu 0; free now cpu 500m",
+			a: resource.Admission{Free: resource.Request{MilliCPU: 500}}, want: "needs cpu 2, memory 0, gpu 0; free when it last asked cpu 500m",
 		},
 		"outranked says so": {a: resource.Admission{Outranked: true}, want: "behind a task of higher priority than 3"},
 	}

@@ -18,7 +18,14 @@ func badRequest(format string, args ...any) error {
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q := r.URL.Query()
-	params := store.ListRunsParams{Phase: apiv1.Phase(q.Get("phase")), Name: q.Get("name"), Label: q.Get("label"), Limit: 50}
+	params := store.ListRunsParams{Name: q.Get("name"), Label: q.Get("label"), Limit: 50}
+	if v := q.Get("phase"); v != "" {
+		phase, ok := apiv1.ParseRunPhase(v)
+		if !ok {
+			return badRequest("phase %q is not a phase a run can be in", v)
+		}
+		params.Phase = phase
+	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPage {

@@ -69,8 +69,38 @@ func TestRequestsARunsPhaseRefusesAreCoded(t *testing.T) {
 			t.Errorf("kiln %s of a Succeeded run: exit %d, %q; want 1 and KLN-4010 naming the phase", args[0], r.code, r.stderr)
 		}
 	}
-	if r := kiln(t, home, "cancel", "no-such-run"); r.code != 1 || !strings.Contains(r.stderr, "KLN-4001") {
-		t.Errorf("kiln cancel of an unknown run: exit %d, %q", r.code, r.stderr)
+	for _, args := range [][]string{{"cancel", "no-such-run"}, {"resume", "no-such-run"}, {"describe", "runs", "no-such-run"}} {
+		if r := kiln(t, home, args...); r.code != 1 || !strings.Contains(r.stderr, "KLN-4001") {
+			t.Errorf("kiln %s of an unknown run: exit %d, %q; want 1 and KLN-4001", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if r := kiln(t, home, "resume", id); r.code != 1 || !strings.Contains(r.stderr, "KLN-4010") || !strings.Contains(r.stderr, "kiln retry "+id) {
+		t.Errorf("kiln resume of a Succeeded run: exit %d, %q; want 1 and KLN-4010 pointing at kiln retry", r.code, r.stderr)
+	}
+}
+
+// A wrong subcommand, phase or place is a usage error that says what
+// would be right, never a help page that exits 0.
+func TestWrongCommandLinesAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		says string
+	}{
+		{args: []string{"get", "foo"}, says: "it has: runs, runtimes"},
+		{args: []string{"describe", "rnu", "x"}, says: "it has: run"},
+		{args: []string{"get", "runs", "--phase", "Bogus"}, says: "Succeeded"},
+		{args: []string{"token", "create", "ci"}, env: []string{"KILN_SERVER=http://127.0.0.1:9"}, says: "not through a server"},
+	} {
+		r := kilnWithEnv(t, tc.env, home, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "KLN-4002") || !strings.Contains(r.stderr, tc.says) {
+			t.Errorf("kiln %s: exit %d, %q; want 2 and KLN-4002 saying %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.says)
+		}
+	}
+	if r := kiln(t, home, "get", "runs", "--phase", "failed"); r.code != 0 {
+		t.Errorf("kiln get runs --phase failed (any case): exit %d, %q", r.code, r.stderr)
 	}
 }
 
