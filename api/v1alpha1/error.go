@@ -24,19 +24,22 @@ type Error struct {
 
 // Error formats e on one line: code, place, message and hint.
 func (e *Error) Error() string {
+	if e.File == "" && e.Object == "" && e.Field == "" {
+		return string(e.Code) + ": " + e.Text()
+	}
+	return string(e.Code) + " " + e.Text()
+}
+
+// Text is Error without the code, for records that keep the code in a
+// field of its own: place, message and hint.
+func (e *Error) Text() string {
 	var b strings.Builder
-	b.WriteString(string(e.Code))
 	for _, part := range []string{e.File, e.Object, e.Field} {
 		if part != "" {
-			b.WriteString(" ")
 			b.WriteString(part)
-			b.WriteString(":")
+			b.WriteString(": ")
 		}
 	}
-	if e.File == "" && e.Object == "" && e.Field == "" {
-		b.WriteString(":")
-	}
-	b.WriteString(" ")
 	b.WriteString(e.Message)
 	if h := e.hint(); h != "" {
 		b.WriteString(" (hint: ")

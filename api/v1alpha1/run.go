@@ -127,8 +127,11 @@ type AttemptStatus struct {
 	ID string `json:"id"`
 	// Phase of the attempt: Running, Succeeded, Failed or Cancelled.
 	Phase Phase `json:"phase"`
-	// ExitCode of the process, when it exited.
+	// ExitCode of the process, when it exited; absent when it never
+	// started or a signal ended it.
 	ExitCode *int `json:"exitCode,omitempty"`
+	// Signal names the signal that ended the process, if one did.
+	Signal string `json:"signal,omitempty"`
 	// Code is the error code of an attempt that did not succeed.
 	Code Code `json:"code,omitempty"`
 	// Message says why the attempt ended as it did.

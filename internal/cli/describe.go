@@ -81,8 +81,11 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
 		fmt.Fprintf(tw, "  %s\t%s\t\t\t%s\t%s\t%s\n", n.Name, n.Phase, duration(n.StartedAt, n.FinishedAt), n.Code, oneLine(n.Message))
 		for _, at := range n.Attempts {
 			exit := "-"
-			if at.ExitCode != nil {
+			switch {
+			case at.ExitCode != nil:
 				exit = fmt.Sprint(*at.ExitCode)
+			case at.Signal != "":
+				exit = at.Signal
 			}
 			msg := oneLine(at.Message)
 			if at.System {

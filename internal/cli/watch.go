@@ -235,7 +235,11 @@ func printSummary(e *env, run *apiv1.Run) bool {
 		fmt.Fprintf(e.stderr, "Run %s is %s and now worked by another engine\n", run.ID, run.Status.Phase)
 		return false
 	}
-	fmt.Fprintf(e.stderr, "Run %s %s after %s: %s %s\n", run.ID, run.Status.Phase, took, run.Status.Code, run.Status.Message)
+	when := "after " + took
+	if run.Status.StartedAt == nil {
+		when = "before any task started"
+	}
+	fmt.Fprintf(e.stderr, "Run %s %s %s: %s %s\n", run.ID, run.Status.Phase, when, run.Status.Code, run.Status.Message)
 	for _, n := range run.Status.Nodes {
 		if n.Phase != apiv1.PhaseFailed {
 			continue

@@ -59,7 +59,12 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		for k, it := range batch {
 			if last = answers[k]; last.Admitted {
 				taken[it.node] = true
-				r.admitted = append(r.admitted, rs.nextClaim(it.node).Holder) // given back if the round is not saved
+				holder := rs.nextClaim(it.node).Holder
+				if rs.stopping != "" { // an attempt of this batch that could not start stopped the run
+					r.released = append(r.released, holder)
+					continue
+				}
+				r.admitted = append(r.admitted, holder) // given back if the round is not saved
 				c.startAttempt(ctx, r, it.node)
 				continue
 			}
@@ -80,7 +85,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 	r.granted = last.Granted > 0
 	restore()
 	c.showWaiting(r, last)
-	return nil
+	return c.giveBack(ctx, r) // the room of attempts that could not start
 }
 
 // pick pops ready nodes to ask the pool about: the first, and then those

@@ -19,14 +19,18 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 	rs := r.rs
 	ns := rs.nodes[i]
 	n := ns.attempt.Number + 1
-	ns.attempt = apiv1.AttemptStatus{
-		Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning, StartedAt: r.timePtr(),
-	}
+	spec, err := c.buildSpec(ctx, rs, i, n)
+	ns.attempt = apiv1.AttemptStatus{Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning}
 	if !ns.waitingSince.IsZero() {
 		c.cfg.Metrics.Admitted(r.now.Sub(ns.waitingSince))
 	}
 	ns.waiting, ns.waitingSince = false, time.Time{}
 	rs.active[i] = true
+	if err != nil { // nothing started: the attempt ends as it is recorded
+		c.buildFailed(r, i, err)
+		return
+	}
+	ns.attempt.StartedAt = r.timePtr()
 	if ns.status.StartedAt == nil {
 		ns.status.StartedAt = r.timePtr()
 	}
@@ -39,11 +43,6 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 	}
 	r.setAttempt(i)
 	r.setNode(i, apiv1.PhaseRunning, "Started", "", fmt.Sprintf("attempt %d started", n))
-	spec, err := c.buildSpec(ctx, rs, i, n)
-	if err != nil {
-		c.buildFailed(r, i, err)
-		return
-	}
 	ns.spec = spec
 	r.report(i, node.Change{Started: spec})
 	r.launch = append(r.launch, i)
@@ -73,11 +72,12 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 
 // buildFailed fails node i's attempt, for good, because it could not be built.
 func (c *Controller) buildFailed(r *round, i int, err error) {
-	code := apiv1.CodeOf(err)
-	if code == "" {
-		code = apiv1.CodeStart
+	code, msg := apiv1.CodeStart, err.Error()
+	var coded *apiv1.Error
+	if errors.As(err, &coded) {
+		code, msg = coded.Code, coded.Text() // the record keeps the code on its own
 	}
-	c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: code, Message: err.Error(), Permanent: true})
+	c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: code, Message: msg, Permanent: true})
 }
 
 // endAttempt records node i's attempt as ended, takes the node out of the

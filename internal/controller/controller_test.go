@@ -319,7 +319,10 @@ func TestTimeoutAndMissingCommand(t *testing.T) {
 		t.Errorf("sleepy = %s %s, want Failed %s", sleepy.Phase, sleepy.Code, apiv1.CodeAttemptTimeout)
 	}
 	if missing.Code != apiv1.CodeCommandNotFound || len(missing.Attempts) != 1 || !strings.Contains(missing.Message, "no-such-program-kiln") {
-		t.Errorf("missing = %+v, want one attempt failing with %s naming the command", missing, apiv1.CodeCommandNotFound)
+		t.Fatalf("missing = %+v, want one attempt failing with %s naming the command", missing, apiv1.CodeCommandNotFound)
+	}
+	if a := missing.Attempts[0]; a.ExitCode != nil || a.Signal != "" {
+		t.Errorf("the attempt of a command that never ran has exit code %v, signal %q; want neither", *a.ExitCode, a.Signal)
 	}
 }
 

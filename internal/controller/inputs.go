@@ -10,6 +10,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/node"
+	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/template"
 )
 
@@ -121,10 +122,17 @@ func (in *inputs) value(ctx context.Context, e apiv1.EnvVar) (string, error) {
 		return "", &apiv1.Error{Code: apiv1.CodeSecret, Field: "env." + e.Name, Message: "this engine keeps no secrets"}
 	}
 	v, err := in.c.cfg.Secrets.Secret(ctx, project, e.ValueFrom.Secret)
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return "", &apiv1.Error{
 			Code: apiv1.CodeSecret, Field: "env." + e.Name,
-			Message: fmt.Sprintf("secret %q of project %q: %v", e.ValueFrom.Secret, project, err),
+			Message: fmt.Sprintf("project %q has no secret %q", project, e.ValueFrom.Secret),
+			Hint:    fmt.Sprintf("kiln secret set %s --project %s, with the value on standard input", e.ValueFrom.Secret, project),
+		}
+	case err != nil:
+		return "", &apiv1.Error{
+			Code: apiv1.CodeSecret, Field: "env." + e.Name,
+			Message: fmt.Sprintf("reading secret %q of project %q: %v", e.ValueFrom.Secret, project, err),
 		}
 	}
 	return v, nil

@@ -77,7 +77,10 @@ func (c *Controller) observed(r *round, i int, st *job.Status) {
 func (c *Controller) exited(r *round, i int, st *job.Status) {
 	ns := r.rs.nodes[i]
 	r.report(i, node.Change{Ended: st})
-	ns.attempt.ExitCode = &st.ExitCode
+	if st.StartError == "" && st.Signal == "" && st.ExitCode >= 0 {
+		ns.attempt.ExitCode = &st.ExitCode
+	}
+	ns.attempt.Signal = st.Signal
 	if !st.StartedAt.IsZero() {
 		ns.attempt.StartedAt = &st.StartedAt
 	}

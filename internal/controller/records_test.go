@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -168,8 +169,9 @@ func TestProcessKilledFromOutsideIsASystemFailure(t *testing.T) {
 	if run.Status.Phase != apiv1.PhaseSucceeded || len(v.Attempts) != 2 {
 		t.Fatalf("run %s, victim has %d attempts; want Succeeded on a second attempt", run.Status.Phase, len(v.Attempts))
 	}
-	if a := v.Attempts[0]; !a.System || a.Phase != apiv1.PhaseFailed || !strings.Contains(a.Message, "SIGKILL, not by kiln") {
-		t.Errorf("first attempt = %+v, want a system failure naming SIGKILL", a)
+	if a := v.Attempts[0]; !a.System || a.Phase != apiv1.PhaseFailed || !strings.Contains(a.Message, "SIGKILL, not by kiln") ||
+		a.Signal != "SIGKILL" || a.ExitCode != nil {
+		t.Errorf("first attempt = %+v, want a system failure by signal SIGKILL, with no exit code", a)
 	}
 }
 
@@ -221,5 +223,43 @@ func waitFile(t *testing.T, path string) {
 			t.Fatalf("%s never appeared", path)
 		}
 		<-time.After(5 * time.Millisecond)
+	}
+}
+
+// An attempt that cannot be built (its secret is missing) never started:
+// its record says so, and a task admitted beside it in the same round is
+// skipped, not started after the run began to stop. Their room goes back.
+func TestAttemptThatCannotStartStartsNothingBesideIt(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 2, func(cfg *Config) { cfg.Secrets = cfg.Store.(Secrets) })
+	id := e.submit(t, `spec:
+  tasks:
+  - name: a
+    command: ["true"]
+    env: [{name: TOKEN, valueFrom: {secret: missing}}]
+  - {name: b, command: ["true"]}
+`, nil)
+	run := e.wait(t, id)
+	a, b := nodeOf(run, "a"), nodeOf(run, "b")
+	if run.Status.Phase != apiv1.PhaseFailed || a.Phase != apiv1.PhaseFailed || b.Phase != apiv1.PhaseSkipped || len(b.Attempts) != 0 {
+		t.Fatalf("run %s, a %s, b %s with %d attempts; want Failed, Failed, Skipped with none", run.Status.Phase, a.Phase, b.Phase, len(b.Attempts))
+	}
+	at := a.Attempts[0]
+	if at.Code != apiv1.CodeSecret || strings.HasPrefix(at.Message, string(apiv1.CodeSecret)) || !strings.Contains(at.Message, `has no secret "missing"`) ||
+		at.StartedAt != nil || a.StartedAt != nil {
+		t.Errorf("a's attempt = %+v; want %s once, saying which secret is missing, and no start", at, apiv1.CodeSecret)
+	}
+	events, err := e.store.ListEvents(t.Context(), store.ListEventsParams{Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if ev.Phase == apiv1.PhaseRunning && ev.Node != "" {
+			t.Errorf("event %q says %s started", ev.Message, ev.Node)
+		}
+	}
+	res, err := e.pool.Admit(t.Context(), nil, []resource.Claim{{Holder: "probe/1", Waiter: "probe", Request: resource.Request{MilliCPU: 2000}}})
+	if err != nil || !res[0].Admitted {
+		t.Errorf("the whole pool is not free after the run: %+v, %v", res, err)
 	}
 }

@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -48,10 +49,17 @@ func loadRead(files []string, docs []Document, readErr error, params map[string]
 // LoadSubmission is Load for a submission's files.
 func LoadSubmission(s *apiv1.Submission) (*Loaded, error) {
 	names := make([]string, len(s.Files))
-	var docs []Document
-	var errs []error
 	for i, f := range s.Files {
 		names[i] = f.Name
+	}
+	var docs []Document
+	errs := []error{Repeated(names)}
+	seen := map[string]bool{}
+	for _, f := range s.Files {
+		if seen[filepath.Clean(f.Name)] {
+			continue
+		}
+		seen[filepath.Clean(f.Name)] = true
 		d, err := Read(f.Name, strings.NewReader(string(f.Data)))
 		docs = append(docs, d...)
 		errs = append(errs, err)

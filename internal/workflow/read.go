@@ -43,11 +43,16 @@ func (d *Document) Object() string {
 // document it could read and a joined error for those it could not.
 func ReadFiles(paths []string) ([]Document, error) {
 	var docs []Document
-	var errs []error
-	for _, p := range paths {
+	errs := []error{Repeated(paths)}
+	for _, p := range unique(paths) {
 		f, err := os.Open(p)
 		if err != nil {
 			errs = append(errs, &apiv1.Error{Code: apiv1.CodeRead, File: p, Message: "cannot read the file: " + pathError(err)})
+			continue
+		}
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			f.Close()
+			errs = append(errs, &apiv1.Error{Code: apiv1.CodeRead, File: p, Message: "is a directory, not a file", Hint: "name the YAML files in it"})
 			continue
 		}
 		d, err := Read(p, f)
@@ -56,6 +61,34 @@ func ReadFiles(paths []string) ([]Document, error) {
 		errs = append(errs, err)
 	}
 	return docs, errors.Join(errs...)
+}
+
+// Repeated is KLN-1020 for each file named more than once: its documents
+// would count twice.
+func Repeated(paths []string) error {
+	seen := map[string]bool{}
+	var errs []error
+	for _, p := range paths {
+		c := filepath.Clean(p)
+		if seen[c] {
+			errs = append(errs, &apiv1.Error{Code: apiv1.CodeRead, File: p, Message: "is named more than once", Hint: "name each file once"})
+		}
+		seen[c] = true
+	}
+	return errors.Join(errs...)
+}
+
+// unique returns paths without the ones named before.
+func unique(paths []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		if c := filepath.Clean(p); !seen[c] {
+			seen[c] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ReadSource reads file name ("-": stdin) as it is to be submitted. A

@@ -126,7 +126,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 	for i, n := range r.Status.Nodes {
 		index[n.Name] = i
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, code, message, system, started_at, finished_at
+	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, signal, code, message, system, started_at, finished_at
 		FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 		var node string
 		var a apiv1.AttemptStatus
 		var exit, started, finished sql.NullInt64
-		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Code, &a.Message, &a.System, &started, &finished); err != nil {
+		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Signal, &a.Code, &a.Message, &a.System, &started, &finished); err != nil {
 			return err
 		}
 		a.ExitCode, a.StartedAt, a.FinishedAt = intOf(exit), timeOf(started), timeOf(finished)

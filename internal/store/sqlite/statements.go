@@ -23,10 +23,11 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
 			retry_at = ?, outputs = ?, conditions = ?, replicas = ? WHERE run_id = ? AND name = ?`},
-		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, code, message, system,
-			started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
-			phase = excluded.phase, exit_code = excluded.exit_code, code = excluded.code, message = excluded.message,
-			system = excluded.system, started_at = excluded.started_at, finished_at = excluded.finished_at`},
+		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code, message, system,
+			started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
+			phase = excluded.phase, exit_code = excluded.exit_code, signal = excluded.signal, code = excluded.code,
+			message = excluded.message, system = excluded.system, started_at = excluded.started_at,
+			finished_at = excluded.finished_at`},
 		{&st.insertEvent, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time)
 			VALUES (?,?,?,?,?,?,?,?)`},
 	} {

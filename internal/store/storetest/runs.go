@@ -43,10 +43,10 @@ func testRunFields(t *testing.T, s store.Store) {
 
 func testApplyAttempts(t *testing.T, s store.Store) {
 	mustCreate(t, s, NewRun("r1", "me"))
-	one, two := 1, 0
+	two := 0
 	end, retry := t0.Add(time.Second), t0.Add(time.Minute)
 	failed := apiv1.AttemptStatus{
-		Number: 1, ID: "r1/a/1", Phase: apiv1.PhaseFailed, ExitCode: &one, Code: apiv1.CodeAttemptLost,
+		Number: 1, ID: "r1/a/1", Phase: apiv1.PhaseFailed, Signal: "SIGKILL", Code: apiv1.CodeAttemptLost,
 		Message: "lost", System: true, StartedAt: &t0, FinishedAt: &end,
 	}
 	running := apiv1.AttemptStatus{Number: 2, ID: "r1/a/2", Phase: apiv1.PhaseRunning, StartedAt: &end}

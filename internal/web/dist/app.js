@@ -117,7 +117,7 @@ async function panel(run, node) {
   box.append(el("table", { id: "attempts" },
     el("tr", {}, ...["Attempt", "Phase", "Exit", "Code", "Message"].map((h) => el("th", {}, h))),
     ...(node.attempts || []).map((a) => el("tr", {}, el("td", {}, "#" + a.number), el("td", {}, phase(a.phase)),
-      el("td", {}, a.exitCode ?? "-"), el("td", {}, a.code || ""),
+      el("td", {}, a.exitCode ?? a.signal ?? "-"), el("td", {}, a.code || ""),
       el("td", {}, (a.system ? "(system) " : "") + (a.message || ""))))));
   if (node.conditions) {
     box.append(el("h4", {}, "Training job"), el("table", { id: "conditions" },
