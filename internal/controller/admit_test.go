@@ -218,16 +218,7 @@ func TestAnotherEnginesHigherPriorityIsNotPassed(t *testing.T) {
 		}
 		<-time.After(5 * time.Millisecond)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range []*engine{a, b} {
-		if run := e.wait(t, []apiv1.RunID{idA, idB}[i]); run.Status.Phase != apiv1.PhaseSucceeded {
-			t.Fatalf("run %s: %s %s", run.ID, run.Status.Phase, run.Status.Message)
-		}
-	}
-	got, _ := os.ReadFile(log)
-	if order := strings.Fields(string(got)); !slices.Equal(order, []string{"urgent", "next"}) {
+	if order := releaseAndOrder(t, dir, log, a, idA, b, idB); !slices.Equal(order, []string{"urgent", "next"}) {
 		t.Errorf("tasks started in the order %v, want urgent (priority 9, another engine) before next", order)
 	}
 }
@@ -257,18 +248,26 @@ func TestRoomGoesToTheTaskThatWaitedFirst(t *testing.T) {
   - {name: waited, command: [sh, -c, 'echo waited >> `+log+`']}
 `, nil)
 			b.waitPhase(t, idB, "waited", apiv1.PhaseWaiting)
-			if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			for i, e := range []*engine{a, b} {
-				if run := e.wait(t, []apiv1.RunID{idA, idB}[i]); run.Status.Phase != apiv1.PhaseSucceeded {
-					t.Fatalf("run %s: %s %s", run.ID, run.Status.Phase, run.Status.Message)
-				}
-			}
-			got, _ := os.ReadFile(log)
-			if order := strings.Fields(string(got)); !slices.Equal(order, []string{"waited", "next"}) {
+			if order := releaseAndOrder(t, dir, log, a, idA, b, idB); !slices.Equal(order, []string{"waited", "next"}) {
 				t.Errorf("tasks started in the order %v, want waited (it waited first) before next", order)
 			}
 		})
 	}
+}
+
+// releaseAndOrder lets the task waiting for dir/go end, waits for run idA
+// of a and idB of b to succeed, and returns the order of the lines the
+// tasks wrote to log.
+func releaseAndOrder(t *testing.T, dir, log string, a *engine, idA apiv1.RunID, b *engine, idB apiv1.RunID) []string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range []*engine{a, b} {
+		if run := e.wait(t, []apiv1.RunID{idA, idB}[i]); run.Status.Phase != apiv1.PhaseSucceeded {
+			t.Fatalf("run %s: %s %s", run.ID, run.Status.Phase, run.Status.Message)
+		}
+	}
+	got, _ := os.ReadFile(log)
+	return strings.Fields(string(got))
 }
