@@ -12,6 +12,7 @@ import (
 	"kiln.dev/kiln/client"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/server"
 )
 
 // engine is what commands ask of kiln. The engine embedded in this
@@ -19,21 +20,9 @@ import (
 // implement it, with the same meaning and the same coded errors, so every
 // command is one code path, with the same output, in both modes.
 type engine interface {
-	runner
+	server.Engine // what a server asks of its engine: runs, logs, runtimes
 	reader
 	secretKeeper
-	// Logs writes what a task's processes wrote (see apiv1.LogQuery).
-	Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error
-	// Runtimes lists the built-in training runtimes.
-	Runtimes(ctx context.Context) ([]apiv1.TrainingRuntime, error)
-}
-
-// runner starts and steers runs.
-type runner interface {
-	Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error)
-	Cancel(ctx context.Context, id apiv1.RunID) error
-	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
-	Retry(ctx context.Context, id apiv1.RunID) error
 }
 
 // reader reads runs and their events.

@@ -60,7 +60,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 			if last = answers[k]; last.Admitted {
 				taken[it.node] = true
 				holder := rs.nextClaim(it.node).Holder
-				if rs.stopping != "" { // an attempt of this batch that could not start stopped the run
+				if rs.nodes[it.node].status.Phase.Done() { // ended in this batch: the run stopped when an attempt could not start
 					r.released = append(r.released, holder)
 					continue
 				}

@@ -201,12 +201,7 @@ func TestAnotherEnginesHigherPriorityIsNotPassed(t *testing.T) {
 	b := a.sibling(t, 1, "second-engine")
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
-	idA := a.submit(t, `spec:
-  tasks:
-  - {name: first, command: [sh, -c, 'while [ ! -e `+dir+`/go ]; do sleep 0.01; done']}
-  - {name: next, command: [sh, -c, 'echo next >> `+log+`'], dependsOn: [first]}
-`, nil)
-	a.waitPhase(t, idA, "first", apiv1.PhaseRunning)
+	idA := holdThenNext(t, a, dir, log)
 	idB := b.submit(t, `spec:
   tasks:
   - {name: urgent, command: [sh, -c, 'echo urgent >> `+log+`'], priority: 9}
@@ -237,12 +232,7 @@ func TestRoomGoesToTheTaskThatWaitedFirst(t *testing.T) {
 			b := other(a, t)
 			dir := t.TempDir()
 			log := filepath.Join(dir, "log")
-			idA := a.submit(t, `spec:
-  tasks:
-  - {name: first, command: [sh, -c, 'while [ ! -e `+dir+`/go ]; do sleep 0.01; done']}
-  - {name: next, command: [sh, -c, 'echo next >> `+log+`'], dependsOn: [first]}
-`, nil)
-			a.waitPhase(t, idA, "first", apiv1.PhaseRunning)
+			idA := holdThenNext(t, a, dir, log)
 			idB := b.submit(t, `spec:
   tasks:
   - {name: waited, command: [sh, -c, 'echo waited >> `+log+`']}
@@ -253,6 +243,20 @@ func TestRoomGoesToTheTaskThatWaitedFirst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdThenNext submits to e a run whose task first holds the room until
+// dir/go exists and whose task next then writes "next" to log, and waits
+// until first runs.
+func holdThenNext(t *testing.T, e *engine, dir, log string) apiv1.RunID {
+	t.Helper()
+	id := e.submit(t, `spec:
+  tasks:
+  - {name: first, command: [sh, -c, 'while [ ! -e `+dir+`/go ]; do sleep 0.01; done']}
+  - {name: next, command: [sh, -c, 'echo next >> `+log+`'], dependsOn: [first]}
+`, nil)
+	e.waitPhase(t, id, "first", apiv1.PhaseRunning)
+	return id
 }
 
 // releaseAndOrder lets the task waiting for dir/go end, waits for run idA

@@ -52,7 +52,7 @@ func TestHandedRoomMovesWhenTheNewAttemptStarts(t *testing.T) {
 	}
 	admitted := func(p *Pool, holder string) bool {
 		t.Helper()
-		res, err := p.Admit(t.Context(), nil, []resource.Claim{{Holder: holder, Waiter: holder + "-node", Request: cpu1}})
+		res, err := p.Admit(t.Context(), nil, []resource.Claim{claim(holder)})
 		if err != nil {
 			t.Fatal(err)
 		}
