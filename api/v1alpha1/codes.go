@@ -31,6 +31,8 @@ const (
 	CodeImageRequired   Code = "KLN-1019"
 	CodeRead            Code = "KLN-1020"
 	CodeBareValue       Code = "KLN-1021"
+	CodeDuplicateKey    Code = "KLN-1022"
+	CodeOutOfRange      Code = "KLN-1023"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -53,9 +55,13 @@ const (
 	CodeInternal        Code = "KLN-4009"
 	CodeRunPhase        Code = "KLN-4010"
 	CodeSecretNotFound  Code = "KLN-4011"
+	CodeRateLimited     Code = "KLN-4012"
+	CodeBusy            Code = "KLN-4013"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
+	CodeStoreFull       Code = "KLN-5004"
+	CodeSecretKey       Code = "KLN-5005"
 	CodeSupervisor      Code = "KLN-6001"
 	CodeBackend         Code = "KLN-6002"
 	CodeOOMKilled       Code = "KLN-6003"
@@ -65,6 +71,7 @@ const (
 	CodeUnschedulable   Code = "KLN-6007"
 	CodeKubeConfig      Code = "KLN-6008"
 	CodePodLost         Code = "KLN-6009"
+	CodeIsolation       Code = "KLN-6010"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -99,6 +106,8 @@ func CodeInfos() []CodeInfo {
 		{CodeImageRequired, "a task has no container image and the backend runs containers (kubernetes)", "set image on the task, on the workflow's spec, or trainer.image"},
 		{CodeRead, "a file cannot be read", "check the path and that the file is readable"},
 		{CodeBareValue, "an unquoted value that YAML reads as a boolean or a number (y, n, yes, no, on, off, 1.10) stands where a string belongs", "quote the value, for example name: \"n\""},
+		{CodeDuplicateKey, "a key appears twice in one mapping; YAML would keep only the later value", "remove one of the two lines named"},
+		{CodeOutOfRange, "a number, quantity or duration is outside the range the field allows (negative, too large, or an exponent kiln will not expand)", "the message gives the allowed range"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
@@ -121,9 +130,13 @@ func CodeInfos() []CodeInfo {
 		{CodeInternal, "the server failed while handling the request", "see the server's log"},
 		{CodeRunPhase, "the run's phase does not allow the request: cancelling or suspending a run that ended, retrying one that did not fail", "check the run's phase with kiln describe run"},
 		{CodeSecretNotFound, "the project has no secret of the given name", "list a project's secrets with kiln secret list --project P"},
+		{CodeRateLimited, "the token (or client) sent more requests than the server allows per second", "wait for the Retry-After seconds and try again"},
+		{CodeBusy, "the server is handling as many submissions as it allows at once", "wait for the Retry-After seconds and try again"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},
+		{CodeStoreFull, "the disk holding the store or KILN_HOME is full; nothing was written", "free space on the device named; kiln resume RUN then finishes the run"},
+		{CodeSecretKey, "the key that encrypts secret values at rest is missing, unreadable or not the one the store was written with", "restore KILN_HOME/secret.key (or KILN_SECRET_KEY_FILE) from where it was kept"},
 		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
 		{CodeBackend, "the backend refused or failed an operation", "see the message"},
 		{CodeOOMKilled, "a container was killed for using more memory than its limit (OOMKilled)", "raise resources.memory or use less memory"},
@@ -133,6 +146,7 @@ func CodeInfos() []CodeInfo {
 		{CodeUnschedulable, "the pods stayed unschedulable past the schedule timeout; none of them was left behind", "ask for less (resources, numNodes) or add nodes; the message is the scheduler's"},
 		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --context and --namespace, or KUBECONFIG"},
 		{CodePodLost, "a pod of a running attempt was deleted by someone other than kiln", "see the cluster's events; the attempt is retried per its retry policy"},
+		{CodeIsolation, "the isolation asked for tasks cannot be set up on this machine", "see kiln serve's start-up log for what the kernel offers, or change --isolation"},
 	}
 }
 
