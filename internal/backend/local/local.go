@@ -11,10 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/rpc"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -96,7 +98,9 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 	}
 	st := r.Status.jobStatus()
 	if st.ExitCode == 0 && st.StartError == "" {
-		dir := b.OutputDir(spec.ID)
+		// Outputs are read beneath the attempt's directory, which the task
+		// cannot replace, so that outputs/ itself cannot be a link away.
+		dir := AttemptDir(b.cfg.Home, spec.ID)
 		st.Outputs, st.OutputError = readOutputs(dir, spec.Outputs)
 		if st.OutputError == "" {
 			st.OutputError = missingArtifact(dir, spec.Artifacts)
@@ -104,6 +108,10 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 	}
 	return st, nil
 }
+
+// outputsDir is the attempt's output directory, $KILN_OUTPUTS, relative
+// to the attempt's directory.
+const outputsDir = "outputs"
 
 // maxOutput is the largest output parameter kept in the store.
 const maxOutput = 256 << 10
@@ -114,12 +122,12 @@ func readOutputs(dir string, names []string) (map[string]string, string) {
 	}
 	out := make(map[string]string, len(names))
 	for _, name := range names {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := readRegular(dir, path.Join(outputsDir, name), maxOutput)
 		switch {
-		case os.IsNotExist(err):
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Sprintf("output parameter %q was not written to $KILN_OUTPUTS/%s", name, name)
 		case err != nil:
-			return nil, fmt.Sprintf("reading output parameter %q: %v", name, err)
+			return nil, escapeMessage(fmt.Sprintf("output parameter %q", name), err)
 		case len(b) > maxOutput:
 			return nil, fmt.Sprintf("output parameter %q is %d bytes, at most %d are kept; write large data as an artifact", name, len(b), maxOutput)
 		}
@@ -131,8 +139,12 @@ func readOutputs(dir string, names []string) (map[string]string, string) {
 // missingArtifact names the first declared artifact that is not in dir.
 func missingArtifact(dir string, paths []string) string {
 	for _, p := range paths {
-		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+		err := statBeneath(dir, path.Join(outputsDir, p))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return fmt.Sprintf("output artifact %q was not written to $KILN_OUTPUTS/%s", p, p)
+		case err != nil:
+			return escapeMessage(fmt.Sprintf("output artifact %q", p), err)
 		}
 	}
 	return ""
@@ -145,7 +157,7 @@ func (b *Backend) Abort(ctx context.Context, id job.AttemptID, grace time.Durati
 
 // OutputDir implements backend.Backend.
 func (b *Backend) OutputDir(id job.AttemptID) string {
-	return filepath.Join(AttemptDir(b.cfg.Home, id), "outputs")
+	return filepath.Join(AttemptDir(b.cfg.Home, id), outputsDir)
 }
 
 // Supervisor returns the running supervisor's identity, starting one if needed.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +29,10 @@ const logPoll = 200 * time.Millisecond
 // attempt has ended (or ctx ends), then what is left. It reads files
 // only: no supervisor need be running.
 func (b *Backend) Logs(ctx context.Context, id job.AttemptID, follow bool, w io.Writer) error {
-	t := &tail{dir: AttemptDir(b.cfg.Home, id), w: w, offsets: map[string]int64{}, partial: map[string][]byte{}}
+	t := &tail{
+		dir: AttemptDir(b.cfg.Home, id), w: w,
+		offsets: map[string]int64{}, partial: map[string][]byte{}, refused: map[string]bool{},
+	}
 	for {
 		ended := !follow || exists(filepath.Join(t.dir, "status.json"))
 		if err := t.poll(); err != nil {
@@ -50,6 +55,7 @@ type tail struct {
 	w       io.Writer
 	offsets map[string]int64
 	partial map[string][]byte // a prefixed file's unfinished last line
+	refused map[string]bool   // files not served, said once
 }
 
 // logFiles lists an attempt's logs: stdout before stderr, and for a gang
@@ -81,9 +87,12 @@ func (t *tail) poll() error {
 }
 
 func (t *tail) read(name string) ([]byte, error) {
-	f, err := os.Open(filepath.Join(t.dir, name))
-	if err != nil {
+	f, err := openRegular(t.dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // not there yet
+	}
+	if err != nil {
+		return nil, t.refuse(name, err)
 	}
 	defer f.Close()
 	if _, err := f.Seek(t.offsets[name], io.SeekStart); err != nil {
@@ -92,6 +101,21 @@ func (t *tail) read(name string) ([]byte, error) {
 	b, err := io.ReadAll(f)
 	t.offsets[name] += int64(len(b))
 	return b, err
+}
+
+// refuse says once, in the log itself, that a file is not served: a task
+// replaced it with a link out of its attempt directory, a pipe or the like.
+func (t *tail) refuse(name string, err error) error {
+	if t.refused[name] {
+		return nil
+	}
+	t.refused[name] = true
+	why := "it is not a regular file inside the attempt's directory"
+	if !errors.Is(err, errNotRegular) {
+		why = err.Error()
+	}
+	_, werr := fmt.Fprintf(t.w, "[kiln: %s is not served: %s]\n", name, why)
+	return werr
 }
 
 // write copies a task's bytes as they are, and a gang process's whole

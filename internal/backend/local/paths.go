@@ -70,7 +70,7 @@ func makeAttemptDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Mkdir(filepath.Join(dir, "outputs"), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(filepath.Join(dir, outputsDir), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	return nil

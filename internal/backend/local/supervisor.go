@@ -208,7 +208,7 @@ func command(dir, workingDir string, p ProcessArgs, paths *pathCache) (*exec.Cmd
 	if workingDir == "" {
 		workingDir = dir
 	}
-	env := append(append([]string(nil), p.Env...), "KILN_OUTPUTS="+filepath.Join(dir, "outputs"))
+	env := append(append([]string(nil), p.Env...), "KILN_OUTPUTS="+filepath.Join(dir, outputsDir))
 	return &exec.Cmd{
 		Path: path, Args: p.Command, Env: env, Dir: workingDir, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
