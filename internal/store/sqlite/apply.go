@@ -11,7 +11,8 @@ import (
 
 // Apply implements store.Writer. The first statement is the fence: it
 // touches the run only if c.Owner still holds its lease.
-func (s *Store) Apply(ctx context.Context, c *store.Change) error {
+func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
+	defer s.coded(&err)
 	return s.withTx(ctx, func(tx *sql.Tx) error {
 		if err := s.fence(ctx, tx, c); err != nil {
 			return err

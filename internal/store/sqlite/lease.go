@@ -10,7 +10,8 @@ import (
 )
 
 // ClaimRuns implements store.Leaser.
-func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) ([]apiv1.RunID, error) {
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) (_ []apiv1.RunID, err error) {
+	defer s.coded(&err)
 	type holder struct {
 		id    apiv1.RunID
 		owner string
@@ -54,9 +55,10 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) ([]apiv1
 }
 
 // RenewLeases implements store.Leaser.
-func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]store.Request, error) {
+func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) (_ []store.Request, err error) {
+	defer s.coded(&err)
 	var reqs []store.Request
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
+	err = s.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND done = 0`, p.Until.UnixNano(), p.Owner); err != nil {
 			return err
 		}
@@ -78,7 +80,8 @@ func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]s
 }
 
 // ReleaseLease implements store.Leaser.
-func (s *Store) ReleaseLease(ctx context.Context, id apiv1.RunID, owner string) error {
-	_, err := s.wdb.ExecContext(ctx, `UPDATE runs SET owner = '', lease_until = 0 WHERE id = ? AND owner = ?`, id, owner)
+func (s *Store) ReleaseLease(ctx context.Context, id apiv1.RunID, owner string) (err error) {
+	defer s.coded(&err)
+	_, err = s.wdb.ExecContext(ctx, `UPDATE runs SET owner = '', lease_until = 0 WHERE id = ? AND owner = ?`, id, owner)
 	return err
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // RetryRun implements store.Runs.
-func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error {
+func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) (err error) {
+	defer s.coded(&err)
 	return s.withTx(ctx, func(tx *sql.Tx) error {
 		var phase apiv1.Phase
 		err := tx.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&phase)

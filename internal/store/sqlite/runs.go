@@ -14,7 +14,8 @@ import (
 )
 
 // CreateRun implements store.Runs.
-func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) error {
+func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err error) {
+	defer s.coded(&err)
 	r := &p.Run
 	return s.withTx(ctx, func(tx *sql.Tx) error {
 		project := r.Project
@@ -74,7 +75,8 @@ func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 }
 
 // GetRun implements store.Runs.
-func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
+func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err error) {
+	defer s.coded(&err)
 	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
@@ -149,7 +151,8 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 
 // ListRuns implements store.Runs. Filters and the cursor are index
 // lookups, so a page costs the same with a hundred thousand runs.
-func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) ([]*apiv1.Run, error) {
+func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv1.Run, err error) {
+	defer s.coded(&err)
 	query, args := listQuery(p)
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -210,7 +213,8 @@ func toAny(ss []string) []any {
 }
 
 // ListEvents implements store.Runs.
-func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) ([]apiv1.Event, error) {
+func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) (_ []apiv1.Event, err error) {
+	defer s.coded(&err)
 	limit := p.Limit
 	if limit <= 0 {
 		limit = -1
@@ -235,7 +239,8 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) ([]api
 }
 
 // CountRuns implements store.Runs.
-func (s *Store) CountRuns(ctx context.Context) (map[apiv1.Phase]int, error) {
+func (s *Store) CountRuns(ctx context.Context) (_ map[apiv1.Phase]int, err error) {
+	defer s.coded(&err)
 	rows, err := s.db.QueryContext(ctx, `SELECT phase, COUNT(*) FROM runs GROUP BY phase`)
 	if err != nil {
 		return nil, err
@@ -254,12 +259,14 @@ func (s *Store) CountRuns(ctx context.Context) (map[apiv1.Phase]int, error) {
 }
 
 // RequestSuspend implements store.Runs.
-func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
+func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) (err error) {
+	defer s.coded(&err)
 	return s.request(ctx, id, `UPDATE runs SET suspend = ? WHERE id = ? AND done = 0`, suspend, id)
 }
 
 // RequestCancel implements store.Runs.
-func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) error {
+func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) (err error) {
+	defer s.coded(&err)
 	return s.request(ctx, id, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0`, id)
 }
 

@@ -11,17 +11,19 @@ import (
 )
 
 // SetSecret implements store.Secrets.
-func (s *Store) SetSecret(ctx context.Context, project, name, value string) error {
-	_, err := s.wdb.ExecContext(ctx, `INSERT INTO secrets (project, name, value, updated_at) VALUES (?,?,?,?)
+func (s *Store) SetSecret(ctx context.Context, project, name, value string) (err error) {
+	defer s.coded(&err)
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO secrets (project, name, value, updated_at) VALUES (?,?,?,?)
 		ON CONFLICT (project, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 		project, name, value, time.Now().UnixNano())
 	return err
 }
 
 // Secret implements store.Secrets.
-func (s *Store) Secret(ctx context.Context, project, name string) (string, error) {
+func (s *Store) Secret(ctx context.Context, project, name string) (_ string, err error) {
+	defer s.coded(&err)
 	var v string
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM secrets WHERE project = ? AND name = ?`, project, name).Scan(&v)
+	err = s.db.QueryRowContext(ctx, `SELECT value FROM secrets WHERE project = ? AND name = ?`, project, name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("secret %s/%s: %w", project, name, store.ErrNotFound)
 	}
@@ -29,7 +31,8 @@ func (s *Store) Secret(ctx context.Context, project, name string) (string, error
 }
 
 // SecretNames implements store.Secrets.
-func (s *Store) SecretNames(ctx context.Context, project string) ([]string, error) {
+func (s *Store) SecretNames(ctx context.Context, project string) (_ []string, err error) {
+	defer s.coded(&err)
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM secrets WHERE project = ? ORDER BY name`, project)
 	if err != nil {
 		return nil, err
@@ -47,7 +50,8 @@ func (s *Store) SecretNames(ctx context.Context, project string) ([]string, erro
 }
 
 // DeleteSecret implements store.Secrets.
-func (s *Store) DeleteSecret(ctx context.Context, project, name string) error {
+func (s *Store) DeleteSecret(ctx context.Context, project, name string) (err error) {
+	defer s.coded(&err)
 	res, err := s.wdb.ExecContext(ctx, `DELETE FROM secrets WHERE project = ? AND name = ?`, project, name)
 	if err != nil {
 		return err

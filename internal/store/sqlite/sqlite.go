@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -28,6 +28,7 @@ var migrations embed.FS
 // in SQLite's busy handler (which backs off in steps of up to 100 ms);
 // reads use a pool of their own, which WAL lets run beside the writer.
 type Store struct {
+	path  string
 	db    *sql.DB // reads
 	wdb   *sql.DB // writes: one connection
 	stmts statements
@@ -46,6 +47,14 @@ type Options struct {
 // Open opens or creates the store at path and brings its schema up to date.
 // Its errors are *apiv1.Error with a KLN-5xxx code.
 func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	if err := prepareFile(ctx, path, opt); err != nil {
+		return nil, err
+	}
+	return open(ctx, path, opt)
+}
+
+// open opens the store at path, creating it if SQLite finds no file there.
+func open(ctx context.Context, path string, opt Options) (*Store, error) {
 	sync := "NORMAL"
 	if opt.FullSync {
 		sync = "FULL"
@@ -57,7 +66,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, openError(path, err)
 	}
 	wdb.SetMaxOpenConns(1)
-	s := &Store{wdb: wdb}
+	s := &Store{path: path, wdb: wdb}
 	if err := s.migrateWhenFree(ctx, path); err != nil {
 		wdb.Close()
 		return nil, err
@@ -154,12 +163,14 @@ func (s *Store) apply(ctx context.Context, file string, version int) error {
 
 // openError turns a driver error at open time into a coded error.
 func openError(path string, err error) error {
-	msg := err.Error()
-	code := apiv1.CodeStoreOpen
-	if strings.Contains(msg, "not a database") || strings.Contains(msg, "malformed") {
-		code = apiv1.CodeStoreCorrupt
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		if c := fileError(path, se.Code()); c != nil {
+			c.Message = "opening the store: " + c.Message + ": " + err.Error()
+			return c
+		}
 	}
-	return &apiv1.Error{Code: code, File: path, Message: "opening the store: " + msg}
+	return &apiv1.Error{Code: apiv1.CodeStoreOpen, File: path, Message: "opening the store: " + err.Error()}
 }
 
 // withTx runs fn in a write transaction and commits it if fn succeeds.

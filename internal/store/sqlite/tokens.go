@@ -12,8 +12,9 @@ import (
 )
 
 // CreateToken implements store.Tokens.
-func (s *Store) CreateToken(ctx context.Context, t store.Token) error {
-	_, err := s.wdb.ExecContext(ctx, `INSERT INTO tokens (id, name, hash, role, projects, created_at) VALUES (?,?,?,?,?,?)`,
+func (s *Store) CreateToken(ctx context.Context, t store.Token) (err error) {
+	defer s.coded(&err)
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO tokens (id, name, hash, role, projects, created_at) VALUES (?,?,?,?,?,?)`,
 		t.ID, t.Name, t.Hash, t.Role, mustJSON(t.Projects), t.CreatedAt.UnixNano())
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 		return fmt.Errorf("token %s: %w", t.ID, store.ErrConflict)
@@ -35,7 +36,8 @@ func scanToken(row interface{ Scan(...any) error }) (*store.Token, error) {
 }
 
 // TokenByHash implements store.Tokens.
-func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, error) {
+func (s *Store) TokenByHash(ctx context.Context, hash string) (_ *store.Token, err error) {
+	defer s.coded(&err)
 	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ? AND revoked = 0`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
@@ -44,7 +46,8 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*store.Token, err
 }
 
 // ListTokens implements store.Tokens.
-func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
+func (s *Store) ListTokens(ctx context.Context) (_ []store.Token, err error) {
+	defer s.coded(&err)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
@@ -62,7 +65,8 @@ func (s *Store) ListTokens(ctx context.Context) ([]store.Token, error) {
 }
 
 // RevokeToken implements store.Tokens.
-func (s *Store) RevokeToken(ctx context.Context, id string) error {
+func (s *Store) RevokeToken(ctx context.Context, id string) (err error) {
+	defer s.coded(&err)
 	res, err := s.wdb.ExecContext(ctx, `UPDATE tokens SET revoked = 1 WHERE id = ?`, id)
 	if err != nil {
 		return err

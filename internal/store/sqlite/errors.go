@@ -1,0 +1,80 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+	"modernc.org/sqlite"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Primary result codes of SQLite that say something about the file rather
+// than the query (https://sqlite.org/rescode.html).
+const (
+	sqliteIOErr   = 10
+	sqliteCorrupt = 11
+	sqliteFull    = 13
+	sqliteNotADB  = 26
+)
+
+// lowSpace is the free space under which an I/O error is taken for a full
+// disk: SQLite reports a write that hit ENOSPC as SQLITE_FULL, or, in the
+// write-ahead log, as a plain I/O error.
+const lowSpace = 1 << 20
+
+// coded turns a driver error that is about the store's file (its disk is
+// full, its pages are damaged) into a coded error naming the file, so that
+// every command and the API say what happened and where. Errors about the
+// query are left as they are.
+func (s *Store) coded(err *error) {
+	if *err == nil {
+		return
+	}
+	var se *sqlite.Error
+	if !errors.As(*err, &se) {
+		return
+	}
+	if c := fileError(s.path, se.Code()); c != nil {
+		c.Message += ": " + (*err).Error()
+		*err = c
+	}
+}
+
+// fileError is the coded error for SQLite result code rc on the store at
+// path, or nil if rc is not about the file.
+func fileError(path string, rc int) *apiv1.Error {
+	free, known := freeBytes(path)
+	switch rc & 0xff {
+	case sqliteFull:
+		return fullError(path, free, known)
+	case sqliteIOErr:
+		if known && free < lowSpace {
+			return fullError(path, free, known)
+		}
+		return &apiv1.Error{Code: apiv1.CodeStoreOpen, File: path, Message: "the store cannot be read or written"}
+	case sqliteCorrupt, sqliteNotADB:
+		return &apiv1.Error{Code: apiv1.CodeStoreCorrupt, File: path, Message: "the store file is damaged"}
+	}
+	return nil
+}
+
+func fullError(path string, free uint64, known bool) *apiv1.Error {
+	where := "the disk holding the store is full"
+	if known {
+		where = fmt.Sprintf("the disk holding the store is full (%d bytes free)", free)
+	}
+	return &apiv1.Error{Code: apiv1.CodeStoreFull, File: path, Message: where}
+}
+
+// freeBytes is the space an unprivileged writer has left on the file
+// system holding path.
+func freeBytes(path string) (uint64, bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Dir(path), &st); err != nil {
+		return 0, false
+	}
+	return st.Bavail * uint64(st.Bsize), true //nolint:gosec // block size is positive
+}
