@@ -45,6 +45,12 @@ type Config struct {
 	Backend string
 	// Kube configures the kubernetes backend.
 	Kube kube.Config
+	// Isolation keeps the local backend's tasks apart from kiln and from
+	// other projects' tasks; the zero value isolates nothing.
+	Isolation local.Isolation
+	// TaskEnv, if not nil, is the environment tasks start from (see
+	// BaseEnv); nil gives them this process's, as `kiln run` does.
+	TaskEnv []string
 }
 
 // Backend names.
@@ -73,17 +79,23 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{})
+	if err := local.CheckReachable(home, cfg.Isolation.Mode); err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{SecretKeyFile: os.Getenv("KILN_SECRET_KEY_FILE")})
 	if err != nil {
 		return nil, err
 	}
 	a := &App{Store: st, Home: home}
 	var pool controller.Pool
 	env := os.Environ()
+	if cfg.TaskEnv != nil {
+		env = cfg.TaskEnv
+	}
 	switch cfg.Backend {
 	case "", BackendLocal:
 		var lb *local.Backend
-		lb, err = openLocal(home, cfg.SupervisorCommand)
+		lb, err = openLocal(home, cfg.SupervisorCommand, cfg.Isolation)
 		if err == nil {
 			// Every engine on the home admits against the supervisor's ledger.
 			a.Backend, pool = lb, lb.Pool(withDefaults(cfg.Pool))
@@ -129,7 +141,7 @@ var (
 var clusterPool = resource.Request{MilliCPU: 1 << 50, Memory: 1 << 62, GPU: 1 << 30}
 
 // openLocal starts (or finds) the local supervisor's backend.
-func openLocal(home string, supervisor []string) (*local.Backend, error) {
+func openLocal(home string, supervisor []string, iso local.Isolation) (*local.Backend, error) {
 	if len(supervisor) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -137,10 +149,13 @@ func openLocal(home string, supervisor []string) (*local.Backend, error) {
 		}
 		supervisor = []string{exe, "supervise", "--home", home}
 	}
-	return local.New(local.Config{Home: home, SupervisorCommand: supervisor}), nil
+	return local.New(local.Config{Home: home, SupervisorCommand: supervisor, Isolation: iso}), nil
 }
 
-// prepareHome makes sure home exists and is writable, and returns it absolute.
+// prepareHome makes sure home exists, is writable and lists nothing to
+// other users, and returns it absolute. It is made 0700; an existing home
+// loses read and write for group and others, keeping their search bit:
+// isolated tasks running as other users reach their attempt through it.
 func prepareHome(home string) (string, error) {
 	if home == "" {
 		return "", &apiv1.Error{Code: apiv1.CodeStoreOpen, Message: "no kiln home is set", Hint: "set --home or KILN_HOME"}
@@ -149,8 +164,11 @@ func prepareHome(home string) (string, error) {
 	if err != nil {
 		return "", &apiv1.Error{Code: apiv1.CodeStoreOpen, File: home, Message: err.Error()}
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return "", &apiv1.Error{Code: apiv1.CodeStoreOpen, File: abs, Message: "creating the kiln home: " + unwrapPath(err)}
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.Mode().Perm()&0o066 != 0 {
+		_ = os.Chmod(abs, fi.Mode().Perm()&^0o066) // not ours to change if it fails: reading goes on
 	}
 	probe, err := os.CreateTemp(abs, ".write-test-*")
 	if err != nil {

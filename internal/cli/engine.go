@@ -82,8 +82,13 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 
 // openApp opens the embedded app: with the configured backend when the
 // command works runs or reads what the backend keeps (logs on a cluster).
-func (e *env) openApp(ctx context.Context, u use, pool *poolFlags) (*app.App, error) {
+func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(*app.Config) error) (*app.App, error) {
 	cfg := app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
 	if pool != nil {
 		req, err := pool.request()
 		if err != nil {

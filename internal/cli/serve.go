@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/server"
 )
 
@@ -26,6 +27,7 @@ var (
 
 func newServeCmd(e *env) *cobra.Command {
 	var pool poolFlags
+	var tasks taskFlags
 	var addr string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -35,11 +37,17 @@ func newServeCmd(e *env) *cobra.Command {
 			"tasks keep running and the next start adopts them.",
 		Args: none("kiln serve takes no arguments; set the address with --addr"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := e.openApp(cmd.Context(), working, &pool)
+			var isolation string
+			a, err := e.openApp(cmd.Context(), working, &pool, func(cfg *app.Config) (err error) {
+				isolation, err = tasks.apply(cfg)
+				return err
+			})
 			if err != nil {
 				return err
 			}
 			defer a.Close()
+			fmt.Fprintln(e.stdout, isolation)
+			local.HideProcess()
 			if err := ensureAdminToken(cmd.Context(), e, a); err != nil {
 				return err
 			}
@@ -53,6 +61,7 @@ func newServeCmd(e *env) *cobra.Command {
 		},
 	}
 	pool.add(cmd)
+	tasks.add(cmd)
 	def := os.Getenv("KILN_ADDR")
 	if def == "" {
 		def = "127.0.0.1:8420"

@@ -67,7 +67,12 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 		}
 	}
 	spec := &job.Spec{}
-	return spec, k.Build(ctx, a, spec)
+	err := k.Build(ctx, a, spec)
+	spec.Project = rs.run.Project
+	if spec.Project == "" {
+		spec.Project = "default"
+	}
+	return spec, err
 }
 
 // buildFailed fails node i's attempt, for good, because it could not be built.

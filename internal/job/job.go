@@ -38,6 +38,9 @@ type Spec struct {
 	// SecretEnv names the environment variables whose values are secrets,
 	// for backends that keep them apart (a Kubernetes Secret).
 	SecretEnv []string
+	// Project is the project the attempt's run belongs to; backends that
+	// isolate tasks keep projects apart by it.
+	Project string
 }
 
 // Container is what a container backend needs beyond the processes.

@@ -20,7 +20,16 @@ import (
 // admin token and the process.
 func startServe(t *testing.T, home string) (string, string, *exec.Cmd) {
 	t.Helper()
-	serve := exec.Command(kilnBin, "--home", home, "serve", "--addr", "127.0.0.1:0")
+	return startServeAs(t, home, nil, nil)
+}
+
+// startServeAs is startServe with more environment and arguments, as the
+// user cred names (nil: this process's).
+func startServeAs(t *testing.T, home string, cred *syscall.Credential, env []string, args ...string) (string, string, *exec.Cmd) {
+	t.Helper()
+	serve := exec.Command(kilnBin, append([]string{"--home", home, "serve", "--addr", "127.0.0.1:0"}, args...)...)
+	serve.Env = append(os.Environ(), env...)
+	serve.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	out, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

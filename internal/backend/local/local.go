@@ -38,6 +38,9 @@ type Config struct {
 	SupervisorCommand []string
 	// StartTimeout bounds the wait for a new supervisor. Default 10s.
 	StartTimeout time.Duration
+	// Isolation is how this engine's tasks are kept apart from kiln and
+	// from other projects' tasks; the zero value isolates nothing.
+	Isolation Isolation
 }
 
 // Backend is the local backend.
@@ -68,7 +71,10 @@ func New(cfg Config) *Backend {
 // Launch implements backend.Backend.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	id := spec.ID.String()
-	args := StartArgs{ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader}
+	args := StartArgs{
+		ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader,
+		Sandbox: b.cfg.Isolation.sandbox(spec.Project),
+	}
 	takeBack := b.startArgs(&args)
 	for _, p := range spec.Processes {
 		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env})
@@ -262,7 +268,7 @@ func spawn(cfg Config) error {
 	if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(cfg.Home, "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(filepath.Join(cfg.Home, "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}

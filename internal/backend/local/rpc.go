@@ -22,6 +22,8 @@ type StartArgs struct {
 	// Release names attempts whose room this one took over without asking
 	// (see Pool.Hold): their room goes back once this one holds its own.
 	Release []string
+	// Sandbox, if set, isolates the attempt's processes.
+	Sandbox *Sandbox
 }
 
 // StartReply answers a start.

@@ -30,10 +30,11 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 10 * time.Minute
 	}
-	if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return err
 	}
-	lock, err := os.OpenFile(filepath.Join(cfg.Home, "supervisor.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	HideProcess()
+	lock, err := os.OpenFile(filepath.Join(cfg.Home, "supervisor.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
@@ -49,6 +50,10 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", sock, err)
+	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		return err
 	}
 	defer os.Remove(sock)
 	sup := NewSupervisor(cfg.Home)
@@ -76,6 +81,10 @@ func acceptLoop(ln net.Listener, sup *Supervisor, conns *atomic.Int64) {
 			return
 		}
 		if err != nil {
+			continue
+		}
+		if !trusted(c) {
+			c.Close()
 			continue
 		}
 		sess := newSession(sup)

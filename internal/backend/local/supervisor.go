@@ -34,7 +34,8 @@ type Supervisor struct {
 	home     string
 	instance string
 
-	ledger *resource.Ledger // the machine's room, shared by every engine on the home
+	ledger   *resource.Ledger // the machine's room, shared by every engine on the home
+	accounts *accounts        // projects' numbered accounts, for isolation by users
 
 	mu       sync.Mutex
 	gangs    map[string]*gang
@@ -70,7 +71,8 @@ func NewSupervisor(home string) *Supervisor {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return &Supervisor{
-		home: home, instance: hex.EncodeToString(b), ledger: resource.NewLedger(), gangs: map[string]*gang{}, paths: newPathCache(),
+		home: home, instance: hex.EncodeToString(b), ledger: resource.NewLedger(), accounts: newAccounts(home),
+		gangs: map[string]*gang{}, paths: newPathCache(),
 		changed: make(chan struct{}), lastBusy: time.Now(),
 	}
 }
@@ -156,9 +158,13 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 			return nil, err
 		}
 	}
+	box, err := s.confine(dir, a.Sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("isolating the attempt: %w", err)
+	}
 	var members []*member
 	for _, p := range a.Processes {
-		cmd, err := command(dir, a.WorkingDir, p, paths)
+		cmd, err := command(dir, a.WorkingDir, p, paths, box)
 		if err == nil {
 			err = cmd.Start()
 		}
@@ -188,7 +194,7 @@ func logName(process, stream string) string {
 	return process + "." + stream
 }
 
-func command(dir, workingDir string, p ProcessArgs, paths *pathCache) (*exec.Cmd, error) {
+func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*exec.Cmd, error) {
 	if len(p.Command) == 0 {
 		return nil, errors.New("empty command")
 	}
@@ -196,23 +202,25 @@ func command(dir, workingDir string, p ProcessArgs, paths *pathCache) (*exec.Cmd
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := os.Create(filepath.Join(dir, logName(p.Name, "stdout")))
+	stdout, err := os.OpenFile(filepath.Join(dir, logName(p.Name, "stdout")), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := os.Create(filepath.Join(dir, logName(p.Name, "stderr")))
+	stderr, err := os.OpenFile(filepath.Join(dir, logName(p.Name, "stderr")), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		stdout.Close()
 		return nil, err
 	}
-	if workingDir == "" {
-		workingDir = dir
-	}
 	env := append(append([]string(nil), p.Env...), "KILN_OUTPUTS="+filepath.Join(dir, outputsDir))
-	return &exec.Cmd{
+	cmd := &exec.Cmd{
 		Path: path, Args: p.Command, Env: env, Dir: workingDir, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}, nil
+	}
+	box.apply(cmd, path)
+	if cmd.Dir == "" {
+		cmd.Dir = dir
+	}
+	return cmd, nil
 }
 
 func closeFiles(cmd *exec.Cmd) {

@@ -13,6 +13,9 @@ import (
 // SetSecret implements store.Secrets.
 func (s *Store) SetSecret(ctx context.Context, project, name, value string) (err error) {
 	defer s.coded(&err)
+	if value, err = s.sealer.seal(project, name, value); err != nil {
+		return err
+	}
 	_, err = s.wdb.ExecContext(ctx, `INSERT INTO secrets (project, name, value, updated_at) VALUES (?,?,?,?)
 		ON CONFLICT (project, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 		project, name, value, time.Now().UnixNano())
@@ -27,7 +30,10 @@ func (s *Store) Secret(ctx context.Context, project, name string) (_ string, err
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("secret %s/%s: %w", project, name, store.ErrNotFound)
 	}
-	return v, err
+	if err != nil {
+		return "", err
+	}
+	return s.sealer.open(project, name, v)
 }
 
 // SecretNames implements store.Secrets.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -28,10 +29,11 @@ var migrations embed.FS
 // in SQLite's busy handler (which backs off in steps of up to 100 ms);
 // reads use a pool of their own, which WAL lets run beside the writer.
 type Store struct {
-	path  string
-	db    *sql.DB // reads
-	wdb   *sql.DB // writes: one connection
-	stmts statements
+	path   string
+	db     *sql.DB // reads
+	wdb    *sql.DB // writes: one connection
+	stmts  statements
+	sealer *sealer
 }
 
 var _ store.Store = (*Store)(nil)
@@ -42,6 +44,9 @@ type Options struct {
 	// at several times the cost. By default commits survive a killed
 	// process but not a power cut (synchronous=NORMAL).
 	FullSync bool
+	// SecretKeyFile is where the key that seals secret values is kept;
+	// default secret.key beside the database. It is made on first use.
+	SecretKeyFile string
 }
 
 // Open opens or creates the store at path and brings its schema up to date.
@@ -77,6 +82,14 @@ func open(ctx context.Context, path string, opt Options) (*Store, error) {
 	}
 	s.db.SetMaxOpenConns(8)
 	if err := s.stmts.prepare(ctx, wdb); err != nil {
+		s.Close()
+		return nil, openError(path, err)
+	}
+	if opt.SecretKeyFile == "" {
+		opt.SecretKeyFile = filepath.Join(filepath.Dir(path), "secret.key")
+	}
+	s.sealer = loadSealer(ctx, s, opt.SecretKeyFile)
+	if err := s.sealPlain(ctx); err != nil {
 		s.Close()
 		return nil, openError(path, err)
 	}

@@ -1,0 +1,106 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// workDir is the directory, inside an isolated attempt's directory, that
+// its processes start in and may write: the attempt's directory itself
+// holds the records kiln writes, which no task may touch.
+const workDir = "work"
+
+// confinement is how one attempt's processes start, as its sandbox says.
+type confinement struct {
+	mode string
+	cred *syscall.Credential
+	// work is where the processes start, unless the task names a working
+	// directory, and their HOME.
+	work string
+	// home, run and attempt are the directories the Landlock helper is
+	// given: everything outside home, the run's directory to read, the
+	// attempt's work and outputs to write.
+	home, run, attempt string
+}
+
+// confine prepares attempt dir for sb and says how to start its processes;
+// nil, nil when the attempt is not isolated.
+func (s *Supervisor) confine(dir string, sb *Sandbox) (*confinement, error) {
+	if sb == nil {
+		return nil, nil
+	}
+	c := &confinement{mode: sb.Mode, work: filepath.Join(dir, workDir), home: s.home, attempt: dir, run: filepath.Dir(filepath.Dir(dir))}
+	if err := os.Mkdir(c.work, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	switch sb.Mode {
+	case IsolateLandlock:
+		return c, nil
+	case IsolateUsers:
+		return c, s.confineToAccount(c, sb)
+	}
+	return nil, fmt.Errorf("unknown isolation %q", sb.Mode)
+}
+
+// confineToAccount makes the attempt's work and outputs directories the
+// project account's alone and lets the account reach them through
+// KILN_HOME without reading anything else there.
+func (s *Supervisor) confineToAccount(c *confinement, sb *Sandbox) error {
+	acc := sb.Account
+	if acc == nil {
+		a, err := s.accounts.of(sb.Project, sb.FirstUID)
+		if err != nil {
+			return err
+		}
+		acc = &a
+	}
+	if acc.UID == 0 || acc.GID == 0 {
+		return fmt.Errorf("project %s's tasks would run as root (uid %d, gid %d)", sb.Project, acc.UID, acc.GID)
+	}
+	// Traverse only: the account can reach a path it is given, list nothing.
+	for p := c.attempt; ; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o711); err != nil {
+			return err
+		}
+		if p == s.home || p == filepath.Dir(p) {
+			break
+		}
+	}
+	for _, p := range []string{c.work, filepath.Join(c.attempt, outputsDir)} {
+		if err := os.Chmod(p, 0o700); err != nil {
+			return err
+		}
+		if err := os.Chown(p, acc.UID, acc.GID); err != nil {
+			return err
+		}
+	}
+	c.cred = &syscall.Credential{Uid: uint32(acc.UID), Gid: uint32(acc.GID), Groups: []uint32{}} //nolint:gosec // checked positive by flag parsing
+	return nil
+}
+
+// apply sets up cmd, which starts the program at path, to run confined.
+func (c *confinement) apply(cmd *exec.Cmd, path string) {
+	if c == nil {
+		return
+	}
+	if cmd.Dir == "" {
+		cmd.Dir = c.work
+	}
+	if !slices.ContainsFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
+		cmd.Env = append(cmd.Env, "HOME="+c.work)
+	}
+	if c.cred != nil {
+		cmd.SysProcAttr.Credential = c.cred
+	}
+	if c.mode == IsolateLandlock {
+		cmd.Args = append([]string{sandboxArg0, c.home, c.run, c.attempt, "--", path}, cmd.Args...)
+		cmd.Path = "/proc/self/exe"
+	}
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/app"
+	"kiln.dev/kiln/internal/backend/local"
+)
+
+// taskFlags say how a served engine's tasks are kept apart.
+type taskFlags struct {
+	isolation string
+	env       []string
+	accounts  []string
+	firstUID  int
+}
+
+func (f *taskFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.isolation, "isolation", local.IsolateAuto,
+		"how local tasks are kept from kiln and from other projects: auto (users as root, else landlock, else none), users, landlock or none")
+	cmd.Flags().StringArrayVar(&f.env, "task-env", nil,
+		"NAME of a variable of this environment that tasks get too (repeatable); tasks otherwise get PATH, LANG, LC_ALL and TZ only")
+	cmd.Flags().StringArrayVar(&f.accounts, "task-account", nil,
+		"PROJECT=UID[:GID]: the account a project's tasks run as with --isolation users (repeatable); other projects get one numbered from --first-uid")
+	cmd.Flags().IntVar(&f.firstUID, "first-uid", local.DefaultFirstUID, "first user and group ID kiln numbers for projects' tasks with --isolation users")
+}
+
+// apply sets cfg's isolation and task environment, and returns the line
+// kiln serve prints about them.
+func (f *taskFlags) apply(cfg *app.Config) (string, error) {
+	mode, why, err := local.ChooseIsolation(f.isolation)
+	if err != nil {
+		return "", err
+	}
+	if f.firstUID < 1000 || f.firstUID > 1<<31-1<<20 {
+		return "", &apiv1.Error{Code: apiv1.CodeUsage, Field: "--first-uid", Message: fmt.Sprintf("--first-uid %d is outside 1000..%d", f.firstUID, 1<<31-1<<20)}
+	}
+	cfg.Isolation = local.Isolation{Mode: mode, FirstUID: f.firstUID, Accounts: map[string]local.Account{}}
+	for _, a := range f.accounts {
+		project, acc, err := parseAccount(a)
+		if err != nil {
+			return "", err
+		}
+		cfg.Isolation.Accounts[project] = acc
+	}
+	if len(f.accounts) > 0 && mode != local.IsolateUsers {
+		return "", &apiv1.Error{Code: apiv1.CodeUsage, Field: "--task-account", Message: "--task-account needs --isolation users (kiln running as root)"}
+	}
+	cfg.TaskEnv = app.BaseEnv(f.env)
+	return fmt.Sprintf("task isolation: %s (%s): %s", mode, why, local.Describe(mode)), nil
+}
+
+// parseAccount reads PROJECT=UID[:GID]; GID defaults to UID.
+func parseAccount(s string) (string, local.Account, error) {
+	bad := func(why string) error {
+		return &apiv1.Error{Code: apiv1.CodeUsage, Field: "--task-account", Message: fmt.Sprintf("--task-account %q: %s; want PROJECT=UID[:GID]", s, why)}
+	}
+	project, ids, ok := strings.Cut(s, "=")
+	if !ok || project == "" {
+		return "", local.Account{}, bad("no project")
+	}
+	uidText, gidText, hasGID := strings.Cut(ids, ":")
+	if !hasGID {
+		gidText = uidText
+	}
+	uid, err1 := strconv.ParseUint(uidText, 10, 31)
+	gid, err2 := strconv.ParseUint(gidText, 10, 31)
+	switch {
+	case err1 != nil || err2 != nil:
+		return "", local.Account{}, bad("user and group IDs are numbers from 1 to 2147483647")
+	case uid == 0 || gid == 0:
+		return "", local.Account{}, bad("tasks never run as root")
+	}
+	return project, local.Account{UID: int(uid), GID: int(gid)}, nil
+}
