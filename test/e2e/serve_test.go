@@ -27,9 +27,21 @@ func startServe(t *testing.T, home string) (string, string, *exec.Cmd) {
 // user cred names (nil: this process's).
 func startServeAs(t *testing.T, home string, cred *syscall.Credential, env []string, args ...string) (string, string, *exec.Cmd) {
 	t.Helper()
+	// Tasks running as project accounts reach their attempt through
+	// KILN_HOME's parents, which the test's temporary directories keep to
+	// their owner.
+	for dir := filepath.Dir(home); dir != os.TempDir(); dir = filepath.Dir(dir) {
+		if err := os.Chmod(dir, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
 	serve := exec.Command(kilnBin, append([]string{"--home", home, "serve", "--addr", "127.0.0.1:0"}, args...)...)
-	serve.Env = append(os.Environ(), env...)
+	// Served tasks run as project accounts, which cannot reach programs
+	// under /root (a pyenv, say): they find Debian's.
+	serve.Env = append(append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"), env...)
 	serve.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	var stderr strings.Builder
+	serve.Stderr = &stderr
 	out, err := serve.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +58,8 @@ func startServeAs(t *testing.T, home string, cred *syscall.Credential, env []str
 		}
 	}
 	if base == "" {
-		t.Fatal("kiln serve never said where it listens")
+		_ = serve.Wait()
+		t.Fatalf("kiln serve never said where it listens: %s", stderr.String())
 	}
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 	tokenFile := filepath.Join(home, "admin.token")
@@ -172,8 +185,7 @@ func TestCLIAgainstServer(t *testing.T) {
 func TestServerRestartAdoptsRunningAttempts(t *testing.T) {
 	t.Parallel()
 	home := newHome(t)
-	dir := t.TempDir()
-	ledger := filepath.Join(dir, "ledger")
+	ledger := filepath.Join(sharedDir(t), "ledger")
 	base, admin, serve := startServe(t, home)
 	body := `apiVersion: kiln.dev/v1alpha1
 kind: Workflow
@@ -220,4 +232,21 @@ func postRun(t *testing.T, base, token, body string) apiv1.Run {
 		t.Fatalf("submit: %d %s", resp.StatusCode, b)
 	}
 	return run
+}
+
+// sharedDir is a fresh directory that tasks of any account may write to,
+// as served tasks run as project accounts of their own.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p := dir; p != os.TempDir(); p = filepath.Dir(p) {
+		mode := os.FileMode(0o711)
+		if p == dir {
+			mode = 0o777
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
