@@ -1,6 +1,7 @@
 package training
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -164,7 +165,12 @@ func (m *merger) resources(r *apiv1.Resources) resource.Request {
 		}
 		v, err := f(s)
 		if err != nil {
-			m.add(apiv1.CodeQuantity, "resourcesPerNode."+field, "%v", err)
+			code, msg := apiv1.CodeQuantity, err.Error()
+			var e *apiv1.Error
+			if errors.As(err, &e) {
+				code, msg = e.Code, e.Message
+			}
+			m.add(code, "resourcesPerNode."+field, "%s", msg)
 		}
 		return v
 	}

@@ -250,9 +250,20 @@ func (c *checker) request(field string, r *apiv1.Resources) resource.Request {
 func (c *checker) quantity(field, s string, parse func(string) (int64, error)) int64 {
 	n, err := parse(s)
 	if err != nil {
-		c.add(apiv1.CodeQuantity, field, "%v", err)
+		c.addCoded(apiv1.CodeQuantity, field, err)
 	}
 	return n
+}
+
+// addCoded adds err at field with err's own code, message and hint when
+// it is an *apiv1.Error, else with code.
+func (c *checker) addCoded(code apiv1.Code, field string, err error) {
+	var e *apiv1.Error
+	if !errors.As(err, &e) {
+		c.add(code, field, "%v", err)
+		return
+	}
+	c.addHint(e.Code, field, e.Hint, "%s", e.Message)
 }
 
 // graph builds the dependency graph and reports unknown and cyclic
