@@ -66,6 +66,25 @@ func TestCompileReportsEveryProblem(t *testing.T) {
 				{apiv1.CodeUnknownDep, "spec.tasks[1].dependsOn[0]"},
 			},
 		},
+		"wrong types at depth keep their list indices": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x]}\n  - {name: b, command: [x]}\n  - {name: c, command: echo, env: [{name: A, valueFrom: [x]}]}\n",
+			want: []problem{
+				{apiv1.CodeParse, "spec.tasks[2].command"},
+				{apiv1.CodeParse, "spec.tasks[2].env[0].valueFrom"},
+			},
+		},
+		"numbers too large for their type": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x], priority: 1e10, retries: {limit: 1e400}}\n  - {name: b, command: [x], retries: {limit: 1.5}}\n",
+			want: []problem{
+				{apiv1.CodeOutOfRange, "spec.tasks[0].priority"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].retries.limit"},
+				{apiv1.CodeParse, "spec.tasks[1].retries.limit"},
+			},
+		},
+		"a field spelt in another case is unknown, not taken": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x], Command: [rm]}\n",
+			want: []problem{{apiv1.CodeUnknownField, "spec.tasks[0].Command"}},
+		},
 		"a number where a string belongs": {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x, 1.10]}\n",
 			want: []problem{{apiv1.CodeBareValue, "spec.tasks[0].command[1]"}},
