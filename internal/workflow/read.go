@@ -180,10 +180,11 @@ func Read(file string, r io.Reader) ([]Document, error) {
 	var errs []error
 	for index := 0; ; index++ {
 		if index == maxDocuments {
-			return docs, errors.Join(append(errs, &apiv1.Error{
+			return nil, &apiv1.Error{
 				Code: apiv1.CodeOutOfRange, File: file,
 				Message: fmt.Sprintf("the file holds more than %d documents", maxDocuments),
-			})...)
+				Hint:    "split the file",
+			}
 		}
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -282,10 +283,11 @@ func pathError(err error) string {
 	return err.Error()
 }
 
-// blank reports whether a document holds nothing but space and comments.
+// blank reports whether a document holds nothing but space, comments
+// and the markers that start and end documents.
 func blank(raw []byte) bool {
 	for line := range bytes.Lines(raw) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) && !bytes.Equal(t, []byte("...")) {
 			return false
 		}
 	}
