@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -121,24 +122,37 @@ func (p *poolFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&p.verbose, "verbose", "v", false, "log what the engine does")
 }
 
+// request is the pool the flags ask for: each one set is positive and
+// at most the bound a request may hold (resource.MaxMilliCPU, MaxMemory,
+// MaxGPU), so that the pool and what tasks take from it stay far from
+// overflowing.
 func (p *poolFlags) request() (resource.Request, error) {
 	var r resource.Request
 	var err error
 	if p.cpus != "" {
 		if r.MilliCPU, err = resource.ParseCPU(p.cpus); err != nil || r.MilliCPU == 0 {
-			return r, usagef("--cpus %q is not a positive number of CPUs", p.cpus)
+			return r, usagef("--cpus %s is not a positive number of CPUs%s", resource.Quote(p.cpus), reason(err))
 		}
 	}
 	if p.memory != "" {
 		if r.Memory, err = resource.ParseBytes(p.memory); err != nil || r.Memory == 0 {
-			return r, usagef("--memory %q is not a positive quantity such as 8Gi", p.memory)
+			return r, usagef("--memory %s is not a positive quantity such as 8Gi%s", resource.Quote(p.memory), reason(err))
 		}
 	}
-	if p.gpus < 0 {
-		return r, usagef("--gpus %d is negative", p.gpus)
+	if p.gpus < 0 || p.gpus > resource.MaxGPU {
+		return r, usagef("--gpus %d is out of range: from 0 to %d", p.gpus, resource.MaxGPU)
 	}
 	r.GPU = p.gpus
 	return r, nil
+}
+
+// reason is the message of a flag's parse error, after a colon, or "".
+func reason(err error) string {
+	var e *apiv1.Error
+	if errors.As(err, &e) {
+		return ": " + e.Message
+	}
+	return ""
 }
 
 func (p *poolFlags) logger(w io.Writer) *slog.Logger {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // Request is an amount of each resource. The zero Request takes nothing.
@@ -40,44 +42,37 @@ func (r Request) String() string {
 		resource.NewQuantity(r.Memory, resource.BinarySI), r.GPU)
 }
 
-// ParseCPU parses a CPU quantity ("2", "500m") into millicores.
+// ParseCPU parses a CPU quantity ("2", "500m") into millicores, from 0
+// to MaxMilliCPU. Its errors are *apiv1.Error: KLN-1010 for a malformed
+// quantity, KLN-1023 for one out of range; the caller names the field.
 func ParseCPU(s string) (int64, error) {
-	q, err := parse(s)
+	q, err := bounded(s, *resource.NewMilliQuantity(MaxMilliCPU, resource.DecimalSI), "CPUs", "100000 (100000000m)")
 	if err != nil {
 		return 0, err
 	}
 	return q.MilliValue(), nil
 }
 
-// ParseBytes parses a memory quantity ("512Mi", "2G") into bytes.
+// ParseBytes parses a memory quantity ("512Mi", "2G") into bytes, from 0
+// to MaxMemory, with ParseCPU's errors.
 func ParseBytes(s string) (int64, error) {
-	q, err := parse(s)
+	q, err := bounded(s, *resource.NewQuantity(MaxMemory, resource.BinarySI), "amounts of memory", "1Ei (2^60 bytes)")
 	if err != nil {
 		return 0, err
 	}
 	return q.Value(), nil
 }
 
-// ParseCount parses a whole, non-negative number of devices.
+// ParseCount parses a whole number of devices, from 0 to MaxGPU, with
+// ParseCPU's errors.
 func ParseCount(s string) (int64, error) {
-	q, err := parse(s)
+	q, err := bounded(s, *resource.NewQuantity(MaxGPU, resource.DecimalSI), "counts of GPUs", "100000")
 	if err != nil {
 		return 0, err
 	}
 	n, ok := q.AsInt64()
 	if !ok || q.MilliValue() != n*1000 {
-		return 0, fmt.Errorf("%q is not a whole number", s)
+		return 0, apiv1.Errorf(apiv1.CodeQuantity, Quote(s)+" is not a whole number")
 	}
 	return n, nil
-}
-
-func parse(s string) (resource.Quantity, error) {
-	q, err := resource.ParseQuantity(s)
-	if err != nil {
-		return q, fmt.Errorf("%q is not a quantity", s)
-	}
-	if q.Sign() < 0 {
-		return q, fmt.Errorf("%q is negative", s)
-	}
-	return q, nil
 }

@@ -1,6 +1,7 @@
 package training
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,9 +11,6 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/resource"
 )
-
-// maxReplicas bounds the processes of one job on one machine.
-const maxReplicas = 1024
 
 // Job is a train task merged with its runtime: the values that apply.
 type Job struct {
@@ -74,6 +72,11 @@ func Merge(t *apiv1.TrainTask, runtimes Runtimes) (*Job, []Problem) {
 	case rt == nil:
 		m.add(apiv1.CodeUnknownRuntime, "runtime", "no runtime is named %q", t.Runtime)
 		return nil, m.problems
+	case t.ResolvedRuntime != nil && len(CheckRuntime(rt)) > 0:
+		for _, p := range CheckRuntime(rt) {
+			m.add(p.Code, "resolvedRuntime."+p.Field, "%s", p.Msg)
+		}
+		return nil, m.problems
 	case rt.MLPolicy == nil:
 		m.add(apiv1.CodeNoMLPolicy, "runtime", "runtime %q has no mlPolicy", t.Runtime)
 		return nil, m.problems
@@ -123,12 +126,14 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 	if rt.FailurePolicy != nil {
 		j.Retryable = rt.FailurePolicy.RetryableExitCodes
 	}
-	if g := rt.GangPolicy; g != nil && g.ScheduleTimeoutSeconds != nil {
-		j.ScheduleTimeout = time.Duration(*g.ScheduleTimeoutSeconds) * time.Second
+	if g := rt.GangPolicy; g != nil && g.ScheduleTimeoutSeconds != nil && *g.ScheduleTimeoutSeconds > 0 {
+		j.ScheduleTimeout = min(time.Duration(*g.ScheduleTimeoutSeconds)*time.Second, MaxDuration)
 	}
-	if j.Replicas()*j.NumProcPerNode > maxReplicas {
-		m.add(apiv1.CodeInvalidValue, "numNodes", "%d nodes of %d processes is more than %d processes", j.NumNodes, j.NumProcPerNode, maxReplicas)
+	if p := int64(j.Replicas()) * int64(j.NumProcPerNode); p > MaxReplicas || p < 1 {
+		m.add(apiv1.CodeOutOfRange, "numNodes", "%d nodes of %d processes is %d processes, out of range: a job runs from 1 to %d", j.Replicas(), j.NumProcPerNode, p, MaxReplicas)
+		return j
 	}
+	m.gangBounds(j)
 	return j
 }
 
@@ -146,8 +151,8 @@ func (m *merger) numNodes(t *apiv1.TrainTask, tmpl *apiv1.Trainer, p *apiv1.MLPo
 			n = *v
 		}
 	}
-	if n < 1 {
-		m.add(apiv1.CodeInvalidValue, "numNodes", "numNodes is %d, want at least 1", n)
+	if n < 1 || n > MaxReplicas {
+		m.add(apiv1.CodeOutOfRange, "numNodes", "numNodes is %d, out of range: it lies from 1 to %d", n, MaxReplicas)
 		return 1
 	}
 	return int(n)
@@ -164,7 +169,12 @@ func (m *merger) resources(r *apiv1.Resources) resource.Request {
 		}
 		v, err := f(s)
 		if err != nil {
-			m.add(apiv1.CodeQuantity, "resourcesPerNode."+field, "%v", err)
+			code, msg := apiv1.CodeQuantity, err.Error()
+			var e *apiv1.Error
+			if errors.As(err, &e) {
+				code, msg = e.Code, e.Message
+			}
+			m.add(code, "resourcesPerNode."+field, "%s", msg)
 		}
 		return v
 	}
@@ -206,8 +216,12 @@ func (m *merger) procs(t *apiv1.TrainTask, tmpl *apiv1.Trainer, p *apiv1.MLPolic
 		return int(max(per.GPU, 1))
 	}
 	n, err := strconv.Atoi(string(v))
-	if err != nil || n < 1 {
-		m.add(apiv1.CodeInvalidValue, "numProcPerNode", "numProcPerNode is %q, want a whole number of at least 1, auto, cpu or gpu", v)
+	switch {
+	case errors.Is(err, strconv.ErrRange) || err == nil && (n < 1 || n > MaxReplicas):
+		m.add(apiv1.CodeOutOfRange, "numProcPerNode", "numProcPerNode is %s, out of range: it lies from 1 to %d (or auto, cpu or gpu)", resource.Quote(string(v)), MaxReplicas)
+		return 1
+	case err != nil:
+		m.add(apiv1.CodeInvalidValue, "numProcPerNode", "numProcPerNode is %s, want a whole number from 1 to %d, auto, cpu or gpu", resource.Quote(string(v)), MaxReplicas)
 		return 1
 	}
 	if p.Torch == nil && p.MPI == nil && n != 1 {

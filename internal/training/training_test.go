@@ -137,9 +137,39 @@ func TestMergeProblems(t *testing.T) {
 				Env:      []apiv1.EnvVar{{Name: "RANK", Value: "3"}},
 			}},
 			want: []Problem{
-				{apiv1.CodeInvalidValue, "numNodes", "numNodes is 0, want at least 1"},
+				{apiv1.CodeOutOfRange, "numNodes", "numNodes is 0, out of range: it lies from 1 to 1024"},
 				{apiv1.CodeRequired, "command", "the trainer needs a command, here or in the runtime's template"},
 				{apiv1.CodeReservedEnv, "env[0].name", `"RANK" is set by the torch runtime and may not be set by the job`},
+			},
+		},
+		"processes per node past int64": {
+			task: apiv1.TrainTask{Runtime: "torch-distributed", Trainer: apiv1.Trainer{
+				Command: []string{"x"}, NumNodes: i32(2), NumProcPerNode: q("9223372036854775807"),
+			}},
+			want: []Problem{{apiv1.CodeOutOfRange, "numProcPerNode", `numProcPerNode is "9223372036854775807", out of range: it lies from 1 to 1024 (or auto, cpu or gpu)`}},
+		},
+		"more processes than a job runs": {
+			task: apiv1.TrainTask{Runtime: "torch-distributed", Trainer: apiv1.Trainer{
+				Command: []string{"x"}, NumNodes: i32(1024), NumProcPerNode: q("1024"),
+			}},
+			want: []Problem{{apiv1.CodeOutOfRange, "numNodes", "1024 nodes of 1024 processes is 1048576 processes, out of range: a job runs from 1 to 1024"}},
+		},
+		"a gang that asks for more memory than one request may hold": {
+			task: apiv1.TrainTask{Runtime: "plain", Trainer: apiv1.Trainer{
+				Command: []string{"x"}, NumNodes: i32(4), ResourcesPerNode: &apiv1.Resources{Memory: "1Ei"},
+			}},
+			want: []Problem{{apiv1.CodeOutOfRange, "resourcesPerNode.memory", "4 nodes of 1152921504606846976 bytes each ask for more than 1Ei of memory, the most one job may take"}},
+		},
+		"a resolved runtime with negative numbers": {
+			task: apiv1.TrainTask{Runtime: "x", Trainer: apiv1.Trainer{Command: []string{"x"}}, ResolvedRuntime: &apiv1.TrainingRuntimeSpec{
+				MLPolicy:      &apiv1.MLPolicy{TensorFlow: &apiv1.TensorFlowPolicy{NumPS: i32(-3)}},
+				GangPolicy:    &apiv1.GangPolicy{ScheduleTimeoutSeconds: i32(-1)},
+				FailurePolicy: &apiv1.FailurePolicy{RetryableExitCodes: []int32{1, 256}},
+			}},
+			want: []Problem{
+				{apiv1.CodeOutOfRange, "resolvedRuntime.mlPolicy.tensorflow.numPS", "numPS is -3, out of range: it lies from 0 to 1024"},
+				{apiv1.CodeOutOfRange, "resolvedRuntime.gangPolicy.scheduleTimeoutSeconds", "scheduleTimeoutSeconds is -1, out of range: it lies from 1 to 31536000"},
+				{apiv1.CodeOutOfRange, "resolvedRuntime.failurePolicy.retryableExitCodes[1]", "retryableExitCodes[1] is 256, out of range: it lies from 0 to 255"},
 			},
 		},
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -46,37 +45,27 @@ func checkHeader(doc *Document, kind string) error {
 }
 
 // decodeStrict unmarshals doc.JSON into out, refusing unknown fields and
-// values of the wrong type, and returns every problem. On the rare
-// document that has any, it walks the document to name each with its
-// path, not just the first, and decodes what it can (strings as written,
-// unknown fields left out), so that every other check can go on: ok says
-// out holds that decoding.
+// values of the wrong type, and returns every problem, each named with
+// its path. checkShape finds them before anything decodes, and drops or
+// mends each bad value, so that what can be decoded is, and every other
+// check can go on: ok says out holds that decoding and the problems
+// found leave it fit to check further.
 func decodeStrict(doc *Document, out any) (problems []error, ok bool) {
-	first := decodeJSON(doc.JSON, out, true)
-	if first == nil {
-		return nil, true
+	js, problems, fatal := checkShape(doc, reflect.TypeOf(out).Elem())
+	err := decodeJSON(js, out, true)
+	if err == nil {
+		return problems, !fatal
 	}
-	typ, js := reflect.TypeOf(out).Elem(), doc.JSON
-	if fixed, found := scalarMismatches(doc, typ); len(found) > 0 {
-		js, problems = fixed, found
-	}
-	var generic any
-	if err := json.Unmarshal(js, &generic); err != nil {
+	if len(problems) > 0 {
+		// What checkShape could not mend (it never should) is reported as
+		// encoding/json says it.
 		return append(problems, docError(doc, apiv1.CodeParse, "", err.Error())), false
 	}
-	for _, path := range unknownFields(generic, typ, "") {
-		problems = append(problems, docError(doc, apiv1.CodeUnknownField, path, "unknown field"))
-	}
-	reflect.ValueOf(out).Elem().SetZero()
-	err := decodeJSON(js, out, false)
 	var typeErr *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &typeErr):
-		return append(problems, docError(doc, apiv1.CodeParse, typeErr.Field, fmt.Sprintf("is a %s, want %s", typeErr.Value, typeName(typeErr.Type)))), false
-	case err != nil || len(problems) == 0:
-		return append(problems, docError(doc, apiv1.CodeParse, "", first.Error())), false
+	if errors.As(err, &typeErr) {
+		return []error{docError(doc, apiv1.CodeParse, typeErr.Field, fmt.Sprintf("is a %s, want %s", typeErr.Value, typeName(typeErr.Type)))}, false
 	}
-	return problems, true
+	return []error{docError(doc, apiv1.CodeParse, "", err.Error())}, false
 }
 
 func decodeJSON(js []byte, out any, strict bool) error {
@@ -85,48 +74,6 @@ func decodeJSON(js []byte, out any, strict bool) error {
 		dec.DisallowUnknownFields()
 	}
 	return dec.Decode(out)
-}
-
-// unknownFields returns the paths of keys in v that typ has no field for.
-func unknownFields(v any, typ reflect.Type, path string) []string {
-	for typ.Kind() == reflect.Pointer {
-		typ = typ.Elem()
-	}
-	switch val := v.(type) {
-	case map[string]any:
-		if typ.Kind() == reflect.Map {
-			var out []string
-			for k, item := range val {
-				out = append(out, unknownFields(item, typ.Elem(), join(path, k))...)
-			}
-			return out
-		}
-		if typ.Kind() != reflect.Struct {
-			return nil
-		}
-		fields := jsonFields(typ)
-		var out []string
-		for k, item := range val {
-			ft, ok := fields[k]
-			if !ok {
-				out = append(out, join(path, k))
-				continue
-			}
-			out = append(out, unknownFields(item, ft, join(path, k))...)
-		}
-		slices.Sort(out)
-		return out
-	case []any:
-		if typ.Kind() != reflect.Slice {
-			return nil
-		}
-		var out []string
-		for i, item := range val {
-			out = append(out, unknownFields(item, typ.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
-		}
-		return out
-	}
-	return nil
 }
 
 // jsonFields maps the JSON names of typ's fields, inlined ones included, to their types.
@@ -139,6 +86,9 @@ func jsonFields(typ reflect.Type) map[string]reflect.Type {
 			for k, v := range jsonFields(f.Type) {
 				fields[k] = v
 			}
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {
@@ -159,6 +109,9 @@ func join(path, key string) string {
 }
 
 func typeName(t reflect.Type) string {
+	if t == quantityType || t == kubeQuantityType {
+		return "quantity"
+	}
 	switch t.Kind() {
 	case reflect.Slice:
 		return "list"

@@ -80,17 +80,20 @@ type Retry struct {
 	Max time.Duration
 }
 
-// Delay returns the wait before attempt number next (2 for the first retry).
+// Delay returns the wait before attempt number next (2 for the first
+// retry). It is never more than Max, nor than maxDuration when there is
+// no Max: a large factor cannot overflow it.
 func (r Retry) Delay(next int) time.Duration {
-	d := float64(r.Backoff)
-	for i := 2; i < next; i++ {
-		d *= r.Factor
-		if r.Max > 0 && d >= float64(r.Max) {
-			return r.Max
-		}
+	most := r.Max
+	if most <= 0 {
+		most = maxDuration
 	}
-	if r.Max > 0 && d > float64(r.Max) {
-		return r.Max
+	d := float64(r.Backoff)
+	for i := 2; i < next && d < float64(most); i++ {
+		d *= r.Factor
+	}
+	if d >= float64(most) {
+		return most
 	}
 	return time.Duration(d)
 }

@@ -10,10 +10,20 @@ import (
 	"os"
 	"path/filepath"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Bounds of what kiln reads, checked before anything is parsed.
+const (
+	// MaxFileSize bounds a file of specs, in bytes: 4 MiB, as much as a
+	// server takes in one request.
+	MaxFileSize = 4 << 20
+	// maxDocuments bounds the documents of one file.
+	maxDocuments = 1000
 )
 
 // Document is one YAML document of a file.
@@ -28,6 +38,9 @@ type Document struct {
 	JSON []byte
 	// Raw is the document as written, for errors that need its spelling.
 	Raw []byte
+
+	// node is Raw parsed, nil for a document not read by Read.
+	node *yaml3.Node
 }
 
 // Object names the document for error messages: "Workflow/train" or, when
@@ -50,9 +63,9 @@ func ReadFiles(paths []string) ([]Document, error) {
 			errs = append(errs, &apiv1.Error{Code: apiv1.CodeRead, File: p, Message: "cannot read the file: " + pathError(err)})
 			continue
 		}
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		if err := statFile(p, f); err != nil {
 			f.Close()
-			errs = append(errs, &apiv1.Error{Code: apiv1.CodeRead, File: p, Message: "is a directory, not a file", Hint: "name the YAML files in it"})
+			errs = append(errs, err)
 			continue
 		}
 		d, err := Read(p, f)
@@ -91,29 +104,88 @@ func unique(paths []string) []string {
 	return out
 }
 
-// ReadSource reads file name ("-": stdin) as it is to be submitted. A
-// file that cannot be read is KLN-1020, naming it.
-func ReadSource(name string, stdin io.Reader) (apiv1.SourceFile, error) {
-	var b []byte
-	var err error
-	if name == "-" {
-		b, err = io.ReadAll(stdin)
-	} else {
-		b, err = os.ReadFile(name)
+// statFile refuses a directory, and a file larger than MaxFileSize
+// before a byte of it is read.
+func statFile(name string, f *os.File) error {
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return &apiv1.Error{Code: apiv1.CodeRead, File: name, Message: "cannot read the file: " + pathError(err)}
+	case fi.IsDir():
+		return &apiv1.Error{Code: apiv1.CodeRead, File: name, Message: "is a directory, not a file", Hint: "name the YAML files in it"}
+	case fi.Mode().IsRegular() && fi.Size() > MaxFileSize:
+		return tooLarge(name, fi.Size())
 	}
+	return nil
+}
+
+func tooLarge(name string, size int64) error {
+	says := fmt.Sprintf("is %d bytes", size)
+	if size < 0 {
+		says = "is larger than that"
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeOutOfRange, File: name,
+		Message: fmt.Sprintf("%s: kiln reads files of at most %d bytes (%d MiB)", says, MaxFileSize, MaxFileSize>>20),
+		Hint:    "split the file, or keep large data out of specs and read it from a task",
+	}
+}
+
+// readBounded reads r, at most MaxFileSize bytes of it: more is
+// KLN-1023, and an error reading it KLN-1020, naming file.
+func readBounded(file string, r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	switch {
+	case err != nil:
+		return nil, &apiv1.Error{Code: apiv1.CodeRead, File: file, Message: "cannot read the file: " + pathError(err)}
+	case len(b) > MaxFileSize:
+		return nil, tooLarge(file, -1)
+	}
+	return b, nil
+}
+
+// ReadSource reads file name ("-": stdin) as it is to be submitted, at
+// most MaxFileSize bytes of it. A file that cannot be read is KLN-1020,
+// one too large KLN-1023, naming it.
+func ReadSource(name string, stdin io.Reader) (apiv1.SourceFile, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return apiv1.SourceFile{}, &apiv1.Error{Code: apiv1.CodeRead, File: name, Message: "cannot read the file: " + pathError(err)}
+		}
+		defer f.Close()
+		if err := statFile(name, f); err != nil {
+			return apiv1.SourceFile{}, err
+		}
+		r = f
+	}
+	b, err := readBounded(name, r)
 	if err != nil {
-		return apiv1.SourceFile{}, &apiv1.Error{Code: apiv1.CodeRead, File: name, Message: "cannot read the file: " + pathError(err)}
+		return apiv1.SourceFile{}, err
 	}
 	return apiv1.SourceFile{Name: filepath.Clean(name), Data: b}, nil
 }
 
-// Read splits r into documents. Empty documents are skipped; a file that
-// holds none at all is an error.
+// Read splits r into documents, reading at most MaxFileSize bytes and
+// maxDocuments documents. Empty documents are skipped; a file that holds
+// none at all is an error.
 func Read(file string, r io.Reader) ([]Document, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	data, err := readBounded(file, r)
+	if err != nil {
+		return nil, err
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs []Document
 	var errs []error
 	for index := 0; ; index++ {
+		if index == maxDocuments {
+			return nil, &apiv1.Error{
+				Code: apiv1.CodeOutOfRange, File: file,
+				Message: fmt.Sprintf("the file holds more than %d documents", maxDocuments),
+				Hint:    "split the file",
+			}
+		}
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
 			if len(docs) == 0 && len(errs) == 0 {
@@ -140,10 +212,26 @@ func Read(file string, r io.Reader) ([]Document, error) {
 	}
 }
 
+// parseDocument parses one document strictly: its size and depth with
+// aliases expanded are bounded before it is converted, and a key written
+// twice in a mapping, or a number that is not finite, is an error.
 func parseDocument(file string, index int, raw []byte) (Document, error) {
 	doc := Document{File: file, Index: index}
+	var root yaml3.Node
+	if err := yaml3.Unmarshal(raw, &root); err != nil {
+		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: err.Error()}
+	}
+	problems, tooBig := scanDocument(&root)
+	if tooBig != nil {
+		doc.Kind, doc.Name = nodeHead(&root)
+		return doc, withDoc(&doc, []*apiv1.Error{tooBig})
+	}
 	js, err := yaml.YAMLToJSON(raw)
-	if err != nil {
+	switch {
+	case err != nil && len(problems) > 0: // what the scan found is why
+		doc.Kind, doc.Name = nodeHead(&root)
+		return doc, withDoc(&doc, problems)
+	case err != nil:
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: err.Error()}
 	}
 	var head struct {
@@ -153,12 +241,22 @@ func parseDocument(file string, index int, raw []byte) (Document, error) {
 	if err := json.Unmarshal(js, &head); err != nil {
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is not a mapping with apiVersion, kind and metadata"}
 	}
-	doc.JSON, doc.Raw = js, raw
+	doc.JSON, doc.Raw, doc.node = js, raw, &root
 	doc.APIVersion, doc.Kind, doc.Name = scalarText(head.APIVersion), scalarText(head.Kind), scalarText(head.Metadata.Name)
 	if _, ok := head.Metadata.Name.(string); !ok && doc.Name != "" {
 		doc.Name = rawName(raw)
 	}
-	return doc, nil
+	return doc, withDoc(&doc, problems)
+}
+
+// withDoc sets doc's file and object on problems and joins them.
+func withDoc(doc *Document, problems []*apiv1.Error) error {
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		p.File, p.Object = doc.File, doc.Object()
+		errs[i] = p
+	}
+	return errors.Join(errs...)
 }
 
 // scalarText is a header value as text, whatever YAML read it as (a name
@@ -185,10 +283,11 @@ func pathError(err error) string {
 	return err.Error()
 }
 
-// blank reports whether a document holds nothing but space and comments.
+// blank reports whether a document holds nothing but space, comments
+// and the markers that start and end documents.
 func blank(raw []byte) bool {
 	for line := range bytes.Lines(raw) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) && !bytes.Equal(t, []byte("...")) {
 			return false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/training"
@@ -11,6 +12,9 @@ import (
 
 // TrainTaskName is the name of the one task of a run made from a TrainJob.
 const TrainTaskName = "trainer"
+
+// maxSeconds is maxDuration in whole seconds.
+const maxSeconds = int64(maxDuration / time.Second)
 
 // trainTask checks a task that runs a TrainJob and compiles its gang.
 func (c *checker) trainTask(field string, t *apiv1.Task) Task {
@@ -69,6 +73,9 @@ func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 		c.errs = append(c.errs, err)
 	}
 	c.name("metadata.name", rt.Metadata.Name)
+	for _, p := range training.CheckRuntime(&rt.Spec) {
+		c.add(p.Code, "spec."+p.Field, "%s", p.Msg)
+	}
 	if rt.Spec.MLPolicy == nil {
 		c.add(apiv1.CodeNoMLPolicy, "spec.mlPolicy", "a TrainingRuntime needs an mlPolicy with one framework")
 	}
@@ -95,7 +102,7 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 		if b := rp.BackoffLimit; b != nil && *b >= 0 && *b <= maxRetries {
 			wf.Spec.Tasks[0].Retries = &apiv1.RetryStrategy{Limit: int(*b)}
 		}
-		if d := rp.ActiveDeadlineSeconds; d != nil && *d >= 1 {
+		if d := rp.ActiveDeadlineSeconds; d != nil && *d >= 1 && *d <= maxSeconds {
 			wf.Spec.Timeout = fmt.Sprintf("%ds", *d)
 		}
 	}
@@ -109,12 +116,16 @@ func checkRunPolicy(doc *Document, rp *apiv1.RunPolicy) []error {
 	}
 	var errs []error
 	if b := rp.BackoffLimit; b != nil && (*b < 0 || *b > maxRetries) {
-		errs = append(errs, docError(doc, apiv1.CodeInvalidValue, "spec.runPolicy.backoffLimit",
-			fmt.Sprintf("backoffLimit is %d, want 0 to %d restarts", *b, maxRetries)))
+		errs = append(errs, docError(doc, apiv1.CodeOutOfRange, "spec.runPolicy.backoffLimit",
+			fmt.Sprintf("backoffLimit is %d, out of range: it lies from 0 to %d restarts", *b, maxRetries)))
 	}
-	if d := rp.ActiveDeadlineSeconds; d != nil && *d < 1 {
-		errs = append(errs, docError(doc, apiv1.CodeInvalidValue, "spec.runPolicy.activeDeadlineSeconds",
-			fmt.Sprintf("activeDeadlineSeconds is %d, want a whole number of seconds of at least 1", *d)))
+	if d := rp.ActiveDeadlineSeconds; d != nil && (*d < 1 || *d > maxSeconds) {
+		errs = append(errs, docError(doc, apiv1.CodeOutOfRange, "spec.runPolicy.activeDeadlineSeconds",
+			fmt.Sprintf("activeDeadlineSeconds is %d, out of range: it lies from 1 to %d seconds (one year)", *d, maxSeconds)))
+	}
+	if d := rp.TTLSecondsAfterFinished; d != nil && (*d < 0 || int64(*d) > maxSeconds) {
+		errs = append(errs, docError(doc, apiv1.CodeOutOfRange, "spec.runPolicy.ttlSecondsAfterFinished",
+			fmt.Sprintf("ttlSecondsAfterFinished is %d, out of range: it lies from 0 to %d seconds (one year)", *d, maxSeconds)))
 	}
 	return errs
 }
@@ -123,6 +134,7 @@ func checkRunPolicy(doc *Document, rp *apiv1.RunPolicy) []error {
 // TrainJob field a user wrote.
 func trainJobFields(field string) string {
 	r := strings.NewReplacer("spec.tasks[0].train.", "spec.trainer.", "spec.tasks[0].podTemplate", "spec.podTemplate", "spec.tasks[0].retries.limit", "spec.runPolicy.backoffLimit",
+		"spec.tasks[0].priority", "spec.priority",
 		"spec.timeout", "spec.runPolicy.activeDeadlineSeconds")
 	field = r.Replace(field)
 	return strings.Replace(field, "spec.trainer.runtime", "spec.runtimeRef.name", 1)

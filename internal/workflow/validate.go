@@ -3,7 +3,6 @@ package workflow
 import (
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,10 +16,17 @@ import (
 	"kiln.dev/kiln/internal/training"
 )
 
-// Limits that keep a spec reasonable.
+// Limits that keep a spec reasonable, and its arithmetic far from
+// overflowing.
 const (
 	maxRetries = 100
 	maxTasks   = 100_000
+	// maxFactor bounds a retry backoff's factor.
+	maxFactor = 100
+	// maxPriority bounds a priority both ways.
+	maxPriority = 1_000_000_000
+	// maxDuration bounds every duration: one year.
+	maxDuration = training.MaxDuration
 )
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
@@ -61,7 +67,7 @@ func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Pl
 		c.add(apiv1.CodeRequired, "spec.tasks", "a workflow needs at least one task")
 	}
 	if len(wf.Spec.Tasks) > maxTasks {
-		c.add(apiv1.CodeInvalidValue, "spec.tasks", "%d tasks, at most %d are allowed", len(wf.Spec.Tasks), maxTasks)
+		c.add(apiv1.CodeOutOfRange, "spec.tasks", "%d tasks, out of range: at most %d are allowed", len(wf.Spec.Tasks), maxTasks)
 	}
 	p.Index = make(map[string]int, len(wf.Spec.Tasks))
 	p.Tasks = make([]Task, len(wf.Spec.Tasks))
@@ -102,11 +108,30 @@ func (c *checker) duration(field, s string) time.Duration {
 		return 0
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		c.add(apiv1.CodeDuration, field, "%q is not a positive duration", s)
+	switch {
+	case err != nil:
+		c.add(apiv1.CodeDuration, field, "%s is not a duration", resource.Quote(s))
+		return 0
+	case d <= 0 || d > maxDuration:
+		c.add(apiv1.CodeOutOfRange, field, "%s is out of range: durations lie from 1ns to %s (one year)", resource.Quote(s), shortDuration(maxDuration))
 		return 0
 	}
 	return d
+}
+
+// shortDuration formats d without trailing zero units: 8760h, not 8760h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	s, _ = strings.CutSuffix(s, "0s")
+	s, _ = strings.CutSuffix(s, "0m")
+	return s
+}
+
+// priority checks a task's priority.
+func (c *checker) priority(field string, p int32) {
+	if p < -maxPriority || p > maxPriority {
+		c.add(apiv1.CodeOutOfRange, field, "priority is %d, out of range: it lies from %d to %d", p, -maxPriority, maxPriority)
+	}
 }
 
 func (c *checker) params(params []apiv1.Param) map[string]bool {
@@ -128,6 +153,7 @@ func (c *checker) params(params []apiv1.Param) map[string]bool {
 
 func (c *checker) task(field string, t *apiv1.Task) Task {
 	c.name(field+".name", t.Name)
+	c.priority(field+".priority", t.Priority)
 	if t.Train != nil {
 		return c.trainTask(field, t)
 	}
@@ -214,17 +240,18 @@ func (c *checker) retry(field string, r *apiv1.RetryStrategy) Retry {
 		return out
 	}
 	if r.Limit < 0 || r.Limit > maxRetries {
-		c.add(apiv1.CodeInvalidValue, field+".limit", "limit is %d, want 0 to %d", r.Limit, maxRetries)
+		c.add(apiv1.CodeOutOfRange, field+".limit", "limit is %d, out of range: it lies from 0 to %d", r.Limit, maxRetries)
 	}
-	out.Limit = r.Limit
+	out.Limit = min(max(r.Limit, 0), maxRetries)
 	if b := r.Backoff; b != nil {
 		out.Backoff = c.duration(field+".backoff.duration", b.Duration)
 		out.Max = c.duration(field+".backoff.max", b.Max)
 		if b.Factor != nil {
-			if *b.Factor < 1 || math.IsInf(*b.Factor, 0) || math.IsNaN(*b.Factor) {
-				c.add(apiv1.CodeInvalidValue, field+".backoff.factor", "factor is %v, want at least 1", *b.Factor)
+			if f := *b.Factor; !(f >= 1 && f <= maxFactor) { // NaN is neither
+				c.add(apiv1.CodeOutOfRange, field+".backoff.factor", "factor is %v, out of range: it lies from 1 to %d", f, maxFactor)
+			} else {
+				out.Factor = f
 			}
-			out.Factor = *b.Factor
 		}
 	}
 	return out
@@ -250,9 +277,20 @@ func (c *checker) request(field string, r *apiv1.Resources) resource.Request {
 func (c *checker) quantity(field, s string, parse func(string) (int64, error)) int64 {
 	n, err := parse(s)
 	if err != nil {
-		c.add(apiv1.CodeQuantity, field, "%v", err)
+		c.addCoded(apiv1.CodeQuantity, field, err)
 	}
 	return n
+}
+
+// addCoded adds err at field with err's own code, message and hint when
+// it is an *apiv1.Error, else with code.
+func (c *checker) addCoded(code apiv1.Code, field string, err error) {
+	var e *apiv1.Error
+	if !errors.As(err, &e) {
+		c.add(code, field, "%v", err)
+		return
+	}
+	c.addHint(e.Code, field, e.Hint, "%s", e.Message)
 }
 
 // graph builds the dependency graph and reports unknown and cyclic

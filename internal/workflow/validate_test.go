@@ -66,6 +66,25 @@ func TestCompileReportsEveryProblem(t *testing.T) {
 				{apiv1.CodeUnknownDep, "spec.tasks[1].dependsOn[0]"},
 			},
 		},
+		"wrong types at depth keep their list indices": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x]}\n  - {name: b, command: [x]}\n  - {name: c, command: echo, env: [{name: A, valueFrom: [x]}]}\n",
+			want: []problem{
+				{apiv1.CodeParse, "spec.tasks[2].command"},
+				{apiv1.CodeParse, "spec.tasks[2].env[0].valueFrom"},
+			},
+		},
+		"numbers too large for their type": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x], priority: 1e10, retries: {limit: 1e400}}\n  - {name: b, command: [x], retries: {limit: 1.5}}\n",
+			want: []problem{
+				{apiv1.CodeOutOfRange, "spec.tasks[0].priority"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].retries.limit"},
+				{apiv1.CodeParse, "spec.tasks[1].retries.limit"},
+			},
+		},
+		"a field spelt in another case is unknown, not taken": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x], Command: [rm]}\n",
+			want: []problem{{apiv1.CodeUnknownField, "spec.tasks[0].Command"}},
+		},
 		"a number where a string belongs": {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x, 1.10]}\n",
 			want: []problem{{apiv1.CodeBareValue, "spec.tasks[0].command[1]"}},
@@ -98,12 +117,28 @@ func TestCompileReportsEveryProblem(t *testing.T) {
 			spec: "spec:\n  timeout: soon\n  tasks:\n  - name: a\n    command: [x]\n    timeout: -1s\n    retries: {limit: 2, backoff: {duration: 5x, factor: 0.5}}\n    resources: {cpu: lots, memory: 2Gb, gpu: 0.5}\n",
 			want: []problem{
 				{apiv1.CodeDuration, "spec.timeout"},
-				{apiv1.CodeDuration, "spec.tasks[0].timeout"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].timeout"},
 				{apiv1.CodeDuration, "spec.tasks[0].retries.backoff.duration"},
-				{apiv1.CodeInvalidValue, "spec.tasks[0].retries.backoff.factor"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].retries.backoff.factor"},
 				{apiv1.CodeQuantity, "spec.tasks[0].resources.cpu"},
 				{apiv1.CodeQuantity, "spec.tasks[0].resources.memory"},
 				{apiv1.CodeQuantity, "spec.tasks[0].resources.gpu"},
+			},
+		},
+		"numbers out of range": {
+			spec: "spec:\n  timeout: 8761h\n  tasks:\n  - name: a\n    command: [x]\n    priority: 2000000000\n    admissionTimeout: 0s\n" +
+				"    retries: {limit: -1, backoff: {duration: 1s, factor: 1000, max: -5s}}\n" +
+				"    resources: {cpu: '9223372036854775807', memory: 1e400, gpu: 1E2147483648}\n",
+			want: []problem{
+				{apiv1.CodeOutOfRange, "spec.timeout"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].priority"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].admissionTimeout"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].retries.limit"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].retries.backoff.max"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].retries.backoff.factor"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].resources.cpu"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].resources.memory"},
+				{apiv1.CodeOutOfRange, "spec.tasks[0].resources.gpu"},
 			},
 		},
 		"template references": {
@@ -280,9 +315,9 @@ spec:
 		}
 	}
 	want := []problem{
-		{apiv1.CodeInvalidValue, "spec.runPolicy.backoffLimit"},
-		{apiv1.CodeInvalidValue, "spec.runPolicy.activeDeadlineSeconds"},
-		{apiv1.CodeInvalidValue, "spec.trainer.numNodes"},
+		{apiv1.CodeOutOfRange, "spec.runPolicy.backoffLimit"},
+		{apiv1.CodeOutOfRange, "spec.runPolicy.activeDeadlineSeconds"},
+		{apiv1.CodeOutOfRange, "spec.trainer.numNodes"},
 		{apiv1.CodeTemplate, "spec.trainer.command[0]"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
