@@ -29,10 +29,17 @@ func TestMain(m *testing.M) {
 // env is a server over a real embedded kiln, with tokens of each kind.
 type env struct {
 	url                          string
+	srv                          *Server
 	admin, viewer, editorA, none string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the server's Config changed by configure.
+func newEnvWith(t testing.TB, configure func(*Config)) *env {
 	t.Helper()
 	home := t.TempDir()
 	a, err := app.Open(t.Context(), app.Config{
@@ -43,10 +50,15 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	a.Start()
-	srv := httptest.NewServer(New(Config{
+	cfg := Config{
 		Store: a.Store, Engine: a, Secrets: a, MaxBody: 64 << 10, Metrics: a.Metrics.Handler(),
 		Poll: 20 * time.Millisecond,
-	}).Handler())
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	s := New(cfg)
+	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		if pid := local.SupervisorPID(home); pid > 0 {
@@ -54,7 +66,7 @@ func newEnv(t *testing.T) *env {
 		}
 		a.Close()
 	})
-	e := &env{url: srv.URL}
+	e := &env{url: srv.URL, srv: s}
 	for _, tok := range []struct {
 		dst      *string
 		role     string
