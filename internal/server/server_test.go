@@ -216,8 +216,9 @@ func TestAuthAndProjects(t *testing.T) {
 	}{
 		{"POST", "/api/v1/runs", e.viewer, http.StatusForbidden},
 		{"POST", "/api/v1/runs?project=b", e.editorA, http.StatusForbidden},
-		{"GET", "/api/v1/runs/" + string(runB.ID), e.editorA, http.StatusForbidden},
-		{"POST", "/api/v1/runs/" + string(runB.ID) + "/cancel", e.editorA, http.StatusForbidden},
+		{"GET", "/api/v1/runs/" + string(runB.ID), e.editorA, http.StatusNotFound},
+		{"POST", "/api/v1/runs/" + string(runB.ID) + "/cancel", e.editorA, http.StatusNotFound},
+		{"POST", "/api/v1/runs/" + string(runB.ID) + "/cancel", e.viewer, http.StatusForbidden},
 		{"GET", "/api/v1/runs?project=b", e.editorA, http.StatusForbidden},
 		{"GET", "/api/v1/runs/" + string(runB.ID), e.viewer, http.StatusOK},
 		{"GET", "/healthz", "", http.StatusOK},
