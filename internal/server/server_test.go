@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 type env struct {
 	url                          string
 	srv                          *Server
+	ln                           *limitListener
 	admin, viewer, editorA, none string
 }
 
@@ -51,14 +52,18 @@ func newEnvWith(t testing.TB, configure func(*Config)) *env {
 	}
 	a.Start()
 	cfg := Config{
-		Store: a.Store, Engine: a, Secrets: a, MaxBody: 64 << 10, Metrics: a.Metrics.Handler(),
+		Store: a.Store, Engine: a, Secrets: a, Limits: Limits{MaxBody: 64 << 10}, Metrics: a.Metrics.Handler(),
 		Poll: 20 * time.Millisecond,
 	}
 	if configure != nil {
 		configure(&cfg)
 	}
 	s := New(cfg)
-	srv := httptest.NewServer(s.Handler())
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = s.HTTPServer()                     // served as kiln serve serves it: its timeouts,
+	ln := s.Listener(srv.Listener).(*limitListener) // and its bounds on connections
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		if pid := local.SupervisorPID(home); pid > 0 {
@@ -66,7 +71,7 @@ func newEnvWith(t testing.TB, configure func(*Config)) *env {
 		}
 		a.Close()
 	})
-	e := &env{url: srv.URL, srv: s}
+	e := &env{url: srv.URL, srv: s, ln: ln}
 	for _, tok := range []struct {
 		dst      *string
 		role     string

@@ -27,7 +27,7 @@ func bigWorkflow(size int) string {
 func BenchmarkSubmitMaxBody(b *testing.B) {
 	for _, size := range []int64{1 << 20, 4 << 20} {
 		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
-			e := newEnvWith(b, func(c *Config) { c.MaxBody = size })
+			e := newEnvWith(b, func(c *Config) { c.Limits.MaxBody = size })
 			body := bigWorkflow(int(size) - 1)
 			b.ReportAllocs()
 			var peak uint64
