@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -40,8 +41,8 @@ func (p *principal) may(project string) bool {
 	return p != nil && (slices.Contains(p.projects, "*") || slices.Contains(p.projects, project))
 }
 
-// authorize admits a request (its bearer token and role, the size of its
-// body) before calling the route, and turns what it returns
+// authorize admits a request (its rate, its bearer token and role, the
+// size of its body) before calling the route, and turns what it returns
 // into a response.
 func (s *Server) authorize(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,13 +59,31 @@ func (s *Server) authorize(rt route) http.Handler {
 	})
 }
 
-// admit returns the caller of a route that needs role.
+// healthPath is never rate limited: answering it costs nothing, and
+// whoever watches the server must not be told it is down.
+const healthPath = "/healthz"
+
+// admit returns the caller of a route that needs role, and takes the
+// request from the caller's allowance: its token's, or for a request
+// without a known token, its client address's. A known token is never
+// held back by what others did from the same address (a NAT, a proxy).
 func (s *Server) admit(r *http.Request, need role) (*principal, error) {
+	client := clientKey(r.RemoteAddr)
 	if need == public {
-		return nil, nil
+		if r.URL.Path == healthPath {
+			return nil, nil
+		}
+		return nil, s.clients.take(client)
 	}
 	p, err := s.principal(r)
+	var he *httpError
+	if errors.As(err, &he) && he.status == http.StatusUnauthorized {
+		return nil, cmp.Or(s.clients.take(client), err)
+	}
 	if err != nil {
+		return nil, err
+	}
+	if err := s.tokens.take(p.token.ID); err != nil {
 		return nil, err
 	}
 	if p.role < need {

@@ -57,7 +57,9 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
-	submits slots // submissions being read and checked
+	submits slots     // submissions being read and checked
+	tokens  *limiters // requests per token
+	clients *limiters // requests without a known token, per client address
 }
 
 // New returns a server. Handler serves it; HTTPServer and Listener serve
@@ -74,6 +76,8 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg: cfg, mux: http.NewServeMux(),
 		submits: newSlots(l.MaxSubmits, l.SubmitWait),
+		tokens:  newLimiters(l.Rate, l.Burst),
+		clients: newLimiters(l.ClientRate, l.ClientBurst),
 	}
 	for _, r := range s.routes() {
 		s.mux.Handle(r.pattern, s.authorize(r))
