@@ -141,7 +141,9 @@ func (e *env) waitDone(t *testing.T, id apiv1.RunID) apiv1.Run {
 func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
 	t.Parallel()
 	var doc struct {
-		Paths map[string]map[string]any `json:"paths"`
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+		} `json:"paths"`
 	}
 	if err := json.Unmarshal(openapiDoc, &doc); err != nil {
 		t.Fatal(err)
@@ -149,8 +151,12 @@ func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
 	for _, r := range (&Server{}).routes() {
 		method, path, _ := strings.Cut(r.pattern, " ")
 		path = strings.TrimSuffix(path, "{$}") // "/{$}" matches exactly "/"
-		if _, ok := doc.Paths[path][strings.ToLower(method)]; !ok {
+		op, ok := doc.Paths[path][strings.ToLower(method)]
+		if !ok {
 			t.Errorf("route %s is not in openapi.json", r.pattern)
+		}
+		if _, limited := op.Responses["429"]; limited != (path != healthPath) {
+			t.Errorf("route %s: a 429 response listed = %t, want it on every route but %s", r.pattern, limited, healthPath)
 		}
 	}
 }
