@@ -29,6 +29,7 @@ func newServeCmd(e *env) *cobra.Command {
 	var pool poolFlags
 	var tasks taskFlags
 	var addr string
+	limits := newLimitFlags()
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the engine for everyone behind the HTTP API",
@@ -37,6 +38,10 @@ func newServeCmd(e *env) *cobra.Command {
 			"tasks keep running and the next start adopts them.",
 		Args: none("kiln serve takes no arguments; set the address with --addr"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			lim, err := limits.resolve()
+			if err != nil {
+				return err
+			}
 			var isolation string
 			a, err := e.openApp(cmd.Context(), working, &pool, func(cfg *app.Config) (err error) {
 				isolation, err = tasks.apply(cfg)
@@ -57,11 +62,12 @@ func newServeCmd(e *env) *cobra.Command {
 				return usagef("listening on %s: %v", addr, err)
 			}
 			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
-			return serve(e, a, ln)
+			return serve(e, a, ln, lim)
 		},
 	}
 	pool.add(cmd)
 	tasks.add(cmd)
+	limits.add(cmd)
 	def := os.Getenv("KILN_ADDR")
 	if def == "" {
 		def = "127.0.0.1:8420"
@@ -72,16 +78,14 @@ func newServeCmd(e *env) *cobra.Command {
 
 // serve answers requests until SIGTERM or SIGINT, adopting runs whose
 // engine is gone as it goes, then shuts down gracefully.
-func serve(e *env, a *app.App, ln net.Listener) error {
+func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	srv := &http.Server{
-		Handler:           server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Metrics: a.Metrics.Handler()}).Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	api := server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Metrics: a.Metrics.Handler(), Limits: limits})
+	srv := api.HTTPServer()
 	go adopt(ctx, e, a)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(api.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		return err

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -40,37 +41,81 @@ func (p *principal) may(project string) bool {
 	return p != nil && (slices.Contains(p.projects, "*") || slices.Contains(p.projects, project))
 }
 
-// authorize checks the bearer token and role before calling the route,
-// and turns what it returns into a response.
+// authorize admits a request (its rate, its bearer token and role, the
+// size of its body) before calling the route, and turns what it returns
+// into a response.
 func (s *Server) authorize(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p *principal
-		if rt.role != public {
-			var err error
-			if p, err = s.principal(r); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			if p.role < rt.role {
-				s.writeError(w, r, forbidden("this needs a token with a role of at least %s", roleName(rt.role)))
-				return
-			}
+		p, err := s.admit(r, rt.role)
+		if err == nil {
+			err = s.checkBodySize(w, r)
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
-		if err := rt.handle(w, r, p); err != nil {
+		if err == nil {
+			err = rt.handle(w, r, p)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 		}
 	})
 }
 
+// healthPath is never rate limited: answering it costs nothing, and
+// whoever watches the server must not be told it is down.
+const healthPath = "/healthz"
+
+// admit returns the caller of a route that needs role, and takes the
+// request from the caller's allowance: its token's, or for a request
+// without a known token, its client address's. A known token is never
+// held back by what others did from the same address (a NAT, a proxy).
+func (s *Server) admit(r *http.Request, need role) (*principal, error) {
+	client := clientKey(r.RemoteAddr)
+	if need == public {
+		if r.URL.Path == healthPath {
+			return nil, nil
+		}
+		return nil, s.clients.take(client)
+	}
+	p, err := s.principal(r)
+	var he *httpError
+	if errors.As(err, &he) && he.status == http.StatusUnauthorized {
+		return nil, cmp.Or(s.clients.take(client), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.tokens.take(p.token.ID); err != nil {
+		return nil, err
+	}
+	if p.role < need {
+		return nil, forbidden("this needs a token with a role of at least %s", roleName(need))
+	}
+	return p, nil
+}
+
+// checkBodySize refuses a body over MaxBody by its Content-Length, before
+// reading any of it, and bounds a body of unknown length as it is read.
+func (s *Server) checkBodySize(w http.ResponseWriter, r *http.Request) error {
+	limit := s.cfg.Limits.MaxBody
+	if r.ContentLength > limit {
+		return bodyTooLarge(limit)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	return nil
+}
+
+func bodyTooLarge(limit int64) error {
+	return &httpError{status: http.StatusRequestEntityTooLarge, err: apiv1.Errorf(apiv1.CodeBodyTooLarge,
+		fmt.Sprintf("the body is over %d bytes", limit))}
+}
+
 func (s *Server) principal(r *http.Request) (*principal, error) {
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || raw == "" {
-		return nil, &httpError{http.StatusUnauthorized, apiv1.Errorf(apiv1.CodeUnauthenticated, "no bearer token")}
+		return nil, &httpError{status: http.StatusUnauthorized, err: apiv1.Errorf(apiv1.CodeUnauthenticated, "no bearer token")}
 	}
 	t, err := s.cfg.Store.TokenByHash(r.Context(), HashToken(raw))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &httpError{http.StatusUnauthorized, apiv1.Errorf(apiv1.CodeUnauthenticated, "the token is unknown or revoked")}
+		return nil, &httpError{status: http.StatusUnauthorized, err: apiv1.Errorf(apiv1.CodeUnauthenticated, "the token is unknown or revoked")}
 	}
 	if err != nil {
 		return nil, err
@@ -79,7 +124,7 @@ func (s *Server) principal(r *http.Request) (*principal, error) {
 }
 
 func forbidden(format string, args ...any) error {
-	return &httpError{http.StatusForbidden, apiv1.Errorf(apiv1.CodeForbidden, fmt.Sprintf(format, args...))}
+	return &httpError{status: http.StatusForbidden, err: apiv1.Errorf(apiv1.CodeForbidden, fmt.Sprintf(format, args...))}
 }
 
 func roleName(r role) string {

@@ -13,7 +13,7 @@ import (
 const maxPage = 500
 
 func badRequest(format string, args ...any) error {
-	return &httpError{http.StatusBadRequest, apiv1.Errorf(apiv1.CodeBadRequest, fmt.Sprintf(format, args...))}
+	return &httpError{status: http.StatusBadRequest, err: apiv1.Errorf(apiv1.CodeBadRequest, fmt.Sprintf(format, args...))}
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) error {
@@ -65,13 +65,16 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) 
 }
 
 // run loads the run named in the path and checks the caller may see it.
+// A run of a project the caller may not see is answered as one that does
+// not exist, word for word, so that no one learns which IDs exist
+// elsewhere.
 func (s *Server) run(r *http.Request, p *principal) (*apiv1.Run, error) {
 	run, err := s.cfg.Store.GetRun(r.Context(), apiv1.RunID(r.PathValue("id")))
 	if err != nil {
 		return nil, err
 	}
 	if !p.may(run.Project) {
-		return nil, forbidden("the token may not touch project %q", run.Project)
+		return nil, store.ErrNotFound
 	}
 	return run, nil
 }

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -41,8 +43,9 @@ type Config struct {
 	Store   store.Store
 	Engine  Engine
 	Secrets SecretKeeper
-	// MaxBody is the largest request body accepted, in bytes. Default 4 MiB.
-	MaxBody int64
+	// Limits bound what clients may take of the server. Zero fields take
+	// the defaults of DefaultLimits.
+	Limits Limits
 	// Poll is how often streams look for news. Default 200ms.
 	Poll time.Duration
 	// Metrics serves /metrics; nil serves none.
@@ -52,30 +55,67 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg     Config
+	mux     *http.ServeMux
+	submits slots     // submissions being read and checked
+	tokens  *limiters // requests per token
+	clients *limiters // requests without a known token, per client address
 }
 
-// New returns a server; Handler serves it.
+// New returns a server. Handler serves it; HTTPServer and Listener serve
+// it with its limits.
 func New(cfg Config) *Server {
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = 4 << 20
-	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.Poll <= 0 {
 		cfg.Poll = 200 * time.Millisecond
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	l := cfg.Limits
+	s := &Server{
+		cfg: cfg, mux: http.NewServeMux(),
+		submits: newSlots(l.MaxSubmits, l.SubmitWait),
+		tokens:  newLimiters(l.Rate, l.Burst),
+		clients: newLimiters(l.ClientRate, l.ClientBurst),
+	}
 	for _, r := range s.routes() {
 		s.mux.Handle(r.pattern, s.authorize(r))
 	}
 	return s
 }
 
-// Handler returns the server's HTTP handler.
+// Handler returns the server's HTTP handler. It applies every limit but
+// those of connections and their timeouts, which HTTPServer and Listener
+// apply.
 func (s *Server) Handler() http.Handler { return s.mux }
+
+// HTTPServer returns an http.Server that serves Handler with the
+// timeouts of s's Limits; serve it on Listener. Streams (events, logs)
+// lift the read deadline and renew the write deadline before each write,
+// so they last as long as they have something to say.
+func (s *Server) HTTPServer() *http.Server {
+	l := s.cfg.Limits
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+}
+
+// maxHeaderBytes bounds a request's headers; a bearer token and the usual
+// headers take a few hundred bytes. (net/http's default is 1 MiB.)
+const maxHeaderBytes = 64 << 10
+
+// Listener wraps ln so that a connection beyond MaxConns open in all, or
+// beyond MaxConnsPerClient from one client, is closed as soon as it is
+// accepted.
+func (s *Server) Listener(ln net.Listener) net.Listener {
+	return newLimitListener(ln, s.cfg.Limits.MaxConns, s.cfg.Limits.MaxConnsPerClient, s.cfg.Log)
+}
 
 // route is one endpoint: who may call it and what it does.
 type route struct {
@@ -121,7 +161,7 @@ func (s *Server) ui(w http.ResponseWriter, r *http.Request, _ *principal) error 
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request, _ *principal) error {
 	if s.cfg.Metrics == nil {
-		return &httpError{http.StatusNotFound, apiv1.Errorf(apiv1.CodeBadRequest, "metrics are not enabled")}
+		return &httpError{status: http.StatusNotFound, err: apiv1.Errorf(apiv1.CodeBadRequest, "metrics are not enabled")}
 	}
 	s.cfg.Metrics.ServeHTTP(w, r)
 	return nil
@@ -134,16 +174,18 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ *principal) e
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ *principal) error {
 	if _, err := s.cfg.Store.ListRuns(r.Context(), store.ListRunsParams{Limit: 1}); err != nil {
-		return &httpError{http.StatusServiceUnavailable, apiv1.Errorf(apiv1.CodeInternal, "the store is not ready: "+err.Error())}
+		return &httpError{status: http.StatusServiceUnavailable, err: apiv1.Errorf(apiv1.CodeInternal, "the store is not ready: "+err.Error())}
 	}
 	_, err := w.Write([]byte("ok\n"))
 	return err
 }
 
-// httpError is an *apiv1.Error with its HTTP status.
+// httpError is an *apiv1.Error with its HTTP status, and for a refusal
+// that a later try may not meet, when to try again.
 type httpError struct {
-	status int
-	err    *apiv1.Error
+	status     int
+	err        *apiv1.Error
+	retryAfter time.Duration
 }
 
 func (e *httpError) Error() string { return e.err.Error() }
@@ -151,6 +193,10 @@ func (e *httpError) Error() string { return e.err.Error() }
 // writeError answers with every coded error in err, as JSON.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, errs := statusOf(err)
+	var he *httpError
+	if errors.As(err, &he) && he.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((he.retryAfter+time.Second-1)/time.Second)))
+	}
 	if status == http.StatusInternalServerError {
 		s.cfg.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		errs = []*apiv1.Error{apiv1.Errorf(apiv1.CodeInternal, "internal error")}
@@ -180,6 +226,12 @@ func codeStatus(c apiv1.Code) int {
 		return http.StatusNotFound
 	case apiv1.CodeRunPhase:
 		return http.StatusConflict
+	case apiv1.CodeBodyTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case apiv1.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case apiv1.CodeBusy:
+		return http.StatusServiceUnavailable
 	}
 	switch c[4] {
 	case '2':

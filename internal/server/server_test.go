@@ -29,10 +29,18 @@ func TestMain(m *testing.M) {
 // env is a server over a real embedded kiln, with tokens of each kind.
 type env struct {
 	url                          string
+	srv                          *Server
+	ln                           *limitListener
 	admin, viewer, editorA, none string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the server's Config changed by configure.
+func newEnvWith(t testing.TB, configure func(*Config)) *env {
 	t.Helper()
 	home := t.TempDir()
 	a, err := app.Open(t.Context(), app.Config{
@@ -43,10 +51,19 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	a.Start()
-	srv := httptest.NewServer(New(Config{
-		Store: a.Store, Engine: a, Secrets: a, MaxBody: 64 << 10, Metrics: a.Metrics.Handler(),
+	cfg := Config{
+		Store: a.Store, Engine: a, Secrets: a, Limits: Limits{MaxBody: 64 << 10}, Metrics: a.Metrics.Handler(),
 		Poll: 20 * time.Millisecond,
-	}).Handler())
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	s := New(cfg)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = s.HTTPServer()                     // served as kiln serve serves it: its timeouts,
+	ln := s.Listener(srv.Listener).(*limitListener) // and its bounds on connections
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		if pid := local.SupervisorPID(home); pid > 0 {
@@ -54,7 +71,7 @@ func newEnv(t *testing.T) *env {
 		}
 		a.Close()
 	})
-	e := &env{url: srv.URL}
+	e := &env{url: srv.URL, srv: s, ln: ln}
 	for _, tok := range []struct {
 		dst      *string
 		role     string
@@ -124,7 +141,9 @@ func (e *env) waitDone(t *testing.T, id apiv1.RunID) apiv1.Run {
 func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
 	t.Parallel()
 	var doc struct {
-		Paths map[string]map[string]any `json:"paths"`
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+		} `json:"paths"`
 	}
 	if err := json.Unmarshal(openapiDoc, &doc); err != nil {
 		t.Fatal(err)
@@ -132,8 +151,12 @@ func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
 	for _, r := range (&Server{}).routes() {
 		method, path, _ := strings.Cut(r.pattern, " ")
 		path = strings.TrimSuffix(path, "{$}") // "/{$}" matches exactly "/"
-		if _, ok := doc.Paths[path][strings.ToLower(method)]; !ok {
+		op, ok := doc.Paths[path][strings.ToLower(method)]
+		if !ok {
 			t.Errorf("route %s is not in openapi.json", r.pattern)
+		}
+		if _, limited := op.Responses["429"]; limited != (path != healthPath) {
+			t.Errorf("route %s: a 429 response listed = %t, want it on every route but %s", r.pattern, limited, healthPath)
 		}
 	}
 }
@@ -204,8 +227,9 @@ func TestAuthAndProjects(t *testing.T) {
 	}{
 		{"POST", "/api/v1/runs", e.viewer, http.StatusForbidden},
 		{"POST", "/api/v1/runs?project=b", e.editorA, http.StatusForbidden},
-		{"GET", "/api/v1/runs/" + string(runB.ID), e.editorA, http.StatusForbidden},
-		{"POST", "/api/v1/runs/" + string(runB.ID) + "/cancel", e.editorA, http.StatusForbidden},
+		{"GET", "/api/v1/runs/" + string(runB.ID), e.editorA, http.StatusNotFound},
+		{"POST", "/api/v1/runs/" + string(runB.ID) + "/cancel", e.editorA, http.StatusNotFound},
+		{"POST", "/api/v1/runs/" + string(runB.ID) + "/cancel", e.viewer, http.StatusForbidden},
 		{"GET", "/api/v1/runs?project=b", e.editorA, http.StatusForbidden},
 		{"GET", "/api/v1/runs/" + string(runB.ID), e.viewer, http.StatusOK},
 		{"GET", "/healthz", "", http.StatusOK},

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -32,20 +34,23 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal) er
 		writeJSON(w, http.StatusOK, map[string]any{"items": nonNil(list)})
 		return nil
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	sw := s.newStream(w, "text/event-stream")
+	_, _ = sw.Write(nil) // the headers, at once; a client gone already ends the stream below
 	seq := int64(after)
 	return s.follow(r, run.ID, func() (bool, error) {
 		list, err := s.cfg.Store.ListEvents(r.Context(), store.ListEventsParams{Run: run.ID, After: seq, Limit: 500})
+		var buf bytes.Buffer
 		for _, ev := range list {
 			b, _ := json.Marshal(ev)
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Reason, b); err != nil {
-				return false, err
-			}
+			fmt.Fprintf(&buf, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Reason, b)
 			seq = ev.Seq
 		}
-		flush(w)
+		if buf.Len() > 0 {
+			if _, err := sw.Write(buf.Bytes()); err != nil {
+				return false, err
+			}
+		}
 		return len(list) > 0, err
 	})
 }
@@ -88,12 +93,6 @@ func (s *Server) stream(r *http.Request, id apiv1.RunID, step func() (bool, erro
 	}
 }
 
-func flush(w http.ResponseWriter) {
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
 // logs returns what a task's processes wrote: ?attempt= (default the
 // latest), and with ?follow=true until it ends (for the latest: until
 // the task does). The engine finds the attempt in the run's own records,
@@ -108,35 +107,57 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, p *principal) erro
 		return err
 	}
 	q := apiv1.LogQuery{Run: run.ID, Task: r.PathValue("task"), Attempt: attempt, Follow: r.URL.Query().Get("follow") == "true"}
-	fw := &flushWriter{w: w}
-	err = s.cfg.Engine.Logs(r.Context(), q, fw)
-	if err != nil && !fw.wrote {
+	sw := s.newStream(w, "text/plain; charset=utf-8")
+	err = s.cfg.Engine.Logs(r.Context(), q, sw)
+	if err != nil && !sw.wrote {
 		return err
 	}
 	if err != nil {
 		s.cfg.Log.Warn("log stream ended early", "run", run.ID, "task", q.Task, "err", err)
 	}
-	if !fw.wrote {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusOK)
+	if !sw.wrote {
+		_, _ = sw.Write(nil)
 	}
 	return nil
 }
 
-// flushWriter sends every write to the client at once, as plain text.
-type flushWriter struct {
-	w     http.ResponseWriter
-	wrote bool
+// streamWriter is a response that may outlast the server's timeouts, for
+// as long as it has something to say. It lifts the read deadline (its
+// request has no body, and an expired one would cancel it) and renews the
+// write deadline before each write, so a client that stops reading is
+// still cut off. Each write is sent at once.
+type streamWriter struct {
+	w           http.ResponseWriter
+	rc          *http.ResponseController
+	contentType string
+	timeout     time.Duration
+	wrote       bool
 }
 
-func (f *flushWriter) Write(b []byte) (int, error) {
+// newStream starts a stream of contentType on w.
+func (s *Server) newStream(w http.ResponseWriter, contentType string) *streamWriter {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // not supported by a recorder: nothing to lift
+	return &streamWriter{w: w, rc: rc, contentType: contentType, timeout: s.cfg.Limits.WriteTimeout}
+}
+
+// Write sends b; a first Write sends the headers, even with no b.
+func (f *streamWriter) Write(b []byte) (int, error) {
 	if !f.wrote {
-		f.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		f.w.Header().Set("Content-Type", f.contentType)
 		f.wrote = true
 	}
+	if f.timeout > 0 {
+		_ = f.rc.SetWriteDeadline(time.Now().Add(f.timeout))
+	}
 	n, err := f.w.Write(b)
-	flush(f.w)
-	return n, err
+	if err != nil {
+		return n, err
+	}
+	if err := f.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return n, err
+	}
+	return n, nil
 }
 
 func intParam(r *http.Request, name string, def int) (int, error) {

@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -19,7 +20,15 @@ import (
 // "workdir"; or as one YAML or JSON body, with ?file=, ?param=, ?project=
 // and ?workdir=. The submitter's workdir is used only for a request from
 // this machine.
+//
+// At most MaxSubmits submissions are read and checked at once: checking
+// can take over a hundred times the body's size in memory.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, p *principal) error {
+	release, err := s.submits.acquire(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
 	sub, err := submission(r)
 	if err != nil {
 		return err
@@ -120,12 +129,16 @@ func readBody(r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// tooLargeOr is a 413 if err says the body was over the limit, else a 400.
+// tooLargeOr is a 413 if err says the body was over the limit, a 408 if
+// it did not arrive in time, else a 400.
 func tooLargeOr(err error, doing string) error {
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return &httpError{http.StatusRequestEntityTooLarge, apiv1.Errorf(apiv1.CodeBodyTooLarge,
-			fmt.Sprintf("the body is over %d bytes", tooLarge.Limit))}
+	switch {
+	case errors.As(err, &tooLarge):
+		return bodyTooLarge(tooLarge.Limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return &httpError{status: http.StatusRequestTimeout, err: apiv1.Errorf(apiv1.CodeBadRequest,
+			doing+": the body did not arrive within the server's read timeout")}
 	}
 	return badRequest("%s: %v", doing, err)
 }

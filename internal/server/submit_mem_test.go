@@ -1,0 +1,73 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bigWorkflow is a valid Workflow of about size bytes whose one task has
+// a command of many one-letter words: the densest YAML, a node per two
+// bytes, so the costliest submission of its size to read and check.
+func bigWorkflow(size int) string {
+	head := "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: big}\nspec:\n  tasks:\n  - {name: t, command: [a"
+	n := max(0, (size-len(head)-3)/2)
+	return head + strings.Repeat(",a", n) + "]}\n"
+}
+
+// BenchmarkSubmitMaxBody measures what one submission of the largest
+// body the server accepts costs: bytes allocated (B/op) and the peak of
+// the live heap while it is read, parsed and stored (peak-MiB).
+//
+//	go test -run '^$' -bench SubmitMaxBody -benchtime 3x ./internal/server
+func BenchmarkSubmitMaxBody(b *testing.B) {
+	for _, size := range []int64{1 << 20, 4 << 20} {
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+			e := newEnvWith(b, func(c *Config) { c.Limits.MaxBody = size })
+			body := bigWorkflow(int(size) - 1)
+			b.ReportAllocs()
+			var peak uint64
+			for b.Loop() {
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				stop := samplePeak(&peak, before.HeapAlloc)
+				req := httptest.NewRequest("POST", "/api/v1/runs", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+e.admin)
+				w := httptest.NewRecorder()
+				e.srv.Handler().ServeHTTP(w, req)
+				stop()
+				if w.Code != http.StatusCreated {
+					b.Fatalf("submit: %d %.300s", w.Code, w.Body)
+				}
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+		})
+	}
+}
+
+// samplePeak records, until stop is called, the most the live heap grew
+// above base.
+func samplePeak(peak *uint64, base uint64) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > base && m.HeapAlloc-base > *peak {
+				*peak = m.HeapAlloc - base
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
