@@ -8,7 +8,7 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 # the browser the web UI is tested in.
 DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk
 
-.PHONY: help build example test bench lint fmt generate verify tools deps k8s-up k8s-down
+.PHONY: help build example test bench lint fmt generate verify tools deps k8s-up k8s-down fuzz
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -19,8 +19,15 @@ build: ## build bin/kiln
 example: build ## run the example pipeline locally, on the embedded defaults
 	bin/kiln run examples/pipeline.yaml
 
-test: deps k8s-up ## run every test, race detector on (starts the test cluster if it is not up)
+test: deps k8s-up ## run every test, race detector on (starts the test cluster if it is not up), then each fuzz target briefly
 	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+FUZZTIME ?= 10m
+fuzz: ## run each fuzz target for FUZZTIME (default 10m): the spec reader, the quantity parser, the submit handler
+	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/workflow
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/resource
+	go test -run '^$$' -fuzz '^FuzzSubmit$$' -fuzztime $(FUZZTIME) ./internal/server
 
 bench: build deps k8s-up ## print the benchmark table (kiln against raw process starts, same run)
 	go run ./test/bench -kiln bin/kiln

@@ -22,7 +22,7 @@ func TestMultipartSubmissionNamesItsFiles(t *testing.T) {
 	e := newEnv(t)
 	c := client.New(e.url, e.admin)
 	_, err := c.Submit(t.Context(), apiv1.Submission{Files: []apiv1.SourceFile{
-		{Name: "pipelines/wf.yaml", Data: []byte(strings.Replace(workflowYAML, "command: [\"true\"]", "command: [\"true\"], dependsOn: [nope]", 1))},
+		{Name: "pipelines/wf.yaml", Data: []byte(strings.Replace(workflowYAML, "dependsOn: [greet]", "dependsOn: [nope]", 1))},
 		{Name: "runtimes/empty.yaml", Data: []byte("# nothing\n")},
 	}})
 	for _, want := range []string{"KLN-1007 pipelines/wf.yaml: Workflow/hello", "KLN-1013 runtimes/empty.yaml"} {
