@@ -35,7 +35,7 @@ func RunSandboxIfAsked() {
 // failure.
 func enterSandbox(args []string) error {
 	if len(args) < 6 || args[3] != "--" {
-		return errors.New("usage: HOME RUN ATTEMPT -- PATH ARGV...")
+		return errors.New("want HOME RUN ATTEMPT -- PATH ARGV")
 	}
 	home, run, attempt, path, argv := args[0], args[1], args[2], args[4], args[5:]
 	rules, err := outside(home)

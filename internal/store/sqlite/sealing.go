@@ -122,8 +122,8 @@ func (sl *sealer) open(project, name, stored string) (string, error) {
 
 // sealPlain seals the values an earlier kiln kept in plain text.
 func (s *Store) sealPlain(ctx context.Context) error {
-	if s.sealer.err != nil {
-		return nil // reported when a secret is used
+	if s.sealer.aead == nil {
+		return nil // the key's problem is reported when a secret is used
 	}
 	rows, err := s.wdb.QueryContext(ctx, `SELECT project, name, value FROM secrets WHERE value NOT LIKE ?`, sealedPrefix+"%")
 	if err != nil {
