@@ -30,8 +30,9 @@ func TestReadmeExampleThroughTheServer(t *testing.T) {
 }
 
 // A submission that does not say where it comes from (as from another
-// machine) runs each attempt in its own directory; a relative workingDir
-// is relative to that.
+// machine) runs each attempt in its own directory (its work/ directory,
+// the one an isolated task may write); a relative workingDir is relative
+// to that.
 func TestSubmissionWithoutAWorkDirRunsInTheAttemptDirectory(t *testing.T) {
 	t.Parallel()
 	home := newHome(t)
@@ -46,7 +47,7 @@ spec:
 	waitFor(t, "the run to end", func() bool { return describe(t, home, run.ID).Status.Phase.Done() })
 	got := describe(t, home, run.ID)
 	dir := got.Status.Nodes[0].Outputs["dir"]
-	attemptDir := filepath.Join(home, "runs", string(run.ID), "here", "1")
+	attemptDir := filepath.Join(home, "runs", string(run.ID), "here", "1", "work")
 	if got.Status.Phase != apiv1.PhaseSucceeded || dir != attemptDir || got.WorkDir != "" {
 		t.Errorf("run %s ran in %q (work dir %q), want %q", got.Status.Phase, dir, got.WorkDir, attemptDir)
 	}
