@@ -139,7 +139,14 @@ func watchRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
 		<-sig
 		fmt.Fprintln(e.stderr, "cancelling (press Ctrl-C again to leave now; kiln resume then finishes the cancel)")
 		for _, id := range ids {
-			_ = eng.Cancel(ctx, id)
+			if err := eng.Cancel(ctx, id); err != nil && ctx.Err() == nil {
+				// The cancel is not recorded (a full disk, say): waiting
+				// for it to take effect would wait for ever.
+				printError(e.stderr, err)
+				fmt.Fprintf(e.stderr, "leaving without cancelling %s; kiln resume %s finishes it once the store can be written\n", id, id)
+				leave()
+				return
+			}
 		}
 		<-sig
 		leave()

@@ -123,6 +123,7 @@ type Controller struct {
 	runs     map[apiv1.RunID]*runState
 	starved  map[apiv1.RunID]bool // runs with ready nodes that did not fit
 	wakes    uint64               // counts wakeStarved calls: a round that saw fewer was answered before the last wake
+	hold     holdoff
 	watchers map[chan struct{}]bool
 }
 
@@ -140,6 +141,7 @@ func New(cfg Config) (*Controller, error) {
 		runs:     map[apiv1.RunID]*runState{},
 		starved:  map[apiv1.RunID]bool{},
 		watchers: map[chan struct{}]bool{},
+		hold:     newHoldoff(),
 	}, nil
 }
 
@@ -203,19 +205,23 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(id)
+	if wait := c.heldOff(id); wait > 0 {
+		c.queue.AddAfter(id, wait)
+		return true
+	}
 	start := time.Now()
 	res, err := c.Reconcile(ctx, id)
 	c.cfg.Metrics.Reconciled(time.Since(start))
 	switch {
 	case err != nil && ctx.Err() == nil:
-		c.log.Error("reconcile failed; will retry", "run", id, "err", err)
-		c.queue.AddRateLimited(id)
+		wait := c.failed(id)
+		c.log.Error("reconcile failed; will retry", "run", id, "in", wait, "err", err)
+		c.queue.AddAfter(id, wait)
+		return true
 	case res.RequeueAfter > 0:
-		c.queue.Forget(id)
 		c.queue.AddAfter(id, res.RequeueAfter)
-	default:
-		c.queue.Forget(id)
 	}
+	c.succeeded(id)
 	return true
 }
 

@@ -66,6 +66,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		case <-ctx.Done():
 			return ln.Close()
 		case <-tick.C:
+			sup.writeUnwritten()
 			if conns.Load() == 0 && sup.idle(cfg.IdleTimeout) {
 				return ln.Close()
 			}

@@ -37,13 +37,15 @@ type Supervisor struct {
 	ledger   *resource.Ledger // the machine's room, shared by every engine on the home
 	accounts *accounts        // projects' numbered accounts, for isolation by users
 
-	mu       sync.Mutex
-	gangs    map[string]*gang
-	paths    *pathCache
-	exits    []Exit // recent exits; exits[i] has sequence base+i+1
-	base     uint64
-	changed  chan struct{} // closed and replaced on every exit, and when a node starts waiting
-	lastBusy time.Time
+	mu      sync.Mutex
+	gangs   map[string]*gang
+	paths   *pathCache
+	exits   []Exit // recent exits; exits[i] has sequence base+i+1
+	base    uint64
+	changed chan struct{} // closed and replaced on every exit, and when a node starts waiting
+	// unwritten are exits whose status file could not be written yet.
+	unwritten map[string]statusRecord
+	lastBusy  time.Time
 }
 
 // gang is one attempt's processes. members is nil while they start.
@@ -72,7 +74,7 @@ func NewSupervisor(home string) *Supervisor {
 	_, _ = rand.Read(b)
 	return &Supervisor{
 		home: home, instance: hex.EncodeToString(b), ledger: resource.NewLedger(), accounts: newAccounts(home),
-		gangs: map[string]*gang{}, paths: newPathCache(),
+		gangs: map[string]*gang{}, paths: newPathCache(), unwritten: map[string]statusRecord{},
 		changed: make(chan struct{}), lastBusy: time.Now(),
 	}
 }
@@ -307,12 +309,11 @@ func (g *gang) status(out job.Outcome) statusRecord {
 // tells watchers. s.mu must be held.
 func (s *Supervisor) recordExit(id string, rec statusRecord) {
 	s.ledger.Exited(id)
-	dir, err := attemptDir(s.home, id)
-	if err == nil {
-		err = writeJSON(filepath.Join(dir, "status.json"), rec)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "kiln supervisor: recording exit of %s: %v\n", id, err)
+	if err := s.writeStatus(id, rec); err != nil {
+		// Kept in memory, answered by State and written again later: an
+		// exit is never forgotten because the disk was full.
+		s.unwritten[id] = rec
+		fmt.Fprintf(os.Stderr, "kiln supervisor: recording exit of %s (kept until it can be written): %v\n", id, err)
 	}
 	s.exits = append(s.exits, Exit{ID: id, Status: rec})
 	if len(s.exits) > maxExits {
@@ -341,4 +342,24 @@ func signalName(sig syscall.Signal) string {
 		return name
 	}
 	return sig.String()
+}
+
+// writeStatus writes an attempt's status file.
+func (s *Supervisor) writeStatus(id string, rec statusRecord) error {
+	dir, err := attemptDir(s.home, id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, "status.json"), rec)
+}
+
+// writeUnwritten tries again to write the exits that could not be written.
+func (s *Supervisor) writeUnwritten() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, rec := range s.unwritten {
+		if s.writeStatus(id, rec) == nil {
+			delete(s.unwritten, id)
+		}
+	}
 }

@@ -67,9 +67,14 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 	}
 	s.mu.Lock()
 	_, running := s.gangs[a.ID]
+	rec, unwritten := s.unwritten[a.ID]
 	s.mu.Unlock()
-	if running {
+	switch {
+	case running:
 		r.Running = true
+		return nil
+	case unwritten:
+		r.Exited, r.Status = true, rec
 		return nil
 	}
 	found, err := readJSON(filepath.Join(dir, "status.json"), &r.Status)
@@ -139,7 +144,7 @@ func (s *Supervisor) Info(_ Empty, r *InfoReply) error {
 func (s *Supervisor) idle(d time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.gangs) > 0 {
+	if len(s.gangs) > 0 || len(s.unwritten) > 0 {
 		s.lastBusy = time.Now()
 		return false
 	}
