@@ -124,6 +124,7 @@ type Controller struct {
 	starved  map[apiv1.RunID]bool // runs with ready nodes that did not fit
 	wakes    uint64               // counts wakeStarved calls: a round that saw fewer was answered before the last wake
 	hold     holdoff
+	outages  map[apiv1.RunID]*outage // runs whose rounds the store could not take
 	watchers map[chan struct{}]bool
 }
 
@@ -142,6 +143,7 @@ func New(cfg Config) (*Controller, error) {
 		starved:  map[apiv1.RunID]bool{},
 		watchers: map[chan struct{}]bool{},
 		hold:     newHoldoff(),
+		outages:  map[apiv1.RunID]*outage{},
 	}, nil
 }
 
@@ -258,6 +260,8 @@ func (c *Controller) forget(rs *runState) {
 	if mine {
 		delete(c.runs, rs.run.ID)
 		delete(c.starved, rs.run.ID)
+		delete(c.outages, rs.run.ID)
+		delete(c.hold.until, rs.run.ID)
 		close(rs.done)
 	}
 	c.mu.Unlock()

@@ -60,14 +60,22 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 // another engine took the run over.
 func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 	ch := r.change(c.cfg.Owner)
+	outage, hadOutage := c.outageEvent(r.rs.run.ID, r.rs.run.Status.Phase, r.now)
+	if hadOutage {
+		ch.Events = append(ch.Events, outage)
+	}
 	if ch.Empty() {
 		return true, nil
 	}
 	err := c.cfg.Store.Apply(ctx, ch)
 	if err == nil {
+		if hadOutage {
+			c.outageRecorded(r.rs.run.ID)
+		}
 		c.notify()
 		return true, nil
 	}
+	c.unsaved(r.rs.run.ID, err)
 	// The round's changes exist only in memory: room admitted for
 	// attempts that will not start goes back.
 	relErr := c.cfg.Pool.Release(ctx, r.admitted...)
