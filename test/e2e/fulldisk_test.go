@@ -44,7 +44,7 @@ func TestAFullDiskIsSurvived(t *testing.T) {
 	if !strings.Contains(stderr.String(), "bytes free") || !strings.Contains(stderr.String(), filepath.Join(home, "kiln.db")) {
 		t.Errorf("the full-disk error does not name the store and its free space:\n%s", stderr.String())
 	}
-	time.Sleep(2 * time.Second) // the engine keeps trying, backing off
+	waitFor(t, "the engine to try again", func() bool { return strings.Count(stderr.String(), "reconcile failed") >= 3 })
 	if err := os.Remove(filepath.Join(disk, "filler")); err != nil {
 		t.Fatal(err)
 	}
