@@ -104,3 +104,14 @@ func (c *confinement) apply(cmd *exec.Cmd, path string) {
 		cmd.Path = "/proc/self/exe"
 	}
 }
+
+// explain adds to a start that failed for want of permission who the
+// process was to run as: a program under /root, say, is out of reach of a
+// project's account.
+func (c *confinement) explain(err error) error {
+	if err == nil || c == nil || c.cred == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return fmt.Errorf("%w (the task runs as uid %d, its project's account, which may not reach it: "+
+		"install programs where every user may run them, or give the task a PATH that finds them)", err, c.cred.Uid)
+}

@@ -125,8 +125,8 @@ func Describe(mode string) string {
 	case IsolateLandlock:
 		return "tasks run as kiln's user, confined by Landlock: outside KILN_HOME they keep the access kiln has; " +
 			"inside it they read their own run and write only their attempt's work and outputs directories; " +
-			"they can still signal kiln's processes (the kernel scopes signals from Landlock ABI 6 onwards only for " +
-			"processes kiln does not start)"
+			"kiln's processes hide their environment and the supervisor refuses confined callers, but a task can " +
+			"still signal kiln's processes"
 	}
 	return "NONE: tasks run as kiln's user and can read everything it can, KILN_HOME included; " +
 		"do not serve several projects this way"
@@ -156,8 +156,8 @@ func CheckReachable(home, mode string) error {
 		if fi.Mode().Perm()&0o001 == 0 {
 			return &apiv1.Error{
 				Code: apiv1.CodeIsolation, File: dir, Field: "--isolation",
-				Message: fmt.Sprintf("isolation users cannot reach tasks' attempts: %s (mode %v) above KILN_HOME %s is closed to other users", dir, fi.Mode().Perm(), home),
-				Hint:    "use a home whose parents others may search (such as /var/lib/kiln), chmod o+x the directory, or --isolation landlock",
+				Message: fmt.Sprintf("isolation users cannot reach tasks' attempts: %s (mode %04o) above KILN_HOME %s is closed to other users", dir, fi.Mode().Perm(), home),
+				Hint:    "use a home whose parents others may search, such as /var/lib/kiln, or chmod o+x the directory named",
 			}
 		}
 		if dir == filepath.Dir(dir) {

@@ -168,7 +168,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 	for _, p := range a.Processes {
 		cmd, err := command(dir, a.WorkingDir, p, paths, box)
 		if err == nil {
-			err = cmd.Start()
+			err = box.explain(cmd.Start())
 		}
 		closeFiles(cmd)
 		if err != nil {
