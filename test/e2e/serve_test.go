@@ -219,19 +219,7 @@ spec:
 // postRun submits a document to a server and returns the new run.
 func postRun(t *testing.T, base, token, body string) apiv1.Run {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/api/v1/runs", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var run apiv1.Run
-	b, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(b, &run); err != nil || run.ID == "" {
-		t.Fatalf("submit: %d %s", resp.StatusCode, b)
-	}
-	return run
+	return postRunAs(t, base, token, "", body)
 }
 
 // sharedDir is a fresh directory that tasks of any account may write to,

@@ -118,10 +118,15 @@ spec:
 	}
 }
 
-// postRunAs submits a document to project on a server and returns the new run.
+// postRunAs submits a document to project ("": the default) on a server
+// and returns the new run.
 func postRunAs(t *testing.T, base, token, project, body string) apiv1.Run {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/api/v1/runs?project="+project, strings.NewReader(body))
+	url := base + "/api/v1/runs"
+	if project != "" {
+		url += "?project=" + project
+	}
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
