@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -52,7 +53,29 @@ func (f *taskFlags) apply(cfg *app.Config) (string, error) {
 		return "", &apiv1.Error{Code: apiv1.CodeUsage, Field: "--task-account", Message: "--task-account needs --isolation users (kiln running as root)"}
 	}
 	cfg.TaskEnv = app.BaseEnv(f.env)
-	return fmt.Sprintf("task isolation: %s (%s): %s", mode, why, local.Describe(mode)), nil
+	line := fmt.Sprintf("task isolation: %s (%s): %s", mode, why, local.Describe(mode))
+	if mode == local.IsolateUsers {
+		line += reachablePath(cfg.TaskEnv)
+	}
+	return line, nil
+}
+
+// reachablePath drops from env's PATH the directories project accounts
+// cannot search, and says which it dropped.
+func reachablePath(env []string) string {
+	for i, kv := range env {
+		list, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			continue
+		}
+		kept, dropped := local.ReachablePath(list)
+		if len(dropped) == 0 {
+			return ""
+		}
+		env[i] = "PATH=" + strings.Join(kept, string(filepath.ListSeparator))
+		return fmt.Sprintf("\ntasks' PATH leaves out what project accounts cannot reach: %s", strings.Join(dropped, ", "))
+	}
+	return ""
 }
 
 // parseAccount reads PROJECT=UID[:GID]; GID defaults to UID.

@@ -36,9 +36,7 @@ func startServeAs(t *testing.T, home string, cred *syscall.Credential, env []str
 		}
 	}
 	serve := exec.Command(kilnBin, append([]string{"--home", home, "serve", "--addr", "127.0.0.1:0"}, args...)...)
-	// Served tasks run as project accounts, which cannot reach programs
-	// under /root (a pyenv, say): they find Debian's.
-	serve.Env = append(append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"), env...)
+	serve.Env = append(os.Environ(), env...)
 	serve.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var stderr strings.Builder
 	serve.Stderr = &stderr

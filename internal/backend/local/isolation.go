@@ -165,3 +165,29 @@ func CheckReachable(home, mode string) error {
 		}
 	}
 }
+
+// ReachablePath splits a PATH list into the directories other users may
+// search, from / down, and those they may not: a project's account could
+// not run a program found in the second.
+func ReachablePath(list string) (kept, dropped []string) {
+	for _, dir := range filepath.SplitList(list) {
+		if dir != "" && searchableByOthers(dir) {
+			kept = append(kept, dir)
+		} else {
+			dropped = append(dropped, dir)
+		}
+	}
+	return kept, dropped
+}
+
+func searchableByOthers(dir string) bool {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
+}
