@@ -88,6 +88,7 @@ spec:
 		"ls -R " + home,
 		"cat " + bDir + "/stdout " + bDir + "/outputs/key",
 		"for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null | tr '\\0' '\\n' | grep -a KILN_TEST_SERVER_SECRET; done",
+		`touch "$TMPDIR/scratch" && echo "own tmp is writable"`,
 		"echo done hunting",
 	}, "; ")
 	aRun := postRunAs(t, base, editor, "a", fmt.Sprintf(`apiVersion: kiln.dev/v1alpha1
@@ -100,7 +101,7 @@ spec:
 `, hunt))
 	waitServed(t, base, admin, aRun.ID, "")
 	logs := kilnWithEnv(t, append(client[:len(client):len(client)], "KILN_TOKEN="+editor), t.TempDir(), "logs", string(aRun.ID), "t")
-	if !strings.Contains(logs.stdout, "hunting") || !strings.Contains(logs.stdout, "done hunting") {
+	if !strings.Contains(logs.stdout, "own tmp is writable") || !strings.Contains(logs.stdout, "done hunting") {
 		t.Fatalf("the hunting task did not run to its end:\n%s%s", logs.stdout, logs.stderr)
 	}
 	for what, secret := range map[string]string{"the admin token": admin, "the server's environment": serverSecret, "project b's secret": bSecret} {

@@ -37,8 +37,10 @@ func (s *Supervisor) confine(dir string, sb *Sandbox) (*confinement, error) {
 		return nil, nil
 	}
 	c := &confinement{mode: sb.Mode, work: filepath.Join(dir, workDir), home: s.home, attempt: dir, run: filepath.Dir(filepath.Dir(dir))}
-	if err := os.Mkdir(c.work, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
+	for _, d := range []string{c.work, c.tmp()} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
 	}
 	switch sb.Mode {
 	case IsolateLandlock:
@@ -73,7 +75,7 @@ func (s *Supervisor) confineToAccount(c *confinement, sb *Sandbox) error {
 			break
 		}
 	}
-	for _, p := range []string{c.work, filepath.Join(c.attempt, outputsDir)} {
+	for _, p := range []string{c.work, c.tmp(), filepath.Join(c.attempt, outputsDir)} {
 		if err := os.Chmod(p, 0o700); err != nil {
 			return err
 		}
@@ -85,6 +87,12 @@ func (s *Supervisor) confineToAccount(c *confinement, sb *Sandbox) error {
 	return nil
 }
 
+// tmp is the attempt's own temporary directory, its TMPDIR: a confined
+// task may not create files where KILN_HOME's parents are (/tmp, when
+// the home is there), and need not share a temporary directory with other
+// projects' tasks.
+func (c *confinement) tmp() string { return filepath.Join(c.work, "tmp") }
+
 // apply sets up cmd, which starts the program at path, to run confined.
 func (c *confinement) apply(cmd *exec.Cmd, path string) {
 	if c == nil {
@@ -93,8 +101,10 @@ func (c *confinement) apply(cmd *exec.Cmd, path string) {
 	if cmd.Dir == "" {
 		cmd.Dir = c.work
 	}
-	if !slices.ContainsFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
-		cmd.Env = append(cmd.Env, "HOME="+c.work)
+	for name, dir := range map[string]string{"HOME": c.work, "TMPDIR": c.tmp()} {
+		if !slices.ContainsFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+			cmd.Env = append(cmd.Env, name+"="+dir)
+		}
 	}
 	if c.cred != nil {
 		cmd.SysProcAttr.Credential = c.cred
