@@ -66,14 +66,13 @@ func (s *Supervisor) confineToAccount(c *confinement, sb *Sandbox) error {
 	if acc.UID == 0 || acc.GID == 0 {
 		return fmt.Errorf("project %s's tasks would run as root (uid %d, gid %d)", sb.Project, acc.UID, acc.GID)
 	}
-	// Traverse only: the account can reach a path it is given, list nothing.
-	for p := c.attempt; ; p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o711); err != nil {
+	// Traverse only: the account can reach a path it is given, list
+	// nothing. The run's directories below are made so (makeAttemptDir).
+	if !s.opened.Load() {
+		if err := traversable(s.home, filepath.Join(s.home, "runs")); err != nil {
 			return err
 		}
-		if p == s.home || p == filepath.Dir(p) {
-			break
-		}
+		s.opened.Store(true)
 	}
 	for _, p := range []string{c.work, c.tmp(), filepath.Join(c.attempt, outputsDir)} {
 		if err := os.Chmod(p, 0o700); err != nil {
@@ -92,6 +91,16 @@ func (s *Supervisor) confineToAccount(c *confinement, sb *Sandbox) error {
 // the home is there), and need not share a temporary directory with other
 // projects' tasks.
 func (c *confinement) tmp() string { return filepath.Join(c.work, "tmp") }
+
+// traversable makes dirs 0711: others may pass through, not list them.
+func traversable(dirs ...string) error {
+	for _, d := range dirs {
+		if err := os.Chmod(d, 0o711); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // apply sets up cmd, which starts the program at path, to run confined.
 func (c *confinement) apply(cmd *exec.Cmd, path string) {

@@ -58,17 +58,30 @@ func (c *pathCache) lookPath(name string, env []string) (string, error) {
 
 // makeAttemptDir creates dir and its outputs directory. The run and task
 // directories above it usually exist already, so it tries the direct
-// mkdir first and walks up only when a parent is missing.
-func makeAttemptDir(dir string) error {
+// mkdir first and walks up only when a parent is missing. With traverse,
+// the directories it makes are 0711 whatever the umask, so that tasks
+// running as other users reach their attempt without listing others.
+func makeAttemptDir(dir string, traverse bool) error {
+	made := []string{dir}
 	err := os.Mkdir(dir, 0o755)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		// The run's and the task's directories are new too.
+		made = append(made, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
 		err = os.MkdirAll(dir, 0o755)
 	case errors.Is(err, os.ErrExist):
-		err = nil
+		made, err = nil, nil
 	}
 	if err != nil {
 		return err
+	}
+	for _, d := range made {
+		if !traverse {
+			break
+		}
+		if err := os.Chmod(d, 0o711); err != nil {
+			return err
+		}
 	}
 	if err := os.Mkdir(filepath.Join(dir, outputsDir), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ type Supervisor struct {
 
 	ledger   *resource.Ledger // the machine's room, shared by every engine on the home
 	accounts *accounts        // projects' numbered accounts, for isolation by users
+	opened   atomic.Bool      // KILN_HOME made traversable, for isolation by users
 
 	mu      sync.Mutex
 	gangs   map[string]*gang
@@ -149,7 +151,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 	if len(a.Processes) == 0 {
 		return nil, errors.New("no process to start")
 	}
-	if err := makeAttemptDir(dir); err != nil {
+	if err := makeAttemptDir(dir, a.Sandbox != nil && a.Sandbox.Mode == IsolateUsers); err != nil {
 		return nil, err
 	}
 	for name, content := range a.Files {
