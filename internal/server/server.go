@@ -216,7 +216,15 @@ func statusOf(err error) (int, []*apiv1.Error) {
 	if len(coded) == 0 {
 		return http.StatusInternalServerError, nil
 	}
-	return codeStatus(coded[0].Code), coded
+	status := codeStatus(coded[0].Code)
+	if status == http.StatusInsufficientStorage {
+		// The client is told the server's disk is full, and how full, not
+		// where the server keeps its store.
+		full := *coded[0]
+		full.File = ""
+		coded = []*apiv1.Error{&full}
+	}
+	return status, coded
 }
 
 // codeStatus is the HTTP status of an error with code c.
@@ -232,6 +240,8 @@ func codeStatus(c apiv1.Code) int {
 		return http.StatusTooManyRequests
 	case apiv1.CodeBusy:
 		return http.StatusServiceUnavailable
+	case apiv1.CodeStoreFull:
+		return http.StatusInsufficientStorage
 	}
 	switch c[4] {
 	case '2':

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -282,5 +283,21 @@ func TestPagesAndBadInput(t *testing.T) {
 		if resp.StatusCode != c.want || len(out.Errors) == 0 || out.Errors[0].Code != c.code {
 			t.Errorf("%s %s = %d %s, want %d with %s", c.method, c.path, resp.StatusCode, b, c.want, c.code)
 		}
+	}
+}
+
+func TestAFullStoreIsTold(t *testing.T) {
+	t.Parallel()
+	full := &apiv1.Error{Code: apiv1.CodeStoreFull, File: "/srv/kiln/kiln.db", Message: "the disk holding the store is full (0 bytes free)"}
+	status, errs := statusOf(fmt.Errorf("saving the run: %w", full))
+	if status != http.StatusInsufficientStorage || len(errs) != 1 || errs[0].Code != apiv1.CodeStoreFull ||
+		errs[0].File != "" || !strings.Contains(errs[0].Message, "0 bytes free") {
+		t.Errorf("statusOf(full store) = %d %+v, want 507 with KLN-5004 and the free space, not the server's path", status, errs)
+	}
+	if full.File == "" {
+		t.Error("statusOf changed the error it was given")
+	}
+	if status, _ := statusOf(&apiv1.Error{Code: apiv1.CodeStoreCorrupt, Message: "damaged"}); status != http.StatusInternalServerError {
+		t.Errorf("statusOf(damaged store) = %d, want 500", status)
 	}
 }
