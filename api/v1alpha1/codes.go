@@ -33,6 +33,8 @@ const (
 	CodeBareValue       Code = "KLN-1021"
 	CodeDuplicateKey    Code = "KLN-1022"
 	CodeOutOfRange      Code = "KLN-1023"
+	CodeExpression      Code = "KLN-1024"
+	CodeSubworkflow     Code = "KLN-1025"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -46,6 +48,14 @@ const (
 	CodeStart           Code = "KLN-3009"
 	CodeSuspended       Code = "KLN-3010"
 	CodeSecret          Code = "KLN-3011"
+	CodeNotAList        Code = "KLN-3012"
+	CodeFragment        Code = "KLN-3013"
+	CodeCondition       Code = "KLN-3014"
+	CodeRejected        Code = "KLN-3015"
+	CodeGateTimeout     Code = "KLN-3016"
+	CodeTooFewSucceeded Code = "KLN-3017"
+	CodeTriggerRule     Code = "KLN-3018"
+	CodeChildFailed     Code = "KLN-3019"
 	CodeRunNotFound     Code = "KLN-4001"
 	CodeUsage           Code = "KLN-4002"
 	CodeUnauthenticated Code = "KLN-4003"
@@ -57,6 +67,7 @@ const (
 	CodeSecretNotFound  Code = "KLN-4011"
 	CodeRateLimited     Code = "KLN-4012"
 	CodeBusy            Code = "KLN-4013"
+	CodeNotWaiting      Code = "KLN-4014"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
@@ -108,6 +119,8 @@ func CodeInfos() []CodeInfo {
 		{CodeBareValue, "an unquoted value that YAML reads as a boolean or a number (y, n, yes, no, on, off, 1.10) stands where a string belongs", "quote the value, for example name: \"n\""},
 		{CodeDuplicateKey, "a key appears twice in one mapping; YAML would keep only the later value", "remove one of the two lines named"},
 		{CodeOutOfRange, "a number, quantity or duration is outside the range the field allows (negative, too large, or an exponent kiln will not expand)", "the message gives the allowed range"},
+		{CodeExpression, "a when or depends expression does not compile, is not a boolean, or refers to a name that does not exist", "the message quotes the expression and says what is wrong; conditions are CEL over params.<name> and tasks.<name>"},
+		{CodeSubworkflow, "a subworkflow names a workflow that is not in the files, or workflows run each other in a cycle", "submit the named Workflow in the same files, and break the cycle printed"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
@@ -121,6 +134,14 @@ func CodeInfos() []CodeInfo {
 		{CodeStart, "the task's process could not be started", "check workingDir and permissions"},
 		{CodeSuspended, "a training job's attempt was stopped because the job was suspended", "kiln unsuspend RUN starts it again"},
 		{CodeSecret, "a task's environment names a secret its project does not have", "kiln secret set NAME --project P"},
+		{CodeNotAList, "a map task's forEach value is not a JSON list", "make the upstream output or param a JSON list such as [\"a\",\"b\"]; the message quotes its first bytes"},
+		{CodeFragment, "the workflow fragment a dynamic task wrote is not valid", "the message lists each problem of the fragment; fix the program that writes it"},
+		{CodeCondition, "a task's when condition failed to evaluate", "check the values it reads; the message gives the error"},
+		{CodeRejected, "an approval gate was rejected", "see who rejected it and why in kiln describe run"},
+		{CodeGateTimeout, "a gate was not approved, signalled or woken within its timeout", "raise gate.timeout, or set onTimeout"},
+		{CodeTooFewSucceeded, "fewer items of a map task succeeded than its minSuccesses or minSuccessRatio asks", "see the failed items in kiln describe run"},
+		{CodeTriggerRule, "the task did not start because its trigger rule or depends expression was not met by how its upstream tasks ended", "see the upstream tasks' phases"},
+		{CodeChildFailed, "a task of a dynamic fragment, subworkflow or exit handler failed", "see the failed child in kiln describe run"},
 		{CodeRunNotFound, "no run has the given ID", "list runs with kiln get runs"},
 		{CodeUsage, "a command-line argument is invalid", "see kiln help for the command"},
 		{CodeUnauthenticated, "the request carries no valid API token", "send Authorization: Bearer <token>; the first start writes an admin token to KILN_HOME/admin.token"},
@@ -132,6 +153,7 @@ func CodeInfos() []CodeInfo {
 		{CodeSecretNotFound, "the project has no secret of the given name", "list a project's secrets with kiln secret list --project P"},
 		{CodeRateLimited, "the token (or client) sent more requests than the server allows per second", "wait for the Retry-After seconds and try again"},
 		{CodeBusy, "the server is handling as many submissions as it allows at once", "wait for the Retry-After seconds and try again"},
+		{CodeNotWaiting, "an approval or signal was sent to a task that is not a gate waiting for it, or the value does not fit the gate's type", "check the task with kiln describe run; a signal's value must parse as the gate's type"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},

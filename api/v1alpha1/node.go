@@ -12,4 +12,16 @@ const (
 	// NodeKindTrain runs a distributed training job: a gang of processes
 	// admitted whole, in the shape of a Kubeflow TrainJob.
 	NodeKindTrain NodeKind = "train"
+	// NodeKindMap runs its task once per item of a list, as children.
+	NodeKindMap NodeKind = "map"
+	// NodeKindDynamic runs a command that writes a workflow fragment, then
+	// runs the fragment as children.
+	NodeKindDynamic NodeKind = "dynamic"
+	// NodeKindSubworkflow runs another workflow's tasks as children.
+	NodeKindSubworkflow NodeKind = "subworkflow"
+	// NodeKindGate waits for an approval, a time or a signal.
+	NodeKindGate NodeKind = "gate"
+	// NodeKindExit is the node that runs a workflow's onExit tasks, as
+	// children, once every other task has ended.
+	NodeKindExit NodeKind = "exit"
 )

@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // RunID identifies a run: the workflow's name and a random suffix.
 type RunID string
@@ -50,8 +53,11 @@ type RunStatus struct {
 	StartedAt *time.Time `json:"startedAt,omitempty"`
 	// FinishedAt is when the run reached a final phase.
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
-	// Nodes are the run's tasks, in the workflow's order.
+	// Nodes are the run's tasks, in the workflow's order, then the
+	// children of map, dynamic and subworkflow tasks as they were made.
 	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// Outputs are the workflow's outputs (spec.outputs), once it succeeded.
+	Outputs *RunOutputs `json:"outputs,omitempty"`
 }
 
 // NodeStatus is the observed state of one task of a run.
@@ -81,6 +87,19 @@ type NodeStatus struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Replicas counts a training job's processes per replica group.
 	Replicas []ReplicaGroupStatus `json:"replicas,omitempty"`
+	// Kind is the kind of node: command, train, map, dynamic, subworkflow or gate.
+	Kind NodeKind `json:"kind,omitempty"`
+	// Parent is the task whose child this node is (a map's item, a task
+	// of a dynamic fragment or of a subworkflow); empty at the top.
+	Parent string `json:"parent,omitempty"`
+	// Children counts the children of a map, dynamic or subworkflow task.
+	Children *ChildCounts `json:"children,omitempty"`
+	// Expansion records what the task expanded into (a map's items, a
+	// dynamic task's fragment, a subworkflow's params), as JSON, so that
+	// its children are the same after a restart.
+	Expansion json.RawMessage `json:"expansion,omitempty"`
+	// Gate is what a gate task waits for and what it got.
+	Gate *GateStatus `json:"gate,omitempty"`
 }
 
 // Condition types of a training job.

@@ -27,6 +27,12 @@ type WorkflowSpec struct {
 	// PodTemplate is the base of every task's pods (kubernetes backend); a
 	// task's own podTemplate replaces it.
 	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
+	// OnExit tasks run after every other task has ended, whatever the
+	// run's result; they read {{workflow.status}} and {{workflow.failures}}.
+	OnExit []Task `json:"onExit,omitempty"`
+	// Outputs are the workflow's own outputs, read from its tasks': what a
+	// subworkflow gives its parent task, and what a finished run shows.
+	Outputs *WorkflowOutputs `json:"outputs,omitempty"`
 }
 
 // Param is a named input of a workflow.
@@ -84,6 +90,29 @@ type Task struct {
 	Image string `json:"image,omitempty"`
 	// PodTemplate shapes the task's pods on the kubernetes backend.
 	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
+	// ForEach makes the task a map: it runs once per item of a list, as
+	// Flyte's map tasks and Argo's withItems, withParam and withSequence do.
+	ForEach *ForEach `json:"forEach,omitempty"`
+	// When is a CEL expression over params and upstream tasks; a task
+	// whose condition is false is skipped, and so are its dependents
+	// unless their trigger rule says otherwise.
+	When string `json:"when,omitempty"`
+	// Trigger says how the upstream tasks must have ended for this one to
+	// start: allSucceeded (the default), allDone, oneSucceeded, oneFailed
+	// or noneFailed. A task whose rule is not met is skipped.
+	Trigger TriggerRule `json:"trigger,omitempty"`
+	// Depends is an expression over upstream results, as Argo's enhanced
+	// depends: "prep && (train.Failed || train.Skipped)". The tasks it
+	// names are the task's dependencies; it replaces dependsOn and trigger.
+	Depends string `json:"depends,omitempty"`
+	// Dynamic makes the task's command write a workflow fragment, which
+	// then runs as the task's children (Flyte's @dynamic).
+	Dynamic *Dynamic `json:"dynamic,omitempty"`
+	// Workflow runs another workflow as the task's children (a subworkflow).
+	Workflow *SubWorkflow `json:"workflow,omitempty"`
+	// Gate makes the task wait for an approval, a time or a signal
+	// instead of running anything.
+	Gate *Gate `json:"gate,omitempty"`
 }
 
 // EnvVar is one environment variable of a task.
