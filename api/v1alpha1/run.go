@@ -20,6 +20,9 @@ type Run struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Workflow is the resource as submitted.
 	Workflow *Workflow `json:"workflow,omitempty"`
+	// Subworkflows are the workflows its tasks run as subworkflows, as
+	// submitted with it.
+	Subworkflows []*Workflow `json:"subworkflows,omitempty"`
 	// Params are the values of every parameter, defaults filled in.
 	Params map[string]string `json:"params,omitempty"`
 	// Source is the file the resource was read from, if any, as the

@@ -103,6 +103,8 @@ type CreateRunParams struct {
 	Run apiv1.Run
 	// Nodes are the task names, in the workflow's order.
 	Nodes []string
+	// Kinds are the tasks' kinds, in the same order; may be empty.
+	Kinds []apiv1.NodeKind
 	// Owner gets the run's lease until LeaseUntil; empty leaves it free.
 	Owner      string
 	LeaseUntil time.Time
@@ -206,10 +208,15 @@ type RenewLeasesParams struct {
 type Change struct {
 	Run   apiv1.RunID
 	Owner string
-	// Status, when not nil, replaces the run's phase, code, message and times.
+	// Status, when not nil, replaces the run's phase, code, message, times
+	// and outputs.
 	Status *apiv1.RunStatus
-	// Nodes replace the named nodes' rows, attempts excluded.
+	// Nodes replace the named nodes' rows, attempts excluded. A node's
+	// Expansion is written only when it is not empty.
 	Nodes []apiv1.NodeStatus
+	// Added are nodes made while the run goes on (children), saved after
+	// the run's last node, in order.
+	Added []apiv1.NodeStatus
 	// Attempts are upserted by (node, number).
 	Attempts []AttemptRow
 	// Events are appended in order; their Seq is assigned by the store.
@@ -224,5 +231,5 @@ type AttemptRow struct {
 
 // Empty reports whether c writes nothing.
 func (c *Change) Empty() bool {
-	return c.Status == nil && len(c.Nodes) == 0 && len(c.Attempts) == 0 && len(c.Events) == 0
+	return c.Status == nil && len(c.Nodes) == 0 && len(c.Added) == 0 && len(c.Attempts) == 0 && len(c.Events) == 0
 }

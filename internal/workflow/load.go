@@ -90,10 +90,11 @@ func LoadDocuments(files []string, docs []Document, params map[string]string) (*
 func CheckFiles(files []string, docs []Document) ([]Checked, error) {
 	plans, err := CheckDocuments(docs)
 	errs := []error{err}
+	subs := subworkflowNames(docs)
 	for _, f := range files {
 		var in []string
 		for i := range docs {
-			if docs[i].File == f && runnable(docs[i].Kind) {
+			if docs[i].File == f && runnable(docs[i].Kind) && !subs[docs[i].Name] {
 				in = append(in, docs[i].Object())
 			}
 		}
@@ -101,7 +102,7 @@ func CheckFiles(files []string, docs []Document) ([]Checked, error) {
 			errs = append(errs, &apiv1.Error{
 				Code: apiv1.CodeRunnable, File: f, Message: fmt.Sprintf(
 					"the file holds %d runnable resources (%s); one file runs one Workflow or TrainJob", len(in), strings.Join(in, ", ")),
-				Hint: "split them into files of their own, one per kiln run",
+				Hint: "split them into files of their own, one per kiln run; a Workflow that another one runs as a subworkflow does not count",
 			})
 		}
 	}
@@ -118,16 +119,86 @@ func CheckDocuments(docs []Document) ([]Checked, error) {
 	user, err := UserRuntimes(docs)
 	errs := []error{err}
 	runtimes := training.NewRuntimes(user...)
+	lib, decoded, decodeErrs := library(docs)
+	subs := subworkflowNames(docs)
 	var out []Checked
 	for i := range docs {
-		plan, err := compileDocument(&docs[i], runtimes)
+		d := &docs[i]
+		var plan *Plan
+		var err error
+		switch {
+		case d.Kind == apiv1.KindWorkflow && subs[d.Name]:
+			err = decodeErrs[i] // compiled as part of the workflows that run it
+		case d.Kind == apiv1.KindWorkflow && decoded[i] == nil:
+			err = decodeErrs[i]
+		case d.Kind == apiv1.KindWorkflow:
+			plan, err = withDecodeErrors(decodeErrs[i])(CompileWith(d, decoded[i], runtimes, lib))
+		default:
+			plan, err = compileDocument(d, runtimes)
+		}
 		errs = append(errs, err)
 		if plan != nil {
 			resolveRuntimes(plan)
-			out = append(out, Checked{Doc: &docs[i], Plan: plan})
+			out = append(out, Checked{Doc: d, Plan: plan})
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// library decodes every Workflow of docs: the subworkflows tasks may
+// run. decoded and errs (the problems of decoding) are per document.
+func library(docs []Document) (lib Library, decoded []*apiv1.Workflow, errs []error) {
+	lib = Library{}
+	decoded = make([]*apiv1.Workflow, len(docs))
+	errs = make([]error, len(docs))
+	for i := range docs {
+		if docs[i].Kind != apiv1.KindWorkflow {
+			continue
+		}
+		wf, err := DecodeWorkflow(&docs[i])
+		decoded[i], errs[i] = wf, err
+		if wf != nil && err == nil {
+			if _, dup := lib[wf.Metadata.Name]; !dup {
+				lib[wf.Metadata.Name] = LibraryEntry{Doc: &docs[i], Workflow: wf}
+			}
+		}
+	}
+	return lib, decoded, errs
+}
+
+// subworkflowNames are the names of the workflows that a task of another
+// workflow of docs runs: they are not runnable on their own.
+func subworkflowNames(docs []Document) map[string]bool {
+	names := map[string]bool{}
+	for i := range docs {
+		if docs[i].Kind != apiv1.KindWorkflow {
+			continue
+		}
+		var wf struct {
+			Spec struct {
+				Tasks []struct {
+					Workflow *struct{ Name string } `json:"workflow"`
+				} `json:"tasks"`
+				OnExit []struct {
+					Workflow *struct{ Name string } `json:"workflow"`
+				} `json:"onExit"`
+			} `json:"spec"`
+		}
+		if decodeJSON(docs[i].JSON, &wf, false) != nil {
+			continue
+		}
+		for _, t := range wf.Spec.Tasks {
+			if t.Workflow != nil && t.Workflow.Name != docs[i].Name {
+				names[t.Workflow.Name] = true
+			}
+		}
+		for _, t := range wf.Spec.OnExit {
+			if t.Workflow != nil && t.Workflow.Name != docs[i].Name {
+				names[t.Workflow.Name] = true
+			}
+		}
+	}
+	return names
 }
 
 // UserRuntimes decodes the TrainingRuntime documents among docs. Each

@@ -33,6 +33,8 @@ type Plan struct {
 	// MinRequest is the smallest request of any task, resource by
 	// resource: when not even it fits, no task of the plan can start.
 	MinRequest resource.Request
+	// Outputs are spec.outputs: the workflow's own outputs.
+	Outputs *apiv1.WorkflowOutputs
 	// File and Object say where the plan was read from, as the submitter
 	// named it, for errors found after compiling (see CheckFits).
 	File, Object string
@@ -66,6 +68,15 @@ type Task struct {
 	ImageField string
 	// PodTemplate is the task's, else the workflow's.
 	PodTemplate *apiv1.PodTemplate
+	// Trigger is the task's trigger rule (allSucceeded by default).
+	Trigger apiv1.TriggerRule
+	// Map is a map task's forEach, nil for other kinds.
+	Map *Map
+	// Sub is the workflow a subworkflow task runs (or, for the exit
+	// node, the onExit tasks), nil for other kinds.
+	Sub *Sub
+	// Gate is a gate task's wait, nil for other kinds.
+	Gate *Gate
 }
 
 // Retry is a compiled retry policy.

@@ -9,10 +9,10 @@ import (
 )
 
 // templates checks every {{...}} reference in the fields kiln expands.
-func (c *checker) templates(tasks []apiv1.Task, p *Plan, params map[string]bool) {
+func (c *checker) templates(field string, tasks []apiv1.Task, p *Plan, params map[string]bool) {
 	for i := range tasks {
 		t := &tasks[i]
-		base := fmt.Sprintf("spec.tasks[%d]", i)
+		base := fmt.Sprintf("%s[%d]", field, i)
 		for j, s := range t.Command {
 			c.refs(fmt.Sprintf("%s.command[%d]", base, j), s, i, p, params)
 		}
@@ -31,6 +31,23 @@ func (c *checker) templates(tasks []apiv1.Task, p *Plan, params map[string]bool)
 				c.refs(fmt.Sprintf("%s.train.env[%d].value", base, j), e.Value, i, p, params)
 			}
 		}
+		c.kindRefs(base, t, i, p, params)
+	}
+}
+
+// kindRefs checks the templates of the fields of map, gate and
+// subworkflow tasks.
+func (c *checker) kindRefs(base string, t *apiv1.Task, i int, p *Plan, params map[string]bool) {
+	if t.ForEach != nil {
+		c.refs(base+".forEach.from", t.ForEach.From, i, p, params)
+	}
+	if t.Gate != nil && t.Gate.Sleep != nil {
+		c.refs(base+".gate.sleep.until", t.Gate.Sleep.Until, i, p, params)
+	}
+	if t.Workflow != nil {
+		for j, v := range t.Workflow.Params {
+			c.refs(fmt.Sprintf("%s.workflow.params[%d].value", base, j), v.Value, i, p, params)
+		}
 	}
 }
 
@@ -41,7 +58,7 @@ func (c *checker) refs(field, s string, task int, p *Plan, params map[string]boo
 		return
 	}
 	for _, r := range refs {
-		msg := checkRef(r, task, p, params)
+		msg := c.checkRef(r, task, p, params)
 		switch {
 		case msg == "":
 		case c.doc.Kind == apiv1.KindTrainJob:
@@ -66,8 +83,21 @@ func trainJobRef(r template.Ref) string {
 }
 
 // checkRef returns why r cannot be resolved for task, or "" if it can.
-func checkRef(r template.Ref, task int, p *Plan, params map[string]bool) string {
+func (c *checker) checkRef(r template.Ref, task int, p *Plan, params map[string]bool) string {
 	switch {
+	case r.Path[0] == "item":
+		if task < 0 || p.Tasks[task].Spec.ForEach == nil {
+			return "{{item}} is the item of a map task; this task has no forEach"
+		}
+		if len(r.Path) > 2 {
+			return "an item is read as {{item}}, {{item.<field>}} or {{item.index}}"
+		}
+		return ""
+	case r.Path[0] == "workflow":
+		if !c.inExit || (r.Raw != "workflow.status" && r.Raw != "workflow.failures") {
+			return "{{workflow.status}} and {{workflow.failures}} are read by onExit tasks only"
+		}
+		return ""
 	case len(r.Path) == 2 && r.Path[0] == "params":
 		if !params[r.Path[1]] {
 			return fmt.Sprintf("no parameter %q is declared in spec.params", r.Path[1])
@@ -86,10 +116,13 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 	if !ok {
 		return fmt.Sprintf("no task is named %q", r.Path[1])
 	}
-	if p.Graph != nil && !p.Graph.IsAncestor(up, task) { // without a graph, the dependency errors say enough
+	if task >= 0 && p.Graph != nil && !p.Graph.IsAncestor(up, task) { // without a graph, the dependency errors say enough
 		return fmt.Sprintf("task %q must depend on %q, directly or through other tasks, to read its outputs", p.Tasks[task].Spec.Name, r.Path[1])
 	}
 	outs := p.Tasks[up].Spec.Outputs
+	if sub := p.Tasks[up].Sub; sub != nil && sub.Plan != nil {
+		outs = sub.Plan.DeclaredOutputs()
+	}
 	if outs == nil {
 		outs = &apiv1.Outputs{}
 	}

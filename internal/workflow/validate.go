@@ -36,6 +36,13 @@ type checker struct {
 	doc      *Document
 	runtimes training.Runtimes
 	errs     []error
+	// lib holds the workflows tasks may run as subworkflows; running
+	// names the workflows being compiled, outermost first, to find cycles.
+	lib     Library
+	running []string
+	// exit says the tasks being compiled are onExit tasks, which may read
+	// {{workflow.status}} and {{workflow.failures}}.
+	inExit bool
 }
 
 func (c *checker) add(code apiv1.Code, field, format string, args ...any) {
@@ -55,39 +62,62 @@ func (c *checker) addHint(code apiv1.Code, field, hint, format string, args ...a
 // they carry a resolved one. The error joins one *apiv1.Error per
 // problem; no Plan is returned with it.
 func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Plan, error) {
+	return CompileWith(doc, wf, runtimes, nil)
+}
+
+// CompileWith is Compile for a workflow whose tasks may run the
+// workflows of lib as subworkflows.
+func CompileWith(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes, lib Library) (*Plan, error) {
 	if runtimes == nil {
 		runtimes = training.NewRuntimes()
 	}
-	c := &checker{doc: doc, runtimes: runtimes}
-	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast, File: doc.File, Object: doc.Object()}
+	c := &checker{doc: doc, runtimes: runtimes, lib: lib, running: []string{wf.Metadata.Name}}
+	p := c.workflow(wf)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return p, nil
+}
+
+// workflow compiles wf, with its subworkflows, onExit tasks and outputs.
+func (c *checker) workflow(wf *apiv1.Workflow) *Plan {
+	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast, File: c.doc.File, Object: c.doc.Object()}
 	c.name("metadata.name", wf.Metadata.Name)
 	p.Timeout = c.duration("spec.timeout", wf.Spec.Timeout)
 	params := c.params(wf.Spec.Params)
 	if len(wf.Spec.Tasks) == 0 {
 		c.add(apiv1.CodeRequired, "spec.tasks", "a workflow needs at least one task")
 	}
-	if len(wf.Spec.Tasks) > maxTasks {
-		c.add(apiv1.CodeOutOfRange, "spec.tasks", "%d tasks, out of range: at most %d are allowed", len(wf.Spec.Tasks), maxTasks)
+	c.tasks(p, "spec.tasks", wf.Spec.Tasks, params)
+	if len(wf.Spec.OnExit) > 0 {
+		c.exit(p, wf.Spec.OnExit, params)
 	}
-	p.Index = make(map[string]int, len(wf.Spec.Tasks))
-	p.Tasks = make([]Task, len(wf.Spec.Tasks))
-	for i := range wf.Spec.Tasks {
-		t := &wf.Spec.Tasks[i]
-		p.Tasks[i] = c.task(fmt.Sprintf("spec.tasks[%d]", i), t)
+	p.Outputs = wf.Spec.Outputs
+	c.workflowOutputs("spec.outputs", wf.Spec.Outputs, p, params)
+	return p
+}
+
+// tasks compiles the tasks of one graph, written at base, into p.
+func (c *checker) tasks(p *Plan, base string, tasks []apiv1.Task, params map[string]bool) {
+	if len(tasks) > maxTasks {
+		c.add(apiv1.CodeOutOfRange, base, "%d tasks, out of range: at most %d are allowed", len(tasks), maxTasks)
+	}
+	p.Index = make(map[string]int, len(tasks))
+	p.Tasks = make([]Task, len(tasks))
+	for i := range tasks {
+		t := &tasks[i]
+		p.Tasks[i] = c.task(fmt.Sprintf("%s[%d]", base, i), t)
 		if _, dup := p.Index[t.Name]; dup && t.Name != "" {
-			c.add(apiv1.CodeDuplicate, fmt.Sprintf("spec.tasks[%d].name", i), "task name %q is used twice", t.Name)
+			c.add(apiv1.CodeDuplicate, fmt.Sprintf("%s[%d].name", base, i), "task name %q is used twice", t.Name)
 			continue
 		}
 		p.Index[t.Name] = i
-		p.Tasks[i].place(wf, fmt.Sprintf("spec.tasks[%d]", i))
+		p.Tasks[i].place(p.Workflow, fmt.Sprintf("%s[%d]", base, i))
 	}
 	p.MinRequest = minRequest(p.Tasks)
-	p.Graph = c.graph(wf.Spec.Tasks, p.Index)
-	c.templates(wf.Spec.Tasks, p, params)
-	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
-	}
-	return p, nil
+	p.Graph = c.graph(base, tasks, p.Index)
+	c.subworkflows(base, p)
+	c.templates(base, tasks, p, params)
 }
 
 func (c *checker) name(field, name string) {
@@ -154,11 +184,24 @@ func (c *checker) params(params []apiv1.Param) map[string]bool {
 func (c *checker) task(field string, t *apiv1.Task) Task {
 	c.name(field+".name", t.Name)
 	c.priority(field+".priority", t.Priority)
-	if t.Train != nil {
-		return c.trainTask(field, t)
+	var out Task
+	switch {
+	case t.Train != nil:
+		out = c.trainTask(field, t)
+	case t.Gate != nil || t.Workflow != nil:
+		out = Task{Spec: t}
+	default:
+		out = c.commandTask(field, t)
 	}
+	c.trigger(field, t, &out)
+	c.kind(field, t, &out)
+	return out
+}
+
+func (c *checker) commandTask(field string, t *apiv1.Task) Task {
 	if len(t.Command) == 0 || t.Command[0] == "" {
-		c.add(apiv1.CodeRequired, field+".command", "command is required and its first item must not be empty")
+		c.addHint(apiv1.CodeRequired, field+".command", "a task runs a command, a training job (train), a workflow or a gate",
+			"command is required and its first item must not be empty")
 	}
 	c.env(field+".env", t.Env)
 	c.outputs(field+".outputs", t.Outputs)
@@ -295,13 +338,13 @@ func (c *checker) addCoded(code apiv1.Code, field string, err error) {
 
 // graph builds the dependency graph and reports unknown and cyclic
 // dependencies. It returns nil when the graph is not a DAG.
-func (c *checker) graph(tasks []apiv1.Task, index map[string]int) *dag.Graph {
+func (c *checker) graph(base string, tasks []apiv1.Task, index map[string]int) *dag.Graph {
 	g := dag.New(len(tasks))
 	ok := true
 	for i, t := range tasks {
 		seen := map[string]bool{}
 		for j, dep := range t.DependsOn {
-			field := fmt.Sprintf("spec.tasks[%d].dependsOn[%d]", i, j)
+			field := fmt.Sprintf("%s[%d].dependsOn[%d]", base, i, j)
 			up, found := index[dep]
 			switch {
 			case !found:
@@ -320,7 +363,7 @@ func (c *checker) graph(tasks []apiv1.Task, index map[string]int) *dag.Graph {
 		for i, n := range cycle {
 			names[i] = tasks[n].Name
 		}
-		c.add(apiv1.CodeCycle, fmt.Sprintf("spec.tasks[%d].dependsOn", cycle[0]), "dependency cycle: %s", strings.Join(names, " -> "))
+		c.add(apiv1.CodeCycle, fmt.Sprintf("%s[%d].dependsOn", base, cycle[0]), "dependency cycle: %s", strings.Join(names, " -> "))
 		return nil
 	}
 	if !ok {

@@ -32,7 +32,7 @@ func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {
 	var err error
 	if st := c.Status; st != nil {
 		res, err = tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx, st.Phase, st.Code, st.Message,
-			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), c.Run, c.Owner)
+			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), jsonIfSet(st.Outputs), c.Run, c.Owner)
 	} else {
 		// Write transactions begin IMMEDIATE, holding the write lock, so
 		// the owner read here cannot change before the commit.
@@ -53,18 +53,48 @@ func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {
 }
 
 func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) error {
-	if len(c.Nodes) == 0 {
+	if len(c.Nodes) > 0 {
+		stmt := tx.StmtContext(ctx, s.stmts.updateNode)
+		for _, n := range c.Nodes {
+			exp := string(n.Expansion)
+			if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
+				nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
+				jsonOrEmpty(len(n.Replicas), n.Replicas), jsonIfSet(n.Children), jsonIfSet(n.Gate), exp, exp,
+				c.Run, n.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return s.insertNodes(ctx, tx, c)
+}
+
+// insertNodes saves the nodes a round made, after the run's last one.
+func (s *Store) insertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+	if len(c.Added) == 0 {
 		return nil
 	}
-	stmt := tx.StmtContext(ctx, s.stmts.updateNode)
-	for _, n := range c.Nodes {
-		if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
-			nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
-			jsonOrEmpty(len(n.Replicas), n.Replicas), c.Run, n.Name); err != nil {
+	var next int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(position) + 1, 0) FROM nodes WHERE run_id = ?`, c.Run).Scan(&next); err != nil {
+		return err
+	}
+	stmt := tx.StmtContext(ctx, s.stmts.insertNode)
+	for i, n := range c.Added {
+		if _, err := stmt.ExecContext(ctx, c.Run, next+i, n.Name, n.Phase, n.Kind, n.Parent, n.Code, n.Message,
+			nanos(n.StartedAt), nanos(n.FinishedAt), nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs),
+			jsonOrEmpty(len(n.Conditions), n.Conditions), jsonOrEmpty(len(n.Replicas), n.Replicas),
+			jsonIfSet(n.Children), jsonIfSet(n.Gate), string(n.Expansion)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// jsonIfSet stores a nil pointer as "", the column default.
+func jsonIfSet[T any](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return mustJSON(v)
 }
 
 func (s *Store) upsertAttempts(ctx context.Context, tx *sql.Tx, c *store.Change) error {

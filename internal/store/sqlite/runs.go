@@ -36,16 +36,21 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 			}
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_specs (run_id, workflow) VALUES (?,?)`, r.ID, mustJSON(r.Workflow)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_specs (run_id, workflow, subworkflows) VALUES (?,?,?)`, r.ID,
+			mustJSON(r.Workflow), jsonOrEmpty(len(r.Subworkflows), r.Subworkflows)); err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO nodes (run_id, position, name, phase) VALUES (?,?,?,?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO nodes (run_id, position, name, phase, kind) VALUES (?,?,?,?,?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for i, name := range p.Nodes {
-			if _, err := stmt.ExecContext(ctx, r.ID, i, name, apiv1.PhasePending); err != nil {
+			var kind apiv1.NodeKind
+			if i < len(p.Kinds) {
+				kind = p.Kinds[i]
+			}
+			if _, err := stmt.ExecContext(ctx, r.ID, i, name, apiv1.PhasePending, kind); err != nil {
 				return err
 			}
 		}
@@ -56,21 +61,22 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 	})
 }
 
-const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project`
+const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
-	var labels, params string
+	var labels, params, outputs string
 	var created int64
 	var started, finished sql.NullInt64
 	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &r.WorkDir, &created,
-		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project)
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs)
 	if err != nil {
 		return nil, err
 	}
 	r.CreatedAt = *timeOf(sql.NullInt64{Int64: created, Valid: true})
 	r.Status.StartedAt, r.Status.FinishedAt = timeOf(started), timeOf(finished)
-	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(params), &r.Params))
+	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(params), &r.Params),
+		unmarshalIf(outputs, &r.Status.Outputs))
 	return &r, err
 }
 
@@ -84,11 +90,11 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 	if err != nil {
 		return nil, err
 	}
-	var wf string
-	if err := s.db.QueryRowContext(ctx, `SELECT workflow FROM run_specs WHERE run_id = ?`, id).Scan(&wf); err != nil {
+	var wf, subs string
+	if err := s.db.QueryRowContext(ctx, `SELECT workflow, subworkflows FROM run_specs WHERE run_id = ?`, id).Scan(&wf, &subs); err != nil {
 		return nil, fmt.Errorf("reading the spec of run %s: %w", id, err)
 	}
-	if err := json.Unmarshal([]byte(wf), &r.Workflow); err != nil {
+	if err := errors.Join(json.Unmarshal([]byte(wf), &r.Workflow), unmarshalIf(subs, &r.Subworkflows)); err != nil {
 		return nil, err
 	}
 	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
@@ -99,7 +105,7 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
-		conditions, replicas, attempt_base FROM nodes WHERE run_id = ? ORDER BY position`, id)
+		conditions, replicas, attempt_base, kind, parent, children, expansion, gate FROM nodes WHERE run_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -108,14 +114,17 @@ func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, 
 	for rows.Next() {
 		var n apiv1.NodeStatus
 		var started, finished, retry sql.NullInt64
-		var outputs, conditions, replicas string
+		var outputs, conditions, replicas, children, expansion, gate string
 		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs,
-			&conditions, &replicas, &n.AttemptBase); err != nil {
+			&conditions, &replicas, &n.AttemptBase, &n.Kind, &n.Parent, &children, &expansion, &gate); err != nil {
 			return nil, err
 		}
 		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
+		if expansion != "" {
+			n.Expansion = json.RawMessage(expansion)
+		}
 		if err := errors.Join(unmarshalIf(outputs, &n.Outputs), unmarshalIf(conditions, &n.Conditions),
-			unmarshalIf(replicas, &n.Replicas)); err != nil {
+			unmarshalIf(replicas, &n.Replicas), unmarshalIf(children, &n.Children), unmarshalIf(gate, &n.Gate)); err != nil {
 			return nil, err
 		}
 		nodes = append(nodes, n)

@@ -10,7 +10,7 @@ import (
 // runs them thousands of times, and parsing SQL would cost more than
 // running it.
 type statements struct {
-	updateRun, fence, updateNode, upsertAttempt, insertEvent *sql.Stmt
+	updateRun, fence, updateNode, insertNode, upsertAttempt, insertEvent *sql.Stmt
 }
 
 func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
@@ -18,11 +18,15 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 		dst  **sql.Stmt
 		text string
 	}{
-		{&st.updateRun, `UPDATE runs SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?, done = ?
-			WHERE id = ? AND owner = ?`},
+		{&st.updateRun, `UPDATE runs SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?, done = ?,
+			outputs = ? WHERE id = ? AND owner = ?`},
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
-			retry_at = ?, outputs = ?, conditions = ?, replicas = ? WHERE run_id = ? AND name = ?`},
+			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, children = ?, gate = ?,
+			expansion = CASE WHEN ? = '' THEN expansion ELSE ? END WHERE run_id = ? AND name = ?`},
+		{&st.insertNode, `INSERT INTO nodes (run_id, position, name, phase, kind, parent, code, message, started_at,
+			finished_at, retry_at, outputs, conditions, replicas, children, gate, expansion)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
 		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code, message, system,
 			started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
 			phase = excluded.phase, exit_code = excluded.exit_code, signal = excluded.signal, code = excluded.code,
@@ -42,7 +46,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 
 func (st *statements) close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{st.updateRun, st.fence, st.updateNode, st.upsertAttempt, st.insertEvent} {
+	for _, s := range []*sql.Stmt{st.updateRun, st.fence, st.updateNode, st.insertNode, st.upsertAttempt, st.insertEvent} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
