@@ -7,7 +7,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
-	)
+)
 
 // Library holds the workflows that tasks may run as subworkflows, by name.
 type Library map[string]LibraryEntry
@@ -191,4 +191,3 @@ func (p *Plan) Uses() map[string]*apiv1.Workflow {
 	walk(p)
 	return out
 }
-
