@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -60,7 +61,7 @@ func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 	for _, n := range c.Nodes {
 		if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
 			nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
-			jsonOrEmpty(len(n.Replicas), n.Replicas), c.Run, n.Name); err != nil {
+			jsonOrEmpty(len(n.Replicas), n.Replicas), gateJSON(n.Gate), c.Run, n.Name); err != nil {
 			return err
 		}
 	}
@@ -79,6 +80,14 @@ func (s *Store) upsertAttempts(ctx context.Context, tx *sql.Tx, c *store.Change)
 		}
 	}
 	return nil
+}
+
+// gateJSON stores a node without a gate as "", the column default.
+func gateJSON(g *apiv1.GateStatus) string {
+	if g == nil {
+		return ""
+	}
+	return mustJSON(g)
 }
 
 // jsonOrEmpty stores an empty collection as "", the column default.
