@@ -61,7 +61,7 @@ func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 	for _, n := range c.Nodes {
 		if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
 			nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
-			jsonOrEmpty(len(n.Replicas), n.Replicas), gateJSON(n.Gate), c.Run, n.Name); err != nil {
+			jsonOrEmpty(len(n.Replicas), n.Replicas), n.Kind, gateJSON(n.Gate), c.Run, n.Name); err != nil {
 			return err
 		}
 	}

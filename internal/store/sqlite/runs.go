@@ -99,7 +99,7 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
-		conditions, replicas, attempt_base, gate FROM nodes WHERE run_id = ? ORDER BY position`, id)
+		conditions, replicas, attempt_base, kind, gate FROM nodes WHERE run_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, 
 		var started, finished, retry sql.NullInt64
 		var outputs, conditions, replicas, gate string
 		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs,
-			&conditions, &replicas, &n.AttemptBase, &gate); err != nil {
+			&conditions, &replicas, &n.AttemptBase, &n.Kind, &gate); err != nil {
 			return nil, err
 		}
 		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)

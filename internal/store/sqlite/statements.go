@@ -22,7 +22,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 			WHERE id = ? AND owner = ?`},
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
-			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, gate = ? WHERE run_id = ? AND name = ?`},
+			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, gate = ? WHERE run_id = ? AND name = ?`},
 		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code, message, system,
 			started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
 			phase = excluded.phase, exit_code = excluded.exit_code, signal = excluded.signal, code = excluded.code,

@@ -69,7 +69,7 @@ func testGateInputRefusals(t *testing.T, s store.Store) {
 	}
 }
 
-// A gate's status is kept with its node; a retry drops the status and the
+// A node's kind and a gate's status are kept with the node; a retry drops the status and the
 // inputs of the gates it makes wait again, and keeps those that succeeded.
 func testGateStatusAndRetry(t *testing.T, s store.Store) {
 	mustCreate(t, s, NewRun("g1", "me"))
@@ -83,8 +83,8 @@ func testGateStatusAndRetry(t *testing.T, s store.Store) {
 		Decision: "rejected", Value: "3", By: "bob", At: &at, Reason: "no",
 	}
 	apply(t, s, &store.Change{Run: "g1", Owner: "me", Nodes: []apiv1.NodeStatus{
-		{Name: "a", Phase: apiv1.PhaseSucceeded, Gate: approved},
-		{Name: "b", Phase: apiv1.PhaseFailed, Code: apiv1.CodeRejected, Gate: rejected},
+		{Name: "a", Phase: apiv1.PhaseSucceeded, Kind: apiv1.NodeKindGate, Gate: approved},
+		{Name: "b", Phase: apiv1.PhaseFailed, Code: apiv1.CodeRejected, Kind: apiv1.NodeKindGate, Gate: rejected},
 	}})
 	addInput(t, s, "g1", "a", apiv1.GateInput{Approve: ptr(true), By: "ann", At: at})
 	addInput(t, s, "g1", "b", apiv1.GateInput{Value: ptr("3"), By: "bob", At: at})
@@ -97,6 +97,9 @@ func testGateStatusAndRetry(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	run = get(t, s, "g1")
+	if a, b := run.Status.Nodes[0], run.Status.Nodes[1]; a.Kind != apiv1.NodeKindGate || b.Kind != apiv1.NodeKindGate || b.Phase != apiv1.PhasePending {
+		t.Errorf("after RetryRun: a is a %q, b a %q in %s; want both gates, kept, and b Pending", a.Kind, b.Kind, b.Phase)
+	}
 	if diff := cmp.Diff(approved, run.Status.Nodes[0].Gate); diff != "" || run.Status.Nodes[1].Gate != nil {
 		t.Errorf("after RetryRun: gates a %+v, b %+v; want a kept (-want +got):\n%s\nand b's dropped", run.Status.Nodes[0].Gate, run.Status.Nodes[1].Gate, diff)
 	}

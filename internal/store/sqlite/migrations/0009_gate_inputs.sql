@@ -1,7 +1,9 @@
--- A gate task keeps what it waits for and how its wait ended (JSON of
--- apiv1.GateStatus; '' for other tasks). What users send to waiting gates
+-- A node keeps its kind (command, train, gate, ...), and a gate task what
+-- it waits for and how its wait ended (JSON of apiv1.GateStatus; '' for
+-- other tasks). What users send to waiting gates
 -- (approvals, rejections, signals) is kept in the order it arrived; the
 -- run's owner reads it and decides.
+ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT '';
 ALTER TABLE nodes ADD COLUMN gate TEXT NOT NULL DEFAULT '';
 
 CREATE TABLE gate_inputs (
