@@ -45,6 +45,7 @@ type Store interface {
 	Leaser
 	Tokens
 	Secrets
+	Gates
 	// Close releases the store's files and connections.
 	Close() error
 }
@@ -67,7 +68,8 @@ type Runs interface {
 	// ErrPhase for a run that has ended and ErrNotFound for an unknown one.
 	RequestCancel(ctx context.Context, id apiv1.RunID) error
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
-	// owner until until: its tasks that did not succeed become Pending,
+	// owner until until: its tasks that did not succeed become Pending
+	// (their gate status and gate inputs dropped: a gate waits afresh),
 	// those that did keep their outputs. ErrPhase if the run has not
 	// ended or succeeded.
 	RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error
@@ -176,6 +178,25 @@ type Secrets interface {
 	SecretNames(ctx context.Context, project string) ([]string, error)
 	// DeleteSecret removes a secret, or returns ErrNotFound.
 	DeleteSecret(ctx context.Context, project, name string) error
+}
+
+// Gates keeps what users sent to waiting gates (approvals, rejections,
+// signals). The run's owner reads them and decides; the store only keeps
+// them, in the order they arrived. Whether the node is a gate waiting for
+// such an input is the engine's to check before it adds one.
+type Gates interface {
+	// AddGateInput records in for node of run id. ErrNotFound for an
+	// unknown run or node, *PhaseError (ErrPhase) for a run that has ended.
+	AddGateInput(ctx context.Context, id apiv1.RunID, node string, in apiv1.GateInput) error
+	// GateInputs returns the run's inputs, oldest first, with their node.
+	// RetryRun drops the inputs of the nodes it makes Pending again.
+	GateInputs(ctx context.Context, id apiv1.RunID) ([]GateInputRow, error)
+}
+
+// GateInputRow is one input sent to one node's gate.
+type GateInputRow struct {
+	Node string
+	apiv1.GateInput
 }
 
 // Token is an API token as stored: its hash, never its value.

@@ -59,7 +59,7 @@ func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 			exp := string(n.Expansion)
 			if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
 				nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
-				jsonOrEmpty(len(n.Replicas), n.Replicas), jsonIfSet(n.Children), jsonIfSet(n.Gate), exp, exp,
+				jsonOrEmpty(len(n.Replicas), n.Replicas), n.Kind, jsonIfSet(n.Children), jsonIfSet(n.Gate), exp, exp,
 				c.Run, n.Name); err != nil {
 				return err
 			}

@@ -26,8 +26,12 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, unti
 		if phase != apiv1.PhaseFailed && phase != apiv1.PhaseCancelled {
 			return &store.PhaseError{Run: id, Phase: phase}
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_inputs WHERE run_id = ? AND node IN
+			(SELECT name FROM nodes WHERE run_id = ? AND phase != ?)`, id, id, apiv1.PhaseSucceeded); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET phase = ?, code = '', message = '', finished_at = NULL,
-			retry_at = NULL, attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)
+			retry_at = NULL, gate = '', attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)
 			WHERE run_id = ? AND phase != ?`, apiv1.PhasePending, id, apiv1.PhaseSucceeded); err != nil {
 			return err
 		}

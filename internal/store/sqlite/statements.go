@@ -22,7 +22,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 			outputs = ? WHERE id = ? AND owner = ?`},
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
-			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, children = ?, gate = ?,
+			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, children = ?, gate = ?,
 			expansion = CASE WHEN ? = '' THEN expansion ELSE ? END WHERE run_id = ? AND name = ?`},
 		{&st.insertNode, `INSERT INTO nodes (run_id, position, name, phase, kind, parent, code, message, started_at,
 			finished_at, retry_at, outputs, conditions, replicas, children, gate, expansion)

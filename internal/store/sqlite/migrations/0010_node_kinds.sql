@@ -1,11 +1,8 @@
 -- Nodes of every kind: a map's items, a dynamic task's fragment and a
 -- subworkflow's tasks are nodes too, made while the run goes on, under
--- their parent; a node keeps what it expanded into and, for a gate, what
--- it waits for. A run keeps the subworkflows it runs and its outputs.
-ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT '';
+-- their parent; a node keeps what it expanded into. A run keeps the subworkflows it runs and its outputs.
 ALTER TABLE nodes ADD COLUMN parent TEXT NOT NULL DEFAULT '';
 ALTER TABLE nodes ADD COLUMN children TEXT NOT NULL DEFAULT '';
 ALTER TABLE nodes ADD COLUMN expansion TEXT NOT NULL DEFAULT '';
-ALTER TABLE nodes ADD COLUMN gate TEXT NOT NULL DEFAULT '';
 ALTER TABLE run_specs ADD COLUMN subworkflows TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN outputs TEXT NOT NULL DEFAULT '';
