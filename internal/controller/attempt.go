@@ -34,13 +34,7 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 	if ns.status.StartedAt == nil {
 		ns.status.StartedAt = r.timePtr()
 	}
-	if rs.run.Status.StartedAt == nil { // its first attempt, or the first since kiln retry
-		rs.run.Status.StartedAt = r.timePtr()
-		if rs.plan.Timeout > 0 {
-			rs.deadline = r.now.Add(rs.plan.Timeout)
-		}
-		r.setRun(apiv1.PhaseRunning, "Started", "", "")
-	}
+	r.runStarted()
 	r.setAttempt(i)
 	r.setNode(i, apiv1.PhaseRunning, "Started", "", fmt.Sprintf("attempt %d started", n))
 	ns.spec = spec
@@ -116,17 +110,12 @@ func (c *Controller) attemptSucceeded(r *round, i int, outputs map[string]string
 	rs := r.rs
 	c.endAttempt(r, i, apiv1.PhaseSucceeded, "", "", false)
 	rs.nodes[i].status.Outputs = outputs
-	r.setNode(i, apiv1.PhaseSucceeded, "Succeeded", "", "")
-	for _, d := range rs.plan.Graph.Downstream(i) {
-		if rs.pendingUp[d]--; rs.pendingUp[d] > 0 {
-			continue
-		}
-		if rs.stopping != "" {
-			c.skip(r, d, rs.stopMsg)
-			continue
-		}
-		rs.enqueue(d)
+	if rs.kinds[i].grouper != nil { // its children run next
+		r.nodes[i] = true
+		r.expandQ = append(r.expandQ, i)
+		return
 	}
+	r.setNode(i, apiv1.PhaseSucceeded, "Succeeded", "", "")
 }
 
 // attemptFailed ends node i's attempt as failed and either schedules a
@@ -151,29 +140,13 @@ func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
 	r.setNode(i, apiv1.PhaseRetrying, "BackingOff", v.Code, msg)
 }
 
-// failNode fails node i for good: its descendants can never run, and with
-// failFast the run stops starting anything.
+// failNode fails node i for good: its dependents that need it to succeed
+// are skipped (settle), and with failFast a task at the top stops the run
+// starting anything; a child's failure is its group's to judge.
 func (c *Controller) failNode(r *round, i int, code apiv1.Code, msg string) {
 	r.setNode(i, apiv1.PhaseFailed, "Failed", code, msg)
-	c.skipDescendants(r, i)
-	if stopsRun(r.rs.plan.FailFast, r.rs.stopping) {
+	if r.rs.parent[i] < 0 && stopsRun(r.rs.plan.FailFast, r.rs.stopping) {
 		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
 	}
 }
 
-// skipDescendants ends every node downstream of i: they can never run.
-func (c *Controller) skipDescendants(r *round, i int) {
-	stack := append([]int(nil), r.rs.plan.Graph.Downstream(i)...)
-	for len(stack) > 0 {
-		d := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		ns := r.rs.nodes[d]
-		if ns.status.Phase.Done() {
-			continue
-		}
-		r.rs.ready.remove(d)
-		r.setNode(d, apiv1.PhaseSkipped, "UpstreamFailed", apiv1.CodeUpstreamFailed,
-			fmt.Sprintf("not started: upstream task %s failed", r.rs.nodes[i].status.Name))
-		stack = append(stack, r.rs.plan.Graph.Downstream(d)...)
-	}
-}

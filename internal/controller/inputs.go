@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -22,12 +23,18 @@ type inputs struct {
 	rs *runState
 	i  int
 	id job.AttemptID
+	sc *scope // nil at the top
 }
 
 var _ node.Inputs = (*inputs)(nil)
 
 func (c *Controller) inputs(rs *runState, i int, id job.AttemptID) *inputs {
-	return &inputs{c: c, rs: rs, i: i, id: id}
+	return &inputs{c: c, rs: rs, i: i, id: id, sc: rs.scopes[i]}
+}
+
+// scopeInputs resolves templates in a group's scope, for no attempt.
+func (c *Controller) scopeInputs(rs *runState, sc *scope) *inputs {
+	return &inputs{c: c, rs: rs, i: -1, sc: sc}
 }
 
 // Expand implements node.Inputs.
@@ -70,8 +77,16 @@ func (in *inputs) lookup(ref template.Ref) (string, bool) {
 	p, rs := ref.Path, in.rs
 	switch {
 	case len(p) == 2 && p[0] == "params":
-		v, ok := rs.run.Params[p[1]]
+		params := rs.run.Params
+		if in.sc != nil && in.sc.params != nil {
+			params = in.sc.params
+		}
+		v, ok := params[p[1]]
 		return v, ok
+	case p[0] == "item" && in.sc != nil && in.sc.item != nil:
+		return itemValue(in.sc, p[1:])
+	case p[0] == "workflow" && len(p) == 2:
+		return in.rs.workflowStatus(p[1])
 	case ref.Raw == "outputs.dir":
 		return in.c.cfg.Backend.OutputDir(in.id), true
 	case ref.Raw == "run.id":
@@ -83,7 +98,11 @@ func (in *inputs) lookup(ref template.Ref) (string, bool) {
 	case ref.Raw == "task.attempt":
 		return strconv.Itoa(in.id.Number), true
 	case len(p) == 5 && p[0] == "tasks" && p[2] == "outputs":
-		return in.output(p[1], p[3], p[4])
+		name := p[1]
+		if in.sc != nil {
+			name = in.sc.prefix + name
+		}
+		return in.output(name, p[3], p[4])
 	}
 	return "", false
 }
@@ -100,12 +119,15 @@ func (in *inputs) output(task, kind, name string) (string, bool) {
 		v, ok := ns.status.Outputs[name]
 		return v, ok
 	}
-	for _, a := range rs.plan.Tasks[up].Spec.Outputs.Artifacts {
-		if a.Name == name {
-			return filepath.Join(in.c.cfg.Backend.OutputDir(rs.attemptID(up, ns.attempt.Number)), a.Path), true
+	if o := rs.plan.Tasks[up].Spec.Outputs; o != nil && rs.kinds[up].attempts {
+		for _, a := range o.Artifacts {
+			if a.Name == name {
+				return filepath.Join(in.c.cfg.Backend.OutputDir(rs.attemptID(up, ns.attempt.Number)), a.Path), true
+			}
 		}
 	}
-	return "", false
+	v, ok := ns.status.Outputs[name] // a group's artifacts are its children's paths
+	return v, ok
 }
 
 // value is an environment variable's value: its template expanded, or
@@ -136,4 +158,56 @@ func (in *inputs) value(ctx context.Context, e apiv1.EnvVar) (string, error) {
 		}
 	}
 	return v, nil
+}
+
+// itemValue is a map item, a field of it, or its index: strings as they
+// are, other JSON values as JSON.
+func itemValue(sc *scope, path []string) (string, bool) {
+	if len(path) == 1 && path[0] == "index" {
+		return strconv.Itoa(sc.index), true
+	}
+	v := sc.item
+	if len(path) == 1 {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(v, &fields) != nil {
+			return "", false
+		}
+		f, ok := fields[path[0]]
+		if !ok {
+			return "", false
+		}
+		v = f
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s, true
+	}
+	return string(v), true
+}
+
+// workflowStatus is what onExit tasks read: the run's result so far
+// (Succeeded or Failed) and its failures, as a JSON list.
+func (rs *runState) workflowStatus(what string) (string, bool) {
+	switch what {
+	case "status":
+		if len(rs.failed) > 0 || rs.stopping != "" {
+			return string(apiv1.PhaseFailed), true
+		}
+		return string(apiv1.PhaseSucceeded), true
+	case "failures":
+		type failure struct {
+			Name    string     `json:"name"`
+			Phase   string     `json:"phase"`
+			Code    apiv1.Code `json:"code,omitempty"`
+			Message string     `json:"message,omitempty"`
+		}
+		out := []failure{}
+		for _, name := range rs.failed {
+			st := rs.nodes[rs.plan.Index[name]].status
+			out = append(out, failure{Name: st.Name, Phase: string(st.Phase), Code: st.Code, Message: st.Message})
+		}
+		b, _ := json.Marshal(out) // strings always encode
+		return string(b), true
+	}
+	return "", false
 }

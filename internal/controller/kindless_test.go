@@ -24,12 +24,21 @@ func TestControllerNeverAsksWhichKindANodeIs(t *testing.T) {
 	forbiddenImports := []string{
 		"kiln.dev/kiln/internal/training", "kiln.dev/kiln/internal/node/command",
 		"kiln.dev/kiln/internal/node/train", "kiln.dev/kiln/internal/node/builtin",
+		"kiln.dev/kiln/internal/node/mapper", "kiln.dev/kiln/internal/node/dynamic",
+		"kiln.dev/kiln/internal/node/subworkflow", "kiln.dev/kiln/internal/node/gate",
 	}
 	forbiddenSelectors := map[string]string{
-		"Train":           "a training job's own fields",
-		"Command":         "a command's own fields",
-		"NodeKindCommand": "a kind by name",
-		"NodeKindTrain":   "a kind by name",
+		"Train":               "a training job's own fields",
+		"Command":             "a command's own fields",
+		"NodeKindCommand":     "a kind by name",
+		"NodeKindTrain":       "a kind by name",
+		"NodeKindMap":         "a kind by name",
+		"NodeKindDynamic":     "a kind by name",
+		"NodeKindSubworkflow": "a kind by name",
+		"NodeKindGate":        "a kind by name",
+		"NodeKindExit":        "a kind by name",
+		"Map":                 "a map's own fields",
+		"ForEach":             "a map's own fields",
 	}
 	fset := token.NewFileSet()
 	checked := 0

@@ -37,8 +37,9 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	c.stopIfNeeded(r, cancel)
 	c.suspension(r)
 	c.timeouts(r)
+	gateErr := c.gates(ctx, r)
 	c.retriesDue(r)
-	admitErr := c.admit(ctx, r)
+	admitErr := c.settleAndAdmit(ctx, r)
 	c.showSuspended(r)
 	c.finishIfDone(r)
 	kept, err := c.commit(ctx, r)
@@ -53,7 +54,24 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		c.forget(rs)
 		return Result{}, nil
 	}
-	return Result{RequeueAfter: c.nextWake(rs)}, errors.Join(observeErr, admitErr, sideErr)
+	return Result{RequeueAfter: c.nextWake(rs)}, errors.Join(observeErr, gateErr, admitErr, sideErr)
+}
+
+// settleAndAdmit carries out what the round's ends mean and admits the
+// nodes that became ready; an attempt that cannot even start ends at
+// once, so this goes on while admitting changes more (a few times at
+// most: what is left waits for the next round, which the ready nodes ask for).
+func (c *Controller) settleAndAdmit(ctx context.Context, r *round) error {
+	var errs []error
+	for range 4 {
+		c.settle(ctx, r)
+		errs = append(errs, c.admit(ctx, r))
+		if len(r.doneQ) == 0 && len(r.rs.unresolved) == 0 && len(r.expandQ) == 0 && len(r.touched) == 0 {
+			break
+		}
+	}
+	c.settle(ctx, r)
+	return errors.Join(errs...)
 }
 
 // commit writes the round. It reports false, and drops the run, if
@@ -90,12 +108,14 @@ func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 // finishIfDone ends the run once nothing runs and nothing more can start.
 func (c *Controller) finishIfDone(r *round) {
 	rs := r.rs
-	if len(rs.active) > 0 || len(rs.retrying) > 0 || rs.ready.Len() > 0 || len(rs.suspended) > 0 {
+	if len(rs.active) > 0 || len(rs.retrying) > 0 || rs.ready.Len() > 0 || len(rs.suspended) > 0 ||
+		len(rs.gates) > 0 || len(rs.groups) > 0 {
 		return
 	}
 	if rs.finished < len(rs.nodes) && rs.stopping == "" {
 		return // waiting on nodes that are neither ready nor blocked: cannot happen in a DAG
 	}
+	c.skipLeftovers(r)
 	switch {
 	case rs.stopping == apiv1.PhaseCancelling:
 		r.setRun(apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, rs.stopMsg)
@@ -104,8 +124,37 @@ func (c *Controller) finishIfDone(r *round) {
 	case len(rs.failed) > 0:
 		r.setRun(apiv1.PhaseFailed, "Failed", rs.failedCode(), rs.failedMessage())
 	default:
-		r.setRun(apiv1.PhaseSucceeded, "Succeeded", "", fmt.Sprintf("%d tasks succeeded", len(rs.nodes)))
+		c.runOutputs(r)
+		r.setRun(apiv1.PhaseSucceeded, "Succeeded", "", rs.succeededMessage())
 	}
+}
+
+// skipLeftovers skips what a stopped run never reached.
+func (c *Controller) skipLeftovers(r *round) {
+	for i, ns := range r.rs.nodes {
+		if !ns.status.Phase.Done() {
+			c.skipNode(r, i, "", "not started: "+r.rs.stopMsg)
+		}
+	}
+}
+
+// succeededMessage counts the tasks at the top of a run that succeeded.
+func (rs *runState) succeededMessage() string {
+	var ok, skipped int
+	for i, ns := range rs.nodes {
+		switch {
+		case rs.parent[i] >= 0:
+		case ns.status.Phase == apiv1.PhaseSucceeded:
+			ok++
+		case ns.status.Phase == apiv1.PhaseSkipped:
+			skipped++
+		}
+	}
+	msg := fmt.Sprintf("%d tasks succeeded", ok)
+	if skipped > 0 {
+		msg += fmt.Sprintf(", %d skipped", skipped)
+	}
+	return msg
 }
 
 func (rs *runState) failedCode() apiv1.Code {
@@ -145,6 +194,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 	if rs.stopping == "" {
 		consider(rs.deadline)
 	}
+	rs.gateWake(consider, c.now())
 	if next.IsZero() {
 		return 0
 	}
@@ -157,8 +207,11 @@ func (c *Controller) reload(ctx context.Context, old *runState) error {
 	if err != nil {
 		return fmt.Errorf("reloading run %s: %w", old.run.ID, err)
 	}
-	fresh, err := newRunState(run, old.plan, c.cfg.Handlers, c.now())
+	fresh, err := newRunState(run, old.compiled, c.cfg.Handlers, c.now())
 	if err != nil {
+		return err
+	}
+	if err := c.restore(ctx, fresh); err != nil {
 		return err
 	}
 	fresh.done = old.done

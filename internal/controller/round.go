@@ -33,6 +33,12 @@ type round struct {
 	starved      bool             // a ready node did not fit in the pool
 	granted      bool             // the pool holds room granted to this engine's nodes that no one asked for
 	wakes        uint64           // the engine's wake count when the round began (see addStarved)
+
+	doneQ    []int        // nodes that ended in this round, for settle
+	expandQ  []int        // nodes whose own attempt succeeded and that now expand
+	touched  map[int]bool // groups whose children changed, to gather
+	added    []int        // nodes made in this round (children), in order
+	expanded map[int]bool // nodes that expanded in this round: their expansion is written
 }
 
 // attemptKey names attempt number of node node within a run.
@@ -45,7 +51,8 @@ type ended struct {
 }
 
 func newRound(rs *runState, now time.Time) *round {
-	return &round{rs: rs, now: now, nodes: map[int]bool{}, attempts: map[attemptKey]apiv1.AttemptStatus{}}
+	return &round{rs: rs, now: now, nodes: map[int]bool{}, attempts: map[attemptKey]apiv1.AttemptStatus{},
+		touched: map[int]bool{}, expanded: map[int]bool{}}
 }
 
 // setNode moves node i to phase with a code and message, and records the event.
@@ -59,12 +66,17 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 		}
 	}
 	ns.status.Phase, ns.status.Code, ns.status.Message = phase, code, msg
+	if p := r.rs.parent[i]; p >= 0 && r.rs.groups[p] != nil && was != phase {
+		r.rs.groups[p].countChild(was, phase)
+		r.touched[p] = true
+	}
 	if phase.Done() && !was.Done() {
 		r.rs.finished++
 		ns.status.FinishedAt = r.timePtr()
-		if phase == apiv1.PhaseFailed {
+		if phase == apiv1.PhaseFailed && r.rs.parent[i] < 0 {
 			r.rs.failed = append(r.rs.failed, ns.status.Name)
 		}
+		r.doneQ = append(r.doneQ, i)
 	}
 	r.report(i, node.Change{Phase: phase, Reason: reason, Message: msg})
 	r.nodes[i] = true
@@ -90,6 +102,20 @@ func (r *round) report(i int, c node.Change) {
 func (r *round) setAttempt(i int) {
 	ns := r.rs.nodes[i]
 	r.attempts[attemptKey{i, ns.attempt.Number}] = ns.attempt
+}
+
+// runStarted marks the run Running when its first node starts (the
+// first since kiln retry), and starts its timeout.
+func (r *round) runStarted() {
+	rs := r.rs
+	if rs.run.Status.StartedAt != nil {
+		return
+	}
+	rs.run.Status.StartedAt = r.timePtr()
+	if rs.plan.Timeout > 0 {
+		rs.deadline = r.now.Add(rs.plan.Timeout)
+	}
+	r.setRun(apiv1.PhaseRunning, "Started", "", "")
 }
 
 // setRun moves the run to phase.
@@ -119,8 +145,20 @@ func (r *round) change(owner string) *store.Change {
 		st.Nodes = nil
 		c.Status = &st
 	}
+	added := make(map[int]bool, len(r.added))
+	for _, i := range r.added {
+		added[i] = true
+		c.Added = append(c.Added, r.rs.nodes[i].status)
+	}
 	for i := range r.nodes {
-		c.Nodes = append(c.Nodes, r.rs.nodes[i].status)
+		if added[i] {
+			continue
+		}
+		st := r.rs.nodes[i].status
+		if !r.expanded[i] {
+			st.Expansion = nil // written once, when the node expands
+		}
+		c.Nodes = append(c.Nodes, st)
 	}
 	for k, a := range r.attempts {
 		if ns := r.rs.nodes[k.node]; ns.attempt.Number == k.number {

@@ -23,20 +23,28 @@ type runState struct {
 	nodes []*nodeState
 	done  chan struct{}
 
-	pendingUp []int        // per node: upstream nodes not yet Succeeded
-	ready     *readyQueue  // nodes whose upstream all succeeded, not started
-	fresh     []int        // nodes queued since the last admission, maybe not yet shown waiting
-	active    map[int]bool // nodes with an attempt running
-	retrying  map[int]bool // nodes waiting for their next attempt
-	queued    map[int]bool // waiting nodes with an admission timeout
-	suspended map[int]bool // nodes stopped while the run is suspended
-	finished  int          // nodes in a final phase
-	failed    []string     // names of failed nodes, in order
-	stopping  apiv1.Phase  // Failing or Cancelling once the run stops
-	stopCode  apiv1.Code   // why it stops
-	stopMsg   string       // and in words
-	deadline  time.Time    // run timeout, zero if none
-	owed      []int        // attempts being stopped when the run was loaded: stop them again
+	pendingUp  []int          // per node: upstream nodes not yet Succeeded
+	ready      *readyQueue    // nodes whose upstream all succeeded, not started
+	fresh      []int          // nodes queued since the last admission, maybe not yet shown waiting
+	active     map[int]bool   // nodes with an attempt running
+	retrying   map[int]bool   // nodes waiting for their next attempt
+	queued     map[int]bool   // waiting nodes with an admission timeout
+	suspended  map[int]bool   // nodes stopped while the run is suspended
+	groups     map[int]*group // nodes running children, by node
+	gates      map[int]bool   // gates waiting
+	parent     []int          // per node: its group node, -1 at the top
+	scopes     []*scope       // per node: where its templates look names up; nil at the top
+	unresolved []int          // pending nodes whose upstream may have ended: check their trigger rules
+	ownPlan    bool           // plan is the run's own copy, grown with children
+	compiled   *workflow.Plan // the plan as compiled, before it grew
+	stored     map[string]int // stored nodes that are not in the plan (children), by name: their index in run.Status.Nodes
+	finished   int            // nodes in a final phase
+	failed     []string       // names of failed nodes, in order
+	stopping   apiv1.Phase    // Failing or Cancelling once the run stops
+	stopCode   apiv1.Code     // why it stops
+	stopMsg    string         // and in words
+	deadline   time.Time      // run timeout, zero if none
+	owed       []int          // attempts being stopped when the run was loaded: stop them again
 
 	// Counts published by the run's worker after each round, for metrics.
 	running, backingOff, parked atomic.Int64
@@ -54,13 +62,20 @@ type kind struct {
 	node.Handler
 	reporter  node.Reporter // nil if the kind reports nothing more
 	networked node.Networked
+	grouper   node.Grouper // nil unless the node runs children
+	waiter    node.Waiter  // nil unless the node waits instead of running
 	suspends  bool
+	// attempts says the node runs attempts of its own (admitted, launched, judged).
+	attempts bool
 }
 
 func kindOf(h node.Handler, t *workflow.Task) kind {
 	k := kind{Handler: h}
 	k.reporter, _ = h.(node.Reporter)
 	k.networked, _ = h.(node.Networked)
+	k.grouper, _ = h.(node.Grouper)
+	k.waiter, _ = h.(node.Waiter)
+	k.attempts = k.waiter == nil && (k.grouper == nil || k.grouper.RunsFirst(t))
 	if s, ok := h.(node.Suspender); ok {
 		k.suspends = s.Suspends(t)
 	}
@@ -117,6 +132,8 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 		run: run, plan: plan, kinds: make([]kind, n), nodes: make([]*nodeState, n), done: make(chan struct{}),
 		pendingUp: make([]int, n), ready: newReadyQueue(), active: map[int]bool{}, retrying: map[int]bool{},
 		queued: map[int]bool{}, suspended: map[int]bool{}, dirty: map[int]*report{},
+		groups: map[int]*group{}, gates: map[int]bool{}, parent: make([]int, n), scopes: make([]*scope, n),
+		stored: map[string]int{}, compiled: plan,
 	}
 	for i := range plan.Tasks {
 		h, err := handlers.For(plan.Tasks[i].Kind)
@@ -125,6 +142,11 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 		}
 		rs.kinds[i] = kindOf(h, &plan.Tasks[i])
 		rs.nodes[i] = loadNode(plan.Tasks[i].Spec.Name, run, i)
+		rs.nodes[i].status.Kind = plan.Tasks[i].Kind
+		rs.parent[i] = -1
+	}
+	for k := n; k < len(run.Status.Nodes); k++ {
+		rs.stored[run.Status.Nodes[k].Name] = k
 	}
 	if plan.Timeout > 0 && run.Status.StartedAt != nil {
 		rs.deadline = run.Status.StartedAt.Add(plan.Timeout)
@@ -142,6 +164,9 @@ func loadNode(name string, run *apiv1.Run, i int) *nodeState {
 		return ns
 	}
 	ns.status = run.Status.Nodes[i]
+	if ns.status.Phase == "" {
+		ns.status.Phase = apiv1.PhasePending
+	}
 	if k := len(ns.status.Attempts); k > 0 {
 		ns.attempt = ns.status.Attempts[k-1]
 	}
@@ -161,29 +186,41 @@ func (rs *runState) index(now time.Time) {
 	case apiv1.PhaseFailing, apiv1.PhaseCancelling:
 		rs.stopping, rs.stopCode, rs.stopMsg = rs.run.Status.Phase, rs.run.Status.Code, rs.run.Status.Message
 	}
-	for i, ns := range rs.nodes {
-		for _, up := range rs.plan.Graph.Upstream(i) {
-			if rs.nodes[up].status.Phase != apiv1.PhaseSucceeded {
-				rs.pendingUp[i]++
-			}
+	for i := range rs.nodes {
+		rs.indexNode(i, now)
+	}
+}
+
+// indexNode adds node i, as loaded, to the working sets.
+func (rs *runState) indexNode(i int, now time.Time) {
+	ns := rs.nodes[i]
+	for _, up := range rs.plan.Graph.Upstream(i) {
+		if !rs.nodes[up].status.Phase.Done() {
+			rs.pendingUp[i]++
 		}
-		switch p := ns.status.Phase; {
-		case p.Done():
-			rs.finished++
-			if p == apiv1.PhaseFailed {
-				rs.failed = append(rs.failed, ns.status.Name)
-			}
-		case p == apiv1.PhaseRunning:
-			rs.active[i] = true
-			rs.dirty[i] = nil
-			rs.adoptStop(i, now)
-		case p == apiv1.PhaseRetrying:
-			rs.retrying[i] = true
-		case p == apiv1.PhaseSuspended:
-			rs.suspended[i] = true
-		case rs.pendingUp[i] == 0:
-			rs.enqueue(i)
+	}
+	switch p := ns.status.Phase; {
+	case p.Done():
+		rs.finished++
+		if p == apiv1.PhaseFailed && rs.parent[i] < 0 {
+			rs.failed = append(rs.failed, ns.status.Name)
 		}
+	case p == apiv1.PhaseRunning && ns.status.Gate != nil:
+		rs.gates[i] = true
+	case p == apiv1.PhaseRunning && !rs.kinds[i].attempts, p == apiv1.PhaseRunning && ns.attempt.Phase == apiv1.PhaseSucceeded:
+		// expanded: the engine rebuilds its children (restore)
+	case p == apiv1.PhaseRunning:
+		rs.active[i] = true
+		rs.dirty[i] = nil
+		rs.adoptStop(i, now)
+	case p == apiv1.PhaseRetrying:
+		rs.retrying[i] = true
+	case p == apiv1.PhaseSuspended:
+		rs.suspended[i] = true
+	case p == apiv1.PhaseWaiting:
+		rs.enqueue(i)
+	case rs.pendingUp[i] == 0 && (rs.parent[i] < 0 || len(rs.plan.Graph.Upstream(i)) > 0):
+		rs.unresolved = append(rs.unresolved, i) // a group releases its first children itself
 	}
 }
 

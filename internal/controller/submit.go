@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/resource"
@@ -36,13 +37,15 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 	}
 	wf := p.Plan.Workflow
 	nodes := make([]string, len(p.Plan.Tasks))
+	kinds := make([]apiv1.NodeKind, len(p.Plan.Tasks))
 	for i, t := range p.Plan.Tasks {
-		nodes[i] = t.Spec.Name
+		nodes[i], kinds[i] = t.Spec.Name, t.Kind
 	}
+	subs := subworkflows(p.Plan)
 	for try := 0; ; try++ {
 		run := apiv1.Run{
 			ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
-			Labels: wf.Metadata.Labels, Workflow: wf, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
+			Labels: wf.Metadata.Labels, Workflow: wf, Subworkflows: subs, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
 			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project,
 			Status: apiv1.RunStatus{Phase: apiv1.PhasePending},
 		}
@@ -51,7 +54,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 			return nil, err
 		}
 		err = c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
-			Run: run, Nodes: nodes, Owner: c.cfg.Owner,
+			Run: run, Nodes: nodes, Kinds: kinds, Owner: c.cfg.Owner,
 			LeaseUntil: c.now().Add(c.cfg.LeaseTTL),
 		})
 		if errors.Is(err, store.ErrConflict) && try < 5 {
@@ -205,12 +208,15 @@ func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
 		return fmt.Errorf("loading run %s: %w", id, err)
 	}
 	doc := &workflow.Document{File: run.Source, Kind: run.Kind, Name: run.Name}
-	plan, err := workflow.Compile(doc, run.Workflow, nil)
+	plan, err := workflow.CompileWith(doc, run.Workflow, nil, library(doc, run.Subworkflows))
 	if err != nil {
 		return fmt.Errorf("compiling run %s: %w", id, err)
 	}
 	rs, err := newRunState(run, plan, c.cfg.Handlers, c.now())
 	if err != nil {
+		return fmt.Errorf("loading run %s: %w", id, err)
+	}
+	if err := c.restore(ctx, rs); err != nil {
 		return fmt.Errorf("loading run %s: %w", id, err)
 	}
 	return c.track(ctx, rs)
@@ -225,4 +231,28 @@ func (c *Controller) Retry(ctx context.Context, id apiv1.RunID) error {
 		return runError(id, err, "only a Failed or Cancelled run can be retried")
 	}
 	return c.load(ctx, id)
+}
+
+// subworkflows lists the workflows plan runs as subworkflows, by name.
+func subworkflows(plan *workflow.Plan) []*apiv1.Workflow {
+	uses := plan.Uses()
+	names := make([]string, 0, len(uses))
+	for n := range uses {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]*apiv1.Workflow, len(names))
+	for i, n := range names {
+		out[i] = uses[n]
+	}
+	return out
+}
+
+// library is a run's subworkflows as a workflow.Library.
+func library(doc *workflow.Document, subs []*apiv1.Workflow) workflow.Library {
+	lib := workflow.Library{}
+	for _, wf := range subs {
+		lib[wf.Metadata.Name] = workflow.LibraryEntry{Doc: doc, Workflow: wf}
+	}
+	return lib
 }

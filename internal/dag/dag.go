@@ -130,3 +130,21 @@ func closeAtSmallest(cycle []int) []int {
 	out := append(append([]int(nil), cycle[low:]...), cycle[:low]...)
 	return append(out, out[0])
 }
+
+// Clone returns a copy of g that can grow without changing g.
+func (g *Graph) Clone() *Graph {
+	c := &Graph{up: make([][]int, len(g.up)), down: make([][]int, len(g.down))}
+	for i := range g.up {
+		c.up[i] = append([]int(nil), g.up[i]...)
+		c.down[i] = append([]int(nil), g.down[i]...)
+	}
+	return c
+}
+
+// Grow adds n nodes without edges and returns the number of the first.
+func (g *Graph) Grow(n int) int {
+	first := len(g.up)
+	g.up = append(g.up, make([][]int, n)...)
+	g.down = append(g.down, make([][]int, n)...)
+	return first
+}

@@ -5,6 +5,10 @@ package builtin
 import (
 	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/node/command"
+	"kiln.dev/kiln/internal/node/dynamic"
+	"kiln.dev/kiln/internal/node/gate"
+	"kiln.dev/kiln/internal/node/mapper"
+	"kiln.dev/kiln/internal/node/subworkflow"
 	"kiln.dev/kiln/internal/node/train"
 )
 
@@ -13,6 +17,11 @@ func Handlers() []node.Handler {
 	return []node.Handler{
 		command.New(),
 		train.New(),
+		mapper.New(),
+		dynamic.New(),
+		subworkflow.New(),
+		subworkflow.Exit(),
+		gate.New(),
 	}
 }
 

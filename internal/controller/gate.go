@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// gatePoll is how often a run with a gate waiting for a person reads what
+// was sent to it, when no one wakes the run sooner (an input sent through
+// another process).
+const gatePoll = time.Second
+
+// startWait starts gate i's wait: it holds no room, and its status says
+// what it waits for.
+func (c *Controller) startWait(ctx context.Context, r *round, i int) {
+	rs := r.rs
+	ns := rs.nodes[i]
+	st, err := rs.kinds[i].waiter.Wait(ctx, &rs.plan.Tasks[i], c.inputs(rs, i, rs.attemptID(i, 1)), r.now)
+	if err != nil {
+		code, msg := codeOf(err)
+		c.failNode(r, i, code, msg)
+		return
+	}
+	ns.status.Gate = st
+	ns.status.StartedAt = r.timePtr()
+	r.runStarted()
+	rs.gates[i] = true
+	r.setNode(i, apiv1.PhaseRunning, "Waiting", "", waitingFor(st))
+}
+
+// waitingFor says what a gate waits for.
+func waitingFor(st *apiv1.GateStatus) string {
+	var s string
+	switch st.Kind {
+	case "approve":
+		s = "waiting for approval (kiln approve or kiln reject)"
+	case "signal":
+		s = fmt.Sprintf("waiting for a %s value (kiln signal)", st.Type)
+	default:
+		s = "sleeping"
+	}
+	if st.WakeAt != nil {
+		s += " until " + st.WakeAt.UTC().Format(time.RFC3339)
+	}
+	if st.Message != "" {
+		s += ": " + st.Message
+	}
+	return s
+}
+
+// gates ends the waits that are over: an input arrived, a sleep or a
+// timeout ran out. A run that stops stops its gates' waits.
+func (c *Controller) gates(ctx context.Context, r *round) error {
+	rs := r.rs
+	if len(rs.gates) == 0 {
+		return nil
+	}
+	if rs.stopping != "" {
+		for i := range rs.gates {
+			c.endWait(r, i, apiv1.PhaseCancelled, apiv1.CodeCancelled, "stopped waiting: "+rs.stopMsg)
+		}
+		return nil
+	}
+	inputs, err := c.gateInputs(ctx, rs)
+	for i := range rs.gates {
+		ns := rs.nodes[i]
+		v, skip, done := rs.kinds[i].waiter.Decide(&rs.plan.Tasks[i], ns.status.Gate, inputs[ns.status.Name], r.now)
+		switch {
+		case !done:
+		case skip:
+			c.endWait(r, i, apiv1.PhaseSkipped, "", v.Message)
+		case v.Phase == apiv1.PhaseSucceeded:
+			ns.status.Outputs = v.Outputs
+			c.endWait(r, i, apiv1.PhaseSucceeded, "", decision(ns.status.Gate))
+		default:
+			delete(rs.gates, i)
+			r.nodes[i] = true
+			c.failNode(r, i, v.Code, v.Message)
+		}
+	}
+	return err
+}
+
+// endWait ends gate i's wait in phase.
+func (c *Controller) endWait(r *round, i int, phase apiv1.Phase, code apiv1.Code, msg string) {
+	delete(r.rs.gates, i)
+	reason := string(phase)
+	r.setNode(i, phase, reason, code, msg)
+}
+
+// decision says how a gate's wait ended.
+func decision(st *apiv1.GateStatus) string {
+	s := st.Decision
+	if st.Value != "" {
+		s += " " + fmt.Sprintf("%q", st.Value)
+	}
+	if st.By != "" {
+		s += " by " + st.By
+	}
+	if st.Reason != "" {
+		s += ": " + st.Reason
+	}
+	return s
+}
+
+// gateInputs reads, for each waiting gate that takes one, the first input
+// sent since it began waiting. A gate that only sleeps needs none.
+func (c *Controller) gateInputs(ctx context.Context, rs *runState) (map[string]*apiv1.GateInput, error) {
+	out := map[string]*apiv1.GateInput{}
+	asks := false
+	for i := range rs.gates {
+		asks = asks || rs.nodes[i].status.Gate.Kind != "sleep"
+	}
+	if !asks {
+		return out, nil
+	}
+	rows, err := c.cfg.Store.GateInputs(ctx, rs.run.ID)
+	if err != nil {
+		return out, fmt.Errorf("reading what was sent to the gates of run %s: %w", rs.run.ID, err)
+	}
+	for _, row := range rows {
+		in := row.GateInput
+		if i, ok := rs.plan.Index[row.Node]; ok && rs.gates[i] && out[row.Node] == nil && sentDuring(rs.nodes[i].status.Gate, &in) {
+			out[row.Node] = &in
+		}
+	}
+	return out, nil
+}
+
+// sentDuring reports whether in was sent while the gate waited.
+func sentDuring(st *apiv1.GateStatus, in *apiv1.GateInput) bool {
+	return st.WaitingSince == nil || !in.At.Before(*st.WaitingSince)
+}
+
+// gateWake is when the run must look at its gates again: the earliest
+// wake time, and soon while a gate waits for a person.
+func (rs *runState) gateWake(consider func(time.Time), now time.Time) {
+	for i := range rs.gates {
+		st := rs.nodes[i].status.Gate
+		if st.WakeAt != nil {
+			consider(*st.WakeAt)
+		}
+		if st.Kind != "sleep" {
+			consider(now.Add(gatePoll))
+		}
+	}
+}

@@ -1,0 +1,117 @@
+// Package gate is the node handler of gate tasks (Flyte's gate nodes,
+// Argo's suspend): an approval, a sleep or a signal. A waiting gate holds
+// no resources; what it waits for and what it got are kept in its
+// node's status, so a restarted engine waits on as before.
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/node"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+// Handler runs gate nodes.
+type Handler struct{ node.NoAttempt }
+
+var (
+	_ node.Handler = Handler{}
+	_ node.Waiter  = Handler{}
+)
+
+// New returns the gate handler.
+func New() Handler { return Handler{} }
+
+// Kind implements node.Handler.
+func (Handler) Kind() apiv1.NodeKind { return apiv1.NodeKindGate }
+
+// Wait implements node.Waiter: what the gate waits for, from now.
+func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now time.Time) (*apiv1.GateStatus, error) {
+	g := t.Gate
+	st := &apiv1.GateStatus{Kind: g.Kind, Message: g.Message, WaitingSince: &now}
+	if g.Kind == workflow.GateSignal {
+		st.Type = g.Type
+	}
+	wake := time.Time{}
+	switch {
+	case g.Kind == workflow.GateSleep && g.Until != "":
+		s, err := in.Expand(g.Until)
+		if err != nil {
+			return nil, &apiv1.Error{Code: apiv1.CodeTemplate, Field: "gate.sleep.until", Message: err.Error()}
+		}
+		if wake, err = time.Parse(time.RFC3339, s); err != nil {
+			return nil, &apiv1.Error{Code: apiv1.CodeInvalidValue, Field: "gate.sleep.until",
+				Message: fmt.Sprintf("%s is not an RFC 3339 time such as 2026-11-23T18:00:00Z", strconv.Quote(s))}
+		}
+	case g.Kind == workflow.GateSleep:
+		wake = now.Add(g.Sleep)
+	}
+	if g.Timeout > 0 && (wake.IsZero() || now.Add(g.Timeout).Before(wake)) {
+		wake = now.Add(g.Timeout)
+	}
+	if !wake.IsZero() {
+		st.WakeAt = &wake
+	}
+	return st, nil
+}
+
+// Decide implements node.Waiter. An approval approves or rejects; a
+// signal's value becomes the output parameter "value"; a sleep ends at
+// its time; a timeout does what onTimeout says.
+func (Handler) Decide(t *workflow.Task, st *apiv1.GateStatus, in *apiv1.GateInput, now time.Time) (node.Verdict, bool, bool) {
+	if in != nil && CheckGateInput(st, *in) == nil {
+		return record(st, in)
+	}
+	if st.WakeAt == nil || now.Before(*st.WakeAt) {
+		return node.Verdict{}, false, false
+	}
+	at := *st.WakeAt
+	st.At = &at
+	if st.Kind == workflow.GateSleep && (t.Gate.Timeout == 0 || !st.WaitingSince.Add(t.Gate.Timeout).Equal(at)) {
+		st.Decision = "slept"
+		return node.Verdict{Phase: apiv1.PhaseSucceeded}, false, true
+	}
+	return timedOut(t.Gate, st)
+}
+
+// record records in as the gate's decision.
+func record(st *apiv1.GateStatus, in *apiv1.GateInput) (node.Verdict, bool, bool) {
+	at := in.At
+	st.By, st.At, st.Reason = in.By, &at, in.Reason
+	if in.Value != nil {
+		st.Decision, st.Value = "signalled", *in.Value
+		return node.Verdict{Phase: apiv1.PhaseSucceeded, Outputs: map[string]string{"value": *in.Value}}, false, true
+	}
+	if *in.Approve {
+		st.Decision = "approved"
+		return node.Verdict{Phase: apiv1.PhaseSucceeded, Outputs: map[string]string{"approved": "true"}}, false, true
+	}
+	st.Decision = "rejected"
+	msg := "rejected by " + in.By
+	if in.Reason != "" {
+		msg += ": " + in.Reason
+	}
+	return node.Verdict{Phase: apiv1.PhaseFailed, Code: apiv1.CodeRejected, Message: msg, Permanent: true}, false, true
+}
+
+// timedOut applies the gate's onTimeout.
+func timedOut(g *workflow.Gate, st *apiv1.GateStatus) (node.Verdict, bool, bool) {
+	st.Decision = "timedOut"
+	msg := fmt.Sprintf("nothing came within the gate's timeout of %s", g.Timeout)
+	switch g.OnTimeout {
+	case apiv1.GateTimeoutSkip:
+		return node.Verdict{Message: msg + "; skipped (onTimeout: skip)"}, true, true
+	case apiv1.GateTimeoutSucceed:
+		out := map[string]string{"approved": "true"}
+		if g.Kind == workflow.GateSignal {
+			out = map[string]string{"value": *g.Default}
+			st.Value = *g.Default
+		}
+		return node.Verdict{Phase: apiv1.PhaseSucceeded, Outputs: out, Message: msg}, false, true
+	}
+	return node.Verdict{Phase: apiv1.PhaseFailed, Code: apiv1.CodeGateTimeout, Message: msg, Permanent: true}, false, true
+}

@@ -1,0 +1,92 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+// Grouper is implemented by kinds whose node runs children: a map's
+// items, a dynamic task's fragment, a subworkflow's tasks, the onExit
+// tasks. The engine makes the children nodes of the run, runs them as it
+// runs any node, and asks the handler to judge the group once they end.
+type Grouper interface {
+	// RunsFirst reports whether node t runs an attempt of its own (built
+	// and judged as any node's) before it expands: a dynamic task does.
+	RunsFirst(t *workflow.Task) bool
+	// Expand returns the node's children. With x.Recorded set it must
+	// give the children it recorded then, whatever the run holds now: a
+	// restarted engine rebuilds them so. An error fails the node, with
+	// the error's code.
+	Expand(ctx context.Context, x *Expansion) (*Children, error)
+	// Gather judges the node from its children. It is called after each
+	// child ends; decided says the verdict is final. Once every child has
+	// ended, the verdict must be final.
+	Gather(t *workflow.Task, g *Group) (v Verdict, decided bool)
+}
+
+// Expansion is what a Grouper expands a node from.
+type Expansion struct {
+	// Task is the node, compiled.
+	Task *workflow.Task
+	// Inputs resolves templates in the node's scope.
+	Inputs Inputs
+	// Outputs are the outputs of the node's own attempt (RunsFirst).
+	Outputs map[string]string
+	// Recorded is what an earlier Expand recorded, when rebuilding.
+	Recorded json.RawMessage
+	// Params are the names of the run's params, for fragments.
+	Params []string
+}
+
+// Children are the nodes a group runs.
+type Children struct {
+	// Plan holds the children compiled, with local names and their graph.
+	Plan *workflow.Plan
+	// Items are a map's items, one per child; nil for other kinds.
+	Items []json.RawMessage
+	// Local says the children's templates name each other by their local
+	// names, and read Params (nil: the run's); a map's children read the
+	// scope of the map itself.
+	Local  bool
+	Params map[string]string
+	// MaxParallel caps the children running at once; 0 means no cap.
+	MaxParallel int
+	// Record is what the engine saves with the node, to be given back as
+	// Expansion.Recorded.
+	Record json.RawMessage
+}
+
+// Group is a group's children as they stand, for Gather.
+type Group struct {
+	// Counts counts the children by phase.
+	Counts apiv1.ChildCounts
+	// Children are their statuses, in order (attempts excluded).
+	Children []*apiv1.NodeStatus
+	// Expand expands a template in the children's scope ({{tasks.<child>...}}).
+	Expand func(s string) (string, error)
+	// Plan is the children's plan; Base the outputs of the node's own
+	// attempt, if it ran one.
+	Plan *workflow.Plan
+	Base map[string]string
+}
+
+// Done reports whether every child has ended.
+func (g *Group) Done() bool {
+	c := g.Counts
+	return c.Succeeded+c.Failed+c.Skipped+c.Cancelled == c.Total
+}
+
+// Waiter is implemented by kinds whose node waits instead of running
+// anything (gates): it holds no resources while it waits.
+type Waiter interface {
+	// Wait starts the node's wait and says what it waits for.
+	Wait(ctx context.Context, t *workflow.Task, in Inputs, now time.Time) (*apiv1.GateStatus, error)
+	// Decide says whether the wait is over: given what was sent to the
+	// gate since it began waiting (nil if nothing) and the time. A final
+	// verdict comes with done; skip says the node ends Skipped.
+	Decide(t *workflow.Task, st *apiv1.GateStatus, in *apiv1.GateInput, now time.Time) (v Verdict, skip, done bool)
+}
