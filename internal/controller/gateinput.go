@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/node/gate"
+	"kiln.dev/kiln/internal/node"
 )
 
 // SendGateInput records an approval, a rejection or a signal for node of
@@ -29,7 +29,7 @@ func (c *Controller) SendGateInput(ctx context.Context, id apiv1.RunID, node str
 	if run.Status.Phase.Done() {
 		return &apiv1.Error{Code: apiv1.CodeRunPhase, Object: "Run/" + string(id), Message: fmt.Sprintf("the run is %s; %s", run.Status.Phase, rule)}
 	}
-	if err := inputTarget(run, node, in); err != nil {
+	if err := c.inputTarget(run, node, in); err != nil {
 		return err
 	}
 	if in.At.IsZero() {
@@ -45,21 +45,26 @@ func (c *Controller) SendGateInput(ctx context.Context, id apiv1.RunID, node str
 }
 
 // inputTarget checks that node of run is a gate waiting for in.
-func inputTarget(run *apiv1.Run, node string, in apiv1.GateInput) error {
-	n := inputNode(run.Status.Nodes, node)
+func (c *Controller) inputTarget(run *apiv1.Run, task string, in apiv1.GateInput) error {
+	n := inputNode(run.Status.Nodes, task)
 	if n == nil {
-		return inputRefused(run.ID, fmt.Sprintf("the run has no task %q; %s", node, inputGateList(run)))
+		return inputRefused(run.ID, fmt.Sprintf("the run has no task %q; %s", task, inputGateList(run)))
 	}
 	if n.Gate == nil {
-		return inputRefused(run.ID, fmt.Sprintf("task %s is %s, not a gate; %s", node, inputNodeKind(n), inputGateList(run)))
+		return inputRefused(run.ID, fmt.Sprintf("task %s is %s, not a gate; %s", task, inputNodeKind(n), inputGateList(run)))
 	}
 	if n.Phase != apiv1.PhaseRunning && n.Gate.Decision == "" {
-		return inputRefused(run.ID, fmt.Sprintf("task %s is a gate (%s) in phase %s, not waiting", node, n.Gate.Kind, n.Phase))
+		return inputRefused(run.ID, fmt.Sprintf("task %s is a gate (%s) in phase %s, not waiting", task, n.Gate.Kind, n.Phase))
 	}
-	err := gate.CheckGateInput(n.Gate, in)
+	h, err := c.cfg.Handlers.For(n.Kind)
+	w, ok := h.(node.Waiter)
+	if err != nil || !ok {
+		return inputRefused(run.ID, fmt.Sprintf("task %s is %s, not a gate; %s", task, inputNodeKind(n), inputGateList(run)))
+	}
+	err = w.Accepts(n.Gate, in)
 	var e *apiv1.Error
 	if errors.As(err, &e) {
-		e.Object, e.Message = "Run/"+string(run.ID), "task "+node+": "+e.Message
+		e.Object, e.Message = "Run/"+string(run.ID), "task "+task+": "+e.Message
 	}
 	return err
 }
@@ -101,7 +106,7 @@ func inputGateList(run *apiv1.Run) string {
 		}
 	}
 	for _, n := range run.Status.Nodes {
-		if n.Gate != nil || n.Kind == apiv1.NodeKindGate {
+		if n.Gate != nil {
 			add(n.Name)
 		}
 	}

@@ -46,13 +46,13 @@ func gateRun(t *testing.T, st store.Store, id apiv1.RunID, owner string) {
 	since, at := gateT0, gateT0.Add(time.Minute)
 	nodes := []apiv1.NodeStatus{
 		{Name: "ship", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindGate, Gate: &apiv1.GateStatus{Kind: "approve", Message: "ship?", WaitingSince: &since}},
-		{Name: "count", Phase: apiv1.PhaseRunning, Gate: &apiv1.GateStatus{Kind: "signal", Type: "int", WaitingSince: &since}},
-		{Name: "nap", Phase: apiv1.PhaseRunning, Gate: &apiv1.GateStatus{Kind: "sleep", WaitingSince: &since, WakeAt: &at}},
-		{Name: "agreed", Phase: apiv1.PhaseSucceeded, Gate: &apiv1.GateStatus{
+		{Name: "count", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindGate, Gate: &apiv1.GateStatus{Kind: "signal", Type: "int", WaitingSince: &since}},
+		{Name: "nap", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindGate, Gate: &apiv1.GateStatus{Kind: "sleep", WaitingSince: &since, WakeAt: &at}},
+		{Name: "agreed", Phase: apiv1.PhaseSucceeded, Kind: apiv1.NodeKindGate, Gate: &apiv1.GateStatus{
 			Kind: "approve", WaitingSince: &since, Decision: "approved", By: "ann", At: &at, Reason: "fine",
 		}},
 		{Name: "later", Phase: apiv1.PhasePending},
-		{Name: "held", Phase: apiv1.PhaseSkipped, Gate: &apiv1.GateStatus{Kind: "approve"}},
+		{Name: "held", Phase: apiv1.PhaseSkipped, Kind: apiv1.NodeKindGate, Gate: &apiv1.GateStatus{Kind: "approve"}},
 		{Name: "train", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindTrain},
 	}
 	var tasks []apiv1.Task

@@ -89,4 +89,7 @@ type Waiter interface {
 	// gate since it began waiting (nil if nothing) and the time. A final
 	// verdict comes with done; skip says the node ends Skipped.
 	Decide(t *workflow.Task, st *apiv1.GateStatus, in *apiv1.GateInput, now time.Time) (v Verdict, skip, done bool)
+	// Accepts checks an input sent to a waiting gate whose status is st:
+	// nil, or a coded error saying why the gate does not take it.
+	Accepts(st *apiv1.GateStatus, in apiv1.GateInput) error
 }

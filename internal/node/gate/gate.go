@@ -59,6 +59,9 @@ func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now tim
 	return st, nil
 }
 
+// Accepts implements node.Waiter with CheckGateInput.
+func (Handler) Accepts(st *apiv1.GateStatus, in apiv1.GateInput) error { return CheckGateInput(st, in) }
+
 // Decide implements node.Waiter. An approval approves or rejects; a
 // signal's value becomes the output parameter "value"; a sleep ends at
 // its time; a timeout does what onTimeout says.

@@ -1,0 +1,57 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/training"
+)
+
+// maxFragment bounds the text of a dynamic task's fragment.
+const maxFragment = 1 << 20
+
+// CompileFragment reads and compiles the fragment a dynamic task wrote:
+// YAML or JSON with tasks and, optionally, outputs. It is checked as a
+// submitted workflow is, with the same coded errors, each naming the
+// fragment of task as its file; the fragment may read the run's params.
+func CompileFragment(task string, text []byte, params []string) (*Plan, error) {
+	file := fmt.Sprintf("fragment of task %s", task)
+	if len(text) > maxFragment {
+		return nil, &apiv1.Error{Code: apiv1.CodeOutOfRange, File: file,
+			Message: fmt.Sprintf("the fragment is %d bytes, out of range: at most %d", len(text), maxFragment)}
+	}
+	doc, err := parseDocument(file, 0, text)
+	if err != nil {
+		return nil, err
+	}
+	doc.Kind, doc.Name = "Fragment", task
+	frag := &apiv1.Fragment{}
+	problems, ok := decodeStrict(&doc, frag)
+	if !ok || len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	wf := &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: task}, Spec: apiv1.WorkflowSpec{Tasks: frag.Tasks, Outputs: frag.Outputs}}
+	for _, p := range params {
+		wf.Spec.Params = append(wf.Spec.Params, apiv1.Param{Name: p, Default: new(string)})
+	}
+	c := &checker{doc: &doc, runtimes: training.NewRuntimes(), running: []string{task}}
+	p := c.fragment(wf)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return p, nil
+}
+
+// fragment compiles a fragment's tasks and outputs.
+func (c *checker) fragment(wf *apiv1.Workflow) *Plan {
+	p := &Plan{Workflow: wf, FailFast: true, File: c.doc.File, Object: c.doc.Object()}
+	params := c.params(wf.Spec.Params)
+	if len(wf.Spec.Tasks) == 0 {
+		c.add(apiv1.CodeRequired, "tasks", "a fragment needs at least one task")
+	}
+	c.tasks(p, "tasks", wf.Spec.Tasks, params)
+	p.Outputs = wf.Spec.Outputs
+	c.workflowOutputs("outputs", wf.Spec.Outputs, p, params)
+	return p
+}
