@@ -111,6 +111,30 @@ func (c *Client) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) erro
 	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/"+verb, nil, nil)
 }
 
+// SendGateInput sends an approval or a rejection (in.Approve) or a signal
+// (in.Value), with in.Reason, to gate task node of run id. The server
+// records who sent it from the client's token and when it arrived, so
+// in.By and in.At are not sent. KLN-4014 when the task is not a gate
+// waiting for this input.
+func (c *Client) SendGateInput(ctx context.Context, id apiv1.RunID, node string, in apiv1.GateInput) error {
+	var verb string
+	var body any
+	switch {
+	case in.Approve != nil && in.Value == nil:
+		verb, body = "approve", map[string]any{"approve": *in.Approve, "reason": in.Reason}
+	case in.Value != nil && in.Approve == nil:
+		verb, body = "signal", map[string]any{"value": *in.Value, "reason": in.Reason}
+	default:
+		return apiv1.Errorf(apiv1.CodeBadRequest, "an input is an approval or a value, and not both")
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	path := "/api/v1/runs/" + url.PathEscape(string(id)) + "/nodes/" + url.PathEscape(node) + "/" + verb
+	return c.doType(ctx, "POST", path, "application/json", b, nil)
+}
+
 // Runtimes lists the server's built-in training runtimes.
 func (c *Client) Runtimes(ctx context.Context) ([]apiv1.TrainingRuntime, error) {
 	var out struct{ Items []apiv1.TrainingRuntime }

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -164,6 +166,28 @@ func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 // Retry runs a Failed or Cancelled run again from where it stopped, on
 // this engine.
 func (a *App) Retry(ctx context.Context, id apiv1.RunID) error { return a.Controller.Retry(ctx, id) }
+
+// SendGateInput sends an approval, a rejection (in.Approve) or a signal
+// (in.Value) to gate task node of run id, and wakes the run if this
+// engine works it; otherwise the engine that works it reads the input
+// from the store. in.By defaults to the user running this process. Its
+// errors are coded: KLN-4001, KLN-4010, KLN-4014 and KLN-1023 (see
+// controller.SendGateInput).
+func (a *App) SendGateInput(ctx context.Context, id apiv1.RunID, node string, in apiv1.GateInput) error {
+	if in.By == "" {
+		in.By = localUser()
+	}
+	return a.Controller.SendGateInput(ctx, id, node, in)
+}
+
+// localUser names who runs this process: the account's name, else
+// $USER, else "local".
+func localUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return cmp.Or(os.Getenv("USER"), "local")
+}
 
 // Runtimes lists the built-in training runtimes.
 func (a *App) Runtimes(context.Context) ([]apiv1.TrainingRuntime, error) {

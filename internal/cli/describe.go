@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -96,6 +98,9 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
 		if len(n.Outputs) > 0 {
 			fmt.Fprintf(tw, "  \t\t\t\t\t\toutputs: %s\n", outputsLine(n.Outputs))
 		}
+		if n.Gate != nil {
+			fmt.Fprintf(tw, "  \t\t\t\t\t\tgate: %s\n", gateLine(n.Gate))
+		}
 	}
 	tw.Flush()
 	writeTrainStatus(w, r)
@@ -116,6 +121,60 @@ func outputsLine(m map[string]string) string {
 		parts[i] = k + "=" + oneLine(m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// gateLine says what a gate waits for, or how its wait ended:
+// `approve, waiting since 2026-01-02 03:04:05, times out 2026-01-02 04:04:05: "ship it?"`
+// or `approved by ann at 2026-01-02 03:14:00 ("looks good")`.
+func gateLine(g *apiv1.GateStatus) string {
+	var b strings.Builder
+	if g.Decision != "" {
+		b.WriteString(g.Decision)
+		if g.Value != "" {
+			b.WriteString(" " + quoteCut(g.Value))
+		}
+		if g.By != "" {
+			b.WriteString(" by " + g.By)
+		}
+		if g.At != nil {
+			b.WriteString(" at " + clock(*g.At))
+		}
+		if g.Reason != "" {
+			b.WriteString(" (" + quoteCut(g.Reason) + ")")
+		}
+		return b.String()
+	}
+	b.WriteString(g.Kind)
+	if g.Type != "" {
+		b.WriteString(" (" + g.Type + ")")
+	}
+	if g.WaitingSince == nil {
+		b.WriteString(", not waiting yet")
+	} else {
+		b.WriteString(", waiting since " + clock(*g.WaitingSince))
+	}
+	if g.WakeAt != nil {
+		wake := ", times out "
+		if g.Kind == "sleep" {
+			wake = ", wakes "
+		}
+		b.WriteString(wake + clock(*g.WakeAt))
+	}
+	if g.Message != "" {
+		b.WriteString(": " + quoteCut(g.Message))
+	}
+	return b.String()
+}
+
+// clock formats a time of a run's record as describe shows them.
+func clock(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// quoteCut quotes s on one line, cut to its first 64 bytes.
+func quoteCut(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(s[:64]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // writeTrainStatus shows the conditions and replica counts of training jobs.

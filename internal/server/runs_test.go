@@ -25,7 +25,7 @@ func TestAForeignRunIsAnsweredAsAnUnknownOne(t *testing.T) {
 		}
 		n++
 		at := func(id apiv1.RunID) string {
-			return strings.NewReplacer("{id}", string(id), "{task}", "greet").Replace(path)
+			return strings.NewReplacer("{id}", string(id), "{task}", "greet", "{node}", "greet").Replace(path)
 		}
 		respF, bodyF := e.do(t, method, at(foreign.ID), e.editorA, "")
 		respU, bodyU := e.do(t, method, at("hello-nosuchrun"), e.editorA, "")
@@ -34,8 +34,8 @@ func TestAForeignRunIsAnsweredAsAnUnknownOne(t *testing.T) {
 			t.Errorf("%s: a foreign run = %d %s, an unknown one = %d %s; want the same", r.pattern, respF.StatusCode, bodyF, respU.StatusCode, bodyU)
 		}
 	}
-	if n < 7 {
-		t.Errorf("%d routes of one run, want every one (get, cancel, retry, suspend, unsuspend, events, logs)", n)
+	if n < 9 {
+		t.Errorf("%d routes of one run, want every one (get, cancel, retry, suspend, unsuspend, events, logs, approve, signal)", n)
 	}
 }
 

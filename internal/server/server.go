@@ -36,6 +36,11 @@ type runner interface {
 	Cancel(ctx context.Context, id apiv1.RunID) error
 	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
 	Retry(ctx context.Context, id apiv1.RunID) error
+	// SendGateInput sends an approval or a rejection (in.Approve) or a
+	// signal (in.Value) to gate task node of run id. in.By says who sent
+	// it: the server sets it from the request's token, never from the
+	// body. KLN-4014 when the task is not a gate waiting for it.
+	SendGateInput(ctx context.Context, id apiv1.RunID, node string, in apiv1.GateInput) error
 }
 
 // Config configures a Server.
@@ -136,6 +141,8 @@ func (s *Server) routes() []route {
 		{"POST /api/v1/runs/{id}/retry", editor, s.retry},
 		{"POST /api/v1/runs/{id}/suspend", editor, s.suspend(true)},
 		{"POST /api/v1/runs/{id}/unsuspend", editor, s.suspend(false)},
+		{"POST /api/v1/runs/{id}/nodes/{node}/approve", editor, s.approve},
+		{"POST /api/v1/runs/{id}/nodes/{node}/signal", editor, s.signal},
 		{"GET /api/v1/runs/{id}/events", viewer, s.events},
 		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
 		{"GET /api/v1/runtimes", viewer, s.runtimes},
@@ -232,7 +239,7 @@ func codeStatus(c apiv1.Code) int {
 	switch c {
 	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound:
 		return http.StatusNotFound
-	case apiv1.CodeRunPhase:
+	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting:
 		return http.StatusConflict
 	case apiv1.CodeBodyTooLarge:
 		return http.StatusRequestEntityTooLarge

@@ -215,7 +215,7 @@ func TestAuthAndProjects(t *testing.T) {
 			continue
 		}
 		method, path, _ := strings.Cut(r.pattern, " ")
-		path = strings.NewReplacer("{id}", string(runB.ID), "{task}", "greet").Replace(path)
+		path = strings.NewReplacer("{id}", string(runB.ID), "{task}", "greet", "{node}", "greet").Replace(path)
 		for _, token := range []string{"", e.none} {
 			if resp, _ := e.do(t, method, path, token, ""); resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("%s %s with token %q = %d, want 401", method, path, token, resp.StatusCode)
