@@ -28,7 +28,7 @@ const (
 // is checked by timeouts.
 func (c *Controller) admit(ctx context.Context, r *round) error {
 	rs := r.rs
-	if rs.stopping != "" || rs.ready.Len() == 0 {
+	if rs.stopping == apiv1.PhaseCancelling || rs.ready.Len() == 0 { // a failing run starts only what runs on failure
 		rs.fresh = rs.fresh[:0]
 		return c.giveBack(ctx, r)
 	}

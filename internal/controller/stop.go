@@ -56,11 +56,16 @@ func (c *Controller) stopAttempt(r *round, i int, why apiv1.Code) {
 	}
 }
 
-// skipUnstarted ends every node that has not started: the run is stopping.
+// skipUnstarted ends every node that has not started and never will:
+// the run is stopping. A failing run keeps the nodes that run on failure.
 func (c *Controller) skipUnstarted(r *round, msg string) {
 	rs := r.rs
-	for rs.ready.Len() > 0 {
-		c.skip(r, rs.ready.pop().node, msg)
+	keep := func(i int) bool { return rs.stopping != apiv1.PhaseCancelling && rs.runsOnFailure(i) }
+	for _, i := range rs.ready.nodes() {
+		if !keep(i) {
+			rs.ready.remove(i)
+			c.skip(r, i, msg)
+		}
 	}
 	for i := range rs.retrying {
 		delete(rs.retrying, i)
@@ -76,7 +81,8 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 		r.setNode(i, apiv1.PhaseCancelled, "Cancelled", rs.stopCode, "suspended job not started again: "+msg)
 	}
 	for i, ns := range rs.nodes {
-		if ns.status.Phase == apiv1.PhasePending || ns.status.Phase == apiv1.PhaseWaiting {
+		if (ns.status.Phase == apiv1.PhasePending || ns.status.Phase == apiv1.PhaseWaiting) && !keep(i) {
+			rs.ready.remove(i)
 			c.skip(r, i, msg)
 		}
 	}

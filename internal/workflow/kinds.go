@@ -112,7 +112,7 @@ func (c *checker) kind(field string, t *apiv1.Task, out *Task) {
 	if t.ForEach != nil && (t.Dynamic != nil || t.Workflow != nil || t.Gate != nil) {
 		c.add(apiv1.CodeInvalidValue, field+".forEach", "forEach maps a command or a training job; it cannot go with dynamic, workflow or gate")
 	}
-	if out.Kind != apiv1.NodeKindCommand && out.Kind != apiv1.NodeKindTrain && out.Kind != apiv1.NodeKindDynamic {
+	if out.Kind == apiv1.NodeKindGate || out.Kind == apiv1.NodeKindSubworkflow {
 		c.noAttemptFields(field, t)
 	}
 }

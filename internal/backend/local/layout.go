@@ -19,7 +19,10 @@ import (
 //	supervisor.sock, supervisor.lock, supervisor.log
 //	runs/<run>/<task>/<attempt>/{stdout,stderr,launch.json,status.json,outputs/}
 
-var attemptID = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?/[a-z0-9]([a-z0-9-]*[a-z0-9])?/[1-9][0-9]*$`)
+// attemptID is <run>/<task>/<number>. A child task's name is its
+// parent's, a dot and its own (train.3, gen.prep, onExit.notify): dots
+// only between names, so no part of an ID is "." or "..".
+var attemptID = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?/[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*/[1-9][0-9]*$`)
 
 // AttemptDir returns the directory of attempt id under home.
 func AttemptDir(home string, id job.AttemptID) string {
