@@ -79,7 +79,9 @@ func (c *Controller) resolve(ctx context.Context, r *round, i int) {
 		c.skipNode(r, i, "", why)
 		return
 	}
-	c.begin(ctx, r, i)
+	if ok := c.condition(r, i); ok {
+		c.begin(ctx, r, i)
+	}
 }
 
 // trigger applies node i's trigger rule to its upstream nodes; when it is
@@ -89,6 +91,9 @@ func (rs *runState) trigger(i int) (met, final bool, code apiv1.Code, why string
 	phases := make([]apiv1.Phase, len(ups))
 	for k, u := range ups {
 		phases[k] = rs.nodes[u].status.Phase
+	}
+	if rs.plan.Tasks[i].Depends != nil {
+		return rs.depends(i, ups)
 	}
 	rule := rs.plan.Tasks[i].Trigger
 	met, final = triggerMet(rule, phases)
@@ -147,7 +152,7 @@ func (rs *runState) blocked(i int) string {
 // run fails (a report, the onExit tasks).
 func (rs *runState) runsOnFailure(i int) bool {
 	for ; i >= 0; i = rs.parent[i] {
-		if rs.plan.Tasks[i].Trigger != apiv1.TriggerAllSucceeded {
+		if t := &rs.plan.Tasks[i]; t.Trigger != apiv1.TriggerAllSucceeded || t.Depends != nil {
 			return true
 		}
 	}

@@ -345,3 +345,18 @@ func hasTemplate(s string) bool {
 	}
 	return false
 }
+
+// Outputs are what the task gives downstream: a subworkflow its
+// workflow's outputs, a signal gate "value", an approval gate "approved",
+// any other task what it declares.
+func (t *Task) Outputs() *apiv1.Outputs {
+	switch {
+	case t.Sub != nil && t.Sub.Plan != nil:
+		return t.Sub.Plan.DeclaredOutputs()
+	case t.Gate != nil && t.Gate.Kind == GateSignal:
+		return &apiv1.Outputs{Parameters: []apiv1.OutputParameter{{Name: "value"}}}
+	case t.Gate != nil && t.Gate.Kind == GateApprove:
+		return &apiv1.Outputs{Parameters: []apiv1.OutputParameter{{Name: "approved"}}}
+	}
+	return t.Spec.Outputs
+}

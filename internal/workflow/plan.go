@@ -5,6 +5,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
+	"kiln.dev/kiln/internal/expr"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/training"
 )
@@ -70,6 +71,10 @@ type Task struct {
 	PodTemplate *apiv1.PodTemplate
 	// Trigger is the task's trigger rule (allSucceeded by default).
 	Trigger apiv1.TriggerRule
+	// Depends replaces the trigger rule when set: Argo's enhanced depends.
+	Depends *expr.Depends
+	// When is the task's condition, nil if it has none.
+	When *expr.Condition
 	// Map is a map task's forEach, nil for other kinds.
 	Map *Map
 	// Sub is the workflow a subworkflow task runs (or, for the exit

@@ -119,10 +119,7 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 	if task >= 0 && p.Graph != nil && !p.Graph.IsAncestor(up, task) { // without a graph, the dependency errors say enough
 		return fmt.Sprintf("task %q must depend on %q, directly or through other tasks, to read its outputs", p.Tasks[task].Spec.Name, r.Path[1])
 	}
-	outs := p.Tasks[up].Spec.Outputs
-	if sub := p.Tasks[up].Sub; sub != nil && sub.Plan != nil {
-		outs = sub.Plan.DeclaredOutputs()
-	}
+	outs := p.Tasks[up].Outputs()
 	if outs == nil {
 		outs = &apiv1.Outputs{}
 	}

@@ -115,9 +115,10 @@ func (c *checker) tasks(p *Plan, base string, tasks []apiv1.Task, params map[str
 		p.Tasks[i].place(p.Workflow, fmt.Sprintf("%s[%d]", base, i))
 	}
 	p.MinRequest = minRequest(p.Tasks)
-	p.Graph = c.graph(base, tasks, p.Index)
+	p.Graph = c.graph(base, tasks, c.dependsTasks(base, tasks, p), p.Index)
 	c.subworkflows(base, p)
 	c.templates(base, tasks, p, params)
+	c.conditions(base, tasks, p, params)
 }
 
 func (c *checker) name(field, name string) {
@@ -338,13 +339,16 @@ func (c *checker) addCoded(code apiv1.Code, field string, err error) {
 
 // graph builds the dependency graph and reports unknown and cyclic
 // dependencies. It returns nil when the graph is not a DAG.
-func (c *checker) graph(base string, tasks []apiv1.Task, index map[string]int) *dag.Graph {
+func (c *checker) graph(base string, tasks []apiv1.Task, deps [][]string, index map[string]int) *dag.Graph {
 	g := dag.New(len(tasks))
 	ok := true
 	for i, t := range tasks {
 		seen := map[string]bool{}
-		for j, dep := range t.DependsOn {
+		for j, dep := range deps[i] {
 			field := fmt.Sprintf("%s[%d].dependsOn[%d]", base, i, j)
+			if t.Depends != "" {
+				field = fmt.Sprintf("%s[%d].depends", base, i)
+			}
 			up, found := index[dep]
 			switch {
 			case !found:

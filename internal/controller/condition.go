@@ -1,0 +1,95 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/expr"
+)
+
+// depends applies node i's depends expression once every upstream node
+// has ended.
+func (rs *runState) depends(i int, ups []int) (met, final bool, code apiv1.Code, why string) {
+	for _, u := range ups {
+		if !rs.nodes[u].status.Phase.Done() {
+			return false, false, "", ""
+		}
+	}
+	d := rs.plan.Tasks[i].Depends
+	ok, err := d.Eval(func(task string) expr.Result { return rs.result(i, task) })
+	switch {
+	case err != nil:
+		return false, true, apiv1.CodeTriggerRule, fmt.Sprintf("not started: depends %q: %v", d.String(), err)
+	case !ok:
+		return false, true, apiv1.CodeTriggerRule, fmt.Sprintf("not started: depends %q is false (%s)", d.String(), rs.upstreamPhases(ups))
+	}
+	return true, true, "", ""
+}
+
+// result is how task, named in node i's scope, ended, for a depends expression.
+func (rs *runState) result(i int, task string) expr.Result {
+	u, ok := rs.plan.Index[rs.prefix(i)+task]
+	if !ok {
+		return expr.Result{}
+	}
+	st := rs.nodes[u].status
+	res := expr.Result{Phase: string(st.Phase)}
+	if c := st.Children; c != nil {
+		res.AnySucceeded = c.Succeeded > 0
+		res.AllFailed = c.Total > 0 && c.Failed == c.Total
+	}
+	return res
+}
+
+// prefix is what names in node i's scope are prefixed with.
+func (rs *runState) prefix(i int) string {
+	if sc := rs.scopes[i]; sc != nil {
+		return sc.prefix
+	}
+	return ""
+}
+
+// condition evaluates node i's when expression: a false one skips the
+// node, one that cannot be evaluated fails it (KLN-3014). It reports
+// whether the node may start.
+func (c *Controller) condition(r *round, i int) bool {
+	rs := r.rs
+	cond := rs.plan.Tasks[i].When
+	if cond == nil {
+		return true
+	}
+	ok, err := cond.Eval(rs.conditionData(i, cond))
+	switch {
+	case err != nil:
+		c.failNode(r, i, apiv1.CodeCondition, err.Error())
+		return false
+	case !ok:
+		r.setNode(i, apiv1.PhaseSkipped, "ConditionFalse", "", fmt.Sprintf("not started: its condition %q is false", cond.String()))
+		return false
+	}
+	return true
+}
+
+// conditionData is what node i's condition reads: its scope's params,
+// the tasks it names, and its item.
+func (rs *runState) conditionData(i int, cond *expr.Condition) expr.Data {
+	d := expr.Data{Params: rs.run.Params, Tasks: map[string]expr.TaskData{}}
+	sc := rs.scopes[i]
+	if sc != nil && sc.params != nil {
+		d.Params = sc.params
+	}
+	for _, name := range cond.Tasks() {
+		if u, ok := rs.plan.Index[rs.prefix(i)+name]; ok {
+			st := rs.nodes[u].status
+			d.Tasks[name] = expr.TaskData{Phase: string(st.Phase), Outputs: st.Outputs}
+		}
+	}
+	if sc != nil && sc.item != nil {
+		var item any
+		if json.Unmarshal(sc.item, &item) == nil {
+			d.Item, d.ItemIndex = item, sc.index
+		}
+	}
+	return d
+}
