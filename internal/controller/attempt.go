@@ -149,4 +149,3 @@ func (c *Controller) failNode(r *round, i int, code apiv1.Code, msg string) {
 		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
 	}
 }
-

@@ -232,7 +232,7 @@ func (g *group) countChild(was, now apiv1.Phase) {
 }
 
 func pendingPhase(p apiv1.Phase) bool { return p == apiv1.PhasePending || p == apiv1.PhaseWaiting }
-func runningPhase(p apiv1.Phase) bool  { return !pendingPhase(p) && !p.Done() }
+func runningPhase(p apiv1.Phase) bool { return !pendingPhase(p) && !p.Done() }
 
 func count(p apiv1.Phase, in func(apiv1.Phase) bool) int {
 	if in(p) {
