@@ -30,9 +30,13 @@ func New() Handler { return Handler{} }
 // Kind implements node.Handler.
 func (Handler) Kind() apiv1.NodeKind { return apiv1.NodeKindDynamic }
 
-// Build implements node.Handler: the command, as a command node's.
+// Build implements node.Handler: the command, as a command node's. It
+// writes the fragment only; the task's other outputs come from the
+// fragment's outputs once its tasks ran.
 func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error {
-	return command.New().Build(ctx, a, spec)
+	err := command.New().Build(ctx, a, spec)
+	spec.Outputs = []string{a.Task.Spec.Dynamic.Output}
+	return err
 }
 
 // Judge implements node.Handler with node.JudgeExit.
