@@ -106,6 +106,15 @@ func (b *bench) engine() []row {
 		name: "time per task, 10,000 vs 100", kiln: perTask[10000].String(), raw: perTask[100].String(),
 		ratio: fmt.Sprintf("%.2fx", growth), target: "<= 1.2x", met: growth <= 1.2,
 	})
+	mapRow, mapPer, mapRSS := b.mapOf(10000)
+	flat := float64(mapPer) / float64(perTask[10000])
+	rows = append(rows, mapRow, row{
+		name: "time per task, 10,000-item map vs 10,000 tasks", kiln: mapPer.String(), raw: perTask[10000].String(),
+		ratio: fmt.Sprintf("%.2fx", flat), target: "<= 1.2x", met: flat <= 1.2,
+	}, row{
+		name: "peak memory, 10,000-item map", kiln: fmt.Sprintf("%.1f MiB", float64(mapRSS)/(1<<20)),
+		target: "< 200 MiB", met: mapRSS < 200<<20,
+	})
 	rows = append(rows, b.chain(200), b.oneTask())
 	rows = append(rows, b.compile(10000)...)
 	return append(rows, row{
@@ -119,6 +128,14 @@ func (b *bench) fanOut(n int) (row, time.Duration, int64) {
 	file := b.write(fmt.Sprintf("fan%d", n), fanOut(n))
 	wall, rss := b.kilnRun(file)
 	return b.engineRow(fmt.Sprintf("fan-out of %d true tasks, %d at a time", n, b.cpus), n, wall, rawTrue(n, b.cpus)), wall / time.Duration(n), rss
+}
+
+// mapOf runs one map task of n true items through kiln, and n true
+// processes straight from Go.
+func (b *bench) mapOf(n int) (row, time.Duration, int64) {
+	file := b.write(fmt.Sprintf("map%d", n), head+fmt.Sprintf("  - {name: m, forEach: {range: {count: %d}}, command: [\"true\"]}\n", n))
+	wall, rss := b.kilnRun(file)
+	return b.engineRow(fmt.Sprintf("map of %d true items, %d at a time", n, b.cpus), n, wall, rawTrue(n, b.cpus)), wall / time.Duration(n), rss
 }
 
 // chain runs n true tasks one after another, three times each way, and

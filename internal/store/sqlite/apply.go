@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -56,16 +57,34 @@ func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 	if len(c.Nodes) > 0 {
 		stmt := tx.StmtContext(ctx, s.stmts.updateNode)
 		for _, n := range c.Nodes {
-			exp := string(n.Expansion)
 			if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
 				nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
-				jsonOrEmpty(len(n.Replicas), n.Replicas), n.Kind, jsonIfSet(n.Children), jsonIfSet(n.Gate), exp, exp,
+				jsonOrEmpty(len(n.Replicas), n.Replicas), n.Kind, jsonIfSet(n.Children), jsonIfSet(n.Gate),
 				c.Run, n.Name); err != nil {
 				return err
 			}
 		}
 	}
-	return s.insertNodes(ctx, tx, c)
+	if err := s.insertNodes(ctx, tx, c); err != nil {
+		return err
+	}
+	return s.putExpansions(ctx, tx, c)
+}
+
+// putExpansions writes what nodes expanded into, for those that did.
+func (s *Store) putExpansions(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+	stmt := tx.StmtContext(ctx, s.stmts.putExpansion)
+	for _, list := range [][]apiv1.NodeStatus{c.Added, c.Nodes} {
+		for _, n := range list {
+			if len(n.Expansion) == 0 {
+				continue
+			}
+			if _, err := stmt.ExecContext(ctx, c.Run, n.Name, string(n.Expansion)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // insertNodes saves the nodes a round made, after the run's last one.
@@ -82,7 +101,7 @@ func (s *Store) insertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 		if _, err := stmt.ExecContext(ctx, c.Run, next+i, n.Name, n.Phase, n.Kind, n.Parent, n.Code, n.Message,
 			nanos(n.StartedAt), nanos(n.FinishedAt), nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs),
 			jsonOrEmpty(len(n.Conditions), n.Conditions), jsonOrEmpty(len(n.Replicas), n.Replicas),
-			jsonIfSet(n.Children), jsonIfSet(n.Gate), string(n.Expansion)); err != nil {
+			jsonIfSet(n.Children), jsonIfSet(n.Gate)); err != nil {
 			return err
 		}
 	}

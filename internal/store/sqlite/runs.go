@@ -105,7 +105,9 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
-		conditions, replicas, attempt_base, kind, parent, children, expansion, gate FROM nodes WHERE run_id = ? ORDER BY position`, id)
+		conditions, replicas, attempt_base, kind, parent, children, COALESCE(e.expansion, ''), gate
+		FROM nodes LEFT JOIN node_expansions e ON e.run_id = nodes.run_id AND e.node = nodes.name
+		WHERE nodes.run_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
 	}

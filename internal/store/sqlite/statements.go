@@ -10,7 +10,7 @@ import (
 // runs them thousands of times, and parsing SQL would cost more than
 // running it.
 type statements struct {
-	updateRun, fence, updateNode, insertNode, upsertAttempt, insertEvent *sql.Stmt
+	updateRun, fence, updateNode, insertNode, putExpansion, upsertAttempt, insertEvent *sql.Stmt
 }
 
 func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
@@ -22,11 +22,12 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 			outputs = ? WHERE id = ? AND owner = ?`},
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
-			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, children = ?, gate = ?,
-			expansion = CASE WHEN ? = '' THEN expansion ELSE ? END WHERE run_id = ? AND name = ?`},
+			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, children = ?, gate = ?
+			WHERE run_id = ? AND name = ?`},
 		{&st.insertNode, `INSERT INTO nodes (run_id, position, name, phase, kind, parent, code, message, started_at,
-			finished_at, retry_at, outputs, conditions, replicas, children, gate, expansion)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+			finished_at, retry_at, outputs, conditions, replicas, children, gate)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+		{&st.putExpansion, `INSERT OR REPLACE INTO node_expansions (run_id, node, expansion) VALUES (?,?,?)`},
 		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code, message, system,
 			started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
 			phase = excluded.phase, exit_code = excluded.exit_code, signal = excluded.signal, code = excluded.code,
@@ -46,7 +47,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 
 func (st *statements) close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{st.updateRun, st.fence, st.updateNode, st.insertNode, st.upsertAttempt, st.insertEvent} {
+	for _, s := range []*sql.Stmt{st.updateRun, st.fence, st.updateNode, st.insertNode, st.putExpansion, st.upsertAttempt, st.insertEvent} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
