@@ -420,3 +420,38 @@ spec:
 		t.Errorf("exit %d with %d runs; want a refusal and no run", r.code, len(runs(t, home)))
 	}
 }
+
+func TestAMapOfTrainingJobsRunsEachAsAGang(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	wf := writeFile(t, dir, "sweep.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: sweep}
+spec:
+  tasks:
+  - name: train
+    forEach: {items: ["0.1", "0.01"]}
+    train:
+      runtime: plain
+      numNodes: 2
+      resourcesPerNode: {cpu: 100m}
+      command: [sh, -c, 'echo lr={{item}} >> `+ledger+`; echo {{item}} > $KILN_OUTPUTS/lr']
+    outputs: {parameters: [{name: lr}]}
+`)
+	if r := kiln(t, home, "run", wf); r.code != 0 {
+		t.Fatalf("run exited %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if got, want := sortedLines(t, ledger), []string{"lr=0.01", "lr=0.01", "lr=0.1", "lr=0.1"}; !slices.Equal(got, want) {
+		t.Errorf("processes wrote %v, want two per item: each item is a gang of two", got)
+	}
+	run := describe(t, home, runs(t, home)[0].ID)
+	for _, name := range []string{"train.0", "train.1"} {
+		if c := node(t, run, name); c.Kind != apiv1.NodeKindTrain || c.Phase != apiv1.PhaseSucceeded || len(c.Conditions) == 0 {
+			t.Errorf("%s = %s %s, conditions %v; want a succeeded training job with its conditions", name, c.Kind, c.Phase, c.Conditions)
+		}
+	}
+	if got := node(t, run, "train").Outputs["lr"]; got != `["0.1","0.01"]` {
+		t.Errorf("the sweep's gathered lr = %s, want the items' in order", got)
+	}
+}
