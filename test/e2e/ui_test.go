@@ -15,10 +15,7 @@ import (
 // TestWebUIShowsARunLive drives the web UI in real headless Chromium.
 func TestWebUIShowsARunLive(t *testing.T) {
 	t.Parallel()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("Debian's chromium is not installed (make deps installs it)")
-	}
+	ctx := browser(t)
 	home := newHome(t)
 	base, admin, _ := startServe(t, home)
 	// The first task holds until the test has seen it running in the
@@ -33,22 +30,9 @@ spec:
   - {name: second, dependsOn: [first], command: ["true"]}
 `)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1100, 700))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelTimeout()
-
 	var rows, logText string
 	var png []byte
-	node := func(name, phase string) string {
-		return `document.querySelector('g.node[data-name="` + name + `"][data-phase="` + phase + `"]') !== null`
-	}
-	err = chromedp.Run(ctx,
+	err := chromedp.Run(ctx,
 		chromedp.Navigate(base+"/?token="+admin+"#/"),
 		chromedp.WaitVisible(`tr[data-run="`+string(run.ID)+`"]`),
 		chromedp.Text("#runs", &rows),
@@ -71,7 +55,36 @@ spec:
 	if !strings.Contains(logText, "hello from the ui") {
 		t.Errorf("the log panel shows %q", logText)
 	}
-	shot := filepath.Join(os.TempDir(), "kiln-ui.png")
+	saveShot(t, "kiln-ui.png", png)
+}
+
+// browser starts headless Chromium for the test, with three minutes to
+// do what the test asks of it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("Debian's chromium is not installed (make deps installs it)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1100, 700))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// node is a script that is true once the drawing shows task name in phase.
+func node(name, phase string) string {
+	return `document.querySelector('g.node[data-name="` + name + `"][data-phase="` + phase + `"]') !== null`
+}
+
+// saveShot keeps a screenshot of the page where one can look at it.
+func saveShot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	shot := filepath.Join(os.TempDir(), name)
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
