@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ type runDetail struct {
 func newDescribeCmd(e *env) *cobra.Command {
 	describe := group("describe", "Show one resource in detail")
 	var output string
+	var allChildren bool
 	run := &cobra.Command{
 		Use:     "run ID",
 		Aliases: []string{"runs"},
@@ -45,16 +47,20 @@ func newDescribeCmd(e *env) *cobra.Command {
 			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
 				return err
 			}
-			writeDescription(e.stdout, r, events)
+			writeDescription(e.stdout, r, events, allChildren)
 			return nil
 		},
 	}
 	run.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
+	run.Flags().BoolVar(&allChildren, "children", false,
+		fmt.Sprintf("list every child of a map, dynamic or subworkflow task; by default a task with more than %d lists only those that did not succeed", foldAbove))
 	describe.AddCommand(run)
 	return describe
 }
 
-func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
+// writeDescription writes run r as describe shows it. A group's many
+// children are folded (see nodeTable) unless allChildren is set.
+func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildren bool) {
 	fmt.Fprintf(w, "Run:       %s\nWorkflow:  %s\nPhase:     %s\n", r.ID, r.Name, r.Status.Phase)
 	if r.Status.Message != "" {
 		fmt.Fprintf(w, "Message:   %s\n", strings.TrimSpace(string(r.Status.Code)+" "+r.Status.Message))
@@ -76,37 +82,28 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event) {
 			fmt.Fprintf(w, "  %s=%s\n", k, r.Params[k])
 		}
 	}
+	writeOutputs(w, r.Status.Outputs)
 	fmt.Fprintln(w, "Tasks:")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  TASK\tPHASE\tATTEMPT\tEXIT\tDURATION\tCODE\tMESSAGE")
-	for _, n := range r.Status.Nodes {
-		fmt.Fprintf(tw, "  %s\t%s\t\t\t%s\t%s\t%s\n", n.Name, n.Phase, duration(n.StartedAt, n.FinishedAt), n.Code, oneLine(n.Message))
-		for _, at := range n.Attempts {
-			exit := "-"
-			switch {
-			case at.ExitCode != nil:
-				exit = fmt.Sprint(*at.ExitCode)
-			case at.Signal != "":
-				exit = at.Signal
-			}
-			msg := oneLine(at.Message)
-			if at.System {
-				msg = "(system) " + msg
-			}
-			fmt.Fprintf(tw, "  \t%s\t#%d\t%s\t%s\t%s\t%s\n", at.Phase, at.Number, exit, duration(at.StartedAt, at.FinishedAt), at.Code, msg)
-		}
-		if len(n.Outputs) > 0 {
-			fmt.Fprintf(tw, "  \t\t\t\t\t\toutputs: %s\n", outputsLine(n.Outputs))
-		}
-		if n.Gate != nil {
-			fmt.Fprintf(tw, "  \t\t\t\t\t\tgate: %s\n", gateLine(n.Gate))
-		}
-	}
-	tw.Flush()
+	newNodeTable(r, allChildren).write(w)
 	writeTrainStatus(w, r)
 	fmt.Fprintln(w, "Events:")
 	for _, ev := range events {
 		fmt.Fprintf(w, "  %s\n", eventLine(ev))
+	}
+}
+
+// writeOutputs writes the workflow's outputs, once it has them:
+// parameters as name=value, then artifacts as `artifact name=path`.
+func writeOutputs(w io.Writer, o *apiv1.RunOutputs) {
+	if o == nil || len(o.Parameters)+len(o.Artifacts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Outputs:")
+	for _, k := range slices.Sorted(maps.Keys(o.Parameters)) {
+		fmt.Fprintf(w, "  %s=%s\n", k, oneLine(o.Parameters[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Artifacts)) {
+		fmt.Fprintf(w, "  artifact %s=%s\n", k, oneLine(o.Artifacts[k]))
 	}
 }
 

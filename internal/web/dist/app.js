@@ -3,6 +3,9 @@
 
 const fills = { Pending: "#9e9e9e", Skipped: "#9e9e9e", Waiting: "#e0a000", Running: "#1e88e5", Retrying: "#fb8c00",
   Succeeded: "#2e7d32", Failed: "#c62828", Cancelled: "#555", Suspended: "#7b1fa2" };
+// A group's children list shows its first listFirst children, then at
+// most listMore later ones that run or ended badly; it counts the rest.
+const listFirst = 50, listMore = 200;
 let timer = null;
 let selected = null;
 
@@ -20,11 +23,18 @@ document.getElementById("login").addEventListener("submit", (e) => {
   route();
 });
 
-async function api(path, text) {
-  const r = await fetch(path, { headers: { Authorization: "Bearer " + (localStorage.getItem("kiln-token") || "") } });
+// api calls the API with the stored token: a GET, or a POST of the JSON of
+// body when there is one. It throws the API's first error, as "code: message".
+async function api(path, text, body) {
+  const init = { headers: { Authorization: "Bearer " + (localStorage.getItem("kiln-token") || "") } };
+  if (body !== undefined) {
+    Object.assign(init, { method: "POST", body: JSON.stringify(body) });
+    init.headers["Content-Type"] = "application/json";
+  }
+  const r = await fetch(path, init);
   if (!r.ok) {
-    const body = await r.json().catch(() => ({}));
-    const e = (body.errors || [])[0] || {};
+    const answer = await r.json().catch(() => ({}));
+    const e = (answer.errors || [])[0] || {};
     throw new Error(`${e.code || r.status}: ${e.message || r.statusText}`);
   }
   return text ? r.text() : r.json();
@@ -34,13 +44,29 @@ function el(tag, attrs, ...children) {
   const ns = ["svg", "g", "rect", "text", "path", "defs", "marker"].includes(tag) ? "http://www.w3.org/2000/svg" : null;
   const n = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
-  for (const c of children) n.append(c);
+  for (const c of children) if (c !== null && c !== undefined) n.append(c);
   return n;
 }
 
 function phase(p) { return el("span", { class: "phase " + p }, p); }
 
-function show(...nodes) { document.getElementById("view").replaceChildren(...nodes); }
+function when(t) { return t ? new Date(t).toLocaleString() : ""; }
+
+// show replaces the page with nodes. A node with a data-key that the page
+// shows already is kept as it is, so that what one types into it (a gate's
+// reason) survives the page's refresh.
+function show(...nodes) {
+  const view = document.getElementById("view");
+  const old = new Map([...view.children].filter((c) => c.dataset.key).map((c) => [c.dataset.key, c]));
+  const next = nodes.filter(Boolean).map((n) => old.get(n.dataset.key) || n);
+  const kept = new Set(next.filter((n) => n.parentNode === view));
+  for (const c of [...view.children]) if (!kept.has(c)) c.remove();
+  let at = null;
+  for (const n of next) {
+    if (!kept.has(n)) at ? at.after(n) : view.prepend(n);
+    at = n;
+  }
+}
 
 function every(ms, fn) {
   clearInterval(timer);
@@ -76,13 +102,63 @@ function layers(tasks) {
   return depth;
 }
 
+// counts is a group's children on its node: "7/10 ✓ 2 ✗ 1 ▶".
+function counts(c) {
+  return `${c.succeeded || 0}/${c.total} ✓` + (c.failed ? ` ${c.failed} ✗` : "") + (c.running ? ` ${c.running} ▶` : "");
+}
+
+// countsText is a group's children in words: "7/10 succeeded, 2 failed, 1 running".
+function countsText(c) {
+  return [`${c.succeeded || 0}/${c.total} succeeded`, ...["failed", "running", "pending", "skipped", "cancelled"]
+    .filter((k) => c[k]).map((k) => `${c[k]} ${k}`)].join(", ");
+}
+
+// waiting reports whether node n is a gate that waits for something now.
+function waiting(n) { return n.gate && !n.gate.decision && n.phase === "Running"; }
+
+// waitsFor is what a waiting gate waits for, in a few words.
+function waitsFor(g) {
+  if (g.kind === "approve") return "an approval";
+  if (g.kind === "signal") return `a value (${g.type || "string"})`;
+  return "a timer" + (g.wakeAt ? ", until " + when(g.wakeAt) : "");
+}
+
+// decision says how a gate's wait ended: who decided, when, why, and the value.
+function decision(g) {
+  return g.decision + (g.value ? ` "${g.value}"` : "") + (g.by ? " by " + g.by : "") + (g.at ? " at " + when(g.at) : "") +
+    (g.reason ? ` (“${g.reason}”)` : "");
+}
+
+// subtitle is the second line of a node in the drawing, if it has one.
+function subtitle(n) {
+  if (n.children) return counts(n.children);
+  if (n.gate && waiting(n)) return "waits for " + (n.gate.kind === "approve" ? "approval" : n.gate.kind);
+  if (n.gate && n.gate.decision) return n.gate.decision;
+  return "";
+}
+
+// topOf is the top-level task that node name is, or is under.
+function topOf(status, name) {
+  while (status[name] && status[name].parent) name = status[name].parent;
+  return name;
+}
+
+// graph draws the workflow's tasks, then the onExit node (when the run has
+// one) after all of them.
 function graph(run) {
   const tasks = run.workflow.spec.tasks;
+  const status = Object.fromEntries(run.status.nodes.map((n) => [n.name, n]));
   const depth = layers(tasks);
   const rowOf = {}, used = {};
   tasks.forEach((t) => { rowOf[t.name] = used[depth[t.name]] = (used[depth[t.name]] ?? -1) + 1; });
+  const drawn = tasks.map((t) => t.name);
+  if (status.onExit && status.onExit.kind === "exit") {
+    const d = Math.max(-1, ...Object.values(depth)) + 1;
+    depth.onExit = d;
+    rowOf.onExit = used[d] = 0;
+    drawn.push("onExit");
+  }
   const pos = (n) => ({ x: 20 + depth[n] * 200, y: 20 + rowOf[n] * 70 });
-  const status = Object.fromEntries(run.status.nodes.map((n) => [n.name, n]));
   const svg = el("svg", { id: "dag", width: 40 + 200 * (Math.max(...Object.values(depth)) + 1),
     height: 40 + 70 * Math.max(...Object.values(used).map((v) => v + 1)) },
   el("defs", {}, el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto" },
@@ -93,32 +169,148 @@ function graph(run) {
       svg.append(el("path", { class: "edge", d: `M ${a.x + 150} ${a.y + 20} C ${a.x + 175} ${a.y + 20}, ${b.x - 25} ${b.y + 20}, ${b.x} ${b.y + 20}` }));
     }
   }
-  for (const t of tasks) {
-    const p = pos(t.name), ph = status[t.name].phase;
-    const g = el("g", { class: "node" + (selected === t.name ? " selected" : ""), "data-name": t.name, "data-phase": ph },
-      el("rect", { x: p.x, y: p.y, width: 150, height: 40, fill: fills[ph] || "#9e9e9e" }),
-      el("text", { x: p.x + 10, y: p.y + 25 }, (t.train ? "⚙ " : "") + t.name));
-    g.addEventListener("click", () => { selected = t.name; runPage(run.id); });
-    svg.append(g);
-  }
+  const train = Object.fromEntries(tasks.map((t) => [t.name, !!t.train]));
+  const here = selected && topOf(status, selected);
+  for (const name of drawn) svg.append(drawNode(run, status[name] || { name, phase: "Pending" }, pos(name), train[name], here === name));
   return svg;
+}
+
+// drawNode draws one task at p: a group as a stack with its children's
+// counts, a gate with what it waits for or how it ended.
+function drawNode(run, n, p, train, isSelected) {
+  const sub = subtitle(n), fill = fills[n.phase] || "#9e9e9e";
+  const g = el("g", { class: "node" + (isSelected ? " selected" : "") + (n.children ? " group" : "") + (n.gate ? " gate" : ""),
+    "data-name": n.name, "data-phase": n.phase });
+  if (n.children) g.append(el("rect", { class: "stack", x: p.x + 4, y: p.y - 4, width: 150, height: 40, fill }));
+  g.append(el("rect", { x: p.x, y: p.y, width: 150, height: 40, fill }),
+    el("text", { x: p.x + 10, y: p.y + (sub ? 17 : 25) }, (train ? "⚙ " : "") + n.name));
+  if (sub) g.append(el("text", { class: "sub", x: p.x + 10, y: p.y + 33 }, sub));
+  g.addEventListener("click", () => { selected = selected === n.name ? null : n.name; runPage(run.id); });
+  return g;
 }
 
 async function runPage(id) {
   const run = await api("/api/v1/runs/" + encodeURIComponent(id));
-  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), el("p", {}, run.status.message || ""), graph(run)];
-  if (selected) parts.push(await panel(run, run.status.nodes.find((n) => n.name === selected)));
+  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), el("p", {}, run.status.message || ""), graph(run),
+    ...gates(run), outputs(run)];
+  const node = selected && run.status.nodes.find((n) => n.name === selected);
+  if (node) parts.push(await panel(run, node));
   show(...parts);
+}
+
+// gates are a box for each gate that waits, with what it takes, then a
+// line for each that was decided, at most 50 of each. Their keys keep a
+// box while its gate waits.
+function gates(run) {
+  const nodes = run.status.nodes;
+  const shown = [...nodes.filter(waiting).slice(0, 50), ...nodes.filter((n) => n.gate && n.gate.decision).slice(0, 50)];
+  return shown.map((n) => {
+    const key = ["gate", run.id, n.name, n.gate.waitingSince || "", n.gate.decision || ""].join("\n");
+    if (n.gate.decision) {
+      return el("p", { class: "gate decided", "data-key": key, "data-gate": n.name }, el("strong", {}, n.name), ": " + decision(n.gate));
+    }
+    return gateBox(run, n, key);
+  });
+}
+
+// gateBox says what gate n waits for and, unless it sleeps, takes an
+// approval or a value for it, with an optional reason.
+function gateBox(run, n, key) {
+  const g = n.gate;
+  const box = el("section", { class: "gate waiting", "data-key": key, "data-gate": n.name },
+    el("p", {}, el("strong", {}, n.name), " waits for " + waitsFor(g) + (g.waitingSince ? ", since " + when(g.waitingSince) : "") +
+      (g.wakeAt && g.kind !== "sleep" ? "; times out " + when(g.wakeAt) : "")),
+    g.message ? el("p", { class: "message" }, g.message) : null);
+  if (g.kind === "sleep") return box;
+  const reason = el("input", { class: "reason", placeholder: "reason (optional)" });
+  const result = el("p", { class: "result" });
+  const send = (verb, body) => async () => {
+    box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    try {
+      const r = await api(`/api/v1/runs/${encodeURIComponent(run.id)}/nodes/${encodeURIComponent(n.name)}/${verb}`, false,
+        { ...body, reason: reason.value });
+      result.className = "result";
+      result.textContent = `${r.sent} sent by ${r.by}; waiting for the run to take it`;
+    } catch (e) {
+      result.className = "result error";
+      result.textContent = e.message;
+      box.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+    }
+  };
+  const button = (cls, label, fn) => { const b = el("button", { class: cls, type: "button" }, label); b.addEventListener("click", fn); return b; };
+  if (g.kind === "approve") {
+    box.append(el("div", {}, reason, button("approve", "Approve", send("approve", { approve: true })),
+      button("reject", "Reject", send("approve", { approve: false }))));
+  } else {
+    const value = el("input", { class: "value", placeholder: `value (${g.type || "string"})` });
+    box.append(el("div", {}, value, reason, button("send", "Send", () => send("signal", { value: value.value })())));
+  }
+  box.append(result);
+  return box;
+}
+
+// outputs are the workflow's outputs, once the run has them.
+function outputs(run) {
+  const o = run.status.outputs;
+  if (!o) return null;
+  const rows = [...Object.entries(o.parameters || {}).map(([k, v]) => [k, v]),
+    ...Object.entries(o.artifacts || {}).map(([k, v]) => [k + " (artifact)", v])];
+  return el("section", { id: "outputs" }, el("h3", {}, "Outputs"), el("table", {},
+    ...rows.map(([k, v]) => el("tr", { "data-output": k }, el("th", {}, k), el("td", {}, el("div", { class: "value" }, v))))));
+}
+
+// message is a node's code and message; a group's starts with its children's counts.
+function message(n) {
+  const own = [n.code, n.message].filter(Boolean).join(" ");
+  if (!n.children) return own;
+  return countsText(n.children) + (own && !["Succeeded", "Running"].includes(n.phase) ? "; " + own : "");
+}
+
+// select shows node name's panel, in a link.
+function select(run, name, label) {
+  const a = el("a", { href: location.hash, "data-select": name }, label ?? name);
+  a.addEventListener("click", (e) => { e.preventDefault(); selected = name; runPage(run.id); });
+  return a;
+}
+
+// children lists group node's children: the first listFirst, then those
+// that run or ended badly, and a note of how many of each phase it hides.
+function children(run, node) {
+  const kids = run.status.nodes.filter((n) => n.parent === node.name);
+  const rows = [], hidden = {};
+  let more = 0;
+  for (const [i, k] of kids.entries()) {
+    const notable = !["Succeeded", "Pending", "Waiting", "Skipped"].includes(k.phase);
+    if (i < listFirst || (notable && more++ < listMore)) {
+      rows.push(el("tr", { "data-name": k.name, "data-phase": k.phase }, el("td", {}, select(run, k.name)), el("td", {}, phase(k.phase)),
+        el("td", {}, message(k))));
+    } else {
+      hidden[k.phase] = (hidden[k.phase] || 0) + 1;
+    }
+  }
+  const nHidden = kids.length - rows.length;
+  return [el("h4", {}, "Children: " + countsText(node.children)),
+    node.message && !["Succeeded", "Running"].includes(node.phase) ?
+      el("p", { class: node.code ? "error" : "" }, [node.code, node.message].filter(Boolean).join(" ")) : null,
+    el("table", { id: "children" }, el("tr", {}, ...["Task", "Phase", "Message"].map((h) => el("th", {}, h))), ...rows),
+    nHidden ? el("p", { class: "hidden-children" }, `${nHidden} more not shown: ` +
+      Object.entries(hidden).map(([p, c]) => `${c} ${p.toLowerCase()}`).join(", ") + `; kiln describe run ${run.id} --children lists all`) : null];
 }
 
 async function panel(run, node) {
   const box = el("section", { id: "panel" }, el("h3", {}, node.name, " ", phase(node.phase)));
-  if (node.message) box.append(el("p", { class: node.code ? "error" : "" }, [node.code, node.message].filter(Boolean).join(" ")));
-  box.append(el("table", { id: "attempts" },
-    el("tr", {}, ...["Attempt", "Phase", "Exit", "Code", "Message"].map((h) => el("th", {}, h))),
-    ...(node.attempts || []).map((a) => el("tr", {}, el("td", {}, "#" + a.number), el("td", {}, phase(a.phase)),
-      el("td", {}, a.exitCode ?? a.signal ?? "-"), el("td", {}, a.code || ""),
-      el("td", {}, (a.system ? "(system) " : "") + (a.message || ""))))));
+  if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
+  if (node.message && !node.children) box.append(el("p", { class: node.code ? "error" : "" }, message(node)));
+  if (node.gate) box.append(el("p", { class: "gate-status" }, "Gate: " + (node.gate.decision ? decision(node.gate) : "waits for " + waitsFor(node.gate))));
+  if (node.children) box.append(...children(run, node).filter(Boolean));
+  if (!node.children || (node.attempts || []).length) {
+    if (node.children) box.append(el("h4", {}, "Attempts"));
+    box.append(el("table", { id: "attempts" },
+      el("tr", {}, ...["Attempt", "Phase", "Exit", "Code", "Message"].map((h) => el("th", {}, h))),
+      ...(node.attempts || []).map((a) => el("tr", {}, el("td", {}, "#" + a.number), el("td", {}, phase(a.phase)),
+        el("td", {}, a.exitCode ?? a.signal ?? "-"), el("td", {}, a.code || ""),
+        el("td", {}, (a.system ? "(system) " : "") + (a.message || ""))))));
+  }
   if (node.conditions) {
     box.append(el("h4", {}, "Training job"), el("table", { id: "conditions" },
       ...node.conditions.map((c) => el("tr", {}, el("td", {}, c.type), el("td", {}, c.status), el("td", {}, c.reason || ""), el("td", {}, c.message || "")))),
@@ -126,7 +318,7 @@ async function panel(run, node) {
       ...(node.replicas || []).map((g) => el("tr", {}, el("td", {}, g.name), el("td", {}, g.active), el("td", {}, g.succeeded), el("td", {}, g.failed), el("td", {}, g.stopped ?? 0)))));
   }
   const log = (node.attempts || []).length ? await api(`/api/v1/runs/${encodeURIComponent(run.id)}/tasks/${encodeURIComponent(node.name)}/logs`, true) : "";
-  box.append(el("h4", {}, "Log"), el("pre", { id: "log" }, log.split("\n").slice(-200).join("\n")));
+  if (log || !node.children) box.append(el("h4", {}, "Log"), el("pre", { id: "log" }, log.split("\n").slice(-200).join("\n")));
   return box;
 }
 
