@@ -21,7 +21,8 @@ type group struct {
 	inflight int                 // roots released and not ended
 	limit    int                 // cap on inflight; 0 means none
 	counts   apiv1.ChildCounts
-	hopeless bool // the group cannot succeed: no child starts any more
+	hopeless bool         // the group cannot succeed: no child starts any more
+	stored   map[int]bool // children whose rows the store holds already
 	plan     *workflow.Plan
 	base     map[string]string // the outputs of the node's own attempt
 	scope    *scope            // the children's local scope
@@ -60,6 +61,12 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 		return
 	}
 	for _, k := range g.children {
+		if g.stored[k] { // made by an earlier try of the run (kiln retry): its row exists
+			rs.indexNode(k, r.now)
+			g.countChild(apiv1.PhasePending, rs.nodes[k].status.Phase)
+			r.nodes[k] = true
+			continue
+		}
 		r.added = append(r.added, k)
 	}
 	ns.status.Expansion = ch.Record
@@ -97,7 +104,7 @@ func (rs *runState) addChildren(p int, ch *node.Children, handlers *node.Registr
 	}
 	parentName := rs.nodes[p].status.Name
 	sc := rs.childScope(p, ch)
-	g := &group{limit: ch.MaxParallel, plan: ch.Plan, base: rs.nodes[p].status.Outputs, scope: sc}
+	g := &group{limit: ch.MaxParallel, plan: ch.Plan, base: rs.nodes[p].status.Outputs, scope: sc, stored: map[int]bool{}}
 	first := rs.plan.Graph.Grow(n)
 	for k := range n {
 		t := ch.Plan.Tasks[k]
@@ -110,7 +117,9 @@ func (rs *runState) addChildren(p int, ch *node.Children, handlers *node.Registr
 		rs.plan.Tasks = append(rs.plan.Tasks, t)
 		rs.plan.Index[name] = idx
 		rs.kinds = append(rs.kinds, kindOf(h, &rs.plan.Tasks[idx]))
-		rs.nodes = append(rs.nodes, rs.childNode(name, p, t.Kind))
+		ns, stored := rs.childNode(name, p, t.Kind)
+		rs.nodes = append(rs.nodes, ns)
+		g.stored[idx] = stored
 		rs.parent = append(rs.parent, p)
 		rs.scopes = append(rs.scopes, rs.itemScope(sc, ch, k))
 		rs.pendingUp = append(rs.pendingUp, 0)
@@ -132,16 +141,17 @@ func (rs *runState) addChildren(p int, ch *node.Children, handlers *node.Registr
 
 // childNode is a new child's status: as stored, if an earlier engine or
 // try of the run made it, else Pending.
-func (rs *runState) childNode(name string, parent int, kind apiv1.NodeKind) *nodeState {
+func (rs *runState) childNode(name string, parent int, kind apiv1.NodeKind) (*nodeState, bool) {
 	var ns *nodeState
-	if at, ok := rs.stored[name]; ok {
+	at, stored := rs.stored[name]
+	if stored {
 		ns = loadNode(name, rs.run, at)
 		delete(rs.stored, name)
 	} else {
 		ns = &nodeState{status: apiv1.NodeStatus{Name: name, Phase: apiv1.PhasePending}}
 	}
 	ns.status.Kind, ns.status.Parent = kind, rs.nodes[parent].status.Name
-	return ns
+	return ns, stored
 }
 
 // childScope is where group p's children look names up.

@@ -10,8 +10,8 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// node returns the named node of run, failing the test if there is none.
-func node(t *testing.T, run apiv1.Run, name string) apiv1.NodeStatus {
+// nodeNamed returns the named node of run, failing the test if there is none.
+func nodeNamed(t *testing.T, run apiv1.Run, name string) apiv1.NodeStatus {
 	t.Helper()
 	for _, n := range run.Status.Nodes {
 		if n.Name == name {
@@ -70,12 +70,12 @@ spec:
 		t.Errorf("downstream read %s, want the items' outputs in item order", got)
 	}
 	run := describe(t, home, runs(t, home)[0].ID)
-	each := node(t, run, "each")
+	each := nodeNamed(t, run, "each")
 	if run.Status.Phase != apiv1.PhaseSucceeded || each.Kind != apiv1.NodeKindMap || each.Children == nil ||
 		each.Children.Total != 6 || each.Children.Succeeded != 6 {
 		t.Errorf("run %s, map node %+v children %+v; want Succeeded, a map of 6 succeeded items", run.Status.Phase, each.Phase, each.Children)
 	}
-	if c := node(t, run, "each.4"); c.Parent != "each" || c.Outputs["up"] != "up-e" {
+	if c := nodeNamed(t, run, "each.4"); c.Parent != "each" || c.Outputs["up"] != "up-e" {
 		t.Errorf("child each.4 = parent %q outputs %v, want parent each and up=up-e", c.Parent, c.Outputs)
 	}
 }
@@ -105,13 +105,13 @@ spec:
 		t.Fatalf("run succeeded; want it to fail (map all, map over a non-list)")
 	}
 	run := describe(t, home, runs(t, home)[0].ID)
-	if most := node(t, run, "most"); most.Phase != apiv1.PhaseSucceeded || most.Children.Failed != 1 || most.Children.Succeeded != 4 {
+	if most := nodeNamed(t, run, "most"); most.Phase != apiv1.PhaseSucceeded || most.Children.Failed != 1 || most.Children.Succeeded != 4 {
 		t.Errorf("most = %s %+v; want Succeeded with 4 of 5 (minSuccessRatio 0.8)", most.Phase, most.Children)
 	}
-	if all := node(t, run, "all"); all.Phase != apiv1.PhaseFailed || all.Code != apiv1.CodeTooFewSucceeded || !strings.Contains(all.Message, "all.1") {
+	if all := nodeNamed(t, run, "all"); all.Phase != apiv1.PhaseFailed || all.Code != apiv1.CodeTooFewSucceeded || !strings.Contains(all.Message, "all.1") {
 		t.Errorf("all = %s %s %q; want Failed KLN-3017 naming all.1", all.Phase, all.Code, all.Message)
 	}
-	if bad := node(t, run, "bad"); bad.Phase != apiv1.PhaseFailed || bad.Code != apiv1.CodeNotAList || !strings.Contains(bad.Message, `"not a list at all"`) {
+	if bad := nodeNamed(t, run, "bad"); bad.Phase != apiv1.PhaseFailed || bad.Code != apiv1.CodeNotAList || !strings.Contains(bad.Message, `"not a list at all"`) {
 		t.Errorf("bad = %s %s %q; want Failed KLN-3012 quoting the value", bad.Phase, bad.Code, bad.Message)
 	}
 }
@@ -153,7 +153,7 @@ spec:
 		t.Errorf("ledger = %q, want each fragment task once, then the dependent with the fragment's output", b)
 	}
 	run := describe(t, home, runs(t, home)[0].ID)
-	if gen := node(t, run, "gen"); gen.Phase != apiv1.PhaseSucceeded || gen.Children.Total != 2 || len(node(t, run, "gen.two").Attempts) != 1 {
+	if gen := nodeNamed(t, run, "gen"); gen.Phase != apiv1.PhaseSucceeded || gen.Children.Total != 2 || len(nodeNamed(t, run, "gen.two").Attempts) != 1 {
 		t.Errorf("gen = %s %+v; want Succeeded with 2 children, each run once", gen.Phase, gen.Children)
 	}
 }
@@ -174,7 +174,7 @@ spec:
 	if r := kiln(t, home, "run", wf); r.code == 0 {
 		t.Fatal("a run whose fragment has a cycle succeeded")
 	}
-	gen := node(t, describe(t, home, runs(t, home)[0].ID), "gen")
+	gen := nodeNamed(t, describe(t, home, runs(t, home)[0].ID), "gen")
 	if gen.Phase != apiv1.PhaseFailed || gen.Code != apiv1.CodeFragment || !strings.Contains(gen.Message, "a -> b -> a") {
 		t.Errorf("gen = %s %s %q; want Failed KLN-3013 printing the cycle", gen.Phase, gen.Code, gen.Message)
 	}
@@ -209,7 +209,7 @@ spec:
 			return false
 		}
 		id = rs[0].ID
-		g := node(t, describe(t, home, id), "ship")
+		g := nodeNamed(t, describe(t, home, id), "ship")
 		return g.Phase == apiv1.PhaseRunning && g.Gate != nil
 	})
 	killNine(t, first)
@@ -221,7 +221,7 @@ spec:
 	}
 	resumed := startKiln(t, home, "resume")
 	waitFor(t, "the signal gate to wait", func() bool {
-		g := node(t, describe(t, home, id), "rate")
+		g := nodeNamed(t, describe(t, home, id), "rate")
 		return g.Phase == apiv1.PhaseRunning && g.Gate != nil
 	})
 	if r := kiln(t, home, "signal", string(id), "rate", "fast"); r.code == 0 || !strings.Contains(r.stderr, "not a float") {
@@ -237,7 +237,7 @@ spec:
 		t.Errorf("ledger = %q, want train once, then deploy with the signalled value", b)
 	}
 	run := describe(t, home, id)
-	ship := node(t, run, "ship").Gate
+	ship := nodeNamed(t, run, "ship").Gate
 	if run.Status.Phase != apiv1.PhaseSucceeded || ship.Decision != "approved" || ship.Reason != "metrics ok" || ship.By == "" || ship.At == nil {
 		t.Errorf("run %s, gate %+v; want Succeeded and the approval recorded with who, when and why", run.Status.Phase, ship)
 	}
@@ -293,13 +293,13 @@ spec:
 		t.Errorf("a task that must not run ran: %q", text)
 	}
 	run := describe(t, home, runs(t, home)[0].ID)
-	if e := node(t, run, "evaluate"); e.Phase != apiv1.PhaseSkipped || e.Code != apiv1.CodeUpstreamFailed {
+	if e := nodeNamed(t, run, "evaluate"); e.Phase != apiv1.PhaseSkipped || e.Code != apiv1.CodeUpstreamFailed {
 		t.Errorf("evaluate = %s %s, want Skipped KLN-3008", e.Phase, e.Code)
 	}
-	if q := node(t, run, "quick"); q.Phase != apiv1.PhaseSkipped || !strings.Contains(q.Message, "condition") {
+	if q := nodeNamed(t, run, "quick"); q.Phase != apiv1.PhaseSkipped || !strings.Contains(q.Message, "condition") {
 		t.Errorf("quick = %s %q, want Skipped by its condition", q.Phase, q.Message)
 	}
-	if run.Status.Phase != apiv1.PhaseFailed || node(t, run, "onExit.notify").Phase != apiv1.PhaseSucceeded {
+	if run.Status.Phase != apiv1.PhaseFailed || nodeNamed(t, run, "onExit.notify").Phase != apiv1.PhaseSucceeded {
 		t.Errorf("run %s, want Failed with its exit handler run", run.Status.Phase)
 	}
 }
@@ -346,7 +346,7 @@ spec:
 		t.Errorf("out = %q, want score-42 from the subworkflow's output", b)
 	}
 	run := describe(t, home, runs(t, home)[0].ID)
-	if ev := node(t, run, "eval"); ev.Kind != apiv1.NodeKindSubworkflow || ev.Children.Succeeded != 1 || node(t, run, "eval.score").Parent != "eval" {
+	if ev := nodeNamed(t, run, "eval"); ev.Kind != apiv1.NodeKindSubworkflow || ev.Children.Succeeded != 1 || nodeNamed(t, run, "eval.score").Parent != "eval" {
 		t.Errorf("eval = %s %+v; want a subworkflow node with its child eval.score", ev.Kind, ev.Children)
 	}
 	if run.Status.Outputs == nil || run.Status.Outputs.Parameters["score"] != "42" {
@@ -447,11 +447,44 @@ spec:
 	}
 	run := describe(t, home, runs(t, home)[0].ID)
 	for _, name := range []string{"train.0", "train.1"} {
-		if c := node(t, run, name); c.Kind != apiv1.NodeKindTrain || c.Phase != apiv1.PhaseSucceeded || len(c.Conditions) == 0 {
+		if c := nodeNamed(t, run, name); c.Kind != apiv1.NodeKindTrain || c.Phase != apiv1.PhaseSucceeded || len(c.Conditions) == 0 {
 			t.Errorf("%s = %s %s, conditions %v; want a succeeded training job with its conditions", name, c.Kind, c.Phase, c.Conditions)
 		}
 	}
-	if got := node(t, run, "train").Outputs["lr"]; got != `["0.1","0.01"]` {
+	if got := nodeNamed(t, run, "train").Outputs["lr"]; got != `["0.1","0.01"]` {
 		t.Errorf("the sweep's gathered lr = %s, want the items' in order", got)
+	}
+}
+
+func TestRetryOfAMapRunsOnlyTheItemsThatFailed(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger, fixed := filepath.Join(dir, "ledger"), filepath.Join(dir, "fixed")
+	wf := writeFile(t, dir, "retry.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: again}
+spec:
+  tasks:
+  - name: each
+    forEach: {items: [a, b, c]}
+    command: [sh, -c, 'echo {{item}} >> `+ledger+`; test {{item}} != b || test -e `+fixed+`']
+  - name: after
+    dependsOn: [each]
+    command: [sh, -c, 'echo after >> `+ledger+`']
+`)
+	if r := kiln(t, home, "run", wf); r.code == 0 {
+		t.Fatal("the first try succeeded; item b fails until fixed")
+	}
+	writeFile(t, dir, "fixed", "")
+	id := runs(t, home)[0].ID
+	if r := kiln(t, home, "retry", string(id)); r.code != 0 {
+		t.Fatalf("retry exited %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if got, want := sortedLines(t, ledger), []string{"a", "after", "b", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("ran %v, want a and c once, b twice, then after", got)
+	}
+	run := describe(t, home, id)
+	if b := nodeNamed(t, run, "each.1"); run.Status.Phase != apiv1.PhaseSucceeded || len(b.Attempts) != 2 {
+		t.Errorf("run %s, each.1 has %d attempts; want Succeeded and both of b's attempts kept", run.Status.Phase, len(b.Attempts))
 	}
 }
