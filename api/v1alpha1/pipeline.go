@@ -179,7 +179,7 @@ type GateStatus struct {
 	// WakeAt is when a sleep ends, or when the gate times out.
 	WakeAt *time.Time `json:"wakeAt,omitempty"`
 	// Decision is how the wait ended: approved, rejected, signalled,
-	// slept or timedOut.
+	// slept, timedOut, or cancelled (the run stopped first).
 	Decision string `json:"decision,omitempty"`
 	// Value is a signal's value.
 	Value string `json:"value,omitempty"`

@@ -60,6 +60,8 @@ func (c *Controller) gates(ctx context.Context, r *round) error {
 	}
 	if rs.stopping != "" {
 		for i := range rs.gates {
+			st := rs.nodes[i].status.Gate
+			st.Decision, st.At = "cancelled", r.timePtr()
 			c.endWait(r, i, apiv1.PhaseCancelled, apiv1.CodeCancelled, "stopped waiting: "+rs.stopMsg)
 		}
 		return nil
