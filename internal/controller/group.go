@@ -70,6 +70,9 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 		r.added = append(r.added, k)
 	}
 	ns.status.Expansion = ch.Record
+	if ns.status.Expansion == nil { // a restarted engine rebuilds what has a record
+		ns.status.Expansion = json.RawMessage("{}")
+	}
 	ns.status.Children = &g.counts
 	r.expanded[i] = true
 	r.runStarted()

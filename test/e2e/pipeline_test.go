@@ -488,3 +488,32 @@ spec:
 		t.Errorf("run %s, each.1 has %d attempts; want Succeeded and both of b's attempts kept", run.Status.Phase, len(b.Attempts))
 	}
 }
+
+func TestExitHandlerRunsOnceThroughKillNineAndResume(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	wf := writeFile(t, dir, "exit.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: bye}
+spec:
+  tasks:
+  - name: work
+    command: [sh, -c, 'echo work >> `+ledger+`']
+  onExit:
+  - name: first
+    command: [sh, -c, 'echo first >> `+ledger+`; sleep 0.5']
+  - name: second
+    dependsOn: [first]
+    command: [sh, -c, 'echo second-{{workflow.status}} >> `+ledger+`']
+`)
+	cmd := startKiln(t, home, "run", wf)
+	waitFor(t, "the exit handler to start", func() bool { return lines(ledger) >= 2 })
+	killNine(t, cmd)
+	if r := kiln(t, home, "resume"); r.code != 0 {
+		t.Fatalf("resume exited %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(ledger); string(b) != "work\nfirst\nsecond-Succeeded\n" {
+		t.Errorf("ledger = %q, want each task once, the exit tasks after the work", b)
+	}
+}
