@@ -216,7 +216,7 @@ type ChildCounts struct {
 	Cancelled int `json:"cancelled,omitempty"`
 }
 
-// Outputs of a finished run, from spec.outputs.
+// RunOutputs are the outputs of a finished run, from spec.outputs.
 type RunOutputs struct {
 	Parameters map[string]string `json:"parameters,omitempty"`
 	Artifacts  map[string]string `json:"artifacts,omitempty"`

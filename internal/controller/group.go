@@ -257,15 +257,17 @@ func count(p apiv1.Phase, in func(apiv1.Phase) bool) int {
 // gather asks group p's handler how the group went, and ends it once
 // that is final and its children have ended. A group that can no longer
 // succeed starts none of its children that have not started.
-func (c *Controller) gather(ctx context.Context, r *round, p int) {
+func (c *Controller) gather(r *round, p int) {
 	rs := r.rs
 	g := rs.groups[p]
 	ns := rs.nodes[p]
 	if g == nil || ns.status.Phase.Done() {
 		return
 	}
-	view := &node.Group{Counts: g.counts, Children: g.statuses, Plan: g.plan, Base: g.base,
-		Expand: func(s string) (string, error) { return c.scopeInputs(rs, g.scope).Expand(s) }}
+	view := &node.Group{
+		Counts: g.counts, Children: g.statuses, Plan: g.plan, Base: g.base,
+		Expand: func(s string) (string, error) { return c.scopeInputs(rs, g.scope).Expand(s) },
+	}
 	counts := g.counts
 	ns.status.Children = &counts
 	r.nodes[p] = true

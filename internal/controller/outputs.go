@@ -24,8 +24,10 @@ func (c *Controller) runOutputs(r *round) {
 		for _, w := range list.outputs {
 			v, err := in.Expand(w.Value)
 			if err != nil {
-				r.events = append(r.events, apiv1.Event{Reason: "OutputMissing", Code: apiv1.CodeOutput, Time: r.now,
-					Message: fmt.Sprintf("workflow output %s: %v (a task it reads did not run)", w.Name, err)})
+				r.events = append(r.events, apiv1.Event{
+					Reason: "OutputMissing", Code: apiv1.CodeOutput, Time: r.now,
+					Message: fmt.Sprintf("workflow output %s: %v (a task it reads did not run)", w.Name, err),
+				})
 				continue
 			}
 			if *list.into == nil {

@@ -51,8 +51,10 @@ type ended struct {
 }
 
 func newRound(rs *runState, now time.Time) *round {
-	return &round{rs: rs, now: now, nodes: map[int]bool{}, attempts: map[attemptKey]apiv1.AttemptStatus{},
-		touched: map[int]bool{}, expanded: map[int]bool{}}
+	return &round{
+		rs: rs, now: now, nodes: map[int]bool{}, attempts: map[attemptKey]apiv1.AttemptStatus{},
+		touched: map[int]bool{}, expanded: map[int]bool{},
+	}
 }
 
 // setNode moves node i to phase with a code and message, and records the event.

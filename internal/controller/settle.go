@@ -31,7 +31,7 @@ func (c *Controller) settle(ctx context.Context, r *round) {
 		case len(r.touched) > 0:
 			for p := range r.touched {
 				delete(r.touched, p)
-				c.gather(ctx, r, p)
+				c.gather(r, p)
 				break
 			}
 		default:

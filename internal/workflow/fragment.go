@@ -18,8 +18,10 @@ const maxFragment = 1 << 20
 func CompileFragment(task string, text []byte, params []string) (*Plan, error) {
 	file := fmt.Sprintf("fragment of task %s", task)
 	if len(text) > maxFragment {
-		return nil, &apiv1.Error{Code: apiv1.CodeOutOfRange, File: file,
-			Message: fmt.Sprintf("the fragment is %d bytes, out of range: at most %d", len(text), maxFragment)}
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeOutOfRange, File: file,
+			Message: fmt.Sprintf("the fragment is %d bytes, out of range: at most %d", len(text), maxFragment),
+		}
 	}
 	doc, err := parseDocument(file, 0, text)
 	if err != nil {
