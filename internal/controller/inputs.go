@@ -37,8 +37,30 @@ func (c *Controller) scopeInputs(rs *runState, sc *scope) *inputs {
 	return &inputs{c: c, rs: rs, i: -1, sc: sc}
 }
 
-// Expand implements node.Inputs.
-func (in *inputs) Expand(s string) (string, error) { return template.Expand(s, in.lookup) }
+// Expand implements node.Inputs. Reading the outputs of a task that did
+// not succeed (a task that runs on failure, or after a skipped one) says so.
+func (in *inputs) Expand(s string) (string, error) {
+	v, err := template.Expand(s, in.lookup)
+	if err == nil {
+		return v, nil
+	}
+	refs, _ := template.Refs(s)
+	for _, r := range refs {
+		if len(r.Path) < 2 || r.Path[0] != "tasks" {
+			continue
+		}
+		name := r.Path[1]
+		if in.sc != nil {
+			name = in.sc.prefix + name
+		}
+		if up, ok := in.rs.plan.Index[name]; ok && in.rs.nodes[up].status.Phase != apiv1.PhaseSucceeded {
+			return "", &apiv1.Error{Code: apiv1.CodeTemplate, Message: fmt.Sprintf(
+				"{{%s}}: task %s is %s, so it has no outputs to read", r.Raw, r.Path[1], in.rs.nodes[up].status.Phase),
+				Hint: "read outputs only of tasks that succeed, or guard the reading task with when: tasks.NAME.succeeded"}
+		}
+	}
+	return "", err
+}
 
 // Env implements node.Inputs. A secret's value goes into the process's
 // environment only; nothing kiln writes holds it.
