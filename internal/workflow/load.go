@@ -158,7 +158,10 @@ func library(docs []Document) (lib Library, decoded []*apiv1.Workflow, errs []er
 		}
 		wf, err := DecodeWorkflow(&docs[i])
 		decoded[i], errs[i] = wf, err
-		if wf != nil && err == nil {
+		// A workflow decoded with problems (a bare value, decoded as
+		// written) is still in the files: its problems are reported with
+		// it, and the tasks that run it compile it as any other.
+		if wf != nil {
 			if _, dup := lib[wf.Metadata.Name]; !dup {
 				lib[wf.Metadata.Name] = LibraryEntry{Doc: &docs[i], Workflow: wf}
 			}
