@@ -498,6 +498,13 @@ func TestSubworkflows(t *testing.T) {
 			want:       []problem{{apiv1.CodeBareValue, "spec.tasks[1].env[0].value"}, {apiv1.CodeUnknownDep, "spec.tasks[0].dependsOn[0]"}},
 			wantObject: "", // Workflow/main, then Workflow/bad
 		},
+		"a subworkflow with a bare value is still in the files": {
+			text: workflowDoc("main", "spec:\n  tasks:\n  - {name: s, workflow: {name: sub}}\n") +
+				workflowDoc("sub", "spec:\n  tasks:\n  - {name: a, command: [x], env: [{name: A, value: no}], dependsOn: [zz]}\n"),
+			// Compiled with main first, then sub's own decoding problems.
+			want:       []problem{{apiv1.CodeUnknownDep, "spec.tasks[0].dependsOn[0]"}, {apiv1.CodeBareValue, "spec.tasks[0].env[0].value"}},
+			wantObject: "Workflow/sub",
+		},
 		"an error inside a subworkflow names the subworkflow": {
 			text: workflowDoc("main", "spec:\n  tasks:\n  - {name: s, workflow: {name: bad}}\n") +
 				workflowDoc("bad", "spec:\n  tasks:\n  - {name: s, command: [x], dependsOn: [zz]}\n"),
