@@ -70,9 +70,14 @@ func (c *checker) workflowOutputs(field string, o *apiv1.WorkflowOutputs, p *Pla
 	if o == nil {
 		return
 	}
-	for kind, list := range map[string][]apiv1.WorkflowOutput{"parameters": o.Parameters, "artifacts": o.Artifacts} {
+	// A list, not a map: the problems come in the same order every time.
+	for _, g := range []struct {
+		kind string
+		list []apiv1.WorkflowOutput
+	}{{"parameters", o.Parameters}, {"artifacts", o.Artifacts}} {
+		kind := g.kind
 		seen := map[string]bool{}
-		for i, out := range list {
+		for i, out := range g.list {
 			f := fmt.Sprintf("%s.%s[%d]", field, kind, i)
 			c.outputName(f+".name", out.Name, seen)
 			if out.Value == "" {

@@ -30,7 +30,7 @@ func CompileFragment(task string, text []byte, params []string) (*Plan, error) {
 	doc.Kind, doc.Name = "Fragment", task
 	frag := &apiv1.Fragment{}
 	problems, ok := decodeStrict(&doc, frag)
-	if !ok || len(problems) > 0 {
+	if !ok {
 		return nil, errors.Join(problems...)
 	}
 	wf := &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: task}, Spec: apiv1.WorkflowSpec{Tasks: frag.Tasks, Outputs: frag.Outputs}}
@@ -39,8 +39,10 @@ func CompileFragment(task string, text []byte, params []string) (*Plan, error) {
 	}
 	c := &checker{doc: &doc, runtimes: training.NewRuntimes(), running: []string{task}}
 	p := c.fragment(wf)
-	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
+	// As for a submitted workflow, what decoding found (unknown fields,
+	// bare values decoded as written) hides no other problem.
+	if errs := append(problems, c.errs...); len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return p, nil
 }

@@ -119,14 +119,25 @@ func (c *checker) kind(field string, t *apiv1.Task, out *Task) {
 
 // noAttemptFields refuses what only a task that runs processes can use.
 func (c *checker) noAttemptFields(field string, t *apiv1.Task) {
-	for name, set := range map[string]bool{
-		"retries": t.Retries != nil, "resources": t.Resources != nil, "admissionTimeout": t.AdmissionTimeout != "",
-		"timeout": t.Timeout != "", "env": len(t.Env) > 0, "args": len(t.Args) > 0, "workingDir": t.WorkingDir != "",
-		"outputs": t.Outputs != nil, "image": t.Image != "", "podTemplate": t.PodTemplate != nil,
+	// A list, not a map: the problems come in the same order every time.
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"retries", t.Retries != nil},
+		{"resources", t.Resources != nil},
+		{"admissionTimeout", t.AdmissionTimeout != ""},
+		{"timeout", t.Timeout != ""},
+		{"env", len(t.Env) > 0},
+		{"args", len(t.Args) > 0},
+		{"workingDir", t.WorkingDir != ""},
+		{"outputs", t.Outputs != nil},
+		{"image", t.Image != ""},
+		{"podTemplate", t.PodTemplate != nil},
 	} {
-		if set {
-			c.addHint(apiv1.CodeInvalidValue, field+"."+name, "a gate or subworkflow task runs no process of its own; put the field on the tasks that do",
-				"%s does not apply to a task that runs no process", name)
+		if f.set {
+			c.addHint(apiv1.CodeInvalidValue, field+"."+f.name, "a gate or subworkflow task runs no process of its own; put the field on the tasks that do",
+				"%s does not apply to a task that runs no process", f.name)
 		}
 	}
 }

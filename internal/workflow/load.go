@@ -142,6 +142,7 @@ func CheckDocuments(docs []Document) ([]Checked, error) {
 			out = append(out, Checked{Doc: d, Plan: plan})
 		}
 	}
+	errs = append(errs, unreached(docs, lib, subs, runtimes))
 	return out, errors.Join(errs...)
 }
 
@@ -157,7 +158,10 @@ func library(docs []Document) (lib Library, decoded []*apiv1.Workflow, errs []er
 		}
 		wf, err := DecodeWorkflow(&docs[i])
 		decoded[i], errs[i] = wf, err
-		if wf != nil && err == nil {
+		// A workflow decoded with problems (a bare value, decoded as
+		// written) is still in the files: its problems are reported with
+		// it, and the tasks that run it compile it as any other.
+		if wf != nil {
 			if _, dup := lib[wf.Metadata.Name]; !dup {
 				lib[wf.Metadata.Name] = LibraryEntry{Doc: &docs[i], Workflow: wf}
 			}
@@ -171,34 +175,77 @@ func library(docs []Document) (lib Library, decoded []*apiv1.Workflow, errs []er
 func subworkflowNames(docs []Document) map[string]bool {
 	names := map[string]bool{}
 	for i := range docs {
-		if docs[i].Kind != apiv1.KindWorkflow {
-			continue
-		}
-		var wf struct {
-			Spec struct {
-				Tasks []struct {
-					Workflow *struct{ Name string } `json:"workflow"`
-				} `json:"tasks"`
-				OnExit []struct {
-					Workflow *struct{ Name string } `json:"workflow"`
-				} `json:"onExit"`
-			} `json:"spec"`
-		}
-		if decodeJSON(docs[i].JSON, &wf, false) != nil {
-			continue
-		}
-		for _, t := range wf.Spec.Tasks {
-			if t.Workflow != nil && t.Workflow.Name != docs[i].Name {
-				names[t.Workflow.Name] = true
-			}
-		}
-		for _, t := range wf.Spec.OnExit {
-			if t.Workflow != nil && t.Workflow.Name != docs[i].Name {
-				names[t.Workflow.Name] = true
+		for _, name := range runs(&docs[i]) {
+			if name != docs[i].Name {
+				names[name] = true
 			}
 		}
 	}
 	return names
+}
+
+// runs lists the workflows that the tasks and onExit tasks of doc run,
+// if it is a Workflow; nil if it is not, or does not decode.
+func runs(doc *Document) []string {
+	if doc.Kind != apiv1.KindWorkflow {
+		return nil
+	}
+	var wf struct {
+		Spec struct {
+			Tasks []struct {
+				Workflow *struct{ Name string } `json:"workflow"`
+			} `json:"tasks"`
+			OnExit []struct {
+				Workflow *struct{ Name string } `json:"workflow"`
+			} `json:"onExit"`
+		} `json:"spec"`
+	}
+	if decodeJSON(doc.JSON, &wf, false) != nil {
+		return nil
+	}
+	var names []string
+	for _, t := range append(wf.Spec.Tasks, wf.Spec.OnExit...) {
+		if t.Workflow != nil {
+			names = append(names, t.Workflow.Name)
+		}
+	}
+	return names
+}
+
+// unreached compiles the workflows of lib that no runnable workflow of
+// docs runs, directly or through others: those that only run each other
+// in a cycle. Nothing else compiles them, and compiling them finds the
+// cycle. Each cycle is compiled once, from its first document.
+func unreached(docs []Document, lib Library, subs map[string]bool, runtimes training.Runtimes) error {
+	reached := map[string]bool{}
+	var reach func(name string)
+	reach = func(name string) {
+		if e, ok := lib[name]; ok && !reached[name] {
+			reached[name] = true
+			for _, next := range runs(e.Doc) {
+				reach(next)
+			}
+		}
+	}
+	for i := range docs {
+		if !subs[docs[i].Name] {
+			for _, name := range runs(&docs[i]) {
+				reach(name)
+			}
+		}
+	}
+	var errs []error
+	for i := range docs {
+		name := docs[i].Name
+		e, ok := lib[name]
+		if docs[i].Kind != apiv1.KindWorkflow || !subs[name] || !ok || e.Doc != &docs[i] || reached[name] {
+			continue
+		}
+		reach(name)
+		_, err := CompileWith(e.Doc, e.Workflow, runtimes, lib)
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // UserRuntimes decodes the TrainingRuntime documents among docs. Each
