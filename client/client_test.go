@@ -45,8 +45,8 @@ func gated(t *testing.T, st store.Store) {
 		t.Fatal(err)
 	}
 	err = st.Apply(t.Context(), &store.Change{Run: "gated-1", Owner: "elsewhere", Status: &apiv1.RunStatus{Phase: apiv1.PhaseRunning}, Nodes: []apiv1.NodeStatus{
-		{Name: "ship", Phase: apiv1.PhaseRunning, Gate: &apiv1.GateStatus{Kind: "approve", WaitingSince: &since}},
-		{Name: "count", Phase: apiv1.PhaseRunning, Gate: &apiv1.GateStatus{Kind: "signal", Type: "float", WaitingSince: &since}},
+		{Name: "ship", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindGate, Gate: &apiv1.GateStatus{Kind: "approve", WaitingSince: &since}},
+		{Name: "count", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindGate, Gate: &apiv1.GateStatus{Kind: "signal", Type: "float", WaitingSince: &since}},
 	}})
 	if err != nil {
 		t.Fatal(err)

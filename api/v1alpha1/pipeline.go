@@ -176,8 +176,11 @@ type GateStatus struct {
 	Type string `json:"type,omitempty"`
 	// WaitingSince is when the gate started waiting.
 	WaitingSince *time.Time `json:"waitingSince,omitempty"`
-	// WakeAt is when a sleep ends, or when the gate times out.
+	// WakeAt is when the gate next wakes by itself: its sleep's end or
+	// its timeout, whichever comes first.
 	WakeAt *time.Time `json:"wakeAt,omitempty"`
+	// SleepUntil is when a sleep ends.
+	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
 	// Decision is how the wait ended: approved, rejected, signalled,
 	// slept, timedOut, or cancelled (the run stopped first).
 	Decision string `json:"decision,omitempty"`

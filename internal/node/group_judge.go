@@ -31,8 +31,10 @@ func (NoAttempt) Judge(*workflow.Task, *job.Status) Verdict {
 func GatherAll(g *Group, plan *workflow.Plan, base map[string]string) (Verdict, bool) {
 	for _, c := range g.Children {
 		if c.Phase == apiv1.PhaseFailed || c.Phase == apiv1.PhaseCancelled {
-			return Verdict{Phase: apiv1.PhaseFailed, Code: apiv1.CodeChildFailed,
-				Message: fmt.Sprintf("task %s %s: %s", c.Name, lower(c.Phase), c.Message)}, true
+			return Verdict{
+				Phase: apiv1.PhaseFailed, Code: apiv1.CodeChildFailed,
+				Message: fmt.Sprintf("task %s %s: %s", c.Name, lower(c.Phase), c.Message),
+			}, true
 		}
 	}
 	if !g.Done() {
@@ -46,8 +48,10 @@ func GatherAll(g *Group, plan *workflow.Plan, base map[string]string) (Verdict, 
 		for _, o := range append(append([]apiv1.WorkflowOutput(nil), plan.Outputs.Parameters...), plan.Outputs.Artifacts...) {
 			v, err := g.Expand(o.Value)
 			if err != nil {
-				return Verdict{Phase: apiv1.PhaseFailed, Code: apiv1.CodeOutput, Permanent: true,
-					Message: fmt.Sprintf("output %s: %v (a task it reads did not run)", o.Name, err)}, true
+				return Verdict{
+					Phase: apiv1.PhaseFailed, Code: apiv1.CodeOutput, Permanent: true,
+					Message: fmt.Sprintf("output %s: %v (a task it reads did not run)", o.Name, err),
+				}, true
 			}
 			outputs[o.Name] = v
 		}

@@ -75,8 +75,10 @@ func fragmentError(task string, err error) error {
 	if len(parts) == 0 {
 		parts = []string{err.Error()}
 	}
-	return &apiv1.Error{Code: apiv1.CodeFragment, Object: "Task/" + task,
-		Message: "the fragment it wrote is not valid: " + strings.Join(parts, "; ")}
+	return &apiv1.Error{
+		Code: apiv1.CodeFragment, Object: "Task/" + task,
+		Message: "the fragment it wrote is not valid: " + strings.Join(parts, "; "),
+	}
 }
 
 // Gather implements node.Grouper: every child must succeed; the node's

@@ -36,19 +36,25 @@ func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now tim
 	if g.Kind == workflow.GateSignal {
 		st.Type = g.Type
 	}
-	wake := time.Time{}
+	var sleep time.Time
 	switch {
 	case g.Kind == workflow.GateSleep && g.Until != "":
 		s, err := in.Expand(g.Until)
 		if err != nil {
 			return nil, &apiv1.Error{Code: apiv1.CodeTemplate, Field: "gate.sleep.until", Message: err.Error()}
 		}
-		if wake, err = time.Parse(time.RFC3339, s); err != nil {
-			return nil, &apiv1.Error{Code: apiv1.CodeInvalidValue, Field: "gate.sleep.until",
-				Message: fmt.Sprintf("%s is not an RFC 3339 time such as 2026-11-23T18:00:00Z", strconv.Quote(s))}
+		if sleep, err = time.Parse(time.RFC3339, s); err != nil {
+			return nil, &apiv1.Error{
+				Code: apiv1.CodeInvalidValue, Field: "gate.sleep.until",
+				Message: fmt.Sprintf("%s is not an RFC 3339 time such as 2026-11-23T18:00:00Z", strconv.Quote(s)),
+			}
 		}
 	case g.Kind == workflow.GateSleep:
-		wake = now.Add(g.Sleep)
+		sleep = now.Add(g.Sleep)
+	}
+	wake := sleep
+	if !sleep.IsZero() {
+		st.SleepUntil = &sleep
 	}
 	if g.Timeout > 0 && (wake.IsZero() || now.Add(g.Timeout).Before(wake)) {
 		wake = now.Add(g.Timeout)
@@ -69,15 +75,19 @@ func (Handler) Decide(t *workflow.Task, st *apiv1.GateStatus, in *apiv1.GateInpu
 	if in != nil && CheckGateInput(st, *in) == nil {
 		return record(st, in)
 	}
-	if st.WakeAt == nil || now.Before(*st.WakeAt) {
-		return node.Verdict{}, false, false
+	var timeout time.Time
+	if t.Gate.Timeout > 0 && st.WaitingSince != nil {
+		timeout = st.WaitingSince.Add(t.Gate.Timeout)
 	}
-	at := *st.WakeAt
-	st.At = &at
-	if st.Kind == workflow.GateSleep && (t.Gate.Timeout == 0 || !st.WaitingSince.Add(t.Gate.Timeout).Equal(at)) {
-		st.Decision = "slept"
+	if end := st.SleepUntil; end != nil && !now.Before(*end) && (timeout.IsZero() || !timeout.Before(*end)) {
+		at := *end
+		st.Decision, st.At = "slept", &at
 		return node.Verdict{Phase: apiv1.PhaseSucceeded}, false, true
 	}
+	if timeout.IsZero() || now.Before(timeout) {
+		return node.Verdict{}, false, false
+	}
+	st.At = &timeout
 	return timedOut(t.Gate, st)
 }
 

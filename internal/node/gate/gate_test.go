@@ -61,24 +61,24 @@ func TestWait(t *testing.T) {
 		},
 		"a sleep for a duration": {
 			gate: `{sleep: {duration: 10m}}`,
-			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(10 * time.Minute)},
+			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(10 * time.Minute), SleepUntil: at(10 * time.Minute)},
 		},
 		"a sleep cut short by its timeout": {
 			gate: `{sleep: {duration: 10m}, timeout: 5m}`,
-			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(5 * time.Minute)},
+			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(5 * time.Minute), SleepUntil: at(10 * time.Minute)},
 		},
 		"a sleep that ends before its timeout": {
 			gate: `{sleep: {duration: 10m}, timeout: 20m}`,
-			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(10 * time.Minute)},
+			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(10 * time.Minute), SleepUntil: at(10 * time.Minute)},
 		},
 		"a sleep until a time": {
 			gate: `{sleep: {until: "2026-03-02T08:30:00Z"}}`,
-			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(20*time.Hour + 30*time.Minute)},
+			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(20*time.Hour + 30*time.Minute), SleepUntil: at(20*time.Hour + 30*time.Minute)},
 		},
 		"a sleep until a time read from a template": {
 			gate: `{sleep: {until: "{{params.when}}"}}`,
 			when: "2026-03-01T13:00:00+01:00",
-			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(0)},
+			want: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(0), SleepUntil: at(0)},
 		},
 	}
 	for name, tc := range cases {
@@ -190,7 +190,13 @@ func TestDecide(t *testing.T) {
 			now:       10 * time.Minute,
 			want:      node.Verdict{Phase: apiv1.PhaseSucceeded},
 			wantDone:  true,
-			wantState: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(10 * time.Minute), Decision: "slept", At: at(10 * time.Minute)},
+			wantState: &apiv1.GateStatus{Kind: "sleep", WaitingSince: at(0), WakeAt: at(10 * time.Minute), SleepUntil: at(10 * time.Minute), Decision: "slept", At: at(10 * time.Minute)},
+		},
+		"a sleep whose timeout is its length sleeps, not times out": {
+			gate:     `{sleep: {duration: 10m}, timeout: 10m, onTimeout: fail}`,
+			now:      10 * time.Minute,
+			want:     node.Verdict{Phase: apiv1.PhaseSucceeded},
+			wantDone: true,
 		},
 		"a sleep with a longer timeout ends at its time": {
 			gate:     `{sleep: {duration: 10m}, timeout: 1h}`,

@@ -68,12 +68,16 @@ func list(x *node.Expansion, m *workflow.Map) ([]json.RawMessage, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal([]byte(v), &items); err != nil || items == nil && !bytes.Equal(bytes.TrimSpace([]byte(v)), []byte("[]")) {
-		return nil, &apiv1.Error{Code: apiv1.CodeNotAList, Field: "forEach.from",
-			Message: fmt.Sprintf("%s is %s, not a JSON list", m.From, quote(v))}
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeNotAList, Field: "forEach.from",
+			Message: fmt.Sprintf("%s is %s, not a JSON list", m.From, quote(v)),
+		}
 	}
 	if len(items) > workflow.MaxItems {
-		return nil, &apiv1.Error{Code: apiv1.CodeOutOfRange, Field: "forEach.from",
-			Message: fmt.Sprintf("%s holds %d items, out of range: a map runs at most %d", m.From, len(items), workflow.MaxItems)}
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeOutOfRange, Field: "forEach.from",
+			Message: fmt.Sprintf("%s holds %d items, out of range: a map runs at most %d", m.From, len(items), workflow.MaxItems),
+		}
 	}
 	return items, nil
 }
