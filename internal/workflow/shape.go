@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
 	kresource "k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +22,7 @@ var (
 	unmarshalerType  = reflect.TypeFor[json.Unmarshaler]()
 	quantityType     = reflect.TypeFor[apiv1.Quantity]()
 	kubeQuantityType = reflect.TypeFor[kresource.Quantity]()
+	rawJSONType      = reflect.TypeFor[json.RawMessage]()
 )
 
 // checkShape checks every value of doc against the Go type it decodes
@@ -99,6 +101,8 @@ func (w *shapeWalk) walk(node *yaml3.Node, v any, typ reflect.Type, path string)
 		return w.quantity(node, v, path)
 	case typ == kubeQuantityType:
 		return w.kubeQuantity(node, v, path)
+	case typ == rawJSONType:
+		return w.anyValue(node, v, path)
 	case typ.Kind() != reflect.String && reflect.PointerTo(typ).Implements(unmarshalerType):
 		return v // a type that reads itself decides for itself
 	}
@@ -345,6 +349,43 @@ func (w *shapeWalk) stringScalar(node *yaml3.Node, v any, path string) any {
 	}
 	w.add(apiv1.CodeBareValue, path, msg, fmt.Sprintf("quote it: %q", as))
 	return as
+}
+
+// anyValue is a value of any JSON type (a map's item): YAML 1.1's bare
+// y, n, yes, no, on and off, read as booleans, are refused with a hint to
+// quote them, in it and in the lists and mappings it holds; true and
+// false are booleans.
+func (w *shapeWalk) anyValue(node *yaml3.Node, v any, path string) any {
+	switch v := v.(type) {
+	case bool:
+		if isPlain(node) && !strings.EqualFold(node.Value, "true") && !strings.EqualFold(node.Value, "false") {
+			w.add(apiv1.CodeBareValue, path, fmt.Sprintf("%s is read as the boolean %v: YAML reads an unquoted y, n, yes, no, on or off as a boolean", node.Value, v),
+				fmt.Sprintf("quote it: %q, or write %v", node.Value, v))
+			return node.Value
+		}
+	case []any:
+		for i := range v {
+			v[i] = w.anyValue(item(node, i, len(v)), v[i], fmt.Sprintf("%s[%d]", path, i))
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = w.anyValue(mappingValue(node, k), v[k], join(path, k))
+		}
+	}
+	return v
+}
+
+// mappingValue is the YAML of key's value, if node is a mapping.
+func mappingValue(node *yaml3.Node, key string) *yaml3.Node {
+	if node == nil || node.Kind != yaml3.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == key {
+			return node.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // isPlain reports whether node is an unquoted scalar.
