@@ -217,6 +217,10 @@ type ChildCounts struct {
 	Failed    int `json:"failed,omitempty"`
 	Skipped   int `json:"skipped,omitempty"`
 	Cancelled int `json:"cancelled,omitempty"`
+	// SkippedByCondition counts the skipped children whose own condition
+	// was false (a map's items filtered by when): they count neither for
+	// nor against a map's success policy.
+	SkippedByCondition int `json:"skippedByCondition,omitempty"`
 }
 
 // RunOutputs are the outputs of a finished run, from spec.outputs.

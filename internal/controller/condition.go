@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -65,6 +66,9 @@ func (c *Controller) condition(r *round, i int) bool {
 		c.failNode(r, i, apiv1.CodeCondition, err.Error())
 		return false
 	case !ok:
+		if g := rs.groups[rs.parent[i]]; g != nil {
+			g.counts.SkippedByCondition++
+		}
 		r.setNode(i, apiv1.PhaseSkipped, "ConditionFalse", "", fmt.Sprintf("not started: its condition %q is false", cond.String()))
 		return false
 	}
@@ -86,10 +90,34 @@ func (rs *runState) conditionData(i int, cond *expr.Condition) expr.Data {
 		}
 	}
 	if sc != nil && sc.item != nil {
+		dec := json.NewDecoder(bytes.NewReader(sc.item))
+		dec.UseNumber()
 		var item any
-		if json.Unmarshal(sc.item, &item) == nil {
-			d.Item, d.ItemIndex = item, sc.index
+		if dec.Decode(&item) == nil {
+			d.Item, d.ItemIndex = numbers(item), sc.index
 		}
 	}
 	return d
+}
+
+// numbers turns the JSON numbers in v into int64 when they are whole, so
+// that a condition may write item % 2, and float64 otherwise.
+func numbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		f, _ := v.Float64()
+		return f
+	case []any:
+		for i := range v {
+			v[i] = numbers(v[i])
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = numbers(v[k])
+		}
+	}
+	return v
 }

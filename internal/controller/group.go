@@ -289,6 +289,9 @@ func (c *Controller) gather(r *round, p int) {
 		r.setNode(p, apiv1.PhaseSucceeded, "Succeeded", "", childSummary(g.counts))
 	case rs.stopping == apiv1.PhaseCancelling:
 		r.setNode(p, apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, rs.stopMsg)
+	case rs.stopping != "" && g.counts.Failed == 0 && g.counts.Cancelled == 0:
+		// nothing of its own failed: the run's stop left its children unstarted
+		r.setNode(p, apiv1.PhaseSkipped, "Skipped", "", fmt.Sprintf("not finished: %s (%s)", rs.stopMsg, childSummary(g.counts)))
 	default:
 		c.failNode(r, p, v.Code, v.Message)
 	}

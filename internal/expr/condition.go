@@ -14,6 +14,7 @@ type Condition struct {
 	prg    cel.Program
 	params []string
 	tasks  []string
+	item   bool
 }
 
 // CompileCondition compiles src against env. Its errors are *Error values,
@@ -49,7 +50,7 @@ func CompileCondition(src string, env Env) (*Condition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("planning %q: %w", src, err)
 	}
-	return &Condition{src: src, prg: prg, params: r.params, tasks: r.tasks}, nil
+	return &Condition{src: src, prg: prg, params: r.params, tasks: r.tasks, item: r.item}, nil
 }
 
 // issueError turns CEL's first issue into an *Error.
@@ -84,6 +85,10 @@ func checkBool(src string, t *cel.Type) error {
 // Tasks returns the tasks the condition reads, in the order they first
 // appear. The caller checks that they are upstream of the condition's task.
 func (c *Condition) Tasks() []string { return slices.Clone(c.tasks) }
+
+// ReadsItem reports whether the condition reads item or itemIndex: it is
+// then a condition on each item of a map, not on the map.
+func (c *Condition) ReadsItem() bool { return c.item }
 
 // String returns the condition's source.
 func (c *Condition) String() string { return c.src }

@@ -23,6 +23,7 @@ type refs struct {
 	bound  map[string]int // comprehension variables in scope, which hide ours
 	params []string       // in order of first appearance, each once
 	tasks  []string
+	item   bool   // the condition reads item or itemIndex
 	err    *Error // the first problem found
 }
 
@@ -93,7 +94,11 @@ func (r *refs) children(e ast.Expr) {
 // ident refuses item and itemIndex outside the children of a map task.
 func (r *refs) ident(e ast.Expr) {
 	name := e.AsIdent()
-	if r.bound[name] > 0 || r.env.Item || (name != varItem && name != varItemIndex) {
+	if r.bound[name] > 0 || (name != varItem && name != varItemIndex) {
+		return
+	}
+	if r.env.Item {
+		r.item = true
 		return
 	}
 	r.fail(at{e.ID(), 0}, name+" is defined only in the children of a map task")

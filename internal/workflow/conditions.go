@@ -52,7 +52,11 @@ func (c *checker) conditions(base string, tasks []apiv1.Task, p *Plan, params ma
 			c.exprError(field, t.When, err)
 			continue
 		}
-		p.Tasks[i].When = cond
+		if m := p.Tasks[i].Map; m != nil && cond.ReadsItem() {
+			m.Child.When = cond // a condition on each item, as Argo's when with withItems
+		} else {
+			p.Tasks[i].When = cond
+		}
 		c.upstream(field, t.Name, cond.Tasks(), i, p.Index, p.Graph)
 	}
 }

@@ -294,8 +294,8 @@ func TestCompileMapTasks(t *testing.T) {
 	if lit.Map.MaxParallel != 1 || lit.Map.Need(2) != 1 || down.Map.Need(4) != 2 || from.Map.Need(7) != 7 {
 		t.Errorf("maxParallel %d, need %d, %d, %d; want 1, 1, 2, 7", lit.Map.MaxParallel, lit.Map.Need(2), down.Map.Need(4), from.Map.Need(7))
 	}
-	if lit.When == nil {
-		t.Error("the map's when did not compile")
+	if lit.When != nil || lit.Map.Child.When == nil {
+		t.Error("the map's when reads item: it must be each item's condition, not the map's")
 	}
 }
 

@@ -517,3 +517,44 @@ spec:
 		t.Errorf("ledger = %q, want each task once, the exit tasks after the work", b)
 	}
 }
+
+func TestAMapsConditionOnItemsFiltersThemAndAStoppedMapIsSkipped(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	wf := writeFile(t, dir, "filter.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: filter}
+spec:
+  tasks:
+  - name: even
+    forEach: {items: [1, 2, 3, 4]}
+    when: 'item % 2 == 0'
+    command: [sh, -c, 'echo {{item}} >> `+ledger+`']
+  - name: fail
+    dependsOn: [even]
+    command: ["false"]
+  - name: later
+    dependsOn: [fail]
+    trigger: allDone
+    forEach: {items: [a, b]}
+    command: ["true"]
+  - name: cut
+    forEach: {items: [a, b], maxParallel: 1}
+    command: [sleep, "1"]
+`)
+	kiln(t, home, "run", wf)
+	if got := sortedLines(t, ledger); !slices.Equal(got, []string{"2", "4"}) {
+		t.Errorf("items ran %v, want 2 and 4: the condition is each item's", got)
+	}
+	run := describe(t, home, runs(t, home)[0].ID)
+	if e := nodeNamed(t, run, "even"); e.Phase != apiv1.PhaseSucceeded || e.Children.SkippedByCondition != 2 {
+		t.Errorf("even = %s %+v; want Succeeded with 2 items skipped by their condition", e.Phase, e.Children)
+	}
+	if c := nodeNamed(t, run, "cut"); c.Phase != apiv1.PhaseSkipped || c.Children.Succeeded != 1 || c.Children.Skipped != 1 {
+		t.Errorf("cut = %s %q %+v; want Skipped, its first item run and its second left by failFast", c.Phase, c.Message, c.Children)
+	}
+	if run.Status.Phase != apiv1.PhaseFailed || !strings.Contains(run.Status.Message, "task fail failed") || strings.Contains(run.Status.Message, "cut") {
+		t.Errorf("run %s %q; want Failed for task fail alone", run.Status.Phase, run.Status.Message)
+	}
+}

@@ -95,9 +95,9 @@ func quote(v string) string {
 // decided as soon as too many failed. Each output parameter is the JSON
 // list of the items' values, in item order (null for an item without one).
 func (Handler) Gather(t *workflow.Task, g *node.Group) (node.Verdict, bool) {
-	total := g.Counts.Total
+	total := g.Counts.Total - g.Counts.SkippedByCondition
 	need := t.Map.Need(total)
-	lost := g.Counts.Failed + g.Counts.Skipped + g.Counts.Cancelled
+	lost := g.Counts.Failed + g.Counts.Skipped - g.Counts.SkippedByCondition + g.Counts.Cancelled
 	if lost > total-need {
 		return node.Verdict{Phase: apiv1.PhaseFailed, Code: apiv1.CodeTooFewSucceeded, Message: fmt.Sprintf(
 			"%d of %d items did not succeed; %d must%s", lost, total, need, firstFailure(g))}, true
