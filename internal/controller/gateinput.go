@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/node"
@@ -30,6 +31,9 @@ func (c *Controller) SendGateInput(ctx context.Context, id apiv1.RunID, node str
 		return &apiv1.Error{Code: apiv1.CodeRunPhase, Object: "Run/" + string(id), Message: fmt.Sprintf("the run is %s; %s", run.Status.Phase, rule)}
 	}
 	if err := c.inputTarget(run, node, in); err != nil {
+		return err
+	}
+	if err := c.notDecidedYet(ctx, run, node); err != nil {
 		return err
 	}
 	if in.At.IsZero() {
@@ -118,4 +122,33 @@ func inputGateList(run *apiv1.Run) string {
 
 func inputRefused(id apiv1.RunID, msg string) error {
 	return &apiv1.Error{Code: apiv1.CodeNotWaiting, Object: "Run/" + string(id), Message: msg}
+}
+
+// notDecidedYet refuses an input to a gate that already has one its
+// engine has not applied yet: the first decides, and a second sender must
+// not be told theirs took effect.
+func (c *Controller) notDecidedYet(ctx context.Context, run *apiv1.Run, task string) error {
+	n := inputNode(run.Status.Nodes, task)
+	rows, err := c.cfg.Store.GateInputs(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		if row.Node == task && sentDuring(n.Gate, &row.GateInput) {
+			return inputRefused(run.ID, fmt.Sprintf("task %s: the gate was already %s by %s at %s; its engine applies that first",
+				task, sentAs(row.GateInput), row.By, row.At.UTC().Format(time.RFC3339)))
+		}
+	}
+	return nil
+}
+
+// sentAs says what an input was, as a past participle.
+func sentAs(in apiv1.GateInput) string {
+	switch {
+	case in.Value != nil:
+		return fmt.Sprintf("sent %q", *in.Value)
+	case in.Approve != nil && *in.Approve:
+		return "approved"
+	}
+	return "rejected"
 }

@@ -219,6 +219,9 @@ spec:
 	if r := kiln(t, home, "approve", string(id), "ship", "--reason", "metrics ok"); r.code != 0 {
 		t.Fatalf("approve with no engine running: %s", r.stderr)
 	}
+	if r := kiln(t, home, "reject", string(id), "ship"); r.code == 0 || !strings.Contains(r.stderr, "already approved") {
+		t.Errorf("a second decision before the first was applied: exit %d %q; want a refusal naming the first", r.code, r.stderr)
+	}
 	resumed := startKiln(t, home, "resume")
 	waitFor(t, "the signal gate to wait", func() bool {
 		g := nodeNamed(t, describe(t, home, id), "rate")
