@@ -78,7 +78,6 @@ func TestGateCommandsSendAsTheLocalUser(t *testing.T) {
 		want string
 	}{
 		{[]string{"reject", "gated-1", "ship", "--reason", "not on a Friday"}, "rejected gate ship of run gated-1\n"},
-		{[]string{"approve", "gated-1", "ship"}, "approved gate ship of run gated-1\n"},
 		{[]string{"signal", "--reason", "fewer", "gated-1", "count", "--", "-3"}, "signalled gate count of run gated-1\n"},
 	} {
 		code, out, errOut := kiln(t, append([]string{"--home", home}, c.args...)...)
@@ -86,17 +85,18 @@ func TestGateCommandsSendAsTheLocalUser(t *testing.T) {
 			t.Errorf("kiln %v = %d, %q, %q; want 0 and %q", c.args, code, out, errOut, c.want)
 		}
 	}
+	// A second decision before the engine applied the first is refused.
+	if code, _, errOut := kiln(t, "--home", home, "approve", "gated-1", "ship"); code == 0 || !strings.Contains(errOut, "already rejected by "+me) {
+		t.Errorf("a second decision on ship: exit %d, %q; want KLN-4014 naming the first", code, errOut)
+	}
 	got, err := st.GateInputs(t.Context(), "gated-1")
-	if err != nil || len(got) != 3 {
-		t.Fatalf("GateInputs = %+v, %v; want the three sent", got, err)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("GateInputs = %+v, %v; want the two accepted", got, err)
 	}
 	if r := got[0]; r.Node != "ship" || r.Approve == nil || *r.Approve || r.Reason != "not on a Friday" || r.By != me || r.At.IsZero() {
 		t.Errorf("the rejection was stored as %+v, want it from %s", r, me)
 	}
-	if r := got[1]; r.Approve == nil || !*r.Approve || r.Reason != "" || r.By != me {
-		t.Errorf("the approval was stored as %+v", r)
-	}
-	if r := got[2]; r.Node != "count" || r.Value == nil || *r.Value != "-3" || r.Reason != "fewer" || r.By != me {
+	if r := got[1]; r.Node != "count" || r.Value == nil || *r.Value != "-3" || r.Reason != "fewer" || r.By != me {
 		t.Errorf("the signal was stored as %+v", r)
 	}
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -225,10 +227,26 @@ func (w *watcher) summarize(ctx context.Context, ids []apiv1.RunID) (bool, error
 	return ok, nil
 }
 
+// printOutputs prints a run's outputs, one per line, names sorted.
+func printOutputs(e *env, o *apiv1.RunOutputs) {
+	if o == nil {
+		return
+	}
+	for _, kind := range []struct {
+		name   string
+		values map[string]string
+	}{{"output", o.Parameters}, {"artifact", o.Artifacts}} {
+		for _, k := range slices.Sorted(maps.Keys(kind.values)) {
+			fmt.Fprintf(e.stdout, "  %s %s=%s\n", kind.name, k, kind.values[k])
+		}
+	}
+}
+
 func printSummary(e *env, run *apiv1.Run) bool {
 	took := duration(run.Status.StartedAt, run.Status.FinishedAt)
 	if run.Status.Phase == apiv1.PhaseSucceeded {
 		fmt.Fprintf(e.stdout, "Run %s Succeeded in %s: %s\n", run.ID, took, run.Status.Message)
+		printOutputs(e, run.Status.Outputs)
 		return true
 	}
 	if !run.Status.Phase.Done() {
@@ -240,9 +258,13 @@ func printSummary(e *env, run *apiv1.Run) bool {
 		when = "before any task started"
 	}
 	fmt.Fprintf(e.stderr, "Run %s %s %s: %s %s\n", run.ID, run.Status.Phase, when, run.Status.Code, run.Status.Message)
+	phase := map[string]apiv1.Phase{}
 	for _, n := range run.Status.Nodes {
-		if n.Phase != apiv1.PhaseFailed {
-			continue
+		phase[n.Name] = n.Phase
+	}
+	for _, n := range run.Status.Nodes {
+		if n.Phase != apiv1.PhaseFailed || (n.Parent != "" && phase[n.Parent] != apiv1.PhaseFailed) {
+			continue // a child's failure its group tolerated (a map's success policy) is not the run's
 		}
 		fmt.Fprintf(e.stderr, "  task %s failed (%s): %s\n", n.Name, n.Code, n.Message)
 		if len(n.Attempts) > 0 && n.Attempts[len(n.Attempts)-1].StartedAt != nil {

@@ -67,6 +67,7 @@ func (c *Controller) resolve(ctx context.Context, r *round, i int) {
 	if rs.nodes[i].status.Phase != apiv1.PhasePending {
 		return
 	}
+	r.runStarted() // the run is under way from its first decision, even one that skips
 	met, final, code, why := rs.trigger(i)
 	switch {
 	case !final:
