@@ -27,7 +27,7 @@ import (
 // workflow's file when s.WorkDir names a directory this machine has;
 // otherwise in their attempt's own directory.
 func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
-	l, err := workflow.LoadSubmission(&s)
+	l, err := workflow.LoadSubmission(&s, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func newValidateCmd(e *env) *cobra.Command {
 				return cfgErr
 			}
 			docs, readErr := workflow.ReadFiles(files)
-			plans, checkErr := workflow.CheckFiles(files, docs)
+			plans, checkErr := workflow.CheckFiles(files, docs, nil)
 			if backend == app.BackendKubernetes {
 				var kept []workflow.Checked
 				for _, p := range plans {
