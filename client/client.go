@@ -36,35 +36,53 @@ func New(base, token string) *Client {
 // file by file, and returns the new run. A server on the client's machine
 // starts tasks in s.WorkDir's files' directory, as kiln run does.
 func (c *Client) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	for _, f := range s.Files {
-		part, err := mw.CreateFormFile("file", f.Name)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := part.Write(f.Data); err != nil {
-			return nil, err
-		}
-	}
+	params := make([]string, 0, len(s.Params))
 	for k, v := range s.Params {
-		if err := mw.WriteField("param", k+"="+v); err != nil {
-			return nil, err
-		}
+		params = append(params, k+"="+v)
 	}
-	for name, v := range map[string]string{"project": s.Project, "workdir": s.WorkDir} {
-		if v == "" {
-			continue
-		}
-		if err := mw.WriteField(name, v); err != nil {
-			return nil, err
-		}
-	}
-	if err := mw.Close(); err != nil {
+	body, contentType, err := multipartFiles(s.Files, map[string][]string{
+		"param": params, "project": nonEmpty(s.Project), "workdir": nonEmpty(s.WorkDir),
+	})
+	if err != nil {
 		return nil, err
 	}
 	var run apiv1.Run
-	return &run, c.doType(ctx, "POST", "/api/v1/runs", mw.FormDataContentType(), body.Bytes(), &run)
+	return &run, c.doType(ctx, "POST", "/api/v1/runs", contentType, body, &run)
+}
+
+// multipartFiles writes files, one "file" part each, and fields as a
+// multipart/form-data body, and returns it with its content type.
+func multipartFiles(files []apiv1.SourceFile, fields map[string][]string) ([]byte, string, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, f := range files {
+		part, err := mw.CreateFormFile("file", f.Name)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, err := part.Write(f.Data); err != nil {
+			return nil, "", err
+		}
+	}
+	for name, values := range fields {
+		for _, v := range values {
+			if err := mw.WriteField(name, v); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	return body.Bytes(), mw.FormDataContentType(), nil
+}
+
+// nonEmpty is s as a field's one value, or no value when s is empty.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 // GetRun returns one run with its nodes, attempts and conditions.
@@ -155,6 +173,46 @@ func (c *Client) SecretNames(ctx context.Context, project string) ([]string, err
 // DeleteSecret removes a secret of project.
 func (c *Client) DeleteSecret(ctx context.Context, project, name string) error {
 	return c.do(ctx, "DELETE", "/api/v1/secrets/"+url.PathEscape(name)+"?project="+url.QueryEscape(project), nil, nil)
+}
+
+// ApplyTemplates sends the WorkflowTemplates of in.Files, file by file,
+// for the server to check and store in in.Project, and returns them as
+// stored. Nothing is stored when any is invalid.
+func (c *Client) ApplyTemplates(ctx context.Context, in apiv1.TemplateApply) ([]*apiv1.WorkflowTemplate, error) {
+	if in.Name != "" {
+		if len(in.Files) != 1 {
+			return nil, apiv1.Errorf(apiv1.CodeUsage, "a template applied by name comes in one file")
+		}
+		var t apiv1.WorkflowTemplate
+		path := "/api/v1/templates/" + url.PathEscape(in.Name) + "?" + url.Values{"project": nonEmpty(in.Project), "file": {in.Files[0].Name}}.Encode()
+		if err := c.do(ctx, "PUT", path, in.Files[0].Data, &t); err != nil {
+			return nil, err
+		}
+		return []*apiv1.WorkflowTemplate{&t}, nil
+	}
+	body, contentType, err := multipartFiles(in.Files, map[string][]string{"project": nonEmpty(in.Project)})
+	if err != nil {
+		return nil, err
+	}
+	var out struct{ Items []*apiv1.WorkflowTemplate }
+	return out.Items, c.doType(ctx, "POST", "/api/v1/templates", contentType, body, &out)
+}
+
+// ListTemplates lists a project's stored templates, by name.
+func (c *Client) ListTemplates(ctx context.Context, project string) ([]*apiv1.WorkflowTemplate, error) {
+	var out struct{ Items []*apiv1.WorkflowTemplate }
+	return out.Items, c.do(ctx, "GET", "/api/v1/templates?project="+url.QueryEscape(project), nil, &out)
+}
+
+// GetTemplate returns a stored template of project; KLN-4015 if there is none.
+func (c *Client) GetTemplate(ctx context.Context, project, name string) (*apiv1.WorkflowTemplate, error) {
+	var t apiv1.WorkflowTemplate
+	return &t, c.do(ctx, "GET", "/api/v1/templates/"+url.PathEscape(name)+"?project="+url.QueryEscape(project), nil, &t)
+}
+
+// DeleteTemplate removes a stored template of project; KLN-4015 if there is none.
+func (c *Client) DeleteTemplate(ctx context.Context, project, name string) error {
+	return c.do(ctx, "DELETE", "/api/v1/templates/"+url.PathEscape(name)+"?project="+url.QueryEscape(project), nil, nil)
 }
 
 // Logs copies what a task's processes wrote to w (see apiv1.LogQuery).

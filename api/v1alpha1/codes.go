@@ -68,6 +68,7 @@ const (
 	CodeRateLimited     Code = "KLN-4012"
 	CodeBusy            Code = "KLN-4013"
 	CodeNotWaiting      Code = "KLN-4014"
+	CodeNoTemplate      Code = "KLN-4015"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
@@ -120,7 +121,7 @@ func CodeInfos() []CodeInfo {
 		{CodeDuplicateKey, "a key appears twice in one mapping; YAML would keep only the later value", "remove one of the two lines named"},
 		{CodeOutOfRange, "a number, quantity or duration is outside the range the field allows (negative, too large, or an exponent kiln will not expand)", "the message gives the allowed range"},
 		{CodeExpression, "a when or depends expression does not compile, is not a boolean, or refers to a name that does not exist", "the message quotes the expression and says what is wrong; conditions are CEL over params.<name> and tasks.<name>"},
-		{CodeSubworkflow, "a subworkflow names a workflow that is not in the files, or workflows run each other in a cycle", "submit the named Workflow in the same files, and break the cycle printed"},
+		{CodeSubworkflow, "a subworkflow names a workflow that is neither in the files nor a WorkflowTemplate stored in the run's project, or workflows run each other in a cycle", "submit the named Workflow in the same files or store it with kiln apply -f FILE --project P; break the cycle printed"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
@@ -154,6 +155,7 @@ func CodeInfos() []CodeInfo {
 		{CodeRateLimited, "the token (or client) sent more requests than the server allows per second", "wait for the Retry-After seconds and try again"},
 		{CodeBusy, "the server is handling as many submissions as it allows at once", "wait for the Retry-After seconds and try again"},
 		{CodeNotWaiting, "an approval or signal was sent to a task that is not a gate waiting for it, or the value does not fit the gate's type", "check the task with kiln describe run; a signal's value must parse as the gate's type"},
+		{CodeNoTemplate, "the project has no WorkflowTemplate of the given name", "list a project's templates with kiln get templates --project P"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},

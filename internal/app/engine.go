@@ -25,9 +25,11 @@ import (
 // Submit checks a submission and starts a run of it on this engine.
 // Nothing is saved when it fails. Tasks start in the directory of the
 // workflow's file when s.WorkDir names a directory this machine has;
-// otherwise in their attempt's own directory.
+// otherwise in their attempt's own directory. A subworkflow that no
+// Workflow of the files is named after is the WorkflowTemplate of that
+// name stored in the run's project (kiln apply); the run keeps a copy.
 func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
-	l, err := workflow.LoadSubmission(&s)
+	l, err := workflow.LoadSubmission(&s, a.storedTemplates(ctx, projectOf(s.Project)))
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ type engine interface {
 	server.Engine // what a server asks of its engine: runs, logs, runtimes
 	reader
 	secretKeeper
+	server.TemplateKeeper // a project's stored WorkflowTemplates
 }
 
 // reader reads runs and their events.

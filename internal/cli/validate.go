@@ -1,29 +1,49 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/workflow"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var project string
+	cmd := &cobra.Command{
 		Use:   "validate FILE...",
-		Short: "Check workflow files and print every problem found",
-		Long: "Check workflow files and print every problem found. With --backend kubernetes (or the\n" +
-			"configuration file's backend) every task must also have a container image.",
+		Short: "Check workflow and template files and print every problem found",
+		Long: "Check workflow and template files and print every problem found. With --backend kubernetes\n" +
+			"(or the configuration file's backend) every task must also have a container image.\n\n" +
+			"It checks the files alone, offline: a subworkflow that no Workflow of the files is named\n" +
+			"after is reported missing (KLN-1025), though kiln run would find a WorkflowTemplate of that\n" +
+			"name stored in the run's project. With --project P it looks those up among P's stored\n" +
+			"templates, in this home's store or, with --server, the server's.",
 		Args: needFiles("kiln validate needs the files to check: kiln validate FILE..."),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			backend, _, cfgErr := e.backend.resolve(e.home)
 			if cfgErr != nil {
 				return cfgErr
 			}
+			stored, done, err := e.storedTemplates(cmd.Context(), project)
+			if err != nil {
+				return err
+			}
+			defer done()
 			docs, readErr := workflow.ReadFiles(files)
-			plans, checkErr := workflow.CheckFiles(files, docs)
+			tmplDocs, docs := splitTemplates(docs)
+			plans, checkErr := workflow.CheckFiles(files, docs, stored)
+			if len(tmplDocs) > 0 {
+				tmpls, err := workflow.CheckTemplates(files, tmplDocs, stored)
+				checkErr = errors.Join(checkErr, err)
+				for _, t := range tmpls {
+					fmt.Fprintf(e.stdout, "ok: %s: WorkflowTemplate/%s (%s)\n", fileOf(tmplDocs, t.Metadata.Name), t.Metadata.Name, plural(len(t.Spec.Tasks), "task"))
+				}
+			}
 			if backend == app.BackendKubernetes {
 				var kept []workflow.Checked
 				for _, p := range plans {
@@ -45,6 +65,53 @@ func newValidateCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&project, "project", "", "also look up subworkflows among this project's stored WorkflowTemplates (default: the files alone)")
+	return cmd
+}
+
+// storedTemplates looks up the stored templates of project through the
+// engine, or finds none when project is empty: the files alone are
+// checked, and nothing is opened.
+func (e *env) storedTemplates(ctx context.Context, project string) (workflow.Stored, func(), error) {
+	if project == "" {
+		return nil, func() {}, nil
+	}
+	eng, done, err := e.open(ctx, reading, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(name string) (*apiv1.Workflow, error) {
+		t, err := eng.GetTemplate(ctx, project, name)
+		if apiv1.CodeOf(err) == apiv1.CodeNoTemplate {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return t.Workflow(), nil
+	}, done, nil
+}
+
+// splitTemplates separates the WorkflowTemplate documents of docs from the rest.
+func splitTemplates(docs []workflow.Document) (tmpls, rest []workflow.Document) {
+	for _, d := range docs {
+		if d.Kind == apiv1.KindWorkflowTemplate {
+			tmpls = append(tmpls, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	return tmpls, rest
+}
+
+// fileOf is the file of the template document named name.
+func fileOf(docs []workflow.Document, name string) string {
+	for _, d := range docs {
+		if d.Name == name {
+			return d.File
+		}
+	}
+	return ""
 }
 
 // plural is "1 task" or "n tasks".

@@ -13,8 +13,9 @@ type SecretKeeper interface {
 	DeleteSecret(ctx context.Context, project, name string) error
 }
 
-// secretProject is the ?project= of a secrets route, checked against the caller.
-func secretProject(r *http.Request, p *principal) (string, error) {
+// queryProject is the ?project= of a route of a project's secrets or
+// templates ("default" when unset), checked against the caller.
+func queryProject(r *http.Request, p *principal) (string, error) {
 	project := r.URL.Query().Get("project")
 	if project == "" {
 		project = "default"
@@ -27,7 +28,7 @@ func secretProject(r *http.Request, p *principal) (string, error) {
 
 // listSecrets returns a project's secret names; values never leave the server.
 func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, p *principal) error {
-	project, err := secretProject(r, p)
+	project, err := queryProject(r, p)
 	if err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, p *principa
 
 // putSecret sets a secret to the request body.
 func (s *Server) putSecret(w http.ResponseWriter, r *http.Request, p *principal) error {
-	project, err := secretProject(r, p)
+	project, err := queryProject(r, p)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (s *Server) putSecret(w http.ResponseWriter, r *http.Request, p *principal)
 }
 
 func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request, p *principal) error {
-	project, err := secretProject(r, p)
+	project, err := queryProject(r, p)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,8 @@ type Config struct {
 	Store   store.Store
 	Engine  Engine
 	Secrets SecretKeeper
+	// Templates keeps the projects' WorkflowTemplates.
+	Templates TemplateKeeper
 	// Limits bound what clients may take of the server. Zero fields take
 	// the defaults of DefaultLimits.
 	Limits Limits
@@ -149,6 +151,11 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/secrets", viewer, s.listSecrets},
 		{"PUT /api/v1/secrets/{name}", editor, s.putSecret},
 		{"DELETE /api/v1/secrets/{name}", editor, s.deleteSecret},
+		{"POST /api/v1/templates", editor, s.applyTemplates},
+		{"GET /api/v1/templates", viewer, s.listTemplates},
+		{"GET /api/v1/templates/{name}", viewer, s.getTemplate},
+		{"PUT /api/v1/templates/{name}", editor, s.putTemplate},
+		{"DELETE /api/v1/templates/{name}", editor, s.deleteTemplate},
 		{"GET /metrics", viewer, s.metrics},
 		{"GET /{$}", public, s.ui},
 		{"GET /ui/", public, s.ui},
@@ -237,7 +244,7 @@ func statusOf(err error) (int, []*apiv1.Error) {
 // codeStatus is the HTTP status of an error with code c.
 func codeStatus(c apiv1.Code) int {
 	switch c {
-	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound:
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate:
 		return http.StatusNotFound
 	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting:
 		return http.StatusConflict

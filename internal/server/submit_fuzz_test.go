@@ -94,7 +94,7 @@ func checkSubmitAnswer(t *testing.T, w *httptest.ResponseRecorder) {
 type checkingEngine struct{ Engine }
 
 func (checkingEngine) Submit(_ context.Context, s apiv1.Submission) (*apiv1.Run, error) {
-	l, err := workflow.LoadSubmission(&s)
+	l, err := workflow.LoadSubmission(&s, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,7 @@ type Store interface {
 	Tokens
 	Secrets
 	Gates
+	Templates
 	// Close releases the store's files and connections.
 	Close() error
 }
@@ -178,6 +179,30 @@ type Secrets interface {
 	SecretNames(ctx context.Context, project string) ([]string, error)
 	// DeleteSecret removes a secret, or returns ErrNotFound.
 	DeleteSecret(ctx context.Context, project, name string) error
+}
+
+// Templates keeps WorkflowTemplates, per project: workflows that runs of
+// the project may run by name as subworkflows.
+type Templates interface {
+	// PutTemplate creates or replaces the template of p.Project named
+	// p.Template.Metadata.Name, and returns it as stored: a replaced
+	// template keeps its CreatedAt, and its UpdatedAt becomes p.Now.
+	PutTemplate(ctx context.Context, p PutTemplateParams) (*apiv1.WorkflowTemplate, error)
+	// Template returns a template of project with its status, or ErrNotFound.
+	Template(ctx context.Context, project, name string) (*apiv1.WorkflowTemplate, error)
+	// ListTemplates returns a project's templates, by name.
+	ListTemplates(ctx context.Context, project string) ([]*apiv1.WorkflowTemplate, error)
+	// DeleteTemplate removes a template, or returns ErrNotFound.
+	DeleteTemplate(ctx context.Context, project, name string) error
+}
+
+// PutTemplateParams is a template to store. The store keeps its
+// metadata and spec; its Status is the store's to set.
+type PutTemplateParams struct {
+	Project  string
+	Template *apiv1.WorkflowTemplate
+	// Now is when it is stored.
+	Now time.Time
 }
 
 // Gates keeps what users sent to waiting gates (approvals, rejections,

@@ -114,14 +114,17 @@ func (c *checker) subworkflows(base string, p *Plan) {
 			continue
 		}
 		field := fmt.Sprintf("%s[%d].workflow.name", base, i)
-		entry, ok := c.lib[t.Sub.Name]
-		switch {
-		case slices.Contains(c.running, t.Sub.Name):
+		if slices.Contains(c.running, t.Sub.Name) {
 			c.addHint(apiv1.CodeSubworkflow, field, "a workflow cannot run itself, directly or through others",
 				"workflows run each other in a cycle: %s -> %s", strings.Join(c.running, " -> "), t.Sub.Name)
 			continue
-		case !ok:
-			c.add(apiv1.CodeSubworkflow, field, "no Workflow named %q is in the files%s", t.Sub.Name, c.lib.known())
+		}
+		entry, ok := c.lib[t.Sub.Name]
+		if !ok {
+			entry, ok = c.stored.get(t.Sub.Name)
+		}
+		if !ok {
+			c.missing(field, t.Sub.Name)
 			continue
 		}
 		t.Sub.Plan = c.compileSub(entry)
@@ -131,9 +134,23 @@ func (c *checker) subworkflows(base string, p *Plan) {
 	}
 }
 
+// missing refuses a subworkflow found neither in the files nor, when
+// they are looked up, among the project's stored templates.
+func (c *checker) missing(field, name string) {
+	if c.stored == nil || c.stored.find == nil {
+		c.add(apiv1.CodeSubworkflow, field, "no Workflow named %q is in the files%s", name, c.lib.known())
+		return
+	}
+	c.addHint(apiv1.CodeSubworkflow, field, "add a Workflow of that name to the files, or store a WorkflowTemplate with kiln apply -f FILE --project P",
+		"%q is neither a Workflow in the files%s nor a WorkflowTemplate stored in the project", name, c.lib.known())
+}
+
 // compileSub compiles a subworkflow, with its own document for errors.
 func (c *checker) compileSub(e LibraryEntry) *Plan {
-	sub := &checker{doc: e.Doc, runtimes: c.runtimes, lib: c.lib, running: append(slices.Clone(c.running), e.Workflow.Metadata.Name)}
+	sub := &checker{
+		doc: e.Doc, runtimes: c.runtimes, lib: c.lib, stored: c.stored,
+		running: append(slices.Clone(c.running), e.Workflow.Metadata.Name),
+	}
 	p := sub.workflow(e.Workflow)
 	c.errs = append(c.errs, sub.errs...)
 	if len(sub.errs) > 0 {

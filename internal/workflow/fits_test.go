@@ -39,7 +39,7 @@ func TestCheckFitsNamesTheFieldThatSetsTheSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plans, err := CheckDocuments(docs)
+			plans, err := CheckDocuments(docs, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,32 +30,42 @@ type Checked struct {
 // Load reads files from disk, checks every document, and returns the one
 // runnable resource with its parameters resolved. Every problem found is
 // returned.
+// Subworkflows come from the files alone.
 func Load(files []string, params map[string]string) (*Loaded, error) {
 	docs, readErr := ReadFiles(files)
-	return loadRead(files, docs, readErr, params)
+	return loadRead(files, docs, readErr, params, nil)
 }
 
 // loadRead loads docs, read from files; readErr joins the files' own
 // problems, reported with the documents'.
-func loadRead(files []string, docs []Document, readErr error, params map[string]string) (*Loaded, error) {
+func loadRead(files []string, docs []Document, readErr error, params map[string]string, stored Stored) (*Loaded, error) {
 	if readErr != nil {
 		// With a file unread, how many runnables there are says nothing.
-		_, err := CheckFiles(files, docs)
+		_, err := CheckFiles(files, docs, stored)
 		return nil, errors.Join(readErr, err)
 	}
-	return LoadDocuments(files, docs, params)
+	return LoadDocuments(files, docs, params, stored)
 }
 
-// LoadSubmission is Load for a submission's files.
-func LoadSubmission(s *apiv1.Submission) (*Loaded, error) {
-	names := make([]string, len(s.Files))
-	for i, f := range s.Files {
+// LoadSubmission is Load for a submission's files. A subworkflow that
+// none of their Workflows is named after is looked up in stored, the
+// stored templates of the submission's project (nil: none).
+func LoadSubmission(s *apiv1.Submission, stored Stored) (*Loaded, error) {
+	names, docs, err := ReadSources(s.Files)
+	return loadRead(names, docs, err, s.Params, stored)
+}
+
+// ReadSources reads the documents of files sent to kiln, as ReadFiles
+// reads files from disk: their names, every document it could read, and
+// a joined error for the rest.
+func ReadSources(files []apiv1.SourceFile) (names []string, docs []Document, err error) {
+	names = make([]string, len(files))
+	for i, f := range files {
 		names[i] = f.Name
 	}
-	var docs []Document
 	errs := []error{Repeated(names)}
 	seen := map[string]bool{}
-	for _, f := range s.Files {
+	for _, f := range files {
 		if seen[filepath.Clean(f.Name)] {
 			continue
 		}
@@ -64,13 +74,14 @@ func LoadSubmission(s *apiv1.Submission) (*Loaded, error) {
 		docs = append(docs, d...)
 		errs = append(errs, err)
 	}
-	return loadRead(names, docs, errors.Join(errs...), s.Params)
+	return names, docs, errors.Join(errs...)
 }
 
-// LoadDocuments is Load for documents already read from files. Exactly
-// one of them must be runnable.
-func LoadDocuments(files []string, docs []Document, params map[string]string) (*Loaded, error) {
-	plans, err := CheckFiles(files, docs)
+// LoadDocuments is Load for documents already read from files, with
+// subworkflows looked up in stored when the files lack them. Exactly one
+// of them must be runnable.
+func LoadDocuments(files []string, docs []Document, params map[string]string, stored Stored) (*Loaded, error) {
+	plans, err := CheckFiles(files, docs, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +98,8 @@ func LoadDocuments(files []string, docs []Document, params map[string]string) (*
 // which may hold at most one runnable resource (Read already refused a
 // file without documents). It returns the runnable documents compiled
 // and every problem found.
-func CheckFiles(files []string, docs []Document) ([]Checked, error) {
-	plans, err := CheckDocuments(docs)
+func CheckFiles(files []string, docs []Document, stored Stored) ([]Checked, error) {
+	plans, err := CheckDocuments(docs, stored)
 	errs := []error{err}
 	subs := subworkflowNames(docs)
 	for _, f := range files {
@@ -113,14 +124,17 @@ func runnable(kind string) bool { return kind == apiv1.KindWorkflow || kind == a
 
 // CheckDocuments validates every document: TrainingRuntimes first, which
 // then override the built-in runtimes of the same name for the Workflows
-// and TrainJobs beside them. It returns the compiled runnable documents
-// and every problem found.
-func CheckDocuments(docs []Document) ([]Checked, error) {
+// and TrainJobs beside them. A subworkflow that no Workflow of docs is
+// named after is looked up in stored (nil: it is missing). It returns the
+// compiled runnable documents and every problem found; or, when looking
+// up a stored template failed, that error alone.
+func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
 	user, err := UserRuntimes(docs)
 	errs := []error{err}
 	runtimes := training.NewRuntimes(user...)
 	lib, decoded, decodeErrs := library(docs)
 	subs := subworkflowNames(docs)
+	found := newLookup(stored)
 	var out []Checked
 	for i := range docs {
 		d := &docs[i]
@@ -132,7 +146,7 @@ func CheckDocuments(docs []Document) ([]Checked, error) {
 		case d.Kind == apiv1.KindWorkflow && decoded[i] == nil:
 			err = decodeErrs[i]
 		case d.Kind == apiv1.KindWorkflow:
-			plan, err = withDecodeErrors(decodeErrs[i])(CompileWith(d, decoded[i], runtimes, lib))
+			plan, err = withDecodeErrors(decodeErrs[i])(compileWith(d, decoded[i], runtimes, lib, found))
 		default:
 			plan, err = compileDocument(d, runtimes)
 		}
@@ -143,6 +157,9 @@ func CheckDocuments(docs []Document) ([]Checked, error) {
 		}
 	}
 	errs = append(errs, unreached(docs, lib, subs, runtimes))
+	if err := found.storeError(); err != nil {
+		return nil, err
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -285,10 +302,15 @@ func compileDocument(doc *Document, runtimes training.Runtimes) (*Plan, error) {
 		}
 		return withDecodeErrors(err)(Compile(doc, wf, runtimes))
 	}
-	return nil, &apiv1.Error{
+	e := &apiv1.Error{
 		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
 		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
 	}
+	if doc.Kind == apiv1.KindWorkflowTemplate {
+		e.Message = "a WorkflowTemplate does not run with a run's files: it is stored, and runs find it by name"
+		e.Hint = "store it with kiln apply -f FILE; a task runs it with workflow: {name: " + doc.Name + "}"
+	}
+	return nil, e
 }
 
 // withDecodeErrors adds the problems found while decoding a document (its

@@ -119,6 +119,9 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 	if task >= 0 && p.Graph != nil && !p.Graph.IsAncestor(up, task) { // without a graph, the dependency errors say enough
 		return fmt.Sprintf("task %q must depend on %q, directly or through other tasks, to read its outputs", p.Tasks[task].Spec.Name, r.Path[1])
 	}
+	if t := &p.Tasks[up]; t.Kind == apiv1.NodeKindSubworkflow && (t.Sub == nil || t.Sub.Plan == nil) {
+		return "" // what it runs is missing or invalid, which its own error says
+	}
 	outs := p.Tasks[up].Outputs()
 	if outs == nil {
 		outs = &apiv1.Outputs{}

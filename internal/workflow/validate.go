@@ -40,6 +40,9 @@ type checker struct {
 	// names the workflows being compiled, outermost first, to find cycles.
 	lib     Library
 	running []string
+	// stored finds the project's stored templates, for the subworkflows
+	// lib does not hold; nil finds none.
+	stored *lookup
 	// exit says the tasks being compiled are onExit tasks, which may read
 	// {{workflow.status}} and {{workflow.failures}}.
 	inExit bool
@@ -68,10 +71,16 @@ func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Pl
 // CompileWith is Compile for a workflow whose tasks may run the
 // workflows of lib as subworkflows.
 func CompileWith(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes, lib Library) (*Plan, error) {
+	return compileWith(doc, wf, runtimes, lib, nil)
+}
+
+// compileWith is CompileWith that looks up, in stored, the subworkflows
+// lib does not hold.
+func compileWith(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes, lib Library, stored *lookup) (*Plan, error) {
 	if runtimes == nil {
 		runtimes = training.NewRuntimes()
 	}
-	c := &checker{doc: doc, runtimes: runtimes, lib: lib, running: []string{wf.Metadata.Name}}
+	c := &checker{doc: doc, runtimes: runtimes, lib: lib, stored: stored, running: []string{wf.Metadata.Name}}
 	p := c.workflow(wf)
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)

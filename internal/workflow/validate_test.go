@@ -286,7 +286,7 @@ func TestFilesHoldDocumentsAndOneRunnableEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := CheckFiles([]string{"two.yaml"}, docs)
+	plans, err := CheckFiles([]string{"two.yaml"}, docs, nil)
 	if len(plans) != 2 || apiv1.CodeOf(err) != apiv1.CodeRunnable || !strings.Contains(err.Error(), "Workflow/wf, Workflow/wf2") {
 		t.Errorf("two workflows in one file: %d plans, %v; want both checked and %s naming them", len(plans), err, apiv1.CodeRunnable)
 	}
@@ -306,7 +306,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = CheckDocuments(docs)
+	_, err = CheckDocuments(docs, nil)
 	var got []problem
 	for _, e := range apiv1.Errors(err) {
 		got = append(got, problem{e.Code, e.Field})

@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("retry makes a failed run pending from where it stopped", func(t *testing.T) { t.Parallel(); testRetryRun(t, newStore(t)) })
 	t.Run("a released lease can be claimed at once", func(t *testing.T) { t.Parallel(); testReleaseLease(t, newStore(t)) })
 	t.Run("secrets are kept per project and never listed with values", func(t *testing.T) { t.Parallel(); testSecrets(t, newStore(t)) })
+	t.Run("templates are kept per project and a replace keeps when one was created", func(t *testing.T) { t.Parallel(); testTemplates(t, newStore(t)) })
 	t.Run("gate inputs read back whole, oldest first, per run", func(t *testing.T) { t.Parallel(); testGateInputs(t, newStore(t)) })
 	t.Run("gate inputs to an unknown run or node or an ended run are refused", func(t *testing.T) { t.Parallel(); testGateInputRefusals(t, newStore(t)) })
 	t.Run("a node's kind and gate status are kept and a retry makes a gate wait afresh", func(t *testing.T) { t.Parallel(); testGateStatusAndRetry(t, newStore(t)) })

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+func newApplyCmd(e *env) *cobra.Command {
+	var files []string
+	var project string
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE...",
+		Short: "Store the WorkflowTemplates of FILE... in a project, for workflows to run by name",
+		Long: "Store the WorkflowTemplates of FILE... (\"-\": standard input) in a project, creating or replacing\n" +
+			"each. A task of any later run of the project runs one with workflow: {name: NAME} when the\n" +
+			"run's own files hold no Workflow of that name. Each template is checked as a Workflow first\n" +
+			"(it may run the other templates of the files and those stored); nothing is stored unless all\n" +
+			"are valid. Runs keep the copy they were submitted with.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files = append(files, args...)
+			if len(files) == 0 {
+				return usagef("kiln apply needs the files of templates to store: kiln apply -f FILE...")
+			}
+			in := apiv1.TemplateApply{Project: project}
+			for _, f := range files {
+				src, err := workflow.ReadSource(f, e.stdin)
+				if err != nil {
+					return err
+				}
+				in.Files = append(in.Files, src)
+			}
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			stored, err := eng.ApplyTemplates(cmd.Context(), in)
+			for _, t := range stored {
+				fmt.Fprintf(e.stdout, "WorkflowTemplate/%s %s in project %s\n", t.Metadata.Name, appliedAs(t), t.Status.Project)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of WorkflowTemplate documents, - for standard input (repeatable)")
+	cmd.Flags().StringVar(&project, "project", "default", "the project that stores the templates")
+	return cmd
+}
+
+// appliedAs says whether applying t created or replaced it.
+func appliedAs(t *apiv1.WorkflowTemplate) string {
+	if t.Status != nil && !t.Status.CreatedAt.Equal(t.Status.UpdatedAt) {
+		return "replaced"
+	}
+	return "created"
+}
+
+func newGetTemplatesCmd(e *env) *cobra.Command {
+	var output, project string
+	cmd := &cobra.Command{
+		Use:     "templates [NAME]",
+		Aliases: []string{"template", "workflowtemplates", "workflowtemplate"},
+		Short:   "List a project's stored WorkflowTemplates, or show one",
+		Args:    between(0, 1, "kiln get templates takes at most one template's name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			var list []*apiv1.WorkflowTemplate
+			var shown any
+			if len(args) == 1 {
+				t, err := eng.GetTemplate(cmd.Context(), project, args[0])
+				if err != nil {
+					return err
+				}
+				list, shown = []*apiv1.WorkflowTemplate{t}, t
+			} else if list, err = eng.ListTemplates(cmd.Context(), project); err != nil {
+				return err
+			} else {
+				shown = list
+			}
+			if done, err := printObject(e.stdout, output, shown); done {
+				return err
+			}
+			return printTemplates(e, list)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (what yaml prints, kiln apply takes back)")
+	cmd.Flags().StringVar(&project, "project", "default", "the project whose templates to list")
+	return cmd
+}
+
+func printTemplates(e *env, list []*apiv1.WorkflowTemplate) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTASKS\tPARAMS\tUPDATED")
+	for _, t := range list {
+		var params []string
+		for _, p := range t.Spec.Params {
+			params = append(params, p.Name)
+		}
+		updated := "-"
+		if t.Status != nil {
+			updated = age(t.Status.UpdatedAt)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", t.Metadata.Name, len(t.Spec.Tasks), strings.Join(params, ","), updated)
+	}
+	return tw.Flush()
+}
+
+func newDeleteCmd(e *env) *cobra.Command {
+	del := group("delete", "Delete stored resources")
+	var project string
+	tmpl := &cobra.Command{
+		Use:     "template NAME",
+		Aliases: []string{"templates", "workflowtemplate"},
+		Short:   "Delete a stored WorkflowTemplate; runs that use it keep their copy",
+		Args:    one("kiln delete template takes the template's name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			if err := eng.DeleteTemplate(cmd.Context(), project, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "WorkflowTemplate/%s deleted from project %s\n", args[0], project)
+			return nil
+		},
+	}
+	tmpl.Flags().StringVar(&project, "project", "default", "the project that stores the template")
+	del.AddCommand(tmpl)
+	return del
+}
