@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +52,6 @@ func TestGateInputsAreSentAsTheToken(t *testing.T) {
 
 	for _, c := range []struct{ path, body, sent string }{
 		{"/api/v1/runs/gated-1/nodes/ship/approve", `{"approve": false, "reason": "not on a Friday"}`, "reject"},
-		{"/api/v1/runs/gated-1/nodes/ship/approve", `{"approve": true}`, "approve"},
 		{"/api/v1/runs/gated-1/nodes/count/signal", `{"value": "-12", "reason": "fewer"}`, "signal"},
 	} {
 		resp, b := e.do(t, "POST", c.path, e.editorA, c.body)
@@ -60,16 +60,18 @@ func TestGateInputsAreSentAsTheToken(t *testing.T) {
 			t.Errorf("POST %s %s = %d %s; want 202 saying %s by %s", c.path, c.body, resp.StatusCode, b, c.sent, editor)
 		}
 	}
-	got, err := e.srv.cfg.Store.GateInputs(t.Context(), "gated-1")
-	if err != nil || len(got) != 3 {
-		t.Fatalf("GateInputs = %+v, %v; want the three sent", got, err)
+	// A second decision before the engine applied the first: 409.
+	if resp, b := e.do(t, "POST", "/api/v1/runs/gated-1/nodes/ship/approve", e.editorA, `{"approve": true}`); resp.StatusCode != http.StatusConflict ||
+		!strings.Contains(string(b), "already rejected") {
+		t.Errorf("a second decision = %d %s; want 409 naming the first", resp.StatusCode, b)
 	}
-	no, yes, value := got[0], got[1], got[2]
+	got, err := e.srv.cfg.Store.GateInputs(t.Context(), "gated-1")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("GateInputs = %+v, %v; want the two accepted", got, err)
+	}
+	no, value := got[0], got[1]
 	if no.Node != "ship" || no.Approve == nil || *no.Approve || no.Reason != "not on a Friday" || no.By != editor || no.At.IsZero() {
 		t.Errorf("the rejection was stored as %+v", no)
-	}
-	if yes.Approve == nil || !*yes.Approve || yes.Value != nil || yes.By != editor {
-		t.Errorf("the approval was stored as %+v", yes)
 	}
 	if value.Node != "count" || value.Value == nil || *value.Value != "-12" || value.Approve != nil || value.Reason != "fewer" || value.By != editor {
 		t.Errorf("the signal was stored as %+v", value)

@@ -425,7 +425,7 @@ func compileFiles(t *testing.T, text string) ([]Checked, []*apiv1.Error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked, err := CheckFiles([]string{"wf.yaml"}, docs)
+	checked, err := CheckFiles([]string{"wf.yaml"}, docs, nil)
 	return checked, apiv1.Errors(err)
 }
 
@@ -559,7 +559,7 @@ func TestAWorkflowRunAsASubworkflowIsNotRunnable(t *testing.T) {
 	if uses := p.Uses(); len(uses) != 1 || uses["train"] == nil {
 		t.Errorf("Uses() = %v, want train", uses)
 	}
-	loaded, err := LoadDocuments([]string{"wf.yaml"}, mustRead(t, text), nil)
+	loaded, err := LoadDocuments([]string{"wf.yaml"}, mustRead(t, text), nil, nil)
 	if err != nil || loaded.Doc.Object() != "Workflow/main" {
 		t.Errorf("LoadDocuments = %v; want Workflow/main loaded", err)
 	}

@@ -54,7 +54,7 @@ func compile(t *testing.T) *workflow.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked, err := workflow.CheckDocuments(docs)
+	checked, err := workflow.CheckDocuments(docs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
