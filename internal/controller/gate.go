@@ -38,7 +38,7 @@ func waitingFor(st *apiv1.GateStatus) string {
 	case "approve":
 		s = "waiting for approval (kiln approve or kiln reject)"
 	case "signal":
-		s = fmt.Sprintf("waiting for a %s value (kiln signal)", st.Type)
+		s = fmt.Sprintf("waiting for a value of type %s (kiln signal)", st.Type)
 	default:
 		s = "sleeping"
 	}
@@ -96,7 +96,12 @@ func (c *Controller) endWait(r *round, i int, phase apiv1.Phase, code apiv1.Code
 // decision says how a gate's wait ended.
 func decision(st *apiv1.GateStatus) string {
 	s := st.Decision
-	if st.Value != "" {
+	switch {
+	case st.Decision == "timedOut" && st.Value != "":
+		s = fmt.Sprintf("timed out; took its default %q", st.Value)
+	case st.Decision == "timedOut":
+		s = "timed out"
+	case st.Value != "":
 		s += " " + fmt.Sprintf("%q", st.Value)
 	}
 	if st.By != "" {

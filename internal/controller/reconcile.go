@@ -150,7 +150,7 @@ func (rs *runState) succeededMessage() string {
 			skipped++
 		}
 	}
-	msg := fmt.Sprintf("%d tasks succeeded", ok)
+	msg := fmt.Sprintf("%d %s succeeded", ok, plural(ok, "task"))
 	if skipped > 0 {
 		msg += fmt.Sprintf(", %d skipped", skipped)
 	}
@@ -216,4 +216,12 @@ func (c *Controller) reload(ctx context.Context, old *runState) error {
 	}
 	fresh.done = old.done
 	return c.track(ctx, fresh)
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

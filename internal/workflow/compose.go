@@ -138,7 +138,8 @@ func (c *checker) subworkflows(base string, p *Plan) {
 // they are looked up, among the project's stored templates.
 func (c *checker) missing(field, name string) {
 	if c.stored == nil || c.stored.find == nil {
-		c.add(apiv1.CodeSubworkflow, field, "no Workflow named %q is in the files%s", name, c.lib.known())
+		c.addHint(apiv1.CodeSubworkflow, field, "add a Workflow of that name to the files, or store a WorkflowTemplate with kiln apply",
+			"no Workflow named %q is in the files%s", name, c.lib.known())
 		return
 	}
 	c.addHint(apiv1.CodeSubworkflow, field, "add a Workflow of that name to the files, or store a WorkflowTemplate with kiln apply -f FILE --project P",
@@ -178,7 +179,8 @@ func (c *checker) subParams(field string, s *Sub) {
 	}
 	for name, hasDefault := range declared {
 		if !hasDefault && !given[name] {
-			c.add(apiv1.CodeMissingParam, field, "workflow %q needs param %q, which has no default", s.Name, name)
+			c.addHint(apiv1.CodeMissingParam, field, fmt.Sprintf("give it under workflow.params: [{name: %s, value: ...}]", name),
+				"workflow %q needs param %q, which has no default", s.Name, name)
 		}
 	}
 }

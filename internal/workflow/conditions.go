@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
@@ -21,7 +22,9 @@ func (c *checker) dependsTasks(base string, tasks []apiv1.Task, p *Plan) [][]str
 		}
 		d, err := expr.ParseDepends(t.Depends, known)
 		if err != nil {
-			c.exprError(fmt.Sprintf("%s[%d].depends", base, i), t.Depends, err)
+			c.addHint(apiv1.CodeExpression, fmt.Sprintf("%s[%d].depends", base, i),
+				"depends names upstream tasks, with an optional result, joined by &&, || and !: a && (b.Failed || c.Skipped)",
+				"%q: %v", t.Depends, err)
 			continue
 		}
 		p.Tasks[i].Depends = d
@@ -74,7 +77,13 @@ func (c *checker) upstream(field, name string, reads []string, i int, index map[
 	}
 }
 
-// exprError reports an expression's error, quoting the expression.
+// exprError reports a condition's error, quoting the condition. A type
+// error gets a hint: params and outputs are strings.
 func (c *checker) exprError(field, src string, err error) {
+	if strings.Contains(err.Error(), "no matching overload") {
+		c.addHint(apiv1.CodeExpression, field, `params and output parameters are strings: convert them, as in int(params.epochs) > 3 or double(tasks.eval.outputs.parameters.acc) >= 0.9`,
+			"%q: %v", src, err)
+		return
+	}
 	c.add(apiv1.CodeExpression, field, "%q: %v", src, err)
 }

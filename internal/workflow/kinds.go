@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -178,6 +179,10 @@ func (c *checker) forEach(field string, t *apiv1.Task, out *Task) {
 		c.add(apiv1.CodeInvalidValue, f, "set exactly one of items, range and from")
 	}
 	m := &Map{Items: fe.Items, From: fe.From, MaxParallel: fe.MaxParallel, MinSuccesses: fe.MinSuccesses, Child: *out}
+	if fe.From != "" && !hasTemplate(fe.From) {
+		c.addHint(apiv1.CodeInvalidValue, f+".from", "for a literal list use items: [...]",
+			"from is %s: it is a template whose value is a JSON list, such as {{tasks.list.outputs.parameters.files}}", quoteStart(fe.From))
+	}
 	if len(fe.Items) > MaxItems {
 		c.add(apiv1.CodeOutOfRange, f+".items", "%d items, out of range: a map runs at most %d", len(fe.Items), MaxItems)
 	}
@@ -309,7 +314,7 @@ func (c *checker) signal(field string, s *apiv1.SignalGate, out *Gate) {
 		known = known || t == out.Type
 	}
 	if !known {
-		c.add(apiv1.CodeInvalidValue, field+".type", "type is %q; it is one of %v", s.Type, SignalTypes)
+		c.add(apiv1.CodeInvalidValue, field+".type", "type is %q; it is one of %s", s.Type, strings.Join(SignalTypes, ", "))
 		return
 	}
 	if s.Default != nil {
@@ -321,23 +326,36 @@ func (c *checker) signal(field string, s *apiv1.SignalGate, out *Gate) {
 
 // CheckValue checks that v, as text, is a value of a signal's type.
 func CheckValue(typ, v string) error {
-	var err error
+	var ok bool
 	switch typ {
+	case "", "string":
+		return nil
 	case "int":
-		_, err = strconv.ParseInt(v, 10, 64)
+		_, err := strconv.ParseInt(v, 10, 64)
+		ok = err == nil
 	case "float":
-		_, err = strconv.ParseFloat(v, 64)
+		f, err := strconv.ParseFloat(v, 64)
+		ok = err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 	case "bool":
-		_, err = strconv.ParseBool(v)
+		_, err := strconv.ParseBool(v)
+		ok = err == nil
 	case "json":
-		if !json.Valid([]byte(v)) {
-			err = fmt.Errorf("not valid JSON")
-		}
+		ok = json.Valid([]byte(v))
+	default:
+		return fmt.Errorf("the type %q is not one of %s", typ, strings.Join(SignalTypes, ", "))
 	}
-	if err != nil {
-		return fmt.Errorf("%s is not a %s", quoteStart(v), typ)
+	if ok {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("the value %s is not %s", quoteStart(v), typeHint[typ])
+}
+
+// typeHint says what a value of each type looks like.
+var typeHint = map[string]string{
+	"int":   "an int (a whole number such as 42 or -7)",
+	"float": "a float (a finite number such as 0.5 or 1e-3)",
+	"bool":  "a bool (true or false)",
+	"json":  "json (a JSON document such as {\"lr\": 0.1} or [1, 2])",
 }
 
 // quoteStart quotes v's first 64 bytes.

@@ -3,13 +3,12 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/workflow"
 )
 
 // MaxValueBytes bounds a signal's value: it becomes an output parameter,
@@ -63,36 +62,10 @@ func checkValue(typ, v string) error {
 	if len(v) > MaxValueBytes {
 		return apiv1.Errorf(apiv1.CodeOutOfRange, fmt.Sprintf("the value is %d bytes, over the %d a signal may carry", len(v), MaxValueBytes))
 	}
-	var ok bool
-	switch typ {
-	case "", "string":
-		return nil
-	case "int":
-		_, err := strconv.ParseInt(v, 10, 64)
-		ok = err == nil
-	case "float":
-		f, err := strconv.ParseFloat(v, 64)
-		ok = err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
-	case "bool":
-		_, err := strconv.ParseBool(v)
-		ok = err == nil
-	case "json":
-		ok = json.Valid([]byte(v))
-	default:
-		return notWaiting(fmt.Sprintf("the gate's type %q is not string, int, float, bool or json", typ))
+	if err := workflow.CheckValue(typ, v); err != nil {
+		return notWaiting(err.Error())
 	}
-	if ok {
-		return nil
-	}
-	return notWaiting(fmt.Sprintf("the value %s is not %s", quote(v), typeHint[typ]))
-}
-
-// typeHint says what a value of each type looks like.
-var typeHint = map[string]string{
-	"int":   "an int (a whole number such as 42 or -7)",
-	"float": "a float (a finite number such as 0.5 or 1e-3)",
-	"bool":  "a bool (true or false)",
-	"json":  "json (a JSON document such as {\"lr\": 0.1} or [1, 2])",
+	return nil
 }
 
 func typeName(typ string) string {
