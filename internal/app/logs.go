@@ -53,11 +53,19 @@ func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n i
 		i := slices.IndexFunc(run.Status.Nodes, func(n apiv1.NodeStatus) bool { return n.Name == q.Task })
 		if i < 0 {
 			return 0, false, &apiv1.Error{
-				Code: apiv1.CodeRunNotFound, Object: "Run/" + string(q.Run), Field: "task",
+				Code: apiv1.CodeRunNotFound, Object: "Run/" + string(q.Run),
 				Message: fmt.Sprintf("the run has no task %q", q.Task),
+				Hint:    fmt.Sprintf("kiln describe run %s lists its tasks, children (such as a map's sweep.0) included", q.Run),
 			}
 		}
 		node := run.Status.Nodes[i]
+		if node.Children != nil && len(node.Attempts) == 0 {
+			return 0, false, &apiv1.Error{
+				Code: apiv1.CodeUsage, Object: "Run/" + string(q.Run),
+				Message: fmt.Sprintf("task %s runs no process of its own: its %d children do, as %s.<name>", q.Task, node.Children.Total, q.Task),
+				Hint:    fmt.Sprintf("kiln logs %s %s.0 for a map's first item; kiln describe run %s lists them", q.Run, q.Task, q.Run),
+			}
+		}
 		latest := len(node.Attempts)
 		ended := node.Phase.Done() || run.Status.Phase.Done()
 		switch {
