@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -36,6 +37,9 @@ func (c *checker) dependsTasks(base string, tasks []apiv1.Task, p *Plan) [][]str
 // conditions compiles each task's when expression against the plan's
 // params and tasks; the tasks it reads must be upstream of it.
 func (c *checker) conditions(base string, tasks []apiv1.Task, p *Plan, params map[string]bool) {
+	if !slices.ContainsFunc(tasks, func(t apiv1.Task) bool { return t.When != "" }) {
+		return // most workflows: no need to list every task's outputs
+	}
 	env := expr.Env{Tasks: map[string][]string{}}
 	for name := range params {
 		env.Params = append(env.Params, name)
