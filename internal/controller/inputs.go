@@ -54,9 +54,11 @@ func (in *inputs) Expand(s string) (string, error) {
 			name = in.sc.prefix + name
 		}
 		if up, ok := in.rs.plan.Index[name]; ok && in.rs.nodes[up].status.Phase != apiv1.PhaseSucceeded {
-			return "", &apiv1.Error{Code: apiv1.CodeTemplate, Message: fmt.Sprintf(
-				"{{%s}}: task %s is %s, so it has no outputs to read", r.Raw, r.Path[1], in.rs.nodes[up].status.Phase),
-				Hint: "read outputs only of tasks that succeed, or guard the reading task with when: tasks.NAME.succeeded"}
+			return "", &apiv1.Error{
+				Code: apiv1.CodeTemplate, Message: fmt.Sprintf(
+					"{{%s}}: task %s is %s, so it has no outputs to read", r.Raw, r.Path[1], in.rs.nodes[up].status.Phase),
+				Hint: "read outputs only of tasks that succeed, or guard the reading task with when: tasks.NAME.succeeded",
+			}
 		}
 	}
 	return "", err
