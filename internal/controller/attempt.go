@@ -145,11 +145,6 @@ func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
 // starting anything; a child's failure is its group's to judge.
 func (c *Controller) failNode(r *round, i int, code apiv1.Code, msg string) {
 	r.setNode(i, apiv1.PhaseFailed, "Failed", code, msg)
-	for _, d := range r.rs.plan.Graph.Downstream(i) { // before a stop skips them for the stop's reason
-		if met, final, code, why := r.rs.trigger(d); final && !met && r.rs.nodes[d].status.Phase == apiv1.PhasePending {
-			c.skipNode(r, d, code, why)
-		}
-	}
 	if r.rs.parent[i] < 0 && stopsRun(r.rs.plan.FailFast, r.rs.stopping) {
 		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
 	}

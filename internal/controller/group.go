@@ -228,31 +228,32 @@ func (g *group) childDone(rs *runState, i int) {
 	}
 }
 
-// countChild moves child i from phase was to phase now in its group's counts.
+// countChild moves a child from phase was to phase now in its group's counts.
 func (g *group) countChild(was, now apiv1.Phase) {
-	g.counts.Pending, g.counts.Running = g.counts.Pending-count(was, pendingPhase), g.counts.Running-count(was, runningPhase)
-	g.counts.Pending, g.counts.Running = g.counts.Pending+count(now, pendingPhase), g.counts.Running+count(now, runningPhase)
-	switch now {
+	g.add(was, -1)
+	g.add(now, 1)
+}
+
+// add adds n to the count of phase p.
+func (g *group) add(p apiv1.Phase, n int) {
+	c := &g.counts
+	switch p {
+	case apiv1.PhasePending, apiv1.PhaseWaiting:
+		c.Pending += n
 	case apiv1.PhaseSucceeded:
-		g.counts.Succeeded++
+		c.Succeeded += n
 	case apiv1.PhaseFailed:
-		g.counts.Failed++
+		c.Failed += n
 	case apiv1.PhaseSkipped:
-		g.counts.Skipped++
+		c.Skipped += n
 	case apiv1.PhaseCancelled:
-		g.counts.Cancelled++
+		c.Cancelled += n
+	default:
+		c.Running += n
 	}
 }
 
 func pendingPhase(p apiv1.Phase) bool { return p == apiv1.PhasePending || p == apiv1.PhaseWaiting }
-func runningPhase(p apiv1.Phase) bool { return !pendingPhase(p) && !p.Done() }
-
-func count(p apiv1.Phase, in func(apiv1.Phase) bool) int {
-	if in(p) {
-		return 1
-	}
-	return 0
-}
 
 // gather asks group p's handler how the group went, and ends it once
 // that is final and its children have ended. A group that can no longer

@@ -63,8 +63,7 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 	keep := func(i int) bool { return rs.stopping != apiv1.PhaseCancelling && rs.runsOnFailure(i) }
 	for _, i := range rs.ready.nodes() {
 		if !keep(i) {
-			rs.ready.remove(i)
-			c.skip(r, i, msg)
+			c.skipNode(r, i, "", "not started: "+msg)
 		}
 	}
 	for i := range rs.retrying {
@@ -82,16 +81,20 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 	}
 	for i, ns := range rs.nodes {
 		if (ns.status.Phase == apiv1.PhasePending || ns.status.Phase == apiv1.PhaseWaiting) && !keep(i) {
-			rs.ready.remove(i)
-			c.skip(r, i, msg)
+			c.skipStopped(r, i, msg)
 		}
 	}
 }
 
-func (c *Controller) skip(r *round, i int, msg string) {
-	if ns := r.rs.nodes[i]; !ns.status.Phase.Done() {
-		r.setNode(i, apiv1.PhaseSkipped, "Skipped", "", "not started: "+msg)
+// skipStopped skips node i, which the stopping run will not start: for
+// a failed upstream task when there is one (the closer reason), else for
+// the stop.
+func (c *Controller) skipStopped(r *round, i int, msg string) {
+	if _, final, code, why := r.rs.trigger(i); final && code == apiv1.CodeUpstreamFailed {
+		c.skipNode(r, i, code, why)
+		return
 	}
+	c.skipNode(r, i, "", "not started: "+msg)
 }
 
 // timeouts stops attempts that ran past their node's timeout, and fails

@@ -181,7 +181,7 @@ func (c *checker) forEach(field string, t *apiv1.Task, out *Task) {
 	m := &Map{Items: fe.Items, From: fe.From, MaxParallel: fe.MaxParallel, MinSuccesses: fe.MinSuccesses, Child: *out}
 	if fe.From != "" && !hasTemplate(fe.From) {
 		c.addHint(apiv1.CodeInvalidValue, f+".from", "for a literal list use items: [...]",
-			"from is %s: it is a template whose value is a JSON list, such as {{tasks.list.outputs.parameters.files}}", quoteStart(fe.From))
+			"from is %s: it is a template whose value is a JSON list, such as {{tasks.list.outputs.parameters.files}}", QuoteStart(fe.From))
 	}
 	if len(fe.Items) > MaxItems {
 		c.add(apiv1.CodeOutOfRange, f+".items", "%d items, out of range: a map runs at most %d", len(fe.Items), MaxItems)
@@ -347,7 +347,7 @@ func CheckValue(typ, v string) error {
 	if ok {
 		return nil
 	}
-	return fmt.Errorf("the value %s is not %s", quoteStart(v), typeHint[typ])
+	return fmt.Errorf("the value %s is not %s", QuoteStart(v), typeHint[typ])
 }
 
 // typeHint says what a value of each type looks like.
@@ -358,22 +358,15 @@ var typeHint = map[string]string{
 	"json":  "json (a JSON document such as {\"lr\": 0.1} or [1, 2])",
 }
 
-// quoteStart quotes v's first 64 bytes.
-func quoteStart(v string) string {
+// QuoteStart quotes v's first 64 bytes, marking a cut with "...".
+func QuoteStart(v string) string {
 	if len(v) > 64 {
 		return strconv.Quote(v[:64]) + "..."
 	}
 	return strconv.Quote(v)
 }
 
-func hasTemplate(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '{' && s[i+1] == '{' {
-			return true
-		}
-	}
-	return false
-}
+func hasTemplate(s string) bool { return strings.Contains(s, "{{") }
 
 // Outputs are what the task gives downstream: a subworkflow its
 // workflow's outputs, a signal gate "value", an approval gate "approved",

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -204,8 +205,11 @@ func subworkflowNames(docs []Document) map[string]bool {
 // runs lists the workflows that the tasks and onExit tasks of doc run,
 // if it is a Workflow; nil if it is not, or does not decode.
 func runs(doc *Document) []string {
-	if doc.Kind != apiv1.KindWorkflow {
-		return nil
+	if doc.Kind != apiv1.KindWorkflow || !bytes.Contains(doc.JSON, []byte(`"workflow"`)) {
+		return nil // most workflows run none: no need to decode them again
+	}
+	if doc.runs != nil {
+		return *doc.runs
 	}
 	var wf struct {
 		Spec struct {
@@ -217,15 +221,15 @@ func runs(doc *Document) []string {
 			} `json:"onExit"`
 		} `json:"spec"`
 	}
-	if decodeJSON(doc.JSON, &wf, false) != nil {
-		return nil
-	}
-	var names []string
-	for _, t := range append(wf.Spec.Tasks, wf.Spec.OnExit...) {
-		if t.Workflow != nil {
-			names = append(names, t.Workflow.Name)
+	names := []string{}
+	if decodeJSON(doc.JSON, &wf, false) == nil {
+		for _, t := range append(wf.Spec.Tasks, wf.Spec.OnExit...) {
+			if t.Workflow != nil {
+				names = append(names, t.Workflow.Name)
+			}
 		}
 	}
+	doc.runs = &names // asked for by every check of the files: decoded once
 	return names
 }
 

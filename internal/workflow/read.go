@@ -41,6 +41,8 @@ type Document struct {
 
 	// node is Raw parsed, nil for a document not read by Read.
 	node *yaml3.Node
+	// runs caches the workflows a Workflow document's tasks run (runs).
+	runs *[]string
 }
 
 // Object names the document for error messages: "Workflow/train" or, when

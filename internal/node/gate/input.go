@@ -75,21 +75,12 @@ func typeName(typ string) string {
 	return typ
 }
 
-// quote quotes the first 64 bytes of v, marking a cut with "...".
-func quote(v string) string {
-	const most = 64
-	if len(v) <= most {
-		return strconv.Quote(v)
-	}
-	return strconv.Quote(v[:most]) + "..."
-}
-
 // decided says how a gate's wait ended, who ended it and when:
 // `approved by ann at 2026-01-02T03:04:05Z ("ship it")`.
 func decided(st *apiv1.GateStatus) string {
 	s := st.Decision
 	if st.Value != "" {
-		s += " " + quote(st.Value)
+		s += " " + workflow.QuoteStart(st.Value)
 	}
 	if st.By != "" {
 		s += " by " + st.By
