@@ -41,6 +41,23 @@ func newEnv(t testing.TB) *env {
 }
 
 // newEnvWith is newEnv with the server's Config changed by configure.
+// stopSupervisor kills home's supervisor and waits until it is gone, so
+// that it writes nothing into home while the test removes it.
+func stopSupervisor(t testing.TB, home string) {
+	pid := local.SupervisorPID(home)
+	if pid <= 0 {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; {
+		if time.Now().After(deadline) {
+			t.Errorf("supervisor %d of %s did not die", pid, home)
+			return
+		}
+		<-time.After(5 * time.Millisecond)
+	}
+}
+
 func newEnvWith(t testing.TB, configure func(*Config)) *env {
 	t.Helper()
 	home := t.TempDir()
@@ -67,10 +84,8 @@ func newEnvWith(t testing.TB, configure func(*Config)) *env {
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
-		if pid := local.SupervisorPID(home); pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		a.Close()
+		a.Close() // first: a running engine starts a supervisor again
+		stopSupervisor(t, home)
 	})
 	e := &env{url: srv.URL, srv: s, ln: ln}
 	for _, tok := range []struct {

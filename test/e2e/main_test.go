@@ -45,9 +45,16 @@ func newHome(t *testing.T) string {
 	return home
 }
 
+// stopSupervisor kills home's supervisor and waits, up to 10 seconds,
+// until it is gone, so that it writes nothing while the test removes home.
 func stopSupervisor(home string) {
-	if pid := local.SupervisorPID(home); pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	pid := local.SupervisorPID(home)
+	if pid <= 0 {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil && time.Now().Before(deadline); {
+		<-time.After(5 * time.Millisecond)
 	}
 }
 
