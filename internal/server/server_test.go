@@ -41,6 +41,30 @@ func newEnv(t testing.TB) *env {
 }
 
 // newEnvWith is newEnv with the server's Config changed by configure.
+// tempHome is a kiln home removed when the test ends. Attempts outlive
+// their engine and supervisor, as they do for users: one that was just
+// launched may still write its last file while the home is removed, so
+// removing it is tried again for a while rather than failing the test.
+func tempHome(t testing.TB) string {
+	home, err := os.MkdirTemp("", "kiln-server-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); ; <-time.After(20 * time.Millisecond) {
+			err := os.RemoveAll(home)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("removing %s: %v", home, err)
+				return
+			}
+		}
+	})
+	return home
+}
+
 // stopSupervisor kills home's supervisor and waits until it is gone, so
 // that it writes nothing into home while the test removes it.
 func stopSupervisor(t testing.TB, home string) {
@@ -60,7 +84,7 @@ func stopSupervisor(t testing.TB, home string) {
 
 func newEnvWith(t testing.TB, configure func(*Config)) *env {
 	t.Helper()
-	home := t.TempDir()
+	home := tempHome(t)
 	a, err := app.Open(t.Context(), app.Config{
 		Home:              home,
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},
