@@ -69,6 +69,7 @@ const (
 	CodeBusy            Code = "KLN-4013"
 	CodeNotWaiting      Code = "KLN-4014"
 	CodeNoTemplate      Code = "KLN-4015"
+	CodeNoCacheEntry    Code = "KLN-4025"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
@@ -156,6 +157,7 @@ func CodeInfos() []CodeInfo {
 		{CodeBusy, "the server is handling as many submissions as it allows at once", "wait for the Retry-After seconds and try again"},
 		{CodeNotWaiting, "an approval or signal was sent to a task that is not a gate waiting for it, or the value does not fit the gate's type", "check the task with kiln describe run; a signal's value must parse as the gate's type"},
 		{CodeNoTemplate, "the project has no WorkflowTemplate of the given name", "list a project's templates with kiln get templates --project P"},
+		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},

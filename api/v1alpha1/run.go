@@ -40,6 +40,8 @@ type Run struct {
 	// Suspend asks that the run's training jobs be stopped and not started
 	// until it is cleared.
 	Suspend bool `json:"suspend,omitempty"`
+	// Cache is how the run uses the cache; empty means on.
+	Cache CacheMode `json:"cache,omitempty"`
 	// Status is what happened so far.
 	Status RunStatus `json:"status"`
 }
@@ -103,6 +105,8 @@ type NodeStatus struct {
 	Expansion json.RawMessage `json:"expansion,omitempty"`
 	// Gate is what a gate task waits for and what it got.
 	Gate *GateStatus `json:"gate,omitempty"`
+	// Cache is what the cache did for a task that sets cache.
+	Cache *CacheStatus `json:"cache,omitempty"`
 }
 
 // Condition types of a training job.

@@ -17,6 +17,9 @@ type Submission struct {
 	// workflow's file. Otherwise each attempt starts in its own directory,
 	// and a task's relative workingDir is relative to that.
 	WorkDir string `json:"workDir,omitempty"`
+	// Cache says how the run uses the cache: on (the default), off or
+	// overwrite.
+	Cache CacheMode `json:"cache,omitempty"`
 }
 
 // SourceFile is one file of a submission.

@@ -113,6 +113,9 @@ type Task struct {
 	// Gate makes the task wait for an approval, a time or a signal
 	// instead of running anything.
 	Gate *Gate `json:"gate,omitempty"`
+	// Cache reuses the task's stored result when everything that decides
+	// it is unchanged (a map's items are cached one by one).
+	Cache *Cache `json:"cache,omitempty"`
 }
 
 // EnvVar is one environment variable of a task.

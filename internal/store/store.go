@@ -47,6 +47,7 @@ type Store interface {
 	Secrets
 	Gates
 	Templates
+	Caches
 	// Close releases the store's files and connections.
 	Close() error
 }
@@ -95,7 +96,8 @@ type Leaser interface {
 	// at once, one wins each run.
 	ClaimRuns(ctx context.Context, p ClaimRunsParams) ([]apiv1.RunID, error)
 	// RenewLeases extends the lease of every unfinished run p.Owner holds
-	// to p.Until, and returns what was asked of each of them.
+	// to p.Until, and the cache reservations it holds with them, and
+	// returns what was asked of each of its runs.
 	RenewLeases(ctx context.Context, p RenewLeasesParams) ([]Request, error)
 	// ReleaseLease gives up owner's lease on run id, if it holds it.
 	ReleaseLease(ctx context.Context, id apiv1.RunID, owner string) error
@@ -194,6 +196,43 @@ type Templates interface {
 	ListTemplates(ctx context.Context, project string) ([]*apiv1.WorkflowTemplate, error)
 	// DeleteTemplate removes a template, or returns ErrNotFound.
 	DeleteTemplate(ctx context.Context, project, name string) error
+}
+
+// Caches keeps the cache's index: which result is stored under which key,
+// and which node is computing a key now, so that two runs that miss the
+// same key compute it once. The artifacts' bytes live beside the store
+// (internal/cache), content-addressed.
+type Caches interface {
+	// PutCacheEntry creates or replaces the entry of e.Key and drops any
+	// reservation of the key, in one transaction.
+	PutCacheEntry(ctx context.Context, e *apiv1.CacheEntry) error
+	// CacheEntry returns the entry of key, or ErrNotFound.
+	CacheEntry(ctx context.Context, key string) (*apiv1.CacheEntry, error)
+	// UseCacheEntry sets the UsedAt of key's entry; ErrNotFound if none.
+	UseCacheEntry(ctx context.Context, key string, at time.Time) error
+	// ListCacheEntries returns the entries q selects, most recently used first.
+	ListCacheEntries(ctx context.Context, q apiv1.CacheQuery) ([]*apiv1.CacheEntry, error)
+	// DeleteCacheEntries removes the entries of keys, and reports how many
+	// there were. Keys without an entry are ignored.
+	DeleteCacheEntries(ctx context.Context, keys []string) (int, error)
+	// ReserveCacheKey reserves p.Key for p.Holder until p.Until, unless
+	// another holder's reservation of it is still valid (its Until is
+	// after p.Now). It returns the holder of the reservation after the
+	// call: p.Holder when it was granted (or already held).
+	ReserveCacheKey(ctx context.Context, p ReserveCacheKeyParams) (string, error)
+	// ReleaseCacheKey drops holder's reservation of key, if it holds one.
+	ReleaseCacheKey(ctx context.Context, key, holder string) error
+}
+
+// ReserveCacheKeyParams reserves a cache key for the node computing it.
+type ReserveCacheKeyParams struct {
+	Key string
+	// Holder names the node: "<run>/<node>".
+	Holder string
+	// Owner is the engine working the holder's run; RenewLeases extends
+	// the reservations of an owner with its leases.
+	Owner      string
+	Now, Until time.Time
 }
 
 // PutTemplateParams is a template to store. The store keeps its

@@ -60,7 +60,7 @@ func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 			if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
 				nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
 				jsonOrEmpty(len(n.Replicas), n.Replicas), n.Kind, jsonIfSet(n.Children), jsonIfSet(n.Gate),
-				c.Run, n.Name); err != nil {
+				jsonIfSet(n.Cache), c.Run, n.Name); err != nil {
 				return err
 			}
 		}
@@ -101,7 +101,7 @@ func (s *Store) insertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 		if _, err := stmt.ExecContext(ctx, c.Run, next+i, n.Name, n.Phase, n.Kind, n.Parent, n.Code, n.Message,
 			nanos(n.StartedAt), nanos(n.FinishedAt), nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs),
 			jsonOrEmpty(len(n.Conditions), n.Conditions), jsonOrEmpty(len(n.Replicas), n.Replicas),
-			jsonIfSet(n.Children), jsonIfSet(n.Gate)); err != nil {
+			jsonIfSet(n.Children), jsonIfSet(n.Gate), jsonIfSet(n.Cache)); err != nil {
 			return err
 		}
 	}

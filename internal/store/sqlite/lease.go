@@ -62,6 +62,9 @@ func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) (_ [
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_until = ? WHERE owner = ? AND done = 0`, p.Until.UnixNano(), p.Owner); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `UPDATE cache_reservations SET until = ? WHERE owner = ?`, p.Until.UnixNano(), p.Owner); err != nil {
+			return err
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, cancel_requested, suspend FROM runs WHERE owner = ? AND done = 0 ORDER BY id`, p.Owner)
 		if err != nil {
 			return err

@@ -27,9 +27,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 			phase = apiv1.PhasePending
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source, work_dir,
-			created_at, phase, owner, lease_until, suspend, project, done) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			created_at, phase, owner, lease_until, suspend, project, done, cache_mode) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,
-			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done())
+			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done(), r.Cache)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
 				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
@@ -61,7 +61,7 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 	})
 }
 
-const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs`
+const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs, cache_mode`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
@@ -69,7 +69,7 @@ func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var created int64
 	var started, finished sql.NullInt64
 	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &r.WorkDir, &created,
-		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs)
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs, &r.Cache)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
-		conditions, replicas, attempt_base, kind, parent, children, COALESCE(e.expansion, ''), gate
+		conditions, replicas, attempt_base, kind, parent, children, COALESCE(e.expansion, ''), gate, cache
 		FROM nodes LEFT JOIN node_expansions e ON e.run_id = nodes.run_id AND e.node = nodes.name
 		WHERE nodes.run_id = ? ORDER BY position`, id)
 	if err != nil {
@@ -116,9 +116,9 @@ func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, 
 	for rows.Next() {
 		var n apiv1.NodeStatus
 		var started, finished, retry sql.NullInt64
-		var outputs, conditions, replicas, children, expansion, gate string
+		var outputs, conditions, replicas, children, expansion, gate, cache string
 		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs,
-			&conditions, &replicas, &n.AttemptBase, &n.Kind, &n.Parent, &children, &expansion, &gate); err != nil {
+			&conditions, &replicas, &n.AttemptBase, &n.Kind, &n.Parent, &children, &expansion, &gate, &cache); err != nil {
 			return nil, err
 		}
 		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
@@ -126,7 +126,8 @@ func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, 
 			n.Expansion = json.RawMessage(expansion)
 		}
 		if err := errors.Join(unmarshalIf(outputs, &n.Outputs), unmarshalIf(conditions, &n.Conditions),
-			unmarshalIf(replicas, &n.Replicas), unmarshalIf(children, &n.Children), unmarshalIf(gate, &n.Gate)); err != nil {
+			unmarshalIf(replicas, &n.Replicas), unmarshalIf(children, &n.Children), unmarshalIf(gate, &n.Gate),
+			unmarshalIf(cache, &n.Cache)); err != nil {
 			return nil, err
 		}
 		nodes = append(nodes, n)

@@ -22,11 +22,11 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 			outputs = ? WHERE id = ? AND owner = ?`},
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
-			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, children = ?, gate = ?
+			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, children = ?, gate = ?, cache = ?
 			WHERE run_id = ? AND name = ?`},
 		{&st.insertNode, `INSERT INTO nodes (run_id, position, name, phase, kind, parent, code, message, started_at,
-			finished_at, retry_at, outputs, conditions, replicas, children, gate)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+			finished_at, retry_at, outputs, conditions, replicas, children, gate, cache)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
 		{&st.putExpansion, `INSERT OR REPLACE INTO node_expansions (run_id, node, expansion) VALUES (?,?,?)`},
 		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code, message, system,
 			started_at, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET

@@ -1,0 +1,129 @@
+// Package cache keeps the results of cached tasks: an index in the store
+// (which outputs are stored under which key) and the artifacts' bytes in
+// a directory beside it, content-addressed by SHA-256. A stored result is
+// verified against its digests before it is reused; one that does not
+// verify is a miss, never a wrong result.
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// Cache is the cache of one kiln home. It is safe for concurrent use, and
+// by several processes sharing the home.
+type Cache struct {
+	store   store.Caches
+	dir     string
+	maxSize int64
+	log     *slog.Logger
+	digests *digestMemo
+}
+
+// Options tune a Cache.
+type Options struct {
+	// MaxSize caps the bytes of stored artifacts: after a result is
+	// stored, the least recently used entries are removed until the cache
+	// fits. 0 means no limit.
+	MaxSize int64
+	// Log receives why stored results were not reused.
+	Log *slog.Logger
+}
+
+// New returns the cache whose index is st and whose bytes live under dir.
+func New(st store.Caches, dir string, o Options) *Cache {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Cache{store: st, dir: dir, maxSize: o.MaxSize, log: log, digests: newDigestMemo()}
+}
+
+// Dir is the directory holding the artifacts' bytes.
+func (c *Cache) Dir() string { return c.dir }
+
+// KeyOf is the digest of v's JSON: the key of a result decided by v.
+func KeyOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encoding a cache key: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// Lookup returns the entry stored under key, verified, or nil and why
+// there is none to reuse: none stored, older than maxAge (0: any age), or
+// damaged. A damaged entry is removed, so the next result replaces it.
+func (c *Cache) Lookup(ctx context.Context, key string, maxAge time.Duration, now time.Time) (*apiv1.CacheEntry, string, error) {
+	e, err := c.store.CacheEntry(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, "no result is stored under this key", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading the cache: %w", err)
+	}
+	if maxAge > 0 && now.Sub(e.CreatedAt) > maxAge {
+		return nil, fmt.Sprintf("the stored result of run %s is %s old, more than maxAge %s",
+			e.SourceRun, now.Sub(e.CreatedAt).Round(time.Second), maxAge), nil
+	}
+	if why := c.verify(e); why != "" {
+		c.log.Warn("a cache entry is damaged; removing it", "key", key, "sourceRun", e.SourceRun, "reason", why)
+		if _, err := c.store.DeleteCacheEntries(ctx, []string{key}); err != nil {
+			return nil, "", fmt.Errorf("removing a damaged cache entry: %w", err)
+		}
+		return nil, "the stored result is damaged (" + why + "); it was removed", nil
+	}
+	if err := c.store.UseCacheEntry(ctx, key, now); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, "", fmt.Errorf("marking a cache entry used: %w", err)
+	}
+	return e, "", nil
+}
+
+// verify checks every blob of e against its digest and says what is
+// wrong, or "".
+func (c *Cache) verify(e *apiv1.CacheEntry) string {
+	for _, a := range e.Artifacts {
+		for _, f := range filesOf(a) {
+			got, _, err := hashFile(c.blobPath(f.Digest))
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				return fmt.Sprintf("artifact %s: the stored file %s is missing", a.Name, f.Digest)
+			case err != nil:
+				return fmt.Sprintf("artifact %s: %v", a.Name, err)
+			case got != f.Digest:
+				return fmt.Sprintf("artifact %s: the stored file was altered (its digest is %s, not %s)", a.Name, got, f.Digest)
+			}
+		}
+	}
+	return ""
+}
+
+// filesOf lists an artifact's blobs: itself, or a directory's files.
+func filesOf(a apiv1.CachedArtifact) []apiv1.CachedFile {
+	if a.Files == nil {
+		return []apiv1.CachedFile{{Path: "", Digest: a.Digest, Size: a.Size}}
+	}
+	return a.Files
+}
+
+// blobPath is where the bytes of digest live.
+func (c *Cache) blobPath(digest string) string {
+	hex := strings.TrimPrefix(digest, "sha256:")
+	if len(hex) < 2 {
+		hex = "00" + hex
+	}
+	return filepath.Join(c.dir, "blobs", "sha256", hex[:2], hex)
+}
