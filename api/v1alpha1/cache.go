@@ -107,7 +107,7 @@ type CachedFile struct {
 	Path   string `json:"path"`
 	Digest string `json:"digest"`
 	Size   int64  `json:"size"`
-	// Mode is the file's permission bits (executables stay executable).
+	// Mode is 0755 for an executable file, else 0644.
 	Mode uint32 `json:"mode,omitempty"`
 }
 

@@ -18,6 +18,7 @@ import (
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/cache"
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/metrics"
 	"kiln.dev/kiln/internal/node/builtin"
@@ -51,6 +52,8 @@ type Config struct {
 	// TaskEnv, if not nil, is the environment tasks start from (see
 	// BaseEnv); nil gives them this process's, as `kiln run` does.
 	TaskEnv []string
+	// CacheMaxSize caps the bytes of the cache's artifacts; 0 means no limit.
+	CacheMaxSize int64
 }
 
 // Backend names.
@@ -66,8 +69,10 @@ type App struct {
 	// Kube is the kubernetes backend when it is the one in use, else nil.
 	Kube       *kube.Backend
 	Controller *controller.Controller
-	Metrics    *metrics.Metrics
-	Home       string
+	// Cache keeps the results of cached tasks, under Home/cache.
+	Cache   *cache.Cache
+	Metrics *metrics.Metrics
+	Home    string
 
 	stop    context.CancelFunc
 	stopped chan struct{}
@@ -118,9 +123,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
+	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log})
 	a.Controller, err = controller.New(controller.Config{
 		Store: st, Backend: a.Backend, Pool: pool, Handlers: builtin.Registry(),
 		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,
+		Cache: a.Cache,
 	})
 	if err != nil {
 		st.Close()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -29,6 +30,9 @@ import (
 // Workflow of the files is named after is the WorkflowTemplate of that
 // name stored in the run's project (kiln apply); the run keeps a copy.
 func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
+	if err := checkCacheMode(s.Cache); err != nil {
+		return nil, err
+	}
 	l, err := workflow.LoadSubmission(&s, a.storedTemplates(ctx, projectOf(s.Project)))
 	if err != nil {
 		return nil, err
@@ -41,6 +45,7 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 	src, dir := placeSource(l.Doc.File, s.WorkDir)
 	return a.Controller.Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
+		Cache: s.Cache,
 	})
 }
 
@@ -234,3 +239,14 @@ func (a *App) Changes() (<-chan struct{}, func()) { return a.Controller.Changes(
 // Done returns a channel closed once this engine no longer works run id:
 // it ended, or another engine took it over.
 func (a *App) Done(id apiv1.RunID) <-chan struct{} { return a.Controller.Done(id) }
+
+// checkCacheMode refuses a submission's unknown cache mode.
+func checkCacheMode(m apiv1.CacheMode) error {
+	if m == "" || slices.Contains(apiv1.CacheModes(), m) {
+		return nil
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeInvalidValue, Field: "cache",
+		Message: fmt.Sprintf("%q is not a cache mode", m), Hint: "use on, off or overwrite",
+	}
+}

@@ -54,6 +54,15 @@ type Logger interface {
 	Logs(ctx context.Context, id job.AttemptID, follow bool, w io.Writer) error
 }
 
+// HostOutputs is implemented by backends whose attempts' output
+// directories lie on this machine (local processes): the engine can read
+// what attempts wrote there, and place files for the tasks that read them.
+type HostOutputs interface {
+	// HostOutputDir is attempt id's output directory as this process
+	// reaches it.
+	HostOutputDir(id job.AttemptID) string
+}
+
 // Networker is implemented by backends that can run multi-node jobs. It
 // tells the engine where the nodes of an attempt are and reserves the
 // ports they meet on.

@@ -91,7 +91,7 @@ func (c *Cache) Digest(path string) (string, error) {
 	var files []apiv1.CachedFile
 	err = walkFiles(path, func(rel, p string, fi fs.FileInfo) error {
 		d, err := c.digests.file(p, fi)
-		files = append(files, apiv1.CachedFile{Path: rel, Digest: d, Size: fi.Size(), Mode: uint32(fi.Mode().Perm())})
+		files = append(files, apiv1.CachedFile{Path: rel, Digest: d, Size: fi.Size(), Mode: modeOf(fi)})
 		return err
 	})
 	if err != nil {
@@ -135,4 +135,13 @@ func (m *digestMemo) file(path string, fi fs.FileInfo) (string, error) {
 	m.seen[path] = memoEntry{size: fi.Size(), mtime: fi.ModTime(), digest: d}
 	m.mu.Unlock()
 	return d, nil
+}
+
+// modeOf is the mode a cached file keeps: executable or not. Other bits
+// (who may write it) do not change what a task reads.
+func modeOf(fi fs.FileInfo) uint32 {
+	if fi.Mode().Perm()&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
 }

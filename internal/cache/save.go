@@ -52,7 +52,7 @@ func (c *Cache) putArtifact(a *apiv1.CachedArtifact, path string) error {
 	a.Files, a.Size = []apiv1.CachedFile{}, 0
 	err = walkFiles(path, func(rel, p string, fi fs.FileInfo) error {
 		d, n, err := c.putBlob(p)
-		a.Files = append(a.Files, apiv1.CachedFile{Path: rel, Digest: d, Size: n, Mode: uint32(fi.Mode().Perm())})
+		a.Files = append(a.Files, apiv1.CachedFile{Path: rel, Digest: d, Size: n, Mode: modeOf(fi)})
 		a.Size += n
 		return err
 	})

@@ -21,7 +21,7 @@ func newRunCmd(e *env) *cobra.Command {
 	var pool poolFlags
 	var params []string
 	var quiet bool
-	var project string
+	var project, cacheMode string
 	cmd := &cobra.Command{
 		Use:   "run FILE...",
 		Short: "Submit a workflow and watch it until it ends",
@@ -37,6 +37,9 @@ func newRunCmd(e *env) *cobra.Command {
 			}
 			sub, err := readSubmission(e, files, given, project)
 			if err != nil {
+				return err
+			}
+			if sub.Cache, err = parseCacheMode(cacheMode); err != nil {
 				return err
 			}
 			eng, done, err := e.open(cmd.Context(), working, &pool)
@@ -55,7 +58,21 @@ func newRunCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final summary")
+	cmd.Flags().StringVar(&cacheMode, "cache", "on", "how cached tasks use the cache: on, off (neither read nor write) or overwrite (compute afresh and replace)")
 	return cmd
+}
+
+// parseCacheMode checks a --cache value.
+func parseCacheMode(s string) (apiv1.CacheMode, error) {
+	for _, m := range apiv1.CacheModes() {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", &apiv1.Error{
+		Code: apiv1.CodeUsage, Field: "--cache",
+		Message: fmt.Sprintf("%q is not a cache mode", s), Hint: "use on, off or overwrite",
+	}
 }
 
 // readSubmission reads files ("-" is standard input) into a submission

@@ -21,6 +21,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/cache"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/resource"
@@ -57,6 +58,8 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics receives measurements; nil records nothing.
 	Metrics Metrics
+	// Cache keeps the results of cached tasks; nil runs every task.
+	Cache *cache.Cache
 	// Secrets gives the values task environments reference; nil has none.
 	Secrets Secrets
 }

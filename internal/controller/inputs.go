@@ -146,6 +146,9 @@ func (in *inputs) output(task, kind, name string) (string, bool) {
 	if o := rs.plan.Tasks[up].Spec.Outputs; o != nil && rs.kinds[up].attempts {
 		for _, a := range o.Artifacts {
 			if a.Name == name {
+				if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
+					return filepath.Join(cs.OutputDir, a.Path), true // placed from the cache
+				}
 				return filepath.Join(in.c.cfg.Backend.OutputDir(rs.attemptID(up, ns.attempt.Number)), a.Path), true
 			}
 		}

@@ -39,6 +39,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	c.timeouts(r)
 	gateErr := c.gates(ctx, r)
 	c.retriesDue(r)
+	c.cacheWaits(ctx, r)
 	admitErr := c.settleAndAdmit(ctx, r)
 	c.showSuspended(r)
 	c.finishIfDone(r)
@@ -195,6 +196,9 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 		consider(rs.deadline)
 	}
 	rs.gateWake(consider, c.now())
+	if len(rs.cacheWait) > 0 {
+		consider(c.now().Add(cachePoll))
+	}
 	if next.IsZero() {
 		return 0
 	}

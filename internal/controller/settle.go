@@ -19,6 +19,7 @@ func (c *Controller) settle(ctx context.Context, r *round) {
 		case len(r.doneQ) > 0:
 			i := r.doneQ[0]
 			r.doneQ = r.doneQ[1:]
+			c.cacheEnded(ctx, r, i)
 			c.nodeDone(r, i)
 		case len(rs.unresolved) > 0:
 			i := rs.unresolved[0]
@@ -168,7 +169,9 @@ func (c *Controller) begin(ctx context.Context, r *round, i int) {
 	case k.waiter != nil:
 		c.startWait(ctx, r, i)
 	case k.attempts:
-		r.rs.enqueue(i)
+		if !c.fromCache(ctx, r, i) {
+			r.rs.enqueue(i)
+		}
 	default:
 		c.expand(ctx, r, i, nil)
 	}

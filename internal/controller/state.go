@@ -32,6 +32,7 @@ type runState struct {
 	suspended  map[int]bool   // nodes stopped while the run is suspended
 	groups     map[int]*group // nodes running children, by node
 	gates      map[int]bool   // gates waiting
+	cacheWait  map[int]bool   // ready nodes waiting for another node computing their cache key
 	parent     []int          // per node: its group node, -1 at the top
 	scopes     []*scope       // per node: where its templates look names up; nil at the top
 	unresolved []int          // pending nodes whose upstream may have ended: check their trigger rules
@@ -132,7 +133,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 		run: run, plan: plan, kinds: make([]kind, n), nodes: make([]*nodeState, n), done: make(chan struct{}),
 		pendingUp: make([]int, n), ready: newReadyQueue(), active: map[int]bool{}, retrying: map[int]bool{},
 		queued: map[int]bool{}, suspended: map[int]bool{}, dirty: map[int]*report{},
-		groups: map[int]*group{}, gates: map[int]bool{}, parent: make([]int, n), scopes: make([]*scope, n),
+		groups: map[int]*group{}, gates: map[int]bool{}, cacheWait: map[int]bool{}, parent: make([]int, n), scopes: make([]*scope, n),
 		stored: map[string]int{}, compiled: plan,
 	}
 	for i := range plan.Tasks {
@@ -217,6 +218,8 @@ func (rs *runState) indexNode(i int, now time.Time) {
 		rs.retrying[i] = true
 	case p == apiv1.PhaseSuspended:
 		rs.suspended[i] = true
+	case p == apiv1.PhaseWaiting && rs.plan.Tasks[i].Cache != nil:
+		rs.cacheWait[i] = true // the cache decides again: it may hold the result now
 	case p == apiv1.PhaseWaiting:
 		rs.enqueue(i)
 	case rs.pendingUp[i] == 0 && (rs.parent[i] < 0 || len(rs.plan.Graph.Upstream(i)) > 0):

@@ -66,6 +66,12 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 			c.skipNode(r, i, "", "not started: "+msg)
 		}
 	}
+	for i := range rs.cacheWait {
+		if !keep(i) {
+			delete(rs.cacheWait, i)
+			c.skipNode(r, i, "", "not started: "+msg)
+		}
+	}
 	for i := range rs.retrying {
 		delete(rs.retrying, i)
 		ns := rs.nodes[i]

@@ -26,6 +26,8 @@ type SubmitParams struct {
 	Suspend bool
 	// Project owns the run; default "default".
 	Project string
+	// Cache is how the run uses the cache; empty means on.
+	Cache apiv1.CacheMode
 }
 
 // Submit checks that every task fits the pool, saves a new run owned by
@@ -46,7 +48,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 		run := apiv1.Run{
 			ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
 			Labels: wf.Metadata.Labels, Workflow: wf, Subworkflows: subs, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
-			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project,
+			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project, Cache: p.Cache,
 			Status: apiv1.RunStatus{Phase: apiv1.PhasePending},
 		}
 		rs, err := newRunState(&run, p.Plan, c.cfg.Handlers, c.now())

@@ -107,6 +107,7 @@ func (c *checker) kind(field string, t *apiv1.Task, out *Task) {
 		out.Kind = apiv1.NodeKindDynamic
 		c.dynamic(field, t)
 	}
+	c.cache(field, t, out)
 	if t.ForEach != nil {
 		c.forEach(field, t, out)
 	}

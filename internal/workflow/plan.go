@@ -82,6 +82,16 @@ type Task struct {
 	Sub *Sub
 	// Gate is a gate task's wait, nil for other kinds.
 	Gate *Gate
+	// Cache makes the task's results reusable; nil if it sets no cache.
+	Cache *Cache
+}
+
+// Cache is a task's cache policy.
+type Cache struct {
+	// Version is part of the key.
+	Version string
+	// MaxAge is how old a reused result may be; 0 means any age.
+	MaxAge time.Duration
 }
 
 // Retry is a compiled retry policy.

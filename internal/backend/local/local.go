@@ -166,6 +166,10 @@ func (b *Backend) OutputDir(id job.AttemptID) string {
 	return filepath.Join(AttemptDir(b.cfg.Home, id), outputsDir)
 }
 
+// HostOutputDir implements backend.HostOutputs: local attempts write
+// their outputs on this machine.
+func (b *Backend) HostOutputDir(id job.AttemptID) string { return b.OutputDir(id) }
+
 // Supervisor returns the running supervisor's identity, starting one if needed.
 func (b *Backend) Supervisor(ctx context.Context) (InfoReply, error) {
 	var r InfoReply

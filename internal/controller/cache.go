@@ -1,0 +1,200 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/store"
+)
+
+// cachePoll is how often a node waiting for another run to compute the
+// same result looks again.
+const cachePoll = time.Second
+
+// fromCache decides, for ready node i, what the cache does: it reuses a
+// stored result (the node succeeds without running), or makes the node
+// wait while another node computes the same key, or lets it run (the
+// node then holds the key, and its result is stored when it succeeds).
+// It reports whether the node was dealt with.
+func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
+	rs, ns := r.rs, r.rs.nodes[i]
+	t := &rs.plan.Tasks[i]
+	if t.Cache == nil || c.cfg.Cache == nil {
+		return false
+	}
+	if rs.run.Cache == apiv1.CacheOff {
+		c.setCache(r, i, &apiv1.CacheStatus{Result: apiv1.CacheBypassed, Message: "the run does not use the cache (--cache off)"})
+		return false
+	}
+	key, why, err := c.cacheKey(ctx, rs, i)
+	switch {
+	case err != nil: // its attempt fails to build too, and says why
+		return false
+	case why != "":
+		c.setCache(r, i, &apiv1.CacheStatus{Result: apiv1.CacheUnavailable, Message: why})
+		return false
+	}
+	st := &apiv1.CacheStatus{Key: key, Result: apiv1.CacheMiss}
+	if rs.run.Cache == apiv1.CacheOverwrite {
+		st.Result, st.Message = apiv1.CacheBypassed, "the run computes cached tasks afresh and replaces their results (--cache overwrite)"
+	} else {
+		e, miss, err := c.cfg.Cache.Lookup(ctx, key, t.Cache.MaxAge, r.now)
+		if err != nil {
+			c.log.Warn("looking up the cache; the task runs", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+			miss = err.Error()
+		}
+		if e != nil {
+			return c.cacheHit(r, i, e, st)
+		}
+		st.Message = miss
+	}
+	holder, err := c.cfg.Store.ReserveCacheKey(ctx, store.ReserveCacheKeyParams{
+		Key: key, Holder: rs.waiter(i), Owner: c.cfg.Owner, Now: r.now, Until: r.now.Add(c.cfg.LeaseTTL),
+	})
+	if err == nil && holder != rs.waiter(i) {
+		return c.waitForCache(r, i, st, holder)
+	}
+	delete(rs.cacheWait, i)
+	c.setCache(r, i, st)
+	return false
+}
+
+// setCache records what the cache did for node i.
+func (c *Controller) setCache(r *round, i int, st *apiv1.CacheStatus) {
+	r.rs.nodes[i].status.Cache = st
+	r.nodes[i] = true
+}
+
+// cacheHit ends node i with the stored result e: its output parameters,
+// and its artifacts placed where downstream tasks read them. A result
+// whose artifacts cannot be placed is not reused.
+func (c *Controller) cacheHit(r *round, i int, e *apiv1.CacheEntry, st *apiv1.CacheStatus) bool {
+	rs, ns := r.rs, r.rs.nodes[i]
+	if len(e.Artifacts) > 0 {
+		dir, ok := c.hostOutputDir(rs.attemptID(i, 0))
+		if !ok {
+			return false
+		}
+		if err := c.cfg.Cache.Materialize(e, dir); err != nil {
+			c.log.Warn("placing a cached result's artifacts; the task runs", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+			return false
+		}
+		st.OutputDir = dir
+	}
+	delete(rs.cacheWait, i)
+	st.Result, st.Message, st.SourceRun, st.SourceNode = apiv1.CacheHit, "", e.SourceRun, e.SourceNode
+	ns.status.Cache, ns.status.Outputs = st, e.Outputs
+	ns.status.StartedAt = r.timePtr()
+	r.runStarted()
+	r.setNode(i, apiv1.PhaseSucceeded, "CacheHit", "", fmt.Sprintf("result reused from run %s (task %s), stored %s",
+		e.SourceRun, e.SourceNode, e.CreatedAt.UTC().Format(time.RFC3339)))
+	return true
+}
+
+// waitForCache makes node i wait while holder computes the same result.
+func (c *Controller) waitForCache(r *round, i int, st *apiv1.CacheStatus, holder string) bool {
+	rs, ns := r.rs, r.rs.nodes[i]
+	rs.cacheWait[i] = true
+	st.Message = "waiting for " + holder + ", which computes the same result"
+	msg := fmt.Sprintf("waiting: %s is computing the same result (cache key %s); this task reuses it, or runs if that fails", holder, short(st.Key))
+	if ns.status.Phase == apiv1.PhaseWaiting && ns.status.Message == msg {
+		return true
+	}
+	ns.status.Cache = st
+	r.setNode(i, apiv1.PhaseWaiting, "WaitingForCache", "", msg)
+	return true
+}
+
+// cacheWaits looks again at the nodes waiting for another run's result.
+func (c *Controller) cacheWaits(ctx context.Context, r *round) {
+	for i := range r.rs.cacheWait {
+		if r.rs.stopping != "" && !r.rs.runsOnFailure(i) {
+			continue // skipUnstarted ends them
+		}
+		if !c.fromCache(ctx, r, i) {
+			delete(r.rs.cacheWait, i)
+			r.rs.enqueue(i)
+		}
+	}
+}
+
+// cacheEnded stores the result of node i, which just ended, if it
+// computed a cached key, or gives the key up for another node to compute.
+func (c *Controller) cacheEnded(ctx context.Context, r *round, i int) {
+	rs, ns := r.rs, r.rs.nodes[i]
+	st := ns.status.Cache
+	if st == nil || st.Key == "" || (st.Result != apiv1.CacheMiss && st.Result != apiv1.CacheBypassed) {
+		return
+	}
+	if ns.status.Phase == apiv1.PhaseSucceeded && ns.attempt.Phase == apiv1.PhaseSucceeded {
+		c.storeResult(ctx, r, i)
+		return
+	}
+	if err := c.cfg.Store.ReleaseCacheKey(ctx, st.Key, rs.waiter(i)); err != nil {
+		c.log.Warn("giving up a cache key; it frees itself with the engine's leases", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+	}
+}
+
+// storeResult stores node i's outputs and artifacts under its key.
+func (c *Controller) storeResult(ctx context.Context, r *round, i int) {
+	rs, ns := r.rs, r.rs.nodes[i]
+	t, st := &rs.plan.Tasks[i], ns.status.Cache
+	e := &apiv1.CacheEntry{
+		Key: st.Key, Project: projectOf(rs.run), Workflow: rs.run.Name, Task: ns.status.Name, Version: t.Cache.Version,
+		SourceRun: rs.run.ID, SourceNode: ns.status.Name, Outputs: ns.status.Outputs, CreatedAt: r.now, UsedAt: r.now,
+	}
+	if t.Cache.MaxAge > 0 {
+		exp := r.now.Add(t.Cache.MaxAge)
+		e.ExpiresAt = &exp
+	}
+	var dir string
+	if o := t.Spec.Outputs; o != nil && len(o.Artifacts) > 0 {
+		dir, _ = c.hostOutputDir(rs.attemptID(i, ns.attempt.Number))
+		for _, a := range o.Artifacts {
+			e.Artifacts = append(e.Artifacts, apiv1.CachedArtifact{Name: a.Name, Path: a.Path})
+		}
+	}
+	err := c.cfg.Cache.Save(ctx, e, dir)
+	if err != nil {
+		c.log.Warn("storing a task's result in the cache", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+		st.Message = "the result could not be stored: " + err.Error()
+		_ = c.cfg.Store.ReleaseCacheKey(ctx, st.Key, rs.waiter(i))
+	} else {
+		st.Result, st.Message = apiv1.CacheStored, ""
+		r.events = append(r.events, apiv1.Event{
+			Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: apiv1.PhaseSucceeded, Reason: "CacheStored",
+			Message: fmt.Sprintf("result stored under cache key %s", short(st.Key)), Time: r.now,
+		})
+	}
+	r.nodes[i] = true
+}
+
+// hostOutputDir is attempt id's output directory as this process reads
+// it, if the backend's outputs can be read here.
+func (c *Controller) hostOutputDir(id job.AttemptID) (string, bool) {
+	h, ok := c.cfg.Backend.(backend.HostOutputs)
+	if !ok {
+		return "", false
+	}
+	return h.HostOutputDir(id), true
+}
+
+// short is a key as people read it: its first 12 hex digits.
+func short(key string) string {
+	const n = len("sha256:") + 12
+	if len(key) > n {
+		return key[len("sha256:"):n]
+	}
+	return key
+}
+
+func projectOf(run *apiv1.Run) string {
+	if run.Project == "" {
+		return "default"
+	}
+	return run.Project
+}
