@@ -164,7 +164,7 @@ func (c *Controller) storeResult(ctx context.Context, r *round, i int) {
 		st.Message = "the result could not be stored: " + err.Error()
 		_ = c.cfg.Store.ReleaseCacheKey(ctx, st.Key, rs.waiter(i))
 	} else {
-		st.Result, st.Message = apiv1.CacheStored, ""
+		st.Result = apiv1.CacheStored // Message keeps why it missed
 		r.events = append(r.events, apiv1.Event{
 			Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: apiv1.PhaseSucceeded, Reason: "CacheStored",
 			Message: fmt.Sprintf("result stored under cache key %s", short(st.Key)), Time: r.now,

@@ -141,17 +141,23 @@ func (c *Controller) skipLeftovers(r *round) {
 
 // succeededMessage counts the tasks at the top of a run that succeeded.
 func (rs *runState) succeededMessage() string {
-	var ok, skipped int
+	var ok, skipped, cached int
 	for i, ns := range rs.nodes {
 		switch {
 		case rs.parent[i] >= 0:
 		case ns.status.Phase == apiv1.PhaseSucceeded:
 			ok++
+			if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
+				cached++
+			}
 		case ns.status.Phase == apiv1.PhaseSkipped:
 			skipped++
 		}
 	}
 	msg := fmt.Sprintf("%d %s succeeded", ok, plural(ok, "task"))
+	if cached > 0 {
+		msg += fmt.Sprintf(" (%d from the cache)", cached)
+	}
 	if skipped > 0 {
 		msg += fmt.Sprintf(", %d skipped", skipped)
 	}
