@@ -243,3 +243,39 @@ func TestValidateForKubernetesRequiresImages(t *testing.T) {
 		t.Errorf("a bad configuration file must be named: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestKubeCacheReusesOutputParameters runs a cached pipeline twice on the
+// cluster: the second run starts no pod for the cached tasks, whose
+// output parameters came back through the termination message the first
+// time. A task that writes artifacts is not cached there, and says why.
+func TestKubeCacheReusesOutputParameters(t *testing.T) {
+	c := newCluster(t)
+	home := c.home(t)
+	wf := strings.Replace(threeTasks, "    resources: {cpu: 500m, memory: 64Mi}\n", "    resources: {cpu: 500m, memory: 64Mi}\n    cache: {version: \"1\"}\n", 1)
+	wf = strings.Replace(wf, "    command: [echo, \"{{tasks.prepare.outputs.parameters.answer}}\"]\n",
+		"    command: [echo, \"{{tasks.prepare.outputs.parameters.answer}}\"]\n    cache: {}\n    outputs:\n      artifacts: [{name: model, path: model.bin}]\n", 1)
+	file := writeFile(t, t.TempDir(), "wf.yaml", wf)
+	var ids []apiv1.RunID
+	for range 2 {
+		r := kiln(t, home, "run", file)
+		if r.code != 0 {
+			t.Fatalf("kiln run exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		ids = append(ids, runID(t, r.stdout))
+	}
+	second := describe(t, home, ids[1])
+	prep := nodeNamed(t, second, "prepare")
+	if prep.Cache == nil || prep.Cache.Result != apiv1.CacheHit || prep.Cache.SourceRun != ids[0] || prep.Outputs["answer"] != "42" {
+		t.Errorf("prepare on the second run: cache %+v, outputs %v; want a Hit from %s with answer 42", prep.Cache, prep.Outputs, ids[0])
+	}
+	if tr := nodeNamed(t, second, "train"); tr.Cache == nil || tr.Cache.Result != apiv1.CacheUnavailable || !strings.Contains(tr.Cache.Message, "artifacts") {
+		t.Errorf("train writes an artifact: cache %+v, want Unavailable saying why", tr.Cache)
+	}
+	nodes := map[string]bool{}
+	for _, p := range c.pods(t, ids[1]) {
+		nodes[p.Labels["kiln.dev/node"]] = true
+	}
+	if nodes["prepare"] || !nodes["train"] {
+		t.Errorf("the second run made pods for %v; want none for the cached prepare, one for train", nodes)
+	}
+}
