@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -289,4 +290,93 @@ spec:
 func readOrEmpty(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// TestATrainingJobIsKeyedByItsFrameworkAndWorldSize caches a gang: the
+// same job hits; more nodes or another framework misses; more CPU per
+// node, which does not change what it computes, hits.
+func TestATrainingJobIsKeyedByItsFrameworkAndWorldSize(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	job := func(runtime string, nodes int, cpu string) string {
+		return writeFile(t, dir, fmt.Sprintf("%s-%d-%s.yaml", runtime, nodes, cpu), fmt.Sprintf(`apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: gang}
+spec:
+  tasks:
+  - name: fit
+    cache: {version: "1"}
+    train:
+      runtime: %s
+      numNodes: %d
+      resourcesPerNode: {cpu: %s}
+      command: [sh, -c, 'echo fit >> %s; echo done > $KILN_OUTPUTS/state']
+    outputs: {parameters: [{name: state}]}
+`, runtime, nodes, cpu, ledger))
+	}
+	steps := []struct {
+		file string
+		runs int
+		hit  bool
+	}{
+		{job("plain", 2, "100m"), 2, false},
+		{job("plain", 2, "100m"), 0, true},
+		{job("plain", 2, "200m"), 0, true},
+		{job("plain", 3, "100m"), 3, false},
+		{job("xgboost", 2, "100m"), 2, false},
+	}
+	for k, s := range steps {
+		run := runOK(t, home, s.file)
+		if got := len(ledgerOf(t, ledger)); got != s.runs {
+			t.Errorf("step %d (%s): %d processes ran, want %d", k, filepath.Base(s.file), got, s.runs)
+		}
+		if c := cacheResult(t, run, "fit"); (c.Result == apiv1.CacheHit) != s.hit {
+			t.Errorf("step %d (%s): cache %+v, want hit %v", k, filepath.Base(s.file), c, s.hit)
+		}
+	}
+}
+
+// TestASecretIsKeyedByItsValueWithoutShowingIt changes a secret a cached
+// task reads: the task runs again, and nothing kiln shows holds the value.
+func TestASecretIsKeyedByItsValueWithoutShowingIt(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	setSecret := func(v string) {
+		t.Helper()
+		cmd := exec.Command(kilnBin, "--home", home, "secret", "set", "token")
+		cmd.Stdin = strings.NewReader(v + "\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kiln secret set: %v %s", err, out)
+		}
+	}
+	wf := writeFile(t, dir, "wf.yaml", fmt.Sprintf(`apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: secretive}
+spec:
+  tasks:
+  - name: pull
+    command: [sh, -c, 'echo pull >> %s']
+    env: [{name: TOKEN, valueFrom: {secret: token}}]
+    cache: {}
+`, ledger))
+	const first, second = "first-value-9f1c", "second-value-77ab"
+	setSecret(first)
+	runOK(t, home, wf)
+	runOK(t, home, wf)
+	setSecret(second)
+	last := runOK(t, home, wf)
+	if got := ledgerOf(t, ledger); len(got) != 2 {
+		t.Errorf("ran %v, want pull twice: once, then again for the new secret", got)
+	}
+	if c := cacheResult(t, last, "pull"); c.Result == apiv1.CacheHit {
+		t.Errorf("a changed secret hit the cache: %+v", c)
+	}
+	shown := kiln(t, home, "describe", "run", string(last.ID), "-o", "json").stdout + kiln(t, home, "cache", "ls", "-o", "json").stdout
+	for _, v := range []string{first, second} {
+		if strings.Contains(shown, v) {
+			t.Errorf("a secret's value is shown: %s", v)
+		}
+	}
 }
