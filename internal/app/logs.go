@@ -66,6 +66,13 @@ func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n i
 				Hint:    fmt.Sprintf("kiln logs %s %s.0 for a map's first item; kiln describe run %s lists them", q.Run, q.Task, q.Run),
 			}
 		}
+		if c := node.Cache; c != nil && c.Result == apiv1.CacheHit && len(node.Attempts) == 0 {
+			return 0, false, &apiv1.Error{
+				Code: apiv1.CodeUsage, Object: "Run/" + string(q.Run),
+				Message: fmt.Sprintf("task %s ran nothing in this run: its result was reused from the cache, computed by run %s (task %s)", q.Task, c.SourceRun, c.SourceNode),
+				Hint:    fmt.Sprintf("kiln logs %s %s shows what the computing run wrote, while that run is kept", c.SourceRun, c.SourceNode),
+			}
+		}
 		latest := len(node.Attempts)
 		ended := node.Phase.Done() || run.Status.Phase.Done()
 		switch {
