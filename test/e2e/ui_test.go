@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // TestWebUIShowsARunLive drives the web UI in real headless Chromium.
@@ -209,5 +211,56 @@ spec:
 				t.Errorf("the stored gate count is %+v, want the value 3", g)
 			}
 		}
+	}
+}
+
+// TestWebUIShowsWhereACachedResultCameFrom runs a cached task twice
+// through the API and reads the second run's page: the node says it came
+// from the cache, and its panel links to the run that computed it.
+func TestWebUIShowsWhereACachedResultCameFrom(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	const wf = `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: cached-ui}
+spec:
+  tasks:
+  - name: prep
+    command: [sh, -c, 'echo 7 > $KILN_OUTPUTS/num']
+    cache: {version: "1"}
+    outputs: {parameters: [{name: num}]}
+`
+	var ids []apiv1.RunID
+	for range 2 {
+		run := postRun(t, base, admin, wf)
+		waitFor(t, "the run to end", func() bool { return describe(t, home, run.ID).Status.Phase.Done() })
+		ids = append(ids, run.ID)
+	}
+	var nodeText, status, href string
+	var ok bool
+	steps := []chromedp.Action{
+		chromedp.Navigate(base + "/?token=" + admin + "#/runs/" + string(ids[1])),
+		chromedp.Poll(node("prep", "Succeeded"), nil, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.TextContent(`g.node[data-name="prep"]`, &nodeText),
+		chromedp.Click(`g.node[data-name="prep"] rect`),
+		chromedp.WaitVisible(`p.cache-status`),
+		chromedp.Text(`p.cache-status`, &status),
+		chromedp.AttributeValue(`p.cache-status a`, "href", &href, &ok),
+	}
+	for i, s := range steps {
+		if err := chromedp.Run(ctx, s); err != nil {
+			t.Fatalf("driving the UI, step %d of %d: %v", i+1, len(steps), err)
+		}
+	}
+	if nodeText != "prepfrom the cache" {
+		t.Errorf("the cached node reads %q, want prep and from the cache", nodeText)
+	}
+	if !strings.HasPrefix(status, "Cache: Hit (key ") || !strings.Contains(status, "reused from run "+string(ids[0])+" (task prep)") {
+		t.Errorf("the panel's cache line reads %q", status)
+	}
+	if href != "#/runs/"+string(ids[0]) {
+		t.Errorf("the source run's link is %q, want #/runs/%s", href, ids[0])
 	}
 }

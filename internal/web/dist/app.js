@@ -134,7 +134,18 @@ function subtitle(n) {
   if (n.children) return counts(n.children);
   if (n.gate && waiting(n)) return "waits for " + (n.gate.kind === "approve" ? "approval" : n.gate.kind);
   if (n.gate && n.gate.decision) return n.gate.decision;
+  if (n.cache && n.cache.result === "Hit") return "from the cache";
   return "";
+}
+
+// cacheStatus says what the cache did for node n: its result, its key,
+// the run a reused result came from (a link), and why it missed.
+function cacheStatus(c) {
+  const p = el("p", { class: "cache-status", "data-cache": c.result }, "Cache: " + c.result);
+  if (c.key) p.append(" (key " + c.key.replace("sha256:", "").slice(0, 12) + ")");
+  if (c.sourceRun) p.append(" — reused from run ", el("a", { href: "#/runs/" + encodeURIComponent(c.sourceRun) }, c.sourceRun), " (task " + c.sourceNode + ")");
+  if (c.message) p.append(": " + c.message);
+  return p;
 }
 
 // topOf is the top-level task that node name is, or is under.
@@ -301,6 +312,7 @@ async function panel(run, node) {
   const box = el("section", { id: "panel" }, el("h3", {}, node.name, " ", phase(node.phase)));
   if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
   if (node.message && !node.children) box.append(el("p", { class: node.code ? "error" : "" }, message(node)));
+  if (node.cache) box.append(cacheStatus(node.cache));
   if (node.gate) box.append(el("p", { class: "gate-status" }, "Gate: " + (node.gate.decision ? decision(node.gate) : "waits for " + waitsFor(node.gate))));
   if (node.children) box.append(...children(run, node).filter(Boolean));
   if (!node.children || (node.attempts || []).length) {
