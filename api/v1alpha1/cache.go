@@ -98,6 +98,10 @@ type CachedArtifact struct {
 	Digest string `json:"digest"`
 	// Size is its bytes.
 	Size int64 `json:"size"`
+	// Mode is a file's permission bits (an executable stays executable).
+	Mode uint32 `json:"mode,omitempty"`
+	// Dir says the artifact is a directory, whose files, if any, are Files.
+	Dir bool `json:"dir,omitempty"`
 	// Files are a directory's files, by path relative to it; nil for a file.
 	Files []CachedFile `json:"files,omitempty"`
 }

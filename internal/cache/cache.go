@@ -89,21 +89,25 @@ func (c *Cache) Lookup(ctx context.Context, key string, maxAge time.Duration, no
 	if err := c.store.UseCacheEntry(ctx, key, now); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, "", fmt.Errorf("marking a cache entry used: %w", err)
 	}
+	e.UsedAt = now
 	return e, "", nil
 }
 
 // verify checks every blob of e against its digest and says what is
-// wrong, or "".
+// wrong, or "". An altered blob is removed: its bytes are no one's, and
+// the next result that has its digest stores it afresh.
 func (c *Cache) verify(e *apiv1.CacheEntry) string {
 	for _, a := range e.Artifacts {
 		for _, f := range filesOf(a) {
-			got, _, err := hashFile(c.blobPath(f.Digest))
+			path := c.blobPath(f.Digest)
+			got, err := hashFile(path)
 			switch {
 			case errors.Is(err, os.ErrNotExist):
 				return fmt.Sprintf("artifact %s: the stored file %s is missing", a.Name, f.Digest)
 			case err != nil:
 				return fmt.Sprintf("artifact %s: %v", a.Name, err)
 			case got != f.Digest:
+				_ = os.Remove(path) // gone already is as good
 				return fmt.Sprintf("artifact %s: the stored file was altered (its digest is %s, not %s)", a.Name, got, f.Digest)
 			}
 		}
@@ -111,10 +115,13 @@ func (c *Cache) verify(e *apiv1.CacheEntry) string {
 	return ""
 }
 
+// isDir says whether a is a directory artifact.
+func isDir(a apiv1.CachedArtifact) bool { return a.Dir || a.Files != nil }
+
 // filesOf lists an artifact's blobs: itself, or a directory's files.
 func filesOf(a apiv1.CachedArtifact) []apiv1.CachedFile {
-	if a.Files == nil {
-		return []apiv1.CachedFile{{Path: "", Digest: a.Digest, Size: a.Size}}
+	if !isDir(a) {
+		return []apiv1.CachedFile{{Path: "", Digest: a.Digest, Size: a.Size, Mode: a.Mode}}
 	}
 	return a.Files
 }

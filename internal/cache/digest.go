@@ -16,19 +16,18 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// hashFile returns the digest and size of the file at path.
-func hashFile(path string) (string, int64, error) {
+// hashFile returns the digest of the file at path.
+func hashFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", 0, err
+		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("reading %s: %w", path, err)
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // manifestDigest is the digest of a directory: of its files' paths,
@@ -100,7 +99,8 @@ func (c *Cache) Digest(path string) (string, error) {
 	return manifestDigest(files), nil
 }
 
-// digestMemo remembers file digests by path, size and modification time.
+// digestMemo remembers file digests by path, size and modification time,
+// except of files modified within racyWindow of being hashed.
 type digestMemo struct {
 	mu   sync.Mutex
 	seen map[string]memoEntry
@@ -115,6 +115,12 @@ type memoEntry struct {
 // maxMemo bounds the memo; it is emptied when full.
 const maxMemo = 4096
 
+// racyWindow: a file modified less than this before it was hashed may be
+// modified again without its modification time changing (file systems
+// keep it in coarse steps), so its digest is not remembered (as Git does
+// with racily clean files).
+const racyWindow = 2 * time.Second
+
 func newDigestMemo() *digestMemo { return &digestMemo{seen: map[string]memoEntry{}} }
 
 func (m *digestMemo) file(path string, fi fs.FileInfo) (string, error) {
@@ -124,9 +130,12 @@ func (m *digestMemo) file(path string, fi fs.FileInfo) (string, error) {
 	if ok && e.size == fi.Size() && e.mtime.Equal(fi.ModTime()) {
 		return e.digest, nil
 	}
-	d, _, err := hashFile(path)
+	d, err := hashFile(path)
 	if err != nil {
 		return "", err
+	}
+	if time.Since(fi.ModTime()) < racyWindow {
+		return d, nil
 	}
 	m.mu.Lock()
 	if len(m.seen) >= maxMemo {

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -46,7 +46,7 @@ func (c *Cache) Prune(ctx context.Context, p PruneParams) (apiv1.CachePruned, er
 	if err != nil {
 		return apiv1.CachePruned{}, fmt.Errorf("listing the cache: %w", err)
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].UsedAt.After(all[j].UsedAt) })
+	slices.SortStableFunc(all, func(a, b *apiv1.CacheEntry) int { return b.UsedAt.Compare(a.UsedAt) })
 	var keys []string
 	var kept int64
 	for _, e := range all {
@@ -113,8 +113,13 @@ func (c *Cache) sweep(ctx context.Context, named map[string]bool) (int64, error)
 			return err
 		}
 		fi, err := d.Info()
-		if err != nil || (!named[d.Name()] && time.Since(fi.ModTime()) < blobGrace) {
-			return nil // gone already, or maybe about to be named
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // removed by another prune
+		case err != nil:
+			return err
+		case !named[d.Name()] && time.Since(fi.ModTime()) < blobGrace:
+			return nil // maybe about to be named
 		}
 		if err := os.Remove(path); err == nil {
 			freed += fi.Size()

@@ -46,10 +46,10 @@ func (c *Cache) putArtifact(a *apiv1.CachedArtifact, path string) error {
 	}
 	if !fi.IsDir() {
 		a.Digest, a.Size, err = c.putBlob(path)
-		a.Files = nil
+		a.Files, a.Dir, a.Mode = nil, false, uint32(fi.Mode().Perm())
 		return err
 	}
-	a.Files, a.Size = []apiv1.CachedFile{}, 0
+	a.Files, a.Dir, a.Mode, a.Size = []apiv1.CachedFile{}, true, 0, 0
 	err = walkFiles(path, func(rel, p string, fi fs.FileInfo) error {
 		d, n, err := c.putBlob(p)
 		a.Files = append(a.Files, apiv1.CachedFile{Path: rel, Digest: d, Size: n, Mode: modeOf(fi)})
@@ -109,8 +109,8 @@ func (c *Cache) putBlob(path string) (string, int64, error) {
 func (c *Cache) Materialize(e *apiv1.CacheEntry, dir string) error {
 	for _, a := range e.Artifacts {
 		base := filepath.Join(dir, filepath.FromSlash(a.Path))
-		if a.Files == nil {
-			if err := c.place(a.Digest, base, 0o444); err != nil {
+		if !isDir(a) {
+			if err := c.place(a.Digest, base, fileMode(a.Mode)); err != nil {
 				return fmt.Errorf("placing artifact %s: %w", a.Name, err)
 			}
 			continue
@@ -125,6 +125,15 @@ func (c *Cache) Materialize(e *apiv1.CacheEntry, dir string) error {
 		}
 	}
 	return nil
+}
+
+// fileMode is the mode a file artifact is placed with: read-only unless
+// it was stored executable.
+func fileMode(stored uint32) fs.FileMode {
+	if stored&0o111 != 0 {
+		return fs.FileMode(stored).Perm()
+	}
+	return 0o444
 }
 
 // place puts the blob of digest at dst: a link when the file's mode needs
