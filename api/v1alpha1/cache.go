@@ -98,7 +98,7 @@ type CachedArtifact struct {
 	Digest string `json:"digest"`
 	// Size is its bytes.
 	Size int64 `json:"size"`
-	// Mode is a file's permission bits (an executable stays executable).
+	// Mode, of a file, is 0755 if it is executable, else 0644.
 	Mode uint32 `json:"mode,omitempty"`
 	// Dir says the artifact is a directory, whose files, if any, are Files.
 	Dir bool `json:"dir,omitempty"`

@@ -46,7 +46,7 @@ func (c *Cache) putArtifact(a *apiv1.CachedArtifact, path string) error {
 	}
 	if !fi.IsDir() {
 		a.Digest, a.Size, err = c.putBlob(path)
-		a.Files, a.Dir, a.Mode = nil, false, uint32(fi.Mode().Perm())
+		a.Files, a.Dir, a.Mode = nil, false, modeOf(fi)
 		return err
 	}
 	a.Files, a.Dir, a.Mode, a.Size = []apiv1.CachedFile{}, true, 0, 0
