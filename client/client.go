@@ -41,7 +41,7 @@ func (c *Client) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, er
 		params = append(params, k+"="+v)
 	}
 	body, contentType, err := multipartFiles(s.Files, map[string][]string{
-		"param": params, "project": nonEmpty(s.Project), "workdir": nonEmpty(s.WorkDir),
+		"param": params, "project": nonEmpty(s.Project), "workdir": nonEmpty(s.WorkDir), "cache": nonEmpty(string(s.Cache)),
 	})
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ type fileConfig struct {
 	// Backend is "local" or "kubernetes".
 	Backend    string     `json:"backend,omitempty"`
 	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
+	Cache      cacheFile  `json:"cache,omitempty"`
 }
 
 type kubeConfig struct {
@@ -56,25 +57,33 @@ func (b *backendFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&k.CleanTTL, "clean-ttl", "", "wait this long after an attempt ends before deleting its pods (e.g. 1h)")
 }
 
-// resolve merges the configuration file under the flags that were set.
-func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
-	flags := b.file
+// load reads the configuration file, if there is one, and returns it
+// with its path ("" when there is none).
+func (b *backendFlags) load(home string) (fileConfig, string, error) {
+	var cfg fileConfig
 	path := b.config
 	if path == "" {
 		path = filepath.Join(home, "config.yaml")
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			path = ""
+			return cfg, "", nil
 		}
 	}
-	var cfg fileConfig
-	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return "", kube.Config{}, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
-		}
-		if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-			return "", kube.Config{}, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
-		}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, path, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
+	}
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return cfg, path, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
+	}
+	return cfg, path, nil
+}
+
+// resolve merges the configuration file under the flags that were set.
+func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
+	flags := b.file
+	cfg, path, err := b.load(home)
+	if err != nil {
+		return "", kube.Config{}, err
 	}
 	if cfg.Backend == "" {
 		cfg.Backend = os.Getenv("KILN_BACKEND")

@@ -25,6 +25,7 @@ type engine interface {
 	reader
 	secretKeeper
 	server.TemplateKeeper // a project's stored WorkflowTemplates
+	server.CacheKeeper    // the stored results of cached tasks
 }
 
 // reader reads runs and their events.
@@ -98,6 +99,9 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 		}
 		cfg.Pool = req
 		cfg.Log = pool.logger(e.stderr)
+		if err := e.withCacheSize(&cfg, pool.cacheMaxSize); err != nil {
+			return nil, err
+		}
 	}
 	if u == working || e.readsBackend {
 		var err error
@@ -114,6 +118,8 @@ type poolFlags struct {
 	memory  string
 	gpus    int64
 	verbose bool
+	// cacheMaxSize bounds the cache this engine stores results in.
+	cacheMaxSize string
 }
 
 func (p *poolFlags) add(cmd *cobra.Command) {
@@ -121,6 +127,7 @@ func (p *poolFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&p.memory, "memory", "", "memory this engine's tasks may use, e.g. 8Gi (default: all of this machine's)")
 	cmd.Flags().Int64Var(&p.gpus, "gpus", 0, "GPUs this engine may hand to tasks")
 	cmd.Flags().BoolVarP(&p.verbose, "verbose", "v", false, "log what the engine does")
+	cmd.Flags().StringVar(&p.cacheMaxSize, "cache-max-size", "", "bytes the cache of task results may hold, e.g. 10Gi (0: no limit); past it the least recently used go (default: the configuration file's cache.maxSize, else "+defaultCacheMaxSize+")")
 }
 
 // request is the pool the flags ask for: each one set is positive and

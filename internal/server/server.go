@@ -50,6 +50,8 @@ type Config struct {
 	Secrets SecretKeeper
 	// Templates keeps the projects' WorkflowTemplates.
 	Templates TemplateKeeper
+	// Cache keeps the results of cached tasks; nil serves no cache routes.
+	Cache CacheKeeper
 	// Limits bound what clients may take of the server. Zero fields take
 	// the defaults of DefaultLimits.
 	Limits Limits
@@ -156,6 +158,9 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/templates/{name}", viewer, s.getTemplate},
 		{"PUT /api/v1/templates/{name}", editor, s.putTemplate},
 		{"DELETE /api/v1/templates/{name}", editor, s.deleteTemplate},
+		{"GET /api/v1/cache", viewer, s.listCache},
+		{"DELETE /api/v1/cache/{key}", editor, s.deleteCacheEntry},
+		{"POST /api/v1/cache/prune", editor, s.pruneCache},
 		{"GET /metrics", viewer, s.metrics},
 		{"GET /{$}", public, s.ui},
 		{"GET /ui/", public, s.ui},
@@ -244,7 +249,7 @@ func statusOf(err error) (int, []*apiv1.Error) {
 // codeStatus is the HTTP status of an error with code c.
 func codeStatus(c apiv1.Code) int {
 	switch c {
-	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate:
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoCacheEntry:
 		return http.StatusNotFound
 	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting:
 		return http.StatusConflict

@@ -16,9 +16,9 @@ import (
 
 // submit takes a Workflow or TrainJob (with TrainingRuntimes beside it):
 // as multipart/form-data, one "file" part per file (its filename names
-// it in errors) and fields "param" (name=value, repeatable), "project" and
-// "workdir"; or as one YAML or JSON body, with ?file=, ?param=, ?project=
-// and ?workdir=. The submitter's workdir is used only for a request from
+// it in errors) and fields "param" (name=value, repeatable), "project",
+// "workdir" and "cache"; or as one YAML or JSON body, with ?file=,
+// ?param=, ?project=, ?workdir= and ?cache=. The submitter's workdir is used only for a request from
 // this machine.
 //
 // At most MaxSubmits submissions are read and checked at once: checking
@@ -53,7 +53,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, p *principal) er
 // submission reads a submission from a request.
 func submission(r *http.Request) (apiv1.Submission, error) {
 	q := r.URL.Query()
-	sub := apiv1.Submission{Project: q.Get("project"), WorkDir: q.Get("workdir"), Params: map[string]string{}}
+	sub := apiv1.Submission{Project: q.Get("project"), WorkDir: q.Get("workdir"), Cache: apiv1.CacheMode(q.Get("cache")), Params: map[string]string{}}
 	for _, kv := range q["param"] {
 		if err := addParam(sub.Params, kv); err != nil {
 			return sub, err
@@ -102,8 +102,10 @@ func readParts(r *http.Request, sub *apiv1.Submission) error {
 			sub.Project = string(b)
 		case "workdir":
 			sub.WorkDir = string(b)
+		case "cache":
+			sub.Cache = apiv1.CacheMode(b)
 		default:
-			err = badRequest("unknown form field %q: send file, param, project or workdir", part.FormName())
+			err = badRequest("unknown form field %q: send file, param, project, workdir or cache", part.FormName())
 		}
 		if err != nil {
 			return err
