@@ -23,7 +23,7 @@ func newServer(t *testing.T) (*client.Client, *app.App, *store.Token) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	srv := httptest.NewServer(server.New(server.Config{Store: a.Store, Engine: a, Secrets: a}).Handler())
+	srv := httptest.NewServer(server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Cache: a}).Handler())
 	t.Cleanup(srv.Close)
 	raw, tok, err := server.CreateToken(t.Context(), a.Store, "ci", "editor", []string{"*"})
 	if err != nil {
