@@ -258,7 +258,7 @@ spec:
     cache: {maxAge: 1s}
 `, ledger))
 	runOK(t, home, wf)
-	time.Sleep(1500 * time.Millisecond)
+	<-time.After(1500 * time.Millisecond) // past maxAge
 	late := runOK(t, home, wf)
 	if got := ledgerOf(t, ledger); len(got) != 2 {
 		t.Errorf("ran %v, want fetch twice: the stored result was older than maxAge", got)
