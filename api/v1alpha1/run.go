@@ -40,6 +40,8 @@ type Run struct {
 	// Suspend asks that the run's training jobs be stopped and not started
 	// until it is cleared.
 	Suspend bool `json:"suspend,omitempty"`
+	// RerunOf is the run this one reruns (kiln rerun), if any.
+	RerunOf *RerunOf `json:"rerunOf,omitempty"`
 	// Status is what happened so far.
 	Status RunStatus `json:"status"`
 }
@@ -103,6 +105,9 @@ type NodeStatus struct {
 	Expansion json.RawMessage `json:"expansion,omitempty"`
 	// Gate is what a gate task waits for and what it got.
 	Gate *GateStatus `json:"gate,omitempty"`
+	// Reused is set on a task a rerun did not run again: it is Succeeded
+	// with the outputs of the run it names, and has no attempts here.
+	Reused *Reused `json:"reused,omitempty"`
 }
 
 // Condition types of a training job.

@@ -71,8 +71,9 @@ type Runs interface {
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
 	// owner until until: its tasks that did not succeed become Pending
 	// (their gate status and gate inputs dropped: a gate waits afresh),
-	// those that did keep their outputs. ErrPhase if the run has not
-	// ended or succeeded.
+	// those that did keep their outputs. Preset nodes (CreateRunParams)
+	// keep their state: a rerun's tasks left out stay out. ErrPhase if
+	// the run has not ended or succeeded.
 	RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error
 	// RequestSuspend sets whether a run's training jobs should be
 	// suspended, for its owner to act on. ErrPhase for a run that has
@@ -108,6 +109,11 @@ type CreateRunParams struct {
 	Nodes []string
 	// Kinds are the tasks' kinds, in the same order; may be empty.
 	Kinds []apiv1.NodeKind
+	// Preset are nodes of Nodes that start in a final phase instead of
+	// Pending, with their code, message, outputs and Reused: a rerun's
+	// reused nodes (Succeeded) and the nodes it leaves out (Skipped).
+	// Run.RerunOf is saved with the run.
+	Preset []apiv1.NodeStatus
 	// Owner gets the run's lease until LeaseUntil; empty leaves it free.
 	Owner      string
 	LeaseUntil time.Time
