@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -281,4 +284,60 @@ func TestRerunThroughTheServer(t *testing.T) {
 	if got, want := b.ran(t), []string{"eval"}; !slices.Equal(got, want) || done.Status.Phase != apiv1.PhaseSucceeded {
 		t.Errorf("the API's --only eval ran %v and is %s, want %v and Succeeded", got, done.Status.Phase, want)
 	}
+}
+
+// TestWebUIRerunsFromATask clicks "Rerun from here" on a task of a
+// finished run in headless Chromium: the page goes to the new run, which
+// says what it reruns; a viewer's page offers no such button.
+func TestWebUIRerunsFromATask(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	src := postRun(t, base, admin, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: rerun-ui}
+spec:
+  tasks:
+  - {name: first, command: ["true"]}
+  - {name: second, dependsOn: [first], command: ["true"]}
+`)
+	waitFor(t, "the run to succeed", func() bool { return describe(t, home, src.ID).Status.Phase == apiv1.PhaseSucceeded })
+	viewer := strings.TrimSpace(kiln(t, home, "token", "create", "reader", "--role", "viewer", "--project", "default").stdout)
+
+	var viewerButtons int
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/?token="+viewer+"#/runs/"+string(src.ID)),
+		chromedp.Poll(node("second", "Succeeded"), nil, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.Click(`g.node[data-name="second"] rect`),
+		chromedp.WaitVisible(`#panel`),
+		chromedp.Evaluate(`document.querySelectorAll("button.rerun").length`, &viewerButtons),
+	)
+	if err != nil {
+		t.Fatalf("driving the UI as a viewer: %v", err)
+	}
+	if viewerButtons != 0 {
+		t.Errorf("a viewer's page shows %d rerun buttons, want none", viewerButtons)
+	}
+
+	var rerunOf, hash string
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(base+"/?token="+admin+"#/runs/"+string(src.ID)),
+		chromedp.Poll(node("second", "Succeeded"), nil, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.Click(`g.node[data-name="second"] rect`),
+		chromedp.WaitVisible(`button.rerun`),
+		chromedp.Click(`button.rerun`),
+		chromedp.WaitVisible(`p.rerun-of`),
+		chromedp.Text(`p.rerun-of`, &rerunOf),
+		chromedp.Evaluate(`decodeURIComponent(location.hash)`, &hash),
+	)
+	if err != nil {
+		t.Fatalf("driving the UI: %v", err)
+	}
+	id := apiv1.RunID(strings.TrimPrefix(hash, "#/runs/"))
+	if id == src.ID || !strings.Contains(rerunOf, "Rerun of "+string(src.ID)+" (--from second)") {
+		t.Fatalf("after the click the page shows %s, %q; want a new run, a rerun of %s --from second", hash, rerunOf, src.ID)
+	}
+	waitFor(t, "the rerun to end", func() bool { return describe(t, home, id).Status.Phase.Done() })
+	wantNodes(t, describe(t, home, id), src.ID, []string{"first"}, nil)
 }
