@@ -106,12 +106,13 @@ func rerunChoices(plan *workflow.Plan, src *apiv1.Run, mode apiv1.RerunMode, nam
 	before := topNodes(src)
 	succeeded := func(i int) bool { return before[plan.Tasks[i].Spec.Name].Phase == apiv1.PhaseSucceeded }
 	exit, hasExit := plan.Index[workflow.ExitNode]
+	isExit := func(i int) bool { return hasExit && i == exit }
 	out := make([]choice, len(plan.Tasks))
 	switch mode {
 	case apiv1.RerunFrom:
 		down := reach(plan.Graph, k, (*dag.Graph).Downstream)
 		for i := range out {
-			if !down[i] && succeeded(i) && !(hasExit && i == exit) {
+			if !down[i] && succeeded(i) && !isExit(i) {
 				out[i] = reuse
 			}
 		}
@@ -120,7 +121,7 @@ func rerunChoices(plan *workflow.Plan, src *apiv1.Run, mode apiv1.RerunMode, nam
 		for i := range out {
 			switch {
 			case i == k:
-			case up[i] && succeeded(i) && !(hasExit && i == exit):
+			case up[i] && succeeded(i) && !isExit(i):
 				out[i] = reuse
 			case slices.Contains(plan.Graph.Upstream(k), i):
 				return nil, upstreamError(src, name, plan.Tasks[i].Spec.Name, before[plan.Tasks[i].Spec.Name].Phase)
@@ -131,7 +132,7 @@ func rerunChoices(plan *workflow.Plan, src *apiv1.Run, mode apiv1.RerunMode, nam
 	case apiv1.RerunUntil:
 		up := reach(plan.Graph, k, (*dag.Graph).Upstream)
 		for i := range out {
-			if !up[i] && !(hasExit && i == exit) {
+			if !up[i] && !isExit(i) {
 				out[i] = leaveOut
 			}
 		}

@@ -48,8 +48,10 @@ spec:
 func sourceRun(phases map[string]apiv1.Phase) *apiv1.Run {
 	run := &apiv1.Run{ID: "wf-src", Status: apiv1.RunStatus{Phase: apiv1.PhaseSucceeded}}
 	for _, name := range []string{"prep", "left", "right", "join", "side", "sweep", "onExit", "sweep.0", "sweep.1"} {
-		n := apiv1.NodeStatus{Name: name, Phase: apiv1.PhaseSucceeded, Outputs: map[string]string{"o": name},
-			Attempts: []apiv1.AttemptStatus{{Number: 1, Phase: apiv1.PhaseSucceeded}}}
+		n := apiv1.NodeStatus{
+			Name: name, Phase: apiv1.PhaseSucceeded, Outputs: map[string]string{"o": name},
+			Attempts: []apiv1.AttemptStatus{{Number: 1, Phase: apiv1.PhaseSucceeded}},
+		}
 		if p, ok := phases[name]; ok {
 			n.Phase = p
 		}
@@ -126,8 +128,10 @@ func TestRerunPresetNodesSayWhatBecameOfThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	skipped := func(name string, kind apiv1.NodeKind) apiv1.NodeStatus {
-		return apiv1.NodeStatus{Name: name, Phase: apiv1.PhaseSkipped, Kind: kind,
-			Message: "not run: not part of this rerun (--only left runs left alone)"}
+		return apiv1.NodeStatus{
+			Name: name, Phase: apiv1.PhaseSkipped, Kind: kind,
+			Message: "not run: not part of this rerun (--only left runs left alone)",
+		}
 	}
 	want := []apiv1.NodeStatus{
 		{
