@@ -54,8 +54,9 @@ type Store interface {
 // Runs reads runs and takes requests about them.
 type Runs interface {
 	// CreateRun saves a new run in phase Pending (or the run's own phase,
-	// for imports) with one Pending node per task, and its first event, in
-	// one transaction. It returns ErrConflict if the ID is taken.
+	// for imports) with one Pending node per task (or as preset, see
+	// CreateRunParams.Preset), and its first event, in one transaction.
+	// It returns ErrConflict if the ID is taken.
 	CreateRun(ctx context.Context, p CreateRunParams) error
 	// GetRun returns the run with its nodes and attempts, or ErrNotFound.
 	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
