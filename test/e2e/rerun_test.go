@@ -219,9 +219,26 @@ func TestRerunOfAFailedRunAndRefusals(t *testing.T) {
 		t.Errorf("refused reruns left %d runs, want only the first", n)
 	}
 
+	// A rerun that fails is retried as any run is: its failed tasks run
+	// again, and the tasks it left out stay out.
+	if r := kiln(t, b.home, "rerun", string(src), "--until", "train"); r.code != 1 {
+		t.Fatalf("--until train exited %d, want 1 (train is still broken): %s%s", r.code, r.stdout, r.stderr)
+	}
+	until := runs(t, b.home)[0].ID
+	if got, want := b.ran(t), []string{"notify", "prep", "train"}; !slices.Equal(got, want) {
+		t.Errorf("the failing --until train ran %v, want %v", got, want)
+	}
 	if err := os.Remove(filepath.Join(b.dir, "broken")); err != nil {
 		t.Fatal(err)
 	}
+	if r := kiln(t, b.home, "retry", string(until)); r.code != 0 {
+		t.Fatalf("retry of the rerun exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if got, want := b.ran(t), []string{"train"}; !slices.Equal(got, want) {
+		t.Errorf("retry of the --until rerun ran %v, want %v", got, want)
+	}
+	wantNodes(t, describe(t, b.home, until), src, nil, []string{"eval", "side"})
+
 	from := b.rerun(t, nil, string(src), "--from", "train")
 	if got, want := b.ran(t), []string{"eval", "notify", "train"}; !slices.Equal(got, want) {
 		t.Errorf("--from train of the failed run ran %v, want %v", got, want)
@@ -340,4 +357,53 @@ spec:
 	}
 	waitFor(t, "the rerun to end", func() bool { return describe(t, home, id).Status.Phase.Done() })
 	wantNodes(t, describe(t, home, id), src.ID, []string{"first"}, nil)
+}
+
+// TestRerunReusesAMapAndRefusesItsItems reruns the task after a map: the
+// map is reused whole, its items' outputs reach the task that runs, and
+// naming an item instead of the map is refused with the map named.
+func TestRerunReusesAMapAndRefusesItsItems(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger, gathered := filepath.Join(dir, "ledger"), filepath.Join(dir, "gathered")
+	wf := writeFile(t, dir, "map.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: fan}
+spec:
+  tasks:
+  - name: each
+    forEach: {items: [a, b]}
+    command: [sh, -c, 'set -e; echo each-{{item}} >> `+ledger+`; echo "{{item}}-$KILN_RUN_ID" > $KILN_OUTPUTS/up']
+    outputs: {parameters: [{name: up}]}
+  - name: gather
+    dependsOn: [each]
+    env: [{name: UP, value: "{{tasks.each.outputs.parameters.up}}"}]
+    command: [sh, -c, 'set -e; echo gather >> `+ledger+`; printf "%s\n" "$UP" > `+gathered+`']
+`)
+	if r := kiln(t, home, "run", wf); r.code != 0 {
+		t.Fatalf("run exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	src := runs(t, home)[0].ID
+	if err := os.Remove(ledger); err != nil {
+		t.Fatal(err)
+	}
+	r := kiln(t, home, "rerun", string(src), "--from", "each.1")
+	if r.code != 1 || !strings.Contains(r.stderr, "KLN-4020") || !strings.Contains(r.stderr, "name its parent: each") {
+		t.Errorf("rerun --from each.1 = exit %d %q; want KLN-4020 naming each", r.code, r.stderr)
+	}
+	if r := kiln(t, home, "rerun", string(src), "--only", "gather"); r.code != 0 {
+		t.Fatalf("rerun --only gather exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if got, want := sortedLines(t, ledger), []string{"gather"}; !slices.Equal(got, want) {
+		t.Errorf("--only gather ran %v, want %v", got, want)
+	}
+	got, _ := os.ReadFile(gathered)
+	if want := `["a-` + string(src) + `","b-` + string(src) + `"]`; strings.TrimSpace(string(got)) != want {
+		t.Errorf("gather read %s, want the reused items' outputs %s", got, want)
+	}
+	run := describe(t, home, runs(t, home)[0].ID)
+	wantNodes(t, run, src, []string{"each"}, nil)
+	if n := len(run.Status.Nodes); n != 2 {
+		t.Errorf("the rerun has %d nodes, want 2: the reused map's items stay in %s", n, src)
+	}
 }
