@@ -70,6 +70,8 @@ const (
 	CodeNotWaiting      Code = "KLN-4014"
 	CodeNoTemplate      Code = "KLN-4015"
 	CodeNoCacheEntry    Code = "KLN-4025"
+	CodeRerunNode       Code = "KLN-4020"
+	CodeRerunUpstream   Code = "KLN-4021"
 	CodeStoreOpen       Code = "KLN-5001"
 	CodeStoreCorrupt    Code = "KLN-5002"
 	CodeStoreVersion    Code = "KLN-5003"
@@ -151,13 +153,15 @@ func CodeInfos() []CodeInfo {
 		{CodeBodyTooLarge, "the request body is larger than the server accepts", "split the submission or raise the server's limit"},
 		{CodeBadRequest, "a request parameter is missing or malformed", "see the message"},
 		{CodeInternal, "the server failed while handling the request", "see the server's log"},
-		{CodeRunPhase, "the run's phase does not allow the request: cancelling or suspending a run that ended, retrying one that did not fail", "check the run's phase with kiln describe run"},
+		{CodeRunPhase, "the run's phase does not allow the request: cancelling or suspending a run that ended, retrying one that did not fail, rerunning one that has not ended", "check the run's phase with kiln describe run"},
 		{CodeSecretNotFound, "the project has no secret of the given name", "list a project's secrets with kiln secret list --project P"},
 		{CodeRateLimited, "the token (or client) sent more requests than the server allows per second", "wait for the Retry-After seconds and try again"},
 		{CodeBusy, "the server is handling as many submissions as it allows at once", "wait for the Retry-After seconds and try again"},
 		{CodeNotWaiting, "an approval or signal was sent to a task that is not a gate waiting for it, or the value does not fit the gate's type", "check the task with kiln describe run; a signal's value must parse as the gate's type"},
 		{CodeNoTemplate, "the project has no WorkflowTemplate of the given name", "list a project's templates with kiln get templates --project P"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
+		{CodeRerunNode, "kiln rerun names a task that is not a top-level task of the run (a child such as sweep.3, the onExit handler, or no task at all)", "name one of the top-level tasks the message lists; for a child, name its parent"},
+		{CodeRerunUpstream, "kiln rerun --only names a task whose upstream task did not succeed in the run, so it has no inputs to reuse", "rerun --from the upstream task, or --until the task, to run the upstream task too"},
 		{CodeStoreOpen, "the store cannot be opened or written", "check that KILN_HOME is a writable directory"},
 		{CodeStoreCorrupt, "the store file is damaged or not a kiln store", "move the file away and start again, or restore a backup"},
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},

@@ -42,6 +42,8 @@ type Run struct {
 	Suspend bool `json:"suspend,omitempty"`
 	// Cache is how the run uses the cache; empty means on.
 	Cache CacheMode `json:"cache,omitempty"`
+	// RerunOf is the run this one reruns (kiln rerun), if any.
+	RerunOf *RerunOf `json:"rerunOf,omitempty"`
 	// Status is what happened so far.
 	Status RunStatus `json:"status"`
 }
@@ -107,6 +109,9 @@ type NodeStatus struct {
 	Gate *GateStatus `json:"gate,omitempty"`
 	// Cache is what the cache did for a task that sets cache.
 	Cache *CacheStatus `json:"cache,omitempty"`
+	// Reused is set on a task a rerun did not run again: it is Succeeded
+	// with the outputs of the run it names, and has no attempts here.
+	Reused *Reused `json:"reused,omitempty"`
 }
 
 // Condition types of a training job.

@@ -73,6 +73,9 @@ func (nt *nodeTable) node(n *apiv1.NodeStatus, depth int) {
 		}
 		nt.t.row("", string(at.Phase), "#"+strconv.Itoa(at.Number), exit, duration(at.StartedAt, at.FinishedAt), string(at.Code), msg)
 	}
+	if r := n.Reused; r != nil {
+		nt.t.row("", "", "", "", "", "", fmt.Sprintf("reused from run %s, task %s, attempt #%d", r.Run, r.Node, r.Attempt))
+	}
 	if len(n.Outputs) > 0 {
 		nt.t.row("", "", "", "", "", "", "outputs: "+outputsLine(n.Outputs))
 	}

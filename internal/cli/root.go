@@ -99,6 +99,7 @@ func newRoot(e *env) *cobra.Command {
 		newCancelCmd(e), newSuspendCmd(e, true), newSuspendCmd(e, false), newValidateCmd(e), newSuperviseCmd(e),
 		newServeCmd(e), newTokenCmd(e), newSecretCmd(e), newRetryCmd(e), newApplyCmd(e), newDeleteCmd(e),
 		newApproveCmd(e, true), newApproveCmd(e, false), newSignalCmd(e), newCacheCmd(e))
+	root.AddCommand(newRerunCmd(e))
 	return root
 }
 

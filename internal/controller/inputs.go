@@ -149,12 +149,21 @@ func (in *inputs) output(task, kind, name string) (string, bool) {
 				if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
 					return filepath.Join(cs.OutputDir, a.Path), true // placed from the cache
 				}
-				return filepath.Join(in.c.cfg.Backend.OutputDir(rs.attemptID(up, ns.attempt.Number)), a.Path), true
+				return filepath.Join(in.c.cfg.Backend.OutputDir(rs.producer(up)), a.Path), true
 			}
 		}
 	}
 	v, ok := ns.status.Outputs[name] // a group's artifacts are its children's paths
 	return v, ok
+}
+
+// producer is the attempt whose outputs node i's are: its last, or for a
+// node a rerun reused, the attempt of the run it was reused from.
+func (rs *runState) producer(i int) job.AttemptID {
+	if r := rs.nodes[i].status.Reused; r != nil {
+		return job.AttemptID{Run: string(r.Run), Node: r.Node, Number: r.Attempt}
+	}
+	return rs.attemptID(i, rs.nodes[i].attempt.Number)
 }
 
 // value is an environment variable's value: its template expanded, or

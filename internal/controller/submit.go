@@ -28,6 +28,10 @@ type SubmitParams struct {
 	Project string
 	// Cache is how the run uses the cache; empty means on.
 	Cache apiv1.CacheMode
+	// RerunOf and Preset make the run a rerun (see Rerun): its source,
+	// and its nodes that start reused or left out instead of Pending.
+	RerunOf *apiv1.RerunOf
+	Preset  []apiv1.NodeStatus
 }
 
 // Submit checks that every task fits the pool, saves a new run owned by
@@ -48,15 +52,15 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 		run := apiv1.Run{
 			ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
 			Labels: wf.Metadata.Labels, Workflow: wf, Subworkflows: subs, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
-			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project, Cache: p.Cache,
-			Status: apiv1.RunStatus{Phase: apiv1.PhasePending},
+			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project, Cache: p.Cache, RerunOf: p.RerunOf,
+			Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: presetNodes(p.Plan, p.Preset)},
 		}
 		rs, err := newRunState(&run, p.Plan, c.cfg.Handlers, c.now())
 		if err != nil {
 			return nil, err
 		}
 		err = c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
-			Run: run, Nodes: nodes, Kinds: kinds, Owner: c.cfg.Owner,
+			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: c.cfg.Owner,
 			LeaseUntil: c.now().Add(c.cfg.LeaseTTL),
 		})
 		if errors.Is(err, store.ErrConflict) && try < 5 {

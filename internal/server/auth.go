@@ -50,6 +50,9 @@ func (s *Server) authorize(rt route) http.Handler {
 		if err == nil {
 			err = s.checkBodySize(w, r)
 		}
+		if p != nil {
+			w.Header().Set("Kiln-Role", p.token.Role) // the UI shows what the token may do
+		}
 		if err == nil {
 			err = rt.handle(w, r, p)
 		}

@@ -36,6 +36,9 @@ type runner interface {
 	Cancel(ctx context.Context, id apiv1.RunID) error
 	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
 	Retry(ctx context.Context, id apiv1.RunID) error
+	// Rerun starts a new run of run id's stored spec, from, only or
+	// until one of its tasks (see apiv1.RerunRequest), and returns it.
+	Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest) (*apiv1.Run, error)
 	// SendGateInput sends an approval or a rejection (in.Approve) or a
 	// signal (in.Value) to gate task node of run id. in.By says who sent
 	// it: the server sets it from the request's token, never from the
@@ -143,6 +146,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
 		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
 		{"POST /api/v1/runs/{id}/retry", editor, s.retry},
+		{"POST /api/v1/runs/{id}/rerun", editor, s.rerun},
 		{"POST /api/v1/runs/{id}/suspend", editor, s.suspend(true)},
 		{"POST /api/v1/runs/{id}/unsuspend", editor, s.suspend(false)},
 		{"POST /api/v1/runs/{id}/nodes/{node}/approve", editor, s.approve},

@@ -55,8 +55,9 @@ type Store interface {
 // Runs reads runs and takes requests about them.
 type Runs interface {
 	// CreateRun saves a new run in phase Pending (or the run's own phase,
-	// for imports) with one Pending node per task, and its first event, in
-	// one transaction. It returns ErrConflict if the ID is taken.
+	// for imports) with one Pending node per task (or as preset, see
+	// CreateRunParams.Preset), and its first event, in one transaction.
+	// It returns ErrConflict if the ID is taken.
 	CreateRun(ctx context.Context, p CreateRunParams) error
 	// GetRun returns the run with its nodes and attempts, or ErrNotFound.
 	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
@@ -72,8 +73,9 @@ type Runs interface {
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
 	// owner until until: its tasks that did not succeed become Pending
 	// (their gate status and gate inputs dropped: a gate waits afresh),
-	// those that did keep their outputs. ErrPhase if the run has not
-	// ended or succeeded.
+	// those that did keep their outputs. Preset nodes (CreateRunParams)
+	// keep their state: a rerun's tasks left out stay out. ErrPhase if
+	// the run has not ended or succeeded.
 	RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error
 	// RequestSuspend sets whether a run's training jobs should be
 	// suspended, for its owner to act on. ErrPhase for a run that has
@@ -110,6 +112,11 @@ type CreateRunParams struct {
 	Nodes []string
 	// Kinds are the tasks' kinds, in the same order; may be empty.
 	Kinds []apiv1.NodeKind
+	// Preset are nodes of Nodes that start in a final phase instead of
+	// Pending, with their code, message, outputs and Reused: a rerun's
+	// reused nodes (Succeeded) and the nodes it leaves out (Skipped).
+	// Run.RerunOf is saved with the run.
+	Preset []apiv1.NodeStatus
 	// Owner gets the run's lease until LeaseUntil; empty leaves it free.
 	Owner      string
 	LeaseUntil time.Time

@@ -11,6 +11,10 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
+// notPreset keeps a retry off the nodes a rerun preset (the tasks it left
+// out), for the run given as its one argument.
+const notPreset = ` AND name NOT IN (SELECT node FROM preset_nodes WHERE run_id = ?)`
+
 // RetryRun implements store.Runs.
 func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) (err error) {
 	defer s.coded(&err)
@@ -27,12 +31,12 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, unti
 			return &store.PhaseError{Run: id, Phase: phase}
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_inputs WHERE run_id = ? AND node IN
-			(SELECT name FROM nodes WHERE run_id = ? AND phase != ?)`, id, id, apiv1.PhaseSucceeded); err != nil {
+			(SELECT name FROM nodes WHERE run_id = ? AND phase != ?`+notPreset+`)`, id, id, apiv1.PhaseSucceeded, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET phase = ?, code = '', message = '', finished_at = NULL,
 			retry_at = NULL, gate = '', attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)
-			WHERE run_id = ? AND phase != ?`, apiv1.PhasePending, id, apiv1.PhaseSucceeded); err != nil {
+			WHERE run_id = ? AND phase != ?`+notPreset, apiv1.PhasePending, id, apiv1.PhaseSucceeded, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET phase = ?, code = '', message = '', started_at = NULL, finished_at = NULL, done = 0,

@@ -54,6 +54,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 				return err
 			}
 		}
+		if err := s.createPreset(ctx, tx, &p); err != nil {
+			return err
+		}
 		return s.insertEvents(ctx, tx, r.ID, []apiv1.Event{{
 			Phase: apiv1.PhasePending, Reason: "Submitted",
 			Message: fmt.Sprintf("%s %s submitted with %d tasks", r.Kind, r.Name, len(p.Nodes)), Time: r.CreatedAt,
@@ -90,17 +93,17 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 	if err != nil {
 		return nil, err
 	}
-	var wf, subs string
-	if err := s.db.QueryRowContext(ctx, `SELECT workflow, subworkflows FROM run_specs WHERE run_id = ?`, id).Scan(&wf, &subs); err != nil {
+	var wf, subs, rerunOf string
+	if err := s.db.QueryRowContext(ctx, `SELECT workflow, subworkflows, rerun_of FROM run_specs WHERE run_id = ?`, id).Scan(&wf, &subs, &rerunOf); err != nil {
 		return nil, fmt.Errorf("reading the spec of run %s: %w", id, err)
 	}
-	if err := errors.Join(json.Unmarshal([]byte(wf), &r.Workflow), unmarshalIf(subs, &r.Subworkflows)); err != nil {
+	if err := errors.Join(json.Unmarshal([]byte(wf), &r.Workflow), unmarshalIf(subs, &r.Subworkflows), unmarshalIf(rerunOf, &r.RerunOf)); err != nil {
 		return nil, err
 	}
 	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
 		return nil, err
 	}
-	return r, s.attempts(ctx, r)
+	return r, errors.Join(s.attempts(ctx, r), s.reused(ctx, r))
 }
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {

@@ -46,6 +46,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("gate inputs read back whole, oldest first, per run", func(t *testing.T) { t.Parallel(); testGateInputs(t, newStore(t)) })
 	t.Run("gate inputs to an unknown run or node or an ended run are refused", func(t *testing.T) { t.Parallel(); testGateInputRefusals(t, newStore(t)) })
 	t.Run("a node's kind and gate status are kept and a retry makes a gate wait afresh", func(t *testing.T) { t.Parallel(); testGateStatusAndRetry(t, newStore(t)) })
+	t.Run("a rerun's preset nodes and source read back", func(t *testing.T) { t.Parallel(); testPresetNodes(t, newStore(t)) })
+	t.Run("retry of a rerun keeps its preset nodes", func(t *testing.T) { t.Parallel(); testRetryKeepsPresetNodes(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.

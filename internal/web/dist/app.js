@@ -8,6 +8,7 @@ const fills = { Pending: "#9e9e9e", Skipped: "#9e9e9e", Waiting: "#e0a000", Runn
 const listFirst = 50, listMore = 200;
 let timer = null;
 let selected = null;
+let role = ""; // the token's role, from the API's answers: editors and admins see the buttons that change runs
 
 // The token comes from ?token= once (then leaves the address bar) or the form, and is kept in this browser.
 (function takeToken() {
@@ -32,6 +33,7 @@ async function api(path, text, body) {
     init.headers["Content-Type"] = "application/json";
   }
   const r = await fetch(path, init);
+  role = r.headers.get("Kiln-Role") || role;
   if (!r.ok) {
     const answer = await r.json().catch(() => ({}));
     const e = (answer.errors || [])[0] || {};
@@ -202,7 +204,7 @@ function drawNode(run, n, p, train, isSelected) {
 
 async function runPage(id) {
   const run = await api("/api/v1/runs/" + encodeURIComponent(id));
-  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), el("p", {}, run.status.message || ""), graph(run),
+  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), el("p", {}, run.status.message || ""), graph(run),
     ...gates(run), outputs(run)];
   const node = selected && run.status.nodes.find((n) => n.name === selected);
   if (node) parts.push(await panel(run, node));
@@ -308,9 +310,42 @@ function children(run, node) {
       Object.entries(hidden).map(([p, c]) => `${c} ${p.toLowerCase()}`).join(", ") + `; kiln describe run ${run.id} --children lists all`) : null];
 }
 
+// runLink links to run id's page.
+function runLink(id) { return el("a", { href: "#/runs/" + encodeURIComponent(id) }, id); }
+
+// rerunOf says which run a rerun reruns, and how.
+function rerunOf(run) {
+  const r = run.rerunOf;
+  return r ? el("p", { class: "rerun-of" }, "Rerun of ", runLink(r.run), ` (--${r.mode} ${r.node})`) : null;
+}
+
+// rerunButton offers, on a top-level task of a run that ended, to rerun
+// the run from it (kiln rerun RUN --from TASK), to those who may.
+function rerunButton(run, node) {
+  const done = ["Succeeded", "Failed", "Cancelled"].includes(run.status.phase);
+  if (!done || node.parent || node.kind === "exit" || !["editor", "admin"].includes(role)) return "";
+  const result = el("span", { class: "result" });
+  const b = el("button", { class: "rerun", type: "button" }, "Rerun from here");
+  b.addEventListener("click", async () => {
+    b.disabled = true;
+    try {
+      const made = await api(`/api/v1/runs/${encodeURIComponent(run.id)}/rerun`, false, { mode: "from", node: node.name });
+      location.hash = "#/runs/" + encodeURIComponent(made.id);
+    } catch (e) {
+      result.className = "result error";
+      result.textContent = e.message;
+      b.disabled = false;
+    }
+  });
+  return el("p", {}, b, " ", result);
+}
+
 async function panel(run, node) {
   const box = el("section", { id: "panel" }, el("h3", {}, node.name, " ", phase(node.phase)));
   if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
+  if (node.reused) box.append(el("p", { class: "reused" }, "reused from ", runLink(node.reused.run),
+    ` (task ${node.reused.node}` + (node.reused.attempt ? `, attempt #${node.reused.attempt})` : ")")));
+  box.append(rerunButton(run, node));
   if (node.message && !node.children) box.append(el("p", { class: node.code ? "error" : "" }, message(node)));
   if (node.cache) box.append(cacheStatus(node.cache));
   if (node.gate) box.append(el("p", { class: "gate-status" }, "Gate: " + (node.gate.decision ? decision(node.gate) : "waits for " + waitsFor(node.gate))));

@@ -1,0 +1,26 @@
+package app
+
+import (
+	"context"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/controller"
+)
+
+// Rerun starts, on this engine, a new run of run id's stored spec (its
+// workflow, subworkflows and params, never the file on disk): from, only
+// or until one of its top-level tasks, as req says, with req.Params
+// changed. It returns the new run, linked to its source (Run.RerunOf).
+// Errors are coded: KLN-4001 for an unknown run, KLN-4010 for one that
+// has not ended, KLN-4020 and KLN-4021 for a task a rerun cannot start
+// from (see controller.Rerun).
+func (a *App) Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest) (*apiv1.Run, error) {
+	if err := checkCacheMode(req.Cache); err != nil {
+		return nil, err
+	}
+	src, err := a.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.Controller.Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req})
+}

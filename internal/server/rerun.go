@@ -1,0 +1,30 @@
+package server
+
+import (
+	"net/http"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// rerun starts a new run of a finished run's stored spec, as the body (an
+// apiv1.RerunRequest) asks, in the source run's project, and answers with
+// the new run. It needs the role that submitting does.
+func (s *Server) rerun(w http.ResponseWriter, r *http.Request, p *principal) error {
+	run, err := s.run(r, p)
+	if err != nil {
+		return err
+	}
+	var req apiv1.RerunRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Mode == "" || req.Node == "" {
+		return badRequest(`the body needs "mode" (from, only or until) and "node" (a top-level task of the run)`)
+	}
+	created, err := s.cfg.Engine.Rerun(r.Context(), run.ID, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, created)
+	return nil
+}

@@ -1,0 +1,81 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// rerunParams is a rerun of run src with tasks a, b and c: a reused, b
+// to run, c left out.
+func rerunParams(id, src apiv1.RunID) store.CreateRunParams {
+	p := NewRun(id, "me")
+	p.Nodes = []string{"a", "b", "c"}
+	p.Kinds = []apiv1.NodeKind{apiv1.NodeKindCommand, apiv1.NodeKindCommand, apiv1.NodeKindMap}
+	p.Run.RerunOf = &apiv1.RerunOf{Run: src, Mode: apiv1.RerunUntil, Node: "b"}
+	p.Preset = []apiv1.NodeStatus{
+		{
+			Name: "a", Phase: apiv1.PhaseSucceeded, Kind: apiv1.NodeKindCommand, Message: "reused from " + string(src),
+			Outputs: map[string]string{"x": "1"}, Reused: &apiv1.Reused{Run: src, Node: "a", Attempt: 2},
+		},
+		{Name: "c", Phase: apiv1.PhaseSkipped, Kind: apiv1.NodeKindMap, Message: "not run: not part of this rerun"},
+	}
+	return p
+}
+
+func testPresetNodes(t *testing.T, s store.Store) {
+	p := rerunParams("r2", "r1")
+	mustCreate(t, s, p)
+	got := get(t, s, "r2")
+	want := p.Run
+	want.Project = "default"
+	want.Status = apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: []apiv1.NodeStatus{
+		p.Preset[0], {Name: "b", Phase: apiv1.PhasePending, Kind: apiv1.NodeKindCommand}, p.Preset[1],
+	}}
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("GetRun of a rerun (-want +got):\n%s", diff)
+	}
+	if plain := get(t, s, mustPlain(t, s)); plain.RerunOf != nil || plain.Status.Nodes[0].Reused != nil {
+		t.Errorf("a plain run reads back RerunOf %+v, node a reused %+v; want neither", plain.RerunOf, plain.Status.Nodes[0].Reused)
+	}
+	bad := rerunParams("r3", "r1")
+	bad.Preset = append(bad.Preset, apiv1.NodeStatus{Name: "zz", Phase: apiv1.PhaseSkipped})
+	if err := s.CreateRun(t.Context(), bad); err == nil {
+		t.Error("CreateRun with a preset node that is not one of its nodes succeeded; want an error")
+	}
+	if _, err := s.GetRun(t.Context(), "r3"); err == nil {
+		t.Error("the refused run was saved in part")
+	}
+}
+
+// mustPlain creates a run without presets and returns its ID.
+func mustPlain(t *testing.T, s store.Store) apiv1.RunID {
+	t.Helper()
+	mustCreate(t, s, NewRun("plain", "me"))
+	return "plain"
+}
+
+func testRetryKeepsPresetNodes(t *testing.T, s store.Store) {
+	mustCreate(t, s, rerunParams("r2", "r1"))
+	apply(t, s, &store.Change{
+		Run: "r2", Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0},
+		Nodes: []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0}},
+	})
+	if err := s.RetryRun(t.Context(), "r2", "me", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	run := get(t, s, "r2")
+	var phases []apiv1.Phase
+	for _, n := range run.Status.Nodes {
+		phases = append(phases, n.Phase)
+	}
+	want := []apiv1.Phase{apiv1.PhaseSucceeded, apiv1.PhasePending, apiv1.PhaseSkipped}
+	if diff := cmp.Diff(want, phases); diff != "" || run.Status.Nodes[0].Reused == nil || run.RerunOf == nil {
+		t.Errorf("after RetryRun of a rerun: phases (-want +got):\n%s\na reused %+v, rerunOf %+v; want a kept reused, c left out, b Pending",
+			diff, run.Status.Nodes[0].Reused, run.RerunOf)
+	}
+}
