@@ -19,9 +19,11 @@ import (
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/gc"
 	"kiln.dev/kiln/internal/metrics"
 	"kiln.dev/kiln/internal/node/builtin"
 	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/store/sqlite"
 )
 
@@ -51,6 +53,19 @@ type Config struct {
 	// TaskEnv, if not nil, is the environment tasks start from (see
 	// BaseEnv); nil gives them this process's, as `kiln run` does.
 	TaskEnv []string
+	// GCInterval is how often the running engine deletes runs past
+	// their TTL or over their history limit, and orphan run directories.
+	// Default DefaultGCInterval; negative never.
+	GCInterval time.Duration
+	// History is the history limit of names whose runs' specs set none;
+	// nil keeps every run.
+	History *store.HistoryLimit
+	// OrphanGrace is how old a run directory without a run must be
+	// before the collector removes it; default 10 minutes.
+	OrphanGrace time.Duration
+	// DeleteWait bounds how long deleting a run with force waits for it
+	// to end after it was cancelled. Default DefaultDeleteWait.
+	DeleteWait time.Duration
 }
 
 // Backend names.
@@ -67,10 +82,14 @@ type App struct {
 	Kube       *kube.Backend
 	Controller *controller.Controller
 	Metrics    *metrics.Metrics
-	Home       string
+	// GC deletes runs that are due, and runs deleted on request.
+	GC   *gc.Collector
+	Home string
 
-	stop    context.CancelFunc
-	stopped chan struct{}
+	stop       context.CancelFunc
+	stopped    chan struct{}
+	gcEvery    time.Duration
+	deleteWait time.Duration
 }
 
 // Open builds an App from cfg. Its errors are coded *apiv1.Error values.
@@ -127,6 +146,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Metrics.SetSource(a)
+	a.GC, a.gcEvery, a.deleteWait = newCollector(a, cfg), cfg.GCInterval, cfg.DeleteWait
+	if a.gcEvery == 0 {
+		a.gcEvery = DefaultGCInterval
+	}
+	if a.deleteWait <= 0 {
+		a.deleteWait = DefaultDeleteWait
+	}
 	return a, nil
 }
 
@@ -208,7 +234,15 @@ func (a *App) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop, a.stopped = cancel, make(chan struct{})
 	go func() {
+		collected := make(chan struct{})
+		go func() {
+			if a.gcEvery > 0 {
+				a.GC.Run(ctx, a.gcEvery)
+			}
+			close(collected)
+		}()
 		a.Controller.Run(ctx)
+		<-collected
 		close(a.stopped)
 	}()
 }

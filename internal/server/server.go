@@ -36,6 +36,9 @@ type runner interface {
 	Cancel(ctx context.Context, id apiv1.RunID) error
 	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
 	Retry(ctx context.Context, id apiv1.RunID) error
+	// DeleteRun deletes a run that has ended (KLN-4010 otherwise); with
+	// force, it cancels it first and deletes it once it has ended.
+	DeleteRun(ctx context.Context, id apiv1.RunID, force bool) error
 	// SendGateInput sends an approval or a rejection (in.Approve) or a
 	// signal (in.Value) to gate task node of run id. in.By says who sent
 	// it: the server sets it from the request's token, never from the
@@ -139,6 +142,7 @@ func (s *Server) routes() []route {
 		{"POST /api/v1/runs", editor, s.submit},
 		{"GET /api/v1/runs", viewer, s.listRuns},
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
+		{"DELETE /api/v1/runs/{id}", editor, s.deleteRun},
 		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
 		{"POST /api/v1/runs/{id}/retry", editor, s.retry},
 		{"POST /api/v1/runs/{id}/suspend", editor, s.suspend(true)},
