@@ -63,6 +63,9 @@ const (
 	reading use = iota
 	// working also starts the engine, which works runs until the command ends.
 	working
+	// collecting is working, and the engine also deletes runs that are
+	// due (TTL, history limits) now and then: kiln run, resume and serve.
+	collecting
 )
 
 // open returns the engine a command talks to: the server's, with --server
@@ -76,7 +79,7 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	if u == working {
+	if u >= working {
 		a.Start()
 	}
 	return a, func() { a.Close() }, nil
@@ -99,7 +102,10 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 		cfg.Pool = req
 		cfg.Log = pool.logger(e.stderr)
 	}
-	if u == working || e.readsBackend {
+	if u == collecting && cfg.GCInterval == 0 {
+		cfg.GCInterval = app.DefaultGCInterval
+	}
+	if u >= working || e.readsBackend {
 		var err error
 		if cfg, err = e.withBackend(cfg); err != nil {
 			return nil, err
@@ -176,7 +182,7 @@ func withApp(cmd *cobra.Command, e *env, u use, pool *poolFlags, fn func(*app.Ap
 		return err
 	}
 	defer a.Close()
-	if u == working {
+	if u >= working {
 		a.Start()
 	}
 	return fn(a)
