@@ -54,8 +54,9 @@ type Config struct {
 	// BaseEnv); nil gives them this process's, as `kiln run` does.
 	TaskEnv []string
 	// GCInterval is how often the running engine deletes runs past
-	// their TTL or over their history limit, and orphan run directories.
-	// Default DefaultGCInterval; negative never.
+	// their TTL or over their history limit, and orphan run directories;
+	// zero never (commands that only steer a run). kiln run, resume and
+	// serve take DefaultGCInterval unless told otherwise.
 	GCInterval time.Duration
 	// History is the history limit of names whose runs' specs set none;
 	// nil keeps every run.
@@ -147,9 +148,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Metrics.SetSource(a)
 	a.GC, a.gcEvery, a.deleteWait = newCollector(a, cfg), cfg.GCInterval, cfg.DeleteWait
-	if a.gcEvery == 0 {
-		a.gcEvery = DefaultGCInterval
-	}
 	if a.deleteWait <= 0 {
 		a.deleteWait = DefaultDeleteWait
 	}
