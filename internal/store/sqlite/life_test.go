@@ -26,7 +26,8 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 		if err := s.AddGateInput(ctx, id, "a", apiv1.GateInput{Reason: "x"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Apply(ctx, &store.Change{Run: id, Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseSucceeded},
+		if err := s.Apply(ctx, &store.Change{
+			Run: id, Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseSucceeded},
 			Nodes:    []apiv1.NodeStatus{{Name: "a", Phase: apiv1.PhaseSucceeded, Expansion: []byte(`[1]`)}},
 			Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: string(id) + "/a/1"}}},
 		}); err != nil {
