@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -48,4 +49,7 @@ func TestDeleteRun(t *testing.T) {
 	}
 	resp, b = e.do(t, "GET", path, e.admin, "")
 	wantError(t, "GET of a run deleted with force", resp, b, http.StatusNotFound, apiv1.CodeRunNotFound)
+	if _, b := e.do(t, "GET", "/metrics", e.admin, ""); !strings.Contains(string(b), `kiln_runs_deleted_total{reason="request"} 2`) {
+		t.Errorf("/metrics does not count the two runs deleted on request:\n%s", b)
+	}
 }
