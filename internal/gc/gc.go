@@ -155,20 +155,30 @@ func class(p apiv1.Phase) string {
 // remove deletes one run, or one orphan directory, and reports whether
 // this collector deleted it.
 func (c *Collector) remove(ctx context.Context, d Deletion) (bool, error) {
-	if d.Reason != ReasonOrphan {
-		err := c.cfg.Store.DeleteRun(ctx, d.Run)
-		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPhase) {
-			return false, nil // another collector deleted it, or it was retried
+	if d.Reason == ReasonOrphan {
+		if err := c.removeFiles(ctx, d.Run); err != nil {
+			return false, err
 		}
-		if err != nil {
-			return false, fmt.Errorf("deleting run %s: %w", d.Run, err)
-		}
+		c.deleted("orphan run directory removed", d)
+		return true, nil
 	}
-	c.cfg.Log.Info("run deleted", "run", d.Run, "reason", d.Reason, "detail", d.Detail)
+	err := c.cfg.Store.DeleteRun(ctx, d.Run)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPhase) {
+		return false, nil // another collector deleted it, or it was retried
+	}
+	if err != nil {
+		return false, fmt.Errorf("deleting run %s: %w", d.Run, err)
+	}
+	c.deleted("run deleted", d)
+	return true, c.removeFiles(ctx, d.Run)
+}
+
+// deleted logs and counts one deletion.
+func (c *Collector) deleted(msg string, d Deletion) {
+	c.cfg.Log.Info(msg, "run", d.Run, "reason", d.Reason, "detail", d.Detail)
 	if c.cfg.Deleted != nil {
 		c.cfg.Deleted(d.Reason)
 	}
-	return true, c.removeFiles(ctx, d.Run)
 }
 
 // removeFiles removes what the run left outside the store. If it fails,
@@ -189,10 +199,7 @@ func (c *Collector) Delete(ctx context.Context, id apiv1.RunID) error {
 	if err := c.cfg.Store.DeleteRun(ctx, id); err != nil {
 		return err
 	}
-	c.cfg.Log.Info("run deleted", "run", id, "reason", ReasonRequest)
-	if c.cfg.Deleted != nil {
-		c.cfg.Deleted(ReasonRequest)
-	}
+	c.deleted("run deleted", Deletion{Run: id, Reason: ReasonRequest, Detail: "a user deleted it"})
 	return c.removeFiles(ctx, id)
 }
 

@@ -1,10 +1,13 @@
 package gc
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,6 +96,8 @@ func TestCollectDeletesExpiredOverHistoryAndOrphansOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := f.collector(now, &store.HistoryLimit{Succeeded: 1, Failed: -1})
+	var log bytes.Buffer
+	c.cfg.Log = slog.New(slog.NewTextHandler(&log, nil))
 	want := []string{"short:ttl", "long:ttl", "old:history", "orphan-1:orphan"}
 	dry, err := c.Collect(t.Context(), true)
 	if err != nil || !slices.Equal(ids(dry), want) {
@@ -113,6 +118,11 @@ func TestCollectDeletesExpiredOverHistoryAndOrphansOnly(t *testing.T) {
 	for _, p := range []string{filepath.Join(f.runs, "new"), young, cache} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s is gone: %v", p, err)
+		}
+	}
+	for _, want := range []string{`msg="run deleted" run=short reason=ttl`, `run=old reason=history`, `msg="orphan run directory removed" run=orphan-1 reason=orphan`} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log says:\n%s\nwant a line with %s", log.String(), want)
 		}
 	}
 	if _, err := f.st.GetRun(t.Context(), "new"); err != nil {
