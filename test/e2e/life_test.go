@@ -156,24 +156,29 @@ func TestDeleteRunThroughTheServer(t *testing.T) {
 	}
 }
 
-const trainJobWithTTL = `apiVersion: kiln.dev/v1alpha1
+// trainJobWithTTL is a TrainJob whose run is deleted ttl seconds after it finished.
+func trainJobWithTTL(ttl string) string {
+	return `apiVersion: kiln.dev/v1alpha1
 kind: TrainJob
 metadata: {name: brief-train}
 spec:
   runtimeRef: {name: plain}
-  runPolicy: {ttlSecondsAfterFinished: 1}
+  runPolicy: {ttlSecondsAfterFinished: ` + ttl + `}
   trainer:
     command: [/usr/bin/python3, -c, 'print("trained")']
     resourcesPerNode: {cpu: 100m}
 `
+}
 
 func TestGCRemovesExpiredRunsAndOrphansButNoCache(t *testing.T) {
 	t.Parallel()
 	home := newHome(t)
 	dir := t.TempDir()
-	brief := runOnce(t, home, writeFile(t, dir, "brief.yaml", lifeWorkflow("brief", "echo brief", "  ttlSecondsAfterFinished: 1\n")))
-	train := runOnce(t, home, writeFile(t, dir, "train.yaml", trainJobWithTTL))
+	// Each kiln run collects as it starts: the runs that expire come last,
+	// and expire after the last kiln run started.
 	kept := runOnce(t, home, writeFile(t, dir, "kept.yaml", lifeWorkflow("kept", "echo kept", "")))
+	brief := runOnce(t, home, writeFile(t, dir, "brief.yaml", lifeWorkflow("brief", "echo brief", "  ttlSecondsAfterFinished: 3\n")))
+	train := runOnce(t, home, writeFile(t, dir, "train.yaml", trainJobWithTTL("3")))
 	orphan := filepath.Join(home, "runs", "orphan-abcde")
 	cached := filepath.Join(home, "cache", "entry", "value")
 	for _, p := range []string{filepath.Join(orphan, "t", "1"), filepath.Dir(cached)} {
@@ -186,7 +191,7 @@ func TestGCRemovesExpiredRunsAndOrphansButNoCache(t *testing.T) {
 	if err := os.Chtimes(orphan, old, old); err != nil {
 		t.Fatal(err)
 	}
-	<-time.After(1100 * time.Millisecond)
+	<-time.After(3100 * time.Millisecond)
 
 	r := kiln(t, home, "gc", "--dry-run")
 	for _, want := range []string{"would delete " + string(brief) + " (ttl", "would delete " + string(train) + " (ttl", "would delete orphan-abcde (orphan"} {
@@ -230,7 +235,7 @@ func TestServeCollectsExpiredRuns(t *testing.T) {
 	}
 	kept := submit(writeFile(t, dir, "kept.yaml", lifeWorkflow("kept", "echo kept", "")))
 	brief := submit(writeFile(t, dir, "brief.yaml", lifeWorkflow("brief", "echo brief", "  ttlSecondsAfterFinished: 1\n")))
-	train := submit(writeFile(t, dir, "train.yaml", trainJobWithTTL))
+	train := submit(writeFile(t, dir, "train.yaml", trainJobWithTTL("1")))
 	waitFor(t, "kiln serve to delete the expired runs", func() bool {
 		return !exists(runDir(home, brief)) && !exists(runDir(home, train))
 	})
