@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/rpc"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,9 +24,17 @@ type RemoveRunArgs struct{ Run string }
 
 // RemoveRun implements backend.RunRemover: the supervisor removes the
 // run's directory, since under isolation by users the files in it belong
-// to the project's account and only the supervisor may remove them.
+// to the project's account and the supervisor knows whether an attempt of
+// the run still runs. A supervisor of an older kiln, which outlived an
+// upgrade, has no such method: the engine, which runs as the same user,
+// removes the directory itself.
 func (b *Backend) RemoveRun(ctx context.Context, run string) error {
-	return b.call(ctx, "Supervisor.RemoveRun", RemoveRunArgs{Run: run}, &Empty{})
+	err := b.call(ctx, "Supervisor.RemoveRun", RemoveRunArgs{Run: run}, &Empty{})
+	var se rpc.ServerError
+	if errors.As(err, &se) && strings.Contains(string(se), "can't find method") && runName.MatchString(run) {
+		return removeTree(RunDir(b.cfg.Home, run))
+	}
+	return err
 }
 
 // RunDir is where run's attempts live under home.
