@@ -118,6 +118,14 @@ func (c *Client) Cancel(ctx context.Context, id apiv1.RunID) error {
 	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/cancel", nil, nil)
 }
 
+// DeleteRun deletes a run that has ended: its records, logs and outputs.
+// With force the server cancels an unfinished run first and deletes it
+// once it has ended. KLN-4010 for a run that has not ended (or did not
+// end in time), KLN-4001 for an unknown one.
+func (c *Client) DeleteRun(ctx context.Context, id apiv1.RunID, force bool) error {
+	return c.do(ctx, "DELETE", "/api/v1/runs/"+url.PathEscape(string(id))+"?force="+strconv.FormatBool(force), nil, nil)
+}
+
 // Retry asks the server to run a Failed or Cancelled run again from where it stopped.
 func (c *Client) Retry(ctx context.Context, id apiv1.RunID) error {
 	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/retry", nil, nil)

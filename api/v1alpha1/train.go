@@ -63,7 +63,9 @@ type RunPolicy struct {
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 	// ActiveDeadlineSeconds bounds the job, restarts included.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
-	// TTLSecondsAfterFinished is accepted for compatibility; local runs keep their records.
+	// TTLSecondsAfterFinished deletes the job's run (records, logs and
+	// outputs) this many seconds after it finished, as a workflow's
+	// spec.ttlSecondsAfterFinished does.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 

@@ -33,6 +33,13 @@ type WorkflowSpec struct {
 	// Outputs are the workflow's own outputs, read from its tasks': what a
 	// subworkflow gives its parent task, and what a finished run shows.
 	Outputs *WorkflowOutputs `json:"outputs,omitempty"`
+	// TTLSecondsAfterFinished, when set, deletes the run (its records,
+	// logs and outputs) this many seconds after it finished, whatever
+	// its result. Unset keeps it until it is deleted or over HistoryLimit.
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// HistoryLimit keeps only the newest finished runs of the workflow's
+	// name in its project; older ones are deleted.
+	HistoryLimit *HistoryLimit `json:"historyLimit,omitempty"`
 }
 
 // Param is a named input of a workflow.

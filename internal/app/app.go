@@ -20,9 +20,11 @@ import (
 	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/cache"
 	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/gc"
 	"kiln.dev/kiln/internal/metrics"
 	"kiln.dev/kiln/internal/node/builtin"
 	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/store/sqlite"
 )
 
@@ -54,6 +56,20 @@ type Config struct {
 	TaskEnv []string
 	// CacheMaxSize caps the bytes of the cache's artifacts; 0 means no limit.
 	CacheMaxSize int64
+	// GCInterval is how often the running engine deletes runs past
+	// their TTL or over their history limit, and orphan run directories;
+	// zero never (commands that only steer a run). kiln run, resume and
+	// serve take DefaultGCInterval unless told otherwise.
+	GCInterval time.Duration
+	// History is the history limit of names whose runs' specs set none;
+	// nil keeps every run.
+	History *store.HistoryLimit
+	// OrphanGrace is how old a run directory without a run must be
+	// before the collector removes it; default 10 minutes.
+	OrphanGrace time.Duration
+	// DeleteWait bounds how long deleting a run with force waits for it
+	// to end after it was cancelled. Default DefaultDeleteWait.
+	DeleteWait time.Duration
 }
 
 // Backend names.
@@ -72,10 +88,14 @@ type App struct {
 	// Cache keeps the results of cached tasks, under Home/cache.
 	Cache   *cache.Cache
 	Metrics *metrics.Metrics
-	Home    string
+	// GC deletes runs that are due, and runs deleted on request.
+	GC   *gc.Collector
+	Home string
 
-	stop    context.CancelFunc
-	stopped chan struct{}
+	stop       context.CancelFunc
+	stopped    chan struct{}
+	gcEvery    time.Duration
+	deleteWait time.Duration
 }
 
 // Open builds an App from cfg. Its errors are coded *apiv1.Error values.
@@ -134,6 +154,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Metrics.SetSource(a)
+	a.GC, a.gcEvery, a.deleteWait = newCollector(a, cfg), cfg.GCInterval, cfg.DeleteWait
+	if a.deleteWait <= 0 {
+		a.deleteWait = DefaultDeleteWait
+	}
 	return a, nil
 }
 
@@ -215,7 +239,15 @@ func (a *App) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop, a.stopped = cancel, make(chan struct{})
 	go func() {
+		collected := make(chan struct{})
+		go func() {
+			if a.gcEvery > 0 {
+				a.GC.Run(ctx, a.gcEvery)
+			}
+			close(collected)
+		}()
 		a.Controller.Run(ctx)
+		<-collected
 		close(a.stopped)
 	}()
 }

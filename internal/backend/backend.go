@@ -72,3 +72,13 @@ type Networker interface {
 	// rebuilt spec matches the one launched.
 	Network(ctx context.Context, id job.AttemptID, nodes, ports int) (job.Network, error)
 }
+
+// RunRemover is implemented by backends that keep what a run leaves
+// behind after it ended: its directory (logs, outputs, files) on this
+// machine, or objects in a cluster. The engine calls RemoveRun when the
+// run is deleted, after its records are gone. Removing what is already
+// gone is not an error; removing a run some of whose attempts still run
+// is.
+type RunRemover interface {
+	RemoveRun(ctx context.Context, run string) error
+}

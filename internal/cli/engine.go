@@ -64,6 +64,9 @@ const (
 	reading use = iota
 	// working also starts the engine, which works runs until the command ends.
 	working
+	// collecting is working, and the engine also deletes runs that are
+	// due (TTL, history limits) now and then: kiln run, resume and serve.
+	collecting
 )
 
 // open returns the engine a command talks to: the server's, with --server
@@ -77,7 +80,7 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	if u == working {
+	if u >= working {
 		a.Start()
 	}
 	return a, func() { a.Close() }, nil
@@ -103,7 +106,10 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 			return nil, err
 		}
 	}
-	if u == working || e.readsBackend {
+	if u == collecting && cfg.GCInterval == 0 {
+		cfg.GCInterval = app.DefaultGCInterval
+	}
+	if u >= working || e.readsBackend {
 		var err error
 		if cfg, err = e.withBackend(cfg); err != nil {
 			return nil, err
@@ -183,7 +189,7 @@ func withApp(cmd *cobra.Command, e *env, u use, pool *poolFlags, fn func(*app.Ap
 		return err
 	}
 	defer a.Close()
-	if u == working {
+	if u >= working {
 		a.Start()
 	}
 	return fn(a)

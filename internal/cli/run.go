@@ -42,7 +42,7 @@ func newRunCmd(e *env) *cobra.Command {
 			if sub.Cache, err = parseCacheMode(cacheMode); err != nil {
 				return err
 			}
-			eng, done, err := e.open(cmd.Context(), working, &pool)
+			eng, done, err := e.open(cmd.Context(), collecting, &pool)
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ func newResumeCmd(e *env) *cobra.Command {
 			if e.server != "" {
 				return usagef("kiln serve adopts unfinished runs itself; resume is for the embedded engine")
 			}
-			return withApp(cmd, e, working, &pool, func(a *app.App) error {
+			return withApp(cmd, e, collecting, &pool, func(a *app.App) error {
 				ids, err := resumable(cmd.Context(), a, args)
 				if err != nil {
 					return err

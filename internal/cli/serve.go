@@ -30,6 +30,7 @@ func newServeCmd(e *env) *cobra.Command {
 	var pool poolFlags
 	var tasks taskFlags
 	var addr string
+	var life lifeFlags
 	limits := newLimitFlags()
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,7 +45,10 @@ func newServeCmd(e *env) *cobra.Command {
 				return err
 			}
 			var isolation string
-			a, err := e.openApp(cmd.Context(), working, &pool, func(cfg *app.Config) (err error) {
+			a, err := e.openApp(cmd.Context(), collecting, &pool, func(cfg *app.Config) (err error) {
+				if err := life.apply(cfg); err != nil {
+					return err
+				}
 				isolation, err = tasks.apply(cfg)
 				return err
 			})
@@ -69,6 +73,7 @@ func newServeCmd(e *env) *cobra.Command {
 	pool.add(cmd)
 	tasks.add(cmd)
 	limits.add(cmd)
+	life.add(cmd)
 	def := os.Getenv("KILN_ADDR")
 	if def == "" {
 		def = "127.0.0.1:8420"

@@ -136,6 +136,6 @@ func newDeleteCmd(e *env) *cobra.Command {
 		},
 	}
 	tmpl.Flags().StringVar(&project, "project", "default", "the project that stores the template")
-	del.AddCommand(tmpl)
+	del.AddCommand(tmpl, newDeleteRunCmd(e))
 	return del
 }

@@ -29,6 +29,7 @@ type Metrics struct {
 	registry  *prometheus.Registry
 	reconcile prometheus.Histogram
 	admission prometheus.Histogram
+	deleted   *prometheus.CounterVec
 }
 
 // New returns metrics; SetSource adds the gauges read at scrape time.
@@ -43,8 +44,12 @@ func New() *Metrics {
 			Name: "kiln_admission_wait_seconds",
 			Help: "Time a task or gang waited for room in the pool before it started.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
 		}),
+		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kiln_runs_deleted_total",
+			Help: "Runs deleted, by reason: request, ttl, history, orphan (a directory without a run).",
+		}, []string{"reason"}),
 	}
-	m.registry.MustRegister(m.reconcile, m.admission, collectors.NewGoCollector())
+	m.registry.MustRegister(m.reconcile, m.admission, m.deleted, collectors.NewGoCollector())
 	return m
 }
 
@@ -63,6 +68,9 @@ func (m *Metrics) Reconciled(d time.Duration) { m.reconcile.Observe(d.Seconds())
 
 // Admitted records how long a task waited for room before it started.
 func (m *Metrics) Admitted(wait time.Duration) { m.admission.Observe(wait.Seconds()) }
+
+// Deleted counts one run deleted, or one orphan directory removed, for reason.
+func (m *Metrics) Deleted(reason string) { m.deleted.WithLabelValues(reason).Inc() }
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

@@ -39,6 +39,9 @@ type runner interface {
 	// Rerun starts a new run of run id's stored spec, from, only or
 	// until one of its tasks (see apiv1.RerunRequest), and returns it.
 	Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest) (*apiv1.Run, error)
+	// DeleteRun deletes a run that has ended (KLN-4010 otherwise); with
+	// force, it cancels it first and deletes it once it has ended.
+	DeleteRun(ctx context.Context, id apiv1.RunID, force bool) error
 	// SendGateInput sends an approval or a rejection (in.Approve) or a
 	// signal (in.Value) to gate task node of run id. in.By says who sent
 	// it: the server sets it from the request's token, never from the
@@ -144,6 +147,7 @@ func (s *Server) routes() []route {
 		{"POST /api/v1/runs", editor, s.submit},
 		{"GET /api/v1/runs", viewer, s.listRuns},
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
+		{"DELETE /api/v1/runs/{id}", editor, s.deleteRun},
 		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
 		{"POST /api/v1/runs/{id}/retry", editor, s.retry},
 		{"POST /api/v1/runs/{id}/rerun", editor, s.rerun},

@@ -48,6 +48,7 @@ type Store interface {
 	Gates
 	Templates
 	Caches
+	Life
 	// Close releases the store's files and connections.
 	Close() error
 }

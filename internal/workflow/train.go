@@ -86,8 +86,8 @@ func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 }
 
 // FromTrainJob returns the one-task workflow a TrainJob runs as: its
-// backoffLimit becomes the task's retries and its activeDeadlineSeconds
-// the run's timeout.
+// backoffLimit becomes the task's retries, its activeDeadlineSeconds the
+// run's timeout and its ttlSecondsAfterFinished the run's.
 func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 	task := apiv1.Task{Name: TrainTaskName, Train: &apiv1.TrainTask{Runtime: tj.Spec.RuntimeRef.Name}, Priority: tj.Spec.Priority}
 	if tj.Spec.Trainer != nil {
@@ -104,6 +104,9 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 		}
 		if d := rp.ActiveDeadlineSeconds; d != nil && *d >= 1 && *d <= maxSeconds {
 			wf.Spec.Timeout = fmt.Sprintf("%ds", *d)
+		}
+		if t := rp.TTLSecondsAfterFinished; t != nil && *t >= 0 && int64(*t) <= maxSeconds {
+			wf.Spec.TTLSecondsAfterFinished = t
 		}
 	}
 	return wf

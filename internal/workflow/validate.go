@@ -93,6 +93,7 @@ func (c *checker) workflow(wf *apiv1.Workflow) *Plan {
 	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast, File: c.doc.File, Object: c.doc.Object()}
 	c.name("metadata.name", wf.Metadata.Name)
 	p.Timeout = c.duration("spec.timeout", wf.Spec.Timeout)
+	c.life(&wf.Spec)
 	params := c.params(wf.Spec.Params)
 	if len(wf.Spec.Tasks) == 0 {
 		c.add(apiv1.CodeRequired, "spec.tasks", "a workflow needs at least one task")

@@ -36,6 +36,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 			}
 			return err
 		}
+		if err := setLife(ctx, tx, r); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO run_specs (run_id, workflow, subworkflows) VALUES (?,?,?)`, r.ID,
 			mustJSON(r.Workflow), jsonOrEmpty(len(r.Subworkflows), r.Subworkflows)); err != nil {
 			return err
