@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -141,7 +142,7 @@ func (c *Controller) skipLeftovers(r *round) {
 
 // succeededMessage counts the tasks at the top of a run that succeeded.
 func (rs *runState) succeededMessage() string {
-	var ok, skipped, cached int
+	var ok, skipped, cached, reused int
 	for i, ns := range rs.nodes {
 		switch {
 		case rs.parent[i] >= 0:
@@ -150,13 +151,23 @@ func (rs *runState) succeededMessage() string {
 			if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
 				cached++
 			}
+			if ns.status.Reused != nil {
+				reused++
+			}
 		case ns.status.Phase == apiv1.PhaseSkipped:
 			skipped++
 		}
 	}
 	msg := fmt.Sprintf("%d %s succeeded", ok, plural(ok, "task"))
+	var from []string
+	if reused > 0 {
+		from = append(from, fmt.Sprintf("%d reused", reused))
+	}
 	if cached > 0 {
-		msg += fmt.Sprintf(" (%d from the cache)", cached)
+		from = append(from, fmt.Sprintf("%d from the cache", cached))
+	}
+	if len(from) > 0 {
+		msg += " (" + strings.Join(from, ", ") + ")"
 	}
 	if skipped > 0 {
 		msg += fmt.Sprintf(", %d skipped", skipped)
