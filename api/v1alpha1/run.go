@@ -61,6 +61,9 @@ type RunStatus struct {
 	Nodes []NodeStatus `json:"nodes,omitempty"`
 	// Outputs are the workflow's outputs (spec.outputs), once it succeeded.
 	Outputs *RunOutputs `json:"outputs,omitempty"`
+	// Progress counts the run's tasks by phase; nil for a run stored
+	// before kiln kept it.
+	Progress *RunProgress `json:"progress,omitempty"`
 }
 
 // NodeStatus is the observed state of one task of a run.
@@ -103,6 +106,9 @@ type NodeStatus struct {
 	Expansion json.RawMessage `json:"expansion,omitempty"`
 	// Gate is what a gate task waits for and what it got.
 	Gate *GateStatus `json:"gate,omitempty"`
+	// TrainerStatus is the progress a training job's processes last
+	// reported (see TrainerStatus); nil if they reported none.
+	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
 }
 
 // Condition types of a training job.

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("gate inputs read back whole, oldest first, per run", func(t *testing.T) { t.Parallel(); testGateInputs(t, newStore(t)) })
 	t.Run("gate inputs to an unknown run or node or an ended run are refused", func(t *testing.T) { t.Parallel(); testGateInputRefusals(t, newStore(t)) })
 	t.Run("a node's kind and gate status are kept and a retry makes a gate wait afresh", func(t *testing.T) { t.Parallel(); testGateStatusAndRetry(t, newStore(t)) })
+	t.Run("progress is kept with the run's status and counted afresh on retry", func(t *testing.T) { t.Parallel(); testProgress(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.
@@ -71,7 +72,7 @@ func testCreateGet(t *testing.T, s store.Store) {
 	want := &apiv1.Run{
 		ID: "r1", Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"}, Project: "default",
 		Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}},
-		Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: []apiv1.NodeStatus{
+		Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Progress: &apiv1.RunProgress{Total: 2}, Nodes: []apiv1.NodeStatus{
 			{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending},
 		}},
 	}
