@@ -34,6 +34,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	r.suspend = suspend
 	c.payOwedStops(r)
 	observeErr := c.observe(ctx, r, dirty)
+	c.readProgress(ctx, r)
 	c.stopIfNeeded(r, cancel)
 	c.suspension(r)
 	c.timeouts(r)
@@ -195,6 +196,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 		consider(rs.deadline)
 	}
 	rs.gateWake(consider, c.now())
+	c.progressWake(rs, consider)
 	if next.IsZero() {
 		return 0
 	}
