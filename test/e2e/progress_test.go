@@ -140,31 +140,27 @@ while not os.path.exists(os.path.join(dir, "release")):
     time.sleep(0.05)
 `
 
-// TestATrainingScriptReportsItsProgress runs a TrainJob whose Python
-// script writes its progress: describe shows its percent and ETA while it
-// runs, keeps them through a half-written report, and shows 100% once
-// the job succeeded.
+// TestATrainingScriptReportsItsProgress serves a TrainJob whose Python
+// script, run as its project's account, writes its progress: describe
+// shows its percent and ETA while it runs, keeps them through a
+// half-written report, and shows 100% once the job succeeded.
 func TestATrainingScriptReportsItsProgress(t *testing.T) {
 	t.Parallel()
 	home := newHome(t)
-	dir := t.TempDir()
+	base, admin, _ := startServe(t, home)
+	dir := sharedDir(t)
 	script := writeFile(t, dir, "train.py", progressScript)
-	job := writeFile(t, dir, "job.yaml", `apiVersion: kiln.dev/v1alpha1
+	id := postRun(t, base, admin, `apiVersion: kiln.dev/v1alpha1
 kind: TrainJob
 metadata: {name: reporter}
 spec:
   runtimeRef: {name: plain}
   trainer: {command: [/usr/bin/python3, `+script+`, `+dir+`], resourcesPerNode: {cpu: 100m}}
-`)
-	kilnRun := startKiln(t, home, "run", "-q", job)
-	var id apiv1.RunID
+`).ID
 	reported := regexp.MustCompile(`(?m)^  Progress: 40%, ETA 1m30s, epoch=2 loss=0.25 \(reported [0-9-]+ [0-9:]+\)$`)
 	var text string
 	waitFor(t, "the job's report in describe", func() bool {
-		if list := runs(t, home); len(list) == 1 {
-			id = list[0].ID
-			text = kiln(t, home, "describe", "run", string(id)).stdout
-		}
+		text = kiln(t, home, "describe", "run", string(id)).stdout
 		return reported.MatchString(text)
 	})
 	if !strings.Contains(text, "Progress:  0/1 task done, 1 running\n") {
@@ -181,9 +177,7 @@ spec:
 	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := kilnRun.Wait(); err != nil {
-		t.Fatalf("kiln run: %v", err)
-	}
+	waitServed(t, base, admin, id, apiv1.PhaseSucceeded)
 	got := describe(t, home, id)
 	ts := got.Status.Nodes[0].TrainerStatus
 	if got.Status.Phase != apiv1.PhaseSucceeded || ts == nil || *ts.ProgressPercentage != 100 || *ts.EstimatedRemainingSeconds != 0 {

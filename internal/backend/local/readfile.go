@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"path"
 
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
@@ -11,14 +12,15 @@ import (
 var _ backend.FileReader = (*Backend)(nil)
 
 // ReadFile implements backend.FileReader. The file is read beneath the
-// attempt's directory, as outputs are: never through a link out of it,
-// never from a pipe or a device the task left there.
+// attempt's directory, as outputs are (outputs/ itself cannot be a link
+// away): never through a link out of it, never from a pipe or a device
+// the task left there.
 func (b *Backend) ReadFile(_ context.Context, id job.AttemptID, name string, limit int64) ([]byte, error) {
 	dir, err := attemptDir(b.cfg.Home, id.String())
 	if err != nil {
 		return nil, err
 	}
-	data, err := readRegular(dir, name, limit)
+	data, err := readRegular(dir, path.Join(outputsDir, name), limit)
 	if err != nil {
 		return nil, err
 	}

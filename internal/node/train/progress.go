@@ -19,9 +19,10 @@ import (
 var _ node.Progressor = Handler{}
 
 const (
-	// ProgressFile is where, in its attempt's directory, a training job
-	// reports its progress; its processes find it in $KILN_PROGRESS.
-	ProgressFile = "progress.json"
+	// ProgressFile is where, in its attempt's output directory, a
+	// training job reports its progress; its processes find the path in
+	// $KILN_PROGRESS. A dot hides it among the outputs.
+	ProgressFile = ".kiln-progress.json"
 	// ProgressEnv names the variable that holds the file's path.
 	ProgressEnv = "KILN_PROGRESS"
 	// maxMetrics, maxMetricText: Kubeflow Trainer's bounds on a report's

@@ -48,7 +48,11 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
-	env = append(env, ProgressEnv+"="+filepath.Join(a.Dir, ProgressFile))
+	outputs, err := a.Inputs.Expand("{{outputs.dir}}")
+	if err != nil {
+		return err
+	}
+	env = append(env, ProgressEnv+"="+filepath.Join(outputs, ProgressFile))
 	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir}
 	return j.Plugin.Build(j, in, spec)
 }
