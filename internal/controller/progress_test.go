@@ -90,7 +90,7 @@ func TestProgressWhileRunningAndAfterARestart(t *testing.T) {
 func waitProgress(t *testing.T, e *engine, id apiv1.RunID, want *apiv1.RunProgress) {
 	t.Helper()
 	var got *apiv1.RunProgress
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); <-time.After(20 * time.Millisecond) {
 		run, err := e.store.GetRun(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +114,7 @@ func TestATrainingJobReportsItsProgress(t *testing.T) {
       command: [sh, -c, 'echo "{\"progressPercentage\": 40, \"estimatedRemainingSeconds\": 90, \"metrics\": {\"loss\": 0.5}}" > $KILN_PROGRESS.tmp && mv $KILN_PROGRESS.tmp $KILN_PROGRESS; while [ ! -e `+dir+`/go ]; do sleep 0.05; done']
 `, nil)
 	var ts *apiv1.TrainerStatus
-	for deadline := time.Now().Add(30 * time.Second); ts == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ts == nil && time.Now().Before(deadline); <-time.After(50 * time.Millisecond) {
 		run, err := e.store.GetRun(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)

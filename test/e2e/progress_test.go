@@ -80,7 +80,7 @@ spec:
 
 	// Before each expands it counts as one task; then as its four items.
 	mid := apiv1.RunProgress{Total: 6, Done: 1, Succeeded: 1, Running: 4}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; <-time.After(20 * time.Millisecond) {
 		p := listedProgress(t, base, admin, run.ID)
 		if p != nil && *p == mid {
 			break
@@ -170,7 +170,7 @@ spec:
 		t.Fatal(err)
 	}
 	waitFor(t, "the half-written report", func() bool { _, err := os.Stat(filepath.Join(dir, "garbled")); return err == nil })
-	time.Sleep(2500 * time.Millisecond) // the engine reads reports every 2 seconds
+	<-time.After(2500 * time.Millisecond) // the engine reads reports every 2 seconds
 	if text = kiln(t, home, "describe", "run", string(id)).stdout; !reported.MatchString(text) {
 		t.Errorf("after a half-written report describe no longer shows the last good one:\n%s", text)
 	}
