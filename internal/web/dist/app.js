@@ -97,9 +97,10 @@ async function runsPage() {
 // nothing for a run stored before kiln counted them.
 function progressBar(p) {
   if (!p) return "";
-  return el("span", { class: "run-progress", title: progressText(p) },
-    el("progress", { value: p.done, max: Math.max(p.total, 1) }), ` ${p.done}/${p.total}`);
+  return el("span", { class: "run-progress", title: progressText(p) }, bar(p), ` ${p.done}/${p.total}`);
 }
+
+function bar(p) { return el("progress", { value: p.done, max: Math.max(p.total, 1) }); }
 
 // progressText is a run's progress in words: "7/12 done: 5 succeeded, 1 failed, 2 running".
 function progressText(p) {
@@ -225,7 +226,8 @@ function drawNode(run, n, p, train, isSelected) {
 async function runPage(id) {
   const run = await api("/api/v1/runs/" + encodeURIComponent(id));
   const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), el("p", {}, run.status.message || ""),
-    run.status.progress ? el("p", { id: "progress" }, progressBar(run.status.progress), " ", progressText(run.status.progress)) : null, graph(run),
+    run.status.progress ? el("p", { id: "progress", class: "run-progress" }, bar(run.status.progress), " ", progressText(run.status.progress)) : null,
+    graph(run),
     ...gates(run), outputs(run)];
   const node = selected && run.status.nodes.find((n) => n.name === selected);
   if (node) parts.push(await panel(run, node));
