@@ -261,7 +261,7 @@ type Change struct {
 	// outputs and progress.
 	Status *apiv1.RunStatus
 	// Nodes replace the named nodes' rows, attempts excluded. A node's
-	// Expansion is written only when it is not empty.
+	// Expansion and TrainerStatus are written only when set.
 	Nodes []apiv1.NodeStatus
 	// Added are nodes made while the run goes on (children), saved after
 	// the run's last node, in order.
