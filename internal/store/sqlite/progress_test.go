@@ -35,7 +35,8 @@ func TestMigrationCountsTheProgressOfRunsStoredBefore(t *testing.T) {
 	if err := s.Apply(t.Context(), &store.Change{Run: "r1", Owner: "me", Nodes: []apiv1.NodeStatus{
 		{Name: "a", Phase: apiv1.PhaseSucceeded, FinishedAt: &now},
 		{Name: "m", Phase: apiv1.PhaseRunning, Children: &apiv1.ChildCounts{Total: 2}},
-		{Name: "m.0", Phase: apiv1.PhaseFailed}, {Name: "m.1", Phase: apiv1.PhaseRunning},
+		{Name: "m.0", Phase: apiv1.PhaseFailed},
+		{Name: "m.1", Phase: apiv1.PhaseRunning},
 	}}); err != nil {
 		t.Fatal(err)
 	}
