@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -36,5 +37,15 @@ func TestTrainerLineShowsPercentETAAndMetrics(t *testing.T) {
 	}
 	if got := trainerLine(&apiv1.TrainerStatus{LastUpdatedTime: at}); got != "nothing known yet (reported 2026-01-02 03:04:05)" {
 		t.Errorf("trainerLine of an empty report = %q", got)
+	}
+}
+
+func TestTheLiveTableHeadsARunWithItsProgress(t *testing.T) {
+	t.Parallel()
+	run := &apiv1.Run{ID: "wf-abcde", Status: apiv1.RunStatus{Phase: apiv1.PhaseRunning, Progress: &apiv1.RunProgress{Total: 12, Done: 7}}}
+	var b strings.Builder
+	writeRunTable(&b, run)
+	if first, _, _ := strings.Cut(b.String(), "\n"); first != "RUN wf-abcde  Running  -  7/12 done" {
+		t.Errorf("the live table's first line is %q", first)
 	}
 }
