@@ -65,6 +65,9 @@ type RunStatus struct {
 	Nodes []NodeStatus `json:"nodes,omitempty"`
 	// Outputs are the workflow's outputs (spec.outputs), once it succeeded.
 	Outputs *RunOutputs `json:"outputs,omitempty"`
+	// Progress counts the run's tasks by phase; nil for a run stored
+	// before kiln kept it.
+	Progress *RunProgress `json:"progress,omitempty"`
 }
 
 // NodeStatus is the observed state of one task of a run.
@@ -112,6 +115,9 @@ type NodeStatus struct {
 	// Reused is set on a task a rerun did not run again: it is Succeeded
 	// with the outputs of the run it names, and has no attempts here.
 	Reused *Reused `json:"reused,omitempty"`
+	// TrainerStatus is the progress a training job's processes last
+	// reported (see TrainerStatus); nil if they reported none.
+	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
 }
 
 // Condition types of a training job.

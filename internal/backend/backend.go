@@ -82,3 +82,14 @@ type Networker interface {
 type RunRemover interface {
 	RemoveRun(ctx context.Context, run string) error
 }
+
+// FileReader is implemented by backends that can read a small file an
+// attempt writes to its output directory while it runs (a training job's
+// progress report). The local backend reads it on this machine; the
+// Kubernetes backend does not implement it yet.
+type FileReader interface {
+	// ReadFile returns name, a path relative to the attempt's output
+	// directory, if it is a regular file of at most limit bytes. A file
+	// not (yet) written is an error that wraps fs.ErrNotExist.
+	ReadFile(ctx context.Context, id job.AttemptID, name string, limit int64) ([]byte, error)
+}

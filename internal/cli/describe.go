@@ -74,6 +74,7 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildr
 	}
 	fmt.Fprintf(w, "Created:   %s\nDuration:  %s\n", r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
 		duration(r.Status.StartedAt, r.Status.FinishedAt))
+	writeProgress(w, r.Status.Progress)
 	if len(r.Params) > 0 {
 		keys := make([]string, 0, len(r.Params))
 		for k := range r.Params {
@@ -184,6 +185,9 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 			continue
 		}
 		fmt.Fprintf(w, "Training job %s:\n", n.Name)
+		if n.TrainerStatus != nil {
+			fmt.Fprintf(w, "  Progress: %s\n", trainerLine(n.TrainerStatus))
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  CONDITION\tSTATUS\tREASON\tSINCE\tMESSAGE")
 		for _, c := range n.Conditions {

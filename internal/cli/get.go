@@ -40,9 +40,9 @@ func newGetCmd(e *env) *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tPHASE\tAGE\tDURATION\tMESSAGE")
+			fmt.Fprintln(tw, "ID\tNAME\tPHASE\tPROGRESS\tAGE\tDURATION\tMESSAGE")
 			for _, r := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Status.Phase, age(r.CreatedAt),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Status.Phase, progressCell(r.Status.Progress), age(r.CreatedAt),
 					duration(r.Status.StartedAt, r.Status.FinishedAt), oneLine(r.Status.Message))
 			}
 			return tw.Flush()

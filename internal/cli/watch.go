@@ -156,7 +156,11 @@ func (w *watcher) drawTable(ctx context.Context, ids []apiv1.RunID) error {
 }
 
 func writeRunTable(b *strings.Builder, run *apiv1.Run) {
-	fmt.Fprintf(b, "RUN %s  %s  %s\n", run.ID, run.Status.Phase, duration(run.Status.StartedAt, run.Status.FinishedAt))
+	fmt.Fprintf(b, "RUN %s  %s  %s", run.ID, run.Status.Phase, duration(run.Status.StartedAt, run.Status.FinishedAt))
+	if p := run.Status.Progress; p != nil {
+		fmt.Fprintf(b, "  %d/%d done", p.Done, p.Total)
+	}
+	b.WriteString("\n")
 	nodes := run.Status.Nodes
 	if len(nodes) > maxTableRows {
 		fmt.Fprintf(b, "  %s\n", phaseCounts(nodes))

@@ -68,11 +68,13 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 			continue
 		}
 		r.added = append(r.added, k)
+		rs.progress.Add(apiv1.PhasePending, 1)
 	}
 	ns.status.Expansion = ch.Record
 	if ns.status.Expansion == nil { // a restarted engine rebuilds what has a record
 		ns.status.Expansion = json.RawMessage("{}")
 	}
+	rs.expandProgress(i)
 	ns.status.Children = &g.counts
 	r.expanded[i] = true
 	r.runStarted()

@@ -35,6 +35,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	r.suspend = suspend
 	c.payOwedStops(r)
 	observeErr := c.observe(ctx, r, dirty)
+	c.readProgress(ctx, r)
 	c.stopIfNeeded(r, cancel)
 	c.suspension(r)
 	c.timeouts(r)
@@ -216,6 +217,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 	if len(rs.cacheWait) > 0 {
 		consider(c.now().Add(cachePoll))
 	}
+	c.progressWake(rs, consider)
 	if next.IsZero() {
 		return 0
 	}

@@ -68,6 +68,7 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 		}
 	}
 	ns.status.Phase, ns.status.Code, ns.status.Message = phase, code, msg
+	r.rs.moveProgress(i, was, phase)
 	if p := r.rs.parent[i]; p >= 0 && r.rs.groups[p] != nil && was != phase {
 		r.rs.groups[p].countChild(was, phase)
 		r.touched[p] = true
@@ -142,6 +143,7 @@ func (r *round) timePtr() *time.Time {
 // change is what the round writes to the store.
 func (r *round) change(owner string) *store.Change {
 	c := &store.Change{Run: r.rs.run.ID, Owner: owner, Events: r.events}
+	r.saveProgress()
 	if r.runDirty {
 		st := r.rs.run.Status
 		st.Nodes = nil

@@ -47,6 +47,9 @@ type runState struct {
 	deadline   time.Time      // run timeout, zero if none
 	owed       []int          // attempts being stopped when the run was loaded: stop them again
 
+	progress   apiv1.RunProgress // the run's nodes counted by phase (see progress.go)
+	progressAt map[int]time.Time // running nodes that report progress: when their report was last read
+
 	// Counts published by the run's worker after each round, for metrics.
 	running, backingOff, parked atomic.Int64
 
@@ -154,6 +157,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 	}
 	rs.suspendReq = run.Suspend
 	rs.index(now)
+	rs.countProgress()
 	return rs, nil
 }
 

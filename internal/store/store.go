@@ -58,11 +58,13 @@ type Runs interface {
 	// CreateRun saves a new run in phase Pending (or the run's own phase,
 	// for imports) with one Pending node per task (or as preset, see
 	// CreateRunParams.Preset), and its first event, in one transaction.
-	// It returns ErrConflict if the ID is taken.
+	// Its progress is the run's, if set, else its tasks, none done. It
+	// returns ErrConflict if the ID is taken.
 	CreateRun(ctx context.Context, p CreateRunParams) error
 	// GetRun returns the run with its nodes and attempts, or ErrNotFound.
 	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
-	// ListRuns returns runs newest first, without nodes.
+	// ListRuns returns runs newest first, without nodes (their progress
+	// counts them).
 	ListRuns(ctx context.Context, p ListRunsParams) ([]*apiv1.Run, error)
 	// CountRuns counts every run by phase.
 	CountRuns(ctx context.Context) (map[apiv1.Phase]int, error)
@@ -73,10 +75,12 @@ type Runs interface {
 	RequestCancel(ctx context.Context, id apiv1.RunID) error
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
 	// owner until until: its tasks that did not succeed become Pending
-	// (their gate status and gate inputs dropped: a gate waits afresh),
-	// those that did keep their outputs. Preset nodes (CreateRunParams)
-	// keep their state: a rerun's tasks left out stay out. ErrPhase if
-	// the run has not ended or succeeded.
+	// (their gate status and gate inputs dropped: a gate waits afresh;
+	// their trainer status dropped: they report afresh), those that did
+	// keep their outputs, and the run's progress is counted afresh from
+	// its nodes. Preset nodes (CreateRunParams) keep their state: a
+	// rerun's tasks left out stay out. ErrPhase if the run has not ended
+	// or succeeded.
 	RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error
 	// RequestSuspend sets whether a run's training jobs should be
 	// suspended, for its owner to act on. ErrPhase for a run that has
@@ -301,11 +305,11 @@ type RenewLeasesParams struct {
 type Change struct {
 	Run   apiv1.RunID
 	Owner string
-	// Status, when not nil, replaces the run's phase, code, message, times
-	// and outputs.
+	// Status, when not nil, replaces the run's phase, code, message, times,
+	// outputs and progress.
 	Status *apiv1.RunStatus
 	// Nodes replace the named nodes' rows, attempts excluded. A node's
-	// Expansion is written only when it is not empty.
+	// Expansion and TrainerStatus are written only when set.
 	Nodes []apiv1.NodeStatus
 	// Added are nodes made while the run goes on (children), saved after
 	// the run's last node, in order.

@@ -23,6 +23,9 @@ func (Handler) Report(ns *apiv1.NodeStatus, c node.Change) {
 	if c.Phase != "" {
 		conditions(ns, c.Phase, c.Reason, c.Message, c.Time)
 	}
+	if c.Phase == apiv1.PhaseSucceeded {
+		completed(ns, c.Time)
+	}
 }
 
 // setCondition upserts a condition by type; its transition time changes

@@ -8,6 +8,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
@@ -47,6 +48,11 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
+	outputs, err := a.Inputs.Expand("{{outputs.dir}}")
+	if err != nil {
+		return err
+	}
+	env = append(env, ProgressEnv+"="+filepath.Join(outputs, ProgressFile))
 	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir}
 	return j.Plugin.Build(j, in, spec)
 }

@@ -24,6 +24,9 @@ func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 		if err := s.upsertAttempts(ctx, tx, c); err != nil {
 			return err
 		}
+		if err := s.putTrainerStatuses(ctx, tx, c); err != nil {
+			return err
+		}
 		return s.insertEvents(ctx, tx, c.Run, c.Events)
 	})
 }
@@ -33,7 +36,7 @@ func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {
 	var err error
 	if st := c.Status; st != nil {
 		res, err = tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx, st.Phase, st.Code, st.Message,
-			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), jsonIfSet(st.Outputs), c.Run, c.Owner)
+			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), jsonIfSet(st.Outputs), jsonIfSet(st.Progress), c.Run, c.Owner)
 	} else {
 		// Write transactions begin IMMEDIATE, holding the write lock, so
 		// the owner read here cannot change before the commit.

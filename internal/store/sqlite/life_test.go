@@ -30,7 +30,10 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 		}
 		if err := s.Apply(ctx, &store.Change{
 			Run: id, Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseSucceeded},
-			Nodes:    []apiv1.NodeStatus{{Name: "a", Phase: apiv1.PhaseSucceeded, Expansion: []byte(`[1]`)}},
+			Nodes: []apiv1.NodeStatus{{
+				Name: "a", Phase: apiv1.PhaseSucceeded, Expansion: []byte(`[1]`),
+				TrainerStatus: &apiv1.TrainerStatus{ProgressPercentage: new(int32(50))},
+			}},
 			Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: string(id) + "/a/1"}}},
 		}); err != nil {
 			t.Fatal(err)

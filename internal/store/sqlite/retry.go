@@ -43,6 +43,9 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, unti
 			cancel_requested = 0, owner = ?, lease_until = ? WHERE id = ?`, apiv1.PhasePending, owner, until.UnixNano(), id); err != nil {
 			return err
 		}
+		if err := retryProgress(ctx, tx, id); err != nil {
+			return err
+		}
 		return s.insertEvents(ctx, tx, id, []apiv1.Event{{
 			Phase: apiv1.PhasePending, Reason: "Retried",
 			Message: "retried after " + string(phase) + ": tasks that did not succeed run again", Time: time.Now().UTC(),

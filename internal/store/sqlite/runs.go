@@ -60,6 +60,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 		if err := s.createPreset(ctx, tx, &p); err != nil {
 			return err
 		}
+		if err := firstProgress(ctx, tx, &p); err != nil {
+			return err
+		}
 		return s.insertEvents(ctx, tx, r.ID, []apiv1.Event{{
 			Phase: apiv1.PhasePending, Reason: "Submitted",
 			Message: fmt.Sprintf("%s %s submitted with %d tasks", r.Kind, r.Name, len(p.Nodes)), Time: r.CreatedAt,
@@ -67,22 +70,22 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 	})
 }
 
-const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs, cache_mode`
+const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs, cache_mode, progress`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
-	var labels, params, outputs string
+	var labels, params, outputs, progress string
 	var created int64
 	var started, finished sql.NullInt64
 	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &r.WorkDir, &created,
-		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs, &r.Cache)
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs, &r.Cache, &progress)
 	if err != nil {
 		return nil, err
 	}
 	r.CreatedAt = *timeOf(sql.NullInt64{Int64: created, Valid: true})
 	r.Status.StartedAt, r.Status.FinishedAt = timeOf(started), timeOf(finished)
 	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(params), &r.Params),
-		unmarshalIf(outputs, &r.Status.Outputs))
+		unmarshalIf(outputs, &r.Status.Outputs), unmarshalIf(progress, &r.Status.Progress))
 	return &r, err
 }
 
@@ -106,7 +109,10 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
 		return nil, err
 	}
-	return r, errors.Join(s.attempts(ctx, r), s.reused(ctx, r))
+	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r)); err != nil {
+		return nil, err
+	}
+	return r, s.trainerStatuses(ctx, r)
 }
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {

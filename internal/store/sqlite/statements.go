@@ -11,6 +11,7 @@ import (
 // running it.
 type statements struct {
 	updateRun, fence, updateNode, insertNode, putExpansion, upsertAttempt, insertEvent *sql.Stmt
+	putTrainerStatus                                                                   *sql.Stmt
 }
 
 func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
@@ -19,7 +20,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 		text string
 	}{
 		{&st.updateRun, `UPDATE runs SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?, done = ?,
-			outputs = ? WHERE id = ? AND owner = ?`},
+			outputs = ?, progress = ? WHERE id = ? AND owner = ?`},
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?`},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
 			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, children = ?, gate = ?, cache = ?
@@ -33,6 +34,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 			phase = excluded.phase, exit_code = excluded.exit_code, signal = excluded.signal, code = excluded.code,
 			message = excluded.message, system = excluded.system, started_at = excluded.started_at,
 			finished_at = excluded.finished_at`},
+		{&st.putTrainerStatus, `INSERT OR REPLACE INTO node_trainer_status (run_id, node, status) VALUES (?,?,?)`},
 		{&st.insertEvent, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time)
 			VALUES (?,?,?,?,?,?,?,?)`},
 	} {
@@ -47,7 +49,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 
 func (st *statements) close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{st.updateRun, st.fence, st.updateNode, st.insertNode, st.putExpansion, st.upsertAttempt, st.insertEvent} {
+	for _, s := range []*sql.Stmt{st.updateRun, st.fence, st.updateNode, st.insertNode, st.putExpansion, st.upsertAttempt, st.insertEvent, st.putTrainerStatus} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}

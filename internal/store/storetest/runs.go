@@ -35,7 +35,7 @@ func testRunFields(t *testing.T, s store.Store) {
 	mustCreate(t, s, p)
 	got := get(t, s, "r1")
 	want := p.Run
-	want.Status = apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: []apiv1.NodeStatus{{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending}}}
+	want.Status = apiv1.RunStatus{Phase: apiv1.PhasePending, Progress: &apiv1.RunProgress{Total: 2}, Nodes: []apiv1.NodeStatus{{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending}}}
 	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("GetRun (-want +got):\n%s", diff)
 	}

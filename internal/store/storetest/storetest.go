@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("a node's kind and gate status are kept and a retry makes a gate wait afresh", func(t *testing.T) { t.Parallel(); testGateStatusAndRetry(t, newStore(t)) })
 	t.Run("a rerun's preset nodes and source read back", func(t *testing.T) { t.Parallel(); testPresetNodes(t, newStore(t)) })
 	t.Run("retry of a rerun keeps its preset nodes", func(t *testing.T) { t.Parallel(); testRetryKeepsPresetNodes(t, newStore(t)) })
+	t.Run("progress is kept with the run's status and counted afresh on retry", func(t *testing.T) { t.Parallel(); testProgress(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.
@@ -81,7 +82,7 @@ func testCreateGet(t *testing.T, s store.Store) {
 	want := &apiv1.Run{
 		ID: "r1", Name: "wf", Kind: apiv1.KindWorkflow, CreatedAt: t0, Params: map[string]string{"p": "1"}, Project: "default",
 		Workflow: &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "wf"}},
-		Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: []apiv1.NodeStatus{
+		Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Progress: &apiv1.RunProgress{Total: 2}, Nodes: []apiv1.NodeStatus{
 			{Name: "a", Phase: apiv1.PhasePending}, {Name: "b", Phase: apiv1.PhasePending},
 		}},
 	}

@@ -90,9 +90,39 @@ async function runsPage() {
   const rows = page.items.map((r) => el("tr", { "data-run": r.id },
     el("td", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.id) }, r.id)),
     el("td", {}, r.name), el("td", {}, r.kind), el("td", {}, r.project || ""), el("td", {}, phase(r.status.phase)),
-    el("td", {}, r.status.message || "")));
+    el("td", { class: "progress" }, progressBar(r.status.progress)), el("td", {}, r.status.message || "")));
   show(el("h2", {}, "Runs"), el("table", { id: "runs" },
-    el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Message"].map((h) => el("th", {}, h))), ...rows));
+    el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Message"].map((h) => el("th", {}, h))), ...rows));
+}
+
+// progressBar is a run's tasks done of its total: a bar and "7/12";
+// nothing for a run stored before kiln counted them.
+function progressBar(p) {
+  if (!p) return "";
+  return el("span", { class: "run-progress", title: progressText(p) }, bar(p), ` ${p.done}/${p.total}`);
+}
+
+function bar(p) { return el("progress", { value: p.done, max: Math.max(p.total, 1) }); }
+
+// progressText is a run's progress in words: "7/12 done: 5 succeeded, 1 failed, 2 running".
+function progressText(p) {
+  const parts = ["succeeded", "failed", "skipped", "cancelled", "running"].filter((k) => p[k]).map((k) => `${p[k]} ${k}`);
+  return `${p.done}/${p.total} done` + (parts.length ? ": " + parts.join(", ") : "");
+}
+
+// eta is a number of seconds as "1h2m", "2m5s" or "40s".
+function eta(s) {
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+  return h ? `${h}h${m}m` : m ? `${m}m${sec}s` : `${sec}s`;
+}
+
+// trainerText is what a training job reported: "40% · ETA 2m5s · loss=0.31".
+function trainerText(ts) {
+  const parts = [];
+  if (ts.progressPercentage != null) parts.push(ts.progressPercentage + "%");
+  if (ts.estimatedRemainingSeconds != null) parts.push("ETA " + eta(ts.estimatedRemainingSeconds));
+  for (const m of ts.metrics || []) parts.push(`${m.name}=${m.value}`);
+  return parts.join(" · ");
 }
 
 // layers places each task one column right of its deepest dependency.
@@ -134,6 +164,10 @@ function decision(g) {
 // subtitle is the second line of a node in the drawing, if it has one.
 function subtitle(n) {
   if (n.children) return counts(n.children);
+  if (n.trainerStatus && n.trainerStatus.progressPercentage != null) {
+    const ts = n.trainerStatus;
+    return ts.progressPercentage + "%" + (ts.estimatedRemainingSeconds != null && n.phase === "Running" ? " · ETA " + eta(ts.estimatedRemainingSeconds) : "");
+  }
   if (n.gate && waiting(n)) return "waits for " + (n.gate.kind === "approve" ? "approval" : n.gate.kind);
   if (n.gate && n.gate.decision) return n.gate.decision;
   if (n.cache && n.cache.result === "Hit") return "from the cache";
@@ -204,7 +238,9 @@ function drawNode(run, n, p, train, isSelected) {
 
 async function runPage(id) {
   const run = await api("/api/v1/runs/" + encodeURIComponent(id));
-  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), el("p", {}, run.status.message || ""), graph(run),
+  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), el("p", {}, run.status.message || ""),
+    run.status.progress ? el("p", { id: "progress", class: "run-progress" }, bar(run.status.progress), " ", progressText(run.status.progress)) : null,
+    graph(run),
     ...gates(run), outputs(run)];
   const node = selected && run.status.nodes.find((n) => n.name === selected);
   if (node) parts.push(await panel(run, node));
@@ -359,7 +395,10 @@ async function panel(run, node) {
         el("td", {}, (a.system ? "(system) " : "") + (a.message || ""))))));
   }
   if (node.conditions) {
-    box.append(el("h4", {}, "Training job"), el("table", { id: "conditions" },
+    box.append(el("h4", {}, "Training job"),
+      node.trainerStatus ? el("p", { id: "trainer-status" }, "Progress: " + trainerText(node.trainerStatus) +
+        " (reported " + when(node.trainerStatus.lastUpdatedTime) + ")") : "",
+      el("table", { id: "conditions" },
       ...node.conditions.map((c) => el("tr", {}, el("td", {}, c.type), el("td", {}, c.status), el("td", {}, c.reason || ""), el("td", {}, c.message || "")))),
     el("table", { id: "replicas" }, el("tr", {}, ...["Replicas", "Active", "Succeeded", "Failed", "Stopped"].map((h) => el("th", {}, h))),
       ...(node.replicas || []).map((g) => el("tr", {}, el("td", {}, g.name), el("td", {}, g.active), el("td", {}, g.succeeded), el("td", {}, g.failed), el("td", {}, g.stopped ?? 0)))));

@@ -1,0 +1,31 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
+)
+
+var _ backend.FileReader = (*Backend)(nil)
+
+// ReadFile implements backend.FileReader. The file is read beneath the
+// attempt's directory, as outputs are (outputs/ itself cannot be a link
+// away): never through a link out of it, never from a pipe or a device
+// the task left there.
+func (b *Backend) ReadFile(_ context.Context, id job.AttemptID, name string, limit int64) ([]byte, error) {
+	dir, err := attemptDir(b.cfg.Home, id.String())
+	if err != nil {
+		return nil, err
+	}
+	data, err := readRegular(dir, path.Join(outputsDir, name), limit)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s of attempt %s is over %d bytes", name, id, limit)
+	}
+	return data, nil
+}

@@ -1,0 +1,119 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/node"
+)
+
+const (
+	// progressPoll is how often the engine reads the progress report of a
+	// running node that reports one.
+	progressPoll = 2 * time.Second
+	// progressLimit is the largest progress report read.
+	progressLimit = 64 << 10
+)
+
+// Run progress (apiv1.RunProgress) counts every node but those that
+// expanded into children: a group counts as one until it expands, then
+// through its children. The engine keeps the count as nodes change phase,
+// so a round costs the same with ten thousand children, and saves it
+// with the run's status in the rounds that change it.
+
+// countProgress counts the run's nodes as loaded, the children the store
+// holds of groups not rebuilt yet included.
+func (rs *runState) countProgress() {
+	var p apiv1.RunProgress
+	for _, ns := range rs.nodes {
+		if ns.status.Children == nil {
+			p.Add(ns.status.Phase, 1)
+		}
+	}
+	for _, k := range rs.stored {
+		if n := rs.run.Status.Nodes[k]; n.Children == nil {
+			p.Add(n.Phase, 1)
+		}
+	}
+	rs.progress = p
+}
+
+// moveProgress counts node i's move from phase was to phase now.
+func (rs *runState) moveProgress(i int, was, now apiv1.Phase) {
+	if rs.nodes[i].status.Children == nil {
+		rs.progress.Move(was, now)
+	}
+}
+
+// expandProgress stops counting node i, which expands: its children count
+// instead (each new one as it is added).
+func (rs *runState) expandProgress(i int) {
+	if ns := rs.nodes[i]; ns.status.Children == nil {
+		rs.progress.Add(ns.status.Phase, -1)
+	}
+}
+
+// saveProgress has the round save the run's progress if it changed.
+func (r *round) saveProgress() {
+	st := &r.rs.run.Status
+	if p := r.rs.progress; st.Progress == nil || *st.Progress != p {
+		st.Progress = &p
+		r.runDirty = true
+	}
+}
+
+// readProgress reads the reports of the running nodes that report their
+// progress (node.Progressor), each at most every progressPoll, through a
+// backend that can read an attempt's files. A report that is missing,
+// too large or not valid changes nothing: the last good one stays, and
+// the node runs on.
+func (c *Controller) readProgress(ctx context.Context, r *round) {
+	fr, ok := c.cfg.Backend.(backend.FileReader)
+	if !ok {
+		return
+	}
+	rs := r.rs
+	for i := range rs.progressAt {
+		if !rs.active[i] {
+			delete(rs.progressAt, i)
+		}
+	}
+	for i := range rs.active {
+		p, ok := rs.kinds[i].Handler.(node.Progressor)
+		if !ok || r.now.Sub(rs.progressAt[i]) < progressPoll {
+			continue
+		}
+		if rs.progressAt == nil {
+			rs.progressAt = map[int]time.Time{}
+		}
+		rs.progressAt[i] = r.now
+		ns := rs.nodes[i]
+		id := rs.attemptID(i, ns.attempt.Number)
+		data, err := fr.ReadFile(ctx, id, p.ProgressFile(&rs.plan.Tasks[i]), progressLimit)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				c.log.Debug("progress report not read", "attempt", id, "error", err)
+			}
+			continue
+		}
+		if p.Progress(&ns.status, data, r.now) {
+			r.nodes[i] = true
+		}
+	}
+}
+
+// progressWake is when the run must read its nodes' progress reports again.
+func (c *Controller) progressWake(rs *runState, consider func(time.Time)) {
+	if _, ok := c.cfg.Backend.(backend.FileReader); !ok {
+		return
+	}
+	for i := range rs.active {
+		if _, ok := rs.kinds[i].Handler.(node.Progressor); ok {
+			consider(rs.progressAt[i].Add(progressPoll))
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// countProgress sets a run's progress from its nodes, counted the way the
+// engine counts them (apiv1.RunProgress): every node but those that
+// expanded into children. It reads every node of the run, so only rare
+// writes (kiln retry) use it; the engine writes its own count each round.
+const countProgress = `UPDATE runs SET progress = (
+	SELECT json_object('total', COUNT(*),
+		'done', COALESCE(SUM(phase IN ('Succeeded', 'Failed', 'Skipped', 'Cancelled')), 0),
+		'succeeded', COALESCE(SUM(phase = 'Succeeded'), 0), 'failed', COALESCE(SUM(phase = 'Failed'), 0),
+		'skipped', COALESCE(SUM(phase = 'Skipped'), 0), 'cancelled', COALESCE(SUM(phase = 'Cancelled'), 0),
+		'running', COALESCE(SUM(phase = 'Running'), 0))
+	FROM nodes WHERE nodes.run_id = runs.id AND nodes.children = '') WHERE id = ?`
+
+// firstProgress saves a new run's progress: as given, else its tasks,
+// none of them done.
+func firstProgress(ctx context.Context, tx *sql.Tx, p *store.CreateRunParams) error {
+	pr := p.Run.Status.Progress
+	if pr == nil { // every task Pending, but a rerun's preset ones
+		pr = &apiv1.RunProgress{Total: len(p.Nodes)}
+		for _, n := range p.Preset {
+			pr.Move(apiv1.PhasePending, n.Phase)
+		}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET progress = ? WHERE id = ?`, mustJSON(pr), p.Run.ID)
+	return err
+}
+
+// putTrainerStatuses saves the trainer status of the nodes of c that have one.
+func (s *Store) putTrainerStatuses(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+	var stmt *sql.Stmt
+	for _, list := range [][]apiv1.NodeStatus{c.Added, c.Nodes} {
+		for _, n := range list {
+			if n.TrainerStatus == nil {
+				continue
+			}
+			if stmt == nil {
+				stmt = tx.StmtContext(ctx, s.stmts.putTrainerStatus)
+			}
+			if _, err := stmt.ExecContext(ctx, c.Run, n.Name, mustJSON(n.TrainerStatus)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// trainerStatuses reads the trainer statuses of r's nodes.
+func (s *Store) trainerStatuses(ctx context.Context, r *apiv1.Run) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT node, status FROM node_trainer_status WHERE run_id = ?`, r.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var index map[string]int
+	for rows.Next() {
+		var node, status string
+		if err := rows.Scan(&node, &status); err != nil {
+			return err
+		}
+		if index == nil {
+			index = make(map[string]int, len(r.Status.Nodes))
+			for i, n := range r.Status.Nodes {
+				index[n.Name] = i
+			}
+		}
+		if i, ok := index[node]; ok {
+			var ts apiv1.TrainerStatus
+			if err := json.Unmarshal([]byte(status), &ts); err != nil {
+				return err
+			}
+			r.Status.Nodes[i].TrainerStatus = &ts
+		}
+	}
+	return rows.Err()
+}
+
+// retryProgress counts a retried run afresh and drops what the training
+// jobs that run again reported: they report anew.
+func retryProgress(ctx context.Context, tx *sql.Tx, id apiv1.RunID) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM node_trainer_status WHERE run_id = ? AND node IN
+		(SELECT name FROM nodes WHERE run_id = ? AND phase != ?)`, id, id, apiv1.PhaseSucceeded); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, countProgress, id)
+	return err
+}

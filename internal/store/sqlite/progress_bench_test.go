@@ -1,0 +1,47 @@
+package sqlite
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// BenchmarkApplyWithProgress is BenchmarkApply as the engine writes a
+// task's start or end now: with the run's status and its progress, which
+// take the place of the lease check.
+func BenchmarkApplyWithProgress(b *testing.B) {
+	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "kiln.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	nodes := make([]string, 1000)
+	for i := range nodes {
+		nodes[i] = fmt.Sprint("t", i)
+	}
+	now := time.Now()
+	if err := s.CreateRun(b.Context(), store.CreateRunParams{
+		Run:   apiv1.Run{ID: "r", Name: "r", Kind: "Workflow", CreatedAt: now},
+		Nodes: nodes, Owner: "me", LeaseUntil: now.Add(time.Hour),
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		name := nodes[i%len(nodes)]
+		c := &store.Change{
+			Run: "r", Owner: "me",
+			Status:   &apiv1.RunStatus{Phase: apiv1.PhaseRunning, StartedAt: &now, Progress: &apiv1.RunProgress{Total: 1000, Done: i % 1000, Running: 1}},
+			Nodes:    []apiv1.NodeStatus{{Name: name, Phase: apiv1.PhaseRunning, StartedAt: &now}},
+			Attempts: []store.AttemptRow{{Node: name, AttemptStatus: apiv1.AttemptStatus{Number: i/len(nodes) + 1, ID: "x", Phase: apiv1.PhaseRunning, StartedAt: &now}}},
+			Events:   []apiv1.Event{{Node: name, Phase: apiv1.PhaseRunning, Reason: "Started", Time: now}},
+		}
+		if err := s.Apply(b.Context(), c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
