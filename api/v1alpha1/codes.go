@@ -70,6 +70,8 @@ const (
 	CodeNotWaiting      Code = "KLN-4014"
 	CodeNoTemplate      Code = "KLN-4015"
 	CodeNoCacheEntry    Code = "KLN-4025"
+	CodeNoLogs          Code = "KLN-4026"
+	CodeRerunGone       Code = "KLN-4027"
 	CodeRerunNode       Code = "KLN-4020"
 	CodeRerunUpstream   Code = "KLN-4021"
 	CodeStoreOpen       Code = "KLN-5001"
@@ -159,6 +161,8 @@ func CodeInfos() []CodeInfo {
 		{CodeBusy, "the server is handling as many submissions as it allows at once", "wait for the Retry-After seconds and try again"},
 		{CodeNotWaiting, "an approval or signal was sent to a task that is not a gate waiting for it, or the value does not fit the gate's type", "check the task with kiln describe run; a signal's value must parse as the gate's type"},
 		{CodeNoTemplate, "the project has no WorkflowTemplate of the given name", "list a project's templates with kiln get templates --project P"},
+		{CodeNoLogs, "the task ran no process in this run (its result came from the cache, or a rerun reused it), so it has no logs here", "read the logs of the run the message names"},
+		{CodeRerunGone, "a task a rerun would reuse was produced by a run that has been deleted, and its outputs with it", "rerun from that task, so that it runs again"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
 		{CodeRerunNode, "kiln rerun names a task that is not a top-level task of the run (a child such as sweep.3, the onExit handler, or no task at all)", "name one of the top-level tasks the message lists; for a child, name its parent"},
 		{CodeRerunUpstream, "kiln rerun --only names a task whose upstream task did not succeed in the run, so it has no inputs to reuse", "rerun --from the upstream task, or --until the task, to run the upstream task too"},

@@ -66,12 +66,8 @@ func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n i
 				Hint:    fmt.Sprintf("kiln logs %s %s.0 for a map's first item; kiln describe run %s lists them", q.Run, q.Task, q.Run),
 			}
 		}
-		if c := node.Cache; c != nil && c.Result == apiv1.CacheHit && len(node.Attempts) == 0 {
-			return 0, false, &apiv1.Error{
-				Code: apiv1.CodeUsage, Object: "Run/" + string(q.Run),
-				Message: fmt.Sprintf("task %s ran nothing in this run: its result was reused from the cache, computed by run %s (task %s)", q.Task, c.SourceRun, c.SourceNode),
-				Hint:    fmt.Sprintf("kiln logs %s %s shows what the computing run wrote, while that run is kept", c.SourceRun, c.SourceNode),
-			}
+		if err := ranNothing(q, &node); err != nil {
+			return 0, false, err
 		}
 		latest := len(node.Attempts)
 		ended := node.Phase.Done() || run.Status.Phase.Done()
@@ -136,5 +132,27 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// ranNothing is the error for the logs of a task that ran no process in
+// its run: its result came from the cache, or a rerun reused it.
+func ranNothing(q apiv1.LogQuery, node *apiv1.NodeStatus) error {
+	if len(node.Attempts) > 0 {
+		return nil
+	}
+	var from, task, how string
+	switch c, r := node.Cache, node.Reused; {
+	case c != nil && c.Result == apiv1.CacheHit:
+		from, task, how = string(c.SourceRun), c.SourceNode, "its result was reused from the cache, computed by"
+	case r != nil:
+		from, task, how = string(r.Run), r.Node, "this rerun reused its result from"
+	default:
+		return nil
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeNoLogs, Object: "Run/" + string(q.Run),
+		Message: fmt.Sprintf("task %s ran nothing in this run: %s run %s (task %s)", q.Task, how, from, task),
+		Hint:    fmt.Sprintf("kiln logs %s %s shows what that run wrote, while it is kept", from, task),
 	}
 }

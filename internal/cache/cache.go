@@ -64,6 +64,9 @@ func KeyOf(v any) (string, error) {
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
+// NoResult is Lookup's reason for a key under which nothing is stored.
+const NoResult = "no result is stored under this key"
+
 // Lookup returns the entry stored under key, verified, or nil and why
 // there is none to reuse: none stored, older than maxAge (0: any age), or
 // damaged. A damaged entry is removed, so the next result replaces it.
@@ -71,7 +74,7 @@ func (c *Cache) Lookup(ctx context.Context, key string, maxAge time.Duration, no
 	e, err := c.store.CacheEntry(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, "no result is stored under this key", nil
+		return nil, NoResult, nil
 	case err != nil:
 		return nil, "", fmt.Errorf("reading the cache: %w", err)
 	}
@@ -105,6 +108,7 @@ func (c *Cache) verify(e *apiv1.CacheEntry) string {
 			case errors.Is(err, os.ErrNotExist):
 				return fmt.Sprintf("artifact %s: the stored file %s is missing", a.Name, f.Digest)
 			case err != nil:
+				_ = os.RemoveAll(path) // not a readable file: the next store writes it afresh
 				return fmt.Sprintf("artifact %s: %v", a.Name, err)
 			case got != f.Digest:
 				_ = os.Remove(path) // gone already is as good

@@ -27,6 +27,9 @@ func (c *Cache) Save(ctx context.Context, e *apiv1.CacheEntry, outDir string) er
 		}
 		e.Size += a.Size
 	}
+	if c.maxSize > 0 && e.Size > c.maxSize {
+		return fmt.Errorf("its artifacts (%d bytes) are larger than the whole cache may hold (--cache-max-size, %d bytes)", e.Size, c.maxSize)
+	}
 	if err := c.store.PutCacheEntry(ctx, e); err != nil {
 		return fmt.Errorf("storing a cache entry: %w", err)
 	}
@@ -87,8 +90,11 @@ func (c *Cache) putBlob(path string) (string, int64, error) {
 	}
 	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	dst := c.blobPath(digest)
-	if _, err := os.Stat(dst); err == nil {
-		return digest, n, nil
+	if fi, err := os.Lstat(dst); err == nil {
+		if got, err := hashFile(dst); err == nil && got == digest && fi.Mode().IsRegular() {
+			return digest, n, nil
+		}
+		_ = os.RemoveAll(dst) // damaged: replaced below
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", 0, err
@@ -103,9 +109,7 @@ func (c *Cache) putBlob(path string) (string, int64, error) {
 }
 
 // Materialize places e's artifacts under dir, at their paths, for the
-// tasks that read them. Files are linked to the blobs where the file
-// system allows (read-only: a task that alters its input cannot alter the
-// cache), else copied.
+// tasks that read them, as copies of the blobs.
 func (c *Cache) Materialize(e *apiv1.CacheEntry, dir string) error {
 	for _, a := range e.Artifacts {
 		base := filepath.Join(dir, filepath.FromSlash(a.Path))
@@ -136,18 +140,15 @@ func fileMode(stored uint32) fs.FileMode {
 	return 0o444
 }
 
-// place puts the blob of digest at dst: a link when the file's mode needs
-// no execute bit, else a copy with mode.
+// place copies the blob of digest to dst, with mode. A copy, not a link:
+// a task that alters what it reads must not alter the cache, nor other
+// runs' copies.
 func (c *Cache) place(digest, dst string, mode fs.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	_ = os.Remove(dst) // placed before by an engine that stopped midway
-	src := c.blobPath(digest)
-	if mode&0o111 == 0 && os.Link(src, dst) == nil {
-		return nil
-	}
-	in, err := os.Open(src)
+	in, err := os.Open(c.blobPath(digest))
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,14 @@ func (nt *nodeTable) node(n *apiv1.NodeStatus, depth int) {
 		nt.t.row("", string(at.Phase), "#"+strconv.Itoa(at.Number), exit, duration(at.StartedAt, at.FinishedAt), string(at.Code), msg)
 	}
 	if r := n.Reused; r != nil {
-		nt.t.row("", "", "", "", "", "", fmt.Sprintf("reused from run %s, task %s, attempt #%d", r.Run, r.Node, r.Attempt))
+		line := fmt.Sprintf("reused: run %s, task %s", r.Run, r.Node)
+		if r.Attempt > 0 {
+			line += fmt.Sprintf(", attempt #%d", r.Attempt)
+		}
+		nt.t.row("", "", "", "", "", "", line)
+	}
+	if c := n.Cache; c != nil {
+		nt.t.row("", "", "", "", "", "", "cache: "+cacheLine(c))
 	}
 	if len(n.Outputs) > 0 {
 		nt.t.row("", "", "", "", "", "", "outputs: "+outputsLine(n.Outputs))
@@ -205,4 +212,20 @@ func (t *table) write(w io.Writer, indent string) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+// cacheLine says what the cache did for a node: its result, its key, where
+// a reused result came from and why a stored one was not used.
+func cacheLine(c *apiv1.CacheStatus) string {
+	s := c.Result
+	if c.Key != "" {
+		s += ", key " + shortKey(c.Key)
+	}
+	if c.SourceRun != "" {
+		s += fmt.Sprintf(", computed by run %s (task %s)", c.SourceRun, c.SourceNode)
+	}
+	if c.Message != "" {
+		s += ": " + oneLine(c.Message)
+	}
+	return s
 }

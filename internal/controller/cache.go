@@ -7,6 +7,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/cache"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/store"
 )
@@ -51,6 +52,12 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 			return c.cacheHit(r, i, e, st)
 		}
 		st.Message = miss
+		if miss != cache.NoResult && ns.status.Phase != apiv1.PhaseWaiting { // a stored result was not used: say why
+			r.events = append(r.events, apiv1.Event{
+				Node: ns.status.Name, Phase: ns.status.Phase, Reason: "CacheMiss", Time: r.now,
+				Message: fmt.Sprintf("cache key %s: %s; the task runs", short(key), miss),
+			})
+		}
 	}
 	holder, err := c.cfg.Store.ReserveCacheKey(ctx, store.ReserveCacheKeyParams{
 		Key: key, Holder: rs.waiter(i), Owner: c.cfg.Owner, Now: r.now, Until: r.now.Add(c.cfg.LeaseTTL),
@@ -144,7 +151,7 @@ func (c *Controller) storeResult(ctx context.Context, r *round, i int) {
 	rs, ns := r.rs, r.rs.nodes[i]
 	t, st := &rs.plan.Tasks[i], ns.status.Cache
 	e := &apiv1.CacheEntry{
-		Key: st.Key, Project: projectOf(rs.run), Workflow: rs.run.Name, Task: ns.status.Name, Version: t.Cache.Version,
+		Key: st.Key, Project: projectOf(rs.run), Workflow: rs.run.Name, Task: t.Spec.Name, Version: t.Cache.Version,
 		SourceRun: rs.run.ID, SourceNode: ns.status.Name, Outputs: ns.status.Outputs, CreatedAt: r.now, UsedAt: r.now,
 	}
 	if t.Cache.MaxAge > 0 {

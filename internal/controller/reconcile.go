@@ -145,13 +145,13 @@ func (c *Controller) skipLeftovers(r *round) {
 func (rs *runState) succeededMessage() string {
 	var ok, skipped, cached, reused int
 	for i, ns := range rs.nodes {
+		if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit && ns.status.Phase == apiv1.PhaseSucceeded {
+			cached++ // a map's items too
+		}
 		switch {
 		case rs.parent[i] >= 0:
 		case ns.status.Phase == apiv1.PhaseSucceeded:
 			ok++
-			if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
-				cached++
-			}
 			if ns.status.Reused != nil {
 				reused++
 			}
@@ -165,7 +165,7 @@ func (rs *runState) succeededMessage() string {
 		from = append(from, fmt.Sprintf("%d reused", reused))
 	}
 	if cached > 0 {
-		from = append(from, fmt.Sprintf("%d from the cache", cached))
+		from = append(from, fmt.Sprintf("%d %s from the cache", cached, plural(cached, "result")))
 	}
 	if len(from) > 0 {
 		msg += " (" + strings.Join(from, ", ") + ")"

@@ -3,7 +3,9 @@ package controller
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"kiln.dev/kiln/internal/store"
 	"maps"
 	"slices"
 	"strings"
@@ -37,10 +39,10 @@ func (c *Controller) Rerun(ctx context.Context, p RerunParams) (*apiv1.Run, erro
 		return nil, &apiv1.Error{
 			Code: apiv1.CodeRunPhase, Object: "Run/" + string(src.ID),
 			Message: fmt.Sprintf("the run is %s; only a run that has ended can be rerun", src.Status.Phase),
-			Hint:    "wait for it to end, or cancel it with kiln cancel " + string(src.ID),
+			Hint:    "wait for it to end, or cancel it with kiln cancel " + string(src.ID) + " (kiln resume finishes it if its engine is gone)",
 		}
 	}
-	doc := &workflow.Document{File: src.Source, Kind: src.Kind, Name: src.Name}
+	doc := &workflow.Document{File: "the stored spec of run " + string(src.ID), Kind: src.Kind, Name: src.Name}
 	plan, err := workflow.CompileWith(doc, src.Workflow, nil, library(doc, src.Subworkflows))
 	if err != nil {
 		return nil, fmt.Errorf("compiling run %s: %w", src.ID, err)
@@ -56,6 +58,9 @@ func (c *Controller) Rerun(ctx context.Context, p RerunParams) (*apiv1.Run, erro
 	}
 	preset, err := rerunPreset(plan, src, p.Mode, p.Node)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.producersKept(ctx, src, preset); err != nil {
 		return nil, err
 	}
 	return c.Submit(ctx, SubmitParams{
@@ -274,4 +279,29 @@ func presetNodes(plan *workflow.Plan, preset []apiv1.NodeStatus) []apiv1.NodeSta
 		out[i] = n
 	}
 	return out
+}
+
+// producersKept checks that the runs whose results a rerun reuses are
+// still kept: their outputs' files go with them when they are deleted.
+func (c *Controller) producersKept(ctx context.Context, src *apiv1.Run, preset []apiv1.NodeStatus) error {
+	checked := map[apiv1.RunID]bool{src.ID: true}
+	for _, n := range preset {
+		r := n.Reused
+		if r == nil || checked[r.Run] {
+			continue
+		}
+		checked[r.Run] = true
+		_, err := c.cfg.Store.GetRun(ctx, r.Run)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return &apiv1.Error{
+				Code: apiv1.CodeRerunGone, Object: "Run/" + string(src.ID), Field: n.Name,
+				Message: fmt.Sprintf("task %s would reuse the result of run %s, which was deleted with its files", n.Name, r.Run),
+				Hint:    fmt.Sprintf("kiln rerun %s --from %s runs it again", src.ID, n.Name),
+			}
+		case err != nil:
+			return fmt.Errorf("reading run %s, whose result task %s reuses: %w", r.Run, n.Name, err)
+		}
+	}
+	return nil
 }

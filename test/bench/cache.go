@@ -35,7 +35,7 @@ func (b *bench) cache() []row {
 	file := b.write("cached", cachedThree)
 	first, _ := b.kilnRun(file)
 	second, _ := b.kilnRun(file)
-	if run := b.lastRun(); run.Status.Message != "3 tasks succeeded (3 from the cache)" {
+	if run := b.lastRun(); run.Status.Message != "3 tasks succeeded (3 results from the cache)" {
 		return []row{{name: "cached three-stage pipeline", kiln: "not served from the cache: " + run.Status.Message, target: "all from the cache"}}
 	}
 	r := float64(second) / float64(first)

@@ -96,7 +96,7 @@ func TestASecondRunIsServedFromTheCacheAndChangesMiss(t *testing.T) {
 	if got := ledgerOf(t, ledger); len(got) != 0 {
 		t.Fatalf("second run ran %v, want nothing: every stage is cached", got)
 	}
-	if !strings.Contains(second.Status.Message, "3 from the cache") {
+	if !strings.Contains(second.Status.Message, "3 results from the cache") {
 		t.Errorf("second run's message %q does not say its tasks came from the cache", second.Status.Message)
 	}
 	for _, task := range []string{"prep", "train", "eval"} {

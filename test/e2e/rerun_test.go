@@ -407,3 +407,32 @@ spec:
 		t.Errorf("the rerun has %d nodes, want 2: the reused map's items stay in %s", n, src)
 	}
 }
+
+// TestARerunOfADeletedRunsResultIsRefused deletes the run a rerun took
+// its results from: a rerun that would reuse them is refused with a code
+// naming the task, and a rerun from that task runs it again.
+func TestARerunOfADeletedRunsResultIsRefused(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	b := newRerunBench(t, home)
+	first := runOK(t, home, b.file)
+	second := b.rerun(t, nil, string(first.ID), "--only", "eval")
+	if r := kiln(t, home, "delete", "run", string(first.ID)); r.code != 0 {
+		t.Fatalf("delete run: %d %s", r.code, r.stderr)
+	}
+	r := kiln(t, home, "rerun", string(second.ID), "--only", "eval")
+	if r.code == 0 || !strings.Contains(r.stderr, "KLN-4027") || !strings.Contains(r.stderr, string(first.ID)+", which was deleted") {
+		t.Fatalf("a rerun reusing a deleted run's results: exit %d, %q; want KLN-4027 naming the run", r.code, r.stderr)
+	}
+	if n := len(runs(t, home)); n != 1 {
+		t.Errorf("%d runs after the refused rerun, want only the kept one: nothing half-made", n)
+	}
+	b.ran(t)
+	third := b.rerun(t, nil, string(second.ID), "--from", "prep")
+	if got := b.ran(t); !slices.Contains(got, "prep") || !slices.Contains(got, "train") {
+		t.Errorf("rerun --from prep after the delete ran %v, want prep and train again", got)
+	}
+	if third.Status.Phase != apiv1.PhaseSucceeded {
+		t.Errorf("rerun --from prep is %s", third.Status.Phase)
+	}
+}
