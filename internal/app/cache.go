@@ -105,7 +105,7 @@ func pruneParams(p apiv1.CachePrune) (cache.PruneParams, error) {
 			errs = append(errs, &apiv1.Error{
 				Code: apiv1.CodeQuantity, Field: "maxSize",
 				Message: resource.Quote(p.MaxSize) + " is not a positive size such as 10Gi",
-				Hint:    "to remove every entry, prune all",
+				Hint:    "to remove every entry, prune with all (kiln cache prune --all)",
 			})
 		}
 		out.MaxSize = n

@@ -139,7 +139,7 @@ func (c *Collector) due(ctx context.Context) ([]Deletion, error) {
 	for _, r := range over {
 		if !seen[r.ID] {
 			out = append(out, Deletion{Run: r.ID, Reason: ReasonHistory, Detail: fmt.Sprintf(
-				"%s; %d newer %s runs of %s in project %s are kept", r.Phase, r.Keep, class(r.Phase), r.Name, r.Project)})
+				"%s; %d newer %s %s of %s in project %s kept", r.Phase, r.Keep, class(r.Phase), runsWord(r.Keep), r.Name, r.Project)})
 		}
 	}
 	return out, nil
@@ -215,4 +215,11 @@ func (c *Collector) Run(ctx context.Context, every time.Duration) {
 		case <-time.After(every):
 		}
 	}
+}
+
+func runsWord(n int) string {
+	if n == 1 {
+		return "run is"
+	}
+	return "runs are"
 }

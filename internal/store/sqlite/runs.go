@@ -65,7 +65,7 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 		}
 		return s.insertEvents(ctx, tx, r.ID, []apiv1.Event{{
 			Phase: apiv1.PhasePending, Reason: "Submitted",
-			Message: fmt.Sprintf("%s %s submitted with %d tasks", r.Kind, r.Name, len(p.Nodes)), Time: r.CreatedAt,
+			Message: fmt.Sprintf("%s %s submitted with %d %s", r.Kind, r.Name, len(p.Nodes), tasksWord(len(p.Nodes))), Time: r.CreatedAt,
 		}})
 	})
 }
@@ -331,4 +331,11 @@ func unmarshalIf(s string, v any) error {
 		return nil
 	}
 	return json.Unmarshal([]byte(s), v)
+}
+
+func tasksWord(n int) string {
+	if n == 1 {
+		return "task"
+	}
+	return "tasks"
 }
