@@ -83,9 +83,15 @@ func (b *Backend) deleteAll(ctx context.Context, a attempt) error {
 
 // deleteAux deletes an attempt's objects other than its pods.
 func (b *Backend) deleteAux(ctx context.Context, a attempt) error {
-	sel := LabelJob + "=" + a.Base
+	return b.deleteSelected(ctx, LabelJob+"="+a.Base)
+}
+
+// deleteSelected deletes the objects other than pods that sel selects:
+// config maps, secrets, services and pod groups. What is gone already is
+// not an error.
+func (b *Backend) deleteSelected(ctx context.Context, sel string) error {
 	for _, resource := range []string{"configmaps", "secrets"} {
-		if err := b.core.deleteCollection(ctx, resource, metav1.DeleteOptions{}, sel); err != nil {
+		if err := b.core.deleteCollection(ctx, resource, metav1.DeleteOptions{}, sel); ignoreNotFound(err) != nil {
 			return err
 		}
 	}
@@ -99,7 +105,8 @@ func (b *Backend) deleteAux(ctx context.Context, a attempt) error {
 		}
 	}
 	if gvr, ok := podGroupResources[b.cfg.GangScheduler]; ok && b.cfg.GangScheduler != GangNone {
-		return b.dynamic.Resource(gvr).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
+		err := b.dynamic.Resource(gvr).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
+		return ignoreNotFound(err)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kiln.dev/kiln/internal/backend"
@@ -18,25 +17,11 @@ var _ backend.RunRemover = (*Backend)(nil)
 // not an error.
 func (b *Backend) RemoveRun(ctx context.Context, run string) error {
 	sel := LabelManagedBy + "=" + managedBy + "," + LabelRun + "=" + dnsLabel(run, 63)
-	for _, resource := range []string{"pods", "configmaps", "secrets"} {
-		if err := b.core.deleteCollection(ctx, resource, metav1.DeleteOptions{}, sel); ignoreNotFound(err) != nil {
-			return err
-		}
-	}
-	var svcs corev1.ServiceList
-	if err := b.core.list(ctx, "services", metav1.ListOptions{LabelSelector: sel}, &svcs); err != nil {
+	if err := b.core.deleteCollection(ctx, "pods", metav1.DeleteOptions{}, sel); ignoreNotFound(err) != nil {
 		return err
 	}
-	for _, s := range svcs.Items {
-		if err := b.core.delete(ctx, "services", s.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
-			return err
-		}
-	}
-	if gvr, ok := podGroupResources[b.cfg.GangScheduler]; ok && b.cfg.GangScheduler != GangNone {
-		err := b.dynamic.Resource(gvr).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
-		if ignoreNotFound(err) != nil {
-			return err
-		}
+	if err := b.deleteSelected(ctx, sel); err != nil {
+		return err
 	}
 	b.forgetRun(run)
 	return nil
