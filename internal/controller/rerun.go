@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"kiln.dev/kiln/internal/store"
 	"maps"
 	"slices"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
+	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/workflow"
 )
 
