@@ -150,7 +150,7 @@ func TestRerunFromOnlyUntilRunExactlyTheirTasksFromTheStoredSpec(t *testing.T) {
 		t.Errorf("prep reused from attempt %d, want 1", p.Attempt)
 	}
 	text := kiln(t, b.home, "describe", "run", string(from.ID)).stdout
-	if !strings.Contains(text, "Rerun of:  "+string(src)+" (--from train)") || !strings.Contains(text, "reused from run "+string(src)+", task prep, attempt #1") {
+	if !strings.Contains(text, "Rerun of:  "+string(src)+" (--from train)") || !strings.Contains(text, "reused: run "+string(src)+", task prep, attempt #1") {
 		t.Errorf("describe of the rerun does not say what it reruns and where prep comes from:\n%s", text)
 	}
 
