@@ -64,3 +64,17 @@ func (s *Store) reused(ctx context.Context, r *apiv1.Run) error {
 	}
 	return rows.Err()
 }
+
+// presetEvents record, for each node a rerun created in a final phase,
+// that it was reused or left out: the run's events tell its whole story.
+func presetEvents(p *store.CreateRunParams) []apiv1.Event {
+	var out []apiv1.Event
+	for _, n := range p.Preset {
+		reason := "NotInRerun"
+		if n.Reused != nil {
+			reason = "Reused"
+		}
+		out = append(out, apiv1.Event{Node: n.Name, Phase: n.Phase, Reason: reason, Code: n.Code, Message: n.Message, Time: p.Run.CreatedAt})
+	}
+	return out
+}

@@ -63,10 +63,11 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 		if err := firstProgress(ctx, tx, &p); err != nil {
 			return err
 		}
-		return s.insertEvents(ctx, tx, r.ID, []apiv1.Event{{
+		events := []apiv1.Event{{
 			Phase: apiv1.PhasePending, Reason: "Submitted",
 			Message: fmt.Sprintf("%s %s submitted with %d %s", r.Kind, r.Name, len(p.Nodes), tasksWord(len(p.Nodes))), Time: r.CreatedAt,
-		}})
+		}}
+		return s.insertEvents(ctx, tx, r.ID, append(events, presetEvents(&p)...))
 	})
 }
 

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,17 @@ func testPresetNodes(t *testing.T, s store.Store) {
 	}, Progress: &apiv1.RunProgress{Total: 3, Done: 2, Succeeded: 1, Skipped: 1}} // the preset nodes are done
 	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("GetRun of a rerun (-want +got):\n%s", diff)
+	}
+	events, err := s.ListEvents(t.Context(), store.ListEventsParams{Run: "r2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	for _, e := range events[1:] {
+		told = append(told, e.Node+" "+e.Reason)
+	}
+	if len(events) != 3 || strings.Join(told, ", ") != "a Reused, c NotInRerun" {
+		t.Errorf("a rerun's first events tell %q after %d events; want a Reused, c NotInRerun after the submission", told, len(events))
 	}
 	if plain := get(t, s, mustPlain(t, s)); plain.RerunOf != nil || plain.Status.Nodes[0].Reused != nil {
 		t.Errorf("a plain run reads back RerunOf %+v, node a reused %+v; want neither", plain.RerunOf, plain.Status.Nodes[0].Reused)
