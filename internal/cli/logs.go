@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -37,7 +38,7 @@ func newLogsCmd(e *env) *cobra.Command {
 				q.Task = args[1]
 				return eng.Logs(cmd.Context(), q, e.stdout)
 			}
-			return allLogs(cmd.Context(), eng, q, e.stdout)
+			return allLogs(cmd.Context(), eng, q, e.stdout, e.stderr)
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing output until the task, or the run, ends")
@@ -47,8 +48,9 @@ func newLogsCmd(e *env) *cobra.Command {
 
 // allLogs prints every task's output, each line prefixed with its task:
 // task by task, or, following, every task at once as it starts, until
-// the run ends.
-func allLogs(ctx context.Context, eng engine, q apiv1.LogQuery, w io.Writer) error {
+// the run ends. It notes on notes the tasks that ran nothing in the run
+// (served from the cache, or reused by a rerun), and where their output is.
+func allLogs(ctx context.Context, eng engine, q apiv1.LogQuery, w, notes io.Writer) error {
 	out := &lineWriter{w: w}
 	if !q.Follow {
 		run, err := eng.GetRun(ctx, q.Run)
@@ -57,6 +59,7 @@ func allLogs(ctx context.Context, eng engine, q apiv1.LogQuery, w io.Writer) err
 		}
 		for _, n := range run.Status.Nodes {
 			if len(n.Attempts) == 0 {
+				noteRanNothing(notes, &n)
 				continue
 			}
 			tq := q
@@ -170,5 +173,16 @@ func (p *prefixWriter) flush() {
 	if len(p.partial) > 0 {
 		_ = p.emit(append(p.partial, '\n'))
 		p.partial = nil
+	}
+}
+
+// noteRanNothing says where the output of task n is, if it ran nothing
+// in its run because its result came from elsewhere.
+func noteRanNothing(w io.Writer, n *apiv1.NodeStatus) {
+	switch c, r := n.Cache, n.Reused; {
+	case c != nil && c.Result == apiv1.CacheHit:
+		fmt.Fprintf(w, "[%s] ran nothing here: its result came from the cache (kiln logs %s %s)\n", n.Name, c.SourceRun, c.SourceNode)
+	case r != nil:
+		fmt.Fprintf(w, "[%s] ran nothing here: reused from run %s (kiln logs %s %s)\n", n.Name, r.Run, r.Run, r.Node)
 	}
 }

@@ -111,6 +111,12 @@ func TestASecondRunIsServedFromTheCacheAndChangesMiss(t *testing.T) {
 	if !strings.Contains(kiln(t, home, "describe", "run", string(second.ID)).stdout, "reused from run "+string(first.ID)) {
 		t.Error("describe does not say where the reused results came from")
 	}
+	if logs := kiln(t, home, "logs", string(second.ID)); !strings.Contains(logs.stderr, "[prep] ran nothing here: its result came from the cache (kiln logs "+string(first.ID)+" prep)") {
+		t.Errorf("kiln logs of a run served from the cache does not say where the output is: %q", logs.stderr)
+	}
+	if logs := kiln(t, home, "logs", string(second.ID), "prep"); logs.code == 0 || !strings.Contains(logs.stderr, "KLN-4026") {
+		t.Errorf("kiln logs of a task served from the cache: exit %d, %q; want KLN-4026", logs.code, logs.stderr)
+	}
 
 	// A new input artifact (more rows) misses prep and train; eval then
 	// reads a different model and misses too.
