@@ -90,11 +90,14 @@ metadata: {name: every-container}
 spec:
   logs: [{logsFile: "$DIR/pod.log"}]
 LOGS
-start kwok "$BIN/kwok" --kubeconfig "$DIR/kubeconfig" --manage-all-nodes=false \
-  --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.1/16 --node-ip 127.0.0.1 \
-  --node-port 10250 --server-address 127.0.0.1:10250 \
-  --tls-cert-file "$DIR/pki/apiserver.crt" --tls-private-key-file "$DIR/pki/apiserver.key" \
-  --config hack/kwok-stages.yaml --config "$DIR/kwok-logs.yaml"
+start_kwok() {
+  start kwok "$BIN/kwok" --kubeconfig "$DIR/kubeconfig" --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --cidr 10.0.0.1/16 --node-ip 127.0.0.1 \
+    --node-port 10250 --server-address 127.0.0.1:10250 \
+    --tls-cert-file "$DIR/pki/apiserver.crt" --tls-private-key-file "$DIR/pki/apiserver.key" \
+    --config hack/kwok-stages.yaml --config "$DIR/kwok-logs.yaml"
+}
+start_kwok
 
 post() { # path: POST stdin as JSON
   curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST \
@@ -124,5 +127,26 @@ for i in 0 1 2 3; do
  "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
             "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
 NODE
+done
+# kwok 0.7.0 sometimes dies as it starts, on a data race of its own
+# ("concurrent map writes"): wait until it has made the nodes Ready, and
+# start it again if it is gone.
+node_ready() {
+  curl -fsk -H "Authorization: Bearer $TOKEN" https://127.0.0.1:6443/api/v1/nodes/kwok-node-3 2>/dev/null |
+    tr -d ' \n' | grep -q '"type":"Ready","status":"True"'
+}
+for try in 1 2 3 4; do
+  for _ in $(seq 1 60); do
+    node_ready && break 2
+    kill -0 "$(cat "$DIR/kwok.pid")" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [ "$try" = 4 ]; then
+    echo "k8s-up: kwok did not make the nodes Ready; see $DIR/logs/kwok.log" >&2
+    exit 1
+  fi
+  echo "k8s-up: kwok is not up (try $try); starting it again" >&2
+  kill "$(cat "$DIR/kwok.pid")" 2>/dev/null || true
+  start_kwok
 done
 echo "k8s-up: control plane with 4 fake nodes; KUBECONFIG=$DIR/kubeconfig"
