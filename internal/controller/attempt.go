@@ -62,10 +62,7 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 	}
 	spec := &job.Spec{}
 	err := k.Build(ctx, a, spec)
-	spec.Project = rs.run.Project
-	if spec.Project == "" {
-		spec.Project = "default"
-	}
+	spec.Project = projectOf(rs.run)
 	return spec, err
 }
 

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -199,9 +200,5 @@ func short(key string) string {
 	return key
 }
 
-func projectOf(run *apiv1.Run) string {
-	if run.Project == "" {
-		return "default"
-	}
-	return run.Project
-}
+// projectOf is the project that owns run: "default" when it names none.
+func projectOf(run *apiv1.Run) string { return cmp.Or(run.Project, "default") }

@@ -172,10 +172,7 @@ func (in *inputs) value(ctx context.Context, e apiv1.EnvVar) (string, error) {
 	if e.ValueFrom == nil {
 		return in.Expand(e.Value)
 	}
-	project := in.rs.run.Project
-	if project == "" {
-		project = "default"
-	}
+	project := projectOf(in.rs.run)
 	if in.c.cfg.Secrets == nil {
 		return "", &apiv1.Error{Code: apiv1.CodeSecret, Field: "env." + e.Name, Message: "this engine keeps no secrets"}
 	}

@@ -8,7 +8,6 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
-	"kiln.dev/kiln/internal/node"
 )
 
 const (
@@ -67,7 +66,7 @@ func (r *round) saveProgress() {
 }
 
 // readProgress reads the reports of the running nodes that report their
-// progress (node.Progressor), each at most every progressPoll, through a
+// progress (node.Progressor, looked up with the kind), each at most every progressPoll, through a
 // backend that can read an attempt's files. A report that is missing,
 // too large or not valid changes nothing: the last good one stays, and
 // the node runs on.
@@ -83,8 +82,8 @@ func (c *Controller) readProgress(ctx context.Context, r *round) {
 		}
 	}
 	for i := range rs.active {
-		p, ok := rs.kinds[i].Handler.(node.Progressor)
-		if !ok || r.now.Sub(rs.progressAt[i]) < progressPoll {
+		p := rs.kinds[i].progressor
+		if p == nil || r.now.Sub(rs.progressAt[i]) < progressPoll {
 			continue
 		}
 		if rs.progressAt == nil {
@@ -112,7 +111,7 @@ func (c *Controller) progressWake(rs *runState, consider func(time.Time)) {
 		return
 	}
 	for i := range rs.active {
-		if _, ok := rs.kinds[i].Handler.(node.Progressor); ok {
+		if rs.kinds[i].progressor != nil {
 			consider(rs.progressAt[i].Add(progressPoll))
 		}
 	}

@@ -68,7 +68,9 @@ type kind struct {
 	networked node.Networked
 	grouper   node.Grouper // nil unless the node runs children
 	waiter    node.Waiter  // nil unless the node waits instead of running
-	suspends  bool
+	// progressor is nil unless the node's processes report their progress.
+	progressor node.Progressor
+	suspends   bool
 	// attempts says the node runs attempts of its own (admitted, launched, judged).
 	attempts bool
 }
@@ -79,6 +81,7 @@ func kindOf(h node.Handler, t *workflow.Task) kind {
 	k.networked, _ = h.(node.Networked)
 	k.grouper, _ = h.(node.Grouper)
 	k.waiter, _ = h.(node.Waiter)
+	k.progressor, _ = h.(node.Progressor)
 	k.attempts = k.waiter == nil && (k.grouper == nil || k.grouper.RunsFirst(t))
 	if s, ok := h.(node.Suspender); ok {
 		k.suspends = s.Suspends(t)
