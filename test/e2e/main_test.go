@@ -38,32 +38,10 @@ func TestMain(m *testing.M) {
 }
 
 // home is a kiln home whose supervisor is stopped when the test ends.
-// newHome is a fresh kiln home, removed when the test ends: its
-// supervisor stopped first, then the directory removed with retries, since
-// a process the test's kiln started may write its last file as it goes
-// (t.TempDir would fail the test on that).
 func newHome(t *testing.T) string {
 	t.Helper()
-	home, err := os.MkdirTemp("", "kiln-e2e-home-") //nolint:usetesting // see above
-	if err == nil {
-		err = os.Chmod(home, 0o755) // as t.TempDir's own directories: tasks of other accounts reach it
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopSupervisor(home)
-		for deadline := time.Now().Add(10 * time.Second); ; <-time.After(20 * time.Millisecond) {
-			err := os.RemoveAll(home)
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("removing %s: %v", home, err)
-				return
-			}
-		}
-	})
+	home := t.TempDir()
+	t.Cleanup(func() { stopSupervisor(home) })
 	return home
 }
 
