@@ -35,6 +35,7 @@ const (
 	CodeOutOfRange      Code = "KLN-1023"
 	CodeExpression      Code = "KLN-1024"
 	CodeSubworkflow     Code = "KLN-1025"
+	CodeUnsupported     Code = "KLN-1026"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -127,6 +128,7 @@ func CodeInfos() []CodeInfo {
 		{CodeOutOfRange, "a number, quantity or duration is outside the range the field allows (negative, too large, or an exponent kiln will not expand)", "the message gives the allowed range"},
 		{CodeExpression, "a when or depends expression does not compile, is not a boolean, or refers to a name that does not exist", "the message quotes the expression and says what is wrong; conditions are CEL over params.<name> and tasks.<name>"},
 		{CodeSubworkflow, "a subworkflow names a workflow that is neither in the files nor a WorkflowTemplate stored in the run's project, or workflows run each other in a cycle", "submit the named Workflow in the same files or store it with kiln apply -f FILE --project P; break the cycle printed"},
+		{CodeUnsupported, "a document of another API group (Kubeflow Trainer, training-operator) sets a field to a value kiln cannot honour: the job would not run as written", "change or drop the field named; docs/kubeflow.md lists what each field maps to"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/resource"
@@ -32,6 +33,9 @@ type SubmitParams struct {
 	// and its nodes that start reused or left out instead of Pending.
 	RerunOf *apiv1.RerunOf
 	Preset  []apiv1.NodeStatus
+	// Warnings are recorded as the run's first events (FieldIgnored): what
+	// was submitted that the backend will not act on.
+	Warnings []string
 }
 
 // Submit checks that every task fits the pool, saves a new run owned by
@@ -60,7 +64,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 			return nil, err
 		}
 		err = c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
-			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: c.cfg.Owner,
+			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: c.cfg.Owner, Events: warningEvents(p.Warnings, run.CreatedAt),
 			LeaseUntil: c.now().Add(c.cfg.LeaseTTL),
 		})
 		if errors.Is(err, store.ErrConflict) && try < 5 {
@@ -261,4 +265,13 @@ func library(doc *workflow.Document, subs []*apiv1.Workflow) workflow.Library {
 		lib[wf.Metadata.Name] = workflow.LibraryEntry{Doc: doc, Workflow: wf}
 	}
 	return lib
+}
+
+// warningEvents are a submission's warnings as run events.
+func warningEvents(warnings []string, at time.Time) []apiv1.Event {
+	var out []apiv1.Event
+	for _, w := range warnings {
+		out = append(out, apiv1.Event{Phase: apiv1.PhasePending, Reason: "FieldIgnored", Message: w, Time: at})
+	}
+	return out
 }

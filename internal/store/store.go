@@ -122,6 +122,9 @@ type CreateRunParams struct {
 	// reused nodes (Succeeded) and the nodes it leaves out (Skipped).
 	// Run.RerunOf is saved with the run.
 	Preset []apiv1.NodeStatus
+	// Events are recorded with the run after its Submitted event: warnings
+	// about what was submitted (fields a backend ignores).
+	Events []apiv1.Event
 	// Owner gets the run's lease until LeaseUntil; empty leaves it free.
 	Owner      string
 	LeaseUntil time.Time

@@ -100,8 +100,9 @@ func LoadDocuments(files []string, docs []Document, params map[string]string, st
 // file without documents). It returns the runnable documents compiled
 // and every problem found.
 func CheckFiles(files []string, docs []Document, stored Stored) ([]Checked, error) {
+	docs, terr := Translate(docs)
 	plans, err := CheckDocuments(docs, stored)
-	errs := []error{err}
+	errs := []error{terr, err}
 	subs := subworkflowNames(docs)
 	for _, f := range files {
 		var in []string
@@ -130,8 +131,9 @@ func runnable(kind string) bool { return kind == apiv1.KindWorkflow || kind == a
 // compiled runnable documents and every problem found; or, when looking
 // up a stored template failed, that error alone.
 func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
+	docs, terr := Translate(docs)
 	user, err := UserRuntimes(docs)
-	errs := []error{err}
+	errs := []error{terr, err}
 	runtimes := training.NewRuntimes(user...)
 	lib, decoded, decodeErrs := library(docs)
 	subs := subworkflowNames(docs)
@@ -161,7 +163,7 @@ func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
 	if err := found.storeError(); err != nil {
 		return nil, err
 	}
-	return out, errors.Join(errs...)
+	return out, asWritten(docs, errors.Join(errs...))
 }
 
 // library decodes every Workflow of docs: the subworkflows tasks may

@@ -38,6 +38,9 @@ type Document struct {
 	JSON []byte
 	// Raw is the document as written, for errors that need its spelling.
 	Raw []byte
+	// From is set on a document kiln translated from another API group
+	// (Translate): what the user wrote, and how its fields are named.
+	From *Origin
 
 	// node is Raw parsed, nil for a document not read by Read.
 	node *yaml3.Node
@@ -48,8 +51,12 @@ type Document struct {
 // Object names the document for error messages: "Workflow/train" or, when
 // it has no name, "document 2".
 func (d *Document) Object() string {
-	if d.Kind != "" && d.Name != "" {
-		return d.Kind + "/" + d.Name
+	kind := d.Kind
+	if d.From != nil {
+		kind = d.From.Kind
+	}
+	if kind != "" && d.Name != "" {
+		return kind + "/" + d.Name
 	}
 	return fmt.Sprintf("document %d", d.Index+1)
 }

@@ -67,6 +67,7 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 			Phase: apiv1.PhasePending, Reason: "Submitted",
 			Message: fmt.Sprintf("%s %s submitted with %d %s", r.Kind, r.Name, len(p.Nodes), tasksWord(len(p.Nodes))), Time: r.CreatedAt,
 		}}
+		events = append(events, p.Events...)
 		return s.insertEvents(ctx, tx, r.ID, append(events, presetEvents(&p)...))
 	})
 }

@@ -1,0 +1,167 @@
+package workflow
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Origin is where a translated document came from: a document of another
+// API group (Kubeflow Trainer's, training-operator's) that kiln reads as
+// one of its own kinds.
+type Origin struct {
+	// APIVersion and Kind are the document's as written.
+	APIVersion, Kind string
+	// Namespace is its metadata.namespace, if it has one.
+	Namespace string
+	// Field names, in the document as written, a field of the translation.
+	Field func(field string) string
+	// Ignored lists the fields a backend reads but does not honour.
+	Ignored []Ignored
+}
+
+// Ignored is a field kiln reads but does not act on, on some backends or
+// on all: a warning when a run is submitted, never silence.
+type Ignored struct {
+	// Field is the field's path in the document as written.
+	Field string `json:"field"`
+	// Backends ignore it ("local", "kubernetes"); empty: every backend.
+	Backends []string `json:"backends,omitempty"`
+	// Reason says why, and what kiln does instead.
+	Reason string `json:"reason"`
+}
+
+// Message is i as one line for people.
+func (i Ignored) Message() string { return i.Field + ": " + i.Reason }
+
+// IgnoredOn lists what of i the named backend ignores.
+func IgnoredOn(backend string, list []Ignored) []Ignored {
+	var out []Ignored
+	for _, i := range list {
+		if len(i.Backends) == 0 || slices.Contains(i.Backends, backend) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// translator reads the documents of one API group as kiln's own.
+type translator struct {
+	apiVersion string
+	// kinds translates each kind it reads; a kind it does not know is an
+	// error naming the kinds it does.
+	kinds map[string]func(doc *Document) (*Document, error)
+}
+
+// translators lists the API groups kiln reads besides its own.
+func translators() []translator {
+	return []translator{trainerGroup()}
+}
+
+// Translate returns docs with every document of another API group that
+// kiln reads replaced by its translation into kiln's own kinds, and the
+// problems found translating. A document that cannot be translated is
+// dropped; one of kiln's own group, or of a group no translator reads,
+// is kept as it is (checking it reports what is wrong with it).
+func Translate(docs []Document) ([]Document, error) {
+	var out []Document
+	var errs []error
+	for i := range docs {
+		t, ok := translatorOf(docs[i].APIVersion)
+		if !ok {
+			out = append(out, docs[i])
+			continue
+		}
+		tr, found := t.kinds[docs[i].Kind]
+		if !found {
+			errs = append(errs, docError(&docs[i], apiv1.CodeKind, "kind",
+				"kind "+quote(docs[i].Kind)+" of "+t.apiVersion+" is not one kiln reads: it reads "+kindList(t)))
+			continue
+		}
+		d, err := tr(&docs[i])
+		errs = append(errs, err)
+		if d != nil {
+			out = append(out, *d)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func translatorOf(apiVersion string) (translator, bool) {
+	for _, t := range translators() {
+		if t.apiVersion == apiVersion {
+			return t, true
+		}
+	}
+	return translator{}, false
+}
+
+func kindList(t translator) string {
+	var names []string
+	for k := range t.kinds {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// translated returns the kiln document that stands for doc: obj, of
+// kiln's kind, written out as if the user had written it, and knowing
+// its origin.
+func translated(doc *Document, kind string, obj any, from *Origin) (*Document, error) {
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return nil, docError(doc, apiv1.CodeParse, "", err.Error())
+	}
+	raw, err := yaml.JSONToYAML(js)
+	if err != nil {
+		return nil, docError(doc, apiv1.CodeParse, "", err.Error())
+	}
+	from.APIVersion, from.Kind = doc.APIVersion, doc.Kind
+	return &Document{
+		File: doc.File, Index: doc.Index, APIVersion: apiv1.APIVersion, Kind: kind, Name: doc.Name,
+		JSON: js, Raw: raw, From: from,
+	}, nil
+}
+
+// asWritten renames the fields of the errors in err that are about
+// translated documents of docs to the fields as the user wrote them.
+func asWritten(docs []Document, err error) error {
+	for _, e := range apiv1.Errors(err) {
+		for i := range docs {
+			d := &docs[i]
+			if d.From != nil && d.From.Field != nil && e.File == d.File && e.Object == d.Object() {
+				e.Field = d.From.Field(e.Field)
+			}
+		}
+	}
+	return err
+}
+
+// IgnoredFields lists the fields of the translated documents among docs
+// that some backend ignores.
+func IgnoredFields(docs ...*Document) []Ignored {
+	var out []Ignored
+	for _, d := range docs {
+		if d != nil && d.From != nil {
+			out = append(out, d.From.Ignored...)
+		}
+	}
+	return out
+}
+
+// NamespaceOf is the metadata.namespace of the document a translated doc
+// came from; "" for kiln's own documents.
+func NamespaceOf(doc *Document) string {
+	if doc == nil || doc.From == nil {
+		return ""
+	}
+	return doc.From.Namespace
+}

@@ -1,0 +1,197 @@
+package workflow
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// runtimeFromTrainer translates a Trainer TrainingRuntime or
+// ClusterTrainingRuntime into kiln's TrainingRuntime: its ML policy, its
+// pod-group policy and the trainer container of its JobSet template.
+func runtimeFromTrainer(doc *Document) (*Document, error) {
+	in := &trainerv1.TrainingRuntime{}
+	problems, ok := decodeStrict(doc, in)
+	if !ok {
+		return nil, joinErrs(problems)
+	}
+	c := &conversion{doc: doc, errs: problems}
+	out := &apiv1.TrainingRuntime{
+		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainingRuntime},
+		Metadata: apiv1.ObjectMeta{Name: in.Metadata.Name, Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
+	}
+	out.Spec.MLPolicy = c.mlPolicy(in.Spec.MLPolicy)
+	out.Spec.GangPolicy = c.gangPolicy(in.Spec.PodGroupPolicy)
+	var nodeField string
+	out.Spec.Template, nodeField = c.jobSet(&in.Spec.Template)
+	if len(c.errs) > 0 {
+		return nil, joinErrs(c.errs)
+	}
+	return translated(doc, apiv1.KindTrainingRuntime, out, &Origin{
+		Namespace: in.Metadata.Namespace, Ignored: c.ignored, Field: runtimeField(nodeField),
+	})
+}
+
+// mlPolicy converts the framework; a policy without one runs the nodes
+// with no framework environment, as Trainer does.
+func (c *conversion) mlPolicy(p *trainerv1.MLPolicy) *apiv1.MLPolicy {
+	out := &apiv1.MLPolicy{}
+	if p == nil {
+		out.Plain = &apiv1.PlainPolicy{}
+		return out
+	}
+	out.NumNodes = p.NumNodes
+	switch {
+	case p.Torch != nil:
+		out.Torch = &apiv1.TorchPolicy{NumProcPerNode: numProcPerNode(p.Torch.NumProcPerNode)}
+		c.elastic(out.Torch, p.Torch.ElasticPolicy)
+	case p.MPI != nil:
+		out.MPI = c.mpi(p.MPI)
+	case p.JAX != nil:
+		out.JAX = &apiv1.JAXPolicy{}
+	case p.XGBoost != nil:
+		out.XGBoost = &apiv1.XGBoostPolicy{}
+	case p.Flux != nil:
+		c.fail(apiv1.CodeUnsupported, "spec.mlPolicy.flux", "kiln has no Flux framework", "use mpi, torch, jax or xgboost")
+	default:
+		out.Plain = &apiv1.PlainPolicy{}
+	}
+	return out
+}
+
+// elastic is read once kiln runs elastic PyTorch; until then it is refused.
+func (c *conversion) elastic(_ *apiv1.TorchPolicy, e *trainerv1.TorchElasticPolicy) {
+	if e != nil {
+		c.fail(apiv1.CodeUnsupported, "spec.mlPolicy.torch.elasticPolicy", "elastic PyTorch is not run yet", "")
+	}
+}
+
+func (c *conversion) mpi(p *trainerv1.MPIMLPolicySource) *apiv1.MPIPolicy {
+	if i := p.MPIImplementation; i != nil && *i != "OpenMPI" {
+		c.fail(apiv1.CodeUnsupported, "spec.mlPolicy.mpi.mpiImplementation",
+			fmt.Sprintf("mpiImplementation is %q: kiln writes OpenMPI's hostfile and runs OpenMPI's mpirun", *i), "set OpenMPI, or drop the field")
+	}
+	if p.SSHAuthMountPath != nil {
+		c.ignore("spec.mlPolicy.mpi.sshAuthMountPath", "kiln's launcher starts the ranks itself; no ssh keys are mounted")
+	}
+	if p.RunLauncherAsNode != nil {
+		c.ignore("spec.mlPolicy.mpi.runLauncherAsNode", "kiln's launcher runs mpirun only; every node's slots are in the hostfile")
+	}
+	return &apiv1.MPIPolicy{NumProcPerNode: p.NumProcPerNode}
+}
+
+// gangPolicy keeps coscheduling's timeout: kiln admits gangs whole itself.
+func (c *conversion) gangPolicy(p *trainerv1.PodGroupPolicy) *apiv1.GangPolicy {
+	if p == nil {
+		return nil
+	}
+	if len(p.Volcano) > 0 {
+		c.ignore("spec.podGroupPolicy.volcano", "kiln admits the gang all or nothing itself; Volcano's options are not used")
+	}
+	if p.Coscheduling == nil {
+		return nil
+	}
+	return &apiv1.GangPolicy{ScheduleTimeoutSeconds: p.Coscheduling.ScheduleTimeoutSeconds}
+}
+
+// jobSet reads the trainer container of the runtime's template: the node
+// job's, or MPI's launcher's, whose command is the job's. It returns it
+// as kiln's template, and the path of the node job's container.
+func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, string) {
+	s := &t.Spec
+	for field, v := range map[string]json.RawMessage{
+		"network": s.Network, "successPolicy": s.SuccessPolicy, "failurePolicy": s.FailurePolicy,
+		"startupPolicy": s.StartupPolicy, "coordinator": s.Coordinator,
+	} {
+		if len(v) > 0 {
+			c.ignore("spec.template.spec."+field, "kiln's gang rules decide this: docs/kubeflow.md says how")
+		}
+	}
+	if t.Metadata != nil || s.Suspend != nil || s.TTLSecondsAfterFinished != nil {
+		c.ignore("spec.template", "kiln makes no JobSet: its metadata, suspend and ttlSecondsAfterFinished are not used (set them on the TrainJob)")
+	}
+	var node, launcher *apiv1.Trainer
+	var nodeField string
+	for i := range s.ReplicatedJobs {
+		rj := &s.ReplicatedJobs[i]
+		field := fmt.Sprintf("spec.template.spec.replicatedJobs[%d]", i)
+		if rj.Replicas != nil && *rj.Replicas != 1 {
+			c.fail(apiv1.CodeUnsupported, field+".replicas", "replicas is not 1: the number of nodes is mlPolicy.numNodes (or the TrainJob's trainer.numNodes)", "drop replicas")
+		}
+		switch rj.Name {
+		case trainerv1.JobNode:
+			node, nodeField = c.trainerContainer(field, &rj.Template.Spec.Template.Spec)
+		case trainerv1.JobLauncher:
+			launcher, _ = c.trainerContainer(field, &rj.Template.Spec.Template.Spec)
+		case trainerv1.JobDatasetInit, trainerv1.JobModelInit:
+			c.ignore(field, "kiln runs initializers with its own fetcher; the TrainJob's spec.initializer says what to fetch")
+		default:
+			c.fail(apiv1.CodeUnsupported, field+".name", fmt.Sprintf("job %q is not one of kiln's: node, launcher, dataset-initializer, model-initializer", rj.Name), "")
+		}
+	}
+	if launcher != nil {
+		// MPI: the nodes wait for the launcher (sshd in Trainer's images);
+		// kiln's launcher starts the ranks, running the launcher's command.
+		return launcher, nodeField
+	}
+	return node, nodeField
+}
+
+// trainerContainer reads the trainer's container of a job's pod spec: the
+// one named "node", or the only one. The rest of the pod spec is not
+// kiln's to apply from a runtime, and says so.
+func (c *conversion) trainerContainer(field string, spec *corev1.PodSpec) (*apiv1.Trainer, string) {
+	pod := field + ".template.spec.template.spec"
+	idx := -1
+	for i, ct := range spec.Containers {
+		if ct.Name == trainerv1.ContainerNode || len(spec.Containers) == 1 {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		c.fail(apiv1.CodeRequired, pod+".containers", "the job has no container named \"node\"", "name the trainer's container node, as Trainer's runtimes do")
+		return nil, ""
+	}
+	ct := spec.Containers[idx]
+	cf := fmt.Sprintf("%s.containers[%d]", pod, idx)
+	out := &apiv1.Trainer{Image: ct.Image, Command: ct.Command, Args: ct.Args, Env: c.env(cf+".env", ct.Env), ResourcesPerNode: c.resources(cf+".resources", &ct.Resources)}
+	if out.ResourcesPerNode != nil && *out.ResourcesPerNode == (apiv1.Resources{}) {
+		out.ResourcesPerNode = nil
+	}
+	if ct.Image != "" {
+		c.ignore(cf+".image", "the command runs on this machine, not in the image", backendLocal)
+	}
+	rest := *spec
+	rest.Containers = nil
+	ct.Name, ct.Image, ct.Command, ct.Args, ct.Env, ct.Resources = "", "", nil, nil, nil, corev1.ResourceRequirements{}
+	if js, _ := json.Marshal(rest); string(js) != "{}" || len(spec.Containers) > 1 || !emptyContainer(ct) {
+		c.ignore(pod, "kiln applies a runtime's node image, command, args, env and resources; set other pod fields with the TrainJob's podTemplateOverrides")
+	}
+	return out, cf
+}
+
+func emptyContainer(ct corev1.Container) bool {
+	js, _ := json.Marshal(ct)
+	return string(js) == `{"name":"","resources":{}}`
+}
+
+// runtimeField names a field of the translated runtime as the runtime
+// names it; node is the path of its trainer container.
+func runtimeField(node string) func(string) string {
+	return func(f string) string {
+		r := strings.NewReplacer(
+			"spec.gangPolicy.scheduleTimeoutSeconds", "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds",
+			"spec.template.resourcesPerNode", node+".resources.requests",
+			"spec.template.", node+".",
+		)
+		if node == "" {
+			return f
+		}
+		return r.Replace(f)
+	}
+}

@@ -1,0 +1,197 @@
+package workflow
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Backend names, as the ignored fields name them.
+const (
+	backendLocal = "local"
+	backendKube  = "kubernetes"
+	// kilnGroup is kiln's own API group.
+	kilnGroup = "kiln.dev"
+)
+
+// trainerGroup reads Kubeflow Trainer v2's documents.
+func trainerGroup() translator {
+	return translator{apiVersion: trainerv1.APIVersion, kinds: map[string]func(*Document) (*Document, error){
+		trainerv1.KindTrainJob:               trainJobFromTrainer,
+		trainerv1.KindTrainingRuntime:        runtimeFromTrainer,
+		trainerv1.KindClusterTrainingRuntime: runtimeFromTrainer,
+	}}
+}
+
+// conversion collects what translating one document found: problems,
+// which always name the field as written, and ignored fields.
+type conversion struct {
+	doc     *Document
+	errs    []error
+	ignored []Ignored
+}
+
+func (c *conversion) fail(code apiv1.Code, field, msg, hint string) {
+	e := docError(c.doc, code, field, msg)
+	e.Hint = hint
+	c.errs = append(c.errs, e)
+}
+
+func (c *conversion) ignore(field, reason string, backends ...string) {
+	c.ignored = append(c.ignored, Ignored{Field: field, Backends: backends, Reason: reason})
+}
+
+// localOnly marks a field the local backend ignores: it shapes pods.
+func (c *conversion) podField(field string) {
+	c.ignore(field, "it shapes Kubernetes pods; local processes have none", backendLocal)
+}
+
+// env converts Kubernetes environment variables: a value, or a
+// secretKeyRef {name: N, key: K}, read from the kiln secret N.K of the
+// run's project. Other sources cannot be honoured.
+func (c *conversion) env(field string, in []corev1.EnvVar) []apiv1.EnvVar {
+	var out []apiv1.EnvVar
+	for i, e := range in {
+		f := fmt.Sprintf("%s[%d].valueFrom", field, i)
+		switch vf := e.ValueFrom; {
+		case vf == nil:
+			out = append(out, apiv1.EnvVar{Name: e.Name, Value: e.Value})
+		case vf.SecretKeyRef != nil:
+			out = append(out, apiv1.EnvVar{Name: e.Name, ValueFrom: &apiv1.EnvSource{Secret: vf.SecretKeyRef.Name + "." + vf.SecretKeyRef.Key}})
+		default:
+			c.fail(apiv1.CodeUnsupported, f, "kiln reads a variable's value, or a secretKeyRef (from the kiln secret NAME.KEY); not a configMap, field or resource reference",
+				"set value, or store the value with kiln secret set NAME.KEY and use secretKeyRef")
+		}
+	}
+	return out
+}
+
+// resources converts a node's requests (limits where a request is not
+// written, as Kubernetes defaults them) to kiln's cpu, memory and gpu.
+func (c *conversion) resources(field string, r *corev1.ResourceRequirements) *apiv1.Resources {
+	if r == nil {
+		return nil
+	}
+	want := corev1.ResourceList{}
+	for name, q := range r.Limits {
+		want[name] = q
+	}
+	for name, q := range r.Requests {
+		want[name] = q
+	}
+	out := &apiv1.Resources{}
+	for name, q := range want {
+		switch name {
+		case corev1.ResourceCPU:
+			out.CPU = apiv1.Quantity(q.String())
+		case corev1.ResourceMemory:
+			out.Memory = apiv1.Quantity(q.String())
+		case "nvidia.com/gpu", "amd.com/gpu":
+			out.GPU = apiv1.Quantity(q.String())
+		default:
+			c.ignore(field+".requests."+string(name), "kiln sizes nodes by cpu, memory and GPUs (nvidia.com/gpu, amd.com/gpu) only")
+		}
+	}
+	return out
+}
+
+// numProcPerNode converts Trainer's number-or-name to kiln's quantity.
+func numProcPerNode(v *intstr.IntOrString) *apiv1.Quantity {
+	if v == nil {
+		return nil
+	}
+	q := apiv1.Quantity(v.String())
+	return &q
+}
+
+// trainJobFromTrainer translates a Trainer TrainJob into kiln's.
+func trainJobFromTrainer(doc *Document) (*Document, error) {
+	in := &trainerv1.TrainJob{}
+	problems, ok := decodeStrict(doc, in)
+	if !ok {
+		return nil, joinErrs(problems)
+	}
+	c := &conversion{doc: doc, errs: problems}
+	out := &apiv1.TrainJob{
+		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
+		Metadata: apiv1.ObjectMeta{Name: in.Metadata.Name, Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
+	}
+	s := &in.Spec
+	out.Spec.RuntimeRef = c.runtimeRef(&s.RuntimeRef)
+	out.Spec.Trainer = c.trainer(s.Trainer)
+	out.Spec.Suspend = s.Suspend
+	if s.ActiveDeadlineSeconds != nil {
+		out.Spec.RunPolicy = &apiv1.RunPolicy{ActiveDeadlineSeconds: s.ActiveDeadlineSeconds}
+	}
+	c.managedBy(s.ManagedBy)
+	c.initializer(out, s.Initializer)
+	out.Spec.PodTemplate = c.podTemplate(s)
+	if len(c.errs) > 0 {
+		return nil, joinErrs(c.errs)
+	}
+	return translated(doc, apiv1.KindTrainJob, out, &Origin{Namespace: in.Metadata.Namespace, Field: trainJobField, Ignored: c.ignored})
+}
+
+// runtimeRef checks Trainer's apiGroup and kind (defaults:
+// trainer.kubeflow.org, ClusterTrainingRuntime).
+func (c *conversion) runtimeRef(r *trainerv1.RuntimeRef) apiv1.RuntimeRef {
+	if g := r.APIGroup; g != nil && *g != trainerv1.Group && *g != kilnGroup {
+		c.fail(apiv1.CodeInvalidValue, "spec.runtimeRef.apiGroup", fmt.Sprintf("apiGroup is %q: runtimes are of %s (or %s)", *g, trainerv1.Group, kilnGroup), "drop apiGroup, or set it to "+trainerv1.Group)
+	}
+	if k := r.Kind; k != nil && *k != trainerv1.KindClusterTrainingRuntime && *k != trainerv1.KindTrainingRuntime {
+		c.fail(apiv1.CodeInvalidValue, "spec.runtimeRef.kind", fmt.Sprintf("kind is %q, want ClusterTrainingRuntime or TrainingRuntime", *k), "")
+	}
+	return apiv1.RuntimeRef{Name: r.Name}
+}
+
+func (c *conversion) trainer(t *trainerv1.Trainer) *apiv1.Trainer {
+	if t == nil {
+		return nil
+	}
+	out := &apiv1.Trainer{
+		Command: t.Command, Args: t.Args, Env: c.env("spec.trainer.env", t.Env),
+		NumNodes: t.NumNodes, NumProcPerNode: numProcPerNode(t.NumProcPerNode),
+		ResourcesPerNode: c.resources("spec.trainer.resourcesPerNode", t.ResourcesPerNode),
+	}
+	if t.Image != nil {
+		out.Image = *t.Image
+		c.ignore("spec.trainer.image", "the command runs on this machine, not in the image", backendLocal)
+	}
+	return out
+}
+
+// managedBy accepts Trainer's own controller: kiln is it. A job meant for
+// another manager (MultiKueue) would never run here.
+func (c *conversion) managedBy(m *string) {
+	if m != nil && *m != "" && *m != trainerv1.ManagedByTrainer {
+		c.fail(apiv1.CodeUnsupported, "spec.managedBy",
+			fmt.Sprintf("managedBy is %q: kiln runs the jobs it manages itself (%s)", *m, trainerv1.ManagedByTrainer),
+			"drop managedBy: kiln admits the job with its own queue")
+	}
+}
+
+// initializer is read once kiln runs initializers; until then it is refused.
+func (c *conversion) initializer(_ *apiv1.TrainJob, in *trainerv1.Initializer) {
+	if in != nil {
+		c.fail(apiv1.CodeUnsupported, "spec.initializer", "initializers are not run yet", "")
+	}
+}
+
+// trainJobField names a field of the translated TrainJob as Trainer's
+// TrainJob names it.
+func trainJobField(f string) string {
+	r := strings.NewReplacer(
+		"spec.runPolicy.activeDeadlineSeconds", "spec.activeDeadlineSeconds",
+		"spec.podTemplate", "spec.podTemplateOverrides",
+		"spec.trainer.resourcesPerNode.cpu", "spec.trainer.resourcesPerNode.requests.cpu",
+		"spec.trainer.resourcesPerNode.memory", "spec.trainer.resourcesPerNode.requests.memory",
+		"spec.trainer.resourcesPerNode.gpu", "spec.trainer.resourcesPerNode.requests[nvidia.com/gpu]",
+		".valueFrom.secret", ".valueFrom.secretKeyRef",
+	)
+	return r.Replace(f)
+}
