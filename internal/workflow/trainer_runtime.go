@@ -169,15 +169,17 @@ func (c *conversion) trainerContainer(field string, spec *corev1.PodSpec) (*apiv
 	rest := *spec
 	rest.Containers = nil
 	ct.Name, ct.Image, ct.Command, ct.Args, ct.Env, ct.Resources = "", "", nil, nil, nil, corev1.ResourceRequirements{}
-	if js, _ := json.Marshal(rest); string(js) != "{}" || len(spec.Containers) > 1 || !emptyContainer(ct) {
+	if !emptyJSON(rest, corev1.PodSpec{}) || len(spec.Containers) > 1 || !emptyJSON(ct, corev1.Container{}) {
 		c.ignore(pod, "kiln applies a runtime's node image, command, args, env and resources; set other pod fields with the TrainJob's podTemplateOverrides")
 	}
 	return out, cf
 }
 
-func emptyContainer(ct corev1.Container) bool {
-	js, _ := json.Marshal(ct)
-	return string(js) == `{"name":"","resources":{}}`
+// emptyJSON reports whether v is written as its type's zero value is.
+func emptyJSON[T any](v, zero T) bool {
+	a, _ := json.Marshal(v)
+	b, _ := json.Marshal(zero)
+	return string(a) == string(b)
 }
 
 // runtimeField names a field of the translated runtime as the runtime

@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// TestKubeflowTrainerExamplesRunUnchanged runs the TrainJobs of
+// examples/kubeflow, written as Kubeflow Trainer's user guides write them
+// (torch, mpi, xgboost, jax), for real, and reads their status back in
+// Trainer's shape.
+func TestKubeflowTrainerExamplesRunUnchanged(t *testing.T) {
+	env := frameworkEnv(t)
+	cases := []struct {
+		file, job string
+		lines     map[string]int // substring of the logs -> how many lines hold it
+		ignored   string         // a field the local backend says it ignores
+	}{
+		{"torch.yaml", "pytorch-ddp", map[string]int{"identical_weights=True": 4}, "spec.trainer.image"},
+		{"mpi.yaml", "mpi-allreduce", map[string]int{"allreduce = 10": 4}, "TrainingRuntime/mpi-allreduce spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image"},
+		{"xgboost.yaml", "xgboost-distributed", map[string]int{"model spread across ranks 0.00e+00": 2}, "spec.trainer.image"},
+		{"jax.yaml", "jax-distributed", map[string]int{"jax process 2 of 3 coordinator 127.0.0.1:": 1, " of 3 coordinator ": 3}, "spec.trainer.image"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			home := newHome(t)
+			r := kilnWithEnv(t, env, home, "run", filepath.Join(repoRoot(), "examples", "kubeflow", tc.file))
+			if r.code != 0 {
+				t.Fatalf("kiln run %s exited %d\n%s%s", tc.file, r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tc.ignored+" is ignored on the local backend") {
+				t.Errorf("kiln run does not say the local backend ignores %s:\n%s", tc.ignored, r.stdout)
+			}
+			id := runs(t, home)[0].ID
+			logs := kilnWithEnv(t, env, home, "logs", string(id)).stdout
+			for want, n := range tc.lines {
+				if got := strings.Count(logs, want); got != n {
+					t.Errorf("%d log lines hold %q, want %d\n%s", got, want, n, logs)
+				}
+			}
+			g := kilnWithEnv(t, env, home, "get", "trainjob", tc.job, "-o", "json")
+			var view trainerv1.TrainJobView
+			if err := json.Unmarshal([]byte(g.stdout), &view); err != nil {
+				t.Fatalf("kiln get trainjob: %v\n%s%s", err, g.stdout, g.stderr)
+			}
+			if view.APIVersion != trainerv1.APIVersion || view.Metadata.Annotations[trainerv1.RunAnnotation] != string(id) {
+				t.Errorf("view %+v does not name its group and run %s", view, id)
+			}
+			if !holds(view.Status.Conditions, apiv1.ConditionComplete) || len(view.Status.JobsStatus) == 0 || view.Status.JobsStatus[0].Succeeded != 1 {
+				t.Errorf("status %+v, want Complete and a succeeded job", view.Status)
+			}
+		})
+	}
+}
+
+func holds(conds []apiv1.Condition, typ string) bool {
+	for _, c := range conds {
+		if c.Type == typ && c.Status == "True" {
+			return true
+		}
+	}
+	return false
+}
