@@ -162,7 +162,7 @@ func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
 		errs = append(errs, err)
 		if plan != nil {
 			resolveRuntimes(plan)
-			out = append(out, Checked{Doc: d, Plan: plan, Ignored: append(IgnoredFields(d), runtimeIgnored(docs)...)})
+			out = append(out, Checked{Doc: d, Plan: plan, Ignored: append(IgnoredFields(d), runtimeIgnored(docs, plan)...)})
 		}
 	}
 	errs = append(errs, unreached(docs, lib, subs, runtimes))
@@ -363,11 +363,17 @@ func runnableError(files []string, plans []Checked) error {
 }
 
 // runtimeIgnored lists what some backend ignores of the TrainingRuntimes
-// among docs, naming each runtime.
-func runtimeIgnored(docs []Document) []Ignored {
+// among docs that plan's training tasks run with, naming each runtime.
+func runtimeIgnored(docs []Document, plan *Plan) []Ignored {
+	used := map[string]bool{}
+	for _, t := range plan.Tasks {
+		if t.Spec != nil && t.Spec.Train != nil {
+			used[t.Spec.Train.Runtime] = true
+		}
+	}
 	var out []Ignored
 	for i := range docs {
-		if docs[i].Kind != apiv1.KindTrainingRuntime {
+		if docs[i].Kind != apiv1.KindTrainingRuntime || !used[docs[i].Name] {
 			continue
 		}
 		for _, ig := range IgnoredFields(&docs[i]) {
