@@ -66,3 +66,47 @@ func holds(conds []apiv1.Condition, typ string) bool {
 	}
 	return false
 }
+
+// TestKubeKubeflowTrainerExamplesGetTheirFrameworksEnv submits the
+// Trainer-shaped MPI, XGBoost and JAX examples to the test cluster and
+// checks each pod carries its framework's rendezvous environment (the
+// pods run on fake nodes: what they run is not observed).
+func TestKubeKubeflowTrainerExamplesGetTheirFrameworksEnv(t *testing.T) {
+	c := newCluster(t)
+	cases := []struct {
+		file string
+		pods int
+		env  []string
+	}{
+		{"mpi.yaml", 1, []string{"OMPI_MCA_orte_default_hostfile"}},
+		{"xgboost.yaml", 2, []string{"DMLC_TRACKER_URI", "DMLC_TASK_ID", "DMLC_NUM_WORKER"}},
+		{"jax.yaml", 3, []string{"JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			home := c.home(t)
+			cmd := startKiln(t, home, "run", filepath.Join(repoRoot(), "examples", "kubeflow", tc.file))
+			id := newestRun(t, home)
+			waitPods(t, c, id, tc.pods)
+			for _, p := range c.pods(t, id) {
+				have := map[string]bool{}
+				for _, e := range p.Spec.Containers[0].Env {
+					have[e.Name] = true
+				}
+				for _, name := range tc.env {
+					if !have[name] {
+						t.Errorf("pod %s lacks %s: %v", p.Name, name, p.Spec.Containers[0].Env)
+					}
+				}
+				if p.Spec.Containers[0].Image == "" {
+					t.Errorf("pod %s has no image", p.Name)
+				}
+			}
+			if r := kiln(t, home, "cancel", string(id)); r.code != 0 {
+				t.Fatalf("cancel: %s", r.stderr)
+			}
+			_ = cmd.Wait()
+			waitPhase(t, home, id, apiv1.PhaseCancelled)
+		})
+	}
+}
