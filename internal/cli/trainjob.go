@@ -31,8 +31,10 @@ func newGetTrainJobCmd(e *env) *cobra.Command {
 			}
 			view, ok := trainerv1.ViewOf(run)
 			if !ok {
-				return &apiv1.Error{Code: apiv1.CodeNotTrainJob, Object: string(run.ID),
-					Message: fmt.Sprintf("run %s is of a %s, not a TrainJob", run.ID, run.Kind), Hint: "kiln describe run " + string(run.ID) + " shows its training tasks"}
+				return &apiv1.Error{
+					Code: apiv1.CodeNotTrainJob, Object: string(run.ID),
+					Message: fmt.Sprintf("run %s is of a %s, not a TrainJob", run.ID, run.Kind), Hint: "kiln describe run " + string(run.ID) + " shows its training tasks",
+				}
 			}
 			if done, err := printObject(e.stdout, output, view); done {
 				return err
@@ -63,8 +65,10 @@ func trainJobRun(cmd *cobra.Command, eng engine, arg string) (*apiv1.Run, error)
 			return eng.GetRun(cmd.Context(), r.ID)
 		}
 	}
-	return nil, &apiv1.Error{Code: apiv1.CodeNotTrainJob, Object: arg,
-		Message: fmt.Sprintf("no run has ID %s, and no TrainJob named %s has run", arg, arg), Hint: "kiln get runs lists runs"}
+	return nil, &apiv1.Error{
+		Code: apiv1.CodeNotTrainJob, Object: arg,
+		Message: fmt.Sprintf("no run has ID %s, and no TrainJob named %s has run", arg, arg), Hint: "kiln get runs lists runs",
+	}
 }
 
 // trainJobState is the latest condition that holds, as Trainer's STATE

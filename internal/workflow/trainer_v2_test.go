@@ -75,24 +75,42 @@ func TestTrainerFieldsKilnCannotHonourAreErrorsNamingThem(t *testing.T) {
 		spec string
 		want []problem
 	}{
-		"unknown field": {"  runtimeRef: {name: torch-distributed}\n  trainer: {command: [x], numNode: 2}\n",
-			[]problem{{apiv1.CodeUnknownField, "spec.trainer.numNode"}}},
-		"wrong api group": {"  runtimeRef: {name: torch-distributed, apiGroup: example.com}\n  trainer: {command: [x]}\n",
-			[]problem{{apiv1.CodeInvalidValue, "spec.runtimeRef.apiGroup"}}},
-		"wrong runtime kind": {"  runtimeRef: {name: torch-distributed, kind: JobSet}\n  trainer: {command: [x]}\n",
-			[]problem{{apiv1.CodeInvalidValue, "spec.runtimeRef.kind"}}},
-		"missing runtime": {"  runtimeRef: {name: no-such}\n  trainer: {command: [x]}\n",
-			[]problem{{apiv1.CodeUnknownRuntime, "spec.runtimeRef.name"}}},
-		"managed by multikueue": {"  runtimeRef: {name: torch-distributed}\n  managedBy: kueue.x-k8s.io/multikueue\n  trainer: {command: [x]}\n",
-			[]problem{{apiv1.CodeUnsupported, "spec.managedBy"}}},
-		"a config map env": {"  runtimeRef: {name: torch-distributed}\n  trainer:\n    command: [x]\n    env: [{name: A, valueFrom: {configMapKeyRef: {name: c, key: k}}}]\n",
-			[]problem{{apiv1.CodeUnsupported, "spec.trainer.env[0].valueFrom"}}},
-		"zero nodes": {"  runtimeRef: {name: torch-distributed}\n  trainer: {command: [x], numNodes: 0}\n",
-			[]problem{{apiv1.CodeOutOfRange, "spec.trainer.numNodes"}}},
-		"bad deadline": {"  runtimeRef: {name: torch-distributed}\n  activeDeadlineSeconds: 0\n  trainer: {command: [x]}\n",
-			[]problem{{apiv1.CodeOutOfRange, "spec.activeDeadlineSeconds"}}},
-		"a job no runtime has": {"  runtimeRef: {name: torch-distributed}\n  trainer: {command: [x]}\n  podTemplateOverrides:\n  - targetJobs: [{name: evaluator}]\n    spec: {nodeSelector: {a: b}}\n",
-			[]problem{{apiv1.CodeUnsupported, "spec.podTemplateOverrides[0].targetJobs[0].name"}}},
+		"unknown field": {
+			"  runtimeRef: {name: torch-distributed}\n  trainer: {command: [x], numNode: 2}\n",
+			[]problem{{apiv1.CodeUnknownField, "spec.trainer.numNode"}},
+		},
+		"wrong api group": {
+			"  runtimeRef: {name: torch-distributed, apiGroup: example.com}\n  trainer: {command: [x]}\n",
+			[]problem{{apiv1.CodeInvalidValue, "spec.runtimeRef.apiGroup"}},
+		},
+		"wrong runtime kind": {
+			"  runtimeRef: {name: torch-distributed, kind: JobSet}\n  trainer: {command: [x]}\n",
+			[]problem{{apiv1.CodeInvalidValue, "spec.runtimeRef.kind"}},
+		},
+		"missing runtime": {
+			"  runtimeRef: {name: no-such}\n  trainer: {command: [x]}\n",
+			[]problem{{apiv1.CodeUnknownRuntime, "spec.runtimeRef.name"}},
+		},
+		"managed by multikueue": {
+			"  runtimeRef: {name: torch-distributed}\n  managedBy: kueue.x-k8s.io/multikueue\n  trainer: {command: [x]}\n",
+			[]problem{{apiv1.CodeUnsupported, "spec.managedBy"}},
+		},
+		"a config map env": {
+			"  runtimeRef: {name: torch-distributed}\n  trainer:\n    command: [x]\n    env: [{name: A, valueFrom: {configMapKeyRef: {name: c, key: k}}}]\n",
+			[]problem{{apiv1.CodeUnsupported, "spec.trainer.env[0].valueFrom"}},
+		},
+		"zero nodes": {
+			"  runtimeRef: {name: torch-distributed}\n  trainer: {command: [x], numNodes: 0}\n",
+			[]problem{{apiv1.CodeOutOfRange, "spec.trainer.numNodes"}},
+		},
+		"bad deadline": {
+			"  runtimeRef: {name: torch-distributed}\n  activeDeadlineSeconds: 0\n  trainer: {command: [x]}\n",
+			[]problem{{apiv1.CodeOutOfRange, "spec.activeDeadlineSeconds"}},
+		},
+		"a job no runtime has": {
+			"  runtimeRef: {name: torch-distributed}\n  trainer: {command: [x]}\n  podTemplateOverrides:\n  - targetJobs: [{name: evaluator}]\n    spec: {nodeSelector: {a: b}}\n",
+			[]problem{{apiv1.CodeUnsupported, "spec.podTemplateOverrides[0].targetJobs[0].name"}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -217,5 +235,74 @@ func TestTrainerRuntimeProblemsNameTheRuntimesFields(t *testing.T) {
 				t.Errorf("problems %v, want %v\n%v", got, tc.want, errs)
 			}
 		})
+	}
+}
+
+// TestTrainerRuntimesPodLiesUnderTheJobsOverrides checks that the pod
+// fields of a runtime's node reach the job's pods, with the job's own
+// overrides merged over them (lists by name, as kubectl apply merges).
+func TestTrainerRuntimesPodLiesUnderTheJobsOverrides(t *testing.T) {
+	t.Parallel()
+	checked, errs := compileFiles(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt}
+spec:
+  mlPolicy: {torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              metadata: {labels: {from: runtime}}
+              spec:
+                securityContext: {runAsUser: 1000}
+                volumes: [{name: shm, emptyDir: {medium: Memory}}]
+                containers:
+                - name: node
+                  image: torch
+                  command: [torchrun, train.py]
+                  volumeMounts: [{name: shm, mountPath: /dev/shm}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: rt, kind: TrainingRuntime}
+  podTemplateOverrides:
+  - targetJobs: [{name: node}]
+    metadata: {labels: {from: job}}
+    spec:
+      nodeSelector: {gpu: a100}
+      volumes: [{name: data, emptyDir: {}}]
+      containers: [{name: node, volumeMounts: [{name: data, mountPath: /data}]}]
+`)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	task := checked[0].Plan.Tasks[0]
+	pt := task.PodTemplate
+	if pt == nil || pt.Spec == nil {
+		t.Fatalf("no pod template: %+v", pt)
+	}
+	if pt.Metadata.Labels["from"] != "job" || pt.Spec.NodeSelector["gpu"] != "a100" || pt.Spec.SecurityContext == nil || *pt.Spec.SecurityContext.RunAsUser != 1000 {
+		t.Errorf("pod template %+v: want the job's label and node selector over the runtime's security context", pt)
+	}
+	var vols, mounts []string
+	for _, v := range pt.Spec.Volumes {
+		vols = append(vols, v.Name)
+	}
+	if len(pt.Spec.Containers) != 1 || pt.Spec.Containers[0].Name != apiv1.MainContainer {
+		t.Fatalf("containers %+v, want kiln's main alone", pt.Spec.Containers)
+	}
+	for _, m := range pt.Spec.Containers[0].VolumeMounts {
+		mounts = append(mounts, m.MountPath)
+	}
+	if len(vols) != 2 || len(mounts) != 2 {
+		t.Errorf("volumes %v mounts %v, want the runtime's and the job's", vols, mounts)
+	}
+	if task.Image != "torch" || strings.Join(task.Train.Command, " ") != "torchrun train.py" {
+		t.Errorf("image %q command %v, want the runtime's", task.Image, task.Train.Command)
 	}
 }
