@@ -15,16 +15,19 @@ import (
 func newGetTrainJobCmd(e *env) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:     "trainjob RUN|NAME",
+		Use:     "trainjob [RUN|NAME]",
 		Aliases: []string{"trainjobs"},
-		Short:   "Show a TrainJob's status in Kubeflow Trainer's shape (a run ID, or the latest run of that name)",
-		Args:    one("kiln get trainjob takes a run ID or a TrainJob's name: kiln get trainjob RUN|NAME"),
+		Short:   "List TrainJob runs, or show one's status in Kubeflow Trainer's shape (a run ID, or the latest run of that name)",
+		Args:    between(0, 1, "kiln get trainjob takes at most a run ID or a TrainJob's name: kiln get trainjob [RUN|NAME]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, done, err := e.open(cmd.Context(), reading, nil)
 			if err != nil {
 				return err
 			}
 			defer done()
+			if len(args) == 0 {
+				return listTrainJobs(cmd, e, eng, output)
+			}
 			run, err := trainJobRun(cmd, eng, args[0])
 			if err != nil {
 				return err
@@ -89,4 +92,43 @@ func trainerProgress(ts *apiv1.TrainerStatus) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d%%", *ts.ProgressPercentage)
+}
+
+// listTrainJobs lists the runs of TrainJobs, newest first, among the
+// latest 500 runs, their state as Trainer's STATE column says it.
+func listTrainJobs(cmd *cobra.Command, e *env, eng engine, output string) error {
+	page, err := eng.ListRuns(cmd.Context(), apiv1.RunQuery{Limit: 500})
+	if err != nil {
+		return err
+	}
+	var jobs []*apiv1.Run
+	for _, r := range page.Items {
+		if r.Kind == trainerv1.KindTrainJob {
+			jobs = append(jobs, r)
+		}
+	}
+	if done, err := printObject(e.stdout, output, jobs); done {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tRUN\tSTATE\tAGE")
+	for _, r := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.ID, phaseState(r), age(r.CreatedAt))
+	}
+	return tw.Flush()
+}
+
+// phaseState is a run's phase in the words of Trainer's conditions.
+func phaseState(r *apiv1.Run) string {
+	switch {
+	case r.Suspend && !r.Status.Phase.Done():
+		return apiv1.ConditionSuspended
+	case r.Status.Phase == apiv1.PhaseSucceeded:
+		return apiv1.ConditionComplete
+	case r.Status.Phase == apiv1.PhaseFailed, r.Status.Phase == apiv1.PhaseCancelled:
+		return apiv1.ConditionFailed
+	case r.Status.Phase == apiv1.PhaseRunning:
+		return apiv1.ConditionRunning
+	}
+	return apiv1.ConditionCreated
 }

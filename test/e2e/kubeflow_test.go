@@ -43,6 +43,10 @@ func TestKubeflowTrainerExamplesRunUnchanged(t *testing.T) {
 					t.Errorf("%d log lines hold %q, want %d\n%s", got, want, n, logs)
 				}
 			}
+			list := kilnWithEnv(t, env, home, "get", "trainjobs").stdout
+			if !strings.Contains(list, tc.job) || !strings.Contains(list, "Complete") {
+				t.Errorf("kiln get trainjobs does not list %s as Complete:\n%s", tc.job, list)
+			}
 			g := kilnWithEnv(t, env, home, "get", "trainjob", tc.job, "-o", "json")
 			var view trainerv1.TrainJobView
 			if err := json.Unmarshal([]byte(g.stdout), &view); err != nil {
