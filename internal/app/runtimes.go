@@ -157,15 +157,18 @@ func (a *App) DeleteRuntime(ctx context.Context, q apiv1.RuntimeQuery) error {
 	if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
+	e := noRuntime(q)
+	if q.Kind == apiv1.KindTrainingRuntime {
+		if _, err := a.Store.Runtime(ctx, store.RuntimeKey{Kind: apiv1.KindClusterTrainingRuntime, Name: q.Name}); err == nil {
+			e.Hint = "it is a ClusterTrainingRuntime: kiln delete runtime " + q.Name + " --kind ClusterTrainingRuntime"
+			return e
+		}
+	}
 	if builtinRuntime(q.Name) != nil {
 		return &apiv1.Error{
 			Code: apiv1.CodeBuiltinRuntime, Object: apiv1.KindClusterTrainingRuntime + "/" + q.Name,
 			Message: fmt.Sprintf("%q is a built-in runtime, and stays", q.Name),
 		}
-	}
-	e := noRuntime(q)
-	if _, err := a.Store.Runtime(ctx, store.RuntimeKey{Kind: apiv1.KindClusterTrainingRuntime, Name: q.Name}); err == nil && q.Kind == apiv1.KindTrainingRuntime {
-		e.Hint = "it is a ClusterTrainingRuntime: kiln delete runtime " + q.Name + " --kind ClusterTrainingRuntime"
 	}
 	return e
 }
