@@ -79,10 +79,10 @@ type RunPolicy struct {
 type TrainTask struct {
 	// Runtime names the TrainingRuntime.
 	Runtime string `json:"runtime"`
+	Trainer `json:",inline"`
 	// RuntimeKind limits the lookup of Runtime to one kind, as a
 	// TrainJob's runtimeRef.kind does; empty: any, in lookup order.
 	RuntimeKind string `json:"runtimeKind,omitempty"`
-	Trainer `json:",inline"`
 	// ResolvedRuntime is the runtime as resolved at submit time; kiln sets
 	// it so a resumed run uses exactly the runtime it started with.
 	ResolvedRuntime *TrainingRuntimeSpec `json:"resolvedRuntime,omitempty"`

@@ -72,8 +72,10 @@ func (r *Runtimes) Resolve(kind, name string) (*Resolved, *Problem) {
 	switch kind {
 	case "", apiv1.KindTrainingRuntime, apiv1.KindClusterTrainingRuntime:
 	default:
-		return nil, &Problem{apiv1.CodeRuntimeRef, "runtimeKind",
-			fmt.Sprintf("runtime kind %q is neither %s nor %s", kind, apiv1.KindTrainingRuntime, apiv1.KindClusterTrainingRuntime)}
+		return nil, &Problem{
+			apiv1.CodeRuntimeRef, "runtimeKind",
+			fmt.Sprintf("runtime kind %q is neither %s nor %s", kind, apiv1.KindTrainingRuntime, apiv1.KindClusterTrainingRuntime),
+		}
 	}
 	for _, pl := range order(kind) {
 		if res := r.find(pl, name); res != nil {
@@ -83,8 +85,10 @@ func (r *Runtimes) Resolve(kind, name string) (*Resolved, *Problem) {
 	if kind != "" {
 		for _, pl := range order("") {
 			if res := r.find(pl, name); res != nil && res.Ref.Kind != kind {
-				return nil, &Problem{apiv1.CodeRuntimeKind, "runtimeKind",
-					fmt.Sprintf("runtime %q is a %s, not a %s", name, res.Ref.Kind, kind)}
+				return nil, &Problem{
+					apiv1.CodeRuntimeKind, "runtimeKind",
+					fmt.Sprintf("runtime %q is a %s, not a %s", name, res.Ref.Kind, kind),
+				}
 			}
 		}
 	}

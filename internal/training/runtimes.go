@@ -37,8 +37,12 @@ func Frameworks(p *apiv1.MLPolicy) []string {
 		name string
 		set  bool
 	}{
-		{"torch", p.Torch != nil}, {"mpi", p.MPI != nil}, {"xgboost", p.XGBoost != nil},
-		{"tensorflow", p.TensorFlow != nil}, {"jax", p.JAX != nil}, {"plain", p.Plain != nil},
+		{"torch", p.Torch != nil},
+		{"mpi", p.MPI != nil},
+		{"xgboost", p.XGBoost != nil},
+		{"tensorflow", p.TensorFlow != nil},
+		{"jax", p.JAX != nil},
+		{"plain", p.Plain != nil},
 	} {
 		if f.set {
 			names = append(names, f.name)

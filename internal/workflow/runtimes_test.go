@@ -122,7 +122,7 @@ func TestARuntimeRefThatFindsNothingIsRefusedAtItsField(t *testing.T) {
 			want:  []problem{{apiv1.CodeRuntimeKind, "spec.tasks[0].train.runtimeKind"}},
 		},
 		"a ClusterTrainingRuntime in a run's files": {
-			texts: []string{trainJobDoc("{name: shared}"), runtimeDoc("ClusterTrainingRuntime", "other", "{plain: {}}")},
+			texts:     []string{trainJobDoc("{name: shared}"), runtimeDoc("ClusterTrainingRuntime", "other", "{plain: {}}")},
 			want:      []problem{{apiv1.CodeKind, "kind"}},
 			says:      "store it with kiln apply -f FILE",
 			wantPlans: 1,

@@ -110,6 +110,9 @@ func testStoredRuntimeLifecycle(t *testing.T, c runtimeCLI) {
 		t.Errorf("get runtimes =\n%s\nwant waiter stored in default at version 1, and the built-in ones", list)
 	}
 
+	c.must("ok: "+job+": TrainJob/uses-waiter", "validate", "--project", "default", job)
+	c.refused("KLN-1017", "validate", job) // offline, the files alone
+
 	run := exec.Command(kilnBin, "--home", c.home, "run", "-q", job)
 	run.Env = c.env
 	var out bytes.Buffer
@@ -255,4 +258,3 @@ func TestStoredRuntimesThroughAServer(t *testing.T) {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
-

@@ -20,9 +20,9 @@ func newRuntime(kind, name string, numNodes int32) *apiv1.TrainingRuntime {
 	}
 }
 
-// withStatus is rt with the status a store gives it.
-func withStatus(rt *apiv1.TrainingRuntime, project string, version int64, created, updated time.Time) *apiv1.TrainingRuntime {
-	rt.Status = &apiv1.RuntimeStatus{Project: project, Version: version, Source: apiv1.RuntimeSourceStored, CreatedAt: created, UpdatedAt: updated}
+// withStatus is rt with the status a store gives it in project a.
+func withStatus(rt *apiv1.TrainingRuntime, version int64, created, updated time.Time) *apiv1.TrainingRuntime {
+	rt.Status = &apiv1.RuntimeStatus{Project: "a", Version: version, Source: apiv1.RuntimeSourceStored, CreatedAt: created, UpdatedAt: updated}
 	return rt
 }
 
@@ -53,17 +53,17 @@ func testRuntimes(t *testing.T, s store.Store) {
 	for i, st := range steps {
 		got, changed := putRuntime(t, s, "a", newRuntime(kind, "rt", st.numNodes), st.at)
 		updated := map[int64]time.Time{1: t0, 2: t1}[st.wantVersion]
-		want := withStatus(newRuntime(kind, "rt", st.numNodes), "a", st.wantVersion, t0, updated)
+		want := withStatus(newRuntime(kind, "rt", st.numNodes), st.wantVersion, t0, updated)
 		if diff := cmp.Diff(want, got); diff != "" || changed != st.wantChanged {
 			t.Errorf("put %d: changed %v, want %v; (-want +got):\n%s", i, changed, st.wantChanged, diff)
 		}
 	}
 	cur, err := s.Runtime(ctx, store.RuntimeKey{Kind: kind, Project: "a", Name: "rt"})
-	if diff := cmp.Diff(withStatus(newRuntime(kind, "rt", 2), "a", 2, t0, t1), cur); err != nil || diff != "" {
+	if diff := cmp.Diff(withStatus(newRuntime(kind, "rt", 2), 2, t0, t1), cur); err != nil || diff != "" {
 		t.Errorf("Runtime(current) = %v; (-want +got):\n%s", err, diff)
 	}
 	old, err := s.Runtime(ctx, store.RuntimeKey{Kind: kind, Project: "a", Name: "rt", Version: 1})
-	if diff := cmp.Diff(withStatus(newRuntime(kind, "rt", 1), "a", 1, t0, t0), old); err != nil || diff != "" {
+	if diff := cmp.Diff(withStatus(newRuntime(kind, "rt", 1), 1, t0, t0), old); err != nil || diff != "" {
 		t.Errorf("Runtime(version 1) = %v; the old version stays readable (-want +got):\n%s", err, diff)
 	}
 	if _, err := s.Runtime(ctx, store.RuntimeKey{Kind: kind, Project: "a", Name: "rt", Version: 3}); !errors.Is(err, store.ErrNotFound) {
@@ -83,7 +83,7 @@ func testRuntimes(t *testing.T, s store.Store) {
 		t.Errorf("deleting twice = %v, want ErrNotFound", err)
 	}
 	again, changed := putRuntime(t, s, "a", newRuntime(kind, "rt", 1), t2)
-	if diff := cmp.Diff(withStatus(newRuntime(kind, "rt", 1), "a", 3, t2, t2), again); !changed || diff != "" {
+	if diff := cmp.Diff(withStatus(newRuntime(kind, "rt", 1), 3, t2, t2), again); !changed || diff != "" {
 		t.Errorf("put after delete: changed %v; versions keep counting and it is created afresh (-want +got):\n%s", changed, diff)
 	}
 }
