@@ -37,9 +37,11 @@ func newValidateCmd(e *env) *cobra.Command {
 			defer done()
 			docs, readErr := workflow.ReadFiles(files)
 			tmplDocs, docs := splitTemplates(docs)
+			clusterDocs, docs := splitKind(docs, apiv1.KindClusterTrainingRuntime)
 			plans, checkErr := workflow.CheckFilesWith(files, docs, stored, runtimes)
+			checkErr = errors.Join(checkErr, validateClusterRuntimes(e, clusterDocs))
 			if len(tmplDocs) > 0 {
-				tmpls, err := workflow.CheckTemplates(files, tmplDocs, stored)
+				tmpls, err := workflow.CheckTemplatesWith(files, tmplDocs, stored, runtimes)
 				checkErr = errors.Join(checkErr, err)
 				for _, t := range tmpls {
 					fmt.Fprintf(e.stdout, "ok: %s: WorkflowTemplate/%s (%s)\n", fileOf(tmplDocs, t.Metadata.Name), t.Metadata.Name, plural(len(t.Spec.Tasks), "task"))
@@ -110,6 +112,33 @@ func splitTemplates(docs []workflow.Document) (tmpls, rest []workflow.Document) 
 		}
 	}
 	return tmpls, rest
+}
+
+// splitKind separates the documents of kind from the rest.
+func splitKind(docs []workflow.Document, kind string) (of, rest []workflow.Document) {
+	for _, d := range docs {
+		if d.Kind == kind {
+			of = append(of, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	return of, rest
+}
+
+// validateClusterRuntimes checks ClusterTrainingRuntime documents, which
+// kiln apply stores, as it checks them, and says which are valid.
+func validateClusterRuntimes(e *env, docs []workflow.Document) error {
+	var errs []error
+	for i := range docs {
+		rt, err := workflow.DecodeRuntime(&docs[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "ok: %s: %s/%s\n", docs[i].File, rt.Kind, rt.Metadata.Name)
+	}
+	return errors.Join(errs...)
 }
 
 // fileOf is the file of the template document named name.

@@ -90,6 +90,12 @@ func CheckTemplates(files []string, docs []Document, stored Stored) ([]*apiv1.Wo
 	return checkTemplates(files, docs, stored, nil)
 }
 
+// CheckTemplatesWith is CheckTemplates whose train tasks also find the
+// runtimes stored with kiln apply (runtimes; nil: none).
+func CheckTemplatesWith(files []string, docs []Document, stored Stored, runtimes StoredRuntimes) ([]*apiv1.WorkflowTemplate, error) {
+	return checkTemplates(files, docs, stored, training.NewRuntimes().WithStored(runtimes))
+}
+
 // checkTemplates is CheckTemplates whose train tasks find their runtimes
 // in runtimes (nil: the built-in ones).
 func checkTemplates(files []string, docs []Document, stored Stored, runtimes *training.Runtimes) ([]*apiv1.WorkflowTemplate, error) {

@@ -110,6 +110,12 @@ func testStoredRuntimeLifecycle(t *testing.T, c runtimeCLI) {
 		t.Errorf("get runtimes =\n%s\nwant waiter stored in default at version 1, and the built-in ones", list)
 	}
 
+	c.must("WorkflowTemplate/trains created in project default", "apply", "-f", writeFile(t, dir, "tmpl.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: WorkflowTemplate
+metadata: {name: trains}
+spec:
+  tasks: [{name: t, train: {runtime: waiter, runtimeKind: TrainingRuntime}}]
+`))
 	c.must("ok: "+job+": TrainJob/uses-waiter", "validate", "--project", "default", job)
 	c.refused("KLN-1017", "validate", job) // offline, the files alone
 
@@ -215,6 +221,8 @@ metadata: {name: both}
 spec: {mlPolicy: {torch: {}, mpi: {}}}
 `)
 	c.refused("KLN-1018 "+bad+": ClusterTrainingRuntime/both: spec.mlPolicy", "apply", "-f", bad)
+	c.refused("KLN-1018 "+bad+": ClusterTrainingRuntime/both: spec.mlPolicy", "validate", bad)
+	c.must("ok: "+plain+": ClusterTrainingRuntime/plain", "validate", plain)
 	c.refused("KLN-4028", "get", "runtime", "good")
 }
 
