@@ -92,8 +92,8 @@ type Applied struct {
 	Action  ApplyAction `json:"action"`
 }
 
-// ApplyResult is what kiln apply stored, object by object, in the order
-// of the files.
+// ApplyResult is what kiln apply stored, object by object: the runtimes
+// first, then the templates, each in the order of the files.
 type ApplyResult struct {
 	Items []Applied `json:"items"`
 }
