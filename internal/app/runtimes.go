@@ -182,7 +182,7 @@ func checkRuntimeKind(kind string) error {
 }
 
 func noRuntime(q apiv1.RuntimeQuery) *apiv1.Error {
-	what := fmt.Sprintf("no runtime %q is stored in project %q or for every project", q.Name, q.Project)
+	what := fmt.Sprintf("no runtime %q is stored in project %q or for every project, nor built in", q.Name, q.Project)
 	switch q.Kind {
 	case apiv1.KindTrainingRuntime:
 		what = fmt.Sprintf("project %q stores no TrainingRuntime %q", q.Project, q.Name)
