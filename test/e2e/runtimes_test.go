@@ -266,3 +266,29 @@ func TestStoredRuntimesThroughAServer(t *testing.T) {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// A job whose engine died is resumed with the runtime it resolved, though
+// the stored runtime was deleted meanwhile: the resumed engine compiles
+// the run's stored spec, which carries it.
+func TestAResumedJobKeepsItsDeletedRuntime(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	started, gate := filepath.Join(dir, "started"), filepath.Join(dir, "gate")
+	c := runtimeCLI{t: t, home: home}
+	c.must("created (version 1)", "apply", "-f", writeFile(t, dir, "rt.yaml", waiterRuntime("TrainingRuntime", "one", started, gate)))
+	first := startKiln(t, home, "run", "-q", writeFile(t, dir, "job.yaml", waiterJob))
+	waitFor(t, "the job to start", func() bool { _, err := os.Stat(started); return err == nil })
+	killNine(t, first)
+	c.must("TrainingRuntime/waiter deleted", "delete", "runtime", "waiter")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.kiln("resume"); r.code != 0 {
+		t.Fatalf("resume = exit %d %s %s; want the job finished with the runtime it resolved", r.code, r.stdout, r.stderr)
+	}
+	id := c.runIDs()[0]
+	if ref, msg := c.record(id); ref == nil || ref.Version != 1 || msg != "one" {
+		t.Errorf("the resumed job's record says %+v, MSG %q; want version 1, one", ref, msg)
+	}
+	c.must("msg=one", "logs", id)
+}
