@@ -36,6 +36,8 @@ const (
 	CodeExpression      Code = "KLN-1024"
 	CodeSubworkflow     Code = "KLN-1025"
 	CodeUnsupported     Code = "KLN-1026"
+	CodeRuntimeRef      Code = "KLN-1035"
+	CodeRuntimeKind     Code = "KLN-1036"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -74,6 +76,8 @@ const (
 	CodeNoLogs          Code = "KLN-4026"
 	CodeRerunGone       Code = "KLN-4027"
 	CodeNotTrainJob     Code = "KLN-4032"
+	CodeNoRuntime       Code = "KLN-4028"
+	CodeBuiltinRuntime  Code = "KLN-4029"
 	CodeRerunNode       Code = "KLN-4020"
 	CodeRerunUpstream   Code = "KLN-4021"
 	CodeStoreOpen       Code = "KLN-5001"
@@ -120,7 +124,7 @@ func CodeInfos() []CodeInfo {
 		{CodeUnknownParam, "a parameter given at submit is not declared by the workflow", "declare it under spec.params or fix its name"},
 		{CodeMissingParam, "a parameter without a default was not given", "pass it with -p name=value"},
 		{CodeReservedEnv, "an environment variable name is reserved by kiln or by the job's framework", "rename the variable; kiln and the framework set it"},
-		{CodeUnknownRuntime, "a TrainJob or train task names a runtime that is neither built in nor defined in the files", "list runtimes with kiln get runtimes, or add a TrainingRuntime document"},
+		{CodeUnknownRuntime, "a TrainJob or train task names a runtime that is neither defined in the files, stored (kiln apply) nor built in", "list runtimes with kiln get runtimes --project P, add a TrainingRuntime document, or store one with kiln apply -f FILE"},
 		{CodeNoMLPolicy, "a TrainingRuntime has no mlPolicy, or more than one framework in it", "set exactly one of mlPolicy.torch, mpi, xgboost, tensorflow, jax or plain"},
 		{CodeImageRequired, "a task has no container image and the backend runs containers (kubernetes)", "set image on the task, on the workflow's spec, or trainer.image"},
 		{CodeRead, "a file cannot be read", "check the path and that the file is readable"},
@@ -130,6 +134,8 @@ func CodeInfos() []CodeInfo {
 		{CodeExpression, "a when or depends expression does not compile, is not a boolean, or refers to a name that does not exist", "the message quotes the expression and says what is wrong; conditions are CEL over params.<name> and tasks.<name>"},
 		{CodeSubworkflow, "a subworkflow names a workflow that is neither in the files nor a WorkflowTemplate stored in the run's project, or workflows run each other in a cycle", "submit the named Workflow in the same files or store it with kiln apply -f FILE --project P; break the cycle printed"},
 		{CodeUnsupported, "a document of another API group (Kubeflow Trainer, training-operator) sets a field to a value kiln cannot honour: the job would not run as written", "change or drop the field named; docs/kubeflow.md lists what each field maps to"},
+		{CodeRuntimeRef, "a runtimeRef's kind or apiGroup (a train task's runtimeKind) is not one kiln knows", "kind is TrainingRuntime or ClusterTrainingRuntime, apiGroup kiln.dev or trainer.kubeflow.org; leave them out to look the name up in every kind"},
+		{CodeRuntimeKind, "the runtime named exists, but not of the kind the job asks for (runtimeRef.kind or runtimeKind)", "change the kind to the one the message names, or leave it out"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
@@ -167,6 +173,8 @@ func CodeInfos() []CodeInfo {
 		{CodeNoLogs, "the task ran no process in this run (its result came from the cache, or a rerun reused it), so it has no logs here", "read the logs of the run the message names"},
 		{CodeRerunGone, "a task a rerun would reuse was produced by a run that has been deleted, and its outputs with it", "rerun from that task, so that it runs again"},
 		{CodeNotTrainJob, "kiln get trainjob names a run that is not of a TrainJob, or a name no TrainJob run has", "list TrainJob runs with kiln get runs; a Workflow's training tasks are shown by kiln describe run"},
+		{CodeNoRuntime, "no runtime of the given kind and name is stored (in the project, for a TrainingRuntime), or not in the version asked for", "list runtimes with kiln get runtimes --project P; a ClusterTrainingRuntime needs --kind ClusterTrainingRuntime"},
+		{CodeBuiltinRuntime, "a built-in runtime cannot be deleted", "store a ClusterTrainingRuntime of its name with kiln apply to override it; deleting that brings the built-in one back"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
 		{CodeRerunNode, "kiln rerun names a task that is not a top-level task of the run (a child such as sweep.3, the onExit handler, or no task at all)", "name one of the top-level tasks the message lists; for a child, name its parent"},
 		{CodeRerunUpstream, "kiln rerun --only names a task whose upstream task did not succeed in the run, so it has no inputs to reuse", "rerun --from the upstream task, or --until the task, to run the upstream task too"},

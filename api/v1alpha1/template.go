@@ -47,4 +47,8 @@ type TemplateApply struct {
 	// Name, when set, is the one template the files must hold (PUT
 	// /api/v1/templates/{name}).
 	Name string `json:"name,omitempty"`
+	// AllProjects lets the files store what every project uses
+	// (ClusterTrainingRuntimes). The CLI sets it; a server sets it from
+	// the caller's token, never from the request.
+	AllProjects bool `json:"-"`
 }

@@ -36,6 +36,12 @@ type TrainJobSpec struct {
 // RuntimeRef names a TrainingRuntime.
 type RuntimeRef struct {
 	Name string `json:"name"`
+	// Kind is TrainingRuntime or ClusterTrainingRuntime; empty looks the
+	// name up in the files, the project's runtimes, the stored cluster
+	// ones and the built-in ones, in that order (see RuntimeSource).
+	Kind string `json:"kind,omitempty"`
+	// APIGroup is kiln.dev or trainer.kubeflow.org; empty is either.
+	APIGroup string `json:"apiGroup,omitempty"`
 }
 
 // Trainer is the job's processes.
@@ -74,9 +80,14 @@ type TrainTask struct {
 	// Runtime names the TrainingRuntime.
 	Runtime string `json:"runtime"`
 	Trainer `json:",inline"`
+	// RuntimeKind limits the lookup of Runtime to one kind, as a
+	// TrainJob's runtimeRef.kind does; empty: any, in lookup order.
+	RuntimeKind string `json:"runtimeKind,omitempty"`
 	// ResolvedRuntime is the runtime as resolved at submit time; kiln sets
 	// it so a resumed run uses exactly the runtime it started with.
 	ResolvedRuntime *TrainingRuntimeSpec `json:"resolvedRuntime,omitempty"`
+	// ResolvedRuntimeRef says which runtime and version ResolvedRuntime is.
+	ResolvedRuntimeRef *ResolvedRuntimeRef `json:"resolvedRuntimeRef,omitempty"`
 }
 
 // TrainingRuntime is a reusable blueprint for TrainJobs.
@@ -84,6 +95,8 @@ type TrainingRuntime struct {
 	TypeMeta `json:",inline"`
 	Metadata ObjectMeta          `json:"metadata"`
 	Spec     TrainingRuntimeSpec `json:"spec"`
+	// Status is where a listed or stored runtime comes from; kiln sets it.
+	Status *RuntimeStatus `json:"status,omitempty"`
 }
 
 // TrainingRuntimeSpec holds a runtime's policies and defaults.

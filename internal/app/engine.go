@@ -33,7 +33,7 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 	if err := checkCacheMode(s.Cache); err != nil {
 		return nil, err
 	}
-	l, err := workflow.LoadSubmission(&s, a.storedTemplates(ctx, projectOf(s.Project)))
+	l, err := workflow.LoadSubmissionWith(&s, a.storedTemplates(ctx, projectOf(s.Project)), a.storedRuntimes(ctx, projectOf(s.Project)))
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 func (a *App) ApplyTemplates(ctx context.Context, in apiv1.TemplateApply) ([]*apiv1.WorkflowTemplate, error) {
 	project := projectOf(in.Project)
 	names, docs, readErr := workflow.ReadSources(in.Files)
-	tmpls, err := workflow.CheckTemplates(names, docs, a.storedTemplates(ctx, project))
+	tmpls, err := workflow.CheckTemplatesWith(names, docs, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
 	if err = errors.Join(readErr, err); err != nil {
 		return nil, err
 	}

@@ -185,6 +185,9 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 			continue
 		}
 		fmt.Fprintf(w, "Training job %s:\n", n.Name)
+		if rt := runtimeLine(r, n.Name); rt != "" {
+			fmt.Fprintf(w, "  Runtime:  %s\n", rt)
+		}
 		if n.TrainerStatus != nil {
 			fmt.Fprintf(w, "  Progress: %s\n", trainerLine(n.TrainerStatus))
 		}

@@ -25,6 +25,7 @@ type engine interface {
 	reader
 	secretKeeper
 	server.TemplateKeeper // a project's stored WorkflowTemplates
+	server.RuntimeKeeper  // the stored training runtimes
 	server.CacheKeeper    // the stored results of cached tasks
 }
 

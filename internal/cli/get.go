@@ -2,14 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/workflow"
 )
 
 func newGetCmd(e *env) *cobra.Command {
@@ -55,65 +53,6 @@ func newGetCmd(e *env) *cobra.Command {
 	return get
 }
 
-func newGetRuntimesCmd(e *env) *cobra.Command {
-	var output string
-	cmd := &cobra.Command{
-		Use:     "runtimes [FILE...]",
-		Aliases: []string{"runtime"},
-		Short:   "List training runtimes: the built-in ones, overridden by those in FILE...",
-		RunE: func(cmd *cobra.Command, files []string) error {
-			eng, done, err := e.open(cmd.Context(), reading, nil)
-			if err != nil {
-				return err
-			}
-			defer done()
-			base, err := eng.Runtimes(cmd.Context())
-			if err != nil {
-				return err
-			}
-			list, err := runtimesIn(base, files)
-			if err != nil {
-				return err
-			}
-			if done, err := printObject(e.stdout, output, list); done {
-				return err
-			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tFRAMEWORK\tNODES\tGANG TIMEOUT\tSOURCE")
-			for _, rt := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", rt.Metadata.Name, framework(rt.Spec.MLPolicy), nodes(rt.Spec.MLPolicy),
-					gangTimeout(rt.Spec.GangPolicy), source(rt))
-			}
-			return tw.Flush()
-		},
-	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
-	return cmd
-}
-
-// runtimesIn returns base with the runtimes in files replacing them by
-// name, sorted by name.
-func runtimesIn(base []apiv1.TrainingRuntime, files []string) ([]apiv1.TrainingRuntime, error) {
-	byName := map[string]apiv1.TrainingRuntime{}
-	for _, rt := range base {
-		byName[rt.Metadata.Name] = rt
-	}
-	docs, err := workflow.ReadFiles(files)
-	if err != nil {
-		return nil, err
-	}
-	user, err := workflow.UserRuntimes(docs)
-	for _, rt := range user {
-		byName[rt.Metadata.Name] = rt
-	}
-	list := make([]apiv1.TrainingRuntime, 0, len(byName))
-	for _, rt := range byName {
-		list = append(list, rt)
-	}
-	slices.SortFunc(list, func(a, b apiv1.TrainingRuntime) int { return strings.Compare(a.Metadata.Name, b.Metadata.Name) })
-	return list, err
-}
-
 func framework(p *apiv1.MLPolicy) string {
 	switch {
 	case p == nil:
@@ -132,27 +71,6 @@ func framework(p *apiv1.MLPolicy) string {
 		return "plain"
 	}
 	return "-"
-}
-
-func nodes(p *apiv1.MLPolicy) string {
-	if p == nil || p.NumNodes == nil {
-		return "1"
-	}
-	return fmt.Sprint(*p.NumNodes)
-}
-
-func gangTimeout(g *apiv1.GangPolicy) string {
-	if g == nil || g.ScheduleTimeoutSeconds == nil {
-		return "none"
-	}
-	return fmt.Sprintf("%ds", *g.ScheduleTimeoutSeconds)
-}
-
-func source(rt apiv1.TrainingRuntime) string {
-	if s := rt.Metadata.Annotations["kiln.dev/source"]; s != "" {
-		return s
-	}
-	return "built-in"
 }
 
 func phaseList() string {

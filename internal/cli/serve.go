@@ -87,7 +87,7 @@ func newServeCmd(e *env) *cobra.Command {
 func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	api := server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Cache: a, Metrics: a.Metrics.Handler(), Limits: limits})
+	api := server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Metrics: a.Metrics.Handler(), Limits: limits})
 	srv := api.HTTPServer()
 	go adopt(ctx, e, a)
 	errc := make(chan error, 1)

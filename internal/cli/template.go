@@ -16,18 +16,21 @@ func newApplyCmd(e *env) *cobra.Command {
 	var project string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE...",
-		Short: "Store the WorkflowTemplates of FILE... in a project, for workflows to run by name",
-		Long: "Store the WorkflowTemplates of FILE... (\"-\": standard input) in a project, creating or replacing\n" +
-			"each. A task of any later run of the project runs one with workflow: {name: NAME} when the\n" +
-			"run's own files hold no Workflow of that name. Each template is checked as a Workflow first\n" +
-			"(it may run the other templates of the files and those stored); nothing is stored unless all\n" +
-			"are valid. Runs keep the copy they were submitted with.",
+		Short: "Store the WorkflowTemplates and training runtimes of FILE..., for runs to use by name",
+		Long: "Store the WorkflowTemplates and TrainingRuntimes of FILE... (\"-\": standard input) in a project,\n" +
+			"and its ClusterTrainingRuntimes for every project, creating or replacing each. A task of any later\n" +
+			"run of the project runs a template with workflow: {name: NAME} when the run's own files hold no\n" +
+			"Workflow of that name; a TrainJob or train task names a runtime the files lack (see kiln get\n" +
+			"runtimes). Each template is checked as a Workflow first (it may run the other templates of the\n" +
+			"files and those stored), each runtime as kiln run checks one; nothing is stored unless all are\n" +
+			"valid. A runtime applied unchanged keeps its version; a changed one gets the next. Runs keep the\n" +
+			"copy they were submitted with.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files = append(files, args...)
 			if len(files) == 0 {
 				return usagef("kiln apply needs the files of templates to store: kiln apply -f FILE...")
 			}
-			in := apiv1.TemplateApply{Project: project}
+			in := apiv1.TemplateApply{Project: project, AllProjects: true}
 			for _, f := range files {
 				src, err := workflow.ReadSource(f, e.stdin)
 				if err != nil {
@@ -40,24 +43,14 @@ func newApplyCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			stored, err := eng.ApplyTemplates(cmd.Context(), in)
-			for _, t := range stored {
-				fmt.Fprintf(e.stdout, "WorkflowTemplate/%s %s in project %s\n", t.Metadata.Name, appliedAs(t), t.Status.Project)
-			}
+			res, err := eng.Apply(cmd.Context(), in)
+			printApplied(e, res)
 			return err
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of WorkflowTemplate documents, - for standard input (repeatable)")
-	cmd.Flags().StringVar(&project, "project", "default", "the project that stores the templates")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of WorkflowTemplate, TrainingRuntime and ClusterTrainingRuntime documents, - for standard input (repeatable)")
+	cmd.Flags().StringVar(&project, "project", "default", "the project that stores the templates and TrainingRuntimes")
 	return cmd
-}
-
-// appliedAs says whether applying t created or replaced it.
-func appliedAs(t *apiv1.WorkflowTemplate) string {
-	if t.Status != nil && !t.Status.CreatedAt.Equal(t.Status.UpdatedAt) {
-		return "replaced"
-	}
-	return "created"
 }
 
 func newGetTemplatesCmd(e *env) *cobra.Command {
@@ -136,6 +129,6 @@ func newDeleteCmd(e *env) *cobra.Command {
 		},
 	}
 	tmpl.Flags().StringVar(&project, "project", "default", "the project that stores the template")
-	del.AddCommand(tmpl, newDeleteRunCmd(e))
+	del.AddCommand(tmpl, newDeleteRunCmd(e), newDeleteRuntimeCmd(e))
 	return del
 }

@@ -22,24 +22,27 @@ func newValidateCmd(e *env) *cobra.Command {
 			"(or the configuration file's backend) every task must also have a container image.\n\n" +
 			"It checks the files alone, offline: a subworkflow that no Workflow of the files is named\n" +
 			"after is reported missing (KLN-1025), though kiln run would find a WorkflowTemplate of that\n" +
-			"name stored in the run's project. With --project P it looks those up among P's stored\n" +
-			"templates, in this home's store or, with --server, the server's.",
+			"name stored in the run's project, and a runtime stored with kiln apply is reported unknown\n" +
+			"(KLN-1017). With --project P it looks those up among P's stored templates and runtimes (and\n" +
+			"the ClusterTrainingRuntimes), in this home's store or, with --server, the server's.",
 		Args: needFiles("kiln validate needs the files to check: kiln validate FILE..."),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			backend, _, cfgErr := e.backend.resolve(e.home)
 			if cfgErr != nil {
 				return cfgErr
 			}
-			stored, done, err := e.storedTemplates(cmd.Context(), project)
+			stored, runtimes, done, err := e.storedLookups(cmd.Context(), project)
 			if err != nil {
 				return err
 			}
 			defer done()
 			docs, readErr := workflow.ReadFiles(files)
 			tmplDocs, docs := splitTemplates(docs)
-			plans, checkErr := workflow.CheckFiles(files, docs, stored)
+			clusterDocs, docs := splitKind(docs, apiv1.KindClusterTrainingRuntime)
+			plans, checkErr := workflow.CheckFilesWith(files, docs, stored, runtimes)
+			checkErr = errors.Join(checkErr, validateClusterRuntimes(e, clusterDocs))
 			if len(tmplDocs) > 0 {
-				tmpls, err := workflow.CheckTemplates(files, tmplDocs, stored)
+				tmpls, err := workflow.CheckTemplatesWith(files, tmplDocs, stored, runtimes)
 				checkErr = errors.Join(checkErr, err)
 				for _, t := range tmpls {
 					fmt.Fprintf(e.stdout, "ok: %s: WorkflowTemplate/%s (%s)\n", fileOf(tmplDocs, t.Metadata.Name), t.Metadata.Name, plural(len(t.Spec.Tasks), "task"))
@@ -73,16 +76,23 @@ func newValidateCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// storedTemplates looks up the stored templates of project through the
-// engine, or finds none when project is empty: the files alone are
-// checked, and nothing is opened.
-func (e *env) storedTemplates(ctx context.Context, project string) (workflow.Stored, func(), error) {
+// storedLookups looks up the stored templates and runtimes of project
+// through the engine, or finds none when project is empty: the files
+// alone are checked, and nothing is opened.
+func (e *env) storedLookups(ctx context.Context, project string) (workflow.Stored, workflow.StoredRuntimes, func(), error) {
 	if project == "" {
-		return nil, func() {}, nil
+		return nil, nil, func() {}, nil
 	}
 	eng, done, err := e.open(ctx, reading, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	runtimes := func(kind, name string) (*apiv1.TrainingRuntime, error) {
+		rt, err := eng.GetRuntime(ctx, apiv1.RuntimeQuery{Project: project, Kind: kind, Name: name})
+		if apiv1.CodeOf(err) == apiv1.CodeNoRuntime || err == nil && (rt.Status == nil || rt.Status.Source != apiv1.RuntimeSourceStored) {
+			return nil, nil // none stored: a built-in one is the checker's own
+		}
+		return rt, err
 	}
 	return func(name string) (*apiv1.Workflow, error) {
 		t, err := eng.GetTemplate(ctx, project, name)
@@ -93,7 +103,7 @@ func (e *env) storedTemplates(ctx context.Context, project string) (workflow.Sto
 			return nil, err
 		}
 		return t.Workflow(), nil
-	}, done, nil
+	}, runtimes, done, nil
 }
 
 // splitTemplates separates the WorkflowTemplate documents of docs from the rest.
@@ -106,6 +116,33 @@ func splitTemplates(docs []workflow.Document) (tmpls, rest []workflow.Document) 
 		}
 	}
 	return tmpls, rest
+}
+
+// splitKind separates the documents of kind from the rest.
+func splitKind(docs []workflow.Document, kind string) (of, rest []workflow.Document) {
+	for _, d := range docs {
+		if d.Kind == kind {
+			of = append(of, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	return of, rest
+}
+
+// validateClusterRuntimes checks ClusterTrainingRuntime documents, which
+// kiln apply stores, as it checks them, and says which are valid.
+func validateClusterRuntimes(e *env, docs []workflow.Document) error {
+	var errs []error
+	for i := range docs {
+		rt, err := workflow.DecodeRuntime(&docs[i])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "ok: %s: %s/%s\n", docs[i].File, rt.Kind, rt.Metadata.Name)
+	}
+	return errors.Join(errs...)
 }
 
 // fileOf is the file of the template document named name.

@@ -56,6 +56,9 @@ type Config struct {
 	Secrets SecretKeeper
 	// Templates keeps the projects' WorkflowTemplates.
 	Templates TemplateKeeper
+	// Runtimes keeps the stored training runtimes; nil lists the
+	// built-in ones alone.
+	Runtimes RuntimeKeeper
 	// Cache keeps the results of cached tasks; nil serves no cache routes.
 	Cache CacheKeeper
 	// Limits bound what clients may take of the server. Zero fields take
@@ -158,7 +161,10 @@ func (s *Server) routes() []route {
 		{"POST /api/v1/runs/{id}/nodes/{node}/signal", editor, s.signal},
 		{"GET /api/v1/runs/{id}/events", viewer, s.events},
 		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
-		{"GET /api/v1/runtimes", viewer, s.runtimes},
+		{"GET /api/v1/runtimes", viewer, s.listRuntimes},
+		{"GET /api/v1/runtimes/{name}", viewer, s.getRuntime},
+		{"DELETE /api/v1/runtimes/{name}", editor, s.deleteRuntime},
+		{"POST /api/v1/apply", editor, s.applyAll},
 		{"GET /api/v1/secrets", viewer, s.listSecrets},
 		{"PUT /api/v1/secrets/{name}", editor, s.putSecret},
 		{"DELETE /api/v1/secrets/{name}", editor, s.deleteSecret},
@@ -258,10 +264,12 @@ func statusOf(err error) (int, []*apiv1.Error) {
 // codeStatus is the HTTP status of an error with code c.
 func codeStatus(c apiv1.Code) int {
 	switch c {
-	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob:
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime:
 		return http.StatusNotFound
-	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting:
+	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting, apiv1.CodeBuiltinRuntime:
 		return http.StatusConflict
+	case apiv1.CodeForbidden:
+		return http.StatusForbidden
 	case apiv1.CodeBodyTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case apiv1.CodeRateLimited:

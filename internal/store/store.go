@@ -47,6 +47,7 @@ type Store interface {
 	Secrets
 	Gates
 	Templates
+	Runtimes
 	Caches
 	Life
 	// Close releases the store's files and connections.

@@ -14,8 +14,11 @@ import (
 
 // Job is a train task merged with its runtime: the values that apply.
 type Job struct {
-	Plugin         Plugin
-	Runtime        *apiv1.TrainingRuntimeSpec
+	Plugin  Plugin
+	Runtime *apiv1.TrainingRuntimeSpec
+	// Ref says which runtime and version Runtime is; nil for a run
+	// submitted before kiln kept it.
+	Ref            *apiv1.ResolvedRuntimeRef
 	Policy         *apiv1.MLPolicy
 	NumNodes       int
 	NumProcPerNode int
@@ -57,21 +60,24 @@ type Problem struct {
 	Msg   string
 }
 
-// Merge resolves t's runtime and merges the two. It returns every problem
+// Merge resolves t's runtime in runtimes (unless t carries the one it
+// resolved at submit) and merges the two. It returns every problem
 // found; the Job is only valid when there are none.
-func Merge(t *apiv1.TrainTask, runtimes Runtimes) (*Job, []Problem) {
+func Merge(t *apiv1.TrainTask, runtimes *Runtimes) (*Job, []Problem) {
 	m := &merger{}
-	rt := t.ResolvedRuntime
-	if rt == nil {
-		rt = runtimes[t.Runtime]
-	}
-	switch {
-	case t.Runtime == "":
+	if t.Runtime == "" {
 		m.add(apiv1.CodeRequired, "runtime", "runtime is required")
 		return nil, m.problems
-	case rt == nil:
-		m.add(apiv1.CodeUnknownRuntime, "runtime", "no runtime is named %q", t.Runtime)
-		return nil, m.problems
+	}
+	rt, ref := t.ResolvedRuntime, t.ResolvedRuntimeRef
+	if rt == nil {
+		res, p := runtimes.Resolve(t.RuntimeKind, t.Runtime)
+		if p != nil {
+			return nil, append(m.problems, *p)
+		}
+		rt, ref = res.Spec, &res.Ref
+	}
+	switch {
 	case t.ResolvedRuntime != nil && len(CheckRuntime(rt)) > 0:
 		for _, p := range CheckRuntime(rt) {
 			m.add(p.Code, "resolvedRuntime."+p.Field, "%s", p.Msg)
@@ -81,12 +87,13 @@ func Merge(t *apiv1.TrainTask, runtimes Runtimes) (*Job, []Problem) {
 		m.add(apiv1.CodeNoMLPolicy, "runtime", "runtime %q has no mlPolicy", t.Runtime)
 		return nil, m.problems
 	}
-	plugin, ok := pluginFor(frameworks(rt.MLPolicy))
+	plugin, ok := pluginFor(Frameworks(rt.MLPolicy))
 	if !ok {
-		m.add(apiv1.CodeNoMLPolicy, "runtime", "runtime %q must set exactly one framework in mlPolicy, it sets %v", t.Runtime, frameworks(rt.MLPolicy))
+		m.add(apiv1.CodeNoMLPolicy, "runtime", "runtime %q must set exactly one framework in mlPolicy, it sets %v", t.Runtime, Frameworks(rt.MLPolicy))
 		return nil, m.problems
 	}
 	j := m.merge(t, rt, plugin)
+	j.Ref = ref
 	return j, m.problems
 }
 

@@ -4,16 +4,18 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// Builtin returns the runtimes kiln ships. A TrainingRuntime of the same
-// name in the submitted files overrides one.
+// Builtin returns the runtimes kiln ships: ClusterTrainingRuntimes that
+// a stored ClusterTrainingRuntime, the project's TrainingRuntime or one
+// of the submitted files of the same name overrides (see Runtimes).
 func Builtin() []apiv1.TrainingRuntime {
 	one := int32(1)
 	rt := func(name string, p apiv1.MLPolicy) apiv1.TrainingRuntime {
 		p.NumNodes = &one
 		return apiv1.TrainingRuntime{
-			TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainingRuntime},
+			TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindClusterTrainingRuntime},
 			Metadata: apiv1.ObjectMeta{Name: name, Labels: map[string]string{"kiln.dev/builtin": "true"}},
 			Spec:     apiv1.TrainingRuntimeSpec{MLPolicy: &p},
+			Status:   &apiv1.RuntimeStatus{Source: apiv1.RuntimeSourceBuiltin},
 		}
 	}
 	auto := apiv1.Quantity("auto")
@@ -31,30 +33,23 @@ func Builtin() []apiv1.TrainingRuntime {
 	}
 }
 
-// Runtimes maps runtime names to specs: those the user defined, over the
-// built-in ones.
-type Runtimes map[string]*apiv1.TrainingRuntimeSpec
-
-// NewRuntimes returns the built-in runtimes overridden by user's.
-func NewRuntimes(user ...apiv1.TrainingRuntime) Runtimes {
-	r := Runtimes{}
-	for _, list := range [][]apiv1.TrainingRuntime{Builtin(), user} {
-		for i := range list {
-			r[list[i].Metadata.Name] = &list[i].Spec
-		}
-	}
-	return r
-}
-
-// frameworks lists which framework sources a policy sets.
-func frameworks(p *apiv1.MLPolicy) []string {
+// Frameworks lists, in order, which framework sources a policy sets; a
+// valid policy sets exactly one.
+func Frameworks(p *apiv1.MLPolicy) []string {
 	var names []string
-	for name, set := range map[string]bool{
-		"torch": p.Torch != nil, "mpi": p.MPI != nil, "xgboost": p.XGBoost != nil,
-		"tensorflow": p.TensorFlow != nil, "jax": p.JAX != nil, "plain": p.Plain != nil,
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"torch", p.Torch != nil},
+		{"mpi", p.MPI != nil},
+		{"xgboost", p.XGBoost != nil},
+		{"tensorflow", p.TensorFlow != nil},
+		{"jax", p.JAX != nil},
+		{"plain", p.Plain != nil},
 	} {
-		if set {
-			names = append(names, name)
+		if f.set {
+			names = append(names, f.name)
 		}
 	}
 	return names

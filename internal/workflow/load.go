@@ -40,26 +40,33 @@ type Checked struct {
 // Subworkflows come from the files alone.
 func Load(files []string, params map[string]string) (*Loaded, error) {
 	docs, readErr := ReadFiles(files)
-	return loadRead(files, docs, readErr, params, nil)
+	return loadRead(files, docs, readErr, params, nil, nil)
 }
 
 // loadRead loads docs, read from files; readErr joins the files' own
 // problems, reported with the documents'.
-func loadRead(files []string, docs []Document, readErr error, params map[string]string, stored Stored) (*Loaded, error) {
+func loadRead(files []string, docs []Document, readErr error, params map[string]string, stored Stored, runtimes StoredRuntimes) (*Loaded, error) {
 	if readErr != nil {
 		// With a file unread, how many runnables there are says nothing.
-		_, err := CheckFiles(files, docs, stored)
+		_, err := CheckFilesWith(files, docs, stored, runtimes)
 		return nil, errors.Join(readErr, err)
 	}
-	return LoadDocuments(files, docs, params, stored)
+	return loadDocuments(files, docs, params, stored, runtimes)
 }
 
 // LoadSubmission is Load for a submission's files. A subworkflow that
 // none of their Workflows is named after is looked up in stored, the
 // stored templates of the submission's project (nil: none).
 func LoadSubmission(s *apiv1.Submission, stored Stored) (*Loaded, error) {
+	return LoadSubmissionWith(s, stored, nil)
+}
+
+// LoadSubmissionWith is LoadSubmission whose train tasks also find the
+// runtimes stored with kiln apply (runtimes; nil: none), after those of
+// the files (see training.Runtimes for the order).
+func LoadSubmissionWith(s *apiv1.Submission, stored Stored, runtimes StoredRuntimes) (*Loaded, error) {
 	names, docs, err := ReadSources(s.Files)
-	return loadRead(names, docs, err, s.Params, stored)
+	return loadRead(names, docs, err, s.Params, stored, runtimes)
 }
 
 // ReadSources reads the documents of files sent to kiln, as ReadFiles
@@ -88,7 +95,11 @@ func ReadSources(files []apiv1.SourceFile) (names []string, docs []Document, err
 // subworkflows looked up in stored when the files lack them. Exactly one
 // of them must be runnable.
 func LoadDocuments(files []string, docs []Document, params map[string]string, stored Stored) (*Loaded, error) {
-	plans, err := CheckFiles(files, docs, stored)
+	return loadDocuments(files, docs, params, stored, nil)
+}
+
+func loadDocuments(files []string, docs []Document, params map[string]string, stored Stored, runtimes StoredRuntimes) (*Loaded, error) {
+	plans, err := CheckFilesWith(files, docs, stored, runtimes)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +117,14 @@ func LoadDocuments(files []string, docs []Document, params map[string]string, st
 // file without documents). It returns the runnable documents compiled
 // and every problem found.
 func CheckFiles(files []string, docs []Document, stored Stored) ([]Checked, error) {
+	return CheckFilesWith(files, docs, stored, nil)
+}
+
+// CheckFilesWith is CheckFiles whose train tasks also find the runtimes
+// stored with kiln apply (runtimes; nil: none).
+func CheckFilesWith(files []string, docs []Document, stored Stored, runtimes StoredRuntimes) ([]Checked, error) {
 	docs, terr := Translate(docs)
-	plans, err := CheckDocuments(docs, stored)
+	plans, err := CheckDocumentsWith(docs, stored, runtimes)
 	errs := []error{terr, err}
 	subs := subworkflowNames(docs)
 	for _, f := range files {
@@ -137,10 +154,17 @@ func runnable(kind string) bool { return kind == apiv1.KindWorkflow || kind == a
 // compiled runnable documents and every problem found; or, when looking
 // up a stored template failed, that error alone.
 func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
+	return CheckDocumentsWith(docs, stored, nil)
+}
+
+// CheckDocumentsWith is CheckDocuments whose train tasks also find the
+// runtimes stored with kiln apply (storedRuntimes; nil: none), after
+// those of docs. When looking one up failed, it returns that error alone.
+func CheckDocumentsWith(docs []Document, stored Stored, storedRuntimes StoredRuntimes) ([]Checked, error) {
 	docs, terr := Translate(docs)
 	user, err := UserRuntimes(docs)
 	errs := []error{terr, err}
-	runtimes := training.NewRuntimes(user...)
+	runtimes := training.NewRuntimes(user...).WithStored(storedRuntimes)
 	lib, decoded, decodeErrs := library(docs)
 	subs := subworkflowNames(docs)
 	found := newLookup(stored)
@@ -166,7 +190,7 @@ func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
 		}
 	}
 	errs = append(errs, unreached(docs, lib, subs, runtimes))
-	if err := found.storeError(); err != nil {
+	if err := errors.Join(found.storeError(), runtimes.Err()); err != nil {
 		return nil, err
 	}
 	return out, asWritten(docs, errors.Join(errs...))
@@ -245,7 +269,7 @@ func runs(doc *Document) []string {
 // docs runs, directly or through others: those that only run each other
 // in a cycle. Nothing else compiles them, and compiling them finds the
 // cycle. Each cycle is compiled once, from its first document.
-func unreached(docs []Document, lib Library, subs map[string]bool, runtimes training.Runtimes) error {
+func unreached(docs []Document, lib Library, subs map[string]bool, runtimes *training.Runtimes) error {
 	reached := map[string]bool{}
 	var reach func(name string)
 	reach = func(name string) {
@@ -297,7 +321,7 @@ func UserRuntimes(docs []Document) ([]apiv1.TrainingRuntime, error) {
 	return out, errors.Join(errs...)
 }
 
-func compileDocument(doc *Document, runtimes training.Runtimes) (*Plan, error) {
+func compileDocument(doc *Document, runtimes *training.Runtimes) (*Plan, error) {
 	switch doc.Kind {
 	case apiv1.KindTrainingRuntime:
 		return nil, nil
@@ -318,6 +342,10 @@ func compileDocument(doc *Document, runtimes training.Runtimes) (*Plan, error) {
 		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
 		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
 	}
+	if doc.Kind == apiv1.KindClusterTrainingRuntime {
+		e.Message = "a ClusterTrainingRuntime does not run with a run's files: it is stored for every project"
+		e.Hint = "store it with kiln apply -f FILE, or make it kind: TrainingRuntime to ship it with this run"
+	}
 	if doc.Kind == apiv1.KindWorkflowTemplate {
 		e.Message = "a WorkflowTemplate does not run with a run's files: it is stored, and runs find it by name"
 		e.Hint = "store it with kiln apply -f FILE; a task runs it with workflow: {name: " + doc.Name + "}"
@@ -337,12 +365,23 @@ func withDecodeErrors(decodeErr error) func(*Plan, error) (*Plan, error) {
 	}
 }
 
-// resolveRuntimes writes each train task's runtime into the workflow, so
-// the run keeps the runtime it was submitted with.
+// resolveRuntimes writes each train task's runtime, and which runtime
+// and version it is, into the workflow, and its subworkflows', so the run
+// keeps the runtime it was submitted with: a later change of a stored
+// runtime, or its deletion, changes only the runs submitted after.
 func resolveRuntimes(plan *Plan) {
-	for i, t := range plan.Tasks {
-		if t.Train != nil {
-			plan.Workflow.Spec.Tasks[i].Train.ResolvedRuntime = t.Train.Runtime
+	for _, t := range plan.Tasks {
+		if t.Sub != nil && t.Sub.Plan != nil {
+			resolveRuntimes(t.Sub.Plan) // subworkflows and onExit tasks
+		}
+		if t.Train == nil || t.Spec == nil || t.Spec.Train == nil {
+			continue
+		}
+		train := t.Spec.Train // the task in the workflow, which the run keeps
+		train.ResolvedRuntime = t.Train.Runtime
+		if t.Train.Ref != nil {
+			ref := *t.Train.Ref
+			train.ResolvedRuntimeRef = &ref
 		}
 	}
 }

@@ -87,6 +87,18 @@ func DecodeWorkflowTemplate(doc *Document) (*apiv1.WorkflowTemplate, error) {
 // (stored). It returns the templates when every one is valid, and
 // otherwise every problem found.
 func CheckTemplates(files []string, docs []Document, stored Stored) ([]*apiv1.WorkflowTemplate, error) {
+	return checkTemplates(files, docs, stored, nil)
+}
+
+// CheckTemplatesWith is CheckTemplates whose train tasks also find the
+// runtimes stored with kiln apply (runtimes; nil: none).
+func CheckTemplatesWith(files []string, docs []Document, stored Stored, runtimes StoredRuntimes) ([]*apiv1.WorkflowTemplate, error) {
+	return checkTemplates(files, docs, stored, training.NewRuntimes().WithStored(runtimes))
+}
+
+// checkTemplates is CheckTemplates whose train tasks find their runtimes
+// in runtimes (nil: the built-in ones).
+func checkTemplates(files []string, docs []Document, stored Stored, runtimes *training.Runtimes) ([]*apiv1.WorkflowTemplate, error) {
 	lib := Library{}
 	var errs []error
 	var out []*apiv1.WorkflowTemplate
@@ -121,10 +133,10 @@ func CheckTemplates(files []string, docs []Document, stored Stored) ([]*apiv1.Wo
 	}
 	found := newLookup(stored)
 	for _, c := range checks {
-		_, err := withDecodeErrors(c.decodeErr)(compileWith(c.Doc, c.Workflow, training.NewRuntimes(), lib, found))
+		_, err := withDecodeErrors(c.decodeErr)(compileWith(c.Doc, c.Workflow, runtimes, lib, found))
 		errs = append(errs, err)
 	}
-	if err := found.storeError(); err != nil {
+	if err := errors.Join(found.storeError(), runtimes.Err()); err != nil {
 		return nil, err
 	}
 	if len(out) == 0 && errors.Join(errs...) == nil {
@@ -141,9 +153,9 @@ func CheckTemplates(files []string, docs []Document, stored Stored) ([]*apiv1.Wo
 func notATemplate(d *Document) error {
 	e := docError(d, apiv1.CodeKind, "kind", "")
 	switch d.Kind {
-	case apiv1.KindTrainingRuntime:
-		e.Message = "a TrainingRuntime is not stored: it goes with a run"
-		e.Hint = "pass it to kiln run beside the workflow that uses it; a template's train tasks use the built-in runtimes or those of the run"
+	case apiv1.KindTrainingRuntime, apiv1.KindClusterTrainingRuntime:
+		e.Message = fmt.Sprintf("a %s is not a WorkflowTemplate: this request stores templates alone", d.Kind)
+		e.Hint = "store runtimes with kiln apply -f FILE (POST /api/v1/apply), which takes templates and runtimes together"
 	case apiv1.KindWorkflow, apiv1.KindTrainJob:
 		e.Message = fmt.Sprintf("a %s is not stored: kiln apply stores WorkflowTemplates", d.Kind)
 		e.Hint = "run it with kiln run, or make it kind: WorkflowTemplate to store it for other workflows to run"

@@ -163,10 +163,10 @@ func TestCheckTemplates(t *testing.T) {
 		want  []problem
 		says  string
 	}{
-		"a training runtime goes with a run": {
+		"a training runtime is not a template": {
 			texts: []string{"apiVersion: kiln.dev/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: rt}\nspec: {}\n"},
 			want:  []problem{{apiv1.CodeKind, "kind"}},
-			says:  "TrainingRuntime/rt: kind: a TrainingRuntime is not stored: it goes with a run",
+			says:  "TrainingRuntime/rt: kind: a TrainingRuntime is not a WorkflowTemplate: this request stores templates alone",
 		},
 		"a workflow runs with kiln run": {
 			texts: []string{workflowSpecDoc("wf", "  tasks: [{name: a, command: [x]}]\n")},

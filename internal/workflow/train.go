@@ -62,8 +62,27 @@ func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 	if err := checkHeader(doc, apiv1.KindTrainingRuntime); err != nil {
 		return nil, err
 	}
+	return decodeRuntime(doc)
+}
+
+// DecodeRuntime decodes doc as a TrainingRuntime or a
+// ClusterTrainingRuntime (its kind says which; the two share a spec) and
+// checks it. Its status, which kiln sets, is dropped.
+func DecodeRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
+	kind := apiv1.KindTrainingRuntime
+	if doc.Kind == apiv1.KindClusterTrainingRuntime {
+		kind = doc.Kind
+	}
+	if err := checkHeader(doc, kind); err != nil {
+		return nil, err
+	}
+	return decodeRuntime(doc)
+}
+
+func decodeRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 	rt := &apiv1.TrainingRuntime{}
 	problems, ok := decodeStrict(doc, rt)
+	rt.Status = nil
 	rt, err := decoded(rt, problems, ok)
 	if rt == nil {
 		return nil, err
@@ -76,8 +95,11 @@ func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 	for _, p := range training.CheckRuntime(&rt.Spec) {
 		c.add(p.Code, "spec."+p.Field, "%s", p.Msg)
 	}
-	if rt.Spec.MLPolicy == nil {
+	switch p := rt.Spec.MLPolicy; {
+	case p == nil:
 		c.add(apiv1.CodeNoMLPolicy, "spec.mlPolicy", "a TrainingRuntime needs an mlPolicy with one framework")
+	case len(training.Frameworks(p)) != 1:
+		c.add(apiv1.CodeNoMLPolicy, "spec.mlPolicy", "mlPolicy must set exactly one framework, it sets %v", training.Frameworks(p))
 	}
 	if len(c.errs) > 0 {
 		return nil, joinErrs(c.errs)
@@ -89,7 +111,8 @@ func DecodeTrainingRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 // backoffLimit becomes the task's retries, its activeDeadlineSeconds the
 // run's timeout and its ttlSecondsAfterFinished the run's.
 func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
-	task := apiv1.Task{Name: TrainTaskName, Train: &apiv1.TrainTask{Runtime: tj.Spec.RuntimeRef.Name}, Priority: tj.Spec.Priority}
+	ref := tj.Spec.RuntimeRef
+	task := apiv1.Task{Name: TrainTaskName, Train: &apiv1.TrainTask{Runtime: ref.Name, RuntimeKind: ref.Kind}, Priority: tj.Spec.Priority}
 	if tj.Spec.Trainer != nil {
 		task.Train.Trainer = *tj.Spec.Trainer
 	}
@@ -140,13 +163,16 @@ func trainJobFields(field string) string {
 		"spec.tasks[0].priority", "spec.priority",
 		"spec.timeout", "spec.runPolicy.activeDeadlineSeconds")
 	field = r.Replace(field)
+	if field == "spec.trainer.runtimeKind" {
+		return "spec.runtimeRef.kind"
+	}
 	return strings.Replace(field, "spec.trainer.runtime", "spec.runtimeRef.name", 1)
 }
 
 // CompileTrainJob compiles a TrainJob as its one-task workflow. Errors
 // name the TrainJob's own fields (spec.trainer.numNodes, not the task's).
-func CompileTrainJob(doc *Document, tj *apiv1.TrainJob, runtimes Runtimes) (*Plan, error) {
-	policyErrs := checkRunPolicy(doc, tj.Spec.RunPolicy)
+func CompileTrainJob(doc *Document, tj *apiv1.TrainJob, runtimes *Runtimes) (*Plan, error) {
+	policyErrs := append(checkRunPolicy(doc, tj.Spec.RunPolicy), checkAPIGroup(doc, tj.Spec.RuntimeRef.APIGroup)...)
 	p, err := Compile(doc, FromTrainJob(tj), runtimes)
 	for _, e := range apiv1.Errors(err) {
 		e.Field = trainJobFields(e.Field)
@@ -162,3 +188,17 @@ func CompileTrainJob(doc *Document, tj *apiv1.TrainJob, runtimes Runtimes) (*Pla
 
 // Runtimes is the set of runtimes train tasks may name.
 type Runtimes = training.Runtimes
+
+// StoredRuntimes finds the runtimes stored with kiln apply, for the train
+// tasks whose runtime the files lack; nil finds none.
+type StoredRuntimes = training.Lookup
+
+// checkAPIGroup checks a runtimeRef's apiGroup: kiln's, Trainer's or none.
+func checkAPIGroup(doc *Document, group string) []error {
+	switch group {
+	case "", apiv1.GroupKiln, apiv1.GroupTrainer:
+		return nil
+	}
+	return []error{docError(doc, apiv1.CodeRuntimeRef, "spec.runtimeRef.apiGroup",
+		fmt.Sprintf("apiGroup %q is neither %s nor %s", group, apiv1.GroupKiln, apiv1.GroupTrainer))}
+}

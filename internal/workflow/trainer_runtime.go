@@ -22,7 +22,7 @@ func runtimeFromTrainer(doc *Document) (*Document, error) {
 	}
 	c := &conversion{doc: doc, errs: problems}
 	out := &apiv1.TrainingRuntime{
-		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainingRuntime},
+		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: doc.Kind},
 		Metadata: apiv1.ObjectMeta{Name: in.Metadata.Name, Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
 	}
 	out.Spec.MLPolicy = c.mlPolicy(in.Spec.MLPolicy)
@@ -32,7 +32,7 @@ func runtimeFromTrainer(doc *Document) (*Document, error) {
 	if len(c.errs) > 0 {
 		return nil, joinErrs(c.errs)
 	}
-	return translated(doc, apiv1.KindTrainingRuntime, out, &Origin{
+	return translated(doc, doc.Kind, out, &Origin{
 		Namespace: in.Metadata.Namespace, Ignored: c.ignored, Field: runtimeField(nodeField),
 	})
 }

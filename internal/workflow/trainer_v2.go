@@ -137,16 +137,19 @@ func trainJobFromTrainer(doc *Document) (*Document, error) {
 	return translated(doc, apiv1.KindTrainJob, out, &Origin{Namespace: in.Metadata.Namespace, Field: trainJobField, Ignored: c.ignored})
 }
 
-// runtimeRef checks Trainer's apiGroup and kind (defaults:
-// trainer.kubeflow.org, ClusterTrainingRuntime).
+// runtimeRef carries kind and apiGroup over as written: kiln checks them
+// as it checks its own. Without a kind kiln looks the name up in every
+// kind (the files first), where Trainer defaults to ClusterTrainingRuntime:
+// a built-in or stored cluster runtime is found either way.
 func (c *conversion) runtimeRef(r *trainerv1.RuntimeRef) apiv1.RuntimeRef {
-	if g := r.APIGroup; g != nil && *g != trainerv1.Group && *g != kilnGroup {
-		c.fail(apiv1.CodeInvalidValue, "spec.runtimeRef.apiGroup", fmt.Sprintf("apiGroup is %q: runtimes are of %s (or %s)", *g, trainerv1.Group, kilnGroup), "drop apiGroup, or set it to "+trainerv1.Group)
+	out := apiv1.RuntimeRef{Name: r.Name}
+	if r.Kind != nil {
+		out.Kind = *r.Kind
 	}
-	if k := r.Kind; k != nil && *k != trainerv1.KindClusterTrainingRuntime && *k != trainerv1.KindTrainingRuntime {
-		c.fail(apiv1.CodeInvalidValue, "spec.runtimeRef.kind", fmt.Sprintf("kind is %q, want ClusterTrainingRuntime or TrainingRuntime", *k), "")
+	if r.APIGroup != nil {
+		out.APIGroup = *r.APIGroup
 	}
-	return apiv1.RuntimeRef{Name: r.Name}
+	return out
 }
 
 func (c *conversion) trainer(t *trainerv1.Trainer) *apiv1.Trainer {

@@ -81,11 +81,11 @@ func TestTrainerFieldsKilnCannotHonourAreErrorsNamingThem(t *testing.T) {
 		},
 		"wrong api group": {
 			"  runtimeRef: {name: torch-distributed, apiGroup: example.com}\n  trainer: {command: [x]}\n",
-			[]problem{{apiv1.CodeInvalidValue, "spec.runtimeRef.apiGroup"}},
+			[]problem{{apiv1.CodeRuntimeRef, "spec.runtimeRef.apiGroup"}},
 		},
 		"wrong runtime kind": {
 			"  runtimeRef: {name: torch-distributed, kind: JobSet}\n  trainer: {command: [x]}\n",
-			[]problem{{apiv1.CodeInvalidValue, "spec.runtimeRef.kind"}},
+			[]problem{{apiv1.CodeRuntimeRef, "spec.runtimeRef.kind"}},
 		},
 		"missing runtime": {
 			"  runtimeRef: {name: no-such}\n  trainer: {command: [x]}\n",
@@ -147,7 +147,7 @@ func TestTrainerOverridesShapeTheTrainersPods(t *testing.T) {
 }
 
 const trainerRuntime = `apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
+kind: TrainingRuntime
 metadata: {name: rt}
 spec:
   mlPolicy:
@@ -203,7 +203,7 @@ func TestTrainerRuntimeGivesTheJobItsLauncherAndPolicies(t *testing.T) {
 	for _, i := range checked[0].Ignored {
 		fields = append(fields, i.Field)
 	}
-	want := "ClusterTrainingRuntime/rt spec.mlPolicy.mpi.sshAuthMountPath"
+	want := "TrainingRuntime/rt spec.mlPolicy.mpi.sshAuthMountPath"
 	if !strings.Contains(strings.Join(fields, "\n"), want) {
 		t.Errorf("ignored %v, want %s among them", fields, want)
 	}
@@ -227,7 +227,7 @@ func TestTrainerRuntimeProblemsNameTheRuntimesFields(t *testing.T) {
 			_, errs := compileFiles(t, strings.Replace(trainerRuntime, tc.from, tc.to, 1))
 			var got []problem
 			for _, e := range errs {
-				if e.Object == "ClusterTrainingRuntime/rt" || e.Object == "ClusterTrainingRuntime/evaluator" {
+				if e.Object == "TrainingRuntime/rt" {
 					got = append(got, problem{e.Code, e.Field})
 				}
 			}
@@ -304,5 +304,26 @@ spec:
 	}
 	if task.Image != "torch" || strings.Join(task.Train.Command, " ") != "torchrun train.py" {
 		t.Errorf("image %q command %v, want the runtime's", task.Image, task.Train.Command)
+	}
+}
+
+// TestTrainerClusterRuntimeIsAppliedAsOne checks kiln apply stores a
+// Trainer ClusterTrainingRuntime as kiln's, and names its fields as
+// written when it is wrong.
+func TestTrainerClusterRuntimeIsAppliedAsOne(t *testing.T) {
+	t.Parallel()
+	text := strings.Replace(strings.Split(trainerRuntime, "---")[0], "kind: TrainingRuntime", "kind: ClusterTrainingRuntime", 1)
+	docs := mustRead(t, text)
+	out, err := CheckApply([]string{"wf.yaml"}, docs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Runtimes) != 1 || out.Runtimes[0].Kind != apiv1.KindClusterTrainingRuntime || out.Runtimes[0].Spec.MLPolicy.MPI == nil {
+		t.Fatalf("applied %+v, want one MPI ClusterTrainingRuntime", out.Runtimes)
+	}
+	_, err = CheckApply([]string{"wf.yaml"}, mustRead(t, strings.Replace(text, "cpu: 250m", "cpu: lots", 1)), nil, nil)
+	want := "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu"
+	if errs := apiv1.Errors(err); len(errs) != 1 || errs[0].Field != want || errs[0].Object != "ClusterTrainingRuntime/rt" {
+		t.Errorf("errors %v, want one at %s", errs, want)
 	}
 }

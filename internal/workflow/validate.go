@@ -34,7 +34,7 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 // checker collects every problem found in one document.
 type checker struct {
 	doc      *Document
-	runtimes training.Runtimes
+	runtimes *training.Runtimes
 	errs     []error
 	// lib holds the workflows tasks may run as subworkflows; running
 	// names the workflows being compiled, outermost first, to find cycles.
@@ -64,22 +64,19 @@ func (c *checker) addHint(code apiv1.Code, field, hint, format string, args ...a
 // tasks find their runtime in runtimes (nil: the built-in ones) unless
 // they carry a resolved one. The error joins one *apiv1.Error per
 // problem; no Plan is returned with it.
-func Compile(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes) (*Plan, error) {
+func Compile(doc *Document, wf *apiv1.Workflow, runtimes *training.Runtimes) (*Plan, error) {
 	return CompileWith(doc, wf, runtimes, nil)
 }
 
 // CompileWith is Compile for a workflow whose tasks may run the
 // workflows of lib as subworkflows.
-func CompileWith(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes, lib Library) (*Plan, error) {
+func CompileWith(doc *Document, wf *apiv1.Workflow, runtimes *training.Runtimes, lib Library) (*Plan, error) {
 	return compileWith(doc, wf, runtimes, lib, nil)
 }
 
 // compileWith is CompileWith that looks up, in stored, the subworkflows
 // lib does not hold.
-func compileWith(doc *Document, wf *apiv1.Workflow, runtimes training.Runtimes, lib Library, stored *lookup) (*Plan, error) {
-	if runtimes == nil {
-		runtimes = training.NewRuntimes()
-	}
+func compileWith(doc *Document, wf *apiv1.Workflow, runtimes *training.Runtimes, lib Library, stored *lookup) (*Plan, error) {
 	c := &checker{doc: doc, runtimes: runtimes, lib: lib, stored: stored, running: []string{wf.Metadata.Name}}
 	p := c.workflow(wf)
 	if len(c.errs) > 0 {

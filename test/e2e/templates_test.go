@@ -110,13 +110,13 @@ func TestApplyRefusesWhatGoesWithARunAndStoresNothing(t *testing.T) {
 	home, dir := newHome(t), t.TempDir()
 	mixed := writeFile(t, dir, "mixed.yaml", scoreTemplate("6")+`---
 apiVersion: kiln.dev/v1alpha1
-kind: TrainingRuntime
-metadata: {name: my-torch}
-spec: {mlPolicy: {torch: {}}}
+kind: TrainJob
+metadata: {name: my-job}
+spec: {runtimeRef: {name: torch-distributed}}
 `)
 	r := kiln(t, home, "apply", "-f", mixed, "--project", "ml")
-	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1003 "+mixed+": TrainingRuntime/my-torch: kind: a TrainingRuntime is not stored: it goes with a run") {
-		t.Errorf("apply with a TrainingRuntime = exit %d %q; want KLN-1003 naming its file and object", r.code, r.stderr)
+	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1003 "+mixed+": TrainJob/my-job: kind: a TrainJob is not stored") {
+		t.Errorf("apply with a TrainJob = exit %d %q; want KLN-1003 naming its file and object", r.code, r.stderr)
 	}
 	r = kiln(t, home, "get", "templates", "--project", "ml", "-o", "json")
 	var got []apiv1.WorkflowTemplate
