@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,12 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 	if t.Resources != nil {
 		c.addHint(apiv1.CodeInvalidValue, field+".resources", "move resources into train.resourcesPerNode",
 			"a train task sizes its nodes with train.resourcesPerNode")
+	}
+	for k, name := range t.Train.Initializers {
+		if dep := name + apiv1.InitializerSuffix; !slices.Contains(t.DependsOn, dep) {
+			c.addHint(apiv1.CodeUnknownDep, fmt.Sprintf("%s.train.initializers[%d]", field, k), "add "+dep+" to dependsOn",
+				"the trainer reads the %s initializer's result but does not depend on task %s", name, dep)
+		}
 	}
 	j, problems := training.Merge(t.Train, c.runtimes)
 	for _, p := range problems {

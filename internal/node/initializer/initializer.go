@@ -112,12 +112,17 @@ func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 		return v
 	}
 	it := t.Spec.Initialize
-	why := "see kiln logs for why"
+	var why string
 	switch st.ExitCode {
 	case ExitNotFound:
 		why, v.Permanent = "it does not exist (a missing file, or HTTP 404)", true
 	case ExitUnreachable:
 		why = "its server cannot be reached"
+	case ExitFailed:
+		why = "see kiln logs for why"
+	default: // not the initialize command's own verdict
+		v.Message = fmt.Sprintf("the %s initializer (%s): %s", it.Name, uriOf(it), v.Message)
+		return v
 	}
 	v.Code = apiv1.CodeInitializer
 	v.Message = fmt.Sprintf("the %s initializer could not fetch %s: %s; the trainer did not start", it.Name, uriOf(it), why)
