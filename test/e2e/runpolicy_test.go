@@ -89,7 +89,7 @@ func TestCleanPodPolicy(t *testing.T) {
 			waitFor(t, "the process None left running to finish", func() bool { return strings.Contains(logs(), "survived") })
 			continue
 		}
-		time.Sleep(3500 * time.Millisecond)
+		<-time.After(3500 * time.Millisecond)
 		if got := logs(); strings.Contains(got, "survived") || !strings.Contains(got, "started") {
 			t.Errorf("%s: the sleeper's log is %q; want it started and stopped", tc.policy, got)
 		}
