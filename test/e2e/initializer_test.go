@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -202,5 +203,63 @@ func TestInitializerErrors(t *testing.T) {
 		if tr := nodeNamed(t, run, "trainer"); tr.Phase != apiv1.PhaseSkipped || len(tr.Attempts) != 0 {
 			t.Errorf("%s: trainer %s with %d attempts, want Skipped and never started", tc.model, tr.Phase, len(tr.Attempts))
 		}
+	}
+}
+
+// TestASuspendedTrainJobFetchesNothingAndSecretRefIsABearerToken: while
+// the job is suspended its initializer waits too; once unsuspended it
+// downloads with the secretRef's value, a kiln secret, as its token.
+func TestASuspendedTrainJobFetchesNothingAndSecretRefIsABearerToken(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1) // the cache's HEAD fetches nothing
+		}
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, "private rows")
+	}))
+	t.Cleanup(srv.Close)
+	set := exec.Command(kilnBin, "--home", home, "secret", "set", "hub-token")
+	set.Stdin = strings.NewReader("s3cret\n")
+	if out, err := set.CombinedOutput(); err != nil {
+		t.Fatalf("kiln secret set: %v: %s", err, out)
+	}
+	job := writeFile(t, dir, "job.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: private}
+spec:
+  runtimeRef: {name: plain}
+  suspend: true
+  initializer:
+    dataset: {storageUri: "`+srv.URL+`/rows.csv", secretRef: {name: hub-token}}
+  trainer:
+    resourcesPerNode: {cpu: 100m}
+    command: [/bin/sh, -c, 'cat $KILN_DATASET_DIR/rows.csv > `+filepath.Join(dir, "seen")+`']
+`)
+	run := startKiln(t, home, "run", "-q", job)
+	waitFor(t, "the job to be suspended", func() bool {
+		list := runs(t, home)
+		return len(list) == 1 && list[0].Status.Phase == apiv1.PhaseSuspended
+	})
+	id := runs(t, home)[0].ID
+	if n := nodeNamed(t, describe(t, home, id), "dataset-initializer"); n.Phase != apiv1.PhaseSuspended || gets.Load() != 0 {
+		t.Errorf("while suspended the initializer is %s after %d downloads, want Suspended and none", n.Phase, gets.Load())
+	}
+	if r := kiln(t, home, "unsuspend", string(id)); r.code != 0 {
+		t.Fatalf("kiln unsuspend: %d %s", r.code, r.stderr)
+	}
+	if err := run.Wait(); err != nil {
+		t.Fatalf("kiln run after unsuspend: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "seen")); err != nil || string(b) != "private rows" {
+		t.Errorf("the trainer read %q (%v), want the rows the token opened", b, err)
+	}
+	if c := nodeNamed(t, describe(t, home, id), "dataset-initializer").Cache; c == nil || c.Result != apiv1.CacheUnavailable {
+		t.Errorf("cache %+v, want Unavailable: the server answers kiln's HEAD without the token with 401", c)
 	}
 }

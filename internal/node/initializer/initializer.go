@@ -48,6 +48,7 @@ type Handler struct {
 var (
 	_ node.Handler   = Handler{}
 	_ node.Versioned = Handler{}
+	_ node.Suspender = Handler{}
 )
 
 // New returns the initializer handler; exe is this kiln's executable.
@@ -128,6 +129,10 @@ func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 	v.Message = fmt.Sprintf("the %s initializer could not fetch %s: %s; the trainer did not start", it.Name, uriOf(it), why)
 	return v
 }
+
+// Suspends implements node.Suspender: a suspended TrainJob fetches
+// nothing, as Trainer suspends its initializers with its trainer.
+func (Handler) Suspends(*workflow.Task) bool { return true }
 
 // Version implements node.Versioned: a local source by its content's
 // digest, an http(s) one by its URI and the ETag or Last-Modified its
