@@ -263,3 +263,27 @@ spec:
 		t.Errorf("cache %+v, want Unavailable: the server answers kiln's HEAD without the token with 401", c)
 	}
 }
+
+// TestInitializersThroughTheServer: the same job submitted to kiln serve
+// reads its relative dataset path from the submitter's directory.
+func TestInitializersThroughTheServer(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	// Tasks write the test's files; under --isolation users kiln itself
+	// must be where every account may run it (it is not, in a test).
+	base, admin, _ := startServeAs(t, home, nil, nil, "--isolation", "none")
+	var gets atomic.Int32
+	srv := modelServer(t, &gets)
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "data"), "rows.csv", "s\n")
+	job := initJob(t, dir, "data", srv.URL+"/weights.bin")
+	r := kilnIn(t, dir, append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin), "run", job)
+	if r.code != 0 {
+		t.Fatalf("kiln run through the server exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := seen(t, dir, "1"); got != "rows.csv=s model/weights.bin=weights-v1" {
+		t.Errorf("rank 1 saw %q", got)
+	}
+}
