@@ -32,7 +32,7 @@ type SourceInitializer struct {
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 	// Image is the container image the initializer runs in on the
 	// kubernetes backend; it must hold the kiln binary on its PATH.
-	// Default: the trainer's image.
+	// Default: the job's spec.trainer.image.
 	Image string `json:"image,omitempty"`
 }
 
