@@ -95,6 +95,14 @@ const (
 	CodeKubeConfig      Code = "KLN-6008"
 	CodePodLost         Code = "KLN-6009"
 	CodeIsolation       Code = "KLN-6010"
+	// Initializers and run policy (issue 13).
+	CodeStorageScheme  Code = "KLN-1055"
+	CodeArtifactStore  Code = "KLN-1056"
+	CodeReplicaGroup   Code = "KLN-1057"
+	CodeRunPolicyValue Code = "KLN-1058"
+	CodeInitializer    Code = "KLN-3025"
+	CodeNotRestarted   Code = "KLN-3026"
+	CodeWorkspace      Code = "KLN-6013"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -192,6 +200,13 @@ func CodeInfos() []CodeInfo {
 		{CodeUnschedulable, "the pods stayed unschedulable past the schedule timeout; none of them was left behind", "ask for less (resources, numNodes) or add nodes; the message is the scheduler's"},
 		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --context and --namespace, or KUBECONFIG"},
 		{CodePodLost, "a pod of a running attempt was deleted by someone other than kiln", "see the cluster's events; the attempt is retried per its retry policy"},
+		{CodeStorageScheme, "an initializer's storageUri has a scheme kiln cannot fetch (hf://, gs://, ...)", "use a local path, file://, http:// or https://; fetch other sources in the trainer's own code"},
+		{CodeArtifactStore, "an initializer's storageUri is s3://, which needs an artifact store, and none is configured", "copy the data to a local path or an http(s) server, or configure an artifact store once kiln has one"},
+		{CodeReplicaGroup, "runPolicy.groups names a replica group the job's framework does not have", "use node (every framework), launcher (mpi) or ps (tensorflow)"},
+		{CodeRunPolicyValue, "runPolicy.cleanPodPolicy or a restartPolicy is not one of the values kiln knows", "cleanPodPolicy: None, Running or All; restartPolicy: Never, OnFailure, Always or ExitCode"},
+		{CodeInitializer, "a training job's dataset or model initializer could not fetch its storageUri (missing file, HTTP error, unreachable host); the trainer did not start", "check the URI the message names; kiln logs RUN shows the initializer's own words"},
+		{CodeNotRestarted, "a training job failed without restarting: its restartPolicy (Never, or ExitCode with an exit code from 1 to 127) says the failure is permanent", "fix the failure; exit 128 or more (or a signal) restarts under ExitCode, OnFailure restarts on any failure"},
+		{CodeWorkspace, "the volume that a training job's initializers and trainer share on kubernetes could not be created", "give the job a pod template volume named initializer (a PersistentVolumeClaim the cluster can bind), or let kiln create one: it needs a default StorageClass"},
 		{CodeIsolation, "the isolation asked for tasks cannot be set up on this machine", "see kiln serve's start-up log for what the kernel offers, or change --isolation"},
 	}
 }

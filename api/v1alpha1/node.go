@@ -12,6 +12,8 @@ const (
 	// NodeKindTrain runs a distributed training job: a gang of processes
 	// admitted whole, in the shape of a Kubeflow TrainJob.
 	NodeKindTrain NodeKind = "train"
+	// NodeKindInitializer fetches a training job's dataset or model.
+	NodeKindInitializer NodeKind = "initializer"
 	// NodeKindMap runs its task once per item of a list, as children.
 	NodeKindMap NodeKind = "map"
 	// NodeKindDynamic runs a command that writes a workflow fragment, then

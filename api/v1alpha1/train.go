@@ -31,6 +31,8 @@ type TrainJobSpec struct {
 	Priority int32 `json:"priority,omitempty"`
 	// PodTemplate shapes the job's pods on the kubernetes backend.
 	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
+	// Initializer fetches the dataset and model before the trainer starts.
+	Initializer *Initializer `json:"initializer,omitempty"`
 }
 
 // RuntimeRef names a TrainingRuntime.
@@ -73,6 +75,8 @@ type RunPolicy struct {
 	// outputs) this many seconds after it finished, as a workflow's
 	// spec.ttlSecondsAfterFinished does.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// JobPolicy holds cleanPodPolicy, restartPolicy and per-group overrides.
+	JobPolicy `json:",inline"`
 }
 
 // TrainTask is a TrainJob run as one node of a workflow.
@@ -88,6 +92,11 @@ type TrainTask struct {
 	ResolvedRuntime *TrainingRuntimeSpec `json:"resolvedRuntime,omitempty"`
 	// ResolvedRuntimeRef says which runtime and version ResolvedRuntime is.
 	ResolvedRuntimeRef *ResolvedRuntimeRef `json:"resolvedRuntimeRef,omitempty"`
+	// Policy is how the gang is cleaned up and restarted.
+	Policy *JobPolicy `json:"policy,omitempty"`
+	// Initializers names the initializers ("dataset", "model") whose
+	// results the trainer reads; the task depends on their tasks.
+	Initializers []string `json:"initializers,omitempty"`
 }
 
 // TrainingRuntime is a reusable blueprint for TrainJobs.

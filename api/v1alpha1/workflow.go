@@ -120,6 +120,9 @@ type Task struct {
 	// Gate makes the task wait for an approval, a time or a signal
 	// instead of running anything.
 	Gate *Gate `json:"gate,omitempty"`
+	// Initialize fetches a training job's dataset or model (kiln writes it
+	// for a TrainJob's spec.initializer).
+	Initialize *InitializeTask `json:"initialize,omitempty"`
 	// Cache reuses the task's stored result when everything that decides
 	// it is unchanged (a map's items are cached one by one).
 	Cache *Cache `json:"cache,omitempty"`

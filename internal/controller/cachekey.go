@@ -38,6 +38,12 @@ func (c *Controller) cacheKey(ctx context.Context, rs *runState, i int) (key, wh
 		return "", "", err
 	}
 	_, readable := c.cfg.Backend.(backend.HostOutputs)
+	source := ""
+	if k.versioned != nil {
+		if source, why = k.versioned.Version(ctx, a, c.cfg.Cache.Digest); why != "" {
+			return "", why, nil
+		}
+	}
 	switch {
 	case ki.unreadable != "":
 		return "", ki.unreadable, nil
@@ -52,7 +58,8 @@ func (c *Controller) cacheKey(ctx context.Context, rs *runState, i int) (key, wh
 		V                      int
 		Project, Version, Kind string
 		Spec                   *job.Spec
-	}{cacheKeyVersion, projectOf(rs.run), t.Cache.Version, string(t.Kind), spec})
+		Source                 string `json:",omitempty"`
+	}{cacheKeyVersion, projectOf(rs.run), t.Cache.Version, string(t.Kind), spec, source})
 	return key, "", err
 }
 

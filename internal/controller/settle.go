@@ -65,7 +65,9 @@ func (c *Controller) nodeDone(r *round, i int) {
 // stopping), or started.
 func (c *Controller) resolve(ctx context.Context, r *round, i int) {
 	rs := r.rs
-	if rs.nodes[i].status.Phase != apiv1.PhasePending {
+	// A node two upstream nodes released in one round (two cache hits) is
+	// resolved once: queued twice, it would start two attempts.
+	if rs.nodes[i].status.Phase != apiv1.PhasePending || rs.ready.has(i) {
 		return
 	}
 	r.runStarted() // the run is under way from its first decision, even one that skips

@@ -66,8 +66,9 @@ type kind struct {
 	node.Handler
 	reporter  node.Reporter // nil if the kind reports nothing more
 	networked node.Networked
-	grouper   node.Grouper // nil unless the node runs children
-	waiter    node.Waiter  // nil unless the node waits instead of running
+	versioned node.Versioned // nil unless the result comes from outside the run
+	grouper   node.Grouper   // nil unless the node runs children
+	waiter    node.Waiter    // nil unless the node waits instead of running
 	// progressor is nil unless the node's processes report their progress.
 	progressor node.Progressor
 	suspends   bool
@@ -79,6 +80,7 @@ func kindOf(h node.Handler, t *workflow.Task) kind {
 	k := kind{Handler: h}
 	k.reporter, _ = h.(node.Reporter)
 	k.networked, _ = h.(node.Networked)
+	k.versioned, _ = h.(node.Versioned)
 	k.grouper, _ = h.(node.Grouper)
 	k.waiter, _ = h.(node.Waiter)
 	k.progressor, _ = h.(node.Progressor)

@@ -41,6 +41,43 @@ type Spec struct {
 	// Project is the project the attempt's run belongs to; backends that
 	// isolate tasks keep projects apart by it.
 	Project string
+	// Clean says which processes are stopped once the attempt's end is
+	// decided while some still run (a training job's cleanPodPolicy).
+	Clean Clean `json:",omitempty"`
+	// Workspace, if set, is a directory shared by the attempts of one run
+	// (a training job's initializers and trainer). Local processes already
+	// read host paths from their environment; container backends mount
+	// the run's shared volume at WorkspaceDir and point each variable of
+	// Dirs at its subdirectory there.
+	Workspace *Workspace `json:",omitempty"`
+}
+
+// Clean is what a backend does with an attempt's processes that still
+// run when its end is decided.
+type Clean string
+
+// Clean policies of an attempt.
+const (
+	// CleanRunning stops them (and on a container backend deletes their
+	// pods); processes that ended keep their logs. The default ("").
+	CleanRunning Clean = ""
+	// CleanNone lets them end on their own; their logs are still kept.
+	// The attempt's end is recorded at once. A later attempt of the same
+	// node stops them before it starts.
+	CleanNone Clean = "None"
+	// CleanAll stops them, and a container backend deletes every pod of
+	// the attempt, finished ones too, once its end is recorded.
+	CleanAll Clean = "All"
+)
+
+// WorkspaceDir is where container backends mount a run's workspace.
+const WorkspaceDir = "/workspace"
+
+// Workspace is a run's shared directory as one attempt uses it.
+type Workspace struct {
+	// Dirs maps an environment variable to the subdirectory of the
+	// workspace it names ("KILN_DATASET_DIR": "dataset").
+	Dirs map[string]string
 }
 
 // Container is what a container backend needs beyond the processes.
@@ -74,6 +111,9 @@ type Process struct {
 	// Host is the index, in the attempt's Network.Hosts, of the node the
 	// process runs on. Processes of one host share a machine (a pod).
 	Host int
+	// Group is the replica group of a training process ("node",
+	// "launcher", "ps"); empty for a task's only process.
+	Group string `json:",omitempty"`
 }
 
 // State is what a backend knows of an attempt.

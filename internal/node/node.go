@@ -129,6 +129,17 @@ type Suspender interface {
 	Suspends(t *workflow.Task) bool
 }
 
+// Versioned is implemented by kinds whose result comes from outside the
+// run (an initializer's storageUri). The cache key of such a node holds
+// what that source holds now, so a changed source is not a hit.
+type Versioned interface {
+	// Version names the content node a.Task reads from outside its run.
+	// digest is the content digest of a file or directory on this
+	// machine. why, when set, says why the content cannot be named: the
+	// node is then not cached.
+	Version(ctx context.Context, a *Attempt, digest func(path string) (string, error)) (version, why string)
+}
+
 // Registry finds the handler of each kind of node. It is built once, from
 // an explicit list, and never changes.
 type Registry struct {

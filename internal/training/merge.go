@@ -31,6 +31,10 @@ type Job struct {
 	ScheduleTimeout time.Duration
 	// Image is the trainer's container image, else the runtime template's.
 	Image string
+	// RunPolicy is how the gang is cleaned up and restarted; nil: defaults.
+	RunPolicy *apiv1.JobPolicy
+	// Initializers are the initializers whose results the trainer reads.
+	Initializers []string
 }
 
 // Replicas is the number of nodes the job runs, parameter servers included.
@@ -111,7 +115,7 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 	j := &Job{
 		Plugin: plugin, Runtime: rt, Policy: rt.MLPolicy, Command: first(t.Command, tmpl.Command),
 		Args: first(t.Args, tmpl.Args), Env: append(append([]apiv1.EnvVar(nil), tmpl.Env...), t.Env...),
-		Image: t.Image,
+		Image: t.Image, RunPolicy: t.Policy, Initializers: t.Initializers,
 	}
 	if j.Image == "" {
 		j.Image = tmpl.Image
@@ -141,6 +145,7 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 		return j
 	}
 	m.gangBounds(j)
+	m.checkPolicy(j)
 	return j
 }
 

@@ -27,7 +27,7 @@ func (p *Plan) CheckFits(capacity resource.Request) error {
 			}
 			msg = fmt.Sprintf("task %s asks for %s at once (%d nodes of %s)", t.Spec.Name, t.Request, t.Train.Replicas(), t.PerHost)
 		}
-		if p.Workflow.Kind == apiv1.KindTrainJob {
+		if p.Workflow.Kind == apiv1.KindTrainJob && t.Train != nil {
 			field = trainJobFields(field)
 			msg = fmt.Sprintf("the job asks for %s at once (%d nodes of %s)", t.Request, t.Train.Replicas(), t.PerHost)
 		}

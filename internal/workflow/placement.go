@@ -51,7 +51,7 @@ func RequireImages(doc *Document, p *Plan) error {
 		}
 		field := t.ImageField
 		if p.Workflow.Kind == apiv1.KindTrainJob {
-			field = trainJobFields(field)
+			field = trainJobFields(initializerFields(field, p.Workflow))
 		}
 		errs = append(errs, docError(doc, apiv1.CodeImageRequired, field,
 			"task "+t.Spec.Name+" has no container image, which the kubernetes backend needs"))

@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,12 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 	if t.Resources != nil {
 		c.addHint(apiv1.CodeInvalidValue, field+".resources", "move resources into train.resourcesPerNode",
 			"a train task sizes its nodes with train.resourcesPerNode")
+	}
+	for k, name := range t.Train.Initializers {
+		if dep := name + apiv1.InitializerSuffix; !slices.Contains(t.DependsOn, dep) {
+			c.addHint(apiv1.CodeUnknownDep, fmt.Sprintf("%s.train.initializers[%d]", field, k), "add "+dep+" to dependsOn",
+				"the trainer reads the %s initializer's result but does not depend on task %s", name, dep)
+		}
 	}
 	j, problems := training.Merge(t.Train, c.runtimes)
 	for _, p := range problems {
@@ -107,9 +114,11 @@ func decodeRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 	return rt, nil
 }
 
-// FromTrainJob returns the one-task workflow a TrainJob runs as: its
-// backoffLimit becomes the task's retries, its activeDeadlineSeconds the
-// run's timeout and its ttlSecondsAfterFinished the run's.
+// FromTrainJob returns the workflow a TrainJob runs as: the trainer
+// task, and one task per initializer that the trainer depends on. Its
+// backoffLimit becomes the trainer's retries, its activeDeadlineSeconds
+// the run's timeout and its ttlSecondsAfterFinished the run's; the rest
+// of its runPolicy becomes the trainer's policy.
 func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 	ref := tj.Spec.RuntimeRef
 	task := apiv1.Task{Name: TrainTaskName, Train: &apiv1.TrainTask{Runtime: ref.Name, RuntimeKind: ref.Kind}, Priority: tj.Spec.Priority}
@@ -117,11 +126,19 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 		task.Train.Trainer = *tj.Spec.Trainer
 	}
 	task.PodTemplate = tj.Spec.PodTemplate
+	inits, names := initializerTasks(tj)
+	task.Train.Initializers = names
+	for _, t := range inits {
+		task.DependsOn = append(task.DependsOn, t.Name)
+	}
 	wf := &apiv1.Workflow{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
-		Metadata: tj.Metadata, Spec: apiv1.WorkflowSpec{Tasks: []apiv1.Task{task}},
+		Metadata: tj.Metadata, Spec: apiv1.WorkflowSpec{Tasks: append([]apiv1.Task{task}, inits...)},
 	}
 	if rp := tj.Spec.RunPolicy; rp != nil {
+		if p := rp.JobPolicy; p.CleanPodPolicy != "" || p.RestartPolicy != "" || len(p.Groups) > 0 {
+			wf.Spec.Tasks[0].Train.Policy = &p
+		}
 		if b := rp.BackoffLimit; b != nil && *b >= 0 && *b <= maxRetries {
 			wf.Spec.Tasks[0].Retries = &apiv1.RetryStrategy{Limit: int(*b)}
 		}
@@ -159,7 +176,7 @@ func checkRunPolicy(doc *Document, rp *apiv1.RunPolicy) []error {
 // trainJobFields maps a field of the one-task workflow back to the
 // TrainJob field a user wrote.
 func trainJobFields(field string) string {
-	r := strings.NewReplacer("spec.tasks[0].train.", "spec.trainer.", "spec.tasks[0].podTemplate", "spec.podTemplate", "spec.tasks[0].retries.limit", "spec.runPolicy.backoffLimit",
+	r := strings.NewReplacer("spec.tasks[0].train.policy.", "spec.runPolicy.", "spec.tasks[0].train.", "spec.trainer.", "spec.tasks[0].podTemplate", "spec.podTemplate", "spec.tasks[0].retries.limit", "spec.runPolicy.backoffLimit",
 		"spec.tasks[0].priority", "spec.priority",
 		"spec.timeout", "spec.runPolicy.activeDeadlineSeconds")
 	field = r.Replace(field)
@@ -173,9 +190,10 @@ func trainJobFields(field string) string {
 // name the TrainJob's own fields (spec.trainer.numNodes, not the task's).
 func CompileTrainJob(doc *Document, tj *apiv1.TrainJob, runtimes *Runtimes) (*Plan, error) {
 	policyErrs := append(checkRunPolicy(doc, tj.Spec.RunPolicy), checkAPIGroup(doc, tj.Spec.RuntimeRef.APIGroup)...)
-	p, err := Compile(doc, FromTrainJob(tj), runtimes)
+	wf := FromTrainJob(tj)
+	p, err := Compile(doc, wf, runtimes)
 	for _, e := range apiv1.Errors(err) {
-		e.Field = trainJobFields(e.Field)
+		e.Field = trainJobFields(initializerFields(e.Field, wf))
 	}
 	if len(policyErrs) > 0 {
 		return nil, errors.Join(append(policyErrs, err)...)

@@ -178,11 +178,27 @@ func (c *conversion) managedBy(m *string) {
 	}
 }
 
-// initializer is read once kiln runs initializers; until then it is refused.
-func (c *conversion) initializer(_ *apiv1.TrainJob, in *trainerv1.Initializer) {
-	if in != nil {
-		c.fail(apiv1.CodeUnsupported, "spec.initializer", "initializers are not run yet", "")
+// initializer converts Trainer's dataset and model initializers; kiln
+// fetches their storageUri itself, before the trainer starts.
+func (c *conversion) initializer(out *apiv1.TrainJob, in *trainerv1.Initializer) {
+	if in == nil {
+		return
 	}
+	out.Spec.Initializer = &apiv1.Initializer{
+		Dataset: c.initSource("spec.initializer.dataset", in.Dataset),
+		Model:   c.initSource("spec.initializer.model", in.Model),
+	}
+}
+
+func (c *conversion) initSource(field string, in *trainerv1.InitializerSource) *apiv1.SourceInitializer {
+	if in == nil {
+		return nil
+	}
+	out := &apiv1.SourceInitializer{StorageURI: in.StorageUri, Env: c.env(field+".env", in.Env)}
+	if in.SecretRef != nil {
+		out.SecretRef = &apiv1.LocalObjectReference{Name: in.SecretRef.Name}
+	}
+	return out
 }
 
 // trainJobField names a field of the translated TrainJob as Trainer's

@@ -327,3 +327,34 @@ func TestTrainerClusterRuntimeIsAppliedAsOne(t *testing.T) {
 		t.Errorf("errors %v, want one at %s", errs, want)
 	}
 }
+
+// TestTrainerInitializersRunBeforeTheTrainer checks Trainer's dataset and
+// model initializers become kiln's initializer tasks, and an unknown
+// scheme is refused naming Trainer's field.
+func TestTrainerInitializersRunBeforeTheTrainer(t *testing.T) {
+	t.Parallel()
+	checked, errs := compileFiles(t, trainerHead+`spec:
+  runtimeRef: {name: torch-distributed}
+  initializer:
+    dataset: {storageUri: "https://example.com/d.csv", secretRef: {name: hf}}
+    model: {storageUri: /models/base}
+  trainer: {command: [x]}
+`)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var names []string
+	for _, task := range checked[0].Plan.Tasks {
+		names = append(names, task.Spec.Name)
+	}
+	if want := []string{"trainer", "dataset-initializer", "model-initializer"}; !cmp.Equal(names, want) {
+		t.Errorf("tasks %v, want %v", names, want)
+	}
+	if deps := strings.Join(checked[0].Plan.Workflow.Spec.Tasks[0].DependsOn, " "); !strings.Contains(deps, "dataset-initializer") || !strings.Contains(deps, "model-initializer") {
+		t.Errorf("the trainer depends on %q, want both initializers", deps)
+	}
+	_, errs = compileFiles(t, trainerHead+"spec:\n  runtimeRef: {name: torch-distributed}\n  initializer: {model: {storageUri: 'hf://org/m'}}\n  trainer: {command: [x]}\n")
+	if got := problems(t, errs, "wf.yaml", "TrainJob/tj"); !cmp.Equal(got, []problem{{apiv1.CodeStorageScheme, "spec.initializer.model.storageUri"}}) {
+		t.Errorf("problems %v", got)
+	}
+}

@@ -198,6 +198,8 @@ func (c *checker) task(field string, t *apiv1.Task) Task {
 	switch {
 	case t.Train != nil:
 		out = c.trainTask(field, t)
+	case t.Initialize != nil:
+		out = c.initializeTask(field, t)
 	case t.Gate != nil || t.Workflow != nil:
 		out = Task{Spec: t}
 	default:

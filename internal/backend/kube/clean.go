@@ -29,6 +29,9 @@ func (b *Backend) Release(ctx context.Context, id job.AttemptID, succeeded bool)
 			return err
 		}
 	}
+	if spec != nil && spec.Clean == job.CleanAll {
+		return b.deleteAll(ctx, a) // the job's cleanPodPolicy All: finished pods too
+	}
 	if b.cfg.CleanPolicy == CleanNever || (b.cfg.CleanPolicy == CleanOnSuccess && !succeeded) {
 		return nil
 	}

@@ -48,6 +48,11 @@ type Config struct {
 	// are deleted: those the policy selects, CleanTTL after the attempt ended.
 	CleanPolicy CleanPolicy
 	CleanTTL    time.Duration
+	// WorkspaceSize and WorkspaceClass shape the claim kiln creates for a
+	// training job's initializers and trainer to share when its pod
+	// template has no "initializer" volume (default 10Gi, the cluster's
+	// default StorageClass).
+	WorkspaceSize, WorkspaceClass string
 	// Unschedulable bounds how long a task's pods may wait for a node when
 	// the task sets no schedule timeout (0: forever). Stuck bounds how long
 	// a container may wait for its image or configuration (default 3m).
@@ -144,6 +149,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Stuck == 0 {
 		cfg.Stuck = 3 * time.Minute
+	}
+	if cfg.WorkspaceSize == "" {
+		cfg.WorkspaceSize = DefaultWorkspaceSize
 	}
 	if cfg.CleanPolicy == "" {
 		cfg.CleanPolicy = CleanNever

@@ -34,6 +34,12 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	if err != nil {
 		return err
 	}
+	if err := b.stopEarlier(ctx, spec); err != nil {
+		return err
+	}
+	if err := b.createWorkspace(ctx, spec, objs.Pods); err != nil {
+		return err
+	}
 	if objs.Secret != nil {
 		if err := b.core.create(ctx, "secrets", objs.Secret); ignoreExists(err) != nil {
 			return fmt.Errorf("creating secret %s: %w", objs.Secret.Name, err)
@@ -136,8 +142,8 @@ func (b *Backend) settle(ctx context.Context, spec *job.Spec) (job.Status, error
 		return st, nil
 	}
 	st, err := b.writeRecord(ctx, a, st)
-	if err != nil {
-		return job.Status{}, err
+	if err != nil || spec.Clean == job.CleanNone {
+		return st, err // None: the pods still running end on their own
 	}
 	return st, b.deleteUnended(ctx, pods)
 }

@@ -153,6 +153,7 @@ func pod(a attempt, spec *job.Spec, tmpl *apiv1.PodTemplate, sh shape, h int, ga
 		p.Spec.Containers = append(p.Spec.Containers, container(spec, proc, base, first))
 		first = false
 	}
+	mountWorkspace(p, spec, a, len(p.Spec.Containers))
 	p.Spec.Containers = append(p.Spec.Containers, sidecars...)
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{
 		Name: "kiln-outputs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},

@@ -23,6 +23,10 @@ func (b *Backend) RemoveRun(ctx context.Context, run string) error {
 	if err := b.deleteSelected(ctx, sel); err != nil {
 		return err
 	}
+	// The workspace claim a training job's initializers filled.
+	if err := b.core.deleteCollection(ctx, "persistentvolumeclaims", metav1.DeleteOptions{}, sel); ignoreNotFound(err) != nil {
+		return err
+	}
 	b.forgetRun(run)
 	return nil
 }

@@ -73,7 +73,7 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	id := spec.ID.String()
 	args := StartArgs{
 		ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader,
-		Sandbox: b.cfg.Isolation.sandbox(spec.Project),
+		Sandbox: b.cfg.Isolation.sandbox(spec.Project), Leave: spec.Clean == job.CleanNone,
 	}
 	takeBack := b.startArgs(&args)
 	for _, p := range spec.Processes {

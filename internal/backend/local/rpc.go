@@ -24,6 +24,9 @@ type StartArgs struct {
 	Release []string
 	// Sandbox, if set, isolates the attempt's processes.
 	Sandbox *Sandbox
+	// Leave lets members still running when the gang's end is decided end
+	// on their own (cleanPodPolicy None); the end is recorded at once.
+	Leave bool
 }
 
 // StartReply answers a start.

@@ -39,12 +39,15 @@ type Supervisor struct {
 	accounts *accounts        // projects' numbered accounts, for isolation by users
 	opened   atomic.Bool      // KILN_HOME made traversable, for isolation by users
 
-	mu      sync.Mutex
-	gangs   map[string]*gang
-	paths   *pathCache
-	exits   []Exit // recent exits; exits[i] has sequence base+i+1
-	base    uint64
-	changed chan struct{} // closed and replaced on every exit, and when a node starts waiting
+	mu    sync.Mutex
+	gangs map[string]*gang
+	// leftovers are gangs whose end was recorded while members still ran,
+	// left to end on their own (cleanPodPolicy None).
+	leftovers map[string]*gang
+	paths     *pathCache
+	exits     []Exit // recent exits; exits[i] has sequence base+i+1
+	base      uint64
+	changed   chan struct{} // closed and replaced on every exit, and when a node starts waiting
 	// unwritten are exits whose status file could not be written yet.
 	unwritten map[string]statusRecord
 	lastBusy  time.Time
@@ -58,6 +61,9 @@ type gang struct {
 	stopping bool
 	grace    time.Duration
 	started  time.Time
+	// leave says the members still running when the gang's end is
+	// decided end on their own; recorded that the end was recorded then.
+	leave, recorded bool
 }
 
 type member struct {
@@ -76,7 +82,7 @@ func NewSupervisor(home string) *Supervisor {
 	_, _ = rand.Read(b)
 	return &Supervisor{
 		home: home, instance: hex.EncodeToString(b), ledger: resource.NewLedger(), accounts: newAccounts(home),
-		gangs: map[string]*gang{}, paths: newPathCache(), unwritten: map[string]statusRecord{},
+		gangs: map[string]*gang{}, leftovers: map[string]*gang{}, paths: newPathCache(), unwritten: map[string]statusRecord{},
 		changed: make(chan struct{}), lastBusy: time.Now(),
 	}
 }
@@ -98,8 +104,9 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 		s.mu.Unlock()
 		return nil
 	}
-	g := &gang{leader: a.Leader} // reserves the ID
+	g := &gang{leader: a.Leader, leave: a.Leave} // reserves the ID
 	s.gangs[a.ID] = g
+	s.stopLeftovers(a.ID)
 	if a.Room != nil {
 		s.ledger.Hold(session, *a.Room)
 		s.ledger.Bind(a.ID)
@@ -265,12 +272,40 @@ func (s *Supervisor) wait(id string, g *gang, m *member) {
 	}
 	g.running--
 	out := job.Decide(g.view(), g.leader)
-	if g.running > 0 && out.Decided && !g.stopping {
+	decided := g.running > 0 && out.Decided && !g.stopping && !g.recorded
+	switch {
+	case decided && g.leave:
+		g.recorded = true
+		delete(s.gangs, id)
+		s.leftovers[id] = g
+		s.recordExit(id, g.status(out))
+	case decided:
 		s.terminate(g, gangGrace)
 	}
-	if g.running == 0 {
+	switch {
+	case g.running > 0:
+	case g.recorded:
+		delete(s.leftovers, id)
+	default:
 		delete(s.gangs, id)
 		s.recordExit(id, g.status(out))
+	}
+}
+
+// stopLeftovers stops what earlier attempts of id's node left running:
+// a gang restarts whole, never beside its last attempt. s.mu must be held.
+func (s *Supervisor) stopLeftovers(id string) {
+	if len(s.leftovers) == 0 {
+		return
+	}
+	a, err := job.ParseAttemptID(id)
+	if err != nil {
+		return
+	}
+	for other, g := range s.leftovers {
+		if o, err := job.ParseAttemptID(other); err == nil && o.Run == a.Run && o.Node == a.Node && !g.stopping {
+			s.terminate(g, gangGrace)
+		}
 	}
 }
 
@@ -297,6 +332,9 @@ func (g *gang) status(out job.Outcome) statusRecord {
 	}
 	for _, m := range g.members {
 		rec.Processes[m.name] = m.exit
+		if !m.done {
+			rec.Processes[m.name] = -1 // left running
+		}
 		if m.stopped {
 			rec.StoppedProcesses = append(rec.StoppedProcesses, m.name)
 		}

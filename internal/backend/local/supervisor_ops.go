@@ -144,7 +144,7 @@ func (s *Supervisor) Info(_ Empty, r *InfoReply) error {
 func (s *Supervisor) idle(d time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.gangs) > 0 || len(s.unwritten) > 0 {
+	if len(s.gangs) > 0 || len(s.leftovers) > 0 || len(s.unwritten) > 0 {
 		s.lastBusy = time.Now()
 		return false
 	}

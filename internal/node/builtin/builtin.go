@@ -3,10 +3,13 @@
 package builtin
 
 import (
+	"os"
+
 	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/node/command"
 	"kiln.dev/kiln/internal/node/dynamic"
 	"kiln.dev/kiln/internal/node/gate"
+	"kiln.dev/kiln/internal/node/initializer"
 	"kiln.dev/kiln/internal/node/mapper"
 	"kiln.dev/kiln/internal/node/subworkflow"
 	"kiln.dev/kiln/internal/node/train"
@@ -22,7 +25,17 @@ func Handlers() []node.Handler {
 		subworkflow.New(),
 		subworkflow.Exit(),
 		gate.New(),
+		initializer.New(executable()),
 	}
+}
+
+// executable is this kiln's path, or "" if it cannot be told.
+func executable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }
 
 // Registry returns a registry of the built-in handlers.

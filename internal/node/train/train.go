@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
@@ -53,8 +54,44 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 		return err
 	}
 	env = append(env, ProgressEnv+"="+filepath.Join(outputs, ProgressFile))
+	env, err = initializerEnv(a, env, spec)
+	if err != nil {
+		return err
+	}
 	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir}
-	return j.Plugin.Build(j, in, spec)
+	if err := j.Plugin.Build(j, in, spec); err != nil {
+		return err
+	}
+	training.SetGroups(spec)
+	spec.Clean = j.Clean()
+	return nil
+}
+
+// initializerEnv points $KILN_DATASET_DIR and $KILN_MODEL_DIR at what the
+// job's initializers fetched: their output artifact here, the shared
+// workspace on a container backend.
+func initializerEnv(a *node.Attempt, env []string, spec *job.Spec) ([]string, error) {
+	names := a.Task.Train.Initializers
+	if len(names) == 0 {
+		return env, nil
+	}
+	spec.Workspace = &job.Workspace{Dirs: map[string]string{}}
+	for _, name := range names {
+		dir, err := a.Inputs.Expand(fmt.Sprintf("{{tasks.%s%s.outputs.artifacts.%s}}", name, apiv1.InitializerSuffix, name))
+		if err != nil {
+			return nil, err
+		}
+		v := DirEnv(name)
+		env = append(env, v+"="+dir)
+		spec.Workspace.Dirs[v] = name
+	}
+	return env, nil
+}
+
+// DirEnv is the variable that names where initializer name's result is:
+// KILN_DATASET_DIR, KILN_MODEL_DIR.
+func DirEnv(name string) string {
+	return "KILN_" + strings.ToUpper(name) + "_DIR"
 }
 
 // Judge implements node.Handler: a failed gang names the process that
@@ -66,6 +103,15 @@ func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 	}
 	if st.Failed != "" {
 		v.Message = fmt.Sprintf("process %s: %s; the rest of the gang was stopped", st.Failed, v.Message)
+		if t.Train.Clean() == job.CleanNone {
+			v.Message = strings.Replace(v.Message, "was stopped", "was left to end on its own (cleanPodPolicy None)", 1)
+		}
+	}
+	group := training.GroupOf(st.Failed)
+	if ok, why := training.Restartable(t.Train.RestartPolicy(group), st.ExitCode, st.Signal); !ok {
+		v.Code, v.Permanent = apiv1.CodeNotRestarted, true
+		v.Message += fmt.Sprintf(" (not restarted: %s for replica group %s)", why, group)
+		return v
 	}
 	if !t.Train.Retries(st.ExitCode) {
 		v.Message += fmt.Sprintf(" (exit code %d is not retryable in this runtime)", st.ExitCode)

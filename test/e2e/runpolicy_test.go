@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+func policyJob(t *testing.T, runPolicy, runtime string, nodes int, script string) string {
+	t.Helper()
+	return writeFile(t, t.TempDir(), "job.yaml", fmt.Sprintf(`apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: policy}
+spec:
+  runtimeRef: {name: %s}
+  runPolicy: %s
+  trainer:
+    numNodes: %d
+    resourcesPerNode: {cpu: 100m}
+    command: [/bin/sh, -c, %q]
+`, runtime, runPolicy, nodes, script))
+}
+
+// failedRun runs job, which must fail, and returns the run.
+func failedRun(t *testing.T, home, job string) apiv1.Run {
+	t.Helper()
+	r := kiln(t, home, "run", "-q", job)
+	if r.code != 1 {
+		t.Fatalf("kiln run: exit %d, want 1: %s", r.code, r.stderr)
+	}
+	return describe(t, home, runID(t, r.stdout+r.stderr))
+}
+
+// TestRestartPolicyExitCode: under ExitCode, exit 3 is the program's own
+// error and fails the job at once, backoffLimit notwithstanding; exit
+// 130 (as after SIGINT) restarts the gang until backoffLimit is spent.
+// A group's override wins over the job's policy.
+func TestRestartPolicyExitCode(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	for _, tc := range []struct {
+		name, policy, script string
+		attempts             int
+		code                 apiv1.Code
+	}{
+		{"exit 3", "{backoffLimit: 2, restartPolicy: ExitCode}", "exit 3", 1, apiv1.CodeNotRestarted},
+		{"exit 130", "{backoffLimit: 2, restartPolicy: ExitCode}", "exit 130", 3, apiv1.CodeExit},
+		{"default OnFailure", "{backoffLimit: 2}", "exit 3", 3, apiv1.CodeExit},
+		{"group Never", "{backoffLimit: 2, restartPolicy: OnFailure, groups: {node: {restartPolicy: Never}}}", "exit 130", 1, apiv1.CodeNotRestarted},
+	} {
+		run := failedRun(t, home, policyJob(t, tc.policy, "plain", 2, tc.script))
+		n := nodeNamed(t, run, "trainer")
+		if len(n.Attempts) != tc.attempts || n.Code != tc.code {
+			t.Errorf("%s: %d attempts, code %s (%s); want %d attempts, %s", tc.name, len(n.Attempts), n.Code, n.Message, tc.attempts, tc.code)
+		}
+	}
+	r := kiln(t, home, "run", policyJob(t, "{restartPolicy: Sometimes, groups: {launcher: {restartPolicy: Never}}}", "plain", 1, "true"))
+	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1058") || !strings.Contains(r.stderr, "spec.runPolicy.restartPolicy") ||
+		!strings.Contains(r.stderr, "KLN-1057") || !strings.Contains(r.stderr, "spec.runPolicy.groups.launcher") {
+		t.Errorf("bad run policy: exit %d, %q; want KLN-1058 and KLN-1057 naming the fields", r.code, r.stderr)
+	}
+}
+
+// TestCleanPodPolicy: rank 0 fails while rank 1 sleeps. All stops the
+// sleeper as the job fails; None records the failure at once and leaves
+// the sleeper to finish, its log still collected.
+func TestCleanPodPolicy(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	script := `if [ "$RANK" = 0 ]; then sleep 0.3; exit 1; fi; echo started; sleep 3; echo survived`
+	for _, tc := range []struct {
+		policy  string
+		survive bool
+	}{{"All", false}, {"None", true}} {
+		start := time.Now()
+		run := failedRun(t, home, policyJob(t, "{cleanPodPolicy: "+tc.policy+"}", "torch-distributed", 2, script))
+		if took := time.Since(start); took > 2500*time.Millisecond {
+			t.Errorf("%s: the job took %s to fail; it should fail when rank 0 does", tc.policy, took)
+		}
+		n := nodeNamed(t, run, "trainer")
+		if n.Code != apiv1.CodeExit || !strings.Contains(n.Message, "node-0-0") {
+			t.Errorf("%s: trainer %s %q, want KLN-3002 naming node-0-0", tc.policy, n.Code, n.Message)
+		}
+		logs := func() string { return kiln(t, home, "logs", string(run.ID), "trainer").stdout }
+		if tc.survive {
+			waitFor(t, "the process None left running to finish", func() bool { return strings.Contains(logs(), "survived") })
+			continue
+		}
+		<-time.After(3500 * time.Millisecond)
+		if got := logs(); strings.Contains(got, "survived") || !strings.Contains(got, "started") {
+			t.Errorf("%s: the sleeper's log is %q; want it started and stopped", tc.policy, got)
+		}
+	}
+}
