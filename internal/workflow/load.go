@@ -155,6 +155,9 @@ func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
 		}
 		errs = append(errs, err)
 		if plan != nil {
+			if d.From != nil {
+				plan.Rename = d.From.Field
+			}
 			resolveRuntimes(plan)
 			out = append(out, Checked{Doc: d, Plan: plan})
 		}

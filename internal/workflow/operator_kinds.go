@@ -129,6 +129,7 @@ func mpiJob(doc *Document) ([]Document, error) {
 	o.nodesField, o.procsField = o.field(kubeflowv1.ReplicaWorker)+".replicas", "spec.slotsPerWorker"
 	if o.need(kubeflowv1.ReplicaLauncher, true) && o.need(kubeflowv1.ReplicaWorker, false) {
 		o.job.Spec.Trainer = o.mpiTrainer(s.MainContainer)
+		o.nodes(o.job.Spec.Trainer, kubeflowv1.ReplicaWorker)
 	}
 	if s.SlotsPerWorker != nil && o.job.Spec.Trainer != nil {
 		slots := apiv1.Quantity(strconv.Itoa(int(*s.SlotsPerWorker)))
