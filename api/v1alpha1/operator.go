@@ -1,6 +1,6 @@
 package v1alpha1
 
-// OperatorEnv, on a runtime's mlPolicy, gives the nodes the environment
+// OperatorEnv gives the nodes of a runtime whose mlPolicy sets it the environment
 // that Kubeflow training-operator's kubeflow.org/v1 controller for the
 // policy's framework sets (PyTorchJob, TFJob, XGBoostJob, JAXJob; an
 // MPIJob's is kiln's own), in place of Trainer v2's: a job converted from

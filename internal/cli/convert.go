@@ -66,6 +66,11 @@ func (e *env) convert(files []string, format string) error {
 		}
 		fmt.Fprintf(e.stderr, "warning: %s is ignored on %s: %s\n", i.Field, where, i.Reason)
 	}
+	for i := range out {
+		if ns := workflow.NamespaceOf(&out[i]); ns != "" && out[i].Kind == apiv1.KindTrainJob {
+			fmt.Fprintf(e.stderr, "warning: metadata.namespace %s of %s is not kept: a run belongs to the project kiln run --project names\n", ns, out[i].Object())
+		}
+	}
 	if format == "json" {
 		return printConvertedJSON(e, out)
 	}

@@ -130,8 +130,11 @@ func (o *opJob) same(t, u kubeflowv1.ReplicaType) {
 		name string
 		x, y any
 	}{
-		{"image", ca.Image, cb.Image}, {"command", ca.Command, cb.Command}, {"args", ca.Args, cb.Args},
-		{"env", ca.Env, cb.Env}, {"resources", ca.Resources, cb.Resources},
+		{"image", ca.Image, cb.Image},
+		{"command", ca.Command, cb.Command},
+		{"args", ca.Args, cb.Args},
+		{"env", ca.Env, cb.Env},
+		{"resources", ca.Resources, cb.Resources},
 	} {
 		if !sameJSON(f.x, f.y) {
 			o.c.fail(apiv1.CodeReplicasDiffer, cf+"."+f.name, fmt.Sprintf("%s differs from the %s's: kiln runs every node with one trainer", f.name, t), "write the same "+f.name+" in both")
