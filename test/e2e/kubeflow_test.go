@@ -177,3 +177,26 @@ spec:
 		t.Errorf("a refused job left %d runs", len(got))
 	}
 }
+
+// TestKubeflowJobThroughTheServer runs a JAXJob with --server: the server
+// translates what the client sends, and records what it ignores.
+func TestKubeflowJobThroughTheServer(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	client := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
+	other := t.TempDir()
+	r := kilnWithEnv(t, client, other, "run", "-q", filepath.Join(kubeflowDir(t), "jaxjob.yaml"))
+	if r.code != 0 {
+		id := runs(t, home)[0].ID
+		t.Fatalf("remote run of a JAXJob: %d\n%s%s\n%s", r.code, r.stdout, r.stderr, kilnWithEnv(t, client, other, "logs", string(id)).stdout)
+	}
+	id := runs(t, home)[0].ID
+	if logs := kilnWithEnv(t, client, other, "logs", string(id)).stdout; strings.Count(logs, "NUM_PROCESSES=2 PROCESS_ID=") != 2 {
+		t.Errorf("remote logs of the JAXJob:\n%s", logs)
+	}
+	d := kilnWithEnv(t, client, other, "describe", "run", string(id)).stdout
+	if !strings.Contains(d, "spec.jaxReplicaSpecs.Worker.template.spec.containers[0].image is ignored on the local backend") {
+		t.Errorf("the run's events do not say the image is ignored:\n%s", d)
+	}
+}

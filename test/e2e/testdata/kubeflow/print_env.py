@@ -13,9 +13,10 @@ if args[:1] == ["--barrier"]:
     barrier, args = int(args[1]), args[2:]
 missing = [n for n in args if n not in os.environ]
 print(" ".join(f"{n}={os.environ.get(n)}" for n in args), flush=True)
-open(f"printed-{os.getpid()}", "w").close()
-deadline = time.time() + 60
-while len(glob.glob("printed-*")) < barrier and time.time() < deadline:
-    time.sleep(0.05)
+if barrier:
+    open(f"printed-{os.getpid()}", "w").close()
+    deadline = time.time() + 60
+    while len(glob.glob("printed-*")) < barrier and time.time() < deadline:
+        time.sleep(0.05)
 if missing:
     raise SystemExit(f"unset: {missing}")
