@@ -18,7 +18,7 @@ func TestKubePyTorchJobPodsCarryTheOperatorsEnv(t *testing.T) {
 	c := newCluster(t)
 	home := c.home(t)
 	// kwok's pods run until deleted: look at them running, then cancel.
-	cmd := startKiln(t, home, "run", filepath.Join(kubeflowDir(t), "pytorchjob.yaml"))
+	cmd := startKiln(t, home, "run", filepath.Join(operatorDir(t), "pytorchjob.yaml"))
 	id := newestRun(t, home)
 	waitPods(t, c, id, 2)
 	got := map[string]map[string]string{}

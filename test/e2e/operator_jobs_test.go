@@ -12,13 +12,13 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// kubeflowDir copies testdata/kubeflow (training-operator jobs and their
+// operatorDir copies testdata/trainingoperator (training-operator jobs and their
 // scripts) into a directory of the test's own, where the tasks start and
 // leave what they write.
-func kubeflowDir(t *testing.T) string {
+func operatorDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join("testdata", "kubeflow")
+	src := filepath.Join("testdata", "trainingoperator")
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
@@ -33,9 +33,9 @@ func kubeflowDir(t *testing.T) string {
 	return dir
 }
 
-// runKubeflow runs the training-operator job file of dir with kiln run
+// runOperatorJob runs the training-operator job file of dir with kiln run
 // and returns its logs once it succeeded.
-func runKubeflow(t *testing.T, dir, file string) string {
+func runOperatorJob(t *testing.T, dir, file string) string {
 	t.Helper()
 	env := frameworkEnv(t)
 	home := newHome(t)
@@ -50,11 +50,11 @@ func runKubeflow(t *testing.T, dir, file string) string {
 	return kilnWithEnv(t, env, home, "logs", string(id)).stdout
 }
 
-// TestKubeflowJobsRunAsWritten runs training-operator jobs (kubeflow.org/v1)
+// TestOperatorJobsRunAsWritten runs training-operator jobs (kubeflow.org/v1)
 // for real: each framework's processes meet with only the variables the
 // operator's controller sets. One at a time: each uses the machine's CPUs.
-func TestKubeflowJobsRunAsWritten(t *testing.T) {
-	dir := kubeflowDir(t)
+func TestOperatorJobsRunAsWritten(t *testing.T) {
+	dir := operatorDir(t)
 	cases := []struct {
 		file  string
 		lines map[string]int // substring of the logs -> how many lines hold it
@@ -71,7 +71,7 @@ func TestKubeflowJobsRunAsWritten(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			logs := runKubeflow(t, dir, tc.file)
+			logs := runOperatorJob(t, dir, tc.file)
 			for want, n := range tc.lines {
 				if got := strings.Count(logs, want); got != n {
 					t.Errorf("%d log lines hold %q, want %d\n%s", got, want, n, logs)
@@ -85,7 +85,7 @@ func TestKubeflowJobsRunAsWritten(t *testing.T) {
 // the TFJob controller writes it: the cluster's chief, worker and ps
 // keys, the replica's own task, and environment "cloud".
 func TestTFJobGetsTheOperatorsTFConfig(t *testing.T) {
-	logs := runKubeflow(t, kubeflowDir(t), "tfjob.yaml")
+	logs := runOperatorJob(t, operatorDir(t), "tfjob.yaml")
 	line := regexp.MustCompile(`\| TF_CONFIG=(.*)`)
 	tasks := map[string]bool{}
 	for _, m := range line.FindAllStringSubmatch(logs, -1) {
@@ -115,10 +115,10 @@ func TestTFJobGetsTheOperatorsTFConfig(t *testing.T) {
 	}
 }
 
-// TestKubeflowConvertRoundTrips converts a PyTorchJob, checks what kiln
+// TestOperatorJobConvertRoundTrips converts a PyTorchJob, checks what kiln
 // validate says of the output, and runs the output in place of the job.
-func TestKubeflowConvertRoundTrips(t *testing.T) {
-	dir := kubeflowDir(t)
+func TestOperatorJobConvertRoundTrips(t *testing.T) {
+	dir := operatorDir(t)
 	home := newHome(t)
 	r := kiln(t, home, "convert", "-f", filepath.Join(dir, "pytorchjob.yaml"))
 	if r.code != 0 || !strings.Contains(r.stdout, "kind: TrainJob") || !strings.Contains(r.stdout, "trainingOperator:") {
@@ -137,15 +137,15 @@ func TestKubeflowConvertRoundTrips(t *testing.T) {
 	if err := json.Unmarshal([]byte(j.stdout), &docs); err != nil || len(docs) != 2 || docs[0].Kind != "TrainingRuntime" || docs[1].Kind != "TrainJob" {
 		t.Errorf("kiln convert -o json: %v %+v\n%s", err, docs, j.stdout)
 	}
-	logs := runKubeflow(t, dir, "converted.yaml")
+	logs := runOperatorJob(t, dir, "converted.yaml")
 	if strings.Count(logs, "all_reduce = 3") != 2 {
 		t.Errorf("the converted job did not run as the PyTorchJob does:\n%s", logs)
 	}
 }
 
-// TestKubeflowErrorsNameTheJobsFields checks that kiln validate and kiln
+// TestOperatorJobErrorsNameTheJobsFields checks that kiln validate and kiln
 // run report a training-operator job's problems by its own fields.
-func TestKubeflowErrorsNameTheJobsFields(t *testing.T) {
+func TestOperatorJobErrorsNameTheJobsFields(t *testing.T) {
 	t.Parallel()
 	home := newHome(t)
 	bad := writeFile(t, t.TempDir(), "bad.yaml", `apiVersion: kubeflow.org/v1
@@ -178,15 +178,15 @@ spec:
 	}
 }
 
-// TestKubeflowJobThroughTheServer runs a JAXJob with --server: the server
+// TestOperatorJobThroughTheServer runs a JAXJob with --server: the server
 // translates what the client sends, and records what it ignores.
-func TestKubeflowJobThroughTheServer(t *testing.T) {
+func TestOperatorJobThroughTheServer(t *testing.T) {
 	t.Parallel()
 	home := newHome(t)
 	base, admin, _ := startServe(t, home)
 	client := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
 	other := t.TempDir()
-	r := kilnWithEnv(t, client, other, "run", "-q", filepath.Join(kubeflowDir(t), "jaxjob.yaml"))
+	r := kilnWithEnv(t, client, other, "run", "-q", filepath.Join(operatorDir(t), "jaxjob.yaml"))
 	if r.code != 0 {
 		id := runs(t, home)[0].ID
 		t.Fatalf("remote run of a JAXJob: %d\n%s%s\n%s", r.code, r.stdout, r.stderr, kilnWithEnv(t, client, other, "logs", string(id)).stdout)
