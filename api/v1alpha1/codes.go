@@ -76,6 +76,7 @@ const (
 	CodeNoCacheEntry    Code = "KLN-4025"
 	CodeNoLogs          Code = "KLN-4026"
 	CodeRerunGone       Code = "KLN-4027"
+	CodeNotTrainJob     Code = "KLN-4032"
 	CodeRerunNode       Code = "KLN-4020"
 	CodeRerunUpstream   Code = "KLN-4021"
 	CodeStoreOpen       Code = "KLN-5001"
@@ -171,6 +172,7 @@ func CodeInfos() []CodeInfo {
 		{CodeNoTemplate, "the project has no WorkflowTemplate of the given name", "list a project's templates with kiln get templates --project P"},
 		{CodeNoLogs, "the task ran no process in this run (its result came from the cache, or a rerun reused it), so it has no logs here", "read the logs of the run the message names"},
 		{CodeRerunGone, "a task a rerun would reuse was produced by a run that has been deleted, and its outputs with it", "rerun from that task, so that it runs again"},
+		{CodeNotTrainJob, "kiln get trainjob names a run that is not of a TrainJob, or a name no TrainJob run has", "list TrainJob runs with kiln get runs; a Workflow's training tasks are shown by kiln describe run"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
 		{CodeRerunNode, "kiln rerun names a task that is not a top-level task of the run (a child such as sweep.3, the onExit handler, or no task at all)", "name one of the top-level tasks the message lists; for a child, name its parent"},
 		{CodeRerunUpstream, "kiln rerun --only names a task whose upstream task did not succeed in the run, so it has no inputs to reuse", "rerun --from the upstream task, or --until the task, to run the upstream task too"},

@@ -96,6 +96,10 @@ type TrainingRuntimeSpec struct {
 	Template *Trainer `json:"template,omitempty"`
 	// FailurePolicy says which failures restart the gang.
 	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
+	// PodTemplate shapes the pods of the jobs that use the runtime on the
+	// kubernetes backend (the local backend ignores it); a job's own pod
+	// template is merged over it, lists by name as kubectl apply merges them.
+	PodTemplate *PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // MLPolicy is the framework of a runtime: exactly one of its sources is set.

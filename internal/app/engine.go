@@ -45,22 +45,22 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 	src, dir := placeSource(l.Doc.File, s.WorkDir)
 	return a.Controller.Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
-		Cache: s.Cache, Warnings: a.warnings(l.Doc, projectOf(s.Project)),
+		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)),
 	})
 }
 
 // warnings say what of a translated document (Kubeflow Trainer's,
 // training-operator's) this server's backend ignores.
-func (a *App) warnings(doc *workflow.Document, project string) []string {
+func (a *App) warnings(l *workflow.Loaded, project string) []string {
 	backend := "local"
 	if a.Kube != nil {
 		backend = "kubernetes"
 	}
 	var out []string
-	for _, i := range workflow.IgnoredOn(backend, workflow.IgnoredFields(doc)) {
+	for _, i := range workflow.IgnoredOn(backend, l.Ignored) {
 		out = append(out, fmt.Sprintf("%s is ignored on the %s backend: %s", i.Field, backend, i.Reason))
 	}
-	if ns := workflow.NamespaceOf(doc); ns != "" && ns != project {
+	if ns := workflow.NamespaceOf(l.Doc); ns != "" && ns != project {
 		out = append(out, fmt.Sprintf("metadata.namespace %s is not used: the run belongs to project %s (kiln run --project)", ns, project))
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -57,6 +58,9 @@ func newValidateCmd(e *env) *cobra.Command {
 			}
 			for _, p := range plans {
 				fmt.Fprintf(e.stdout, "ok: %s: %s (%s)\n", p.Doc.File, p.Doc.Object(), plural(len(p.Plan.Tasks), "task"))
+				for _, i := range p.Ignored {
+					fmt.Fprintf(e.stdout, "  note: %s is ignored %s: %s\n", i.Field, ignoredWhere(i), i.Reason)
+				}
 			}
 			if err := errors.Join(readErr, checkErr); err != nil {
 				printError(e.stderr, err)
@@ -120,4 +124,12 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// ignoredWhere says on which backends a field is ignored.
+func ignoredWhere(i workflow.Ignored) string {
+	if len(i.Backends) == 0 {
+		return "on every backend"
+	}
+	return "on the " + strings.Join(i.Backends, " and ") + " backend"
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
@@ -85,6 +86,21 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p *principal) er
 		return err
 	}
 	writeJSON(w, http.StatusOK, run)
+	return nil
+}
+
+// getTrainJob is a TrainJob's run as Kubeflow Trainer's TrainJob reads,
+// status in Trainer's shape; KLN-4032 for a run of another kind.
+func (s *Server) getTrainJob(w http.ResponseWriter, r *http.Request, p *principal) error {
+	run, err := s.run(r, p)
+	if err != nil {
+		return err
+	}
+	view, ok := trainerv1.ViewOf(run)
+	if !ok {
+		return &apiv1.Error{Code: apiv1.CodeNotTrainJob, Object: string(run.ID), Message: fmt.Sprintf("run %s is of a %s, not a TrainJob", run.ID, run.Kind)}
+	}
+	writeJSON(w, http.StatusOK, view)
 	return nil
 }
 

@@ -147,6 +147,7 @@ func (s *Server) routes() []route {
 		{"POST /api/v1/runs", editor, s.submit},
 		{"GET /api/v1/runs", viewer, s.listRuns},
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
+		{"GET /api/v1/runs/{id}/trainjob", viewer, s.getTrainJob},
 		{"DELETE /api/v1/runs/{id}", editor, s.deleteRun},
 		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
 		{"POST /api/v1/runs/{id}/retry", editor, s.retry},
@@ -257,7 +258,7 @@ func statusOf(err error) (int, []*apiv1.Error) {
 // codeStatus is the HTTP status of an error with code c.
 func codeStatus(c apiv1.Code) int {
 	switch c {
-	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoCacheEntry:
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob:
 		return http.StatusNotFound
 	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting:
 		return http.StatusConflict

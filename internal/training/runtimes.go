@@ -24,6 +24,10 @@ func Builtin() []apiv1.TrainingRuntime {
 		rt("tensorflow", apiv1.MLPolicy{TensorFlow: &apiv1.TensorFlowPolicy{}}),
 		rt("jax", apiv1.MLPolicy{JAX: &apiv1.JAXPolicy{}}),
 		rt("plain", apiv1.MLPolicy{Plain: &apiv1.PlainPolicy{}}),
+		// The names Kubeflow Trainer's own runtimes have, so its users'
+		// TrainJobs find them (torch-distributed is the same name).
+		rt("jax-distributed", apiv1.MLPolicy{JAX: &apiv1.JAXPolicy{}}),
+		rt("xgboost-distributed", apiv1.MLPolicy{XGBoost: &apiv1.XGBoostPolicy{}}),
 	}
 }
 

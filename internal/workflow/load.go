@@ -19,6 +19,9 @@ type Loaded struct {
 	Plan *Plan
 	// Params are the values of every declared parameter.
 	Params map[string]string
+	// Ignored lists the fields of the documents, as written in another
+	// API group, that some backend does not act on.
+	Ignored []Ignored
 }
 
 // Checked is one valid runnable document (Workflow or TrainJob) and its
@@ -26,6 +29,9 @@ type Loaded struct {
 type Checked struct {
 	Doc  *Document
 	Plan *Plan
+	// Ignored lists what some backend ignores of Doc and of the
+	// runtimes of the files (see Origin).
+	Ignored []Ignored
 }
 
 // Load reads files from disk, checks every document, and returns the one
@@ -89,7 +95,7 @@ func LoadDocuments(files []string, docs []Document, params map[string]string, st
 	if len(plans) != 1 {
 		return nil, runnableError(files, plans)
 	}
-	l := &Loaded{Doc: plans[0].Doc, Plan: plans[0].Plan}
+	l := &Loaded{Doc: plans[0].Doc, Plan: plans[0].Plan, Ignored: plans[0].Ignored}
 	l.Params, err = ResolveParams(l.Doc, l.Plan.Workflow, params)
 	return l, err
 }
@@ -159,7 +165,7 @@ func CheckDocuments(docs []Document, stored Stored) ([]Checked, error) {
 				plan.Rename = d.From.Field
 			}
 			resolveRuntimes(plan)
-			out = append(out, Checked{Doc: d, Plan: plan})
+			out = append(out, Checked{Doc: d, Plan: plan, Ignored: append(IgnoredFields(d), runtimeIgnored(docs, plan)...)})
 		}
 	}
 	errs = append(errs, unreached(docs, lib, subs, runtimes))
@@ -357,4 +363,26 @@ func runnableError(files []string, plans []Checked) error {
 		Code: apiv1.CodeRunnable, File: strings.Join(files, ", "),
 		Message: fmt.Sprintf("found %d runnable resources (%s), want exactly one Workflow or TrainJob", len(plans), found),
 	}
+}
+
+// runtimeIgnored lists what some backend ignores of the TrainingRuntimes
+// among docs that plan's training tasks run with, naming each runtime.
+func runtimeIgnored(docs []Document, plan *Plan) []Ignored {
+	used := map[string]bool{}
+	for _, t := range plan.Tasks {
+		if t.Spec != nil && t.Spec.Train != nil {
+			used[t.Spec.Train.Runtime] = true
+		}
+	}
+	var out []Ignored
+	for i := range docs {
+		if docs[i].Kind != apiv1.KindTrainingRuntime || !used[docs[i].Name] {
+			continue
+		}
+		for _, ig := range IgnoredFields(&docs[i]) {
+			ig.Field = docs[i].Object() + " " + ig.Field
+			out = append(out, ig)
+		}
+	}
+	return out
 }

@@ -8,10 +8,19 @@ import (
 
 // place resolves where a compiled task's containers come from: its image
 // and pod template, each from the most specific place that sets one.
-func (t *Task) place(wf *apiv1.Workflow, field string) {
+// A training job's runtime's pod template lies under the task's; an error
+// says they cannot be merged.
+func (t *Task) place(wf *apiv1.Workflow, field string) error {
 	t.PodTemplate = t.Spec.PodTemplate
 	if t.PodTemplate == nil {
 		t.PodTemplate = wf.Spec.PodTemplate
+	}
+	if t.Train != nil && t.Train.Runtime != nil && t.Train.Runtime.PodTemplate != nil {
+		pt, err := mergePodTemplates(t.Train.Runtime.PodTemplate, t.PodTemplate)
+		if err != nil {
+			return err
+		}
+		t.PodTemplate = pt
 	}
 	switch {
 	case t.Spec.Train != nil && t.Spec.Train.Image != "":
@@ -28,6 +37,7 @@ func (t *Task) place(wf *apiv1.Workflow, field string) {
 			t.ImageField = field + ".train.image"
 		}
 	}
+	return nil
 }
 
 // RequireImages checks that every task of p has a container image, as

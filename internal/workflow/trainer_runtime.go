@@ -28,7 +28,7 @@ func runtimeFromTrainer(doc *Document) (*Document, error) {
 	out.Spec.MLPolicy = c.mlPolicy(in.Spec.MLPolicy)
 	out.Spec.GangPolicy = c.gangPolicy(in.Spec.PodGroupPolicy)
 	var nodeField string
-	out.Spec.Template, nodeField = c.jobSet(&in.Spec.Template)
+	out.Spec.Template, out.Spec.PodTemplate, nodeField = c.jobSet(&in.Spec.Template)
 	if len(c.errs) > 0 {
 		return nil, joinErrs(c.errs)
 	}
@@ -99,10 +99,11 @@ func (c *conversion) gangPolicy(p *trainerv1.PodGroupPolicy) *apiv1.GangPolicy {
 	return &apiv1.GangPolicy{ScheduleTimeoutSeconds: p.Coscheduling.ScheduleTimeoutSeconds}
 }
 
-// jobSet reads the trainer container of the runtime's template: the node
-// job's, or MPI's launcher's, whose command is the job's. It returns it
-// as kiln's template, and the path of the node job's container.
-func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, string) {
+// jobSet reads the trainer of the runtime's template: the node job's, or
+// MPI's launcher's, whose command is the job's. It returns its container
+// as kiln's template, the rest of its pod as the runtime's pod template,
+// and the path of the node job's container.
+func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, *apiv1.PodTemplate, string) {
 	s := &t.Spec
 	for field, v := range map[string]json.RawMessage{
 		"network": s.Network, "successPolicy": s.SuccessPolicy, "failurePolicy": s.FailurePolicy,
@@ -116,6 +117,7 @@ func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, st
 		c.ignore("spec.template", "kiln makes no JobSet: its metadata, suspend and ttlSecondsAfterFinished are not used (set them on the TrainJob)")
 	}
 	var node, launcher *apiv1.Trainer
+	var nodePod, launcherPod *apiv1.PodTemplate
 	var nodeField string
 	for i := range s.ReplicatedJobs {
 		rj := &s.ReplicatedJobs[i]
@@ -125,9 +127,9 @@ func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, st
 		}
 		switch rj.Name {
 		case trainerv1.JobNode:
-			node, nodeField = c.trainerContainer(field, &rj.Template.Spec.Template.Spec)
+			node, nodePod, nodeField = c.trainerPod(field, &rj.Template.Spec.Template)
 		case trainerv1.JobLauncher:
-			launcher, _ = c.trainerContainer(field, &rj.Template.Spec.Template.Spec)
+			launcher, launcherPod, _ = c.trainerPod(field, &rj.Template.Spec.Template)
 		case trainerv1.JobDatasetInit, trainerv1.JobModelInit:
 			c.ignore(field, "kiln runs initializers with its own fetcher; the TrainJob's spec.initializer says what to fetch")
 		default:
@@ -137,16 +139,19 @@ func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, st
 	if launcher != nil {
 		// MPI: the nodes wait for the launcher (sshd in Trainer's images);
 		// kiln's launcher starts the ranks, running the launcher's command.
-		return launcher, nodeField
+		return launcher, launcherPod, nodeField
 	}
-	return node, nodeField
+	return node, nodePod, nodeField
 }
 
-// trainerContainer reads the trainer's container of a job's pod spec: the
-// one named "node", or the only one. The rest of the pod spec is not
-// kiln's to apply from a runtime, and says so.
-func (c *conversion) trainerContainer(field string, spec *corev1.PodSpec) (*apiv1.Trainer, string) {
-	pod := field + ".template.spec.template.spec"
+// trainerPod reads the trainer's container of a job's pod template: the
+// one named "node", or the only one. Its image, command, args, env and
+// resources are the runtime's template; the rest of the pod (the
+// container renamed to kiln's "main") is the runtime's pod template,
+// which shapes Kubernetes pods.
+func (c *conversion) trainerPod(field string, tmpl *corev1.PodTemplateSpec) (*apiv1.Trainer, *apiv1.PodTemplate, string) {
+	pod := field + ".template.spec.template"
+	spec := &tmpl.Spec
 	idx := -1
 	for i, ct := range spec.Containers {
 		if ct.Name == trainerv1.ContainerNode || len(spec.Containers) == 1 {
@@ -154,11 +159,11 @@ func (c *conversion) trainerContainer(field string, spec *corev1.PodSpec) (*apiv
 		}
 	}
 	if idx < 0 {
-		c.fail(apiv1.CodeRequired, pod+".containers", "the job has no container named \"node\"", "name the trainer's container node, as Trainer's runtimes do")
-		return nil, ""
+		c.fail(apiv1.CodeRequired, pod+".spec.containers", "the job has no container named \"node\"", "name the trainer's container node, as Trainer's runtimes do")
+		return nil, nil, ""
 	}
 	ct := spec.Containers[idx]
-	cf := fmt.Sprintf("%s.containers[%d]", pod, idx)
+	cf := fmt.Sprintf("%s.spec.containers[%d]", pod, idx)
 	out := &apiv1.Trainer{Image: ct.Image, Command: ct.Command, Args: ct.Args, Env: c.env(cf+".env", ct.Env), ResourcesPerNode: c.resources(cf+".resources", &ct.Resources)}
 	if out.ResourcesPerNode != nil && *out.ResourcesPerNode == (apiv1.Resources{}) {
 		out.ResourcesPerNode = nil
@@ -166,18 +171,25 @@ func (c *conversion) trainerContainer(field string, spec *corev1.PodSpec) (*apiv
 	if ct.Image != "" {
 		c.ignore(cf+".image", "the command runs on this machine, not in the image", backendLocal)
 	}
-	rest := *spec
-	rest.Containers = nil
-	ct.Name, ct.Image, ct.Command, ct.Args, ct.Env, ct.Resources = "", "", nil, nil, nil, corev1.ResourceRequirements{}
-	if js, _ := json.Marshal(rest); string(js) != "{}" || len(spec.Containers) > 1 || !emptyContainer(ct) {
-		c.ignore(pod, "kiln applies a runtime's node image, command, args, env and resources; set other pod fields with the TrainJob's podTemplateOverrides")
+	rest := tmpl.DeepCopy()
+	main := &rest.Spec.Containers[idx]
+	main.Name, main.Image, main.Command, main.Args, main.Env, main.Resources = apiv1.MainContainer, "", nil, nil, nil, corev1.ResourceRequirements{}
+	pt := &apiv1.PodTemplate{Metadata: apiv1.PodMetadata{Labels: rest.Labels, Annotations: rest.Annotations}, Spec: &rest.Spec}
+	if emptyJSON(rest.Spec, corev1.PodSpec{Containers: []corev1.Container{{Name: apiv1.MainContainer}}}) {
+		pt.Spec = nil
 	}
-	return out, cf
+	if pt.Spec == nil && len(pt.Metadata.Labels)+len(pt.Metadata.Annotations) == 0 {
+		return out, nil, cf
+	}
+	c.podField(pod)
+	return out, pt, cf
 }
 
-func emptyContainer(ct corev1.Container) bool {
-	js, _ := json.Marshal(ct)
-	return string(js) == `{"name":"","resources":{}}`
+// emptyJSON reports whether v is written as its type's zero value is.
+func emptyJSON[T any](v, zero T) bool {
+	a, _ := json.Marshal(v)
+	b, _ := json.Marshal(zero)
+	return string(a) == string(b)
 }
 
 // runtimeField names a field of the translated runtime as the runtime

@@ -122,7 +122,9 @@ func (c *checker) tasks(p *Plan, base string, tasks []apiv1.Task, params map[str
 			continue
 		}
 		p.Index[t.Name] = i
-		p.Tasks[i].place(p.Workflow, fmt.Sprintf("%s[%d]", base, i))
+		if err := p.Tasks[i].place(p.Workflow, fmt.Sprintf("%s[%d]", base, i)); err != nil {
+			c.add(apiv1.CodeInvalidValue, fmt.Sprintf("%s[%d].podTemplate", base, i), "cannot merge the pod template over its runtime's: %v", err)
+		}
 	}
 	p.MinRequest = minRequest(p.Tasks)
 	p.Graph = c.graph(base, tasks, c.dependsTasks(base, tasks, p), p.Index)

@@ -64,7 +64,7 @@ type Initializer struct {
 
 // InitializerSource is Trainer's DatasetInitializer and ModelInitializer.
 type InitializerSource struct {
-	StorageUri *string                      `json:"storageUri,omitempty"` //nolint:revive // Trainer's name
+	StorageUri *string                      `json:"storageUri,omitempty"`
 	Env        []corev1.EnvVar              `json:"env,omitempty"`
 	SecretRef  *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 }

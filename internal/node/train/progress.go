@@ -41,6 +41,8 @@ func (Handler) ProgressFile(*workflow.Task) string { return ProgressFile }
 //	 "metrics": [{"name": "loss", "value": "0.31"}]}
 //
 // every field optional; metrics may also be an object of names to values.
+// The body of Trainer's status update request, {"trainerStatus": {...}},
+// is read the same.
 // A report that does not parse, or holds a percentage outside 0 to 100 or
 // a negative estimate, is ignored (a file caught half-written, say).
 func (Handler) Progress(ns *apiv1.NodeStatus, data []byte, now time.Time) bool {
@@ -62,8 +64,17 @@ type progressReport struct {
 
 // ParseProgress reads a progress report (see Handler.Progress).
 func ParseProgress(data []byte) (*apiv1.TrainerStatus, error) {
+	var wrapped struct {
+		TrainerStatus *progressReport `json:"trainerStatus"`
+	}
 	var r progressReport
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := json.Unmarshal(data, &wrapped); err != nil {
+		return nil, fmt.Errorf("reading the progress report: %w", err)
+	}
+	if wrapped.TrainerStatus != nil {
+		// The body of Trainer's status update request, as its SDK sends it.
+		r = *wrapped.TrainerStatus
+	} else if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("reading the progress report: %w", err)
 	}
 	ts := &apiv1.TrainerStatus{}

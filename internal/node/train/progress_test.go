@@ -33,6 +33,10 @@ func TestParseProgressReadsTrainersShapeAndAMetricsObject(t *testing.T) {
 			}},
 		},
 		"nothing known yet": {`{}`, &apiv1.TrainerStatus{}},
+		"the body of trainer's status update request": {
+			`{"trainerStatus": {"progressPercentage": 75, "estimatedRemainingSeconds": 30, "metrics": [{"name": "loss", "value": "0.1"}]}}`,
+			&apiv1.TrainerStatus{ProgressPercentage: i32(75), EstimatedRemainingSeconds: i32(30), Metrics: []apiv1.Metric{{Name: "loss", Value: "0.1"}}},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := ParseProgress([]byte(tc.in))
