@@ -79,7 +79,7 @@ func (e *env) convert(files []string, format string) error {
 			fmt.Fprintln(e.stdout, "---")
 		}
 		if d.From != nil {
-			fmt.Fprintf(e.stdout, "# %s/%s of %s (%s), converted by kiln convert\n", d.From.Kind, d.Name, d.File, d.From.APIVersion)
+			fmt.Fprintf(e.stdout, "# converted by kiln convert from the %s of %s (%s)\n", d.From.Kind, d.File, d.From.APIVersion)
 		}
 		fmt.Fprint(e.stdout, strings.TrimSuffix(string(d.Raw), "\n")+"\n")
 	}

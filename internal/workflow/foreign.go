@@ -152,7 +152,6 @@ func asWritten(docs []Document, err error) error {
 			d := &docs[i]
 			if d.From != nil && d.From.Field != nil && e.File == d.File && e.Object == d.Object() {
 				e.Field = d.From.Field(e.Field)
-				break // the documents of one translation share a name and its renaming
 			}
 		}
 	}

@@ -163,7 +163,8 @@ func (o *opJob) nodes(tr *apiv1.Trainer, types ...kubeflowv1.ReplicaType) {
 }
 
 // documents finishes the translation: the runtime and the TrainJob that
-// runs with it, both named for the job as written.
+// runs with it. Both read as the job as written in errors (PyTorchJob/NAME,
+// the runtime as PyTorchJob/NAME-pytorchjob), with its field names.
 func (o *opJob) documents() ([]Document, error) {
 	c := o.c
 	if len(c.errs) > 0 {
@@ -185,7 +186,7 @@ func (o *opJob) documents() ([]Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	rtDoc.Name, jobDoc.Name = o.name, o.name
+	rtDoc.Name, jobDoc.Name = rtName, o.name
 	return []Document{*rtDoc, *jobDoc}, nil
 }
 
