@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -102,7 +103,9 @@ func runtimesIn(base []apiv1.TrainingRuntime, files []string) ([]apiv1.TrainingR
 	if err != nil {
 		return nil, err
 	}
+	docs, terr := workflow.Translate(docs) // Trainer's and training-operator's documents too
 	user, err := workflow.UserRuntimes(docs)
+	err = errors.Join(terr, err)
 	for _, rt := range user {
 		byName[rt.Metadata.Name] = rt
 	}
