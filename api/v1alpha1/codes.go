@@ -38,6 +38,9 @@ const (
 	CodeUnsupported     Code = "KLN-1026"
 	CodeRuntimeRef      Code = "KLN-1035"
 	CodeRuntimeKind     Code = "KLN-1036"
+	CodeReplicaSpecs    Code = "KLN-1045"
+	CodeMainContainer   Code = "KLN-1046"
+	CodeReplicasDiffer  Code = "KLN-1047"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -144,6 +147,9 @@ func CodeInfos() []CodeInfo {
 		{CodeUnsupported, "a document of another API group (Kubeflow Trainer, training-operator) sets a field to a value kiln cannot honour: the job would not run as written", "change or drop the field named; docs/kubeflow.md lists what each field maps to"},
 		{CodeRuntimeRef, "a runtimeRef's kind or apiGroup (a train task's runtimeKind) is not one kiln knows", "kind is TrainingRuntime or ClusterTrainingRuntime, apiGroup kiln.dev or trainer.kubeflow.org; leave them out to look the name up in every kind"},
 		{CodeRuntimeKind, "the runtime named exists, but not of the kind the job asks for (runtimeRef.kind or runtimeKind)", "change the kind to the one the message names, or leave it out"},
+		{CodeReplicaSpecs, "a training-operator job (kubeflow.org/v1) has a replica type its kind does not have, lacks one it needs, or asks for a count the kind does not allow (a PyTorchJob's Master is one replica)", "the message lists the replica types of the kind and their counts; keys are read in any case (worker is Worker)"},
+		{CodeMainContainer, "a replica's pod of a training-operator job has no container named as its kind requires (pytorch, tensorflow, xgboost, jax; an MPIJob's launcher's first container), or has more than that one", "name the trainer's container as the kind does; move a sidecar's work into the trainer or into a workflow task"},
+		{CodeReplicasDiffer, "replicas of a training-operator job that kiln runs as one set of nodes (a PyTorchJob's Master and Worker, a TFJob's Chief, Worker and PS) differ in image, command, env, resources or pod spec", "give the replica types the same container and pod; kiln runs every node of a TrainJob from one trainer"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},

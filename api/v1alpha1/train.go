@@ -134,6 +134,8 @@ type MLPolicy struct {
 	TensorFlow *TensorFlowPolicy `json:"tensorflow,omitempty"`
 	JAX        *JAXPolicy        `json:"jax,omitempty"`
 	Plain      *PlainPolicy      `json:"plain,omitempty"`
+	// TrainingOperator sets training-operator's environment instead of Trainer v2's.
+	TrainingOperator *OperatorEnv `json:"trainingOperator,omitempty"`
 }
 
 // TorchPolicy configures PyTorch distributed.

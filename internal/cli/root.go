@@ -100,6 +100,7 @@ func newRoot(e *env) *cobra.Command {
 		newServeCmd(e), newTokenCmd(e), newSecretCmd(e), newRetryCmd(e), newApplyCmd(e), newDeleteCmd(e),
 		newApproveCmd(e, true), newApproveCmd(e, false), newSignalCmd(e), newCacheCmd(e), newGCCmd(e), newInitializeCmd(e))
 	root.AddCommand(newRerunCmd(e))
+	root.AddCommand(newConvertCmd(e))
 	return root
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"cmp"
 	"fmt"
 	"slices"
@@ -94,7 +95,9 @@ func runtimesIn(list []*apiv1.TrainingRuntime, files []string, kind string) ([]*
 	if err != nil {
 		return nil, err
 	}
+	docs, terr := workflow.Translate(docs) // Trainer's and training-operator's documents too
 	user, err := workflow.UserRuntimes(docs)
+	err = errors.Join(terr, err)
 	inFiles := map[string]bool{}
 	var out []*apiv1.TrainingRuntime
 	for i := range user {

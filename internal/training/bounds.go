@@ -34,6 +34,7 @@ func CheckRuntime(rt *apiv1.TrainingRuntimeSpec) []Problem {
 		if p.TensorFlow != nil {
 			m.count("mlPolicy.tensorflow.numPS", p.TensorFlow.NumPS, 0, MaxReplicas)
 		}
+		m.checkOperator(p)
 	}
 	if rt.Template != nil {
 		m.count("template.numNodes", rt.Template.NumNodes, 1, MaxReplicas)

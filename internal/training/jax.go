@@ -28,5 +28,8 @@ func (jax) Build(j *Job, in *Input, spec *job.Spec) error {
 			"JAX_NUM_PROCESSES", strconv.Itoa(j.NumNodes), "JAX_PROCESS_ID", strconv.Itoa(i))
 		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: env, Host: i})
 	}
+	if j.Policy.TrainingOperator != nil {
+		operatorJAX(j, in, spec)
+	}
 	return nil
 }

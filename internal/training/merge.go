@@ -35,6 +35,9 @@ type Job struct {
 	RunPolicy *apiv1.JobPolicy
 	// Initializers are the initializers whose results the trainer reads.
 	Initializers []string
+	// ProcsAsWritten is numProcPerNode before it was resolved ("auto"):
+	// training-operator's environment passes it on as written.
+	ProcsAsWritten string
 }
 
 // Replicas is the number of nodes the job runs, parameter servers included.
@@ -127,6 +130,7 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 	}
 	j.PerNode = m.resources(resources)
 	j.NumProcPerNode = m.procs(t, tmpl, rt.MLPolicy, resources, j.PerNode)
+	j.ProcsAsWritten = string(procsWritten(t, tmpl, rt.MLPolicy))
 	if resources == nil || resources.CPU == "" {
 		j.PerNode.MilliCPU = int64(j.NumProcPerNode) * 1000 // one CPU per process
 	}
@@ -134,6 +138,7 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 		m.add(apiv1.CodeRequired, "command", "the trainer needs a command, here or in the runtime's template")
 	}
 	m.env(j.Env, plugin)
+	m.operatorEnv(j.Env, rt.MLPolicy)
 	if rt.FailurePolicy != nil {
 		j.Retryable = rt.FailurePolicy.RetryableExitCodes
 	}
@@ -200,18 +205,7 @@ func (m *merger) resources(r *apiv1.Resources) resource.Request {
 // node's whole CPUs, at least 1), cpu or gpu. Frameworks that run one
 // process per node ignore it.
 func (m *merger) procs(t *apiv1.TrainTask, tmpl *apiv1.Trainer, p *apiv1.MLPolicy, r *apiv1.Resources, per resource.Request) int {
-	v := apiv1.Quantity("1")
-	switch {
-	case p.Torch != nil && p.Torch.NumProcPerNode != nil:
-		v = *p.Torch.NumProcPerNode
-	case p.MPI != nil && p.MPI.NumProcPerNode != nil:
-		v = apiv1.Quantity(strconv.Itoa(int(*p.MPI.NumProcPerNode)))
-	}
-	for _, q := range []*apiv1.Quantity{tmpl.NumProcPerNode, t.NumProcPerNode} {
-		if q != nil {
-			v = *q
-		}
-	}
+	v := procsWritten(t, tmpl, p)
 	cpus := int(max(per.MilliCPU/1000, 1))
 	switch strings.ToLower(string(v)) {
 	case "auto":
@@ -240,6 +234,24 @@ func (m *merger) procs(t *apiv1.TrainTask, tmpl *apiv1.Trainer, p *apiv1.MLPolic
 		m.add(apiv1.CodeInvalidValue, "numProcPerNode", "numProcPerNode applies to torch and mpi only; this framework runs one process per node")
 	}
 	return n
+}
+
+// procsWritten is numProcPerNode as the task, else the runtime's template,
+// else its policy writes it (default 1).
+func procsWritten(t *apiv1.TrainTask, tmpl *apiv1.Trainer, p *apiv1.MLPolicy) apiv1.Quantity {
+	v := apiv1.Quantity("1")
+	switch {
+	case p.Torch != nil && p.Torch.NumProcPerNode != nil:
+		v = *p.Torch.NumProcPerNode
+	case p.MPI != nil && p.MPI.NumProcPerNode != nil:
+		v = apiv1.Quantity(strconv.Itoa(int(*p.MPI.NumProcPerNode)))
+	}
+	for _, q := range []*apiv1.Quantity{tmpl.NumProcPerNode, t.NumProcPerNode} {
+		if q != nil {
+			v = *q
+		}
+	}
+	return v
 }
 
 func (m *merger) env(env []apiv1.EnvVar, p Plugin) {

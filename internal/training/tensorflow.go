@@ -31,6 +31,9 @@ type tfTask struct {
 }
 
 func (tensorflow) Build(j *Job, in *Input, spec *job.Spec) error {
+	if j.Policy.TrainingOperator != nil {
+		return operatorTF(j, in, spec)
+	}
 	roles := make([]tfTask, j.Replicas())
 	cluster := map[string][]string{}
 	for r := range roles {

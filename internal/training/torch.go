@@ -26,6 +26,10 @@ func (torch) Reserved() []string {
 func (torch) Ports(*Job) int { return 1 }
 
 func (torch) Build(j *Job, in *Input, spec *job.Spec) error {
+	if j.Policy.TrainingOperator != nil {
+		operatorTorch(j, in, spec)
+		return nil
+	}
 	master, port := in.Network.Hosts[0], strconv.Itoa(in.Network.Ports[0])
 	nodes, procs := j.NumNodes, j.NumProcPerNode
 	for n := range nodes {

@@ -21,7 +21,14 @@ func (xgboost) Reserved() []string {
 	}
 }
 
-func (xgboost) Ports(*Job) int { return 2 }
+// Ports are the tracker's and the master's, and training-operator's
+// WORKER_PORT when its environment is asked for.
+func (xgboost) Ports(j *Job) int {
+	if j.Policy.TrainingOperator != nil {
+		return 3
+	}
+	return 2
+}
 
 func (xgboost) Build(j *Job, in *Input, spec *job.Spec) error {
 	host, tracker, master := in.Network.Hosts[0], strconv.Itoa(in.Network.Ports[0]), strconv.Itoa(in.Network.Ports[1])
@@ -31,6 +38,9 @@ func (xgboost) Build(j *Job, in *Input, spec *job.Spec) error {
 		env := with(in.Env, "DMLC_TRACKER_URI", host, "DMLC_TRACKER_PORT", tracker, "DMLC_TASK_ID", rank,
 			"DMLC_NUM_WORKER", n, "MASTER_ADDR", host, "MASTER_PORT", master, "WORLD_SIZE", n, "RANK", rank)
 		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", i), Command: in.Command, Env: env, Host: i})
+	}
+	if j.Policy.TrainingOperator != nil {
+		operatorXGBoost(j, in, spec)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func (p *Plan) CheckFits(capacity resource.Request) error {
 			msg = fmt.Sprintf("the job asks for %s at once (%d nodes of %s)", t.Request, t.Train.Replicas(), t.PerHost)
 		}
 		errs = append(errs, &apiv1.Error{
-			Code: apiv1.CodeTooLarge, File: p.File, Object: p.Object, Field: field, Hint: hint,
+			Code: apiv1.CodeTooLarge, File: p.File, Object: p.Object, Field: p.fieldAsWritten(field), Hint: hint,
 			Message: fmt.Sprintf("%s, more than this machine's pool of %s", msg, capacity),
 		})
 	}

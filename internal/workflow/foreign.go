@@ -55,12 +55,27 @@ type translator struct {
 	apiVersion string
 	// kinds translates each kind it reads; a kind it does not know is an
 	// error naming the kinds it does.
-	kinds map[string]func(doc *Document) (*Document, error)
+	kinds map[string]translateFunc
+}
+
+// translateFunc translates one document into the kiln documents that
+// stand for it: one, or a job and the runtime it runs with.
+type translateFunc func(doc *Document) ([]Document, error)
+
+// one is a translation into a single document.
+func one(f func(doc *Document) (*Document, error)) translateFunc {
+	return func(doc *Document) ([]Document, error) {
+		d, err := f(doc)
+		if d == nil {
+			return nil, err
+		}
+		return []Document{*d}, err
+	}
 }
 
 // translators lists the API groups kiln reads besides its own.
 func translators() []translator {
-	return []translator{trainerGroup()}
+	return []translator{trainerGroup(), operatorGroup()}
 }
 
 // Translate returns docs with every document of another API group that
@@ -85,9 +100,7 @@ func Translate(docs []Document) ([]Document, error) {
 		}
 		d, err := tr(&docs[i])
 		errs = append(errs, err)
-		if d != nil {
-			out = append(out, *d)
-		}
+		out = append(out, d...)
 	}
 	return out, errors.Join(errs...)
 }

@@ -185,6 +185,9 @@ func CheckDocumentsWith(docs []Document, stored Stored, storedRuntimes StoredRun
 		}
 		errs = append(errs, err)
 		if plan != nil {
+			if d.From != nil {
+				plan.Rename = d.From.Field
+			}
 			resolveRuntimes(plan)
 			out = append(out, Checked{Doc: d, Plan: plan, Ignored: append(IgnoredFields(d), runtimeIgnored(docs, plan)...)})
 		}

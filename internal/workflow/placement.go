@@ -53,7 +53,7 @@ func RequireImages(doc *Document, p *Plan) error {
 		if p.Workflow.Kind == apiv1.KindTrainJob {
 			field = trainJobFields(initializerFields(field, p.Workflow))
 		}
-		errs = append(errs, docError(doc, apiv1.CodeImageRequired, field,
+		errs = append(errs, docError(doc, apiv1.CodeImageRequired, p.fieldAsWritten(field),
 			"task "+t.Spec.Name+" has no container image, which the kubernetes backend needs"))
 	}
 	return errors.Join(errs...)

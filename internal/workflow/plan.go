@@ -39,6 +39,17 @@ type Plan struct {
 	// File and Object say where the plan was read from, as the submitter
 	// named it, for errors found after compiling (see CheckFits).
 	File, Object string
+	// Rename names a field of the plan's document as the user wrote it,
+	// for a document translated from another API group (nil: as it is).
+	Rename func(field string) string
+}
+
+// fieldAsWritten is field as the plan's document names it.
+func (p *Plan) fieldAsWritten(field string) string {
+	if p.Rename == nil {
+		return field
+	}
+	return p.Rename(field)
 }
 
 // Task is one compiled task.

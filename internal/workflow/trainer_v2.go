@@ -15,16 +15,14 @@ import (
 const (
 	backendLocal = "local"
 	backendKube  = "kubernetes"
-	// kilnGroup is kiln's own API group.
-	kilnGroup = "kiln.dev"
 )
 
 // trainerGroup reads Kubeflow Trainer v2's documents.
 func trainerGroup() translator {
-	return translator{apiVersion: trainerv1.APIVersion, kinds: map[string]func(*Document) (*Document, error){
-		trainerv1.KindTrainJob:               trainJobFromTrainer,
-		trainerv1.KindTrainingRuntime:        runtimeFromTrainer,
-		trainerv1.KindClusterTrainingRuntime: runtimeFromTrainer,
+	return translator{apiVersion: trainerv1.APIVersion, kinds: map[string]translateFunc{
+		trainerv1.KindTrainJob:               one(trainJobFromTrainer),
+		trainerv1.KindTrainingRuntime:        one(runtimeFromTrainer),
+		trainerv1.KindClusterTrainingRuntime: one(runtimeFromTrainer),
 	}}
 }
 

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+func newConvertCmd(e *env) *cobra.Command {
+	var files []string
+	var output string
+	cmd := &cobra.Command{
+		Use:   "convert -f FILE... [-o yaml|json]",
+		Short: "Print the kiln documents that training-operator or Kubeflow Trainer jobs run as",
+		Long: "Print the documents of FILE... (\"-\": standard input) as kiln runs them: a PyTorchJob, TFJob,\n" +
+			"MPIJob, XGBoostJob or JAXJob (kubeflow.org/v1) as a TrainJob and the TrainingRuntime that gives\n" +
+			"its processes the operator's environment; a Kubeflow Trainer document (trainer.kubeflow.org)\n" +
+			"as kiln's own kind; kiln's documents as they are. kiln run and kiln validate take the output\n" +
+			"back, so it can be committed in place of the original. The result is checked offline, as kiln\n" +
+			"validate checks; fields that some backend ignores are listed on standard error.",
+		RunE: func(_ *cobra.Command, args []string) error {
+			files = append(files, args...)
+			if len(files) == 0 {
+				return usagef("kiln convert needs the files to convert: kiln convert -f FILE...")
+			}
+			if output != "yaml" && output != "json" {
+				return usagef("output format %q is not one of yaml, json", output)
+			}
+			return e.convert(files, output)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of documents, - for standard input (repeatable)")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (documents kiln reads back) or json (a list of them)")
+	return cmd
+}
+
+// convert prints the conversion of files in format.
+func (e *env) convert(files []string, format string) error {
+	var srcs []apiv1.SourceFile
+	for _, f := range files {
+		src, err := workflow.ReadSource(f, e.stdin)
+		if err != nil {
+			return err
+		}
+		srcs = append(srcs, src)
+	}
+	names, docs, err := workflow.ReadSources(srcs)
+	if err != nil {
+		printError(e.stderr, err)
+		return &exitError{exitFailed}
+	}
+	out, ignored, err := workflow.Convert(names, docs)
+	if err != nil {
+		printError(e.stderr, err)
+		return &exitError{exitFailed}
+	}
+	for _, i := range ignored {
+		where := "every backend"
+		if len(i.Backends) > 0 {
+			where = "the " + strings.Join(i.Backends, " and ") + " backend"
+		}
+		fmt.Fprintf(e.stderr, "warning: %s is ignored on %s: %s\n", i.Field, where, i.Reason)
+	}
+	for i := range out {
+		if ns := workflow.NamespaceOf(&out[i]); ns != "" && out[i].Kind == apiv1.KindTrainJob {
+			fmt.Fprintf(e.stderr, "warning: metadata.namespace %s of %s is not kept: a run belongs to the project kiln run --project names\n", ns, out[i].Object())
+		}
+	}
+	if format == "json" {
+		return printConvertedJSON(e, out)
+	}
+	for i, d := range out {
+		if i > 0 {
+			fmt.Fprintln(e.stdout, "---")
+		}
+		if d.From != nil {
+			fmt.Fprintf(e.stdout, "# converted by kiln convert from the %s of %s (%s)\n", d.From.Kind, d.File, d.From.APIVersion)
+		}
+		fmt.Fprint(e.stdout, strings.TrimSuffix(string(d.Raw), "\n")+"\n")
+	}
+	return nil
+}
+
+func printConvertedJSON(e *env, docs []workflow.Document) error {
+	list := make([]json.RawMessage, len(docs))
+	for i, d := range docs {
+		list[i] = d.JSON
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(list)
+}
