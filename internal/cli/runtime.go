@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
