@@ -132,7 +132,7 @@ func TestOperatorJobConvertRoundTrips(t *testing.T) {
 	if v.code != 0 || !strings.Contains(v.stdout, "ok: "+out+": TrainJob/ddp-gloo (1 task)") {
 		t.Fatalf("kiln validate of the converted job: exit %d\n%s%s", v.code, v.stdout, v.stderr)
 	}
-	if g := kiln(t, home, "get", "runtimes", filepath.Join(dir, "pytorchjob.yaml")); !strings.Contains(g.stdout, "ddp-gloo-pytorchjob  torch") {
+	if g := kiln(t, home, "get", "runtimes", filepath.Join(dir, "pytorchjob.yaml")); !regexp.MustCompile(`ddp-gloo-pytorchjob +TrainingRuntime .* torch +files: `).MatchString(g.stdout) {
 		t.Errorf("kiln get runtimes does not list the PyTorchJob's runtime:\n%s%s", g.stdout, g.stderr)
 	}
 	j := kiln(t, home, "convert", "-o", "json", filepath.Join(dir, "mpijob.yaml"))
