@@ -89,6 +89,10 @@ const (
 	CodeKubeConfig      Code = "KLN-6008"
 	CodePodLost         Code = "KLN-6009"
 	CodeIsolation       Code = "KLN-6010"
+	CodeElasticNumNodes Code = "KLN-1040"
+	CodeElasticRange    Code = "KLN-1041"
+	CodeElasticCommand  Code = "KLN-1042"
+	CodeElasticTooFew   Code = "KLN-3022"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -181,6 +185,10 @@ func CodeInfos() []CodeInfo {
 		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --context and --namespace, or KUBECONFIG"},
 		{CodePodLost, "a pod of a running attempt was deleted by someone other than kiln", "see the cluster's events; the attempt is retried per its retry policy"},
 		{CodeIsolation, "the isolation asked for tasks cannot be set up on this machine", "see kiln serve's start-up log for what the kernel offers, or change --isolation"},
+		{CodeElasticNumNodes, "numNodes is set (in the runtime's mlPolicy or template, or the job's trainer) on a job whose runtime sets torch.elasticPolicy", "remove numNodes: the elastic policy's minNodes and maxNodes size the job"},
+		{CodeElasticRange, "an elastic policy's minNodes is greater than its maxNodes", "set minNodes to at most maxNodes"},
+		{CodeElasticCommand, "an elastic PyTorch job's command is not torchrun: only torchrun's agents can meet again after a node is lost", "start the trainer with torchrun (or python -m torch.distributed.run)"},
+		{CodeElasticTooFew, "an elastic training job lost nodes until fewer than its minNodes were left", "see which nodes were lost in kiln describe run and their logs; lower minNodes to go on with fewer"},
 	}
 }
 

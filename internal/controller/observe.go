@@ -25,7 +25,7 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 			continue
 		}
 		if ns.spec == nil {
-			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number)
+			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number, ns.attempt.Nodes)
 			if err != nil {
 				c.buildFailed(r, i, err)
 				continue
@@ -81,6 +81,7 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 		ns.attempt.ExitCode = &st.ExitCode
 	}
 	ns.attempt.Signal = st.Signal
+	c.dropped(r, i, st)
 	if !st.StartedAt.IsZero() {
 		ns.attempt.StartedAt = &st.StartedAt
 	}

@@ -28,6 +28,9 @@ type Job struct {
 	ScheduleTimeout time.Duration
 	// Image is the trainer's container image, else the runtime template's.
 	Image string
+	// Elastic is the torch elastic policy, nil for a job of fixed size;
+	// NumNodes is then its maxNodes.
+	Elastic *Elastic
 }
 
 // Replicas is the number of nodes the job runs, parameter servers included.
@@ -110,6 +113,7 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 		j.Image = tmpl.Image
 	}
 	j.NumNodes = m.numNodes(t, tmpl, rt.MLPolicy)
+	m.elastic(t, j)
 	resources := t.ResourcesPerNode
 	if resources == nil {
 		resources = tmpl.ResourcesPerNode

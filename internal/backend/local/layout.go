@@ -72,6 +72,8 @@ type statusRecord struct {
 	Processes map[string]int `json:"processes,omitempty"`
 	// StoppedProcesses are the processes the supervisor signalled.
 	StoppedProcesses []string  `json:"stoppedProcesses,omitempty"`
+	// Dropped are the processes an elastic gang outlived.
+	Dropped []string `json:"dropped,omitempty"`
 	Stopped          bool      `json:"stopped,omitempty"`
 	System           bool      `json:"system,omitempty"`
 	StartError       string    `json:"startError,omitempty"`
@@ -84,7 +86,7 @@ type statusRecord struct {
 func (r *statusRecord) jobStatus() job.Status {
 	return job.Status{
 		State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
-		StoppedProcesses: r.StoppedProcesses,
+		StoppedProcesses: r.StoppedProcesses, Dropped: r.Dropped,
 		Stopped:          r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}

@@ -53,7 +53,7 @@ type Supervisor struct {
 // gang is one attempt's processes. members is nil while they start.
 type gang struct {
 	members  []*member
-	leader   string
+	rule     job.Rule
 	running  int
 	stopping bool
 	grace    time.Duration
@@ -62,6 +62,7 @@ type gang struct {
 
 type member struct {
 	name     string
+	host     int
 	cmd      *exec.Cmd
 	done     bool
 	exit     int
@@ -98,7 +99,7 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 		s.mu.Unlock()
 		return nil
 	}
-	g := &gang{leader: a.Leader} // reserves the ID
+	g := &gang{rule: job.Rule{Leader: a.Leader, MinHosts: a.MinHosts}} // reserves the ID
 	s.gangs[a.ID] = g
 	if a.Room != nil {
 		s.ledger.Hold(session, *a.Room)
@@ -180,7 +181,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 			}
 			return nil, err
 		}
-		members = append(members, &member{name: p.Name, cmd: cmd})
+		members = append(members, &member{name: p.Name, host: p.Host, cmd: cmd})
 	}
 	return members, nil
 }
@@ -264,7 +265,7 @@ func (s *Supervisor) wait(id string, g *gang, m *member) {
 		m.signal = signalName(ws.Signal())
 	}
 	g.running--
-	out := job.Decide(g.view(), g.leader)
+	out := job.Decide(g.view(), g.rule)
 	if g.running > 0 && out.Decided && !g.stopping {
 		s.terminate(g, gangGrace)
 	}
@@ -279,7 +280,7 @@ func (g *gang) view() []job.Member {
 	out := make([]job.Member, len(g.members))
 	for i, m := range g.members {
 		out[i] = job.Member{
-			Name: m.name, Ended: m.done, Exit: m.exit, Signal: m.signal, Stopped: m.stopped, FinishedAt: m.finished,
+			Name: m.name, Host: m.host, Ended: m.done, Exit: m.exit, Signal: m.signal, Stopped: m.stopped, FinishedAt: m.finished,
 		}
 	}
 	return out
@@ -304,6 +305,7 @@ func (g *gang) status(out job.Outcome) statusRecord {
 	if out.Failed {
 		rec.Failed = out.Decider
 	}
+	rec.Dropped = out.Dropped
 	return rec
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
@@ -53,7 +54,7 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 		return err
 	}
 	env = append(env, ProgressEnv+"="+filepath.Join(outputs, ProgressFile))
-	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir}
+	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir, Attempt: a.ID}
 	return j.Plugin.Build(j, in, spec)
 }
 
@@ -66,6 +67,10 @@ func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 	}
 	if st.Failed != "" {
 		v.Message = fmt.Sprintf("process %s: %s; the rest of the gang was stopped", st.Failed, v.Message)
+	}
+	if t.Train.Elastic != nil && len(st.Dropped) > 0 {
+		v.Code = apiv1.CodeElasticTooFew
+		v.Message = fmt.Sprintf("%s; it had lost %s before, leaving fewer than minNodes (%d)", v.Message, strings.Join(st.Dropped, ", "), t.Train.Elastic.MinNodes)
 	}
 	if !t.Train.Retries(st.ExitCode) {
 		v.Message += fmt.Sprintf(" (exit code %d is not retryable in this runtime)", st.ExitCode)
