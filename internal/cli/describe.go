@@ -188,6 +188,9 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 		if n.TrainerStatus != nil {
 			fmt.Fprintf(w, "  Progress: %s\n", trainerLine(n.TrainerStatus))
 		}
+		if line := elasticLine(n.Attempts); line != "" {
+			fmt.Fprintf(w, "  Nodes: %s\n", line)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  CONDITION\tSTATUS\tREASON\tSINCE\tMESSAGE")
 		for _, c := range n.Conditions {
@@ -199,4 +202,19 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 		}
 		tw.Flush()
 	}
+}
+
+// elasticLine gives an elastic training job's size in its last attempt:
+// the nodes it has now, of those it was admitted with, and those it
+// lost; "" for a job of fixed size.
+func elasticLine(attempts []apiv1.AttemptStatus) string {
+	if len(attempts) == 0 || attempts[len(attempts)-1].Nodes == 0 {
+		return ""
+	}
+	a := attempts[len(attempts)-1]
+	line := fmt.Sprintf("%d of %d", a.Nodes-len(a.Dropped), a.Nodes)
+	if len(a.Dropped) > 0 {
+		line += " (lost " + strings.Join(a.Dropped, ", ") + ")"
+	}
+	return line
 }

@@ -1,0 +1,35 @@
+# An elastic trainer for the e2e test: every step all-reduces a one, so a
+# step only passes when every rank of the current world takes it; rank 0
+# checkpoints the step to $KILN_OUTPUTS, so workers restarted by torchrun
+# after a lost node resume where the job was, in the smaller world.
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+STEPS = int(os.environ.get("STEPS", "50"))
+out = os.environ["KILN_OUTPUTS"]
+ckpt = os.path.join(out, "step.txt")
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+step = int(open(ckpt).read()) if os.path.exists(ckpt) else 0
+restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
+print(f"rank {rank} world {world} restart {restart} from step {step}", flush=True)
+while step < STEPS:
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    if int(t.item()) != world:
+        sys.exit(f"all_reduce gave {t.item()}, want {world}")
+    step += 1
+    if rank == 0:
+        with open(ckpt + ".tmp", "w") as f:
+            f.write(str(step))
+        os.replace(ckpt + ".tmp", ckpt)
+    time.sleep(0.2)
+if rank == 0:
+    with open(os.path.join(out, "world.txt"), "w") as f:
+        f.write(str(world))
+print(f"rank {rank} done in world {world}", flush=True)
