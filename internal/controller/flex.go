@@ -57,6 +57,7 @@ func (c *Controller) dropped(r *round, i int, st *job.Status) {
 			Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: ns.status.Phase, Reason: "HostLost", Time: r.now,
 			Message: fmt.Sprintf("process %s on host %d %s; the gang went on without it", name, host, endedHow(st.Processes[name])),
 		})
+		r.setAttempt(i)
 	}
 }
 

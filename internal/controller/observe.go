@@ -54,6 +54,7 @@ func (rs *runState) hasOutputs(i int) bool {
 func (c *Controller) observed(r *round, i int, st *job.Status) {
 	switch st.State {
 	case job.StateRunning:
+		c.dropped(r, i, st) // an elastic gang that lost a host runs on
 	case job.StateUnknown:
 		// Recorded as started but never launched (the engine stopped in
 		// between): launch it now, under the same ID.

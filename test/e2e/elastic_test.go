@@ -110,6 +110,9 @@ func TestElasticTorchOutlivesALostNode(t *testing.T) {
 	for _, e := range got.Events {
 		if e.Reason == "HostLost" && strings.Contains(e.Message, "node-2 on host 2 was killed") {
 			lost++
+			if !e.Time.Before(*n.FinishedAt) {
+				t.Errorf("the loss was recorded at %s, when the job ended, not while it ran on", e.Time)
+			}
 		}
 	}
 	if lost != 1 {

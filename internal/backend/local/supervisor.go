@@ -54,6 +54,7 @@ type Supervisor struct {
 type gang struct {
 	members  []*member
 	rule     job.Rule
+	dropped  int // members of an elastic gang reported lost
 	running  int
 	stopping bool
 	grace    time.Duration
@@ -272,6 +273,13 @@ func (s *Supervisor) wait(id string, g *gang, m *member) {
 	if g.running == 0 {
 		delete(s.gangs, id)
 		s.recordExit(id, g.status(out))
+		return
+	}
+	if !out.Decided && len(out.Dropped) > g.dropped { // an elastic gang lost a host and goes on
+		g.dropped = len(out.Dropped)
+		rec := g.status(out)
+		rec.Running, rec.FinishedAt = true, time.Time{}
+		s.publish(id, rec)
 	}
 }
 
@@ -319,6 +327,13 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 		s.unwritten[id] = rec
 		fmt.Fprintf(os.Stderr, "kiln supervisor: recording exit of %s (kept until it can be written): %v\n", id, err)
 	}
+	s.publish(id, rec)
+	s.lastBusy = time.Now()
+}
+
+// publish tells watchers how attempt id stands: it ended, or, for an
+// elastic gang that lost a host, runs on. s.mu must be held.
+func (s *Supervisor) publish(id string, rec statusRecord) {
 	s.exits = append(s.exits, Exit{ID: id, Status: rec})
 	if len(s.exits) > maxExits {
 		drop := len(s.exits) - maxExits
@@ -326,7 +341,6 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 		s.base += uint64(drop)
 	}
 	s.wake()
-	s.lastBusy = time.Now()
 }
 
 // wake wakes everyone waiting in exits. s.mu must be held.
