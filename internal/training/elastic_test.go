@@ -83,8 +83,10 @@ func TestElasticProblems(t *testing.T) {
 		"minNodes above maxNodes": {
 			policy: &apiv1.ElasticPolicy{MinNodes: i32(3), MaxNodes: i32(2)},
 			task:   apiv1.Trainer{Command: torchrun},
-			want: []Problem{{apiv1.CodeElasticRange, "resolvedRuntime.mlPolicy.torch.elasticPolicy.minNodes",
-				"minNodes is 3, more than maxNodes 2: an elastic job runs on from minNodes to maxNodes nodes"}},
+			want: []Problem{{
+				apiv1.CodeElasticRange, "resolvedRuntime.mlPolicy.torch.elasticPolicy.minNodes",
+				"minNodes is 3, more than maxNodes 2: an elastic job runs on from minNodes to maxNodes nodes",
+			}},
 		},
 		"numbers out of range": {
 			policy: &apiv1.ElasticPolicy{MinNodes: i32(0), MaxRestarts: i32(-1)},

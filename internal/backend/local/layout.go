@@ -71,18 +71,18 @@ type statusRecord struct {
 	Failed    string         `json:"failed,omitempty"`
 	Processes map[string]int `json:"processes,omitempty"`
 	// StoppedProcesses are the processes the supervisor signalled.
-	StoppedProcesses []string  `json:"stoppedProcesses,omitempty"`
+	StoppedProcesses []string `json:"stoppedProcesses,omitempty"`
 	// Dropped are the processes an elastic gang outlived.
 	Dropped []string `json:"dropped,omitempty"`
 	// Running is set on a report of an elastic gang that lost a host and
 	// runs on; such a report is never written as the attempt's status.
-	Running bool `json:"running,omitempty"`
-	Stopped          bool      `json:"stopped,omitempty"`
-	System           bool      `json:"system,omitempty"`
-	StartError       string    `json:"startError,omitempty"`
-	NotFound         bool      `json:"notFound,omitempty"`
-	StartedAt        time.Time `json:"startedAt"`
-	FinishedAt       time.Time `json:"finishedAt"`
+	Running    bool      `json:"running,omitempty"`
+	Stopped    bool      `json:"stopped,omitempty"`
+	System     bool      `json:"system,omitempty"`
+	StartError string    `json:"startError,omitempty"`
+	NotFound   bool      `json:"notFound,omitempty"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
 }
 
 // jobStatus converts the record to what the engine sees, outputs not read.
@@ -94,7 +94,7 @@ func (r *statusRecord) jobStatus() job.Status {
 	return job.Status{
 		State: state, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
 		StoppedProcesses: r.StoppedProcesses, Dropped: r.Dropped,
-		Stopped:          r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
+		Stopped: r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}
 }
