@@ -182,6 +182,9 @@ type AttemptStatus struct {
 	// Nodes is how many nodes admission gave the attempt of an elastic
 	// training job, from its minNodes to its maxNodes; absent otherwise.
 	Nodes int `json:"nodes,omitempty"`
+	// Joined counts the nodes that joined the running attempt later, as
+	// room came back, up to maxNodes.
+	Joined int `json:"joined,omitempty"`
 	// Dropped names the processes (an elastic training job's nodes) that
 	// failed without taking the attempt down, in the order they ended:
 	// the job went on without them.

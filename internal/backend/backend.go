@@ -73,6 +73,16 @@ type Networker interface {
 	Network(ctx context.Context, id job.AttemptID, nodes, ports int) (job.Network, error)
 }
 
+// Joiner is implemented by backends that can add a host to a running
+// attempt: an elastic gang that grows into room that came back.
+type Joiner interface {
+	// Join starts the processes of spec's host host in the running
+	// attempt spec.ID, which counts them as its members from then on.
+	// spec is the attempt's spec with that host added. It does nothing
+	// when they were started before or the attempt is not running.
+	Join(ctx context.Context, spec *job.Spec, host int) error
+}
+
 // RunRemover is implemented by backends that keep what a run leaves
 // behind after it ended: its directory (logs, outputs, files) on this
 // machine, or objects in a cluster. The engine calls RemoveRun when the

@@ -205,16 +205,23 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 }
 
 // elasticLine gives an elastic training job's size in its last attempt:
-// the nodes it has now, of those it was admitted with, and those it
-// lost; "" for a job of fixed size.
+// the nodes it has now, of every node it started or that joined, and
+// those it lost; "" for a job of fixed size.
 func elasticLine(attempts []apiv1.AttemptStatus) string {
 	if len(attempts) == 0 || attempts[len(attempts)-1].Nodes == 0 {
 		return ""
 	}
 	a := attempts[len(attempts)-1]
-	line := fmt.Sprintf("%d of %d", a.Nodes-len(a.Dropped), a.Nodes)
+	line := fmt.Sprintf("%d of %d", a.Nodes+a.Joined-len(a.Dropped), a.Nodes+a.Joined)
+	var notes []string
+	if a.Joined > 0 {
+		notes = append(notes, fmt.Sprintf("%d joined", a.Joined))
+	}
 	if len(a.Dropped) > 0 {
-		line += " (lost " + strings.Join(a.Dropped, ", ") + ")"
+		notes = append(notes, "lost "+strings.Join(a.Dropped, ", "))
+	}
+	if len(notes) > 0 {
+		line += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return line
 }

@@ -26,15 +26,39 @@ func (rs *runState) hostsAdmitted(i, steps int) int {
 	return t.MaxHosts - steps
 }
 
-// heldClaim is node i's claim for its current attempt as it was
-// admitted: a flexible gang's at the size it got.
+// heldClaim is node i's claim for its current attempt as it stands: a
+// flexible gang's at the hosts it has now (liveHosts).
 func (rs *runState) heldClaim(i int) resource.Claim {
+	return rs.sizedClaim(i, rs.liveHosts(i))
+}
+
+// sizedClaim is node i's claim for its current attempt on hosts hosts (a
+// flexible gang; others take their whole request).
+func (rs *runState) sizedClaim(i, hosts int) resource.Claim {
 	ns := rs.nodes[i]
 	c := rs.claim(i, ns.attempt.Number)
 	if t := &rs.plan.Tasks[i]; t.MaxHosts > 0 && ns.attempt.Nodes > 0 {
-		return c.Sized(t.MaxHosts - ns.attempt.Nodes)
+		return c.Sized(t.MaxHosts - max(hosts, 0))
 	}
 	return c.Sized(0)
+}
+
+// liveHosts is how many hosts node i's flexible gang has now: those it
+// started with and those that joined, less those it lost.
+func (rs *runState) liveHosts(i int) int {
+	a := &rs.nodes[i].attempt
+	return a.Nodes + a.Joined - len(a.Dropped)
+}
+
+// specHosts is how many hosts node i's attempt spec spans: every host it
+// started with or that joined (lost ones included); 0 for a gang of the
+// node's own size.
+func (rs *runState) specHosts(i int) int {
+	a := &rs.nodes[i].attempt
+	if a.Nodes == 0 {
+		return 0
+	}
+	return a.Nodes + a.Joined
 }
 
 // dropped records the processes whose failure node i's gang outlived (an
@@ -58,6 +82,9 @@ func (c *Controller) dropped(r *round, i int, st *job.Status) {
 			Message: fmt.Sprintf("process %s on host %d %s; the gang went on without it", name, host, endedHow(st.Processes[name])),
 		})
 		r.setAttempt(i)
+		if st.State == job.StateRunning && !slices.Contains(r.shrink, i) {
+			r.shrink = append(r.shrink, i) // its room goes back once this is saved
+		}
 	}
 }
 

@@ -25,7 +25,7 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 			continue
 		}
 		if ns.spec == nil {
-			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number, ns.attempt.Nodes)
+			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number, r.rs.specHosts(i))
 			if err != nil {
 				c.buildFailed(r, i, err)
 				continue

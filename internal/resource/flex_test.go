@@ -75,3 +75,31 @@ func TestClaimSizedIsWhatWasTaken(t *testing.T) {
 		t.Errorf("Sized(2) = %+v, want %+v", got, want)
 	}
 }
+
+func TestLedgerResizesAHolding(t *testing.T) {
+	t.Parallel()
+	capacity := Request{MilliCPU: 3000}
+	at := func(m int64) Claim { return Claim{Holder: "a", Request: Request{MilliCPU: m}} }
+	l := NewLedger()
+	l.Hold("e1", at(3000))
+	waiting := Claim{Holder: "b", Waiter: "wb", Request: Request{MilliCPU: 1000}}
+	if got := l.Admit("e2", capacity, []Claim{waiting})[0]; got.Admitted {
+		t.Fatal("admitted into a full pool")
+	}
+	if !l.Resize(capacity, at(2000)) { // a host lost: its room goes to the waiter
+		t.Fatal("shrinking was refused")
+	}
+	if got := l.Admit("e2", capacity, []Claim{waiting})[0]; !got.Admitted {
+		t.Errorf("the waiter was not granted the room given back: %+v", got)
+	}
+	if l.Resize(capacity, at(3000)) { // no room to grow back
+		t.Error("grew into room another holder has")
+	}
+	l.Release("b")
+	if !l.Resize(capacity, at(3000)) || l.Used() != capacity {
+		t.Errorf("did not grow into free room: used %s", l.Used())
+	}
+	if l.Resize(capacity, Claim{Holder: "nobody", Request: Request{MilliCPU: 1}}) {
+		t.Error("resized a holder that holds nothing")
+	}
+}

@@ -54,7 +54,8 @@ type Supervisor struct {
 type gang struct {
 	members  []*member
 	rule     job.Rule
-	dropped  int // members of an elastic gang reported lost
+	dropped  int      // members of an elastic gang reported lost
+	joining  []string // members of an elastic gang being started
 	running  int
 	stopping bool
 	grace    time.Duration

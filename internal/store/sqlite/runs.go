@@ -154,7 +154,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 		index[n.Name] = i
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, signal, code, message, system, started_at, finished_at,
-		nodes, dropped FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
+		nodes, joined, dropped FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 		var exit, started, finished sql.NullInt64
 		var dropped string
 		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Signal, &a.Code, &a.Message, &a.System, &started, &finished,
-			&a.Nodes, &dropped); err != nil {
+			&a.Nodes, &a.Joined, &dropped); err != nil {
 			return err
 		}
 		if err := unmarshalIf(dropped, &a.Dropped); err != nil {

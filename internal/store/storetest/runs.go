@@ -60,7 +60,7 @@ func testApplyAttempts(t *testing.T, s store.Store) {
 		Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: failed}, {Node: "a", AttemptStatus: running}},
 	})
 	running.Phase, running.ExitCode, running.FinishedAt = apiv1.PhaseSucceeded, &two, &retry
-	running.Dropped = []string{"node-2"} // an elastic gang's lost node
+	running.Dropped, running.Joined = []string{"node-2"}, 1 // an elastic gang's lost node, and one that joined
 	apply(t, s, &store.Change{Run: "r1", Owner: "me", Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: running}}})
 	got := get(t, s, "r1").Status.Nodes[0]
 	node.Attempts = []apiv1.AttemptStatus{failed, running}
