@@ -35,6 +35,8 @@ type Notifier interface {
 	// Watch calls exited for every attempt that finishes, with its status
 	// (Outputs not read: call Observe for those), and resync when reports
 	// may have been missed, until ctx ends. Calls come from one goroutine.
+	// An elastic gang that lost a host and runs on is reported too, with
+	// a Running status whose Dropped names it.
 	Watch(ctx context.Context, exited func(id job.AttemptID, st job.Status), resync func())
 }
 

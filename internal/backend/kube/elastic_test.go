@@ -14,9 +14,9 @@ import (
 	"kiln.dev/kiln/internal/training"
 )
 
-// elasticSpec builds, with the torch plugin, the spec of a 3-node elastic
-// job (minNodes 2) on the backend's network.
-func elasticSpec(t *testing.T, h *harness, id job.AttemptID) *job.Spec {
+// elasticSpec builds, with the torch plugin, the spec of an elastic job
+// (minNodes 2, maxNodes 3) on nodes of the backend's network.
+func elasticSpec(t *testing.T, h *harness, id job.AttemptID, nodes int) *job.Spec {
 	t.Helper()
 	two, three := int32(2), int32(3)
 	one := apiv1.Quantity("1")
@@ -27,7 +27,7 @@ func elasticSpec(t *testing.T, h *harness, id job.AttemptID) *job.Spec {
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	netw, err := h.Network(context.Background(), id, 3, 1)
+	netw, err := h.Network(context.Background(), id, nodes, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func endPod(t *testing.T, h *harness, pod corev1.Pod, phase corev1.PodPhase, cod
 func TestElasticPodsMeetOnNodeZeroAndOutliveALostPod(t *testing.T) {
 	h := newHarness(t, Config{})
 	ctx := context.Background()
-	spec := elasticSpec(t, h, mustID("r-elast/trainer/1"))
+	spec := elasticSpec(t, h, mustID("r-elast/trainer/1"), 3)
 	if err := h.Launch(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +91,8 @@ func TestElasticPodsMeetOnNodeZeroAndOutliveALostPod(t *testing.T) {
 		st, err := h.Observe(ctx, spec)
 		return err == nil && st.State == job.StateRunning && slices.Equal(st.Dropped, []string{"node-2"})
 	})
-	select {
-	case r := <-h.reports:
-		t.Fatalf("the gang ended when it lost one node of three (minNodes 2): %+v", r.st)
-	default:
+	if r := h.wait(t, spec.ID); r.State != job.StateRunning || !slices.Equal(r.Dropped, []string{"node-2"}) {
+		t.Fatalf("reported %+v when the gang lost one node of three (minNodes 2), want it running on without node-2", r)
 	}
 	if left := h.pods(t, spec.ID); len(left) != 3 {
 		t.Errorf("%d pods left, want the survivors kept running and the lost one kept for its logs", len(left))
@@ -104,5 +102,35 @@ func TestElasticPodsMeetOnNodeZeroAndOutliveALostPod(t *testing.T) {
 	st := h.wait(t, spec.ID)
 	if !st.Succeeded() || !slices.Equal(st.Dropped, []string{"node-2"}) {
 		t.Errorf("got %+v, want success with node-2 dropped", st)
+	}
+}
+
+func TestElasticGangGrowsByAPod(t *testing.T) {
+	h := newHarness(t, Config{})
+	ctx := context.Background()
+	id := mustID("r-grown/trainer/1")
+	spec := elasticSpec(t, h, id, 2)
+	if err := h.Launch(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the gang's 2 pods to run", func() bool { return len(h.pods(t, id)) == 2 })
+	grown := elasticSpec(t, h, id, 3)
+	if err := h.Join(ctx, grown, 2); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	eventually(t, "the third pod to run", func() bool {
+		pods = h.pods(t, id)
+		return len(pods) == 3 && !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning })
+	})
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	if env := envOf(&pods[2]); env["PET_NNODES"] != "2:3" || env["PET_RDZV_CONF"] != "is_host=false" || !strings.HasPrefix(env["PET_RDZV_ENDPOINT"], names(id).podName(0, true)) {
+		t.Errorf("the joined pod's env = %v, want it to meet the others on node 0", env)
+	}
+	for _, p := range pods {
+		endPod(t, h, p, corev1.PodSucceeded, 0)
+	}
+	if st := h.wait(t, id); !st.Succeeded() || len(st.Processes) != 3 {
+		t.Errorf("got %+v, want success of all 3 nodes", st)
 	}
 }
