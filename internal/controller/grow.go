@@ -142,3 +142,14 @@ func (c *Controller) growWake(rs *runState, consider func(time.Time)) {
 		}
 	}
 }
+
+// rejoin has the hosts that joined node i's running attempt started
+// again, after the engine rebuilt its spec (a restart): one whose start
+// was saved but never reached the backend starts now; the backend skips
+// those it has.
+func (r *round) rejoin(i int) {
+	a := &r.rs.nodes[i].attempt
+	for h := a.Nodes; h < a.Nodes+a.Joined; h++ {
+		r.joins = append(r.joins, join{i, h})
+	}
+}

@@ -31,6 +31,7 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 				continue
 			}
 			ns.spec = spec
+			r.rejoin(i)
 		}
 		st, err := c.cfg.Backend.Observe(ctx, ns.spec)
 		if err != nil {
