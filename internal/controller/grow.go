@@ -37,6 +37,14 @@ func (c *Controller) grow(ctx context.Context, r *round) error {
 	if !joins || !resizes || r.suspend || rs.stopping != "" {
 		return nil
 	}
+	if rs.growAt == nil {
+		rs.growAt = map[int]time.Time{}
+	}
+	for i := range rs.growAt {
+		if !rs.active[i] {
+			delete(rs.growAt, i)
+		}
+	}
 	var errs []error
 	for i := range rs.active {
 		if !rs.mayGrow(i, r.now) || slices.Contains(r.shrink, i) { // a lost host's room goes back first
@@ -62,9 +70,6 @@ func (rs *runState) mayGrow(i int, now time.Time) bool {
 	ns, t := rs.nodes[i], &rs.plan.Tasks[i]
 	if t.MaxHosts <= 0 || ns.attempt.Nodes == 0 || ns.stop != "" || ns.spec == nil || rs.liveHosts(i) >= t.MaxHosts {
 		return false
-	}
-	if rs.growAt == nil {
-		rs.growAt = map[int]time.Time{}
 	}
 	return now.Sub(rs.growFrom(i)) >= growPoll
 }
