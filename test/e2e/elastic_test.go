@@ -71,7 +71,7 @@ type elasticRun struct {
 
 func startElastic(t *testing.T, env []string, home, dir string, steps int) *elasticRun {
 	t.Helper()
-	script, err := os.ReadFile(filepath.Join("testdata", "elastic", "train.py"))
+	script, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "training", "elastic.py"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-# An elastic trainer for the e2e test: every step all-reduces a one, so a
-# step only passes when every rank of the current world takes it; rank 0
-# checkpoints the step to $KILN_OUTPUTS, so workers restarted by torchrun
-# after a lost node resume where the job was, in the smaller world.
+# An elastic trainer (torchrun-elastic.yaml; the e2e tests run it too):
+# every step all-reduces a one, so a step only passes when every rank of
+# the current world takes it. Rank 0 checkpoints the step to
+# $KILN_OUTPUTS, so the workers torchrun restarts after a node was lost, or
+# to let one join, resume where the job was, in the new world.
 import os
 import sys
 import time
