@@ -18,7 +18,8 @@ dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 step = int(open(ckpt).read()) if os.path.exists(ckpt) else 0
 restart = os.environ.get("TORCHELASTIC_RESTART_COUNT")
-print(f"rank {rank} world {world} restart {restart} from step {step}", flush=True)
+nodes = os.environ.get("KILN_NODES")  # the job's nodes when this one started
+print(f"rank {rank} world {world} restart {restart} from step {step} (KILN_NODES={nodes})", flush=True)
 while step < STEPS:
     t = torch.ones(1)
     dist.all_reduce(t)

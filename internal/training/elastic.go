@@ -78,6 +78,13 @@ func (m *merger) elastic(t *apiv1.TrainTask, j *Job) {
 	j.Elastic, j.NumNodes = el, el.MaxNodes
 }
 
+// NodesEnv names the variable that tells an elastic job's agents how
+// many nodes the job had when each started: admission's pick for those
+// started with the attempt; every node it had so far, itself included,
+// for one that joined later. torch's world size, after each rendezvous,
+// is the size the job trains at.
+const NodesEnv = "KILN_NODES"
+
 // buildElastic fills in one torchrun agent per admitted host, each with
 // the c10d rendezvous torchrun reads from PET_*: node 0 hosts the
 // rendezvous store on the job's port, and every agent accepts from
@@ -89,7 +96,7 @@ func buildElastic(j *Job, in *Input, spec *job.Spec) {
 	for n := range in.Network.Hosts {
 		env := with(in.Env, "PET_RDZV_BACKEND", "c10d", "PET_RDZV_ENDPOINT", endpoint, "PET_RDZV_ID", id,
 			"PET_NNODES", fmt.Sprintf("%d:%d", e.MinNodes, e.MaxNodes), "PET_MAX_RESTARTS", strconv.Itoa(e.MaxRestarts),
-			"PET_NPROC_PER_NODE", strconv.Itoa(j.NumProcPerNode))
+			"PET_NPROC_PER_NODE", strconv.Itoa(j.NumProcPerNode), NodesEnv, strconv.Itoa(len(in.Network.Hosts)))
 		env = rdzvConf(env, n == 0)
 		spec.Processes = append(spec.Processes, job.Process{Name: fmt.Sprintf("node-%d", n), Command: in.Command, Env: env, Host: n})
 	}

@@ -46,7 +46,7 @@ func TestElasticAgentsMeetThroughC10dOnNodeZero(t *testing.T) {
 		}
 		return []string{
 			conf, "PET_RDZV_BACKEND=c10d", "PET_RDZV_ENDPOINT=h0:29400", "PET_RDZV_ID=r-1-trainer-2",
-			"PET_NNODES=2:3", "PET_MAX_RESTARTS=5", "PET_NPROC_PER_NODE=1",
+			"PET_NNODES=2:3", "PET_MAX_RESTARTS=5", "PET_NPROC_PER_NODE=1", "KILN_NODES=2",
 		}
 	}
 	want := map[string][]string{"node-0": agent(true), "node-1": agent(false)}

@@ -222,8 +222,9 @@ func TestElasticTorchGrowsWhenRoomComesBack(t *testing.T) {
 		t.Errorf("%d HostJoined events name host 2, want 1: %+v", joined, events)
 	}
 	logs := kilnWithEnv(t, env, home, "logs", string(e.id)).stdout
-	if !strings.Contains(logs, "world 2 restart 0 from step 0") || strings.Count(logs, "done in world 3") != 3 {
-		t.Errorf("want the job to start in a world of 2 and three ranks done in world 3:\n%s", logs)
+	if !strings.Contains(logs, "world 2 restart 0 from step 0 (KILN_NODES=2)") || !strings.Contains(logs, "(KILN_NODES=3)") ||
+		strings.Count(logs, "done in world 3") != 3 {
+		t.Errorf("want the job to start in a world of 2 of the 2 nodes admitted, a third to join, and three ranks done in world 3:\n%s", logs)
 	}
 	if text := kiln(t, home, "describe", "run", string(e.id)).stdout; !strings.Contains(text, "Nodes: 3 of 3 (1 joined)") {
 		t.Errorf("describe does not show the job's size:\n%s", text)
