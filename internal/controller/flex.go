@@ -11,10 +11,11 @@ import (
 
 // A flexible gang (workflow.Task's MinHosts and MaxHosts: an elastic
 // training job) asks the pool for MaxHosts hosts and takes as many as
-// fit, down to MinHosts; the number it got is recorded on the attempt
-// (AttemptStatus.Nodes), so a restarted engine rebuilds and holds exactly
-// what was admitted. The engine knows hosts and resources, never why a
-// gang is flexible.
+// fit, down to MinHosts. The attempt records how many it got (Nodes), how
+// many joined later (Joined, grow.go) and which it lost (Dropped), so a
+// restarted engine rebuilds the same spec and holds the room of the hosts
+// it has now. The engine knows hosts and resources, never why a gang is
+// flexible.
 
 // hostsAdmitted is how many hosts node i's attempt gets when admission
 // took steps hosts off its claim; 0 for a gang taken whole.
