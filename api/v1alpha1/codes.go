@@ -106,6 +106,10 @@ const (
 	CodeInitializer    Code = "KLN-3025"
 	CodeNotRestarted   Code = "KLN-3026"
 	CodeWorkspace      Code = "KLN-6013"
+	CodeElasticNumNodes Code = "KLN-1040"
+	CodeElasticRange    Code = "KLN-1041"
+	CodeElasticCommand  Code = "KLN-1042"
+	CodeElasticTooFew   Code = "KLN-3022"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -214,6 +218,10 @@ func CodeInfos() []CodeInfo {
 		{CodeNotRestarted, "a training job failed without restarting: its restartPolicy (Never, or ExitCode with an exit code from 1 to 127) says the failure is permanent", "fix the failure; exit 128 or more (or a signal) restarts under ExitCode, OnFailure restarts on any failure"},
 		{CodeWorkspace, "the volume that a training job's initializers and trainer share on kubernetes could not be created", "give the job a pod template volume named initializer (a PersistentVolumeClaim the cluster can bind), or let kiln create one: it needs a default StorageClass"},
 		{CodeIsolation, "the isolation asked for tasks cannot be set up on this machine", "see kiln serve's start-up log for what the kernel offers, or change --isolation"},
+		{CodeElasticNumNodes, "numNodes is set (in the runtime's mlPolicy or template, or the job's trainer) on a job whose runtime sets torch.elasticPolicy", "remove numNodes: the elastic policy's minNodes and maxNodes size the job"},
+		{CodeElasticRange, "an elastic policy's minNodes is greater than its maxNodes", "set minNodes to at most maxNodes"},
+		{CodeElasticCommand, "an elastic PyTorch job's command is not torchrun: only torchrun's agents can meet again after a node is lost", "start the trainer with torchrun (or python -m torch.distributed.run)"},
+		{CodeElasticTooFew, "an elastic training job lost nodes until fewer than its minNodes were left", "see which nodes were lost in kiln describe run and their logs; lower minNodes to go on with fewer"},
 	}
 }
 

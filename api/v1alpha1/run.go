@@ -179,6 +179,16 @@ type AttemptStatus struct {
 	System bool `json:"system,omitempty"`
 	// StartedAt is when the attempt was launched.
 	StartedAt *time.Time `json:"startedAt,omitempty"`
+	// Nodes is how many nodes admission gave the attempt of an elastic
+	// training job, from its minNodes to its maxNodes; absent otherwise.
+	Nodes int `json:"nodes,omitempty"`
+	// Joined counts the nodes that joined the running attempt later, as
+	// room came back, up to maxNodes.
+	Joined int `json:"joined,omitempty"`
+	// Dropped names the processes (an elastic training job's nodes) that
+	// failed without taking the attempt down, in the order they ended:
+	// the job went on without them.
+	Dropped []string `json:"dropped,omitempty"`
 	// FinishedAt is when the attempt's process exited.
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 }

@@ -142,6 +142,8 @@ type MLPolicy struct {
 type TorchPolicy struct {
 	// NumProcPerNode default: "auto".
 	NumProcPerNode *Quantity `json:"numProcPerNode,omitempty"`
+	// ElasticPolicy, when set, makes the job elastic (see ElasticPolicy).
+	ElasticPolicy *ElasticPolicy `json:"elasticPolicy,omitempty"`
 }
 
 // MPIPolicy configures MPI (OpenMPI).

@@ -35,6 +35,8 @@ type Notifier interface {
 	// Watch calls exited for every attempt that finishes, with its status
 	// (Outputs not read: call Observe for those), and resync when reports
 	// may have been missed, until ctx ends. Calls come from one goroutine.
+	// An elastic gang that lost a host and runs on is reported too, with
+	// a Running status whose Dropped names it.
 	Watch(ctx context.Context, exited func(id job.AttemptID, st job.Status), resync func())
 }
 
@@ -71,6 +73,16 @@ type Networker interface {
 	// is idempotent: the same attempt always gets the same answer, so a
 	// rebuilt spec matches the one launched.
 	Network(ctx context.Context, id job.AttemptID, nodes, ports int) (job.Network, error)
+}
+
+// Joiner is implemented by backends that can add a host to a running
+// attempt: an elastic gang that grows into room that came back.
+type Joiner interface {
+	// Join starts the processes of spec's host host in the running
+	// attempt spec.ID, which counts them as its members from then on.
+	// spec is the attempt's spec with that host added. It does nothing
+	// when they were started before or the attempt is not running.
+	Join(ctx context.Context, spec *job.Spec, host int) error
 }
 
 // RunRemover is implemented by backends that keep what a run leaves

@@ -191,6 +191,9 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 		if n.TrainerStatus != nil {
 			fmt.Fprintf(w, "  Progress: %s\n", trainerLine(n.TrainerStatus))
 		}
+		if line := elasticLine(n.Attempts); line != "" {
+			fmt.Fprintf(w, "  Nodes: %s\n", line)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  CONDITION\tSTATUS\tREASON\tSINCE\tMESSAGE")
 		for _, c := range n.Conditions {
@@ -202,4 +205,26 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 		}
 		tw.Flush()
 	}
+}
+
+// elasticLine gives an elastic training job's size in its last attempt:
+// the nodes it has now, of every node it started or that joined, and
+// those it lost; "" for a job of fixed size.
+func elasticLine(attempts []apiv1.AttemptStatus) string {
+	if len(attempts) == 0 || attempts[len(attempts)-1].Nodes == 0 {
+		return ""
+	}
+	a := attempts[len(attempts)-1]
+	line := fmt.Sprintf("%d of %d", a.Nodes+a.Joined-len(a.Dropped), a.Nodes+a.Joined)
+	var notes []string
+	if a.Joined > 0 {
+		notes = append(notes, fmt.Sprintf("%d joined", a.Joined))
+	}
+	if len(a.Dropped) > 0 {
+		notes = append(notes, "lost "+strings.Join(a.Dropped, ", "))
+	}
+	if len(notes) > 0 {
+		line += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return line
 }

@@ -65,7 +65,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 					continue
 				}
 				r.admitted = append(r.admitted, holder) // given back if the round is not saved
-				c.startAttempt(ctx, r, it.node)
+				c.startAttempt(ctx, r, it.node, rs.hostsAdmitted(it.node, last.Steps))
 				continue
 			}
 			r.starved = true
@@ -78,7 +78,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 			tried, broad = tried[:0], true
 			continue
 		}
-		if next, ok := rs.ready.peek(); !ok || !rs.plan.Tasks[next.node].Request.Fits(est) {
+		if next, ok := rs.ready.peek(); !ok || !rs.plan.Tasks[next.node].Least().Fits(est) {
 			break
 		}
 	}
@@ -104,7 +104,7 @@ func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request, al
 			continue
 		}
 		*tried = append(*tried, it)
-		req := rs.plan.Tasks[it.node].Request
+		req := rs.plan.Tasks[it.node].Least()
 		if len(batch) > 0 && !all && !req.Fits(est) {
 			if misfits++; misfits >= maxMisfits || !rs.plan.MinRequest.Fits(est) {
 				break
@@ -149,7 +149,7 @@ func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 	if !req.Fits(r.releasedRoom) || more {
 		return false, nil
 	}
-	cl := rs.nextClaim(it.node)
+	cl := rs.nextClaim(it.node).Sized(0) // whole: the room handed over fits it
 	handed, err := c.cfg.Pool.HandOver(ctx, cl, r.released)
 	if err != nil {
 		return false, fmt.Errorf("handing room over to %s: %w", cl.Holder, err)
@@ -160,7 +160,7 @@ func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 	rs.ready.pop()
 	r.released, r.releasedRoom = nil, resource.Request{}
 	r.admitted = append(r.admitted, cl.Holder) // given back if the round is not saved
-	c.startAttempt(ctx, r, it.node)
+	c.startAttempt(ctx, r, it.node, rs.hostsAdmitted(it.node, 0))
 	c.showWaiting(r, resource.Admission{Free: free})
 	r.starved = r.starved || rs.ready.Len() > 0 // told when room comes back elsewhere
 	return true, nil
@@ -187,12 +187,16 @@ func (rs *runState) nextClaim(i int) resource.Claim {
 // claim is node i's claim on the pool for its attempt number n.
 func (rs *runState) claim(i, n int) resource.Claim {
 	t := &rs.plan.Tasks[i]
-	return resource.Claim{
+	c := resource.Claim{
 		Holder:   rs.attemptID(i, n).String(),
 		Waiter:   rs.waiter(i),
 		Request:  t.Request,
 		Priority: t.Spec.Priority,
 	}
+	if t.MaxHosts > 0 {
+		c.Step, c.Steps = t.PerHost, t.MaxHosts-t.MinHosts
+	}
+	return c
 }
 
 // freeGuess is what the pool last said was free: the round's guess of
@@ -239,5 +243,5 @@ func (c *Controller) markWaiting(r *round, i int, a resource.Admission) {
 	if t.AdmissionTimeout > 0 {
 		r.rs.queued[i] = true
 	}
-	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "", waitReason(a, t.Request, t.Spec.Priority))
+	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "", waitReason(a, t.Least(), t.Spec.Priority))
 }

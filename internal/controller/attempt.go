@@ -13,14 +13,15 @@ import (
 	"kiln.dev/kiln/internal/node"
 )
 
-// startAttempt records a new attempt of node i as running; it is launched
-// after the round is saved.
-func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
+// startAttempt records a new attempt of node i as running, on hosts
+// hosts when admission sized a flexible gang (0: the node's own count);
+// it is launched after the round is saved.
+func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 	rs := r.rs
 	ns := rs.nodes[i]
 	n := ns.attempt.Number + 1
-	spec, err := c.buildSpec(ctx, rs, i, n)
-	ns.attempt = apiv1.AttemptStatus{Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning}
+	spec, err := c.buildSpec(ctx, rs, i, n, hosts)
+	ns.attempt = apiv1.AttemptStatus{Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning, Nodes: hosts}
 	if !ns.waitingSince.IsZero() {
 		c.cfg.Metrics.Admitted(r.now.Sub(ns.waitingSince))
 	}
@@ -44,8 +45,10 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i int) {
 
 // buildSpec builds the job spec of attempt n of node i with the node's
 // handler. It is deterministic: the same attempt always gives the same
-// spec. A kind whose attempts span hosts gets them from the backend.
-func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*job.Spec, error) {
+// spec. A kind whose attempts span hosts gets them from the backend: as
+// many as the kind asks for, or hosts, what admission gave a flexible
+// gang, when that is above 0.
+func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts int) (*job.Spec, error) {
 	k, t := rs.kinds[i], &rs.plan.Tasks[i]
 	id := rs.attemptID(i, n)
 	a := &node.Attempt{ID: id, Task: t, Inputs: c.inputs(rs, i, id), Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
@@ -54,9 +57,12 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n int) (*jo
 		if !ok {
 			return nil, errors.New("this backend cannot run a node whose attempts span several hosts")
 		}
-		hosts, ports := k.networked.Network(t)
+		want, ports := k.networked.Network(t)
+		if hosts > 0 {
+			want = hosts
+		}
 		var err error
-		if a.Network, err = netw.Network(ctx, id, hosts, ports); err != nil {
+		if a.Network, err = netw.Network(ctx, id, want, ports); err != nil {
 			return nil, fmt.Errorf("placing the attempt's hosts: %w", err)
 		}
 	}
@@ -89,7 +95,7 @@ func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.C
 	id := rs.attemptID(i, ns.attempt.Number)
 	r.ended = append(r.ended, ended{id, phase == apiv1.PhaseSucceeded})
 	r.released = append(r.released, id.String())
-	r.releasedRoom = r.releasedRoom.Add(rs.plan.Tasks[i].Request)
+	r.releasedRoom = r.releasedRoom.Add(rs.heldClaim(i).Request)
 	delete(rs.active, i)
 	ns.spec, ns.stop = nil, ""
 }

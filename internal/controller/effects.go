@@ -34,6 +34,7 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 			}
 		}
 	}
+	errs = append(errs, c.resizeAndJoin(ctx, r))
 	if len(r.withdraw) > 0 {
 		if err := c.cfg.Pool.Withdraw(ctx, r.withdraw...); err != nil {
 			errs = append(errs, fmt.Errorf("withdrawing nodes from the admission queue: %w", err))

@@ -25,12 +25,13 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 			continue
 		}
 		if ns.spec == nil {
-			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number)
+			spec, err := c.buildSpec(ctx, r.rs, i, ns.attempt.Number, r.rs.specHosts(i))
 			if err != nil {
 				c.buildFailed(r, i, err)
 				continue
 			}
 			ns.spec = spec
+			r.rejoin(i)
 		}
 		st, err := c.cfg.Backend.Observe(ctx, ns.spec)
 		if err != nil {
@@ -54,6 +55,7 @@ func (rs *runState) hasOutputs(i int) bool {
 func (c *Controller) observed(r *round, i int, st *job.Status) {
 	switch st.State {
 	case job.StateRunning:
+		c.dropped(r, i, st) // an elastic gang that lost a host runs on
 	case job.StateUnknown:
 		// Recorded as started but never launched (the engine stopped in
 		// between): launch it now, under the same ID.
@@ -81,6 +83,7 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 		ns.attempt.ExitCode = &st.ExitCode
 	}
 	ns.attempt.Signal = st.Signal
+	c.dropped(r, i, st)
 	if !st.StartedAt.IsZero() {
 		ns.attempt.StartedAt = &st.StartedAt
 	}

@@ -43,6 +43,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	c.retriesDue(r)
 	c.cacheWaits(ctx, r)
 	admitErr := c.settleAndAdmit(ctx, r)
+	admitErr = errors.Join(admitErr, c.grow(ctx, r))
 	c.showSuspended(r)
 	c.finishIfDone(r)
 	kept, err := c.commit(ctx, r)
@@ -218,6 +219,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 		consider(c.now().Add(cachePoll))
 	}
 	c.progressWake(rs, consider)
+	c.growWake(rs, consider)
 	if next.IsZero() {
 		return 0
 	}

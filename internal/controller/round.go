@@ -23,6 +23,8 @@ type round struct {
 	suspend  bool // nodes that suspend must not run
 
 	launch       []int            // nodes to launch after the commit
+	joins        []join           // hosts to start in running attempts after the commit
+	shrink       []int            // running flexible gangs that lost a host: their room shrinks after the commit
 	abort        []int            // nodes to stop after the commit
 	ended        []ended          // attempts to release after the commit
 	released     []string         // holders whose room goes back to the pool, before admission

@@ -49,6 +49,7 @@ type runState struct {
 
 	progress   apiv1.RunProgress // the run's nodes counted by phase (see progress.go)
 	progressAt map[int]time.Time // running nodes that report progress: when their report was last read
+	growAt     map[int]time.Time // running flexible gangs: when they last asked for one more host
 
 	// Counts published by the run's worker after each round, for metrics.
 	running, backingOff, parked atomic.Int64

@@ -123,7 +123,7 @@ func (c *Controller) Owns(id apiv1.RunID) bool { return c.lookup(id) != nil }
 func (c *Controller) track(ctx context.Context, rs *runState) error {
 	var holds []resource.Claim
 	for i := range rs.active {
-		holds = append(holds, rs.claim(i, rs.nodes[i].attempt.Number))
+		holds = append(holds, rs.heldClaim(i))
 	}
 	if len(holds) > 0 {
 		if err := c.cfg.Pool.Hold(ctx, holds); err != nil {

@@ -1,11 +1,16 @@
 package job
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Member is how one process of a gang stands, as its backend saw it.
 type Member struct {
 	// Name is the process's name in the spec.
 	Name string
+	// Host is the process's host index in the spec.
+	Host int
 	// Ended is set once the process is gone.
 	Ended bool
 	// Exit is its exit code; -1 when a signal ended it or it never ran.
@@ -45,7 +50,22 @@ type Outcome struct {
 	Stopped bool
 	// Lost is set when the decider's machine went away.
 	Lost bool
+	// Dropped names the members of an elastic gang whose failure it
+	// outlived, in the order they ended.
+	Dropped []string
 }
+
+// Rule is what, beside its members, decides how a gang ends: a job.Spec's
+// Leader and MinHosts.
+type Rule struct {
+	// Leader names the member whose end decides, if any.
+	Leader string
+	// MinHosts, above 0, makes the gang elastic: see Spec.MinHosts.
+	MinHosts int
+}
+
+// RuleOf returns spec's rule.
+func RuleOf(spec *Spec) Rule { return Rule{Leader: spec.Leader, MinHosts: spec.MinHosts} }
 
 // Decide says how a gang ended from how its members stand. It is the one
 // rule every backend applies, a pure function of its input:
@@ -58,7 +78,14 @@ type Outcome struct {
 //  3. Otherwise, once every member ended, the gang succeeded, or, if the
 //     backend stopped members, it ended stopped.
 //  4. Otherwise it is still running.
-func Decide(members []Member, leader string) Outcome {
+//
+// An elastic gang (MinHosts above 0) outlives failures, taken in the
+// order they ended, while hosts with no failed member number at least
+// MinHosts: those failures count as none above, and Outcome.Dropped names
+// them. The failure that leaves fewer hosts decides.
+func Decide(members []Member, rule Rule) Outcome {
+	leader := rule.Leader
+	drop := dropped(members, rule.MinHosts)
 	var first, lead, stopped *Member
 	ended := 0
 	for i := range members {
@@ -66,7 +93,7 @@ func Decide(members []Member, leader string) Outcome {
 		if m.Ended {
 			ended++
 		}
-		if m.failed() && (first == nil || m.FinishedAt.Before(first.FinishedAt)) {
+		if m.failed() && !slices.Contains(drop, m.Name) && (first == nil || m.FinishedAt.Before(first.FinishedAt)) {
 			first = m
 		}
 		if m.Ended && m.Stopped && (stopped == nil || m.FinishedAt.Before(stopped.FinishedAt)) {
@@ -77,17 +104,47 @@ func Decide(members []Member, leader string) Outcome {
 		}
 	}
 	leaderFirst := lead != nil && lead.Ended && !lead.Stopped && (first == nil || lead.FinishedAt.Before(first.FinishedAt))
+	var out Outcome
 	switch {
 	case first != nil && !leaderFirst:
-		return outcomeOf(first)
+		out = outcomeOf(first)
 	case lead != nil && lead.Ended:
-		return outcomeOf(lead)
+		out = outcomeOf(lead)
 	case ended < len(members) || len(members) == 0:
-		return Outcome{}
 	case stopped != nil:
-		return outcomeOf(stopped)
+		out = outcomeOf(stopped)
+	default:
+		out = Outcome{Decided: true}
 	}
-	return Outcome{Decided: true}
+	out.Dropped = drop
+	return out
+}
+
+// dropped returns the members whose failure an elastic gang of at least
+// minHosts hosts outlives: by the order they ended, each failure while
+// the hosts with no failed member still number minHosts or more.
+func dropped(members []Member, minHosts int) []string {
+	if minHosts <= 0 {
+		return nil
+	}
+	hosts, dead := map[int]bool{}, map[int]bool{}
+	var failed []*Member
+	for i := range members {
+		hosts[members[i].Host] = true
+		if members[i].failed() {
+			failed = append(failed, &members[i])
+		}
+	}
+	slices.SortStableFunc(failed, func(a, b *Member) int { return a.FinishedAt.Compare(b.FinishedAt) })
+	var out []string
+	for _, m := range failed {
+		dead[m.Host] = true
+		if len(hosts)-len(dead) < minHosts {
+			break
+		}
+		out = append(out, m.Name)
+	}
+	return out
 }
 
 func outcomeOf(m *Member) Outcome {

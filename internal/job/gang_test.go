@@ -96,7 +96,67 @@ func TestDecide(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tc.want, Decide(tc.members, tc.leader)); diff != "" {
+			if diff := cmp.Diff(tc.want, Decide(tc.members, Rule{Leader: tc.leader})); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecideElastic(t *testing.T) {
+	t.Parallel()
+
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	ok := func(host, s int) Member {
+		return Member{Name: "node-" + string(rune('0'+host)), Host: host, Ended: true, FinishedAt: at(s)}
+	}
+	killed := func(host, s int) Member {
+		m := ok(host, s)
+		m.Exit, m.Signal = -1, "killed"
+		return m
+	}
+	running := func(host int) Member { return Member{Name: "node-" + string(rune('0'+host)), Host: host} }
+
+	cases := map[string]struct {
+		members  []Member
+		minHosts int
+		want     Outcome
+	}{
+		"a node lost above the minimum leaves the gang running": {
+			members:  []Member{running(0), running(1), killed(2, 1)},
+			minHosts: 2,
+			want:     Outcome{Dropped: []string{"node-2"}},
+		},
+		"the survivors exiting 0 make it a success": {
+			members:  []Member{ok(0, 5), ok(1, 5), killed(2, 1)},
+			minHosts: 2,
+			want:     Outcome{Decided: true, Dropped: []string{"node-2"}},
+		},
+		"the loss that leaves fewer than the minimum decides": {
+			members:  []Member{running(0), killed(1, 3), killed(2, 1)},
+			minHosts: 2,
+			want:     Outcome{Decided: true, Decider: "node-1", ExitCode: -1, Signal: "killed", Failed: true, Dropped: []string{"node-2"}},
+		},
+		"a gang at its minimum fails at its first loss": {
+			members:  []Member{running(0), killed(1, 1)},
+			minHosts: 2,
+			want:     Outcome{Decided: true, Decider: "node-1", ExitCode: -1, Signal: "killed", Failed: true},
+		},
+		"a lost pod counts as a lost node": {
+			members:  []Member{running(0), running(1), {Name: "node-2", Host: 2, Ended: true, Exit: -1, Lost: true, FinishedAt: at(1)}},
+			minHosts: 1,
+			want:     Outcome{Dropped: []string{"node-2"}},
+		},
+		"without a minimum the first loss decides": {
+			members: []Member{running(0), running(1), killed(2, 1)},
+			want:    Outcome{Decided: true, Decider: "node-2", ExitCode: -1, Signal: "killed", Failed: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, Decide(tc.members, Rule{MinHosts: tc.minHosts})); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})

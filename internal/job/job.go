@@ -32,6 +32,11 @@ type Spec struct {
 	// Leader, if set, names the one process whose exit decides the
 	// attempt's (MPI's launcher); the others are stopped when it ends.
 	Leader string
+	// MinHosts, when above 0, makes the gang elastic (torchrun agents
+	// that meet again after a loss): a process that fails takes the gang
+	// down only when it leaves fewer than MinHosts hosts with a process
+	// that has not failed. See Decide.
+	MinHosts int
 	// Container says how to run the processes in containers, for backends
 	// that do (kubernetes); others ignore it.
 	Container Container
@@ -158,6 +163,9 @@ type Status struct {
 	StartedAt, FinishedAt time.Time
 	// Processes are the exit codes of every process, by name.
 	Processes map[string]int
+	// Dropped names the processes of an elastic gang that failed without
+	// taking it down (its lost nodes), in the order they ended.
+	Dropped []string
 	// StoppedProcesses names the processes the backend stopped (on
 	// request, or taking their gang down) instead of letting them end on
 	// their own.

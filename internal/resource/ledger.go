@@ -17,6 +17,36 @@ type Claim struct {
 	// Priority orders the waiting: while anything of a higher priority
 	// waits, no claim of a lower one is admitted.
 	Priority int32
+	// Step and Steps make the claim flexible (an elastic gang, which may
+	// start with fewer hosts): when Request does not fit, Request less
+	// one Step is tried, then less two, down to less Steps of them, and
+	// the largest that fits is taken, all or nothing. Steps 0 (the
+	// default) takes Request whole or waits.
+	Step  Request
+	Steps int
+}
+
+// Less returns c's request with steps Steps taken off.
+func (c Claim) Less(steps int) Request {
+	return c.Request.Sub(Request{c.Step.MilliCPU * int64(steps), c.Step.Memory * int64(steps), c.Step.GPU * int64(steps)})
+}
+
+// Sized returns c as it was admitted, steps Steps smaller and no longer
+// flexible: what the attempt holds.
+func (c Claim) Sized(steps int) Claim {
+	c.Request, c.Step, c.Steps = c.Less(steps), Request{}, 0
+	return c
+}
+
+// fit returns how few Steps must come off c for it to fit in capacity
+// beside used, and whether any number of them, up to c.Steps, will do.
+func (c Claim) fit(used, capacity Request) (int, bool) {
+	for k := 0; k <= max(c.Steps, 0); k++ {
+		if c.Less(k).Add(used).Fits(capacity) {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // Admission is the answer to one claim.
@@ -36,6 +66,9 @@ type Admission struct {
 	// (see Ledger) and that it has not asked for since: it should ask
 	// about its waiting nodes whatever it thinks is free.
 	Granted int
+	// Steps is how many of a flexible claim's Steps were taken off the
+	// room held for it (see Claim.Step); 0 for a claim taken whole.
+	Steps int
 }
 
 // Ledger is the book of one machine's resources: who holds what, and
@@ -74,6 +107,7 @@ type Ledger struct {
 
 type holding struct {
 	req     Request
+	steps   int // taken off a flexible claim
 	session string
 	bound   bool // the attempt started
 	exited  bool // and its processes are gone
@@ -115,16 +149,14 @@ func (l *Ledger) Admit(session string, capacity Request, claims []Claim) []Admis
 // admit answers one claim. l.mu must be held.
 func (l *Ledger) admit(session string, capacity Request, c Claim) Admission {
 	l.regrant(c)
-	if _, ok := l.held[c.Holder]; ok {
+	if h, ok := l.held[c.Holder]; ok {
 		l.unwait(c.Waiter)
-		return Admission{Admitted: true}
+		return Admission{Admitted: true, Steps: h.steps}
 	}
 	outranked := l.queue.topAbove(c.Priority)
-	if !outranked && c.Request.Add(l.used).Fits(capacity) {
-		l.held[c.Holder] = holding{req: c.Request, session: session}
-		l.used = l.used.Add(c.Request)
-		l.unwait(c.Waiter)
-		return Admission{Admitted: true}
+	if k, fits := c.fit(l.used, capacity); !outranked && fits {
+		l.hold(session, c, k)
+		return Admission{Admitted: true, Steps: k}
 	}
 	l.queue.put(waiter{key: c.Waiter, session: session, claim: c, capacity: capacity})
 	return Admission{Outranked: outranked}
@@ -137,7 +169,7 @@ func (l *Ledger) admit(session string, capacity Request, c Claim) Admission {
 func (l *Ledger) Hold(session string, c Claim) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.hold(session, c)
+	l.hold(session, c, 0)
 }
 
 // HandOver gives the room of release's holders, attempts of session that
@@ -149,7 +181,7 @@ func (l *Ledger) HandOver(session string, c Claim, release []string) bool {
 	if l.queue.others(session) {
 		return false
 	}
-	l.hold(session, c)
+	l.hold(session, c, 0)
 	l.release(release)
 	return true
 }
@@ -170,8 +202,8 @@ func (l *Ledger) Granted(session string) (grants uint64, unasked int, next <-cha
 	return l.grants[session], l.unasked[session], l.changed
 }
 
-// hold is Hold with l.mu held.
-func (l *Ledger) hold(session string, c Claim) {
+// hold is Hold with l.mu held, for c less steps of its Steps.
+func (l *Ledger) hold(session string, c Claim, steps int) {
 	l.regrant(c)
 	l.unwait(c.Waiter)
 	if h, ok := l.held[c.Holder]; ok {
@@ -179,8 +211,9 @@ func (l *Ledger) hold(session string, c Claim) {
 		l.held[c.Holder] = h
 		return
 	}
-	l.held[c.Holder] = holding{req: c.Request, session: session}
-	l.used = l.used.Add(c.Request)
+	req := c.Less(steps)
+	l.held[c.Holder] = holding{req: req, steps: steps, session: session}
+	l.used = l.used.Add(req)
 }
 
 // Bind marks holder's attempt as started: its room now outlives the
@@ -246,7 +279,8 @@ func (l *Ledger) grant() {
 		if blocked != nil && w.claim.Priority < *blocked {
 			return
 		}
-		if !w.claim.Request.Add(l.used).Fits(w.capacity) {
+		k, fits := w.claim.fit(l.used, w.capacity)
+		if !fits {
 			if blocked == nil {
 				p := w.claim.Priority
 				blocked = &p
@@ -254,7 +288,7 @@ func (l *Ledger) grant() {
 			i++
 			continue
 		}
-		l.hold(w.session, w.claim) // takes it out of the queue
+		l.hold(w.session, w.claim, k) // takes it out of the queue
 		l.granted[w.key] = grant{w.claim.Holder, w.session}
 		l.unasked[w.session]++
 		l.grants[w.session]++

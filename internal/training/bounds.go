@@ -39,6 +39,7 @@ func CheckRuntime(rt *apiv1.TrainingRuntimeSpec) []Problem {
 	if rt.Template != nil {
 		m.count("template.numNodes", rt.Template.NumNodes, 1, MaxReplicas)
 	}
+	m.checkElastic(rt)
 	if g := rt.GangPolicy; g != nil {
 		m.count("gangPolicy.scheduleTimeoutSeconds", g.ScheduleTimeoutSeconds, 1, int32(MaxDuration/time.Second))
 	}

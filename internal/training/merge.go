@@ -38,6 +38,9 @@ type Job struct {
 	// ProcsAsWritten is numProcPerNode before it was resolved ("auto"):
 	// training-operator's environment passes it on as written.
 	ProcsAsWritten string
+	// Elastic is the torch elastic policy, nil for a job of fixed size;
+	// NumNodes is then its maxNodes.
+	Elastic *Elastic
 }
 
 // Replicas is the number of nodes the job runs, parameter servers included.
@@ -124,6 +127,7 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 		j.Image = tmpl.Image
 	}
 	j.NumNodes = m.numNodes(t, tmpl, rt.MLPolicy)
+	m.elastic(t, j)
 	resources := t.ResourcesPerNode
 	if resources == nil {
 		resources = tmpl.ResourcesPerNode

@@ -11,7 +11,9 @@ import (
 // torch runs PyTorch distributed. If the command is torchrun, kiln starts
 // one torchrun per node and hands it the PET_* variables torchrun reads for
 // its flags; otherwise kiln starts numProcPerNode processes per node itself,
-// each with the variables torch.distributed's env:// init reads.
+// each with the variables torch.distributed's env:// init reads. An
+// elastic job (see elastic.go) runs torchrun agents that meet through the
+// c10d rendezvous.
 type torch struct{}
 
 func (torch) Name() string { return "torch" }
@@ -20,12 +22,19 @@ func (torch) Reserved() []string {
 	return []string{
 		"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT",
 		"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK",
+		"PET_RDZV_BACKEND", "PET_RDZV_ENDPOINT", "PET_RDZV_ID", "PET_MAX_RESTARTS",
 	}
 }
 
 func (torch) Ports(*Job) int { return 1 }
 
 func (torch) Build(j *Job, in *Input, spec *job.Spec) error {
+	if j.Elastic != nil {
+		// torchrun's rendezvous env; a PyTorchJob's elastic replicas get
+		// the same from the operator.
+		buildElastic(j, in, spec)
+		return nil
+	}
 	if j.Policy.TrainingOperator != nil {
 		operatorTorch(j, in, spec)
 		return nil

@@ -35,6 +35,9 @@ type Input struct {
 	Network job.Network
 	// Dir is the attempt's directory, where Files are written.
 	Dir string
+	// Attempt is the attempt's ID; an elastic job names its rendezvous
+	// after it.
+	Attempt job.AttemptID
 }
 
 // Plugins returns one of each framework plugin. Adding a framework means a

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -164,6 +166,7 @@ func CheckDocumentsWith(docs []Document, stored Stored, storedRuntimes StoredRun
 	docs, terr := Translate(docs)
 	user, err := UserRuntimes(docs)
 	errs := []error{terr, err}
+	broken := brokenRuntimes(docs, user)
 	runtimes := training.NewRuntimes(user...).WithStored(storedRuntimes)
 	lib, decoded, decodeErrs := library(docs)
 	subs := subworkflowNames(docs)
@@ -183,7 +186,7 @@ func CheckDocumentsWith(docs []Document, stored Stored, storedRuntimes StoredRun
 		default:
 			plan, err = compileDocument(d, runtimes)
 		}
-		errs = append(errs, err)
+		errs = append(errs, withoutMissing(err, broken))
 		if plan != nil {
 			if d.From != nil {
 				plan.Rename = d.From.Field
@@ -424,4 +427,47 @@ func runtimeIgnored(docs []Document, plan *Plan) []Ignored {
 		}
 	}
 	return out
+}
+
+// brokenRuntimes names the TrainingRuntimes of docs that did not decode
+// (user holds those that did): their own errors say what is wrong.
+func brokenRuntimes(docs []Document, user []apiv1.TrainingRuntime) map[string]bool {
+	ok := map[string]bool{}
+	for _, rt := range user {
+		ok[rt.Metadata.Name] = true
+	}
+	out := map[string]bool{}
+	for i := range docs {
+		if docs[i].Kind == apiv1.KindTrainingRuntime && !ok[docs[i].Name] {
+			out[docs[i].Name] = true
+		}
+	}
+	return out
+}
+
+// withoutMissing drops from err the KLN-1017 errors of a runtime that is
+// in the files but broken: "no runtime is named" would only repeat them.
+func withoutMissing(err error, broken map[string]bool) error {
+	if err == nil || len(broken) == 0 {
+		return err
+	}
+	missing := func(e *apiv1.Error) bool {
+		for name := range broken {
+			if e.Code == apiv1.CodeUnknownRuntime && strings.Contains(e.Message, strconv.Quote(name)) {
+				return true
+			}
+		}
+		return false
+	}
+	coded := apiv1.Errors(err)
+	if !slices.ContainsFunc(coded, missing) {
+		return err // as it is, uncoded errors and all
+	}
+	var keep []error
+	for _, e := range coded {
+		if !missing(e) {
+			keep = append(keep, e)
+		}
+	}
+	return errors.Join(keep...)
 }

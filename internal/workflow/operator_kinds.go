@@ -41,10 +41,7 @@ func pytorchJob(doc *Document) ([]Document, error) {
 	o.job.Spec.Trainer = tr
 	o.policy = apiv1.MLPolicy{Torch: &apiv1.TorchPolicy{}, TrainingOperator: &apiv1.OperatorEnv{Leader: leader}}
 	if s.ElasticPolicy != nil {
-		// TODO(lead): map minReplicas, maxReplicas and maxRestarts to
-		// apiv1.TorchPolicy.ElasticPolicy{MinNodes, MaxNodes, MaxRestarts}
-		// once the elastic branch is in, and set the operator's PET_RDZV_*.
-		o.c.fail(apiv1.CodeUnsupported, "spec.elasticPolicy", "elastic PyTorch is not run yet", "drop elasticPolicy: the job then runs its replicas as a fixed gang")
+		o.policy.Torch.ElasticPolicy = o.elastic(s.ElasticPolicy, tr)
 	}
 	o.restartPolicies(kubeflowv1.RestartOnFailure)
 	o.runPolicy(&s.RunPolicy, o.total())

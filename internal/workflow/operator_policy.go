@@ -77,3 +77,36 @@ func (o *opJob) total() int32 {
 	}
 	return n
 }
+
+// elastic reads a PyTorchJob's elasticPolicy: the job runs from
+// minReplicas to maxReplicas nodes (each default: the replicas written)
+// with torchrun's c10d rendezvous, whose endpoint and ID kiln picks. The
+// replicas written are then no fixed size: kiln admits as many as fit.
+func (o *opJob) elastic(e *kubeflowv1.ElasticPolicy, tr *apiv1.Trainer) *apiv1.ElasticPolicy {
+	c, f := o.c, "spec.elasticPolicy"
+	total := o.total()
+	out := &apiv1.ElasticPolicy{MinNodes: e.MinReplicas, MaxNodes: e.MaxReplicas, MaxRestarts: e.MaxRestarts}
+	if out.MinNodes == nil {
+		out.MinNodes = &total
+	}
+	if out.MaxNodes == nil {
+		out.MaxNodes = &total
+	}
+	tr.NumNodes = nil
+	if b := e.RDZVBackend; b != nil && *b != "c10d" {
+		c.fail(apiv1.CodeUnsupported, f+".rdzvBackend", fmt.Sprintf("rdzvBackend is %q: kiln's elastic jobs meet through c10d on their first node", *b), "set c10d, or drop rdzvBackend")
+	}
+	if e.NProcPerNode != nil {
+		procs := apiv1.Quantity(fmt.Sprint(*e.NProcPerNode))
+		tr.NumProcPerNode = &procs
+	}
+	for name, set := range map[string]bool{
+		"rdzvHost": e.RDZVHost != nil, "rdzvPort": e.RDZVPort != nil, "rdzvId": e.RDZVID != nil,
+		"rdzvConf": len(e.RDZVConf) > 0, "standalone": e.Standalone != nil, "metrics": len(e.Metrics) > 0,
+	} {
+		if set {
+			c.ignore(f+"."+name, "kiln picks the rendezvous (c10d on the first node, an ID per attempt) and grows a job when the pool has room")
+		}
+	}
+	return out
+}

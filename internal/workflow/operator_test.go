@@ -201,9 +201,17 @@ func TestOperatorJobErrorsNameTheFieldsAsWritten(t *testing.T) {
 			head + specs + replicaYAML("Worker", 1, "{name: main, command: [x]}"),
 			[]problem{{apiv1.CodeMainContainer, "spec.pytorchReplicaSpecs.Worker.template.spec.containers"}},
 		},
-		"elastic": {
+		"elastic without torchrun": {
 			head + "  elasticPolicy: {minReplicas: 1, maxReplicas: 2}\n" + specs + replicaYAML("Worker", 2, torchCt),
-			[]problem{{apiv1.CodeUnsupported, "spec.elasticPolicy"}},
+			[]problem{{apiv1.CodeElasticCommand, "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].command"}},
+		},
+		"elastic through etcd": {
+			head + "  elasticPolicy: {minReplicas: 1, maxReplicas: 2, rdzvBackend: etcd}\n" + specs + replicaYAML("Worker", 2, strings.Replace(torchCt, "python3", "torchrun", 1)),
+			[]problem{{apiv1.CodeUnsupported, "spec.elasticPolicy.rdzvBackend"}},
+		},
+		"elastic with more at least than at most": {
+			head + "  elasticPolicy: {minReplicas: 3, maxReplicas: 2}\n" + specs + replicaYAML("Worker", 2, strings.Replace(torchCt, "python3", "torchrun", 1)),
+			[]problem{{apiv1.CodeElasticRange, "spec.elasticPolicy.minReplicas"}},
 		},
 		"a queue": {
 			head + "  runPolicy: {schedulingPolicy: {queue: research}}\n" + specs + good,
@@ -269,5 +277,26 @@ func TestOperatorJobErrorsNameTheFieldsAsWritten(t *testing.T) {
 				t.Errorf("problems (-want +got):\n%s\n%v", diff, err)
 			}
 		})
+	}
+}
+
+// TestElasticPyTorchJobRunsFromMinToMaxReplicas checks elasticPolicy
+// becomes kiln's elastic torch policy.
+func TestElasticPyTorchJobRunsFromMinToMaxReplicas(t *testing.T) {
+	t.Parallel()
+	text := "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\nspec:\n" +
+		"  elasticPolicy: {minReplicas: 2, maxReplicas: 4, maxRestarts: 5, rdzvBackend: c10d}\n  pytorchReplicaSpecs:\n" +
+		replicaYAML("Worker", 3, strings.Replace(torchCt, "python3", "torchrun", 1))
+	checked, errs := compileFiles(t, text)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	task := checked[0].Plan.Tasks[0]
+	if task.MinHosts != 2 || task.Train.NumNodes != 4 {
+		t.Errorf("hosts from %d to %d, want 2 to 4", task.MinHosts, task.Train.NumNodes)
+	}
+	e := task.Train.Elastic
+	if e == nil || e.MaxRestarts != 5 {
+		t.Errorf("elastic %+v, want maxRestarts 5", e)
 	}
 }

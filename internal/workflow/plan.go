@@ -68,6 +68,11 @@ type Task struct {
 	// PerHost is what each host of an attempt takes (a pod's requests):
 	// the whole Request for a task, one node's share for a training job.
 	PerHost resource.Request
+	// MinHosts and MaxHosts, when MaxHosts is above 0, make the gang
+	// flexible (an elastic training job): admission gives it as many
+	// hosts of PerHost as fit, from MinHosts to MaxHosts, all at once.
+	// Request is then MaxHosts hosts' worth.
+	MinHosts, MaxHosts int
 	// AdmissionTimeout bounds how long the task waits for room before it
 	// fails; 0 waits as long as it takes.
 	AdmissionTimeout time.Duration
@@ -133,4 +138,14 @@ func (r Retry) Delay(next int) time.Duration {
 		return most
 	}
 	return time.Duration(d)
+}
+
+// Least is the least a task's attempt may start with: MinHosts hosts of a
+// flexible gang, else its whole Request.
+func (t *Task) Least() resource.Request {
+	if t.MaxHosts <= 0 {
+		return t.Request
+	}
+	n := int64(t.MinHosts)
+	return resource.Request{MilliCPU: t.PerHost.MilliCPU * n, Memory: t.PerHost.Memory * n, GPU: t.PerHost.GPU * n}
 }

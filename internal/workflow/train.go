@@ -47,6 +47,9 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 	}
 	if j != nil && len(problems) == 0 {
 		out.Train, out.Request, out.PerHost = j, j.Request(), j.PerNode
+		if j.Elastic != nil {
+			out.MinHosts, out.MaxHosts = j.Elastic.MinNodes, j.Elastic.MaxNodes
+		}
 		if out.AdmissionTimeout == 0 {
 			out.AdmissionTimeout = j.ScheduleTimeout
 		}

@@ -64,10 +64,15 @@ func (c *conversion) mlPolicy(p *trainerv1.MLPolicy) *apiv1.MLPolicy {
 	return out
 }
 
-// elastic is read once kiln runs elastic PyTorch; until then it is refused.
-func (c *conversion) elastic(_ *apiv1.TorchPolicy, e *trainerv1.TorchElasticPolicy) {
-	if e != nil {
-		c.fail(apiv1.CodeUnsupported, "spec.mlPolicy.torch.elasticPolicy", "elastic PyTorch is not run yet", "")
+// elastic carries Trainer v2.1's elasticPolicy over: torchrun's
+// --nnodes=minNodes:maxNodes with the c10d rendezvous, and maxRestarts.
+func (c *conversion) elastic(out *apiv1.TorchPolicy, e *trainerv1.TorchElasticPolicy) {
+	if e == nil {
+		return
+	}
+	out.ElasticPolicy = &apiv1.ElasticPolicy{MinNodes: e.MinNodes, MaxNodes: e.MaxNodes, MaxRestarts: e.MaxRestarts}
+	if len(e.Metrics) > 0 {
+		c.ignore("spec.mlPolicy.torch.elasticPolicy.metrics", "kiln grows a job when the pool has room, not by metrics (no autoscaler)")
 	}
 }
 

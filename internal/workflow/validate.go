@@ -393,11 +393,12 @@ func minRequest(tasks []Task) resource.Request {
 	if len(tasks) == 0 {
 		return resource.Request{}
 	}
-	m := tasks[0].Request
-	for _, t := range tasks[1:] {
+	m := tasks[0].Least()
+	for i := range tasks[1:] {
+		r := tasks[i+1].Least()
 		m = resource.Request{
-			MilliCPU: min(m.MilliCPU, t.Request.MilliCPU), Memory: min(m.Memory, t.Request.Memory),
-			GPU: min(m.GPU, t.Request.GPU),
+			MilliCPU: min(m.MilliCPU, r.MilliCPU), Memory: min(m.Memory, r.Memory),
+			GPU: min(m.GPU, r.GPU),
 		}
 	}
 	return m

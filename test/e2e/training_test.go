@@ -31,6 +31,7 @@ func TestTrainingExamples(t *testing.T) {
 	}{
 		{"torch-ddp.yaml", map[string]int{"identical_weights=True": 4, "rank 3/4": 1}},
 		{"torchrun-ddp.yaml", map[string]int{"identical_weights=True": 4}},
+		{"torchrun-elastic.yaml", map[string]int{"done in world 3": 3}},
 		{"mpi-allreduce.yaml", map[string]int{"allreduce = 10": 4}},
 		{"xgboost.yaml", map[string]int{"model spread across ranks 0.00e+00": 2}},
 		{"tensorflow.yaml", map[string]int{"chief-0 ok": 1, "worker-0 ok": 1, "worker-1 ok": 1, "ps-0 ok": 1}},

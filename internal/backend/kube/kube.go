@@ -82,6 +82,7 @@ type Backend struct {
 	gone      map[job.AttemptID]string     // attempt -> pod deleted under it
 	decided   map[job.AttemptID]job.Status // records this process wrote or read
 	reported  map[job.AttemptID]bool       // attempts Watch has reported
+	lost      map[job.AttemptID]int        // hosts of running elastic gangs Watch has reported lost
 	lim       limits
 	janitorAt time.Time
 }
@@ -119,6 +120,7 @@ func start(ctx context.Context, cfg Config, ns string, core *coreClient, dyn dyn
 	b := &Backend{
 		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan job.AttemptID, 1024), stop: make(chan struct{}),
 		specs: map[job.AttemptID]*job.Spec{}, gone: map[job.AttemptID]string{}, decided: map[job.AttemptID]job.Status{}, reported: map[job.AttemptID]bool{},
+		lost:  map[job.AttemptID]int{},
 		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName},
 		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
 	}

@@ -102,7 +102,7 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 		out.Files = &corev1.ConfigMap{ObjectMeta: meta(a, a.Base+"-files", sh), Data: spec.Files}
 	}
 	if gang && sh.GangScheduler != GangNone {
-		out.PodGroup = podGroup(a, spec, sh, len(hosts(spec)))
+		out.PodGroup = podGroup(a, spec, sh, minMember(spec))
 	}
 	if len(spec.SecretEnv) > 0 {
 		out.Secret = secret(a, spec, sh)

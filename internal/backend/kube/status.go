@@ -55,8 +55,10 @@ func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits)
 	for i, p := range spec.Processes {
 		procs[i] = procOf(p, pods[p.Host])
 		members[i] = procs[i].member()
+		members[i].Host = p.Host
 	}
-	out := job.Decide(members, spec.Leader)
+	out := job.Decide(members, job.RuleOf(spec))
+	st.Dropped = out.Dropped
 	switch {
 	case !out.Decided:
 		return st

@@ -79,7 +79,12 @@ func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st jo
 		if st.State == job.StateExited {
 			b.mu.Lock()
 			b.reported[id] = true
+			delete(b.lost, id)
 			b.mu.Unlock()
+			exited(id, st)
+			return
+		}
+		if b.newlyLost(id, st) { // an elastic gang lost a pod and runs on
 			exited(id, st)
 		}
 	}
@@ -111,4 +116,16 @@ func (b *Backend) waiting() []job.AttemptID {
 		}
 	}
 	return ids
+}
+
+// newlyLost reports whether st, of a running attempt, names more lost
+// hosts than Watch reported before.
+func (b *Backend) newlyLost(id job.AttemptID, st job.Status) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st.State != job.StateRunning || len(st.Dropped) <= b.lost[id] {
+		return false
+	}
+	b.lost[id] = len(st.Dropped)
+	return true
 }

@@ -71,21 +71,30 @@ type statusRecord struct {
 	Failed    string         `json:"failed,omitempty"`
 	Processes map[string]int `json:"processes,omitempty"`
 	// StoppedProcesses are the processes the supervisor signalled.
-	StoppedProcesses []string  `json:"stoppedProcesses,omitempty"`
-	Stopped          bool      `json:"stopped,omitempty"`
-	System           bool      `json:"system,omitempty"`
-	StartError       string    `json:"startError,omitempty"`
-	NotFound         bool      `json:"notFound,omitempty"`
-	StartedAt        time.Time `json:"startedAt"`
-	FinishedAt       time.Time `json:"finishedAt"`
+	StoppedProcesses []string `json:"stoppedProcesses,omitempty"`
+	// Dropped are the processes an elastic gang outlived.
+	Dropped []string `json:"dropped,omitempty"`
+	// Running is set on a report of an elastic gang that lost a host and
+	// runs on; such a report is never written as the attempt's status.
+	Running    bool      `json:"running,omitempty"`
+	Stopped    bool      `json:"stopped,omitempty"`
+	System     bool      `json:"system,omitempty"`
+	StartError string    `json:"startError,omitempty"`
+	NotFound   bool      `json:"notFound,omitempty"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
 }
 
 // jobStatus converts the record to what the engine sees, outputs not read.
 func (r *statusRecord) jobStatus() job.Status {
+	state := job.StateExited
+	if r.Running {
+		state = job.StateRunning
+	}
 	return job.Status{
-		State: job.StateExited, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
-		StoppedProcesses: r.StoppedProcesses,
-		Stopped:          r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
+		State: state, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
+		StoppedProcesses: r.StoppedProcesses, Dropped: r.Dropped,
+		Stopped: r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}
 }

@@ -72,12 +72,12 @@ func New(cfg Config) *Backend {
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	id := spec.ID.String()
 	args := StartArgs{
-		ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader,
+		ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader, MinHosts: spec.MinHosts,
 		Sandbox: b.cfg.Isolation.sandbox(spec.Project), Leave: spec.Clean == job.CleanNone,
 	}
 	takeBack := b.startArgs(&args)
 	for _, p := range spec.Processes {
-		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env})
+		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env, Host: p.Host})
 	}
 	var r StartReply
 	if err := b.call(ctx, "Supervisor.Start", args, &r); err != nil {

@@ -40,7 +40,7 @@ func (p *Pool) Admit(ctx context.Context, release []string, claims []resource.Cl
 	}
 	for i, a := range r.Answers {
 		if a.Admitted {
-			p.b.admitted(claims[i])
+			p.b.admitted(claims[i].Sized(a.Steps))
 		}
 		p.b.alone.Store(!a.Contended)
 	}

@@ -15,6 +15,8 @@ type StartArgs struct {
 	WorkingDir string
 	Files      map[string]string
 	Leader     string
+	// MinHosts makes the gang elastic: see job.Spec.MinHosts.
+	MinHosts int
 	// Room is the claim the attempt was admitted with, if the engine
 	// admitted it through this supervisor: its room is held until the
 	// attempt ends.
@@ -40,6 +42,8 @@ type ProcessArgs struct {
 	Name    string
 	Command []string
 	Env     []string
+	// Host is the process's host index in the spec.
+	Host int
 }
 
 // SignalArgs asks to stop an attempt's process group.

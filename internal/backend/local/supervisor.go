@@ -56,7 +56,9 @@ type Supervisor struct {
 // gang is one attempt's processes. members is nil while they start.
 type gang struct {
 	members  []*member
-	leader   string
+	rule     job.Rule
+	dropped  int      // members of an elastic gang reported lost
+	joining  []string // members of an elastic gang being started
 	running  int
 	stopping bool
 	grace    time.Duration
@@ -68,6 +70,7 @@ type gang struct {
 
 type member struct {
 	name     string
+	host     int
 	cmd      *exec.Cmd
 	done     bool
 	exit     int
@@ -104,7 +107,7 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 		s.mu.Unlock()
 		return nil
 	}
-	g := &gang{leader: a.Leader, leave: a.Leave} // reserves the ID
+	g := &gang{rule: job.Rule{Leader: a.Leader, MinHosts: a.MinHosts}, leave: a.Leave} // reserves the ID
 	s.gangs[a.ID] = g
 	s.stopLeftovers(a.ID)
 	if a.Room != nil {
@@ -187,7 +190,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 			}
 			return nil, err
 		}
-		members = append(members, &member{name: p.Name, cmd: cmd})
+		members = append(members, &member{name: p.Name, host: p.Host, cmd: cmd})
 	}
 	return members, nil
 }
@@ -271,7 +274,7 @@ func (s *Supervisor) wait(id string, g *gang, m *member) {
 		m.signal = signalName(ws.Signal())
 	}
 	g.running--
-	out := job.Decide(g.view(), g.leader)
+	out := job.Decide(g.view(), g.rule)
 	decided := g.running > 0 && out.Decided && !g.stopping && !g.recorded
 	switch {
 	case decided && g.leave:
@@ -289,6 +292,13 @@ func (s *Supervisor) wait(id string, g *gang, m *member) {
 	default:
 		delete(s.gangs, id)
 		s.recordExit(id, g.status(out))
+		return
+	}
+	if !out.Decided && len(out.Dropped) > g.dropped { // an elastic gang lost a host and goes on
+		g.dropped = len(out.Dropped)
+		rec := g.status(out)
+		rec.Running, rec.FinishedAt = true, time.Time{}
+		s.publish(id, rec)
 	}
 }
 
@@ -314,7 +324,7 @@ func (g *gang) view() []job.Member {
 	out := make([]job.Member, len(g.members))
 	for i, m := range g.members {
 		out[i] = job.Member{
-			Name: m.name, Ended: m.done, Exit: m.exit, Signal: m.signal, Stopped: m.stopped, FinishedAt: m.finished,
+			Name: m.name, Host: m.host, Ended: m.done, Exit: m.exit, Signal: m.signal, Stopped: m.stopped, FinishedAt: m.finished,
 		}
 	}
 	return out
@@ -342,6 +352,7 @@ func (g *gang) status(out job.Outcome) statusRecord {
 	if out.Failed {
 		rec.Failed = out.Decider
 	}
+	rec.Dropped = out.Dropped
 	return rec
 }
 
@@ -355,6 +366,13 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 		s.unwritten[id] = rec
 		fmt.Fprintf(os.Stderr, "kiln supervisor: recording exit of %s (kept until it can be written): %v\n", id, err)
 	}
+	s.publish(id, rec)
+	s.lastBusy = time.Now()
+}
+
+// publish tells watchers how attempt id stands: it ended, or, for an
+// elastic gang that lost a host, runs on. s.mu must be held.
+func (s *Supervisor) publish(id string, rec statusRecord) {
 	s.exits = append(s.exits, Exit{ID: id, Status: rec})
 	if len(s.exits) > maxExits {
 		drop := len(s.exits) - maxExits
@@ -362,7 +380,6 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 		s.base += uint64(drop)
 	}
 	s.wake()
-	s.lastBusy = time.Now()
 }
 
 // wake wakes everyone waiting in exits. s.mu must be held.

@@ -58,7 +58,7 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
-	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir}
+	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir, Attempt: a.ID}
 	if err := j.Plugin.Build(j, in, spec); err != nil {
 		return err
 	}
@@ -112,6 +112,10 @@ func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 		v.Code, v.Permanent = apiv1.CodeNotRestarted, true
 		v.Message += fmt.Sprintf(" (not restarted: %s for replica group %s)", why, group)
 		return v
+	}
+	if t.Train.Elastic != nil && len(st.Dropped) > 0 {
+		v.Code = apiv1.CodeElasticTooFew
+		v.Message = fmt.Sprintf("%s; it had lost %s before, leaving fewer than minNodes (%d)", v.Message, strings.Join(st.Dropped, ", "), t.Train.Elastic.MinNodes)
 	}
 	if !t.Train.Retries(st.ExitCode) {
 		v.Message += fmt.Sprintf(" (exit code %d is not retryable in this runtime)", st.ExitCode)

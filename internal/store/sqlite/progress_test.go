@@ -73,7 +73,9 @@ func unmigrate(t *testing.T, path string) {
 	}
 	defer db.Close()
 	for _, q := range []string{
-		`DROP TABLE node_trainer_status`, `ALTER TABLE runs DROP COLUMN progress`, fmt.Sprintf(`PRAGMA user_version = %d`, at),
+		`DROP TABLE node_trainer_status`, `ALTER TABLE runs DROP COLUMN progress`,
+		`ALTER TABLE attempts DROP COLUMN nodes`, `ALTER TABLE attempts DROP COLUMN joined`, `ALTER TABLE attempts DROP COLUMN dropped`, // 0018, applied again
+		fmt.Sprintf(`PRAGMA user_version = %d`, at),
 	} {
 		if _, err := db.ExecContext(t.Context(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -49,7 +49,7 @@ func testApplyAttempts(t *testing.T, s store.Store) {
 		Number: 1, ID: "r1/a/1", Phase: apiv1.PhaseFailed, Signal: "SIGKILL", Code: apiv1.CodeAttemptLost,
 		Message: "lost", System: true, StartedAt: &t0, FinishedAt: &end,
 	}
-	running := apiv1.AttemptStatus{Number: 2, ID: "r1/a/2", Phase: apiv1.PhaseRunning, StartedAt: &end}
+	running := apiv1.AttemptStatus{Number: 2, ID: "r1/a/2", Phase: apiv1.PhaseRunning, StartedAt: &end, Nodes: 3}
 	node := apiv1.NodeStatus{
 		Name: "a", Phase: apiv1.PhaseRunning, Code: apiv1.CodeAttemptLost, Message: "retried", StartedAt: &t0, RetryAt: &retry,
 		Conditions: []apiv1.Condition{{Type: apiv1.ConditionRunning, Status: "True", Reason: "Started", LastTransitionTime: t0}},
@@ -60,6 +60,7 @@ func testApplyAttempts(t *testing.T, s store.Store) {
 		Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: failed}, {Node: "a", AttemptStatus: running}},
 	})
 	running.Phase, running.ExitCode, running.FinishedAt = apiv1.PhaseSucceeded, &two, &retry
+	running.Dropped, running.Joined = []string{"node-2"}, 1 // an elastic gang's lost node, and one that joined
 	apply(t, s, &store.Change{Run: "r1", Owner: "me", Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: running}}})
 	got := get(t, s, "r1").Status.Nodes[0]
 	node.Attempts = []apiv1.AttemptStatus{failed, running}

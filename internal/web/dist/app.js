@@ -398,6 +398,7 @@ async function panel(run, node) {
     box.append(el("h4", {}, "Training job"),
       node.trainerStatus ? el("p", { id: "trainer-status" }, "Progress: " + trainerText(node.trainerStatus) +
         " (reported " + when(node.trainerStatus.lastUpdatedTime) + ")") : "",
+      elasticSize(node.attempts || []),
       el("table", { id: "conditions" },
       ...node.conditions.map((c) => el("tr", {}, el("td", {}, c.type), el("td", {}, c.status), el("td", {}, c.reason || ""), el("td", {}, c.message || "")))),
     el("table", { id: "replicas" }, el("tr", {}, ...["Replicas", "Active", "Succeeded", "Failed", "Stopped"].map((h) => el("th", {}, h))),
@@ -406,6 +407,17 @@ async function panel(run, node) {
   const log = (node.attempts || []).length ? await api(`/api/v1/runs/${encodeURIComponent(run.id)}/tasks/${encodeURIComponent(node.name)}/logs`, true) : "";
   if (log || !node.children) box.append(el("h4", {}, "Log"), el("pre", { id: "log" }, log.split("\n").slice(-200).join("\n")));
   return box;
+}
+
+// elasticSize shows an elastic training job's size in its last attempt:
+// the nodes it has now, of every node it started or that joined, and those
+// it lost; nothing for a job of fixed size.
+function elasticSize(attempts) {
+  const a = attempts[attempts.length - 1];
+  if (!a || !a.nodes) return "";
+  const all = a.nodes + (a.joined || 0), lost = a.dropped || [];
+  const notes = [a.joined ? a.joined + " joined" : "", lost.length ? "lost " + lost.join(", ") : ""].filter(Boolean);
+  return el("p", { id: "elastic-size" }, "Nodes: " + (all - lost.length) + " of " + all + (notes.length ? " (" + notes.join("; ") + ")" : ""));
 }
 
 route();
