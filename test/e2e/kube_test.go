@@ -217,14 +217,11 @@ func newestRun(t *testing.T, home string) apiv1.RunID {
 	return id
 }
 
-func waitPhase(t *testing.T, home string, id apiv1.RunID, phase apiv1.Phase) apiv1.Run {
+func waitPhase(t *testing.T, home string, id apiv1.RunID, phase apiv1.Phase) {
 	t.Helper()
-	var run apiv1.Run
 	waitFor(t, "run "+string(phase), func() bool {
-		run = describe(t, home, id)
-		return run.Status.Phase == phase
+		return describe(t, home, id).Status.Phase == phase
 	})
-	return run
 }
 
 func TestValidateForKubernetesRequiresImages(t *testing.T) {
