@@ -82,8 +82,9 @@ func TestElasticGangOutlivesALossAboveItsMinimum(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, 3)
 	dir := t.TempDir()
-	// The first agent to start fails at once; the others finish later.
-	torchrun := fakeTorchrun(t, `mkdir `+dir+`/first 2>/dev/null && exit 1; sleep 1`)
+	// The first agent but node 0's (which holds the rendezvous) to start
+	// fails at once; the others finish later.
+	torchrun := fakeTorchrun(t, `case "$PET_RDZV_CONF" in *is_host=false*) mkdir `+dir+`/first 2>/dev/null && exit 1;; esac; sleep 1`)
 	id := e.submit(t, "spec:\n  tasks:\n"+elasticTask("job", 2, 3, torchrun), nil)
 	job := nodeOf(e.wait(t, id), "job")
 	if job.Phase != apiv1.PhaseSucceeded {
@@ -102,7 +103,8 @@ func TestElasticGangFailsBelowItsMinimum(t *testing.T) {
 	e := newEngine(t, 3)
 	dir := t.TempDir()
 	// Two agents fail, one after the other: the second leaves one of three, below minNodes 2.
-	torchrun := fakeTorchrun(t, `mkdir `+dir+`/a 2>/dev/null && exit 1; mkdir `+dir+`/b 2>/dev/null && { sleep 0.5; exit 2; }; sleep 5`)
+	// Node 0, which holds the rendezvous, is not one of them.
+	torchrun := fakeTorchrun(t, `case "$PET_RDZV_CONF" in *is_host=false*) mkdir `+dir+`/a 2>/dev/null && exit 1; mkdir `+dir+`/b 2>/dev/null && { sleep 0.5; exit 2; };; esac; sleep 5`)
 	id := e.submit(t, "spec:\n  tasks:\n"+elasticTask("job", 2, 3, torchrun), nil)
 	job := nodeOf(e.wait(t, id), "job")
 	if job.Phase != apiv1.PhaseFailed || job.Code != apiv1.CodeElasticTooFew || !strings.Contains(job.Message, "fewer than minNodes (2)") {

@@ -82,7 +82,8 @@ func RuleOf(spec *Spec) Rule { return Rule{Leader: spec.Leader, MinHosts: spec.M
 // An elastic gang (MinHosts above 0) outlives failures, taken in the
 // order they ended, while hosts with no failed member number at least
 // MinHosts: those failures count as none above, and Outcome.Dropped names
-// them. The failure that leaves fewer hosts decides.
+// them. The failure that leaves fewer hosts decides, and so does any
+// failure on host 0, which holds the rendezvous the others meet at.
 func Decide(members []Member, rule Rule) Outcome {
 	leader := rule.Leader
 	drop := dropped(members, rule.MinHosts)
@@ -139,8 +140,8 @@ func dropped(members []Member, minHosts int) []string {
 	var out []string
 	for _, m := range failed {
 		dead[m.Host] = true
-		if len(hosts)-len(dead) < minHosts {
-			break
+		if m.Host == 0 || len(hosts)-len(dead) < minHosts {
+			break // host 0 holds the rendezvous: without it no one meets again
 		}
 		out = append(out, m.Name)
 	}

@@ -148,6 +148,16 @@ func TestDecideElastic(t *testing.T) {
 			minHosts: 1,
 			want:     Outcome{Dropped: []string{"node-2"}},
 		},
+		"losing the first node, which holds the rendezvous, decides above the minimum too": {
+			members:  []Member{killed(0, 1), running(1), running(2)},
+			minHosts: 1,
+			want:     Outcome{Decided: true, Decider: "node-0", ExitCode: -1, Signal: "killed", Failed: true},
+		},
+		"a loss outlived before the first node's is still dropped": {
+			members:  []Member{killed(0, 2), running(1), killed(2, 1)},
+			minHosts: 1,
+			want:     Outcome{Decided: true, Decider: "node-0", ExitCode: -1, Signal: "killed", Failed: true, Dropped: []string{"node-2"}},
+		},
 		"without a minimum the first loss decides": {
 			members: []Member{running(0), running(1), killed(2, 1)},
 			want:    Outcome{Decided: true, Decider: "node-2", ExitCode: -1, Signal: "killed", Failed: true},
