@@ -45,6 +45,9 @@ func newApplyCmd(e *env) *cobra.Command {
 			defer done()
 			res, err := eng.Apply(cmd.Context(), in)
 			printApplied(e, res)
+			if err == nil {
+				printAppliedNotes(e, in.Files)
+			}
 			return err
 		},
 	}
@@ -131,4 +134,17 @@ func newDeleteCmd(e *env) *cobra.Command {
 	tmpl.Flags().StringVar(&project, "project", "default", "the project that stores the template")
 	del.AddCommand(tmpl, newDeleteRunCmd(e), newDeleteRuntimeCmd(e))
 	return del
+}
+
+// printAppliedNotes notes the fields of the applied Kubeflow documents
+// some backend ignores: the stored runtime keeps only what kiln acts on.
+func printAppliedNotes(e *env, files []apiv1.SourceFile) {
+	_, docs, _ := workflow.ReadSources(files)
+	docs, _ = workflow.Translate(docs)
+	for i := range docs {
+		if ignored := workflow.IgnoredFields(&docs[i]); len(ignored) > 0 {
+			fmt.Fprintf(e.stdout, "%s:\n", docs[i].Object())
+			printNotes(e, ignored)
+		}
+	}
 }

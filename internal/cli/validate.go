@@ -37,10 +37,12 @@ func newValidateCmd(e *env) *cobra.Command {
 			}
 			defer done()
 			docs, readErr := workflow.ReadFiles(files)
+			docs, translateErr := workflow.Translate(docs) // Kubeflow's documents as kiln's
+			readErr = errors.Join(readErr, translateErr)
 			tmplDocs, docs := splitTemplates(docs)
 			clusterDocs, docs := splitKind(docs, apiv1.KindClusterTrainingRuntime)
 			plans, checkErr := workflow.CheckFilesWith(files, docs, stored, runtimes)
-			checkErr = errors.Join(checkErr, validateClusterRuntimes(e, clusterDocs))
+			checkErr = errors.Join(checkErr, workflow.AsWritten(clusterDocs, validateClusterRuntimes(e, clusterDocs)))
 			if len(tmplDocs) > 0 {
 				tmpls, err := workflow.CheckTemplatesWith(files, tmplDocs, stored, runtimes)
 				checkErr = errors.Join(checkErr, err)
@@ -61,9 +63,7 @@ func newValidateCmd(e *env) *cobra.Command {
 			}
 			for _, p := range plans {
 				fmt.Fprintf(e.stdout, "ok: %s: %s (%s)\n", p.Doc.File, p.Doc.Object(), plural(len(p.Plan.Tasks), "task"))
-				for _, i := range p.Ignored {
-					fmt.Fprintf(e.stdout, "  note: %s is ignored %s: %s\n", i.Field, ignoredWhere(i), i.Reason)
-				}
+				printNotes(e, p.Ignored)
 			}
 			if err := errors.Join(readErr, checkErr); err != nil {
 				printError(e.stderr, err)
@@ -141,6 +141,7 @@ func validateClusterRuntimes(e *env, docs []workflow.Document) error {
 			continue
 		}
 		fmt.Fprintf(e.stdout, "ok: %s: %s/%s\n", docs[i].File, rt.Kind, rt.Metadata.Name)
+		printNotes(e, workflow.IgnoredFields(&docs[i]))
 	}
 	return errors.Join(errs...)
 }
@@ -169,4 +170,11 @@ func ignoredWhere(i workflow.Ignored) string {
 		return "on every backend"
 	}
 	return "on the " + strings.Join(i.Backends, " and ") + " backend"
+}
+
+// printNotes prints the fields some backend ignores, one note each.
+func printNotes(e *env, ignored []workflow.Ignored) {
+	for _, i := range ignored {
+		fmt.Fprintf(e.stdout, "  note: %s is ignored %s: %s\n", i.Field, ignoredWhere(i), i.Reason)
+	}
 }

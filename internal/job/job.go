@@ -170,6 +170,9 @@ type Status struct {
 	// request, or taking their gang down) instead of letting them end on
 	// their own.
 	StoppedProcesses []string
+	// LeftRunning names the processes still running when the gang's end
+	// was recorded, left to end on their own (cleanPodPolicy None).
+	LeftRunning []string
 	// Outputs are the output parameters read back after a successful exit.
 	Outputs map[string]string
 	// OutputError says why a declared output (parameter or artifact)

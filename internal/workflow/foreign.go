@@ -144,8 +144,10 @@ func translated(doc *Document, kind string, obj any, from *Origin) (*Document, e
 	}, nil
 }
 
-// asWritten renames the fields of the errors in err that are about
+// AsWritten renames the fields of the errors in err that are about
 // translated documents of docs to the fields as the user wrote them.
+func AsWritten(docs []Document, err error) error { return asWritten(docs, err) }
+
 func asWritten(docs []Document, err error) error {
 	for _, e := range apiv1.Errors(err) {
 		for i := range docs {

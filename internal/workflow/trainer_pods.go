@@ -25,11 +25,13 @@ type podPatch struct {
 func (c *conversion) podTemplate(s *trainerv1.TrainJobSpec) *apiv1.PodTemplate {
 	pt := &apiv1.PodTemplate{}
 	used := false
-	if len(s.Labels)+len(s.Annotations) > 0 {
-		addMeta(pt, &trainerv1.PodMetadata{Labels: s.Labels, Annotations: s.Annotations})
-		c.podField("spec.labels, spec.annotations")
-		used = true
+	for field, m := range map[string]map[string]string{"spec.labels": s.Labels, "spec.annotations": s.Annotations} {
+		if len(m) > 0 {
+			c.podField(field)
+			used = true
+		}
 	}
+	addMeta(pt, &trainerv1.PodMetadata{Labels: s.Labels, Annotations: s.Annotations})
 	for _, p := range c.patches(s) {
 		if !c.targetsTrainer(p) {
 			continue

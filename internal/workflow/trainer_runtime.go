@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,17 @@ func (c *conversion) mlPolicy(p *trainerv1.MLPolicy) *apiv1.MLPolicy {
 		return out
 	}
 	out.NumNodes = p.NumNodes
+	var set []string
+	for name, on := range map[string]bool{"torch": p.Torch != nil, "mpi": p.MPI != nil, "jax": p.JAX != nil, "xgboost": p.XGBoost != nil, "flux": p.Flux != nil} {
+		if on {
+			set = append(set, name)
+		}
+	}
+	if len(set) > 1 {
+		slices.Sort(set)
+		c.fail(apiv1.CodeNoMLPolicy, "spec.mlPolicy", fmt.Sprintf("mlPolicy sets %s: a runtime has one framework", strings.Join(set, " and ")), "keep one of them")
+		return out
+	}
 	switch {
 	case p.Torch != nil:
 		out.Torch = &apiv1.TorchPolicy{NumProcPerNode: numProcPerNode(p.Torch.NumProcPerNode)}
@@ -183,6 +195,7 @@ func (c *conversion) trainerPod(field string, tmpl *corev1.PodTemplateSpec) (*ap
 	if emptyJSON(rest.Spec, corev1.PodSpec{Containers: []corev1.Container{{Name: apiv1.MainContainer}}}) {
 		pt.Spec = nil
 	}
+	pt = c.withLimits(pt)
 	if pt.Spec == nil && len(pt.Metadata.Labels)+len(pt.Metadata.Annotations) == 0 {
 		return out, nil, cf
 	}

@@ -2,9 +2,11 @@ package workflow
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
@@ -32,6 +34,37 @@ type conversion struct {
 	doc     *Document
 	errs    []error
 	ignored []Ignored
+	// limits are the trainer's limits that differ from its requests:
+	// kept in its pod template, for Kubernetes.
+	limits corev1.ResourceList
+}
+
+// withLimits adds c's limits to the main container of pt (nil: a new
+// template), returning it; pt unchanged when there are none.
+func (c *conversion) withLimits(pt *apiv1.PodTemplate) *apiv1.PodTemplate {
+	if len(c.limits) == 0 {
+		return pt
+	}
+	if pt == nil {
+		pt = &apiv1.PodTemplate{}
+	}
+	if pt.Spec == nil {
+		pt.Spec = &corev1.PodSpec{}
+	}
+	i := slices.IndexFunc(pt.Spec.Containers, func(ct corev1.Container) bool { return ct.Name == apiv1.MainContainer })
+	if i < 0 {
+		pt.Spec.Containers = append(pt.Spec.Containers, corev1.Container{Name: apiv1.MainContainer})
+		i = len(pt.Spec.Containers) - 1
+	}
+	ct := &pt.Spec.Containers[i]
+	if ct.Resources.Limits == nil {
+		ct.Resources.Limits = corev1.ResourceList{}
+	}
+	for name, q := range c.limits {
+		ct.Resources.Limits[name] = q
+	}
+	c.limits = nil
+	return pt
 }
 
 func (c *conversion) fail(code apiv1.Code, field, msg, hint string) {
@@ -71,19 +104,14 @@ func (c *conversion) env(field string, in []corev1.EnvVar) []apiv1.EnvVar {
 
 // resources converts a node's requests (limits where a request is not
 // written, as Kubernetes defaults them) to kiln's cpu, memory and gpu.
+// kiln sizes a node by one amount of each: a limit other than its
+// request, and a resource kiln does not count, are noted, not kept.
 func (c *conversion) resources(field string, r *corev1.ResourceRequirements) *apiv1.Resources {
 	if r == nil {
 		return nil
 	}
-	want := corev1.ResourceList{}
-	for name, q := range r.Limits {
-		want[name] = q
-	}
-	for name, q := range r.Requests {
-		want[name] = q
-	}
 	out := &apiv1.Resources{}
-	for name, q := range want {
+	use := func(where string, name corev1.ResourceName, q resource.Quantity) {
 		switch name {
 		case corev1.ResourceCPU:
 			out.CPU = apiv1.Quantity(q.String())
@@ -92,10 +120,36 @@ func (c *conversion) resources(field string, r *corev1.ResourceRequirements) *ap
 		case "nvidia.com/gpu", "amd.com/gpu":
 			out.GPU = apiv1.Quantity(q.String())
 		default:
-			c.ignore(field+".requests."+string(name), "kiln sizes nodes by cpu, memory and GPUs (nvidia.com/gpu, amd.com/gpu) only")
+			c.ignore(field+"."+where+"."+string(name), "kiln sizes nodes by cpu, memory and GPUs (nvidia.com/gpu, amd.com/gpu) only")
+		}
+	}
+	for _, name := range sortedNames(r.Requests) {
+		use("requests", name, r.Requests[name])
+	}
+	for _, name := range sortedNames(r.Limits) {
+		req, requested := r.Requests[name]
+		switch {
+		case !requested:
+			use("limits", name, r.Limits[name])
+		case req.Cmp(r.Limits[name]) != 0:
+			// Kept as the pod's own limit, which kiln's requests do not replace.
+			if c.limits == nil {
+				c.limits = corev1.ResourceList{}
+			}
+			c.limits[name] = r.Limits[name]
+			c.ignore(field+".limits."+string(name), "a limit above the request bounds a pod; local processes are not limited", backendLocal)
 		}
 	}
 	return out
+}
+
+func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // numProcPerNode converts Trainer's number-or-name to kiln's quantity.
@@ -128,7 +182,7 @@ func trainJobFromTrainer(doc *Document) (*Document, error) {
 	}
 	c.managedBy(s.ManagedBy)
 	c.initializer(out, s.Initializer)
-	out.Spec.PodTemplate = c.podTemplate(s)
+	out.Spec.PodTemplate = c.withLimits(c.podTemplate(s))
 	if len(c.errs) > 0 {
 		return nil, joinErrs(c.errs)
 	}

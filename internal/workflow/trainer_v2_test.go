@@ -59,8 +59,12 @@ func TestTrainerTrainJobRunsAsKilnsOwn(t *testing.T) {
 	for _, i := range IgnoredOn("local", c.Ignored) {
 		local = append(local, i.Field)
 	}
-	if want := []string{"spec.trainer.image", "spec.labels, spec.annotations"}; !cmp.Equal(local, want) {
+	if want := []string{"spec.trainer.resourcesPerNode.limits.cpu", "spec.trainer.image", "spec.labels"}; !cmp.Equal(local, want) {
 		t.Errorf("ignored locally %v, want %v", local, want)
+	}
+	pt := c.Plan.Workflow.Spec.Tasks[0].PodTemplate
+	if pt == nil || pt.Spec == nil || len(pt.Spec.Containers) != 1 || pt.Spec.Containers[0].Resources.Limits.Cpu().String() != "2" {
+		t.Errorf("pod template %+v, want the main container limited to 2 CPUs", pt)
 	}
 	if kube := IgnoredOn("kubernetes", c.Ignored); len(kube) != 0 {
 		t.Errorf("the kubernetes backend ignores %v, want nothing", kube)
@@ -215,11 +219,12 @@ func TestTrainerRuntimeProblemsNameTheRuntimesFields(t *testing.T) {
 		from, to string
 		want     []problem
 	}{
-		"intel mpi":   {"mpiImplementation: OpenMPI", "mpiImplementation: Intel", []problem{{apiv1.CodeUnsupported, "spec.mlPolicy.mpi.mpiImplementation"}}},
-		"replicas":    {"\n      - name: node\n", "\n      - name: node\n        replicas: 2\n", []problem{{apiv1.CodeUnsupported, "spec.template.spec.replicatedJobs[1].replicas"}}},
-		"a new job":   {"\n      - name: node\n", "\n      - name: evaluator\n", []problem{{apiv1.CodeUnsupported, "spec.template.spec.replicatedJobs[1].name"}}},
-		"bad cpu":     {"cpu: 250m", "cpu: lots", []problem{{apiv1.CodeQuantity, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu"}}},
-		"bad timeout": {"scheduleTimeoutSeconds: 30", "scheduleTimeoutSeconds: -1", []problem{{apiv1.CodeOutOfRange, "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"}}},
+		"intel mpi":      {"mpiImplementation: OpenMPI", "mpiImplementation: Intel", []problem{{apiv1.CodeUnsupported, "spec.mlPolicy.mpi.mpiImplementation"}}},
+		"two frameworks": {"    numNodes: 2\n", "    numNodes: 2\n    torch: {}\n", []problem{{apiv1.CodeNoMLPolicy, "spec.mlPolicy"}}},
+		"replicas":       {"\n      - name: node\n", "\n      - name: node\n        replicas: 2\n", []problem{{apiv1.CodeUnsupported, "spec.template.spec.replicatedJobs[1].replicas"}}},
+		"a new job":      {"\n      - name: node\n", "\n      - name: evaluator\n", []problem{{apiv1.CodeUnsupported, "spec.template.spec.replicatedJobs[1].name"}}},
+		"bad cpu":        {"cpu: 250m", "cpu: lots", []problem{{apiv1.CodeQuantity, "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu"}}},
+		"bad timeout":    {"scheduleTimeoutSeconds: 30", "scheduleTimeoutSeconds: -1", []problem{{apiv1.CodeOutOfRange, "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

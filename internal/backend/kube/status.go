@@ -63,7 +63,7 @@ func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits)
 	case !out.Decided:
 		return st
 	case out.Failed:
-		return failed(st, &procs[slices.IndexFunc(procs, func(p procState) bool { return p.name == out.Decider })], procs)
+		return failed(st, &procs[slices.IndexFunc(procs, func(p procState) bool { return p.name == out.Decider })], procs, spec.Clean == job.CleanNone)
 	}
 	return succeeded(st, spec, procs)
 }
@@ -97,9 +97,9 @@ func (p *procState) member() job.Member {
 
 // failed fills in st for an attempt that failed through process f. A pod
 // that failed as a whole was the machine's doing, not the task's.
-func failed(st job.Status, f *procState, procs []procState) job.Status {
+func failed(st job.Status, f *procState, procs []procState, left bool) job.Status {
 	st.State = job.StateExited
-	fill(&st, procs)
+	fill(&st, procs, left)
 	if len(procs) > 1 {
 		st.Failed = f.name
 	}
@@ -126,7 +126,7 @@ func failed(st job.Status, f *procState, procs []procState) job.Status {
 // checking that the declared artifacts were written.
 func succeeded(st job.Status, spec *job.Spec, procs []procState) job.Status {
 	st.State = job.StateExited
-	fill(&st, procs)
+	fill(&st, procs, spec.Clean == job.CleanNone)
 	if len(spec.Outputs) == 0 && len(spec.Artifacts) == 0 {
 		return st
 	}
@@ -148,8 +148,8 @@ func succeeded(st job.Status, spec *job.Spec, procs []procState) job.Status {
 
 // fill records every process's exit code and the latest finish. A
 // process still running when its gang's end was decided is stopped with
-// its pod.
-func fill(st *job.Status, procs []procState) {
+// its pod, or, with left (cleanPodPolicy None), left running in it.
+func fill(st *job.Status, procs []procState, left bool) {
 	for _, p := range procs {
 		code := -1
 		if p.terminated != nil {
@@ -162,7 +162,11 @@ func fill(st *job.Status, procs []procState) {
 			continue
 		}
 		st.Processes[p.name] = code
-		if p.terminated == nil && p.podFailed == nil {
+		switch {
+		case p.terminated != nil || p.podFailed != nil:
+		case left:
+			st.LeftRunning = append(st.LeftRunning, p.name)
+		default:
 			st.StoppedProcesses = append(st.StoppedProcesses, p.name)
 		}
 	}

@@ -72,6 +72,9 @@ type statusRecord struct {
 	Processes map[string]int `json:"processes,omitempty"`
 	// StoppedProcesses are the processes the supervisor signalled.
 	StoppedProcesses []string `json:"stoppedProcesses,omitempty"`
+	// LeftRunning are the processes still running when the end was
+	// recorded, left to end on their own.
+	LeftRunning []string `json:"leftRunning,omitempty"`
 	// Dropped are the processes an elastic gang outlived.
 	Dropped []string `json:"dropped,omitempty"`
 	// Running is set on a report of an elastic gang that lost a host and
@@ -93,7 +96,7 @@ func (r *statusRecord) jobStatus() job.Status {
 	}
 	return job.Status{
 		State: state, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
-		StoppedProcesses: r.StoppedProcesses, Dropped: r.Dropped,
+		StoppedProcesses: r.StoppedProcesses, LeftRunning: r.LeftRunning, Dropped: r.Dropped,
 		Stopped: r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}

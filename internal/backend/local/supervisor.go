@@ -343,7 +343,8 @@ func (g *gang) status(out job.Outcome) statusRecord {
 	for _, m := range g.members {
 		rec.Processes[m.name] = m.exit
 		if !m.done {
-			rec.Processes[m.name] = -1 // left running
+			rec.Processes[m.name] = -1
+			rec.LeftRunning = append(rec.LeftRunning, m.name)
 		}
 		if m.stopped {
 			rec.StoppedProcesses = append(rec.StoppedProcesses, m.name)

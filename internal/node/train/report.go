@@ -73,7 +73,7 @@ func conditions(ns *apiv1.NodeStatus, phase apiv1.Phase, reason, msg string, now
 		setCondition(ns, apiv1.ConditionRestarting, "True", reason, msg, now)
 	case apiv1.PhaseSucceeded:
 		off(apiv1.ConditionRunning, "Completed")
-		setCondition(ns, apiv1.ConditionComplete, "True", "Succeeded", "every process exited 0", now)
+		setCondition(ns, apiv1.ConditionComplete, "True", "Succeeded", "the job succeeded", now)
 	case apiv1.PhaseSuspended:
 		off(apiv1.ConditionQueued, "Suspended")
 		off(apiv1.ConditionRunning, "Suspended")
@@ -118,8 +118,11 @@ func replicasEnded(st *job.Status) []apiv1.ReplicaGroupStatus {
 	var out []apiv1.ReplicaGroupStatus
 	for _, name := range names {
 		code, stopped := st.Processes[name], slices.Contains(st.StoppedProcesses, name)
+		left := slices.Contains(st.LeftRunning, name)
 		out = countReplica(out, replicaGroup(name), func(g *apiv1.ReplicaGroupStatus) {
 			switch {
+			case left:
+				g.Active++ // left to end on its own: running still
 			case stopped:
 				g.Stopped++
 			case code == 0:
