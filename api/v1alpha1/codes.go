@@ -125,7 +125,7 @@ func CodeInfos() []CodeInfo {
 	return []CodeInfo{
 		{CodeParse, "the file is not valid YAML or a value has the wrong type", "check indentation and quoting at the position given"},
 		{CodeUnknownField, "a field is not part of the schema", "check the spelling; fields are camelCase"},
-		{CodeKind, "apiVersion or kind is missing or not one kiln knows", "use apiVersion kiln.dev/v1alpha1 and a kind such as Workflow"},
+		{CodeKind, "apiVersion or kind is missing or not one kiln knows", "use apiVersion kiln.dev/v1alpha1 and a kind such as Workflow, or a Kubeflow document kiln reads (docs/kubeflow.md)"},
 		{CodeRequired, "a required field is missing or empty", "set the field named"},
 		{CodeInvalidName, "a name is not a DNS-1123 label", "use lowercase letters, digits and '-', start and end with a letter or digit, at most 63 characters"},
 		{CodeDuplicate, "two items share a name that must be unique", "rename one of them"},

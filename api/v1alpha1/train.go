@@ -176,6 +176,10 @@ type GangPolicy struct {
 
 // FailurePolicy says which failures restart a gang.
 type FailurePolicy struct {
+	// MaxRestarts is how often a job of the runtime restarts its gang when
+	// the job sets no backoffLimit (Kubeflow Trainer's JobSet
+	// failurePolicy.maxRestarts). Default 0.
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
 	// RetryableExitCodes restart the gang (within backoffLimit); any other
 	// exit fails the job at once. Empty: every failure may restart.
 	RetryableExitCodes []int32 `json:"retryableExitCodes,omitempty"`

@@ -15,6 +15,9 @@ const (
 	// MaxReplicas bounds the processes of one job: nodes (parameter
 	// servers included) times processes per node, and each of them alone.
 	MaxReplicas = 1024
+	// MaxRestarts bounds a runtime's failurePolicy.maxRestarts, as a
+	// task's retries are bounded.
+	MaxRestarts = 100
 	// MaxDuration bounds every timeout kiln takes, in a duration or in
 	// seconds: one year.
 	MaxDuration = 365 * 24 * time.Hour
@@ -44,6 +47,7 @@ func CheckRuntime(rt *apiv1.TrainingRuntimeSpec) []Problem {
 		m.count("gangPolicy.scheduleTimeoutSeconds", g.ScheduleTimeoutSeconds, 1, int32(MaxDuration/time.Second))
 	}
 	if f := rt.FailurePolicy; f != nil {
+		m.count("failurePolicy.maxRestarts", f.MaxRestarts, 0, MaxRestarts)
 		for i, code := range f.RetryableExitCodes {
 			m.count(fmt.Sprintf("failurePolicy.retryableExitCodes[%d]", i), &code, 0, maxExitCode)
 		}

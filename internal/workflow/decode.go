@@ -36,7 +36,7 @@ func decoded[T any](v *T, problems []error, ok bool) (*T, error) {
 
 func checkHeader(doc *Document, kind string) error {
 	if doc.APIVersion != apiv1.APIVersion {
-		return docError(doc, apiv1.CodeKind, "apiVersion", fmt.Sprintf("apiVersion is %q, want %q", doc.APIVersion, apiv1.APIVersion))
+		return docError(doc, apiv1.CodeKind, "apiVersion", fmt.Sprintf("apiVersion is %q, want %q", doc.APIVersion, apiv1.APIVersion)+readsToo)
 	}
 	if doc.Kind != kind {
 		return docError(doc, apiv1.CodeKind, "kind", fmt.Sprintf("kind is %q, want %q", doc.Kind, kind))
@@ -126,3 +126,8 @@ func typeName(t reflect.Type) string {
 func docError(doc *Document, code apiv1.Code, field, msg string) *apiv1.Error {
 	return &apiv1.Error{Code: code, File: doc.File, Object: doc.Object(), Field: field, Message: msg}
 }
+
+// readsToo says which other API groups kiln reads, for an error about an
+// apiVersion it does not.
+const readsToo = "; kiln also reads trainer.kubeflow.org/v1alpha1 (TrainJob, TrainingRuntime, ClusterTrainingRuntime)" +
+	" and kubeflow.org/v1 (PyTorchJob, TFJob, MPIJob, XGBoostJob, JAXJob)"

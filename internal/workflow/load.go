@@ -348,6 +348,9 @@ func compileDocument(doc *Document, runtimes *training.Runtimes) (*Plan, error) 
 		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
 		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
 	}
+	if doc.APIVersion != apiv1.APIVersion {
+		e.Field, e.Message = "apiVersion", fmt.Sprintf("apiVersion %q is not one kiln reads: %s", doc.APIVersion, apiv1.APIVersion)+readsToo
+	}
 	if doc.Kind == apiv1.KindClusterTrainingRuntime {
 		e.Message = "a ClusterTrainingRuntime does not run with a run's files: it is stored for every project"
 		e.Hint = "store it with kiln apply -f FILE, or make it kind: TrainingRuntime to ship it with this run"

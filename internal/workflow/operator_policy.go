@@ -17,6 +17,10 @@ func (o *opJob) runPolicy(rp *kubeflowv1.RunPolicy, replicas int32) {
 		BackoffLimit: rp.BackoffLimit, ActiveDeadlineSeconds: rp.ActiveDeadlineSeconds, TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished,
 		JobPolicy: o.jobPolicy,
 	}
+	if rp.BackoffLimit == nil && o.restarts() {
+		o.c.ignore("spec.runPolicy.backoffLimit", "not written: kiln restarts a failed gang 0 times, where the operator restarts "+
+			"OnFailure replicas in place; write backoffLimit for the restarts you want")
+	}
 	if !emptyJSON(*out, apiv1.RunPolicy{}) {
 		o.job.Spec.RunPolicy = out
 	}
@@ -109,4 +113,17 @@ func (o *opJob) elastic(e *kubeflowv1.ElasticPolicy, tr *apiv1.Trainer) *apiv1.E
 		}
 	}
 	return out
+}
+
+// restarts reports whether a replica group's policy restarts it.
+func (o *opJob) restarts() bool {
+	if p := o.jobPolicy.RestartPolicy; p != "" && p != apiv1.RestartPolicyNever {
+		return true
+	}
+	for _, g := range o.jobPolicy.Groups {
+		if g.RestartPolicy != "" && g.RestartPolicy != apiv1.RestartPolicyNever {
+			return true
+		}
+	}
+	return false
 }

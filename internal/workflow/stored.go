@@ -157,7 +157,7 @@ func notATemplate(d *Document) error {
 		e.Message = fmt.Sprintf("a %s is not a WorkflowTemplate: this request stores templates alone", d.Kind)
 		e.Hint = "store runtimes with kiln apply -f FILE (POST /api/v1/apply), which takes templates and runtimes together"
 	case apiv1.KindWorkflow, apiv1.KindTrainJob:
-		e.Message = fmt.Sprintf("a %s is not stored: kiln apply stores WorkflowTemplates", d.Kind)
+		e.Message = fmt.Sprintf("a %s is not stored: kiln apply stores WorkflowTemplates, TrainingRuntimes and ClusterTrainingRuntimes", d.Kind)
 		e.Hint = "run it with kiln run, or make it kind: WorkflowTemplate to store it for other workflows to run"
 	default:
 		e.Message = fmt.Sprintf("kind %q is not WorkflowTemplate, the one kind kiln apply stores", d.Kind)

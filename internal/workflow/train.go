@@ -46,6 +46,9 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 		c.add(p.Code, field+".train."+p.Field, "%s", p.Msg)
 	}
 	if j != nil && len(problems) == 0 {
+		if fp := j.Runtime.FailurePolicy; t.Retries == nil && fp != nil && fp.MaxRestarts != nil {
+			out.Retry.Limit = int(*fp.MaxRestarts) // the runtime's, for a job that sets none
+		}
 		out.Train, out.Request, out.PerHost = j, j.Request(), j.PerNode
 		if j.Elastic != nil {
 			out.MinHosts, out.MaxHosts = j.Elastic.MinNodes, j.Elastic.MaxNodes

@@ -28,6 +28,7 @@ func runtimeFromTrainer(doc *Document) (*Document, error) {
 	}
 	out.Spec.MLPolicy = c.mlPolicy(in.Spec.MLPolicy)
 	out.Spec.GangPolicy = c.gangPolicy(in.Spec.PodGroupPolicy)
+	out.Spec.FailurePolicy = c.jobSetFailure(in.Spec.Template.Spec.FailurePolicy)
 	var nodeField string
 	out.Spec.Template, out.Spec.PodTemplate, nodeField = c.jobSet(&in.Spec.Template)
 	if len(c.errs) > 0 {
@@ -123,7 +124,7 @@ func (c *conversion) gangPolicy(p *trainerv1.PodGroupPolicy) *apiv1.GangPolicy {
 func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, *apiv1.PodTemplate, string) {
 	s := &t.Spec
 	for field, v := range map[string]json.RawMessage{
-		"network": s.Network, "successPolicy": s.SuccessPolicy, "failurePolicy": s.FailurePolicy,
+		"network": s.Network, "successPolicy": s.SuccessPolicy,
 		"startupPolicy": s.StartupPolicy, "coordinator": s.Coordinator,
 	} {
 		if len(v) > 0 {
@@ -216,6 +217,7 @@ func runtimeField(node string) func(string) string {
 	return func(f string) string {
 		r := strings.NewReplacer(
 			"spec.gangPolicy.scheduleTimeoutSeconds", "spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds",
+			"spec.failurePolicy.maxRestarts", "spec.template.spec.failurePolicy.maxRestarts",
 			"spec.template.resourcesPerNode", node+".resources.requests",
 			"spec.template.", node+".",
 		)
@@ -224,4 +226,29 @@ func runtimeField(node string) func(string) string {
 		}
 		return r.Replace(f)
 	}
+}
+
+// jobSetFailure reads JobSet's failurePolicy: maxRestarts restarts the
+// whole JobSet, as kiln restarts a job's gang (the job's own backoffLimit,
+// when it sets one, wins); JobSet's rules by reason are not kiln's.
+func (c *conversion) jobSetFailure(raw json.RawMessage) *apiv1.FailurePolicy {
+	if len(raw) == 0 {
+		return nil
+	}
+	var fp struct {
+		MaxRestarts *int32          `json:"maxRestarts"`
+		Rules       json.RawMessage `json:"rules"`
+	}
+	f := "spec.template.spec.failurePolicy"
+	if err := json.Unmarshal(raw, &fp); err != nil {
+		c.fail(apiv1.CodeParse, f, "is not a JobSet failure policy: "+err.Error(), "")
+		return nil
+	}
+	if len(fp.Rules) > 0 {
+		c.ignore(f+".rules", "kiln restarts a failed gang whole, up to maxRestarts; it has no rules by failure reason")
+	}
+	if fp.MaxRestarts == nil {
+		return nil
+	}
+	return &apiv1.FailurePolicy{MaxRestarts: fp.MaxRestarts}
 }

@@ -160,6 +160,7 @@ spec:
   podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 30}}
   template:
     spec:
+      failurePolicy: {maxRestarts: 2}
       replicatedJobs:
       - name: launcher
         template:
@@ -199,6 +200,9 @@ func TestTrainerRuntimeGivesTheJobItsLauncherAndPolicies(t *testing.T) {
 	}
 	if got := strings.Join(task.Train.Command, " "); got != "mpirun python3 train.py" {
 		t.Errorf("command %q, want the launcher's", got)
+	}
+	if task.Retry.Limit != 2 {
+		t.Errorf("retries %d, want the JobSet's failurePolicy.maxRestarts, 2", task.Retry.Limit)
 	}
 	if task.AdmissionTimeout.Seconds() != 30 {
 		t.Errorf("admission timeout %v, want coscheduling's 30s", task.AdmissionTimeout)
