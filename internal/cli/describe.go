@@ -208,15 +208,15 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 }
 
 // elasticLine gives an elastic training job's size in its last attempt:
-// the nodes it has now, of every node it started or that joined, and
+// the nodes it has now, how many it started on, how many joined and
 // those it lost; "" for a job of fixed size.
 func elasticLine(attempts []apiv1.AttemptStatus) string {
 	if len(attempts) == 0 || attempts[len(attempts)-1].Nodes == 0 {
 		return ""
 	}
 	a := attempts[len(attempts)-1]
-	line := fmt.Sprintf("%d of %d", a.Nodes+a.Joined-len(a.Dropped), a.Nodes+a.Joined)
-	var notes []string
+	line := fmt.Sprintf("%d now", a.Nodes+a.Joined-len(a.Dropped))
+	notes := []string{fmt.Sprintf("started on %d", a.Nodes)}
 	if a.Joined > 0 {
 		notes = append(notes, fmt.Sprintf("%d joined", a.Joined))
 	}

@@ -176,7 +176,7 @@ func TestElasticTorchOutlivesALostNode(t *testing.T) {
 	if lost != 1 {
 		t.Errorf("%d HostLost events name node-2, want 1: %+v", lost, events)
 	}
-	if text := kiln(t, home, "describe", "run", string(e.id)).stdout; !strings.Contains(text, "Nodes: 2 of 3 (lost node-2)") {
+	if text := kiln(t, home, "describe", "run", string(e.id)).stdout; !strings.Contains(text, "Nodes: 2 now (started on 3; lost node-2)") {
 		t.Errorf("describe does not show the job's size:\n%s", text)
 	}
 	if logs := kilnWithEnv(t, env, home, "logs", string(e.id)).stdout; strings.Count(logs, "done in world 2") != 2 {
@@ -226,7 +226,7 @@ func TestElasticTorchGrowsWhenRoomComesBack(t *testing.T) {
 		strings.Count(logs, "done in world 3") != 3 {
 		t.Errorf("want the job to start in a world of 2 of the 2 nodes admitted, a third to join, and three ranks done in world 3:\n%s", logs)
 	}
-	if text := kiln(t, home, "describe", "run", string(e.id)).stdout; !strings.Contains(text, "Nodes: 3 of 3 (1 joined)") {
+	if text := kiln(t, home, "describe", "run", string(e.id)).stdout; !strings.Contains(text, "Nodes: 3 now (started on 2; 1 joined)") {
 		t.Errorf("describe does not show the job's size:\n%s", text)
 	}
 }
