@@ -15,12 +15,21 @@ import (
 func Convert(files []string, docs []Document) ([]Document, []Ignored, error) {
 	out, err := Translate(docs)
 	var check []Document
+	var cluster []Document
 	for _, d := range out {
-		if d.Kind != apiv1.KindWorkflowTemplate {
+		switch d.Kind {
+		case apiv1.KindWorkflowTemplate:
+		case apiv1.KindClusterTrainingRuntime:
+			cluster = append(cluster, d) // applied, not run: checked as apply checks it
+		default:
 			check = append(check, d)
 		}
 	}
 	_, checkErr := CheckFiles(files, check, nil)
+	if len(cluster) > 0 {
+		_, err := CheckApply(files, cluster, nil, nil)
+		checkErr = errors.Join(checkErr, err)
+	}
 	if err := errors.Join(err, checkErr); err != nil {
 		return nil, nil, err
 	}
