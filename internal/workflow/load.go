@@ -348,7 +348,7 @@ func compileDocument(doc *Document, runtimes *training.Runtimes) (*Plan, error) 
 		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
 		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
 	}
-	if doc.APIVersion != apiv1.APIVersion {
+	if doc.APIVersion != "" && doc.APIVersion != apiv1.APIVersion {
 		e.Field, e.Message = "apiVersion", fmt.Sprintf("apiVersion %q is not one kiln reads: %s", doc.APIVersion, apiv1.APIVersion)+readsToo
 	}
 	if doc.Kind == apiv1.KindClusterTrainingRuntime {
