@@ -56,7 +56,7 @@ func newGetRuntimesCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err = runtimesIn(list, files, f.kind)
+			list, err = runtimesIn(e, list, files, f.kind)
 			if err != nil {
 				return err
 			}
@@ -90,12 +90,18 @@ func splitRuntimeArgs(args []string) (name string, files []string) {
 // runtimesIn returns list with the TrainingRuntimes in files before it,
 // those of list they override marked so, keeping those of kind (all if
 // empty).
-func runtimesIn(list []*apiv1.TrainingRuntime, files []string, kind string) ([]*apiv1.TrainingRuntime, error) {
+func runtimesIn(e *env, list []*apiv1.TrainingRuntime, files []string, kind string) ([]*apiv1.TrainingRuntime, error) {
 	docs, err := workflow.ReadFiles(files)
 	if err != nil {
 		return nil, err
 	}
 	docs, terr := workflow.Translate(docs) // Trainer's and training-operator's documents too
+	for i := range docs {
+		if docs[i].Kind == apiv1.KindClusterTrainingRuntime {
+			fmt.Fprintf(e.stderr, "note: %s of %s is not listed: a ClusterTrainingRuntime is used once stored with kiln apply, not from a run's files\n",
+				docs[i].Object(), docs[i].File)
+		}
+	}
 	user, err := workflow.UserRuntimes(docs)
 	err = errors.Join(terr, err)
 	inFiles := map[string]bool{}
