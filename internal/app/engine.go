@@ -58,7 +58,7 @@ func (a *App) warnings(l *workflow.Loaded, project string) []string {
 	}
 	var out []string
 	for _, i := range workflow.IgnoredOn(backend, l.Ignored) {
-		out = append(out, fmt.Sprintf("%s is ignored on the %s backend: %s", i.Field, backend, i.Reason))
+		out = append(out, i.Message())
 	}
 	if ns := workflow.NamespaceOf(l.Doc); ns != "" && ns != project {
 		out = append(out, fmt.Sprintf("metadata.namespace %s is not used: the run belongs to project %s (kiln run --project)", ns, project))

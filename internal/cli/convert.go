@@ -60,11 +60,7 @@ func (e *env) convert(files []string, format string) error {
 		return &exitError{exitFailed}
 	}
 	for _, i := range ignored {
-		where := "every backend"
-		if len(i.Backends) > 0 {
-			where = "the " + strings.Join(i.Backends, " and ") + " backend"
-		}
-		fmt.Fprintf(e.stderr, "warning: %s is ignored on %s: %s\n", i.Field, where, i.Reason)
+		fmt.Fprintf(e.stderr, "warning: %s\n", i.Message())
 	}
 	for i := range out {
 		if ns := workflow.NamespaceOf(&out[i]); ns != "" && out[i].Kind == apiv1.KindTrainJob {

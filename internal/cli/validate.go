@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -164,17 +163,9 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// ignoredWhere says on which backends a field is ignored.
-func ignoredWhere(i workflow.Ignored) string {
-	if len(i.Backends) == 0 {
-		return "on every backend"
-	}
-	return "on the " + strings.Join(i.Backends, " and ") + " backend"
-}
-
 // printNotes prints the fields some backend ignores, one note each.
 func printNotes(e *env, ignored []workflow.Ignored) {
 	for _, i := range ignored {
-		fmt.Fprintf(e.stdout, "  note: %s is ignored %s: %s\n", i.Field, ignoredWhere(i), i.Reason)
+		fmt.Fprintf(e.stdout, "  note: %s\n", i.Message())
 	}
 }

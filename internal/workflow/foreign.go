@@ -36,8 +36,17 @@ type Ignored struct {
 	Reason string `json:"reason"`
 }
 
-// Message is i as one line for people.
-func (i Ignored) Message() string { return i.Field + ": " + i.Reason }
+// Message is i as one line for people: "FIELD is ignored on the local
+// backend: REASON".
+func (i Ignored) Message() string { return i.Field + " is ignored " + i.Where() + ": " + i.Reason }
+
+// Where says on which backends i is ignored.
+func (i Ignored) Where() string {
+	if len(i.Backends) == 0 {
+		return "on every backend"
+	}
+	return "on the " + strings.Join(i.Backends, " and ") + " backend"
+}
 
 // IgnoredOn lists what of i the named backend ignores.
 func IgnoredOn(backend string, list []Ignored) []Ignored {

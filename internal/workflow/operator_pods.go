@@ -9,6 +9,7 @@ import (
 
 	kubeflowv1 "kiln.dev/kiln/api/kubeflow/v1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/training"
 )
 
 // mainIndex is the index of the container the kind configures in group
@@ -173,7 +174,7 @@ func (o *opJob) restartPolicies(kindDefault kubeflowv1.RestartPolicy) {
 		byGroup[g], from[g] = p, t
 	}
 	for g, p := range byGroup {
-		if g == "node" {
+		if g == training.GroupNode {
 			o.jobPolicy.RestartPolicy = apiv1.RestartPolicy(p)
 			continue
 		}
@@ -188,11 +189,11 @@ func (o *opJob) restartPolicies(kindDefault kubeflowv1.RestartPolicy) {
 func gangGroup(t kubeflowv1.ReplicaType) string {
 	switch t {
 	case kubeflowv1.ReplicaLauncher:
-		return "launcher"
+		return training.GroupLauncher
 	case kubeflowv1.ReplicaPS:
-		return "ps"
+		return training.GroupPS
 	}
-	return "node"
+	return training.GroupNode
 }
 
 func sortedTypes(m map[kubeflowv1.ReplicaType]replica) []kubeflowv1.ReplicaType {

@@ -21,7 +21,7 @@ func (o *opJob) runPolicy(rp *kubeflowv1.RunPolicy, replicas int32) {
 		o.c.ignore("spec.runPolicy.backoffLimit", "not written: kiln restarts a failed gang 0 times, where the operator restarts "+
 			"OnFailure replicas in place; write backoffLimit for the restarts you want")
 	}
-	if !emptyJSON(*out, apiv1.RunPolicy{}) {
+	if !sameJSON(*out, apiv1.RunPolicy{}) {
 		o.job.Spec.RunPolicy = out
 	}
 	o.job.Spec.Suspend = rp.Suspend

@@ -96,21 +96,8 @@ func addMeta(pt *apiv1.PodTemplate, m *trainerv1.PodMetadata) {
 	if m == nil {
 		return
 	}
-	pt.Metadata.Labels = mergeMap(pt.Metadata.Labels, m.Labels)
-	pt.Metadata.Annotations = mergeMap(pt.Metadata.Annotations, m.Annotations)
-}
-
-func mergeMap(dst, src map[string]string) map[string]string {
-	if len(src) == 0 {
-		return dst
-	}
-	if dst == nil {
-		dst = map[string]string{}
-	}
-	for k, v := range src {
-		dst[k] = v
-	}
-	return dst
+	pt.Metadata.Labels = mergeStrings(pt.Metadata.Labels, m.Labels)
+	pt.Metadata.Annotations = mergeStrings(pt.Metadata.Annotations, m.Annotations)
 }
 
 // addSpec merges an override's pod fields into pt's spec. The trainer's
@@ -127,7 +114,7 @@ func (c *conversion) addSpec(pt *apiv1.PodTemplate, p podPatch) {
 	if o.ServiceAccountName != nil {
 		s.ServiceAccountName = *o.ServiceAccountName
 	}
-	s.NodeSelector = mergeMap(s.NodeSelector, o.NodeSelector)
+	s.NodeSelector = mergeStrings(s.NodeSelector, o.NodeSelector)
 	if o.Affinity != nil {
 		s.Affinity = o.Affinity
 	}

@@ -193,7 +193,7 @@ func (c *conversion) trainerPod(field string, tmpl *corev1.PodTemplateSpec) (*ap
 	main := &rest.Spec.Containers[idx]
 	main.Name, main.Image, main.Command, main.Args, main.Env, main.Resources = apiv1.MainContainer, "", nil, nil, nil, corev1.ResourceRequirements{}
 	pt := &apiv1.PodTemplate{Metadata: apiv1.PodMetadata{Labels: rest.Labels, Annotations: rest.Annotations}, Spec: &rest.Spec}
-	if emptyJSON(rest.Spec, corev1.PodSpec{Containers: []corev1.Container{{Name: apiv1.MainContainer}}}) {
+	if sameJSON(rest.Spec, corev1.PodSpec{Containers: []corev1.Container{{Name: apiv1.MainContainer}}}) {
 		pt.Spec = nil
 	}
 	pt = c.withLimits(pt)
@@ -202,13 +202,6 @@ func (c *conversion) trainerPod(field string, tmpl *corev1.PodTemplateSpec) (*ap
 	}
 	c.podField(pod)
 	return out, pt, cf
-}
-
-// emptyJSON reports whether v is written as its type's zero value is.
-func emptyJSON[T any](v, zero T) bool {
-	a, _ := json.Marshal(v)
-	b, _ := json.Marshal(zero)
-	return string(a) == string(b)
 }
 
 // runtimeField names a field of the translated runtime as the runtime
