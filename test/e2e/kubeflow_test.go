@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -112,5 +114,34 @@ func TestKubeKubeflowTrainerExamplesGetTheirFrameworksEnv(t *testing.T) {
 			_ = cmd.Wait()
 			waitPhase(t, home, id, apiv1.PhaseCancelled)
 		})
+	}
+}
+
+// TestWebUIShowsTheFieldsABackendIgnores submits a Trainer TrainJob with
+// an image to a local server: the run's page lists the image as ignored,
+// as the run's events record it.
+func TestWebUIShowsTheFieldsABackendIgnores(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	run := postRun(t, base, admin, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: ignored}
+spec:
+  runtimeRef: {name: plain}
+  trainer: {image: "busybox:1.36", command: ["true"]}
+`)
+	var text string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/?token="+admin+"#/runs/"+string(run.ID)),
+		chromedp.WaitVisible(`#warnings`),
+		chromedp.Text("#warnings", &text),
+	)
+	if err != nil {
+		t.Fatalf("driving the UI: %v", err)
+	}
+	if want := "spec.trainer.image is ignored on the local backend"; !strings.Contains(text, want) {
+		t.Errorf("the run's page shows %q, want %q", text, want)
 	}
 }

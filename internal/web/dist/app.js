@@ -240,7 +240,7 @@ async function runPage(id) {
   const run = await api("/api/v1/runs/" + encodeURIComponent(id));
   const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), el("p", {}, run.status.message || ""),
     run.status.progress ? el("p", { id: "progress", class: "run-progress" }, bar(run.status.progress), " ", progressText(run.status.progress)) : null,
-    graph(run),
+    await warnings(run.id), graph(run),
     ...gates(run), outputs(run)];
   const node = selected && run.status.nodes.find((n) => n.name === selected);
   if (node) parts.push(await panel(run, node));
@@ -296,6 +296,22 @@ function gateBox(run, n, key) {
   }
   box.append(result);
   return box;
+}
+
+// warnings are the fields of what was submitted that the run's backend
+// ignores (its FieldIgnored events, written when it was created): read
+// once a run, as they never change.
+const warned = new Map();
+async function warnings(id) {
+  if (!warned.has(id)) {
+    const ev = await api(`/api/v1/runs/${encodeURIComponent(id)}/events`);
+    const list = (Array.isArray(ev) ? ev : ev.items || []).filter((e) => e.reason === "FieldIgnored");
+    warned.set(id, list.map((e) => e.message));
+  }
+  const list = warned.get(id);
+  if (!list.length) return null;
+  return el("section", { id: "warnings" }, el("h3", {}, "Ignored fields"),
+    el("ul", {}, ...list.map((m) => el("li", {}, m))));
 }
 
 // outputs are the workflow's outputs, once the run has them.
