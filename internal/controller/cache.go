@@ -66,9 +66,28 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 	if err == nil && holder != rs.waiter(i) {
 		return c.waitForCache(r, i, st, holder)
 	}
+	if err == nil && st.Result == apiv1.CacheMiss && c.storedMeanwhile(ctx, r, i, st) {
+		return true
+	}
 	delete(rs.cacheWait, i)
 	c.setCache(r, i, st)
 	return false
+}
+
+// storedMeanwhile uses a result another engine stored between node i's
+// lookup and its reservation: that engine gave the key up as it stored
+// it, so the reservation succeeded, and the task would run again. The
+// key just taken is given back.
+func (c *Controller) storedMeanwhile(ctx context.Context, r *round, i int, st *apiv1.CacheStatus) bool {
+	rs := r.rs
+	e, _, err := c.cfg.Cache.Lookup(ctx, st.Key, rs.plan.Tasks[i].Cache.MaxAge, r.now)
+	if err != nil || e == nil || !c.cacheHit(r, i, e, st) {
+		return false
+	}
+	if err := c.cfg.Store.ReleaseCacheKey(ctx, e.Key, rs.waiter(i)); err != nil {
+		c.log.Warn("giving up a cache key; it frees itself with the engine's leases", "run", rs.run.ID, "task", rs.nodes[i].status.Name, "err", err)
+	}
+	return true
 }
 
 // setCache records what the cache did for node i.

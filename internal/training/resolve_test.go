@@ -2,6 +2,7 @@ package training
 
 import (
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,9 +23,13 @@ func runtimeOf(kind, name string, nodes int32, status *apiv1.RuntimeStatus) apiv
 
 // storedIn is a Lookup over a fixed set of stored runtimes that counts
 // what it was asked.
+// Parallel subtests may share one: the count is kept under a lock.
 func storedIn(asked *int, list ...apiv1.TrainingRuntime) Lookup {
+	var mu sync.Mutex
 	return func(kind, name string) (*apiv1.TrainingRuntime, error) {
+		mu.Lock()
 		*asked++
+		mu.Unlock()
 		for i := range list {
 			if list[i].Kind == kind && list[i].Metadata.Name == name {
 				return &list[i], nil
