@@ -44,6 +44,8 @@ type Run struct {
 	Cache CacheMode `json:"cache,omitempty"`
 	// RerunOf is the run this one reruns (kiln rerun), if any.
 	RerunOf *RerunOf `json:"rerunOf,omitempty"`
+	// Federation is set on a federated run and on a party's part of one.
+	Federation *FederationInfo `json:"federation,omitempty"`
 	// Status is what happened so far.
 	Status RunStatus `json:"status"`
 }
@@ -118,6 +120,9 @@ type NodeStatus struct {
 	// TrainerStatus is the progress a training job's processes last
 	// reported (see TrainerStatus); nil if they reported none.
 	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
+	// Parties are the shares of a federated task, one per party and
+	// role, as the initiator last saw them.
+	Parties []PartyShare `json:"parties,omitempty"`
 }
 
 // Condition types of a training job.

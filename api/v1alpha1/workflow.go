@@ -40,6 +40,9 @@ type WorkflowSpec struct {
 	// HistoryLimit keeps only the newest finished runs of the workflow's
 	// name in its project; older ones are deleted.
 	HistoryLimit *HistoryLimit `json:"historyLimit,omitempty"`
+	// Federation makes the workflow federated: its tasks run at the
+	// parties that fill the roles they list.
+	Federation *Federation `json:"federation,omitempty"`
 }
 
 // Param is a named input of a workflow.
@@ -126,6 +129,13 @@ type Task struct {
 	// Cache reuses the task's stored result when everything that decides
 	// it is unchanged (a map's items are cached one by one).
 	Cache *Cache `json:"cache,omitempty"`
+	// Roles makes the task federated: it runs at every party of each
+	// role listed (spec.federation.roles), each party running its share.
+	Roles []string `json:"roles,omitempty"`
+	// PerRole changes the share of the parties of a role.
+	PerRole map[string]TaskOverride `json:"perRole,omitempty"`
+	// PerParty changes one party's share, after PerRole.
+	PerParty map[string]TaskOverride `json:"perParty,omitempty"`
 }
 
 // EnvVar is one environment variable of a task.
