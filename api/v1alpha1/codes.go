@@ -110,6 +110,15 @@ const (
 	CodeElasticRange    Code = "KLN-1041"
 	CodeElasticCommand  Code = "KLN-1042"
 	CodeElasticTooFew   Code = "KLN-3022"
+	// Federated execution (issue 14).
+	CodeShareNeverFits     Code = "KLN-7010"
+	CodeFederatedAdmission Code = "KLN-7011"
+	CodePartyUnreachable   Code = "KLN-7012"
+	CodeShareFailed        Code = "KLN-7013"
+	CodeShareAborted       Code = "KLN-7014"
+	CodePartRefused        Code = "KLN-7015"
+	CodeShareOrder         Code = "KLN-7016"
+	CodeInitiatorLost      Code = "KLN-7017"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -222,6 +231,14 @@ func CodeInfos() []CodeInfo {
 		{CodeElasticRange, "an elastic policy's minNodes is greater than its maxNodes", "set minNodes to at most maxNodes"},
 		{CodeElasticCommand, "an elastic PyTorch job's command is not torchrun: only torchrun's agents can meet again after a node is lost", "start the trainer with torchrun (or python -m torch.distributed.run)"},
 		{CodeElasticTooFew, "an elastic training job lost nodes until fewer than its minNodes were left", "see which nodes were lost in kiln describe run and their logs; lower minNodes to go on with fewer"},
+		{CodeShareNeverFits, "a party's share of a federated task asks for more than that party's whole pool", "lower the task's resources for that role or party (perRole, perParty), or give the party's server more --cpus/--memory/--gpus"},
+		{CodeFederatedAdmission, "not every party admitted its share of a federated task within spec.federation.admissionTimeout; every share already held was given back", "the message names the party and what it lacked; free room there or raise admissionTimeout"},
+		{CodePartyUnreachable, "a party's server could not be reached for longer than spec.federation.partyTimeout while its share ran", "check that the party's kiln serve runs and is reachable at its registered --server URL; raise partyTimeout for slow links"},
+		{CodeShareFailed, "a party's share of a federated task failed, so the task's attempt failed at every party", "read the share's log at that party (kiln logs there); the message carries the party's own code"},
+		{CodeShareAborted, "the share was stopped by the initiator because its attempt failed at another party or the run stopped", "look at the federated run on the initiator for the party whose share failed"},
+		{CodePartRefused, "a party refused to create its part of a federated run", "the message carries the party's reason and code; fix the workflow or the party's registration"},
+		{CodeShareOrder, "an order names a share, or an attempt, that the part does not have or that already ended", "orders come from the initiator's engine; a mismatch means the part and the run diverged (see the part's events)"},
+		{CodeInitiatorLost, "the part's initiator sent nothing for longer than partyTimeout while a share ran, so the party stopped it", "check the initiator's server; the run's record there says how it ended"},
 	}
 }
 

@@ -153,8 +153,9 @@ type ShareStatus struct {
 	Address string `json:"address,omitempty"`
 	// Outcome is the phase the ordered attempt ended in (Succeeded or
 	// Failed), once it ended; System says the machine failed, not the task.
-	Outcome Phase `json:"outcome,omitempty"`
-	System  bool  `json:"system,omitempty"`
+	Outcome   Phase `json:"outcome,omitempty"`
+	System    bool  `json:"system,omitempty"`
+	Permanent bool  `json:"permanent,omitempty"`
 }
 
 // ShareOrder is what the initiator wants of one share, level-based: the

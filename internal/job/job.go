@@ -55,6 +55,26 @@ type Spec struct {
 	// the run's shared volume at WorkspaceDir and point each variable of
 	// Dirs at its subdirectory there.
 	Workspace *Workspace `json:",omitempty"`
+	// Federated, if set, makes the attempt a federated task's: its shares
+	// run at other kiln servers (parties), and no process runs here.
+	Federated *Federated `json:",omitempty"`
+}
+
+// Federated is what a federated attempt runs at the parties.
+type Federated struct {
+	// Task is the federated task's name.
+	Task string
+	// Shares are its shares, one per party and role.
+	Shares []Share
+	// AdmissionTimeout bounds how long every share may take to be
+	// admitted; PartyTimeout how long a party may stay unreachable.
+	AdmissionTimeout, PartyTimeout time.Duration
+}
+
+// Share is one party's share of a federated task: the task Name of the
+// party's part, run as Role.
+type Share struct {
+	Party, Role, Name string
 }
 
 // Clean is what a backend does with an attempt's processes that still
@@ -184,6 +204,9 @@ type Status struct {
 	Code      string
 	Message   string
 	Permanent bool
+	// Report is a kind's own account of how the attempt ended (a
+	// federated attempt's shares, as JSON), for its node's Reporter.
+	Report []byte
 }
 
 // Succeeded reports whether the attempt exited 0 and its outputs were read.

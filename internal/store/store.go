@@ -50,6 +50,7 @@ type Store interface {
 	Runtimes
 	Caches
 	Life
+	Federation
 	// Close releases the store's files and connections.
 	Close() error
 }
@@ -333,4 +334,23 @@ type AttemptRow struct {
 // Empty reports whether c writes nothing.
 func (c *Change) Empty() bool {
 	return c.Status == nil && len(c.Nodes) == 0 && len(c.Added) == 0 && len(c.Attempts) == 0 && len(c.Events) == 0
+}
+
+// Federation keeps what a federated run and a party's part of one need
+// beyond a run: the initiator's orders for a part's shares.
+type Federation interface {
+	// PutShareOrder saves o as the latest order for node of part id,
+	// replacing the node's last one. ErrNotFound for an unknown run or
+	// node; a *PhaseError for a run that ended.
+	PutShareOrder(ctx context.Context, id apiv1.RunID, node string, o ShareOrderRow) error
+	// ShareOrders returns the part's latest orders, by node.
+	ShareOrders(ctx context.Context, id apiv1.RunID) (map[string]ShareOrderRow, error)
+}
+
+// ShareOrderRow is the latest order for one share, and where the party
+// said the share's attempt would meet its peers.
+type ShareOrderRow struct {
+	apiv1.ShareOrder
+	Address string
+	At      time.Time
 }

@@ -27,6 +27,9 @@ func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 		if err := s.putTrainerStatuses(ctx, tx, c); err != nil {
 			return err
 		}
+		if err := s.putPartyShares(ctx, tx, c); err != nil {
+			return err
+		}
 		return s.insertEvents(ctx, tx, c.Run, c.Events)
 	})
 }

@@ -22,7 +22,11 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 	for _, id := range []apiv1.RunID{"gone", "kept"} {
 		p := storetest.NewRun(id, "me") // a rerun, so that it has preset nodes
 		p.Preset = []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseSucceeded, Reused: &apiv1.Reused{Run: "src", Node: "b", Attempt: 1}}}
+		p.Run.Federation = &apiv1.FederationInfo{Initiator: "x", Party: "y", Run: "f", Part: true}
 		if err := s.CreateRun(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutShareOrder(ctx, id, "a", store.ShareOrderRow{ShareOrder: apiv1.ShareOrder{Attempt: 1, Action: apiv1.OrderStart}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.AddGateInput(ctx, id, "a", apiv1.GateInput{Reason: "x"}); err != nil {
@@ -33,6 +37,7 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 			Nodes: []apiv1.NodeStatus{{
 				Name: "a", Phase: apiv1.PhaseSucceeded, Expansion: []byte(`[1]`),
 				TrainerStatus: &apiv1.TrainerStatus{ProgressPercentage: new(int32(50))},
+				Parties:       []apiv1.PartyShare{{Party: "y", Role: "host", Task: "a", State: apiv1.ShareSucceeded}},
 			}},
 			Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: string(id) + "/a/1"}}},
 		}); err != nil {

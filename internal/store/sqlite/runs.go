@@ -43,6 +43,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 			mustJSON(r.Workflow), jsonOrEmpty(len(r.Subworkflows), r.Subworkflows)); err != nil {
 			return err
 		}
+		if err := putFederation(ctx, tx, r); err != nil {
+			return err
+		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO nodes (run_id, position, name, phase, kind) VALUES (?,?,?,?,?)`)
 		if err != nil {
 			return err
@@ -111,7 +114,7 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r)); err != nil {
+	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r), s.federation(ctx, r), s.partyShares(ctx, r)); err != nil {
 		return nil, err
 	}
 	return r, s.trainerStatuses(ctx, r)
@@ -198,7 +201,10 @@ func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv
 		}
 		runs = append(runs, r)
 	}
-	return runs, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return runs, s.federations(ctx, runs)
 }
 
 func listQuery(p store.ListRunsParams) (string, []any) {
