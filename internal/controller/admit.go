@@ -103,6 +103,9 @@ func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request, al
 			c.suspendNode(r, it.node, "suspended before it started")
 			continue
 		}
+		if c.holdShare(r, it.node) {
+			continue
+		}
 		*tried = append(*tried, it)
 		req := rs.plan.Tasks[it.node].Least()
 		if len(batch) > 0 && !all && !req.Fits(est) {
@@ -140,7 +143,7 @@ func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]re
 // call to the pool a round. It reports false when the round must ask.
 func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 	rs := r.rs
-	if len(r.released) == 0 || r.suspend || c.othersStarved(rs.run.ID) {
+	if len(r.released) == 0 || r.suspend || rs.part != nil || c.othersStarved(rs.run.ID) {
 		return false, nil
 	}
 	it, _ := rs.ready.peek()

@@ -68,6 +68,9 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts in
 	}
 	spec := &job.Spec{}
 	err := k.Build(ctx, a, spec)
+	if err == nil && rs.part != nil {
+		err = rs.federate(i, n, spec, a.Dir)
+	}
 	spec.Project = projectOf(rs.run)
 	return spec, err
 }
@@ -126,6 +129,9 @@ func (c *Controller) attemptSucceeded(r *round, i int, outputs map[string]string
 func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
 	rs := r.rs
 	c.endAttempt(r, i, apiv1.PhaseFailed, v.Code, v.Message, v.System)
+	if c.shareFailed(r, i, v.Code, v.Message) {
+		return
+	}
 	ns := rs.nodes[i]
 	f := failure{permanent: v.Permanent, system: v.System}
 	d := nextRetry(f, ns.spent, rs.plan.Tasks[i].Retry, c.cfg.SystemRetries, rs.stopping != "", ns.attempt.Number, r.now)

@@ -39,7 +39,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	c.stopIfNeeded(r, cancel)
 	c.suspension(r)
 	c.timeouts(r)
-	gateErr := c.gates(ctx, r)
+	gateErr := errors.Join(c.gates(ctx, r), c.readOrders(ctx, r))
 	c.retriesDue(r)
 	c.cacheWaits(ctx, r)
 	admitErr := c.settleAndAdmit(ctx, r)

@@ -50,6 +50,7 @@ type runState struct {
 	progress   apiv1.RunProgress // the run's nodes counted by phase (see progress.go)
 	progressAt map[int]time.Time // running nodes that report progress: when their report was last read
 	growAt     map[int]time.Time // running flexible gangs: when they last asked for one more host
+	part       *partState        // nil unless the run is a party's part of a federated run
 
 	// Counts published by the run's worker after each round, for metrics.
 	running, backingOff, parked atomic.Int64
@@ -143,7 +144,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 		pendingUp: make([]int, n), ready: newReadyQueue(), active: map[int]bool{}, retrying: map[int]bool{},
 		queued: map[int]bool{}, suspended: map[int]bool{}, dirty: map[int]*report{},
 		groups: map[int]*group{}, gates: map[int]bool{}, cacheWait: map[int]bool{}, parent: make([]int, n), scopes: make([]*scope, n),
-		stored: map[string]int{}, compiled: plan,
+		stored: map[string]int{}, compiled: plan, part: newPartState(run),
 	}
 	for i := range plan.Tasks {
 		h, err := handlers.For(plan.Tasks[i].Kind)

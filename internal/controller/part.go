@@ -1,0 +1,198 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/store"
+)
+
+// A party's part of a federated run (run.Federation.Part) is a run like
+// any other, but no attempt of its tasks starts until the initiator orders
+// it: the initiator first has every party reserve room for the attempt's
+// share (ReserveShare), then orders it started (OrderShare). A failed
+// attempt waits for the initiator's word instead of spending retries: the
+// initiator decides, for every party at once, whether the task runs
+// again. Orders are kept in the store, so a restarted party acts on the
+// latest one.
+
+// partState is what the engine keeps of a part run.
+type partState struct {
+	info   *apiv1.FederationInfo
+	orders map[string]store.ShareOrderRow // the latest order, by task
+	held   map[int]bool                   // ready nodes waiting for their start order
+}
+
+// FederationFile is the file, in a share's attempt directory, that says
+// where the share and its peers meet.
+const FederationFile = "federation.json"
+
+// newPartState returns the part state of run, nil if it is no part.
+func newPartState(run *apiv1.Run) *partState {
+	if run.Federation == nil || !run.Federation.Part {
+		return nil
+	}
+	return &partState{info: run.Federation, orders: map[string]store.ShareOrderRow{}, held: map[int]bool{}}
+}
+
+// startOrdered reports whether attempt n of task may start.
+func (p *partState) startOrdered(task string, n int) bool {
+	o, ok := p.orders[task]
+	return ok && o.Action == apiv1.OrderStart && o.Attempt == n
+}
+
+// readOrders reads the part's latest orders and acts on them: a held
+// node ordered to start is ready again, a running attempt ordered to
+// stop is stopped, a node ordered skipped ends.
+func (c *Controller) readOrders(ctx context.Context, r *round) error {
+	p := r.rs.part
+	if p == nil || r.rs.stopping != "" {
+		return nil
+	}
+	orders, err := c.cfg.Store.ShareOrders(ctx, r.rs.run.ID)
+	if err != nil {
+		return fmt.Errorf("reading the initiator's orders: %w", err)
+	}
+	p.orders = orders
+	for i, ns := range r.rs.nodes {
+		if o, ok := orders[ns.status.Name]; ok && !ns.status.Phase.Done() {
+			c.obey(r, i, o)
+		}
+	}
+	return nil
+}
+
+// obey acts on order o for node i.
+func (c *Controller) obey(r *round, i int, o store.ShareOrderRow) {
+	rs, p, ns := r.rs, r.rs.part, r.rs.nodes[i]
+	switch {
+	case o.Action == apiv1.OrderStart && p.held[i] && o.Attempt == ns.attempt.Number+1:
+		delete(p.held, i)
+		ns.waiting = false
+		rs.ready.pushFront(i, rs.plan.Tasks[i].Spec.Priority)
+		rs.fresh = append(rs.fresh, i)
+	case (o.Action == apiv1.OrderAbort || o.Action == apiv1.OrderSkip) && rs.active[i] && o.Attempt >= ns.attempt.Number:
+		c.stopAttempt(r, i, apiv1.CodeShareAborted)
+	case o.Action == apiv1.OrderSkip && !rs.active[i]:
+		c.endShare(r, i, o.Reason)
+	}
+}
+
+// endShare ends node i, which the initiator will not run again: Failed
+// if an attempt of it failed, else Skipped.
+func (c *Controller) endShare(r *round, i int, reason string) {
+	rs, ns := r.rs, r.rs.nodes[i]
+	delete(rs.part.held, i)
+	delete(rs.retrying, i)
+	rs.ready.remove(i)
+	if ns.attempt.Number == 0 {
+		c.skipNode(r, i, "", "skipped by the initiator: "+reason)
+		return
+	}
+	c.failNode(r, i, ns.attempt.Code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, ns.attempt.Message, reason))
+}
+
+// holdShare keeps node i, ready in a part, from starting until the initiator
+// orders its next attempt, and reports whether it did.
+func (c *Controller) holdShare(r *round, i int) bool {
+	p, ns := r.rs.part, r.rs.nodes[i]
+	if p == nil || p.startOrdered(ns.status.Name, ns.attempt.Number+1) {
+		return false
+	}
+	if p.held[i] {
+		return true
+	}
+	p.held[i] = true
+	msg := fmt.Sprintf("waiting for the initiator (%s) to start attempt %d: every party admits its share first", p.info.Initiator, ns.attempt.Number+1)
+	if ns.status.Phase != apiv1.PhaseWaiting || ns.status.Message != msg {
+		r.setNode(i, apiv1.PhaseWaiting, reasonHeld, "", msg)
+	}
+	return true
+}
+
+// reasonHeld is the reason of a part's node waiting for its start order.
+const reasonHeld = "WaitingForInitiator"
+
+// shareFailed keeps node i of a part, whose attempt failed, waiting for
+// the initiator: it reports false when the run is no part, or stops.
+func (c *Controller) shareFailed(r *round, i int, code apiv1.Code, msg string) bool {
+	rs := r.rs
+	if rs.part == nil || rs.stopping != "" {
+		return false
+	}
+	ns := rs.nodes[i]
+	if o := rs.part.orders[ns.status.Name]; o.Action == apiv1.OrderSkip {
+		c.failNode(r, i, code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, msg, o.Reason))
+		return true
+	}
+	ns.status.RetryAt = r.timePtr()
+	rs.retrying[i] = true
+	r.setNode(i, apiv1.PhaseRetrying, reasonHeld, code,
+		fmt.Sprintf("attempt %d failed: %s; the initiator decides whether it runs again", ns.attempt.Number, msg))
+	return true
+}
+
+// abortMessage says why the initiator stopped node i's attempt.
+func (rs *runState) abortMessage(i int) string {
+	msg := "stopped by the initiator"
+	if o := rs.part.orders[rs.nodes[i].status.Name]; o.Reason != "" {
+		msg += ": " + o.Reason
+	}
+	return msg
+}
+
+// federate gives the processes of attempt n of part node i where they
+// and their peers meet, from the initiator's start order: the same order
+// always gives the same spec.
+func (rs *runState) federate(i, n int, spec *job.Spec, dir string) error {
+	p := rs.part
+	name := rs.nodes[i].status.Name
+	ref := p.share(name)
+	o := p.orders[name]
+	if o.Attempt != n || o.Address == "" {
+		return fmt.Errorf("attempt %d of share %s has no start order with an address from the initiator", n, name)
+	}
+	peers := slices.DeleteFunc(slices.Clone(o.Peers), func(pr apiv1.Peer) bool { return pr.Party == ref.Party && pr.Task == ref.Task && pr.Role == ref.Role })
+	file, err := json.Marshal(struct {
+		apiv1.Peer
+		Run   apiv1.RunID  `json:"run"`
+		Peers []apiv1.Peer `json:"peers"`
+	}{apiv1.Peer{Party: ref.Party, Role: ref.Role, Task: ref.Task, Address: o.Address}, p.info.Run, peers})
+	if err != nil {
+		return err
+	}
+	list, _ := json.Marshal(peers)
+	if spec.Files == nil {
+		spec.Files = map[string]string{}
+	}
+	spec.Files[FederationFile] = string(file)
+	env := []string{
+		"KILN_PARTY=" + ref.Party, "KILN_ROLE=" + ref.Role, "KILN_FEDERATED_RUN=" + string(p.info.Run),
+		"KILN_FEDERATION_ADDRESS=" + o.Address, "KILN_FEDERATION_PEERS=" + string(list),
+		"KILN_FEDERATION_FILE=" + filepath.Join(dir, FederationFile),
+	}
+	for k := range spec.Processes {
+		spec.Processes[k].Env = append(spec.Processes[k].Env, env...)
+	}
+	return nil
+}
+
+// share is the reference of the part's task name.
+func (p *partState) share(name string) apiv1.ShareRef {
+	for _, s := range p.info.Shares {
+		if s.Name == name {
+			return s
+		}
+	}
+	return apiv1.ShareRef{Task: name, Party: p.info.Party, Name: name}
+}
+
+// shareWaiter names, in the pool's queue, the reservation of the
+// attempt whose room holder holds: apart from the node's own waiter, so
+// the engine's rounds never withdraw it.
+func shareWaiter(holder string) string { return "federation:" + holder }

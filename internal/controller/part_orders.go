@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/store"
+)
+
+// OrderShare carries out the initiator's order o for task of part id and
+// returns the share as it then stands. A reserve asks the pool for the
+// attempt's room at once and holds it (Reserved), or queues for it
+// (Reserving, with the reason); a release gives it back. Every order is
+// kept, replacing the task's last one, and wakes the part. Orders are
+// idempotent; one for an attempt that already ended, or a release, abort
+// or skip of a part that ended, changes nothing.
+func (c *Controller) OrderShare(ctx context.Context, id apiv1.RunID, task string, o store.ShareOrderRow) (apiv1.ShareStatus, error) {
+	run, err := c.cfg.Store.GetRun(ctx, id)
+	if err != nil {
+		return apiv1.ShareStatus{}, runError(id, err, "orders go to a party's part of a federated run")
+	}
+	ns, err := shareNode(run, task, o.Attempt)
+	if err != nil {
+		return apiv1.ShareStatus{}, err
+	}
+	if stale(ns, o) || run.Status.Phase.Done() {
+		if run.Status.Phase.Done() && (o.Action == apiv1.OrderReserve || o.Action == apiv1.OrderStart) {
+			return apiv1.ShareStatus{}, orderError(id, task, fmt.Sprintf("the part is %s: it runs nothing more", run.Status.Phase))
+		}
+		return ShareStatusOf(ns, o), nil
+	}
+	var live *apiv1.ShareStatus
+	if live, err = c.actOnPool(ctx, id, ns, o); err != nil {
+		return apiv1.ShareStatus{}, err
+	}
+	if err := c.cfg.Store.PutShareOrder(ctx, id, task, o); err != nil {
+		return apiv1.ShareStatus{}, runError(id, err, "orders go to a part that has not ended")
+	}
+	if c.lookup(id) != nil {
+		c.queue.Add(id)
+	}
+	st := ShareStatusOf(ns, o)
+	if live != nil {
+		st.State, st.Code, st.Message = live.State, live.Code, live.Message
+	}
+	return st, nil
+}
+
+// shareNode finds task in part run, after checking the order's attempt.
+func shareNode(run *apiv1.Run, task string, attempt int) (*apiv1.NodeStatus, error) {
+	if run.Federation == nil || !run.Federation.Part {
+		return nil, orderError(run.ID, task, "the run is not a party's part of a federated run")
+	}
+	n := inputNode(run.Status.Nodes, task)
+	if n == nil {
+		return nil, orderError(run.ID, task, "the part has no such task")
+	}
+	if attempt < 1 {
+		return nil, orderError(run.ID, task, fmt.Sprintf("attempt %d: attempts count from 1", attempt))
+	}
+	return n, nil
+}
+
+// stale reports whether order o is for an attempt of ns that already
+// started, other than a stop of it: it changes nothing then.
+func stale(ns *apiv1.NodeStatus, o store.ShareOrderRow) bool {
+	last := 0
+	if k := len(ns.Attempts); k > 0 {
+		last = ns.Attempts[k-1].Number
+	}
+	stop := o.Action == apiv1.OrderAbort || o.Action == apiv1.OrderSkip
+	return o.Attempt < last || (o.Attempt == last && !stop) || ns.Phase.Done()
+}
+
+// actOnPool reserves or gives back the room of the attempt o orders, and
+// returns what the pool said of a reservation (nil for other orders).
+func (c *Controller) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.NodeStatus, o store.ShareOrderRow) (*apiv1.ShareStatus, error) {
+	rs := c.lookup(id)
+	if o.Action != apiv1.OrderReserve && o.Action != apiv1.OrderRelease {
+		return nil, nil
+	}
+	if rs == nil {
+		return nil, orderError(id, ns.Name, "this server's engine does not run the part (yet); send the order again")
+	}
+	i, ok := rs.plan.Index[ns.Name]
+	if !ok {
+		return nil, orderError(id, ns.Name, "the part has no such task")
+	}
+	cl := rs.claim(i, o.Attempt)
+	waiter := shareWaiter(cl.Holder)
+	if o.Action == apiv1.OrderRelease {
+		return nil, errors.Join(c.cfg.Pool.Release(ctx, cl.Holder), c.cfg.Pool.Withdraw(ctx, waiter))
+	}
+	least := cl.Less(max(cl.Steps, 0))
+	if capacity := c.cfg.Pool.Capacity(); !least.Fits(capacity) {
+		return &apiv1.ShareStatus{State: apiv1.ShareFailed, Code: apiv1.CodeShareNeverFits,
+			Message: fmt.Sprintf("the share needs %s and this party's pool holds %s in all", least, capacity)}, nil
+	}
+	cl.Waiter = waiter
+	answers, err := c.cfg.Pool.Admit(ctx, nil, []resource.Claim{cl})
+	if err != nil {
+		return nil, fmt.Errorf("reserving room for %s: %w", cl.Holder, err)
+	}
+	if answers[0].Admitted {
+		return &apiv1.ShareStatus{State: apiv1.ShareReserved}, nil
+	}
+	t := &rs.plan.Tasks[i]
+	return &apiv1.ShareStatus{State: apiv1.ShareReserving, Message: waitReason(answers[0], t.Least(), t.Spec.Priority)}, nil
+}
+
+// PartStatus returns part id as it stands: each share's latest order and
+// how its attempt went.
+func (c *Controller) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.PartStatus, error) {
+	run, err := c.cfg.Store.GetRun(ctx, id)
+	if err != nil {
+		return apiv1.PartStatus{}, runError(id, err, "a party's part of a federated run")
+	}
+	if run.Federation == nil || !run.Federation.Part {
+		return apiv1.PartStatus{}, orderError(id, "", "the run is not a party's part of a federated run")
+	}
+	orders, err := c.cfg.Store.ShareOrders(ctx, id)
+	if err != nil {
+		return apiv1.PartStatus{}, runError(id, err, "a party's part of a federated run")
+	}
+	ps := apiv1.PartStatus{
+		Run: run.Federation.Run, Part: id, Party: run.Federation.Party, Phase: run.Status.Phase,
+		Shares: make(map[string]apiv1.ShareStatus, len(run.Status.Nodes)),
+	}
+	for k := range run.Status.Nodes {
+		n := &run.Status.Nodes[k]
+		ps.Shares[n.Name] = ShareStatusOf(n, orders[n.Name])
+	}
+	return ps, nil
+}
+
+// ShareStatusOf is a share as its node and its latest order o say: how
+// the ordered attempt went once it started, else what was ordered.
+func ShareStatusOf(n *apiv1.NodeStatus, o store.ShareOrderRow) apiv1.ShareStatus {
+	st := apiv1.ShareStatus{Task: n.Name, Attempt: o.Attempt, Phase: n.Phase, Address: o.Address}
+	if a := attemptNumbered(n, o.Attempt); a != nil {
+		st.Code, st.Message, st.System = a.Code, a.Message, a.System
+		switch a.Phase {
+		case apiv1.PhaseRunning:
+			st.State = apiv1.ShareRunning
+		case apiv1.PhaseSucceeded:
+			st.State, st.Outcome = apiv1.ShareSucceeded, apiv1.PhaseSucceeded
+		default:
+			st.State, st.Outcome = apiv1.ShareFailed, apiv1.PhaseFailed
+		}
+		return st
+	}
+	switch {
+	case n.Phase.Done() && o.Action != apiv1.OrderRelease:
+		st.State, st.Code, st.Message = apiv1.ShareFailed, n.Code, n.Message
+		if n.Phase == apiv1.PhaseSkipped || n.Phase == apiv1.PhaseCancelled {
+			st.State = apiv1.ShareReleased
+		}
+	case o.Action == "":
+		st.State = apiv1.SharePending
+	case o.Action == apiv1.OrderReserve:
+		st.State = apiv1.ShareReserving
+	case o.Action == apiv1.OrderStart:
+		st.State, st.Message = apiv1.ShareReserved, "starting"
+	default:
+		st.State, st.Message = apiv1.ShareReleased, o.Reason
+	}
+	return st
+}
+
+// attemptNumbered is attempt number of n, or nil.
+func attemptNumbered(n *apiv1.NodeStatus, number int) *apiv1.AttemptStatus {
+	for k := range n.Attempts {
+		if n.Attempts[k].Number == number && number > 0 {
+			return &n.Attempts[k]
+		}
+	}
+	return nil
+}
+
+// orderError is a refused order, KLN-7016.
+func orderError(id apiv1.RunID, task, msg string) error {
+	obj := "Run/" + string(id)
+	if task != "" {
+		msg = "task " + task + ": " + msg
+	}
+	return &apiv1.Error{Code: apiv1.CodeShareOrder, Object: obj, Message: msg}
+}
