@@ -66,6 +66,7 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildr
 		fmt.Fprintf(w, "Message:   %s\n", strings.TrimSpace(string(r.Status.Code)+" "+r.Status.Message))
 	}
 	fmt.Fprintf(w, "Source:    %s\n", r.Source)
+	writeFederation(w, r.Federation)
 	if r.RerunOf != nil {
 		fmt.Fprintf(w, "Rerun of:  %s\n", rerunOfLine(r.RerunOf))
 	}

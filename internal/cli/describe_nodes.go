@@ -25,6 +25,8 @@ const (
 type nodeTable struct {
 	run         apiv1.RunID
 	allChildren bool
+	// fed is the run's federation, if it has one.
+	fed *apiv1.FederationInfo
 	// children holds the nodes under each node name; "" holds the top.
 	children map[string][]*apiv1.NodeStatus
 	t        table
@@ -34,7 +36,7 @@ type nodeTable struct {
 // after its parent in the run's status; one whose parent is not found
 // before it is shown at the top, so that nothing is lost.
 func newNodeTable(r *apiv1.Run, allChildren bool) *nodeTable {
-	nt := &nodeTable{run: r.ID, allChildren: allChildren, children: map[string][]*apiv1.NodeStatus{}}
+	nt := &nodeTable{run: r.ID, allChildren: allChildren, fed: r.Federation, children: map[string][]*apiv1.NodeStatus{}}
 	seen := make(map[string]bool, len(r.Status.Nodes))
 	for i := range r.Status.Nodes {
 		n := &r.Status.Nodes[i]
@@ -72,6 +74,10 @@ func (nt *nodeTable) node(n *apiv1.NodeStatus, depth int) {
 			msg = "(system) " + msg
 		}
 		nt.t.row("", string(at.Phase), "#"+strconv.Itoa(at.Number), exit, duration(at.StartedAt, at.FinishedAt), string(at.Code), msg)
+	}
+	nt.shares(n, depth)
+	if s := shareOf(nt.fed, n.Name); s != "" {
+		nt.t.row("", "", "", "", "", "", s)
 	}
 	if r := n.Reused; r != nil {
 		line := fmt.Sprintf("reused: run %s, task %s", r.Run, r.Node)

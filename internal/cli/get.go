@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -37,13 +38,7 @@ func newGetCmd(e *env) *cobra.Command {
 			if done, err := printObject(e.stdout, output, list); done {
 				return err
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tPHASE\tPROGRESS\tAGE\tDURATION\tMESSAGE")
-			for _, r := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Status.Phase, progressCell(r.Status.Progress), age(r.CreatedAt),
-					duration(r.Status.StartedAt, r.Status.FinishedAt), oneLine(r.Status.Message))
-			}
-			return tw.Flush()
+			return writeRuns(e.stdout, list)
 		},
 	}
 	runs.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
@@ -51,6 +46,17 @@ func newGetCmd(e *env) *cobra.Command {
 	runs.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
 	get.AddCommand(runs, newGetRuntimesCmd(e), newGetTemplatesCmd(e), newGetTrainJobCmd(e))
 	return get
+}
+
+// writeRuns writes get runs' table of runs.
+func writeRuns(w io.Writer, list []*apiv1.Run) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tPHASE\tPROGRESS\tAGE\tDURATION\tMESSAGE")
+	for _, r := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, runName(r), r.Status.Phase, progressCell(r.Status.Progress), age(r.CreatedAt),
+			duration(r.Status.StartedAt, r.Status.FinishedAt), oneLine(r.Status.Message))
+	}
+	return tw.Flush()
 }
 
 func framework(p *apiv1.MLPolicy) string {

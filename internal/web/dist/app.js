@@ -89,7 +89,7 @@ async function runsPage() {
   const page = await api("/api/v1/runs?limit=100");
   const rows = page.items.map((r) => el("tr", { "data-run": r.id },
     el("td", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.id) }, r.id)),
-    el("td", {}, r.name), el("td", {}, r.kind), el("td", {}, r.project || ""), el("td", {}, phase(r.status.phase)),
+    el("td", {}, r.name, fedMark(r)), el("td", {}, r.kind), el("td", {}, r.project || ""), el("td", {}, phase(r.status.phase)),
     el("td", { class: "progress" }, progressBar(r.status.progress)), el("td", {}, r.status.message || "")));
   show(el("h2", {}, "Runs"), el("table", { id: "runs" },
     el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Message"].map((h) => el("th", {}, h))), ...rows));
@@ -205,9 +205,10 @@ function graph(run) {
     rowOf.onExit = used[d] = 0;
     drawn.push("onExit");
   }
-  const pos = (n) => ({ x: 20 + depth[n] * 200, y: 20 + rowOf[n] * 70 });
+  const rowH = 70 + laneRoom(run); // a federated task's lanes make its row higher
+  const pos = (n) => ({ x: 20 + depth[n] * 200, y: 20 + rowOf[n] * rowH });
   const svg = el("svg", { id: "dag", width: 40 + 200 * (Math.max(...Object.values(depth)) + 1),
-    height: 40 + 70 * Math.max(...Object.values(used).map((v) => v + 1)) },
+    height: 40 + rowH * Math.max(...Object.values(used).map((v) => v + 1)) },
   el("defs", {}, el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto" },
     el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#888" }))));
   for (const t of tasks) {
@@ -226,19 +227,21 @@ function graph(run) {
 // counts, a gate with what it waits for or how it ended.
 function drawNode(run, n, p, train, isSelected) {
   const sub = subtitle(n), fill = fills[n.phase] || "#9e9e9e";
-  const g = el("g", { class: "node" + (isSelected ? " selected" : "") + (n.children ? " group" : "") + (n.gate ? " gate" : ""),
+  const fed = lanes(run, n, p);
+  const g = el("g", { class: "node" + (isSelected ? " selected" : "") + (n.children ? " group" : "") + (n.gate ? " gate" : "") + (fed.length ? " federated" : ""),
     "data-name": n.name, "data-phase": n.phase });
   if (n.children) g.append(el("rect", { class: "stack", x: p.x + 4, y: p.y - 4, width: 150, height: 40, fill }));
   g.append(el("rect", { x: p.x, y: p.y, width: 150, height: 40, fill }),
     el("text", { x: p.x + 10, y: p.y + (sub ? 17 : 25) }, (train ? "⚙ " : "") + n.name));
   if (sub) g.append(el("text", { class: "sub", x: p.x + 10, y: p.y + 33 }, sub));
+  g.append(...fed);
   g.addEventListener("click", () => { selected = selected === n.name ? null : n.name; runPage(run.id); });
   return g;
 }
 
 async function runPage(id) {
   const run = await api("/api/v1/runs/" + encodeURIComponent(id));
-  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), el("p", {}, run.status.message || ""),
+  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), federationHeader(run), el("p", {}, run.status.message || ""),
     run.status.progress ? el("p", { id: "progress", class: "run-progress" }, bar(run.status.progress), " ", progressText(run.status.progress)) : null,
     await warnings(run.id), graph(run),
     ...gates(run), outputs(run)];
@@ -402,6 +405,7 @@ async function panel(run, node) {
   if (node.cache) box.append(cacheStatus(node.cache));
   if (node.gate) box.append(el("p", { class: "gate-status" }, "Gate: " + (node.gate.decision ? decision(node.gate) : "waits for " + waitsFor(node.gate))));
   if (node.children) box.append(...children(run, node).filter(Boolean));
+  box.append(...partyShares(run, node));
   if (!node.children || (node.attempts || []).length) {
     if (node.children) box.append(el("h4", {}, "Attempts"));
     box.append(el("table", { id: "attempts" },
@@ -420,8 +424,8 @@ async function panel(run, node) {
     el("table", { id: "replicas" }, el("tr", {}, ...["Replicas", "Active", "Succeeded", "Failed", "Stopped"].map((h) => el("th", {}, h))),
       ...(node.replicas || []).map((g) => el("tr", {}, el("td", {}, g.name), el("td", {}, g.active), el("td", {}, g.succeeded), el("td", {}, g.failed), el("td", {}, g.stopped ?? 0)))));
   }
-  const log = (node.attempts || []).length ? await api(`/api/v1/runs/${encodeURIComponent(run.id)}/tasks/${encodeURIComponent(node.name)}/logs`, true) : "";
-  if (log || !node.children) box.append(el("h4", {}, "Log"), el("pre", { id: "log" }, log.split("\n").slice(-200).join("\n")));
+  const log = (node.attempts || []).length && node.kind !== "federated" ? await api(`/api/v1/runs/${encodeURIComponent(run.id)}/tasks/${encodeURIComponent(node.name)}/logs`, true) : "";
+  if (log || (!node.children && node.kind !== "federated")) box.append(el("h4", {}, "Log"), el("pre", { id: "log" }, log.split("\n").slice(-200).join("\n")));
   return box;
 }
 
