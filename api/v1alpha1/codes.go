@@ -41,7 +41,6 @@ const (
 	CodeReplicaSpecs    Code = "KLN-1045"
 	CodeMainContainer   Code = "KLN-1046"
 	CodeReplicasDiffer  Code = "KLN-1047"
-	// Federated workflows (issue 14).
 	CodeFederationRoles Code = "KLN-1060"
 	CodeTaskRoles       Code = "KLN-1061"
 	CodeUnknownRole     Code = "KLN-1062"
