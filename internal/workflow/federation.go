@@ -33,13 +33,11 @@ type FederatedTask struct {
 // Parties lists the parties that run a share of the task, each once, in
 // the order of Shares.
 func (f *FederatedTask) Parties() []string {
-	var out []string
-	for _, s := range f.Shares {
-		if !slices.Contains(out, s.Party) {
-			out = append(out, s.Party)
-		}
+	parties := make([]string, len(f.Shares))
+	for i, s := range f.Shares {
+		parties[i] = s.Party
 	}
-	return out
+	return distinct(parties)
 }
 
 // Shares lists task t's shares under fed: one per (role, party), in the
@@ -73,8 +71,10 @@ func Shares(fed *apiv1.Federation, t *apiv1.Task) []apiv1.ShareRef {
 // distinct is names without the repeats, in order.
 func distinct(names []string) []string {
 	var out []string
+	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		if !slices.Contains(out, n) {
+		if !seen[n] {
+			seen[n] = true
 			out = append(out, n)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // the names its shares take, the outputs each party can read, and that
 // every part compiles as any workflow does.
 func (c *checker) parts(p *Plan) {
-	if c.fed == nil || len(c.running) > 1 {
+	if c.fed == nil || len(c.running) > 1 || c.fedTooBig || c.shares > maxShares {
 		return
 	}
 	c.shareNames(p)
@@ -60,43 +60,60 @@ type scoped struct {
 // crossParty refuses a template that reads an upstream task's outputs
 // at a party that has no share of that task under the task's own name.
 func (c *checker) crossParty(p *Plan) {
+	roles := map[string]map[string][]string{} // task → party → the roles of its shares there
+	for _, t := range p.Tasks {
+		if t.Federated == nil {
+			continue
+		}
+		m := map[string][]string{}
+		for _, s := range t.Federated.Shares {
+			m[s.Party] = append(m[s.Party], s.Role)
+		}
+		roles[t.Spec.Name] = m
+	}
 	for i, t := range p.Tasks {
 		if t.Federated == nil {
 			continue
 		}
 		for _, s := range federatedStrings(fmt.Sprintf("spec.tasks[%d]", i), t.Spec, t.Federated) {
-			c.readsAtParties(p, s)
+			c.readsAtParties(s, roles)
 		}
 	}
 }
 
 // readsAtParties checks the references of one templated field.
-func (c *checker) readsAtParties(p *Plan, s scoped) {
+func (c *checker) readsAtParties(s scoped, roles map[string]map[string][]string) {
 	refs, _ := template.Refs(s.value) // a malformed template is reported by templates
 	for _, r := range refs {
-		if len(r.Path) != 5 || r.Path[0] != "tasks" {
+		if len(r.Path) != 5 || r.Path[0] != "tasks" || roles[r.Path[1]] == nil {
 			continue
 		}
-		up, ok := p.Index[r.Path[1]]
-		if !ok || p.Tasks[up].Federated == nil {
-			continue
-		}
+		var none, several []string
 		for _, party := range s.parties {
-			var roles []string
-			for _, sh := range p.Tasks[up].Federated.Shares {
-				if sh.Party == party {
-					roles = append(roles, sh.Role)
-				}
+			switch n := len(roles[r.Path[1]][party]); {
+			case n == 0:
+				none = append(none, party)
+			case n > 1:
+				several = append(several, party+" (as "+strings.Join(roles[r.Path[1]][party], " and ")+")")
 			}
-			switch {
-			case len(roles) == 0:
-				c.add(apiv1.CodeCrossParty, s.field, "{{%s}}: party %q runs no share of task %q, so it cannot read its outputs", r.Raw, party, r.Path[1])
-			case len(roles) > 1:
-				c.add(apiv1.CodeCrossParty, s.field, "{{%s}}: party %q runs task %q as %s, so its shares there are named %s-<role> and have no outputs of that name",
-					r.Raw, party, r.Path[1], strings.Join(roles, " and "), r.Path[1])
-			}
+		}
+		if len(none) > 0 {
+			c.add(apiv1.CodeCrossParty, s.field, "{{%s}}: task %q has no share at %s %s, which therefore cannot read its outputs",
+				r.Raw, r.Path[1], plural(len(none), "party", "parties"), strings.Join(none, ", "))
+		}
+		if len(several) > 0 {
+			c.add(apiv1.CodeCrossParty, s.field, "{{%s}}: task %q runs at %s %s under several roles, so its shares there are named %s-<role>, not %s",
+				r.Raw, r.Path[1], plural(len(several), "party", "parties"), strings.Join(several, ", "), r.Path[1], r.Path[1])
 		}
 	}
+}
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // federatedStrings lists the templated fields of federated task t, field

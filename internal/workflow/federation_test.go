@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -94,10 +95,22 @@ func TestFederatedWorkflowReportsEveryProblem(t *testing.T) {
 				"  - name: c\n    roles: [guest, host]\n    dependsOn: [a, b]\n    command: [x, '{{tasks.a.outputs.parameters.p}}']\n" +
 				"    perParty: {alice: {args: ['{{tasks.b.outputs.parameters.p}}']}}\n",
 			want: []problem{
-				{apiv1.CodeCrossParty, "spec.tasks[2].command[1]"}, // bob runs no a
-				{apiv1.CodeCrossParty, "spec.tasks[2].command[1]"}, // nor dave
+				{apiv1.CodeCrossParty, "spec.tasks[2].command[1]"}, // neither bob nor dave runs a
 				{apiv1.CodeCrossParty, "spec.tasks[2].perParty.alice.args[0]"},
 			},
+		},
+		"a party that runs an upstream task under several roles has no share of its name": {
+			spec: fedSpec + "  - {name: a, command: [x], roles: [host, arbiter], outputs: {parameters: [{name: p}]}}\n" +
+				"  - {name: b, command: [x, '{{tasks.a.outputs.parameters.p}}'], roles: [host], dependsOn: [a]}\n",
+			want: []problem{{apiv1.CodeCrossParty, "spec.tasks[1].command[1]"}},
+		},
+		"a federation lists at most 256 parties": {
+			spec: bigFederation(257, 1),
+			want: []problem{{apiv1.CodeOutOfRange, "spec.federation.roles"}},
+		},
+		"a federated workflow has at most 10000 shares": {
+			spec: bigFederation(256, 40),
+			want: []problem{{apiv1.CodeOutOfRange, "spec.tasks[39].roles"}},
 		},
 		"a party's part is compiled as the party will": {
 			spec: fedSpec + "  - {name: a, command: [x], roles: [guest]}\n" +
@@ -196,5 +209,49 @@ func TestFederatedWorkflowCannotBeASubworkflow(t *testing.T) {
 	errs := apiv1.Errors(err)
 	if len(errs) != 1 || errs[0].Code != apiv1.CodeNotFederable || errs[0].Field != "spec.federation" || errs[0].Object != "Workflow/fed" {
 		t.Errorf("errors = %v, want one KLN-1064 at Workflow/fed's spec.federation", errs)
+	}
+}
+
+// bigFederation is a spec whose one role has parties parties, and tasks
+// tasks that run as it.
+func bigFederation(parties, tasks int) string {
+	var b strings.Builder
+	b.WriteString("spec:\n  federation:\n    roles:\n      r:\n")
+	for i := range parties {
+		fmt.Fprintf(&b, "      - p%d\n", i)
+	}
+	b.WriteString("  tasks:\n")
+	for i := range tasks {
+		fmt.Fprintf(&b, "  - {name: t%d, command: [x], roles: [r]}\n", i)
+	}
+	return b.String()
+}
+
+func TestALargeFederationCompilesQuickly(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	p, errs := compileText(t, header+bigFederation(256, 39))
+	if len(errs) > 0 || p == nil {
+		t.Fatalf("errors: %v", errs)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("compiling 256 parts of 39 tasks took %v", d)
+	}
+}
+
+func TestCrossPartyErrorsSayWhy(t *testing.T) {
+	t.Parallel()
+	_, errs := compileText(t, header+fedSpec+"  - {name: a, command: [x], roles: [host, arbiter], outputs: {parameters: [{name: p}]}}\n"+
+		"  - {name: b, command: [x, '{{tasks.a.outputs.parameters.p}}'], roles: [guest, host], dependsOn: [a]}\n")
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Message)
+	}
+	want := []string{
+		`{{tasks.a.outputs.parameters.p}}: task "a" has no share at party alice, which therefore cannot read its outputs`,
+		`{{tasks.a.outputs.parameters.p}}: task "a" runs at party bob (as host and arbiter) under several roles, so its shares there are named a-<role>, not a`,
+	}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
 	}
 }

@@ -50,6 +50,12 @@ type checker struct {
 	// is not federated; fedAdmission and fedParty are its timeouts.
 	fed                    *apiv1.Federation
 	fedAdmission, fedParty time.Duration
+	// fedRoles names fed's roles, for errors.
+	fedRoles string
+	// fedTooBig says fed has too many parties to list its tasks' shares;
+	// shares counts the shares listed so far.
+	fedTooBig bool
+	shares    int
 }
 
 func (c *checker) add(code apiv1.Code, field, format string, args ...any) {
