@@ -41,6 +41,14 @@ const (
 	CodeReplicaSpecs    Code = "KLN-1045"
 	CodeMainContainer   Code = "KLN-1046"
 	CodeReplicasDiffer  Code = "KLN-1047"
+	CodeFederationRoles Code = "KLN-1060"
+	CodeTaskRoles       Code = "KLN-1061"
+	CodeUnknownRole     Code = "KLN-1062"
+	CodeOverrideKey     Code = "KLN-1063"
+	CodeNotFederable    Code = "KLN-1064"
+	CodeShareName       Code = "KLN-1065"
+	CodeCrossParty      Code = "KLN-1066"
+	CodeNoShare         Code = "KLN-1067"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -163,6 +171,14 @@ func CodeInfos() []CodeInfo {
 		{CodeReplicaSpecs, "a training-operator job (kubeflow.org/v1) has a replica type its kind does not have, lacks one it needs, or asks for a count the kind does not allow (a PyTorchJob's Master is one replica)", "the message lists the replica types of the kind and their counts; keys are read in any case (worker is Worker)"},
 		{CodeMainContainer, "a replica's pod of a training-operator job has no container named as its kind requires (pytorch, tensorflow, xgboost, jax; an MPIJob's launcher's first container), or has more than that one", "name the trainer's container as the kind does; move a sidecar's work into the trainer or into a workflow task"},
 		{CodeReplicasDiffer, "replicas of a training-operator job that kiln runs as one set of nodes (a PyTorchJob's Master and Worker, a TFJob's Chief, Worker and PS) differ in image, command, env, resources or pod spec", "give the replica types the same container and pod; kiln runs every node of a TrainJob from one trainer"},
+		{CodeFederationRoles, "a federated workflow's spec.federation.roles is missing or empty, names a role or party that is not a DNS-1123 label, leaves a role without parties or lists a party twice in one role", "map each role to the registered parties that fill it: roles: {guest: [alice], host: [bob]}"},
+		{CodeTaskRoles, "a task of a federated workflow lists no roles, lists a role twice, or a task lists roles in a workflow without spec.federation", "give every task of a federated workflow roles: [...] naming roles of spec.federation.roles, and only those"},
+		{CodeUnknownRole, "a task's roles name a role that spec.federation.roles does not define", "add the role to spec.federation.roles or fix its spelling"},
+		{CodeOverrideKey, "a key of a task's perRole is not one of the task's roles, or a key of perParty is not a party of them", "key perRole by the task's roles and perParty by the parties that fill them"},
+		{CodeNotFederable, "a federated workflow uses what kiln cannot run across parties: forEach, dynamic, workflow, gate, initialize, cache, depends, when, a trigger other than allSucceeded, onExit, or the workflow runs as a subworkflow", "drop the field named; run that logic inside the task's own program, or in a workflow of its own"},
+		{CodeShareName, "the name a task's share takes in a party's part (<task>-<role>, when the party fills several of the task's roles) is another task's or share's name there, or is longer than 63 characters", "rename the task or the role"},
+		{CodeCrossParty, "a federated task reads the outputs of an upstream task that one of its parties runs no share of (or runs under several roles): each party reads only its own shares' outputs", "give the party a role in the upstream task, read the value at a party that has it, or pass it through the parties' own program"},
+		{CodeNoShare, "the party asked for fills no role of the federated workflow, or the workflow is not federated, so it has no part to run", "check the party's name and spec.federation.roles"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},

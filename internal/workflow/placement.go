@@ -46,7 +46,7 @@ func (t *Task) place(wf *apiv1.Workflow, field string) error {
 func RequireImages(doc *Document, p *Plan) error {
 	var errs []error
 	for _, t := range p.Tasks {
-		if t.Image != "" {
+		if t.Image != "" || t.Federated != nil { // a federated task runs at the parties, each checking its own
 			continue
 		}
 		field := t.ImageField

@@ -100,6 +100,9 @@ type Task struct {
 	Gate *Gate
 	// Cache makes the task's results reusable; nil if it sets no cache.
 	Cache *Cache
+	// Federated is a federated task's shares, nil for other kinds. A
+	// federated task takes no room on the initiator: its Request is zero.
+	Federated *FederatedTask
 }
 
 // Cache is a task's cache policy.

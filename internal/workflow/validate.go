@@ -46,6 +46,16 @@ type checker struct {
 	// exit says the tasks being compiled are onExit tasks, which may read
 	// {{workflow.status}} and {{workflow.failures}}.
 	inExit bool
+	// fed is the federation of the workflow being compiled, nil when it
+	// is not federated; fedAdmission and fedParty are its timeouts.
+	fed                    *apiv1.Federation
+	fedAdmission, fedParty time.Duration
+	// fedRoles names fed's roles, for errors.
+	fedRoles string
+	// fedTooBig says fed has too many parties to list its tasks' shares;
+	// shares counts the shares listed so far.
+	fedTooBig bool
+	shares    int
 }
 
 func (c *checker) add(code apiv1.Code, field, format string, args ...any) {
@@ -91,6 +101,7 @@ func (c *checker) workflow(wf *apiv1.Workflow) *Plan {
 	c.name("metadata.name", wf.Metadata.Name)
 	p.Timeout = c.duration("spec.timeout", wf.Spec.Timeout)
 	c.life(&wf.Spec)
+	c.federation(wf)
 	params := c.params(wf.Spec.Params)
 	if len(wf.Spec.Tasks) == 0 {
 		c.add(apiv1.CodeRequired, "spec.tasks", "a workflow needs at least one task")
@@ -101,6 +112,7 @@ func (c *checker) workflow(wf *apiv1.Workflow) *Plan {
 	}
 	p.Outputs = wf.Spec.Outputs
 	c.workflowOutputs("spec.outputs", wf.Spec.Outputs, p, params)
+	c.parts(p)
 	return p
 }
 
@@ -207,6 +219,7 @@ func (c *checker) task(field string, t *apiv1.Task) Task {
 	}
 	c.trigger(field, t, &out)
 	c.kind(field, t, &out)
+	c.federate(field, t, &out)
 	return out
 }
 
