@@ -70,6 +70,10 @@ type Config struct {
 	// DeleteWait bounds how long deleting a run with force waits for it
 	// to end after it was cancelled. Default DefaultDeleteWait.
 	DeleteWait time.Duration
+	// Party is this kiln's party identity (kiln serve --party), and
+	// Advertise the URL other parties reach it at; empty: none, and it
+	// takes part in no federated run.
+	Party, Advertise string
 }
 
 // Backend names.
@@ -91,6 +95,8 @@ type App struct {
 	// GC deletes runs that are due, and runs deleted on request.
 	GC   *gc.Collector
 	Home string
+	// Party and Advertise are Config's: this kiln's party identity.
+	Party, Advertise string
 
 	stop       context.CancelFunc
 	stopped    chan struct{}
@@ -111,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: st, Home: home}
+	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise}
 	var pool controller.Pool
 	env := os.Environ()
 	if cfg.TaskEnv != nil {

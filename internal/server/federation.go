@@ -35,9 +35,13 @@ func (s *Server) federationRoutes() []route {
 
 // host is the PartyHost of a server with a party identity.
 func (s *Server) host() (PartyHost, error) {
-	if s.cfg.Party == "" || s.cfg.PartyHost == nil {
+	if s.cfg.Party == "" {
 		return nil, &httpError{status: http.StatusNotFound, err: apiv1.Errorf(apiv1.CodeNoPartyIdentity,
 			"this server has no party identity: it takes part in no federated run")}
+	}
+	if s.cfg.PartyHost == nil {
+		return nil, &httpError{status: http.StatusNotFound, err: apiv1.Errorf(apiv1.CodeNoPartyIdentity,
+			"this server is party "+s.cfg.Party+", but its engine hosts no parts of federated runs")}
 	}
 	return s.cfg.PartyHost, nil
 }

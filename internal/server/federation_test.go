@@ -54,8 +54,6 @@ func (h *fakeHost) StopPart(_ context.Context, from string, run apiv1.RunID, how
 	return nil
 }
 
-
-
 // partyEnv is a server of party alice over a real store where party bob
 // is registered with credential kpc_bob, and an admin API token.
 type partyEnv struct {
