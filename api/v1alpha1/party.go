@@ -25,7 +25,7 @@ type Party struct {
 	// Credential is "set" once the credential the party issued to this
 	// server is known, "missing" until it is given (kiln party add
 	// --credential): without it this server cannot call the party.
-	Credential string `json:"credential"`
+	Credential string    `json:"credential"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
 }
