@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -28,6 +29,21 @@ func startParty(t *testing.T, name string) partyServer {
 func (p partyServer) kiln(t *testing.T, args ...string) result {
 	t.Helper()
 	return kilnWithEnv(t, p.env, p.home, args...)
+}
+
+// kilnStdin is kiln with stdin as its standard input.
+func (p partyServer) kilnStdin(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(kilnBin, append([]string{"--home", p.home}, args...)...)
+	cmd.Env, cmd.Stdin = p.env, strings.NewReader(stdin)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errorsAs(err, &ee) {
+		t.Fatal(err)
+	}
+	return result{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
 }
 
 // federationCall calls a federation route of p as a party would, and
@@ -78,8 +94,9 @@ func TestTwoPartiesRegisterEachOtherAndRefuseOtherCredentials(t *testing.T) {
 	}
 	// Bob registers alice with it; his server checks it with alice's.
 	toAlice := mustIssue(t, bob.kiln(t, "party", "add", "alice", "--url", alice.url, "--credential", toBob), "bob's party add alice")
-	// Alice completes bob's registration: an update issues no new credential.
-	if r := alice.kiln(t, "party", "add", "bob", "--credential", toAlice); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no new credential") {
+	// Alice completes bob's registration, the credential on standard
+	// input: an update issues no new credential.
+	if r := alice.kilnStdin(t, toAlice+"\n", "party", "add", "bob", "--credential", "-"); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no new credential") {
 		t.Errorf("alice's update of bob = exit %d, stdout %q, stderr %s; want no credential printed", r.code, r.stdout, r.stderr)
 	}
 	if r := bob.kiln(t, "party", "add", "alice", "--credential", "kpc_wrong"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePartyCredential)) || !strings.Contains(r.stderr, "party/alice") {
