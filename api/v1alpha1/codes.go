@@ -4,7 +4,7 @@ package v1alpha1
 
 // Code is a stable error code, "KLN-" and four digits. Codes are grouped:
 // 1xxx spec validation, 2xxx admission and resources, 3xxx execution,
-// 4xxx API and CLI use, 5xxx store, 6xxx backend. A code never changes
+// 4xxx API and CLI use, 5xxx store, 6xxx backend, 7xxx federation. A code never changes
 // meaning once released.
 type Code string
 
@@ -118,10 +118,19 @@ const (
 	CodeElasticRange    Code = "KLN-1041"
 	CodeElasticCommand  Code = "KLN-1042"
 	CodeElasticTooFew   Code = "KLN-3022"
+	// Parties of federated runs (issue 14).
+	CodePartyCredential   Code = "KLN-7001"
+	CodeNoPartyIdentity   Code = "KLN-7002"
+	CodePartyNotFound     Code = "KLN-7003"
+	CodePartyUnreachable  Code = "KLN-7004"
+	CodePartyNoCredential Code = "KLN-7005"
+	CodePartyMismatch     Code = "KLN-7006"
+	CodePartyURL          Code = "KLN-7007"
+	CodePartySelf         Code = "KLN-7008"
 	// Federated execution (issue 14).
 	CodeShareNeverFits     Code = "KLN-7010"
 	CodeFederatedAdmission Code = "KLN-7011"
-	CodePartyUnreachable   Code = "KLN-7012"
+	CodePartyLost          Code = "KLN-7012"
 	CodeShareFailed        Code = "KLN-7013"
 	CodeShareAborted       Code = "KLN-7014"
 	CodePartRefused        Code = "KLN-7015"
@@ -247,9 +256,17 @@ func CodeInfos() []CodeInfo {
 		{CodeElasticRange, "an elastic policy's minNodes is greater than its maxNodes", "set minNodes to at most maxNodes"},
 		{CodeElasticCommand, "an elastic PyTorch job's command is not torchrun: only torchrun's agents can meet again after a node is lost", "start the trainer with torchrun (or python -m torch.distributed.run)"},
 		{CodeElasticTooFew, "an elastic training job lost nodes until fewer than its minNodes were left", "see which nodes were lost in kiln describe run and their logs; lower minNodes to go on with fewer"},
+		{CodePartyCredential, "a party's server refused a call: the party credential is missing, unknown or revoked, or the Kiln-Party header does not name the party it was issued to", "give the credential the other server's kiln party add printed for this party (kiln party add NAME --url URL --credential C); if it was lost, run kiln party add there again with --rotate"},
+		{CodeNoPartyIdentity, "the server has no party identity, so it takes part in no federated run: it was started without --party, or this is an embedded kiln", "start the server with kiln serve --party NAME --advertise URL, and submit federated workflows to it with --server"},
+		{CodePartyNotFound, "no party of the given name is registered on this server", "list parties with kiln party list; register one with kiln party add NAME --url URL"},
+		{CodePartyUnreachable, "a party's server cannot be reached at the URL it was registered with", "check the URL (kiln party list), that the party's kiln serve runs and that this machine reaches it; --no-check registers a party whose server is down"},
+		{CodePartyNoCredential, "a party is registered without the credential it issued to this server, so this server cannot call it", "run kiln party add NAME --url URL --credential C with the credential the party's own kiln party add printed"},
+		{CodePartyMismatch, "the server at a party's URL says it is another party (its kiln serve --party)", "check the URL and the name: a party is registered under the name its server was started with"},
+		{CodePartyURL, "a party's URL (kiln party add --url, kiln serve --advertise) is not an http:// or https:// URL with a host", "give a URL such as http://10.0.0.2:8420"},
+		{CodePartySelf, "a server was asked to register its own party", "register the other parties on this server, and this one on theirs"},
 		{CodeShareNeverFits, "a party's share of a federated task asks for more than that party's whole pool", "lower the task's resources for that role or party (perRole, perParty), or give the party's server more --cpus/--memory/--gpus"},
 		{CodeFederatedAdmission, "not every party admitted its share of a federated task within spec.federation.admissionTimeout; every share already held was given back", "the message names the party and what it lacked; free room there or raise admissionTimeout"},
-		{CodePartyUnreachable, "a party's server could not be reached for longer than spec.federation.partyTimeout while its share ran", "check that the party's kiln serve runs and is reachable at its registered --server URL; raise partyTimeout for slow links"},
+		{CodePartyLost, "a party's server could not be reached for longer than spec.federation.partyTimeout while the party took part in an attempt", "check that the party's kiln serve runs and is reachable at its registered URL (kiln party list); raise partyTimeout for slow links"},
 		{CodeShareFailed, "a party's share of a federated task failed, so the task's attempt failed at every party", "read the share's log at that party (kiln logs there); the message carries the party's own code"},
 		{CodeShareAborted, "the share was stopped by the initiator because its attempt failed at another party or the run stopped", "look at the federated run on the initiator for the party whose share failed"},
 		{CodePartRefused, "a party refused to create its part of a federated run", "the message carries the party's reason and code; fix the workflow or the party's registration"},

@@ -23,7 +23,7 @@ func main() {
 
 var groups = map[byte]string{
 	'1': "Spec validation", '2': "Admission and resources", '3': "Execution",
-	'4': "API and command line", '5': "Store", '6': "Backend",
+	'4': "API and command line", '5': "Store", '6': "Backend", '7': "Federation",
 }
 
 func render() string {

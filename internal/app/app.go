@@ -70,6 +70,10 @@ type Config struct {
 	// DeleteWait bounds how long deleting a run with force waits for it
 	// to end after it was cancelled. Default DefaultDeleteWait.
 	DeleteWait time.Duration
+	// Party is this kiln's party identity (kiln serve --party), and
+	// Advertise the URL other parties reach it at; empty: none, and it
+	// takes part in no federated run.
+	Party, Advertise string
 }
 
 // Backend names.
@@ -91,8 +95,11 @@ type App struct {
 	// GC deletes runs that are due, and runs deleted on request.
 	GC   *gc.Collector
 	Home string
+	// Party and Advertise are Config's: this kiln's party identity.
+	Party, Advertise string
 
 	stop       context.CancelFunc
+	life       context.Context // lives until Close
 	stopped    chan struct{}
 	gcEvery    time.Duration
 	deleteWait time.Duration
@@ -111,7 +118,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: st, Home: home}
+	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise}
 	var pool controller.Pool
 	env := os.Environ()
 	if cfg.TaskEnv != nil {
@@ -137,6 +144,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			Code: apiv1.CodeUsage, Field: "backend",
 			Message: fmt.Sprintf("unknown backend %q: use %s or %s", cfg.Backend, BackendLocal, BackendKubernetes),
 		}
+	}
+	if err == nil && cfg.Party != "" {
+		a.Backend, err = a.federate(a.Backend, cfg.Log)
 	}
 	if err != nil {
 		st.Close()
@@ -237,7 +247,7 @@ func withDefaults(r resource.Request) resource.Request {
 // Start runs the engine in the background until Close.
 func (a *App) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	a.stop, a.stopped = cancel, make(chan struct{})
+	a.stop, a.stopped, a.life = cancel, make(chan struct{}), ctx
 	go func() {
 		collected := make(chan struct{})
 		go func() {
@@ -268,7 +278,11 @@ func (a *App) Close() error {
 
 // Claim takes over unfinished runs whose engine is gone (ids empty: all).
 func (a *App) Claim(ctx context.Context, ids ...apiv1.RunID) ([]apiv1.RunID, error) {
-	return a.Controller.Claim(ctx, ids, ownerDead)
+	claimed, err := a.Controller.Claim(ctx, ids, ownerDead)
+	if a.Party != "" {
+		a.watchClaimed(ctx, claimed)
+	}
+	return claimed, err
 }
 
 // OwnerAlive reports whether owner names an engine that may still run.

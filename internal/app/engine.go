@@ -42,11 +42,19 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 			return nil, err
 		}
 	}
+	fed, err := a.checkFederated(ctx, l.Plan.Workflow)
+	if err != nil {
+		return nil, err
+	}
 	src, dir := placeSource(l.Doc.File, s.WorkDir)
-	return a.Controller.Submit(ctx, controller.SubmitParams{
+	run, err := a.Controller.Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
-		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)),
+		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)), Federation: fed,
 	})
+	if err == nil && fed != nil {
+		a.watchFederated(run.ID, fed.Roles)
+	}
+	return run, err
 }
 
 // warnings say what of a translated document (Kubeflow Trainer's,

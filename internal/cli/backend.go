@@ -22,6 +22,7 @@ type fileConfig struct {
 	Backend    string     `json:"backend,omitempty"`
 	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
 	Cache      cacheFile  `json:"cache,omitempty"`
+	Party      partyFile  `json:"party,omitempty"`
 }
 
 type kubeConfig struct {

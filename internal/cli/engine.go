@@ -27,6 +27,7 @@ type engine interface {
 	server.TemplateKeeper // a project's stored WorkflowTemplates
 	server.RuntimeKeeper  // the stored training runtimes
 	server.CacheKeeper    // the stored results of cached tasks
+	server.PartyKeeper    // the parties of federated runs
 }
 
 // reader reads runs and their events.

@@ -101,6 +101,7 @@ func newRoot(e *env) *cobra.Command {
 		newApproveCmd(e, true), newApproveCmd(e, false), newSignalCmd(e), newCacheCmd(e), newGCCmd(e), newInitializeCmd(e))
 	root.AddCommand(newRerunCmd(e))
 	root.AddCommand(newConvertCmd(e))
+	root.AddCommand(newPartyCmd(e))
 	return root
 }
 

@@ -24,6 +24,7 @@ var (
 	_ server.Engine       = (*app.App)(nil)
 	_ server.SecretKeeper = (*app.App)(nil)
 	_ server.CacheKeeper  = (*app.App)(nil)
+	_ server.PartyKeeper  = (*app.App)(nil)
 )
 
 func newServeCmd(e *env) *cobra.Command {
@@ -31,6 +32,7 @@ func newServeCmd(e *env) *cobra.Command {
 	var tasks taskFlags
 	var addr string
 	var life lifeFlags
+	var party partyFlags
 	limits := newLimitFlags()
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -49,6 +51,9 @@ func newServeCmd(e *env) *cobra.Command {
 				if err := life.apply(cfg); err != nil {
 					return err
 				}
+				if err := party.apply(e, cfg); err != nil {
+					return err
+				}
 				isolation, err = tasks.apply(cfg)
 				return err
 			})
@@ -61,11 +66,12 @@ func newServeCmd(e *env) *cobra.Command {
 			if err := ensureAdminToken(cmd.Context(), e, a); err != nil {
 				return err
 			}
-			a.Start()
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return usagef("listening on %s: %v", addr, err)
 			}
+			advertiseDefault(e, a, ln)
+			a.Start()
 			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
 			return serve(e, a, ln, lim)
 		},
@@ -74,6 +80,7 @@ func newServeCmd(e *env) *cobra.Command {
 	tasks.add(cmd)
 	limits.add(cmd)
 	life.add(cmd)
+	party.add(cmd)
 	def := os.Getenv("KILN_ADDR")
 	if def == "" {
 		def = "127.0.0.1:8420"
@@ -87,7 +94,7 @@ func newServeCmd(e *env) *cobra.Command {
 func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	api := server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Metrics: a.Metrics.Handler(), Limits: limits})
+	api := server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Parties: a, Party: a.Party, PartyHost: partyHost(a), Metrics: a.Metrics.Handler(), Limits: limits})
 	srv := api.HTTPServer()
 	go adopt(ctx, e, a)
 	errc := make(chan error, 1)

@@ -76,8 +76,8 @@ func (c *Controller) obey(r *round, i int, o store.ShareOrderRow) {
 		ns.waiting = false
 		rs.ready.pushFront(i, rs.plan.Tasks[i].Spec.Priority)
 		rs.fresh = append(rs.fresh, i)
-	case (o.Action == apiv1.OrderAbort || o.Action == apiv1.OrderSkip) && rs.active[i] && o.Attempt >= ns.attempt.Number:
-		c.stopAttempt(r, i, apiv1.CodeShareAborted)
+	case rs.active[i] && (o.Attempt > ns.attempt.Number || o.Action == apiv1.OrderAbort || o.Action == apiv1.OrderSkip) && o.Attempt >= ns.attempt.Number:
+		c.stopAttempt(r, i, apiv1.CodeShareAborted) // stopped, or a later attempt was ordered
 	case o.Action == apiv1.OrderSkip && !rs.active[i]:
 		c.endShare(r, i, o.Reason)
 	}
@@ -140,7 +140,11 @@ func (c *Controller) shareFailed(r *round, i int, code apiv1.Code, msg string) b
 // abortMessage says why the initiator stopped node i's attempt.
 func (rs *runState) abortMessage(i int) string {
 	msg := "stopped by the initiator"
-	if o := rs.part.orders[rs.nodes[i].status.Name]; o.Reason != "" {
+	o := rs.part.orders[rs.nodes[i].status.Name]
+	switch {
+	case o.Attempt > rs.nodes[i].attempt.Number:
+		msg += fmt.Sprintf(": it ordered attempt %d", o.Attempt)
+	case o.Reason != "":
 		msg += ": " + o.Reason
 	}
 	return msg

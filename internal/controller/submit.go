@@ -36,6 +36,11 @@ type SubmitParams struct {
 	// Warnings are recorded as the run's first events (FieldIgnored): what
 	// was submitted that the backend will not act on.
 	Warnings []string
+	// ID, if set, is the run's ID (a party's part of a federated run has
+	// the ID the federation gives it); a taken ID is store.ErrConflict.
+	ID apiv1.RunID
+	// Federation says how the run takes part in a federation, if it does.
+	Federation *apiv1.FederationInfo
 }
 
 // Submit checks that every task fits the pool, saves a new run owned by
@@ -53,8 +58,12 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 	}
 	subs := subworkflows(p.Plan)
 	for try := 0; ; try++ {
+		id := p.ID
+		if id == "" {
+			id = apiv1.RunID(wf.Metadata.Name + "-" + suffix())
+		}
 		run := apiv1.Run{
-			ID: apiv1.RunID(wf.Metadata.Name + "-" + suffix()), Name: wf.Metadata.Name, Kind: wf.Kind,
+			ID: id, Name: wf.Metadata.Name, Kind: wf.Kind, Federation: p.Federation,
 			Labels: wf.Metadata.Labels, Workflow: wf, Subworkflows: subs, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
 			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project, Cache: p.Cache, RerunOf: p.RerunOf,
 			Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: presetNodes(p.Plan, p.Preset)},
@@ -67,7 +76,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: c.cfg.Owner, Events: warningEvents(p.Warnings, run.CreatedAt),
 			LeaseUntil: c.now().Add(c.cfg.LeaseTTL),
 		})
-		if errors.Is(err, store.ErrConflict) && try < 5 {
+		if errors.Is(err, store.ErrConflict) && try < 5 && p.ID == "" {
 			continue
 		}
 		if err != nil {

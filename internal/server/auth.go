@@ -32,6 +32,7 @@ var roleNames = map[string]role{"viewer": viewer, "editor": editor, "admin": adm
 // principal is the caller of a request.
 type principal struct {
 	token    *store.Token
+	party    string // the calling party, on a federation route; token is nil
 	role     role
 	projects []string // "*" is every project
 }
@@ -46,11 +47,12 @@ func (p *principal) may(project string) bool {
 // into a response.
 func (s *Server) authorize(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.announce(w, rt)
 		p, err := s.admit(r, rt.role)
 		if err == nil {
 			err = s.checkBodySize(w, r)
 		}
-		if p != nil {
+		if p != nil && p.token != nil {
 			w.Header().Set("Kiln-Role", p.token.Role) // the UI shows what the token may do
 		}
 		if err == nil {
@@ -72,6 +74,9 @@ const healthPath = "/healthz"
 // held back by what others did from the same address (a NAT, a proxy).
 func (s *Server) admit(r *http.Request, need role) (*principal, error) {
 	client := clientKey(r.RemoteAddr)
+	if need == partyRole {
+		return s.admitParty(r)
+	}
 	if need == public {
 		if r.URL.Path == healthPath {
 			return nil, nil

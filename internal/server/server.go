@@ -66,6 +66,13 @@ type Config struct {
 	Limits Limits
 	// Poll is how often streams look for news. Default 200ms.
 	Poll time.Duration
+	// Party is this server's party identity (kiln serve --party); empty:
+	// none, and the federation routes answer 404 KLN-7002.
+	Party string
+	// PartyHost runs this server's parts of federated runs; nil: none
+	// (KLN-7002). Parties keeps the parties it federates with.
+	PartyHost PartyHost
+	Parties   PartyKeeper
 	// Metrics serves /metrics; nil serves none.
 	Metrics http.Handler
 	Log     *slog.Logger
@@ -143,7 +150,7 @@ type route struct {
 }
 
 func (s *Server) routes() []route {
-	return []route{
+	return append([]route{
 		{"GET /healthz", public, s.healthz},
 		{"GET /readyz", public, s.readyz},
 		{"GET /api/v1/openapi.json", public, s.openapi},
@@ -179,7 +186,10 @@ func (s *Server) routes() []route {
 		{"GET /metrics", viewer, s.metrics},
 		{"GET /{$}", public, s.ui},
 		{"GET /ui/", public, s.ui},
-	}
+		{"GET /api/v1/parties", admin, s.listParties},
+		{"PUT /api/v1/parties/{name}", admin, s.putParty},
+		{"DELETE /api/v1/parties/{name}", admin, s.deleteParty},
+	}, s.federationRoutes()...)
 }
 
 // ui serves the web UI's files. They hold no data: the page asks the API,
@@ -263,6 +273,9 @@ func statusOf(err error) (int, []*apiv1.Error) {
 
 // codeStatus is the HTTP status of an error with code c.
 func codeStatus(c apiv1.Code) int {
+	if status, ok := partyStatus(c); ok {
+		return status
+	}
 	switch c {
 	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime:
 		return http.StatusNotFound

@@ -50,6 +50,7 @@ type Store interface {
 	Runtimes
 	Caches
 	Life
+	Parties
 	Federation
 	// Close releases the store's files and connections.
 	Close() error

@@ -8,6 +8,7 @@ import (
 	"kiln.dev/kiln/internal/node"
 	"kiln.dev/kiln/internal/node/command"
 	"kiln.dev/kiln/internal/node/dynamic"
+	"kiln.dev/kiln/internal/node/federated"
 	"kiln.dev/kiln/internal/node/gate"
 	"kiln.dev/kiln/internal/node/initializer"
 	"kiln.dev/kiln/internal/node/mapper"
@@ -26,6 +27,7 @@ func Handlers() []node.Handler {
 		subworkflow.Exit(),
 		gate.New(),
 		initializer.New(executable()),
+		federated.New(),
 	}
 }
 

@@ -40,12 +40,13 @@ func loadSealer(ctx context.Context, s *Store, path string) *sealer {
 	key, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		var sealed int
-		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM secrets WHERE value LIKE ?`, sealedPrefix+"%").Scan(&sealed); err != nil {
+		if err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM secrets WHERE value LIKE ?) + (SELECT COUNT(*) FROM parties WHERE credential LIKE ?)`,
+			sealedPrefix+"%", sealedPrefix+"%").Scan(&sealed); err != nil {
 			sl.err = err
 			return sl
 		}
 		if sealed > 0 {
-			sl.err = sl.keyError(fmt.Sprintf("the key is missing, and %d secret values were sealed with it", sealed))
+			sl.err = sl.keyError(fmt.Sprintf("the key is missing, and %d secret values (or party credentials) were sealed with it", sealed))
 			return sl
 		}
 		key, err = newKey(path)

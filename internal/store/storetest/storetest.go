@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("a rerun's preset nodes and source read back", func(t *testing.T) { t.Parallel(); testPresetNodes(t, newStore(t)) })
 	t.Run("retry of a rerun keeps its preset nodes", func(t *testing.T) { t.Parallel(); testRetryKeepsPresetNodes(t, newStore(t)) })
 	t.Run("progress is kept with the run's status and counted afresh on retry", func(t *testing.T) { t.Parallel(); testProgress(t, newStore(t)) })
+	t.Run("parties are found by name and by credential hash, credentials sealed and updates in place", func(t *testing.T) { t.Parallel(); testParties(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.

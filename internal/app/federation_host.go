@@ -1,0 +1,211 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/federation"
+	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+// The App is the host of its party's parts of federated runs: the other
+// parties' initiators call these through the federation API (from is the
+// calling party, already authenticated), and this server's own
+// coordinator calls them in process.
+
+// CreatePart creates this party's part of federated run req.Run, unless
+// it exists: the party derives its part from the whole workflow itself.
+func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest) (apiv1.PartStatus, error) {
+	if err := a.checkPartRequest(from, req); err != nil {
+		return apiv1.PartStatus{}, err
+	}
+	id := apiv1.PartID(req.Run, a.Party)
+	if _, err := a.Store.GetRun(ctx, id); err == nil {
+		return a.Controller.PartStatus(ctx, id)
+	}
+	part, shares, err := workflow.PartOf(req.Workflow, a.Party)
+	if err != nil {
+		return apiv1.PartStatus{}, err
+	}
+	doc := &workflow.Document{Kind: apiv1.KindWorkflow, Name: part.Metadata.Name}
+	plan, err := workflow.CompileWith(doc, part, nil, nil)
+	if err != nil {
+		return apiv1.PartStatus{}, err
+	}
+	_, err = a.Controller.Submit(ctx, controller.SubmitParams{
+		Plan: plan, Params: req.Params, Project: a.partyProject(ctx, from), ID: id,
+		Federation: &apiv1.FederationInfo{
+			Initiator: req.Initiator, Party: a.Party, Run: req.Run, Part: true, Shares: shares,
+			Roles: req.Workflow.Spec.Federation.Roles,
+		},
+	})
+	if err != nil && !errors.Is(err, store.ErrConflict) { // a twin request made it first
+		return apiv1.PartStatus{}, err
+	}
+	return a.Controller.PartStatus(ctx, id)
+}
+
+// checkPartRequest checks that from may have this party take part in
+// req's run: from initiates it, and this party fills one of its roles.
+func (a *App) checkPartRequest(from string, req apiv1.PartRequest) error {
+	obj := "Run/" + string(req.Run)
+	switch {
+	case from != req.Initiator:
+		return &apiv1.Error{Code: apiv1.CodePartRefused, Object: obj, Message: fmt.Sprintf("party %s asked for a part of a run initiated by %s", from, req.Initiator)}
+	case req.Workflow == nil || req.Workflow.Spec.Federation == nil:
+		return &apiv1.Error{Code: apiv1.CodePartRefused, Object: obj, Message: "the request carries no federated workflow"}
+	case !fills(req.Workflow.Spec.Federation.Roles, a.Party):
+		return &apiv1.Error{Code: apiv1.CodePartRefused, Object: obj, Message: fmt.Sprintf("party %s fills none of the workflow's roles", a.Party)}
+	}
+	return nil
+}
+
+func fills(roles map[string][]string, party string) bool {
+	for _, parties := range roles {
+		if slices.Contains(parties, party) {
+			return true
+		}
+	}
+	return false
+}
+
+// partyProject is the project that party's parts go into.
+func (a *App) partyProject(ctx context.Context, party string) string {
+	if party == a.Party {
+		return "default"
+	}
+	p, err := a.Store.GetParty(ctx, party)
+	if err != nil {
+		return "default"
+	}
+	return cmp.Or(p.Project, "default")
+}
+
+// PartStatus returns this party's part of run as it stands. A party
+// that does not initiate the run is told it does not exist.
+func (a *App) PartStatus(ctx context.Context, from string, run apiv1.RunID) (apiv1.PartStatus, error) {
+	id, err := a.partOf(ctx, from, run)
+	if err != nil {
+		return apiv1.PartStatus{}, err
+	}
+	return a.Controller.PartStatus(ctx, id)
+}
+
+// OrderShare carries out the initiator's order for task of this party's
+// part of run. A reservation picks, once per attempt, the address the
+// share's processes will listen on.
+func (a *App) OrderShare(ctx context.Context, from string, run apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error) {
+	id, err := a.partOf(ctx, from, run)
+	if err != nil {
+		return apiv1.ShareStatus{}, err
+	}
+	orders, err := a.Store.ShareOrders(ctx, id)
+	if err != nil {
+		return apiv1.ShareStatus{}, err
+	}
+	row := store.ShareOrderRow{ShareOrder: o, At: time.Now().UTC()}
+	if last, ok := orders[task]; ok && last.Attempt == o.Attempt {
+		row.Address = last.Address
+		if len(row.Peers) == 0 {
+			row.Peers = last.Peers
+		}
+	}
+	if row.Address == "" && (o.Action == apiv1.OrderReserve || o.Action == apiv1.OrderStart) {
+		if row.Address, err = a.shareAddress(); err != nil {
+			return apiv1.ShareStatus{}, err
+		}
+	}
+	return a.Controller.OrderShare(ctx, id, task, row)
+}
+
+// StopPart cancels this party's part of run, or ends what of it has not
+// ended (federation.StopEnd), suspends or resumes it.
+func (a *App) StopPart(ctx context.Context, from string, run apiv1.RunID, how string) error {
+	id, err := a.partOf(ctx, from, run)
+	if err != nil {
+		return err
+	}
+	switch how {
+	case federation.StopCancel:
+		return ignoreEnded(a.Cancel(ctx, id))
+	case federation.StopEnd:
+		return a.endPart(ctx, id)
+	case "suspend", "resume":
+		return ignoreEnded(a.Suspend(ctx, id, how == "suspend"))
+	}
+	return &apiv1.Error{Code: apiv1.CodeShareOrder, Object: "Run/" + string(id), Message: fmt.Sprintf("%q is not a way to stop a part (cancel, end, suspend or resume)", how)}
+}
+
+// endPart ends every share of part id that has not ended: the initiator's
+// run ended, so none of them will run again.
+func (a *App) endPart(ctx context.Context, id apiv1.RunID) error {
+	run, err := a.Store.GetRun(ctx, id)
+	if err != nil || run.Status.Phase.Done() {
+		return err
+	}
+	var errs []error
+	for _, n := range run.Status.Nodes {
+		if n.Phase.Done() {
+			continue
+		}
+		attempt := max(len(n.Attempts), 1)
+		if k := len(n.Attempts); k > 0 {
+			attempt = n.Attempts[k-1].Number
+		}
+		o := store.ShareOrderRow{ShareOrder: apiv1.ShareOrder{Attempt: attempt, Action: apiv1.OrderSkip, Reason: "the federated run ended"}, At: time.Now().UTC()}
+		if _, err := a.Controller.OrderShare(ctx, id, n.Name, o); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// partOf is the ID of this party's part of run, after checking that
+// from initiates it.
+func (a *App) partOf(ctx context.Context, from string, run apiv1.RunID) (apiv1.RunID, error) {
+	id := apiv1.PartID(run, a.Party)
+	r, err := a.Store.GetRun(ctx, id)
+	if err == nil && (r.Federation == nil || r.Federation.Initiator != from) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return "", &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + string(run), Message: fmt.Sprintf("party %s has no part of run %s initiated by %s", a.Party, run, from)}
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// shareAddress picks where a share's processes will listen: a free port
+// on the host other parties reach this server at.
+func (a *App) shareAddress() (string, error) {
+	host := "127.0.0.1"
+	if u, err := url.Parse(a.Advertise); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", fmt.Errorf("picking a port for a share on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// ignoreEnded makes a request about a part that already ended a success.
+func ignoreEnded(err error) error {
+	var coded *apiv1.Error
+	if errors.As(err, &coded) && coded.Code == apiv1.CodeRunPhase {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,163 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/federation"
+	"kiln.dev/kiln/internal/store"
+)
+
+// federate gives a server with a party identity its coordinator: the
+// engine's backend runs federated attempts at the parties.
+func (a *App) federate(inner backend.Backend, log *slog.Logger) (backend.Backend, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	return federation.Wrap(inner, federation.NewCoordinator(directory{a}, a.Store, log))
+}
+
+// directory finds the parties this server trusts: itself, in process,
+// and the registered ones, through their API.
+type directory struct{ a *App }
+
+// Party implements federation.Directory.
+func (d directory) Party(ctx context.Context, name string) (federation.Party, error) {
+	if name == d.a.Party {
+		return self{d.a}, nil
+	}
+	p, err := d.a.Store.GetParty(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &apiv1.Error{Code: apiv1.CodePartyNotFound, Object: "party/" + name, Message: fmt.Sprintf("party %s is not registered on %s's server", name, d.a.Party), Hint: "kiln party add " + name + " --url URL --credential C"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Credential == "" {
+		return nil, &apiv1.Error{Code: apiv1.CodePartyNoCredential, Object: "party/" + name, Message: fmt.Sprintf("party %s is registered without the credential it issued to %s", name, d.a.Party)}
+	}
+	return federation.New(p.URL, d.a.Party, p.Credential), nil
+}
+
+// self is this server's own party, called in process.
+type self struct{ a *App }
+
+func (s self) CreatePart(ctx context.Context, req apiv1.PartRequest) (apiv1.PartStatus, error) {
+	return s.a.CreatePart(ctx, s.a.Party, req)
+}
+
+func (s self) PartStatus(ctx context.Context, run apiv1.RunID) (apiv1.PartStatus, error) {
+	return s.a.PartStatus(ctx, s.a.Party, run)
+}
+
+func (s self) OrderShare(ctx context.Context, run apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error) {
+	return s.a.OrderShare(ctx, s.a.Party, run, task, o)
+}
+
+func (s self) StopPart(ctx context.Context, run apiv1.RunID, how string) error {
+	return s.a.StopPart(ctx, s.a.Party, run, how)
+}
+
+// checkFederated checks, before a federated workflow is submitted, that
+// this server has a party identity and knows every party it names, and
+// returns how the run takes part.
+func (a *App) checkFederated(ctx context.Context, wf *apiv1.Workflow) (*apiv1.FederationInfo, error) {
+	f := wf.Spec.Federation
+	if f == nil {
+		return nil, nil
+	}
+	if a.Party == "" {
+		return nil, &apiv1.Error{Code: apiv1.CodeNoPartyIdentity, Object: "Workflow/" + wf.Metadata.Name, Field: "spec.federation",
+			Message: "a federated workflow runs on a server with a party identity; this kiln has none",
+			Hint:    "start kiln serve --party NAME --advertise URL and submit with --server"}
+	}
+	for role, parties := range f.Roles {
+		for _, p := range parties {
+			if _, err := (directory{a}).Party(ctx, p); err != nil {
+				var coded *apiv1.Error
+				if errors.As(err, &coded) {
+					coded.Object, coded.Field = "Workflow/"+wf.Metadata.Name, "spec.federation.roles."+role
+				}
+				return nil, err
+			}
+		}
+	}
+	return &apiv1.FederationInfo{Initiator: a.Party, Party: a.Party, Roles: f.Roles}, nil
+}
+
+// closeParts waits for federated run id to end, then stops what is left
+// of it at every party: cancelled with it, or ended. A party that does
+// not answer is asked again, with backoff, for up to closeFor.
+func (a *App) closeParts(ctx context.Context, id apiv1.RunID, roles map[string][]string) {
+	select {
+	case <-a.Controller.Done(id):
+	case <-ctx.Done():
+		return
+	}
+	run, err := a.Store.GetRun(ctx, id)
+	if err != nil || !run.Status.Phase.Done() { // not this engine's any more: its owner closes them
+		return
+	}
+	how := federation.StopEnd
+	if run.Status.Phase == apiv1.PhaseCancelled {
+		how = federation.StopCancel
+	}
+	left := map[string]bool{}
+	for _, parties := range roles {
+		for _, p := range parties {
+			left[p] = true
+		}
+	}
+	wait := time.Second
+	for until := time.Now().Add(closeFor); len(left) > 0 && time.Now().Before(until); wait = min(2*wait, time.Minute) {
+		for p := range left {
+			if a.stopPartAt(ctx, p, id, how) {
+				delete(left, p)
+			}
+		}
+		if len(left) > 0 && !sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// closeFor bounds how long a finished run keeps asking its parties to
+// close their parts.
+const closeFor = time.Hour
+
+// stopPartAt asks party p to stop its part of run id, and reports whether
+// that is settled (done, or refused for good).
+func (a *App) stopPartAt(ctx context.Context, p string, id apiv1.RunID, how string) bool {
+	party, err := directory{a}.Party(ctx, p)
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = party.StopPart(cctx, id, how)
+		cancel()
+	}
+	var coded *apiv1.Error
+	return err == nil || errors.As(err, &coded)
+}
+
+// watchFederated closes the parts of federated run id once it ends.
+func (a *App) watchFederated(id apiv1.RunID, roles map[string][]string) {
+	ctx := a.life
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	go a.closeParts(ctx, id, roles)
+}
+
+// watchClaimed watches the federated runs among claimed, which this
+// server initiated: their parts are closed when they end.
+func (a *App) watchClaimed(ctx context.Context, claimed []apiv1.RunID) {
+	for _, id := range claimed {
+		if run, err := a.Store.GetRun(ctx, id); err == nil && run.Federation != nil && !run.Federation.Part {
+			a.watchFederated(id, run.Federation.Roles)
+		}
+	}
+}

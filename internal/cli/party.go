@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+func newPartyCmd(e *env) *cobra.Command {
+	party := group("party", "Manage the parties this kiln federates with (their servers run federated workflows' shares)")
+	party.AddCommand(newPartyAddCmd(e), newPartyListCmd(e), newPartyRemoveCmd(e))
+	return party
+}
+
+func newPartyAddCmd(e *env) *cobra.Command {
+	var req apiv1.PartyRequest
+	cmd := &cobra.Command{
+		Use:   "add NAME --url URL [--credential C]",
+		Short: "Register a party (or update it) and print, once, the credential issued to it",
+		Long: "Register the party NAME, whose kiln server (kiln serve --party NAME) is reached at --url, and print\n" +
+			"the credential this kiln issues to it: give it to the party, whose own kiln party add takes it with\n" +
+			"--credential. --credential is the credential the party issued to this kiln (- reads it from\n" +
+			"standard input); it may be given later by running kiln party add again, which updates the party\n" +
+			"and issues no new credential unless --rotate. The party's server is called first (--no-check: not).",
+		Args: one("kiln party add takes the party's name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Name = args[0]
+			if err := e.partyRequest(cmd, &req); err != nil {
+				return err
+			}
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			added, err := eng.AddParty(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			e.printPartyAdded(added)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.URL, "url", "", "where the party's kiln server is reached, http(s)://HOST:PORT (needed for a new party)")
+	f.StringVar(&req.Credential, "credential", "", "the credential the party issued to this kiln (- reads it from standard input)")
+	f.StringVar(&req.Project, "project", "", "the project the party's parts of federated runs go into (default: default, or the one it had)")
+	f.BoolVar(&req.Rotate, "rotate", false, "issue the party a new credential; the one it has is refused from then on")
+	f.BoolVar(&req.NoCheck, "no-check", false, "register the party without calling its server")
+	return cmd
+}
+
+// partyRequest completes req from the command line: the credential read
+// from standard input with -, and a clear word when --server was taken
+// for the party's URL.
+func (e *env) partyRequest(cmd *cobra.Command, req *apiv1.PartyRequest) error {
+	if req.URL == "" && cmd.Flags().Changed("server") {
+		return usagef("kiln party add %s: give the party's URL with --url; --server %s names the kiln server this command talks to (as KILN_SERVER does)",
+			req.Name, e.server)
+	}
+	if req.Credential != "-" {
+		return nil
+	}
+	b, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return err
+	}
+	req.Credential = strings.TrimSpace(string(b))
+	if req.Credential == "" {
+		return usagef("kiln party add %s --credential -: standard input holds no credential", req.Name)
+	}
+	return nil
+}
+
+// printPartyAdded says what was done on standard error, and prints the
+// credential issued, alone, on standard output.
+func (e *env) printPartyAdded(added *apiv1.PartyAdded) {
+	p := added.Party
+	verb := "updated"
+	if added.Created {
+		verb = "registered"
+	}
+	fmt.Fprintf(e.stderr, "party %s %s: %s, project %s, its credential %s\n", p.Name, verb, p.URL, p.Project, p.Credential)
+	for _, w := range added.Warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	if added.Credential == "" {
+		fmt.Fprintf(e.stderr, "no new credential was issued to %s (--rotate issues one)\n", p.Name)
+		return
+	}
+	fmt.Fprintf(e.stderr, "the credential issued to %s follows, shown only now: on %s's server run kiln party add <this party> --url <this server's URL> --credential <it>\n", p.Name, p.Name)
+	fmt.Fprintln(e.stdout, added.Credential)
+}
+
+func newPartyListCmd(e *env) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the registered parties (never their credentials: only whether the one each issued is set)",
+		Args:  none("kiln party list takes no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			parties, err := eng.Parties(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if ok, err := printObject(e.stdout, output, parties); ok {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tURL\tPROJECT\tCREDENTIAL\tAGE")
+			for _, p := range parties {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.URL, p.Project, p.Credential, age(p.CreatedAt))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default a table)")
+	return cmd
+}
+
+func newPartyRemoveCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Forget a party: the credential issued to it is refused from then on",
+		Args:  one("kiln party remove takes the party's name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			if err := eng.RemoveParty(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "party %s removed\n", args[0])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,140 @@
+// Package federation is how kiln servers of different parties work on
+// one federated run: the HTTP client of the party-to-party API
+// (/api/v1/federation) and the initiator's coordination of each party's
+// part.
+package federation
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// Timeout bounds one call to a party, unless the caller's context ends
+// it sooner: a party that does not answer is retried, never waited on.
+const Timeout = 30 * time.Second
+
+// Client calls one party's server as this server's party, with the
+// credential the party issued to it. Every call is idempotent, so a
+// caller may repeat one whose answer it did not get.
+type Client struct {
+	base       string
+	self       string
+	credential string
+	http       *http.Client
+}
+
+// New returns a client of the party server at server ("http://10.0.0.2:8420")
+// for the party self, presenting credential.
+func New(server, self, credential string) *Client {
+	return &Client{base: strings.TrimRight(server, "/"), self: self, credential: credential, http: &http.Client{Timeout: Timeout}}
+}
+
+// CreatePart asks the party to create its part of run req.Run; sent
+// again, it answers the part as it stands.
+func (c *Client) CreatePart(ctx context.Context, req apiv1.PartRequest) (apiv1.PartStatus, error) {
+	var out apiv1.PartStatus
+	_, err := c.call(ctx, http.MethodPut, partPath(req.Run), req, &out)
+	return out, err
+}
+
+// PartStatus returns the party's part of federated run id as it stands.
+func (c *Client) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.PartStatus, error) {
+	var out apiv1.PartStatus
+	_, err := c.call(ctx, http.MethodGet, partPath(id), nil, &out)
+	return out, err
+}
+
+// OrderShare sends the party what the initiator wants of its share of
+// task in run id, and returns the share as it stands.
+func (c *Client) OrderShare(ctx context.Context, id apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error) {
+	var out apiv1.ShareStatus
+	_, err := c.call(ctx, http.MethodPut, partPath(id)+"/shares/"+url.PathEscape(task), o, &out)
+	return out, err
+}
+
+// StopPart cancels, ends, suspends or resumes (how) the party's part of
+// run id.
+func (c *Client) StopPart(ctx context.Context, id apiv1.RunID, how string) error {
+	switch how {
+	case StopCancel, StopEnd, "suspend", "resume":
+	default:
+		return apiv1.Errorf(apiv1.CodeBadRequest, fmt.Sprintf("a part is stopped with cancel, end, suspend or resume, not %q", how))
+	}
+	_, err := c.call(ctx, http.MethodPost, partPath(id)+"/"+how, nil, nil)
+	return err
+}
+
+// Hello asks the party's server who it is. It returns the name the
+// server answers with (its Kiln-Party header) even when it refuses the
+// credential, and "" when it has no party identity or was not reached.
+func (c *Client) Hello(ctx context.Context) (string, error) {
+	var out apiv1.PartyHello
+	h, err := c.call(ctx, http.MethodGet, "/api/v1/federation/party", nil, &out)
+	return h.Get(apiv1.PartyHeader), err
+}
+
+func partPath(id apiv1.RunID) string {
+	return "/api/v1/federation/parts/" + url.PathEscape(string(id))
+}
+
+// call sends in (nil: no body) and decodes the answer into out (nil: none
+// expected). It returns the answer's headers, the server's errors as
+// their *apiv1.Error values, and network errors as they are.
+func (c *Client) call(ctx context.Context, method, path string, in, out any) (http.Header, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+c.credential)
+	req.Header.Set(apiv1.PartyHeader, c.self)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return resp.Header, decodeErrors(resp)
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return resp.Header, nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return resp.Header, fmt.Errorf("%s %s%s: reading the answer: %w", method, c.base, path, err)
+	}
+	return resp.Header, nil
+}
+
+// decodeErrors returns the coded errors of an error answer, joined, or an
+// error with its status when it carries none (a proxy's page).
+func decodeErrors(resp *http.Response) error {
+	var e struct{ Errors []*apiv1.Error }
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e) != nil || len(e.Errors) == 0 {
+		return fmt.Errorf("%s %s: %s", resp.Request.Method, resp.Request.URL, resp.Status)
+	}
+	errs := make([]error, len(e.Errors))
+	for i, x := range e.Errors {
+		errs[i] = x
+	}
+	return errors.Join(errs...)
+}
