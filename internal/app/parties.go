@@ -135,9 +135,13 @@ func (a *App) Parties(ctx context.Context) ([]apiv1.Party, error) {
 func (a *App) RemoveParty(ctx context.Context, name string) error {
 	err := a.Store.DeleteParty(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return &apiv1.Error{Code: apiv1.CodePartyNotFound, Object: "party/" + name, Message: fmt.Sprintf("no party %s is registered", name)}
+		return notRegistered(name)
 	}
 	return err
+}
+
+func notRegistered(name string) error {
+	return &apiv1.Error{Code: apiv1.CodePartyNotFound, Object: "party/" + name, Message: fmt.Sprintf("no party %s is registered", name)}
 }
 
 // partyView is p as listed: whether its credential is known, not what it is.

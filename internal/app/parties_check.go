@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -16,7 +17,9 @@ import (
 func (a *App) checkParty(ctx context.Context, p store.Party) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, partyCheckTimeout)
 	defer cancel()
-	name, err := federation.New(p.URL, a.Party, p.Credential).Hello(ctx)
+	// Who answers is asked without the credential first: a wrong URL
+	// must not be handed a credential meant for p.
+	name, err := federation.New(p.URL, a.Party, "").Hello(ctx)
 	object := "party/" + p.Name
 	switch {
 	case name == "" && apiv1.CodeOf(err) == "" && err != nil:
@@ -35,6 +38,9 @@ func (a *App) checkParty(ctx context.Context, p store.Party) ([]string, error) {
 			Code: apiv1.CodePartyMismatch, Object: object, Field: "url",
 			Message: fmt.Sprintf("the kiln server at %s is party %s, not %s", p.URL, name, p.Name),
 		}
+	}
+	if p.Credential != "" && a.Party != "" {
+		_, err = federation.New(p.URL, a.Party, p.Credential).Hello(ctx)
 	}
 	return a.checkedCredential(p, err)
 }
@@ -58,4 +64,29 @@ func (a *App) checkedCredential(p store.Party, err error) ([]string, error) {
 		}
 	}
 	return nil, err
+}
+
+// PartyClient is a client of party name's server, as this kiln's party,
+// with the credential the party issued to it. KLN-7002 if this kiln has
+// no party identity, KLN-7003 if name is not registered, KLN-7005 if its
+// credential was not given yet.
+func (a *App) PartyClient(ctx context.Context, name string) (*federation.Client, error) {
+	if a.Party == "" {
+		return nil, &apiv1.Error{Code: apiv1.CodeNoPartyIdentity, Object: "party/" + name, Message: fmt.Sprintf("this kiln has no party identity to call party %s as", name)}
+	}
+	p, err := a.Store.GetParty(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notRegistered(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Credential == "" {
+		return nil, &apiv1.Error{
+			Code: apiv1.CodePartyNoCredential, Object: "party/" + name, Field: "credential",
+			Message: fmt.Sprintf("party %s is registered without the credential it issued to this server", name),
+			Hint:    fmt.Sprintf("kiln party add %s --credential C, with the credential kiln party add %s printed on %s's server", name, a.Party, name),
+		}
+	}
+	return federation.New(p.URL, a.Party, p.Credential), nil
 }
