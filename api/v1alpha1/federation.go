@@ -103,8 +103,9 @@ type ShareRef struct {
 }
 
 // PartID is the ID of party's part of federated run id, the same on
-// every server: "<run>.<party>".
-func PartID(id RunID, party string) RunID { return RunID(string(id) + "." + party) }
+// every server: "<run>-<party>" (a run's ID is a DNS label, as backends
+// name files and objects after it).
+func PartID(id RunID, party string) RunID { return RunID(string(id) + "-" + party) }
 
 // The messages parties exchange (the /api/v1/federation routes). Every
 // one is idempotent: sent twice, it does what it did once.

@@ -62,7 +62,7 @@ func TestClientSendsEachCallToItsRoute(t *testing.T) {
 	})
 	ctx := t.Context()
 	ps, err := c.CreatePart(ctx, apiv1.PartRequest{Run: "r1", Initiator: "alice", Workflow: &apiv1.Workflow{}})
-	if err != nil || ps.Part != "r1.bob" || ps.Phase != apiv1.PhasePending {
+	if err != nil || ps.Part != "r1-bob" || ps.Phase != apiv1.PhasePending {
 		t.Errorf("CreatePart = %+v, %v", ps, err)
 	}
 	if ps, err := c.PartStatus(ctx, "r1"); err != nil || ps.Phase != apiv1.PhaseRunning {

@@ -109,7 +109,7 @@ func (c *Coordinator) logs(id job.AttemptID, w io.Writer) error {
 	d := c.drivers[id]
 	c.mu.Unlock()
 	if d == nil {
-		_, err := fmt.Fprintf(w, "attempt %s is not coordinated by this server now; each party keeps its share's log: kiln logs <run>.<party> <task> on its server\n", id)
+		_, err := fmt.Fprintf(w, "attempt %s is not coordinated by this server now; each party keeps its share's log: kiln logs <run>-<party> <task> on its server\n", id)
 		return err
 	}
 	_, err := io.WriteString(w, d.journal())

@@ -38,6 +38,9 @@ type driver struct {
 	stopped  chan struct{}
 	stopWhy  string
 	finished bool
+	// following is set once every share was ordered to start: a party
+	// that then says it has no part has lost its shares.
+	following bool
 }
 
 func newDriver(c *Coordinator, spec *job.Spec) *driver {
@@ -227,6 +230,9 @@ func (d *driver) start(ctx context.Context) (job.Status, bool) {
 // a party stayed unreachable too long, or the attempt is stopped.
 func (d *driver) follow(ctx context.Context) job.Status {
 	since := time.Now()
+	d.mu.Lock()
+	d.following = true
+	d.mu.Unlock()
 	for {
 		for party, ps := range d.statuses(ctx) {
 			for k, s := range d.fed.Shares {
@@ -271,6 +277,10 @@ func (d *driver) statuses(ctx context.Context) map[string]apiv1.PartStatus {
 			cctx, cancel := context.WithTimeout(ctx, callTimeout)
 			defer cancel()
 			ps, err := d.parties[party].PartStatus(cctx, d.runID)
+			if err != nil && isCoded(err) {
+				d.refused(party, err)
+				return
+			}
 			if err != nil {
 				d.lost(party, err)
 				return
@@ -329,6 +339,23 @@ func (d *driver) unreachable() (job.Status, bool) {
 		}
 	}
 	return job.Status{}, false
+}
+
+// refused records that party refused to say how its part stands (it
+// has none): while the attempt runs, its shares are lost.
+func (d *driver) refused(party string, err error) {
+	d.heard(party)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.following {
+		return
+	}
+	for k := range d.shares {
+		if d.shares[k].Party == party && !finalShare(d.shares[k].State) {
+			d.lines = append(d.lines, stamp(fmt.Sprintf("party %s: %v", party, err)))
+			d.shares[k].State, d.shares[k].Message = apiv1.ShareFailed, err.Error()
+		}
+	}
 }
 
 // heard records that party answered.

@@ -167,7 +167,7 @@ func TestFederationRoutesCallTheHostAsTheCallingParty(t *testing.T) {
 	}
 	var ps apiv1.PartStatus
 	b := call("PUT", "/api/v1/federation/parts/r1", `{"workflow": {"metadata": {"name": "wf"}}, "newerField": 1}`, 200)
-	if err := json.Unmarshal(b, &ps); err != nil || ps.Part != "r1.alice" {
+	if err := json.Unmarshal(b, &ps); err != nil || ps.Part != "r1-alice" {
 		t.Errorf("create = %s, %v", b, err)
 	}
 	call("PUT", "/api/v1/federation/parts/r1", `{"run": "r2", "workflow": {}}`, 400)

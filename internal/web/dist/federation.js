@@ -94,7 +94,7 @@ function partyShares(run, node) {
   if (f && !f.part) {
     out.push(el("p", {}, "Each party keeps its share's log; on its server:"), el("ul", { class: "party-logs" },
       ...list.map((s) => el("li", { "data-party": s.party, "data-role": s.role },
-        `${s.party}: `, el("code", {}, `kiln logs ${run.id}.${s.party} ${s.task || node.name}`)))));
+        `${s.party}: `, el("code", {}, `kiln logs ${run.id}-${s.party} ${s.task || node.name}`)))));
   }
   return out;
 }
@@ -113,7 +113,7 @@ function federationHeader(run) {
     const mine = roleOrder(f.roles).some((r) => (f.roles[r] || []).includes(f.party));
     box.append(el("p", { class: "initiated" }, `Federated run, initiated by ${f.initiator}`,
       f.party === f.initiator ? " (this server)" : "",
-      mine ? el("span", {}, "; this server's part: ", runLink(run.id + "." + f.party)) : null));
+      mine ? el("span", {}, "; this server's part: ", runLink(run.id + "-" + f.party)) : null));
   }
   box.append(el("ul", { class: "roles" }, ...roleOrder(f.roles).map((r) =>
     el("li", { "data-role": r }, el("strong", {}, r), ": " + (f.roles[r] || []).join(", ")))));

@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/client"
+)
+
+// fedServer is one party of a federation test: a kiln serve with its own
+// home, token store and loopback address, which it keeps across a
+// restart (the other parties know it by that URL).
+type fedServer struct {
+	partyServer
+	addr  string
+	cmd   *exec.Cmd
+	api   *client.Client
+	extra []string
+}
+
+// startFed starts party name's server on ip (127.0.0.x: each party on an
+// address of its own) at a free port.
+func startFed(t *testing.T, name, ip string, extra ...string) *fedServer {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Skipf("loopback address %s is not usable here: %v", ip, err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	s := &fedServer{addr: addr, extra: extra}
+	s.name, s.home = name, newHome(t)
+	s.start(t)
+	return s
+}
+
+func (s *fedServer) start(t *testing.T) {
+	t.Helper()
+	args := append([]string{"--party", s.name, "--addr", s.addr}, s.extra...)
+	base, admin, cmd := startServeAs(t, s.home, nil, nil, args...)
+	s.url, s.cmd = base, cmd
+	s.env = append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
+	s.api = client.New(base, admin)
+}
+
+// kill9 kills the server at once, as a crash would; its tasks run on
+// under their supervisor.
+func (s *fedServer) kill9(t *testing.T) {
+	t.Helper()
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	_ = s.cmd.Wait()
+}
+
+// restart starts the killed server again on its home and address.
+func (s *fedServer) restart(t *testing.T) { t.Helper(); s.start(t) }
+
+// signal sends sig to the server (SIGSTOP, SIGCONT).
+func (s *fedServer) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// federate has every pair of servers register each other, each with the
+// credential the other issued to it.
+func federate(t *testing.T, servers ...*fedServer) {
+	t.Helper()
+	for i, a := range servers {
+		for _, b := range servers[i+1:] {
+			toB := mustIssue(t, a.kiln(t, "party", "add", b.name, "--url", b.url), a.name+"'s party add "+b.name)
+			toA := mustIssue(t, b.kiln(t, "party", "add", a.name, "--url", a.url, "--credential", toB), b.name+"'s party add "+a.name)
+			if r := a.kiln(t, "party", "add", b.name, "--credential", toA); r.code != 0 {
+				t.Fatalf("%s's party add %s --credential: %s", a.name, b.name, r.stderr)
+			}
+		}
+	}
+}
+
+// setSecret sets a secret at s.
+func (s *fedServer) setSecret(t *testing.T, name, value string) {
+	t.Helper()
+	if r := s.kilnStdin(t, value, "secret", "set", name); r.code != 0 {
+		t.Fatalf("%s: secret set %s: %s", s.name, name, r.stderr)
+	}
+}
+
+// submit submits a workflow to s, detached, and returns its run.
+func (s *fedServer) submit(t *testing.T, yaml string, params map[string]string) *apiv1.Run {
+	t.Helper()
+	run, err := s.api.Submit(t.Context(), apiv1.Submission{Files: []apiv1.SourceFile{{Name: "fed.yaml", Data: []byte(yaml)}}, Params: params})
+	if err != nil {
+		t.Fatalf("%s: submit: %v", s.name, err)
+	}
+	return run
+}
+
+// run reads run id at s.
+func (s *fedServer) run(t *testing.T, id apiv1.RunID) *apiv1.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	r, err := s.api.GetRun(ctx, id)
+	if err != nil {
+		t.Fatalf("%s: get run %s: %v", s.name, id, err)
+	}
+	return r
+}
+
+// waitDone waits for run id at s to end, and returns it.
+func (s *fedServer) waitDone(t *testing.T, id apiv1.RunID, within time.Duration) *apiv1.Run {
+	t.Helper()
+	var r *apiv1.Run
+	deadline := time.Now().Add(within)
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		got, err := s.api.GetRun(ctx, id)
+		cancel()
+		if err == nil {
+			r = got
+			if r.Status.Phase.Done() {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: run %s did not end within %s: %+v", s.name, id, within, r)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// logs returns the log of task's attempts in run id at s.
+func (s *fedServer) logs(t *testing.T, id apiv1.RunID, task string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := s.api.Logs(t.Context(), apiv1.LogQuery{Run: id, Task: task}, &b); err != nil {
+		t.Fatalf("%s: logs %s %s: %v", s.name, id, task, err)
+	}
+	return b.String()
+}
+
+// shareLine is a compact view of a node's shares, for messages.
+func shareLine(n apiv1.NodeStatus) string {
+	var out []string
+	for _, p := range n.Parties {
+		out = append(out, p.Party+"="+p.State+"("+string(p.Code)+" "+p.Message+")")
+	}
+	return strings.Join(out, ", ")
+}
+
+// nodeOf returns task of run.
+func nodeOf(t *testing.T, run *apiv1.Run, task string) apiv1.NodeStatus {
+	t.Helper()
+	i := slices.IndexFunc(run.Status.Nodes, func(n apiv1.NodeStatus) bool { return n.Name == task })
+	if i < 0 {
+		t.Fatalf("run %s has no task %s", run.ID, task)
+	}
+	return run.Status.Nodes[i]
+}
+
+// exampleScript is the secure sum's script, for the parties to run.
+func exampleScript(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../examples/federated/secure_sum.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// threeParties starts alice (guest, the initiator), bob (host) and carol
+// (arbiter), each on its own loopback address, registered with each other,
+// with alice's and bob's private numbers in their own secrets.
+func threeParties(t *testing.T) (alice, bob, carol *fedServer) {
+	t.Helper()
+	alice, bob, carol = startFed(t, "alice", "127.0.0.1"), startFed(t, "bob", "127.0.0.2"), startFed(t, "carol", "127.0.0.3")
+	federate(t, alice, bob, carol)
+	alice.setSecret(t, "private-value", "1234567")
+	bob.setSecret(t, "private-value", "7654321")
+	return alice, bob, carol
+}
+
+func secureSum(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/federated/secure-sum.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestFederatedSecureSumAcrossThreeServers(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	run := alice.submit(t, secureSum(t), map[string]string{"script": exampleScript(t)})
+	done := alice.waitDone(t, run.ID, 2*time.Minute)
+	n := nodeOf(t, done, "secure-sum")
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("federated run %s: %s %s %s; shares %s", run.ID, done.Status.Phase, done.Status.Code, done.Status.Message, shareLine(n))
+	}
+	if len(n.Parties) != 3 || n.Kind != apiv1.NodeKindFederated {
+		t.Errorf("task secure-sum: kind %s, shares %s; want federated with three shares", n.Kind, shareLine(n))
+	}
+	for _, p := range n.Parties {
+		if p.State != apiv1.ShareSucceeded || p.Attempt != 1 || p.Address == "" {
+			t.Errorf("share of %s: %+v; want Succeeded, attempt 1, with its address", p.Party, p)
+		}
+	}
+	// Each party ran its own share once, under its own engine, and
+	// learnt the total; no raw value left its party.
+	for _, s := range []*fedServer{alice, bob, carol} {
+		part := s.waitDone(t, apiv1.PartID(run.ID, s.name), 30*time.Second)
+		pn := nodeOf(t, part, "secure-sum")
+		if part.Status.Phase != apiv1.PhaseSucceeded || len(pn.Attempts) != 1 || pn.Outputs["total"] != "8888888" {
+			t.Errorf("%s's part: %s, %d attempts, outputs %v; want Succeeded once with total 8888888", s.name, part.Status.Phase, len(pn.Attempts), pn.Outputs)
+		}
+		if part.Federation == nil || !part.Federation.Part || part.Federation.Initiator != "alice" {
+			t.Errorf("%s's part records federation %+v; want a part initiated by alice", s.name, part.Federation)
+		}
+		log := s.logs(t, part.ID, "secure-sum")
+		for _, other := range []struct{ party, value string }{{"alice", "1234567"}, {"bob", "7654321"}} {
+			if other.party != s.name && strings.Contains(log, other.value) {
+				t.Errorf("%s's log holds %s's private value:\n%s", s.name, other.party, log)
+			}
+		}
+	}
+	// The initiator's own API holds no party's raw value either.
+	if whole := alice.kiln(t, "describe", "run", string(run.ID), "-o", "json"); strings.Contains(whole.stdout, "7654321") {
+		t.Errorf("the initiator's record of the run holds bob's private value")
+	}
+	if r := alice.kiln(t, "describe", "run", string(run.ID)); !strings.Contains(r.stdout, "carol as arbiter") {
+		t.Errorf("describe of the federated run shows no share lanes:\n%s", r.stdout)
+	}
+}
