@@ -46,6 +46,20 @@ func (p *partState) startOrdered(task string, n int) bool {
 	return ok && o.Action == apiv1.OrderStart && o.Attempt == n
 }
 
+// loadOrders reads the orders of a part loaded from the store, so that
+// the attempts found running rebuild the spec they were launched with.
+func (c *Controller) loadOrders(ctx context.Context, rs *runState) error {
+	if rs.part == nil {
+		return nil
+	}
+	orders, err := c.cfg.Store.ShareOrders(ctx, rs.run.ID)
+	if err != nil {
+		return fmt.Errorf("reading the initiator's orders: %w", err)
+	}
+	rs.part.orders = orders
+	return nil
+}
+
 // readOrders reads the part's latest orders and acts on them: a held
 // node ordered to start is ready again, a running attempt ordered to
 // stop is stopped, a node ordered skipped ends.

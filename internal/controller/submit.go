@@ -238,6 +238,9 @@ func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
 	if err := c.restore(ctx, rs); err != nil {
 		return fmt.Errorf("loading run %s: %w", id, err)
 	}
+	if err := c.loadOrders(ctx, rs); err != nil {
+		return fmt.Errorf("loading run %s: %w", id, err)
+	}
 	return c.track(ctx, rs)
 }
 

@@ -1,0 +1,242 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// sleepers is a federated workflow whose one task sleeps at alice, bob
+// and carol, each share writing its party and attempt to a ledger first.
+func sleepers(partyTimeout string, extra string) string {
+	return `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: sleepers}
+spec:
+  params: [{name: ledger}, {name: seconds, default: "8"}]
+  federation:
+    roles: {guest: [alice], host: [bob], arbiter: [carol]}
+    admissionTimeout: 20s
+    partyTimeout: ` + partyTimeout + `
+  tasks:
+  - name: work
+    roles: [guest, host, arbiter]
+    command: [sh, -c, 'echo "$KILN_PARTY $KILN_ATTEMPT" >> {{params.ledger}}; sleep {{params.seconds}}']
+    resources: {cpu: 100m, memory: 16Mi}
+` + extra
+}
+
+// ledger is a file every party's tasks (which run as project accounts)
+// may append to.
+func ledger(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "kiln-ledger-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "ledger")
+}
+
+// ledgerLines are the shares that started, one line each.
+func ledgerLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	lines := strings.Fields(strings.ReplaceAll(string(b), " ", "/"))
+	slices.Sort(lines)
+	return lines
+}
+
+// waitShares waits until every share of task in run at s is in state.
+func waitShares(t *testing.T, s *fedServer, id apiv1.RunID, task, state string) {
+	t.Helper()
+	waitFor(t, "every share of "+task+" "+state, func() bool {
+		n := nodeOf(t, s.run(t, id), task)
+		return len(n.Parties) > 0 && !slices.ContainsFunc(n.Parties, func(p apiv1.PartyShare) bool { return p.State != state })
+	})
+}
+
+// partEnds waits for s's part of run to end, and returns it.
+func partEnds(t *testing.T, s *fedServer, run apiv1.RunID) *apiv1.Run {
+	t.Helper()
+	return s.waitDone(t, apiv1.PartID(run, s.name), 60*time.Second)
+}
+
+func TestFederatedRunFailsFastWhenAPartyCannotEverAdmitItsShare(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	wf := sleepers("30s", "    perParty: {bob: {resources: {cpu: \"512\"}}}\n")
+	start := time.Now()
+	run := alice.submit(t, wf, map[string]string{"ledger": ledger(t)})
+	done := alice.waitDone(t, run.ID, time.Minute)
+	if done.Status.Phase != apiv1.PhaseFailed || !strings.Contains(done.Status.Message+nodeOf(t, done, "work").Message, "bob") {
+		t.Fatalf("run %s: %s %s; task: %+v; want Failed naming bob", run.ID, done.Status.Phase, done.Status.Message, nodeOf(t, done, "work"))
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("the run took %s to fail; want it failed fast, well before the 20s admission timeout", took)
+	}
+	n := nodeOf(t, done, "work")
+	if n.Code != apiv1.CodePartRefused && n.Code != apiv1.CodeShareNeverFits {
+		t.Errorf("task work failed with %s %s; want %s or %s", n.Code, n.Message, apiv1.CodePartRefused, apiv1.CodeShareNeverFits)
+	}
+	if len(n.Attempts) != 1 {
+		t.Errorf("task work made %d attempts; want one (the refusal is permanent)", len(n.Attempts))
+	}
+	// Nothing ran or is held anywhere: a party's part, if it was made
+	// before bob refused, ends without starting its share.
+	for _, s := range []*fedServer{alice, bob, carol} {
+		if list := s.kiln(t, "get", "runs"); !strings.Contains(list.stdout, string(apiv1.PartID(run.ID, s.name))) {
+			continue
+		}
+		part := partEnds(t, s, run.ID)
+		if pn := nodeOf(t, part, "work"); len(pn.Attempts) != 0 {
+			t.Errorf("%s's part started its share %d times; want never", s.name, len(pn.Attempts))
+		}
+	}
+}
+
+func TestFederatedRunSurvivesAPartyServerKilledAndRestarted(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	book := ledger(t)
+	run := alice.submit(t, sleepers("60s", ""), map[string]string{"ledger": book, "seconds": "10"})
+	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	bob.kill9(t)
+	time.Sleep(2 * time.Second)
+	bob.restart(t)
+	done := alice.waitDone(t, run.ID, 2*time.Minute)
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s %s; shares %s", run.ID, done.Status.Phase, done.Status.Message, shareLine(nodeOf(t, done, "work")))
+	}
+	if got, want := ledgerLines(t, book), []string{"alice/1", "bob/1", "carol/1"}; !slices.Equal(got, want) {
+		t.Errorf("shares started %v; want each party's once: %v", got, want)
+	}
+	for _, s := range []*fedServer{alice, bob, carol} {
+		part := partEnds(t, s, run.ID)
+		if pn := nodeOf(t, part, "work"); part.Status.Phase != apiv1.PhaseSucceeded || len(pn.Attempts) != 1 {
+			t.Errorf("%s's part: %s with %d attempts; want Succeeded once", s.name, part.Status.Phase, len(pn.Attempts))
+		}
+	}
+}
+
+func TestFederatedRunFailsAndReleasesEverythingWhenAPartyStopsPastItsTimeout(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	run := alice.submit(t, sleepers("3s", ""), map[string]string{"ledger": ledger(t), "seconds": "60"})
+	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	bob.signal(t, syscall.SIGSTOP)
+	done := alice.waitDone(t, run.ID, time.Minute)
+	n := nodeOf(t, done, "work")
+	if done.Status.Phase != apiv1.PhaseFailed || n.Code != apiv1.CodePartyLost || !strings.Contains(n.Message, "party bob") {
+		t.Fatalf("run %s: %s; task %s %s; want Failed with %s naming bob", run.ID, done.Status.Phase, n.Code, n.Message, apiv1.CodePartyLost)
+	}
+	// The parties that answer stop their shares at once...
+	for _, s := range []*fedServer{alice, carol} {
+		part := partEnds(t, s, run.ID)
+		if pn := nodeOf(t, part, "work"); pn.Phase == apiv1.PhaseRunning || len(pn.Attempts) != 1 || pn.Attempts[0].Phase == apiv1.PhaseRunning {
+			t.Errorf("%s's part: task %s, attempts %+v; want its one attempt stopped", s.name, pn.Phase, pn.Attempts)
+		}
+	}
+	// ...and the stopped one as soon as it runs again.
+	bob.signal(t, syscall.SIGCONT)
+	part := partEnds(t, bob, run.ID)
+	if pn := nodeOf(t, part, "work"); len(pn.Attempts) != 1 || pn.Attempts[0].Phase == apiv1.PhaseRunning {
+		t.Errorf("bob's part after SIGCONT: attempts %+v; want its attempt stopped", pn.Attempts)
+	}
+}
+
+func TestFederatedRunCompletesWhenAPartyStopsBriefly(t *testing.T) {
+	t.Parallel()
+	alice, bob, _ := threeParties(t)
+	book := ledger(t)
+	run := alice.submit(t, sleepers("20s", ""), map[string]string{"ledger": book, "seconds": "6"})
+	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	bob.signal(t, syscall.SIGSTOP)
+	time.Sleep(3 * time.Second)
+	bob.signal(t, syscall.SIGCONT)
+	done := alice.waitDone(t, run.ID, time.Minute)
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s %s; shares %s", run.ID, done.Status.Phase, done.Status.Message, shareLine(nodeOf(t, done, "work")))
+	}
+	if got := ledgerLines(t, book); len(got) != 3 {
+		t.Errorf("shares started %v; want three, once each", got)
+	}
+}
+
+func TestCancelOnTheInitiatorReachesEveryParty(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	run := alice.submit(t, sleepers("30s", ""), map[string]string{"ledger": ledger(t), "seconds": "120"})
+	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	if r := alice.kiln(t, "cancel", string(run.ID)); r.code != 0 {
+		t.Fatalf("cancel: %s", r.stderr)
+	}
+	if done := alice.waitDone(t, run.ID, 30*time.Second); done.Status.Phase != apiv1.PhaseCancelled {
+		t.Errorf("run %s: %s; want Cancelled", run.ID, done.Status.Phase)
+	}
+	for _, s := range []*fedServer{alice, bob, carol} {
+		part := partEnds(t, s, run.ID)
+		pn := nodeOf(t, part, "work")
+		if part.Status.Phase != apiv1.PhaseCancelled || len(pn.Attempts) != 1 || pn.Attempts[0].Phase == apiv1.PhaseRunning {
+			t.Errorf("%s's part: %s, attempts %+v; want Cancelled with its attempt stopped", s.name, part.Status.Phase, pn.Attempts)
+		}
+	}
+}
+
+func TestAnUnregisteredServerIsRefused(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	mallory := startFed(t, "mallory", "127.0.0.4")
+	// mallory registers bob on its side with a made-up credential; bob
+	// never registered mallory.
+	if r := mallory.kiln(t, "party", "add", "bob", "--url", bob.url, "--credential", apiv1.CredentialPrefix+strings.Repeat("0", 64), "--no-check"); r.code != 0 {
+		t.Fatalf("mallory's party add bob: %s", r.stderr)
+	}
+	wf := strings.NewReplacer("guest: [alice]", "guest: [mallory]", "arbiter: [carol]", "arbiter: [mallory]").Replace(sleepers("10s", ""))
+	run := mallory.submit(t, wf, map[string]string{"ledger": ledger(t)})
+	done := mallory.waitDone(t, run.ID, time.Minute)
+	n := nodeOf(t, done, "work")
+	if done.Status.Phase != apiv1.PhaseFailed || n.Code != apiv1.CodePartRefused || !strings.Contains(n.Message, string(apiv1.CodePartyCredential)) {
+		t.Errorf("mallory's run: %s; task %s %s; want Failed with %s carrying bob's %s", done.Status.Phase, n.Code, n.Message, apiv1.CodePartRefused, apiv1.CodePartyCredential)
+	}
+	if list := bob.kiln(t, "get", "runs"); strings.Contains(list.stdout, string(run.ID)) {
+		t.Errorf("bob holds a part of mallory's run:\n%s", list.stdout)
+	}
+	// A federated workflow naming a party its initiator never registered
+	// is refused at submit, with the field.
+	wf = strings.Replace(sleepers("10s", ""), "arbiter: [carol]", "arbiter: [dave]", 1)
+	if r := alice.kilnStdin(t, wf, "run", "-", "-p", "ledger=/tmp/x"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePartyNotFound)) || !strings.Contains(r.stderr, "spec.federation.roles.arbiter") {
+		t.Errorf("submitting with an unregistered party = exit %d, %s; want %s at spec.federation.roles.arbiter", r.code, r.stderr, apiv1.CodePartyNotFound)
+	}
+	// A registered party sees only the runs it takes part in: carol asking
+	// bob for a part of alice's run is told it does not exist.
+	run = alice.submit(t, strings.Replace(sleepers("10s", ""), "arbiter: [carol]", "arbiter: [alice]", 1), map[string]string{"ledger": ledger(t), "seconds": "1"})
+	alice.waitDone(t, run.ID, time.Minute)
+	toBob := carolCredentialAtBob(t, bob, carol)
+	code, c, _ := bob.federationCall(t, fmt.Sprintf("/api/v1/federation/parts/%s", run.ID), toBob, "carol")
+	if code != http.StatusNotFound || c != apiv1.CodeRunNotFound {
+		t.Errorf("carol asking bob for a part of alice's run = %d %s; want 404 %s", code, c, apiv1.CodeRunNotFound)
+	}
+}
+
+// carolCredentialAtBob is a credential bob issued to carol, freshly
+// rotated (the first was handed over in federate).
+func carolCredentialAtBob(t *testing.T, bob, carol *fedServer) string {
+	t.Helper()
+	cred := mustIssue(t, bob.kiln(t, "party", "add", "carol", "--rotate", "--no-check"), "bob's party add carol --rotate")
+	if r := carol.kiln(t, "party", "add", "bob", "--credential", cred); r.code != 0 {
+		t.Fatalf("carol's party add bob --credential: %s", r.stderr)
+	}
+	return cred
+}
