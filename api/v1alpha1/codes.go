@@ -135,7 +135,6 @@ const (
 	CodeShareAborted       Code = "KLN-7014"
 	CodePartRefused        Code = "KLN-7015"
 	CodeShareOrder         Code = "KLN-7016"
-	CodeInitiatorLost      Code = "KLN-7017"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -271,7 +270,6 @@ func CodeInfos() []CodeInfo {
 		{CodeShareAborted, "the share was stopped by the initiator because its attempt failed at another party or the run stopped", "look at the federated run on the initiator for the party whose share failed"},
 		{CodePartRefused, "a party refused to create its part of a federated run", "the message carries the party's reason and code; fix the workflow or the party's registration"},
 		{CodeShareOrder, "an order names a share, or an attempt, that the part does not have or that already ended", "orders come from the initiator's engine; a mismatch means the part and the run diverged (see the part's events)"},
-		{CodeInitiatorLost, "the part's initiator sent nothing for longer than partyTimeout while a share ran, so the party stopped it", "check the initiator's server; the run's record there says how it ended"},
 	}
 }
 

@@ -187,6 +187,9 @@ const (
 	// OrderSkip ends a share whose task will not run (skipped, or the
 	// run ended first).
 	OrderSkip = "skip"
+	// OrderFail ends a share that will not run again because the
+	// federated run failed: the share fails too, whether it ran or not.
+	OrderFail = "fail"
 )
 
 // Peer is one share of a federated attempt, where its processes listen.

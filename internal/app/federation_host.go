@@ -137,8 +137,8 @@ func (a *App) StopPart(ctx context.Context, from string, run apiv1.RunID, how st
 	switch how {
 	case federation.StopCancel:
 		return ignoreEnded(a.Cancel(ctx, id))
-	case federation.StopEnd:
-		return a.endPart(ctx, id)
+	case federation.StopEnd, federation.StopFail:
+		return a.endPart(ctx, id, how == federation.StopFail)
 	case "suspend", "resume":
 		return ignoreEnded(a.Suspend(ctx, id, how == "suspend"))
 	}
@@ -146,8 +146,8 @@ func (a *App) StopPart(ctx context.Context, from string, run apiv1.RunID, how st
 }
 
 // endPart ends every share of part id that has not ended: the initiator's
-// run ended, so none of them will run again.
-func (a *App) endPart(ctx context.Context, id apiv1.RunID) error {
+// run ended (failed, with failed), so none of them will run again.
+func (a *App) endPart(ctx context.Context, id apiv1.RunID, failed bool) error {
 	run, err := a.Store.GetRun(ctx, id)
 	if err != nil || run.Status.Phase.Done() {
 		return err
@@ -162,6 +162,9 @@ func (a *App) endPart(ctx context.Context, id apiv1.RunID) error {
 			attempt = n.Attempts[k-1].Number
 		}
 		o := store.ShareOrderRow{ShareOrder: apiv1.ShareOrder{Attempt: attempt, Action: apiv1.OrderSkip, Reason: "the federated run ended"}, At: time.Now().UTC()}
+		if failed {
+			o.Action, o.Reason = apiv1.OrderFail, "the federated run failed at its initiator ("+run.Federation.Initiator+")"
+		}
 		if _, err := a.Controller.OrderShare(ctx, id, n.Name, o); err != nil {
 			errs = append(errs, err)
 		}

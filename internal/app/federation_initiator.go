@@ -104,8 +104,11 @@ func (a *App) closeParts(ctx context.Context, id apiv1.RunID, roles map[string][
 		return
 	}
 	how := federation.StopEnd
-	if run.Status.Phase == apiv1.PhaseCancelled {
+	switch run.Status.Phase {
+	case apiv1.PhaseCancelled:
 		how = federation.StopCancel
+	case apiv1.PhaseFailed:
+		how = federation.StopFail
 	}
 	left := map[string]bool{}
 	for _, parties := range roles {

@@ -90,25 +90,31 @@ func (c *Controller) obey(r *round, i int, o store.ShareOrderRow) {
 		ns.waiting = false
 		rs.ready.pushFront(i, rs.plan.Tasks[i].Spec.Priority)
 		rs.fresh = append(rs.fresh, i)
-	case rs.active[i] && (o.Attempt > ns.attempt.Number || o.Action == apiv1.OrderAbort || o.Action == apiv1.OrderSkip) && o.Attempt >= ns.attempt.Number:
+	case rs.active[i] && (o.Attempt > ns.attempt.Number || o.Action != apiv1.OrderStart) && o.Attempt >= ns.attempt.Number:
 		c.stopAttempt(r, i, apiv1.CodeShareAborted) // stopped, or a later attempt was ordered
-	case o.Action == apiv1.OrderSkip && !rs.active[i]:
-		c.endShare(r, i, o.Reason)
+	case ends(o.Action) && !rs.active[i]:
+		c.endShare(r, i, o)
 	}
 }
 
+// ends reports whether an order action ends a share for good.
+func ends(action string) bool { return action == apiv1.OrderSkip || action == apiv1.OrderFail }
+
 // endShare ends node i, which the initiator will not run again: Failed
-// if an attempt of it failed, else Skipped.
-func (c *Controller) endShare(r *round, i int, reason string) {
+// if an attempt of it failed or the federated run failed, else Skipped.
+func (c *Controller) endShare(r *round, i int, o store.ShareOrderRow) {
 	rs, ns := r.rs, r.rs.nodes[i]
 	delete(rs.part.held, i)
 	delete(rs.retrying, i)
 	rs.ready.remove(i)
-	if ns.attempt.Number == 0 {
-		c.skipNode(r, i, "", "skipped by the initiator: "+reason)
-		return
+	switch {
+	case ns.attempt.Number > 0:
+		c.failNode(r, i, ns.attempt.Code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, ns.attempt.Message, o.Reason))
+	case o.Action == apiv1.OrderFail:
+		c.failNode(r, i, apiv1.CodeShareAborted, "not run: "+o.Reason)
+	default:
+		c.skipNode(r, i, "", "skipped by the initiator: "+o.Reason)
 	}
-	c.failNode(r, i, ns.attempt.Code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, ns.attempt.Message, reason))
 }
 
 // holdShare keeps node i, ready in a part, from starting until the initiator
@@ -140,7 +146,7 @@ func (c *Controller) shareFailed(r *round, i int, code apiv1.Code, msg string) b
 		return false
 	}
 	ns := rs.nodes[i]
-	if o := rs.part.orders[ns.status.Name]; o.Action == apiv1.OrderSkip {
+	if o := rs.part.orders[ns.status.Name]; ends(o.Action) {
 		c.failNode(r, i, code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, msg, o.Reason))
 		return true
 	}

@@ -71,7 +71,7 @@ func stale(ns *apiv1.NodeStatus, o store.ShareOrderRow) bool {
 	if k := len(ns.Attempts); k > 0 {
 		last = ns.Attempts[k-1].Number
 	}
-	stop := o.Action == apiv1.OrderAbort || o.Action == apiv1.OrderSkip
+	stop := o.Action != apiv1.OrderReserve && o.Action != apiv1.OrderStart
 	return o.Attempt < last || (o.Attempt == last && !stop) || ns.Phase.Done()
 }
 

@@ -66,9 +66,9 @@ func (c *Client) OrderShare(ctx context.Context, id apiv1.RunID, task string, o 
 // run id.
 func (c *Client) StopPart(ctx context.Context, id apiv1.RunID, how string) error {
 	switch how {
-	case StopCancel, StopEnd, "suspend", "resume":
+	case StopCancel, StopEnd, StopFail, "suspend", "resume":
 	default:
-		return apiv1.Errorf(apiv1.CodeBadRequest, fmt.Sprintf("a part is stopped with cancel, end, suspend or resume, not %q", how))
+		return apiv1.Errorf(apiv1.CodeBadRequest, fmt.Sprintf("a part is stopped with cancel, end, fail, suspend or resume, not %q", how))
 	}
 	_, err := c.call(ctx, http.MethodPost, partPath(id)+"/"+how, nil, nil)
 	return err

@@ -14,8 +14,8 @@ import (
 )
 
 // giveUp bounds how long a driver keeps sending release or abort orders
-// to a party that does not answer; the party's own initiator watch
-// (KLN-7017) stops what is left there.
+// to a party that does not answer; once the run ends, its initiator asks
+// every party to end its part, for up to an hour.
 const giveUp = 30 * time.Second
 
 // releaseAll gives back every share's reservation.

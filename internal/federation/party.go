@@ -38,6 +38,8 @@ const (
 	// StopCancel cancels the part: the federated run was cancelled.
 	StopCancel = "cancel"
 	// StopEnd ends the part's shares that have not ended, once the
-	// federated run ended: they will never run.
+	// federated run succeeded: they will never run.
 	StopEnd = "end"
+	// StopFail ends them once the federated run failed: they fail too.
+	StopFail = "fail"
 )

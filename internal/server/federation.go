@@ -16,7 +16,7 @@ type PartyHost interface {
 	CreatePart(ctx context.Context, from string, req apiv1.PartRequest) (apiv1.PartStatus, error)
 	PartStatus(ctx context.Context, from string, run apiv1.RunID) (apiv1.PartStatus, error)
 	OrderShare(ctx context.Context, from string, run apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error)
-	StopPart(ctx context.Context, from string, run apiv1.RunID, how string) error // "cancel", "end", "suspend", "resume"
+	StopPart(ctx context.Context, from string, run apiv1.RunID, how string) error // "cancel", "end", "fail", "suspend", "resume"
 }
 
 // federationRoutes are the routes other parties' servers call.
@@ -29,6 +29,7 @@ func (s *Server) federationRoutes() []route {
 		{"PUT " + part + "/shares/{task}", partyRole, s.orderShare},
 		{"POST " + part + "/cancel", partyRole, s.stopPart("cancel")},
 		{"POST " + part + "/end", partyRole, s.stopPart("end")},
+		{"POST " + part + "/fail", partyRole, s.stopPart("fail")},
 		{"POST " + part + "/suspend", partyRole, s.stopPart("suspend")},
 		{"POST " + part + "/resume", partyRole, s.stopPart("resume")},
 	}

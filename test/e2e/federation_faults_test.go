@@ -100,8 +100,8 @@ func TestFederatedRunFailsFastWhenAPartyCannotEverAdmitItsShare(t *testing.T) {
 			continue
 		}
 		part := partEnds(t, s, run.ID)
-		if pn := nodeOf(t, part, "work"); len(pn.Attempts) != 0 {
-			t.Errorf("%s's part started its share %d times; want never", s.name, len(pn.Attempts))
+		if pn := nodeOf(t, part, "work"); len(pn.Attempts) != 0 || part.Status.Phase != apiv1.PhaseFailed || pn.Code != apiv1.CodeShareAborted {
+			t.Errorf("%s's part: %s; share %s %s after %d attempts; want it Failed (%s) without starting", s.name, part.Status.Phase, pn.Code, pn.Message, len(pn.Attempts), apiv1.CodeShareAborted)
 		}
 	}
 }
