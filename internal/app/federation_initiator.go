@@ -29,7 +29,7 @@ type directory struct{ a *App }
 // Party implements federation.Directory.
 func (d directory) Party(ctx context.Context, name string) (federation.Party, error) {
 	if name == d.a.Party {
-		return self{d.a}, nil
+		return self(d), nil
 	}
 	p, err := d.a.Store.GetParty(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -72,9 +72,11 @@ func (a *App) checkFederated(ctx context.Context, wf *apiv1.Workflow) (*apiv1.Fe
 		return nil, nil
 	}
 	if a.Party == "" {
-		return nil, &apiv1.Error{Code: apiv1.CodeNoPartyIdentity, Object: "Workflow/" + wf.Metadata.Name, Field: "spec.federation",
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeNoPartyIdentity, Object: "Workflow/" + wf.Metadata.Name, Field: "spec.federation",
 			Message: "a federated workflow runs on a server with a party identity; this kiln has none",
-			Hint:    "start kiln serve --party NAME --advertise URL and submit with --server"}
+			Hint:    "start kiln serve --party NAME --advertise URL and submit with --server",
+		}
 	}
 	for role, parties := range f.Roles {
 		for _, p := range parties {

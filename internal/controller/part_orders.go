@@ -96,8 +96,10 @@ func (c *Controller) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.No
 	}
 	least := cl.Less(max(cl.Steps, 0))
 	if capacity := c.cfg.Pool.Capacity(); !least.Fits(capacity) {
-		return &apiv1.ShareStatus{State: apiv1.ShareFailed, Code: apiv1.CodeShareNeverFits,
-			Message: fmt.Sprintf("the share needs %s and this party's pool holds %s in all", least, capacity)}, nil
+		return &apiv1.ShareStatus{
+			State: apiv1.ShareFailed, Code: apiv1.CodeShareNeverFits,
+			Message: fmt.Sprintf("the share needs %s and this party's pool holds %s in all", least, capacity),
+		}, nil
 	}
 	cl.Waiter = waiter
 	answers, err := c.cfg.Pool.Admit(ctx, nil, []resource.Claim{cl})

@@ -74,11 +74,7 @@ func (d *driver) drive(ctx context.Context) job.Status {
 	if st, ok := d.connect(ctx); !ok {
 		return st
 	}
-	started, st, ok := d.resume(ctx)
-	if !ok {
-		return st
-	}
-	if !started {
+	if !d.resume(ctx) {
 		if st, ok := d.createParts(ctx); !ok {
 			return st
 		}
@@ -109,7 +105,7 @@ func (d *driver) connect(ctx context.Context) (job.Status, bool) {
 
 // resume asks the parties where the attempt stands, for an initiator that
 // restarted: it reports started once any share was ordered to start.
-func (d *driver) resume(ctx context.Context) (started bool, st job.Status, ok bool) {
+func (d *driver) resume(ctx context.Context) (started bool) {
 	for party, ps := range d.statuses(ctx) {
 		for k, s := range d.fed.Shares {
 			sh, has := ps.Shares[s.Name]
@@ -125,7 +121,7 @@ func (d *driver) resume(ctx context.Context) (started bool, st job.Status, ok bo
 	if started {
 		d.logf("resuming attempt %d: its shares were started before", d.spec.ID.Number)
 	}
-	return started, job.Status{}, true
+	return started
 }
 
 // createParts has every party create its part of the run (idempotent).

@@ -58,7 +58,9 @@ func (d *driver) tell(ctx context.Context, k int, action, why string) bool {
 // it, for up to giveUp.
 func (d *driver) keepTelling(ctx context.Context, left []int, action, why string) {
 	for until := time.Now().Add(giveUp); len(left) > 0 && time.Now().Before(until); {
-		time.Sleep(d.c.Poll)
+		if !d.pause(ctx) {
+			return
+		}
 		left = slices.DeleteFunc(left, func(k int) bool { return d.tell(ctx, k, action, why) })
 	}
 	for _, k := range left {
@@ -213,4 +215,16 @@ func (d *driver) notStarted(since time.Time) (int, bool) {
 		return s.State == apiv1.ShareReserved || s.State == apiv1.ShareReserving || s.State == apiv1.SharePending
 	})
 	return k, k >= 0
+}
+
+// pause waits one poll, or reports false if ctx ended first.
+func (d *driver) pause(ctx context.Context) bool {
+	t := time.NewTimer(d.c.Poll)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

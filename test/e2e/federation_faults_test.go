@@ -38,11 +38,10 @@ spec:
 // may append to.
 func ledger(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "kiln-ledger-")
-	if err != nil {
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +57,9 @@ func ledgerLines(t *testing.T, path string) []string {
 	return lines
 }
 
-// waitShares waits until every share of task in run at s is in state.
-func waitShares(t *testing.T, s *fedServer, id apiv1.RunID, task, state string) {
+// waitRunning waits until every share of task work in run at s runs.
+func waitRunning(t *testing.T, s *fedServer, id apiv1.RunID) {
+	const task, state = "work", apiv1.ShareRunning
 	t.Helper()
 	waitFor(t, "every share of "+task+" "+state, func() bool {
 		n := nodeOf(t, s.run(t, id), task)
@@ -111,9 +111,9 @@ func TestFederatedRunSurvivesAPartyServerKilledAndRestarted(t *testing.T) {
 	alice, bob, carol := threeParties(t)
 	book := ledger(t)
 	run := alice.submit(t, sleepers("60s", ""), map[string]string{"ledger": book, "seconds": "10"})
-	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	waitRunning(t, alice, run.ID)
 	bob.kill9(t)
-	time.Sleep(2 * time.Second)
+	pause(t, 2*time.Second)
 	bob.restart(t)
 	done := alice.waitDone(t, run.ID, 2*time.Minute)
 	if done.Status.Phase != apiv1.PhaseSucceeded {
@@ -134,7 +134,7 @@ func TestFederatedRunFailsAndReleasesEverythingWhenAPartyStopsPastItsTimeout(t *
 	t.Parallel()
 	alice, bob, carol := threeParties(t)
 	run := alice.submit(t, sleepers("3s", ""), map[string]string{"ledger": ledger(t), "seconds": "60"})
-	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	waitRunning(t, alice, run.ID)
 	bob.signal(t, syscall.SIGSTOP)
 	done := alice.waitDone(t, run.ID, time.Minute)
 	n := nodeOf(t, done, "work")
@@ -161,9 +161,9 @@ func TestFederatedRunCompletesWhenAPartyStopsBriefly(t *testing.T) {
 	alice, bob, _ := threeParties(t)
 	book := ledger(t)
 	run := alice.submit(t, sleepers("20s", ""), map[string]string{"ledger": book, "seconds": "6"})
-	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	waitRunning(t, alice, run.ID)
 	bob.signal(t, syscall.SIGSTOP)
-	time.Sleep(3 * time.Second)
+	pause(t, 3*time.Second)
 	bob.signal(t, syscall.SIGCONT)
 	done := alice.waitDone(t, run.ID, time.Minute)
 	if done.Status.Phase != apiv1.PhaseSucceeded {
@@ -178,7 +178,7 @@ func TestCancelOnTheInitiatorReachesEveryParty(t *testing.T) {
 	t.Parallel()
 	alice, bob, carol := threeParties(t)
 	run := alice.submit(t, sleepers("30s", ""), map[string]string{"ledger": ledger(t), "seconds": "120"})
-	waitShares(t, alice, run.ID, "work", apiv1.ShareRunning)
+	waitRunning(t, alice, run.ID)
 	if r := alice.kiln(t, "cancel", string(run.ID)); r.code != 0 {
 		t.Fatalf("cancel: %s", r.stderr)
 	}

@@ -22,15 +22,14 @@ import (
 // restart (the other parties know it by that URL).
 type fedServer struct {
 	partyServer
-	addr  string
-	cmd   *exec.Cmd
-	api   *client.Client
-	extra []string
+	addr string
+	cmd  *exec.Cmd
+	api  *client.Client
 }
 
 // startFed starts party name's server on ip (127.0.0.x: each party on an
 // address of its own) at a free port.
-func startFed(t *testing.T, name, ip string, extra ...string) *fedServer {
+func startFed(t *testing.T, name, ip string) *fedServer {
 	t.Helper()
 	l, err := net.Listen("tcp", ip+":0")
 	if err != nil {
@@ -38,7 +37,7 @@ func startFed(t *testing.T, name, ip string, extra ...string) *fedServer {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	s := &fedServer{addr: addr, extra: extra}
+	s := &fedServer{addr: addr}
 	s.name, s.home = name, newHome(t)
 	s.start(t)
 	return s
@@ -46,8 +45,7 @@ func startFed(t *testing.T, name, ip string, extra ...string) *fedServer {
 
 func (s *fedServer) start(t *testing.T) {
 	t.Helper()
-	args := append([]string{"--party", s.name, "--addr", s.addr}, s.extra...)
-	base, admin, cmd := startServeAs(t, s.home, nil, nil, args...)
+	base, admin, cmd := startServeAs(t, s.home, nil, nil, "--party", s.name, "--addr", s.addr)
 	s.url, s.cmd = base, cmd
 	s.env = append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
 	s.api = client.New(base, admin)
@@ -135,7 +133,17 @@ func (s *fedServer) waitDone(t *testing.T, id apiv1.RunID, within time.Duration)
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: run %s did not end within %s: %+v", s.name, id, within, r)
 		}
-		time.Sleep(200 * time.Millisecond)
+		pause(t, 200*time.Millisecond)
+	}
+}
+
+// pause waits d, or fails the test if it ends first.
+func pause(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case <-time.After(d):
+	case <-t.Context().Done():
+		t.Fatal("the test ended while pausing")
 	}
 }
 
