@@ -197,7 +197,20 @@ func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 
 // Retry runs a Failed or Cancelled run again from where it stopped, on
 // this engine.
-func (a *App) Retry(ctx context.Context, id apiv1.RunID) error { return a.Controller.Retry(ctx, id) }
+func (a *App) Retry(ctx context.Context, id apiv1.RunID) error {
+	run, err := a.Store.GetRun(ctx, id)
+	if err == nil && run.Federation != nil && run.Federation.Part {
+		return notAPart(run, "retry")
+	}
+	if err == nil && run.Federation != nil {
+		return &apiv1.Error{
+			Code: apiv1.CodeRunPhase, Object: "Run/" + string(id),
+			Message: "a federated run is not retried in place: its parts at the other parties have ended",
+			Hint:    "rerun it from the task that failed, at its initiator: kiln rerun " + string(run.Federation.Run) + " --from TASK",
+		}
+	}
+	return a.Controller.Retry(ctx, id)
+}
 
 // SendGateInput sends an approval, a rejection (in.Approve) or a signal
 // (in.Value) to gate task node of run id, and wakes the run if this

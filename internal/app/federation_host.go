@@ -212,3 +212,16 @@ func ignoreEnded(err error) error {
 	}
 	return err
 }
+
+// notAPart refuses to do what (rerun) to a party's part of a federated
+// run: its initiator runs it.
+func notAPart(run *apiv1.Run, what string) error {
+	if run.Federation == nil || !run.Federation.Part {
+		return nil
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeRunPhase, Object: "Run/" + string(run.ID),
+		Message: fmt.Sprintf("run %s is party %s's part of federated run %s: only its initiator can %s it", run.ID, run.Federation.Party, run.Federation.Run, what),
+		Hint:    fmt.Sprintf("%s run %s at its initiator, %s", what, run.Federation.Run, run.Federation.Initiator),
+	}
+}

@@ -22,5 +22,12 @@ func (a *App) Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest)
 	if err != nil {
 		return nil, err
 	}
-	return a.Controller.Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req})
+	if err := notAPart(src, "rerun"); err != nil {
+		return nil, err
+	}
+	run, err := a.Controller.Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req})
+	if err == nil && run.Federation != nil {
+		a.watchFederated(run.ID, run.Federation.Roles)
+	}
+	return run, err
 }

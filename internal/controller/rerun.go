@@ -66,8 +66,19 @@ func (c *Controller) Rerun(ctx context.Context, p RerunParams) (*apiv1.Run, erro
 	return c.Submit(ctx, SubmitParams{
 		Plan: plan, Params: params, Source: src.Source, WorkDir: src.WorkDir, Suspend: plan.Suspend, Project: src.Project,
 		RerunOf: &apiv1.RerunOf{Run: src.ID, Mode: p.Mode, Node: p.Node}, Preset: preset,
-		Cache: cmp.Or(p.Cache, apiv1.CacheOverwrite),
+		Cache: cmp.Or(p.Cache, apiv1.CacheOverwrite), Federation: rerunFederation(src.Federation),
 	})
+}
+
+// rerunFederation is how a rerun of a federated run takes part: as its
+// source did, under its own ID.
+func rerunFederation(f *apiv1.FederationInfo) *apiv1.FederationInfo {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Run = ""
+	return &c
 }
 
 // choice is what a rerun does with one top-level task.

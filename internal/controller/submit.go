@@ -63,7 +63,7 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 			id = apiv1.RunID(wf.Metadata.Name + "-" + suffix())
 		}
 		run := apiv1.Run{
-			ID: id, Name: wf.Metadata.Name, Kind: wf.Kind, Federation: p.Federation,
+			ID: id, Name: wf.Metadata.Name, Kind: wf.Kind, Federation: federationOf(p.Federation, id),
 			Labels: wf.Metadata.Labels, Workflow: wf, Subworkflows: subs, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
 			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project, Cache: p.Cache, RerunOf: p.RerunOf,
 			Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: presetNodes(p.Plan, p.Preset)},
@@ -286,4 +286,15 @@ func warningEvents(warnings []string, at time.Time) []apiv1.Event {
 		out = append(out, apiv1.Event{Phase: apiv1.PhasePending, Reason: "FieldIgnored", Message: w, Time: at})
 	}
 	return out
+}
+
+// federationOf is how run id takes part in a federation, as f says: a run
+// submitted to its initiator is the federated run itself.
+func federationOf(f *apiv1.FederationInfo, id apiv1.RunID) *apiv1.FederationInfo {
+	if f == nil || f.Run != "" {
+		return f
+	}
+	c := *f
+	c.Run = id
+	return &c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -55,9 +56,10 @@ func newDriver(c *Coordinator, spec *job.Spec) *driver {
 	return d
 }
 
-// run drives the attempt and reports its end.
+// run drives the attempt and reports its end. A bug in driving it fails
+// the attempt, never the server.
 func (d *driver) run(ctx context.Context) {
-	st := d.drive(ctx)
+	st := d.driveSafely(ctx)
 	st.StartedAt = d.st.StartedAt
 	st.FinishedAt = time.Now()
 	st.Report = d.report()
@@ -67,6 +69,17 @@ func (d *driver) run(ctx context.Context) {
 	d.logf("attempt %d ended: %s", d.spec.ID.Number, outcome(st))
 	d.c.ended(d.spec.ID, st)
 	time.AfterFunc(keepEnded, func() { d.c.release(d.spec.ID) })
+}
+
+// driveSafely is drive, with a panic turned into the attempt's failure.
+func (d *driver) driveSafely(ctx context.Context) (st job.Status) {
+	defer func() {
+		if p := recover(); p != nil {
+			d.c.log.Error("federated attempt failed on a bug", "attempt", d.spec.ID, "panic", p, "stack", string(debug.Stack()))
+			st = failed(apiv1.CodeStart, fmt.Sprintf("coordinating the attempt failed on a bug: %v", p), false)
+		}
+	}()
+	return d.drive(ctx)
 }
 
 // drive is the attempt from its first reservation to its end.
@@ -129,6 +142,9 @@ func (d *driver) createParts(ctx context.Context) (job.Status, bool) {
 	run, err := d.c.runs.GetRun(ctx, d.runID)
 	if err != nil {
 		return failed(apiv1.CodeStart, "reading the federated run: "+err.Error(), false), false
+	}
+	if run.Federation == nil {
+		return failed(apiv1.CodePartRefused, fmt.Sprintf("run %s records no federation: it was not submitted as a federated run", d.runID), true), false
 	}
 	req := apiv1.PartRequest{Run: d.runID, Initiator: run.Federation.Initiator, Workflow: run.Workflow, Params: run.Params}
 	pending := d.partyNames()

@@ -48,9 +48,17 @@ func (d *driver) everywhere(ctx context.Context, action, why string) {
 }
 
 // tell sends action to share k and reports whether the party took it
-// (or refused it for good).
+// (or refused it for good). A share that took it and had not ended is
+// shown Released: the party stops it or gives its room back.
 func (d *driver) tell(ctx context.Context, k int, action, why string) bool {
 	_, err := d.order(ctx, k, apiv1.ShareOrder{Attempt: d.spec.ID.Number, Action: action, Reason: why})
+	if err == nil {
+		d.mu.Lock()
+		if p := &d.shares[k]; !finalShare(p.State) {
+			p.State, p.Message = apiv1.ShareReleased, action+": "+why
+		}
+		d.mu.Unlock()
+	}
 	return err == nil || isCoded(err)
 }
 

@@ -85,7 +85,10 @@ func (w *wrapped) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 
 // Abort implements backend.Backend.
 func (w *wrapped) Abort(ctx context.Context, id job.AttemptID, grace time.Duration) error {
-	w.c.abort(id, "stopped by the initiator's engine")
+	if w.c.has(id) {
+		w.c.abort(id, "its run at the initiator was cancelled, suspended or timed out")
+		return nil
+	}
 	return w.full.Abort(ctx, id, grace)
 }
 

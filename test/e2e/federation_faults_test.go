@@ -240,3 +240,50 @@ func carolCredentialAtBob(t *testing.T, bob, carol *fedServer) string {
 	}
 	return cred
 }
+
+func TestSuspendAndRerunReachEveryParty(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	book := ledger(t)
+	run := alice.submit(t, sleepers("30s", ""), map[string]string{"ledger": book, "seconds": "6"})
+	waitRunning(t, alice, run.ID)
+	if r := alice.kiln(t, "suspend", string(run.ID)); r.code != 0 {
+		t.Fatalf("suspend: %s", r.stderr)
+	}
+	// Every party stops its share and waits for the initiator's word.
+	for _, s := range []*fedServer{alice, bob, carol} {
+		waitFor(t, s.name+"'s share stopped", func() bool {
+			pn := nodeOf(t, s.run(t, apiv1.PartID(run.ID, s.name)), "work")
+			return len(pn.Attempts) == 1 && pn.Attempts[0].Code == apiv1.CodeShareAborted && pn.Phase == apiv1.PhaseWaiting
+		})
+	}
+	if r := alice.kiln(t, "unsuspend", string(run.ID)); r.code != 0 {
+		t.Fatalf("unsuspend: %s", r.stderr)
+	}
+	if done := alice.waitDone(t, run.ID, time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s after unsuspend: %s %s", run.ID, done.Status.Phase, done.Status.Message)
+	}
+	want := []string{"alice/1", "alice/2", "bob/1", "bob/2", "carol/1", "carol/2"}
+	if got := ledgerLines(t, book); !slices.Equal(got, want) {
+		t.Errorf("shares started %v; want each party's attempts 1 and 2 once: %v", got, want)
+	}
+	// A rerun is a new federated run, with a part at every party.
+	r := alice.kiln(t, "rerun", string(run.ID), "--from", "work", "-q")
+	if r.code != 0 {
+		t.Fatalf("rerun: %s", r.stderr)
+	}
+	all := runs(t, alice.home)
+	i := slices.IndexFunc(all, func(r apiv1.Run) bool { return r.ID != run.ID && r.Federation != nil && !r.Federation.Part })
+	if i < 0 {
+		t.Fatalf("no rerun of %s at alice: %+v", run.ID, all)
+	}
+	rerun := all[i]
+	for _, s := range []*fedServer{alice, bob, carol} {
+		if part := partEnds(t, s, rerun.ID); part.Status.Phase != apiv1.PhaseSucceeded {
+			t.Errorf("%s's part of the rerun %s: %s %s", s.name, rerun.ID, part.Status.Phase, part.Status.Message)
+		}
+	}
+	if r := bob.kiln(t, "retry", string(apiv1.PartID(run.ID, "bob"))); r.code == 0 || !strings.Contains(r.stderr, "only its initiator") {
+		t.Errorf("retrying bob's part at bob = exit %d, %s; want a refusal pointing at the initiator", r.code, r.stderr)
+	}
+}
