@@ -25,6 +25,7 @@ type fedServer struct {
 	addr string
 	cmd  *exec.Cmd
 	api  *client.Client
+	wrap []string // runs kiln serve through it (ip netns exec NS)
 }
 
 // startFed starts party name's server on ip (127.0.0.x: each party on an
@@ -37,7 +38,14 @@ func startFed(t *testing.T, name, ip string) *fedServer {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	s := &fedServer{addr: addr}
+	return startFedAt(t, name, addr, nil)
+}
+
+// startFedAt starts party name's server at addr, through wrap (such as
+// ip netns exec NS) if given.
+func startFedAt(t *testing.T, name, addr string, wrap []string) *fedServer {
+	t.Helper()
+	s := &fedServer{addr: addr, wrap: wrap}
 	s.name, s.home = name, newHome(t)
 	s.start(t)
 	return s
@@ -45,7 +53,7 @@ func startFed(t *testing.T, name, ip string) *fedServer {
 
 func (s *fedServer) start(t *testing.T) {
 	t.Helper()
-	base, admin, cmd := startServeAs(t, s.home, nil, nil, "--party", s.name, "--addr", s.addr)
+	base, admin, cmd := startServeIn(t, s.wrap, s.home, nil, nil, "--party", s.name, "--addr", s.addr)
 	s.url, s.cmd = base, cmd
 	s.env = append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
 	s.api = client.New(base, admin)

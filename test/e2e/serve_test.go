@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,6 +28,13 @@ func startServe(t *testing.T, home string) (string, string, *exec.Cmd) {
 // user cred names (nil: this process's).
 func startServeAs(t *testing.T, home string, cred *syscall.Credential, env []string, args ...string) (string, string, *exec.Cmd) {
 	t.Helper()
+	return startServeIn(t, nil, home, cred, env, args...)
+}
+
+// startServeIn is startServeAs run through the command wrap (such as
+// ip netns exec NS), if any.
+func startServeIn(t *testing.T, wrap []string, home string, cred *syscall.Credential, env []string, args ...string) (string, string, *exec.Cmd) {
+	t.Helper()
 	// Tasks running as project accounts reach their attempt through
 	// KILN_HOME's parents, which the test's temporary directories keep to
 	// their owner.
@@ -35,7 +43,8 @@ func startServeAs(t *testing.T, home string, cred *syscall.Credential, env []str
 			t.Fatal(err)
 		}
 	}
-	serve := exec.Command(kilnBin, append([]string{"--home", home, "serve", "--addr", "127.0.0.1:0"}, args...)...)
+	argv := append(append(slices.Clone(wrap), kilnBin, "--home", home, "serve", "--addr", "127.0.0.1:0"), args...)
+	serve := exec.Command(argv[0], argv[1:]...)
 	serve.Env = append(os.Environ(), env...)
 	serve.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var stderr strings.Builder
