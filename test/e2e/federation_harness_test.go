@@ -93,11 +93,11 @@ func federate(t *testing.T, servers ...*fedServer) {
 	}
 }
 
-// setSecret sets a secret at s.
-func (s *fedServer) setSecret(t *testing.T, name, value string) {
+// setPrivateValue sets, at s, the secret the secure sum reads.
+func (s *fedServer) setPrivateValue(t *testing.T, value string) {
 	t.Helper()
-	if r := s.kilnStdin(t, value, "secret", "set", name); r.code != 0 {
-		t.Fatalf("%s: secret set %s: %s", s.name, name, r.stderr)
+	if r := s.kilnStdin(t, value, "secret", "set", "private-value"); r.code != 0 {
+		t.Fatalf("%s: secret set private-value: %s", s.name, r.stderr)
 	}
 }
 

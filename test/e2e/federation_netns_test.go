@@ -75,8 +75,8 @@ func TestFederatedRunAcrossNetworkNamespacesSurvivesAPartition(t *testing.T) {
 	carol := startFed(t, "carol", ns.hostIP)
 	bob := startFedAt(t, "bob", ns.nsIP+":18420", []string{"ip", "netns", "exec", ns.name})
 	federate(t, alice, bob, carol)
-	alice.setSecret(t, "private-value", "1234567")
-	bob.setSecret(t, "private-value", "7654321")
+	alice.setPrivateValue(t, "1234567")
+	bob.setPrivateValue(t, "7654321")
 
 	run := alice.submit(t, secureSum(t), map[string]string{"script": exampleScript(t)})
 	if done := alice.waitDone(t, run.ID, 2*time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {

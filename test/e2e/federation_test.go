@@ -16,8 +16,8 @@ func threeParties(t *testing.T) (alice, bob, carol *fedServer) {
 	t.Helper()
 	alice, bob, carol = startFed(t, "alice", "127.0.0.1"), startFed(t, "bob", "127.0.0.2"), startFed(t, "carol", "127.0.0.3")
 	federate(t, alice, bob, carol)
-	alice.setSecret(t, "private-value", "1234567")
-	bob.setSecret(t, "private-value", "7654321")
+	alice.setPrivateValue(t, "1234567")
+	bob.setPrivateValue(t, "7654321")
 	return alice, bob, carol
 }
 
