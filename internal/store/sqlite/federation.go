@@ -122,22 +122,33 @@ func (s *Store) putPartyShares(ctx context.Context, tx *sql.Tx, c *store.Change)
 
 // partyShares reads the shares of r's federated nodes.
 func (s *Store) partyShares(ctx context.Context, r *apiv1.Run) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT node, shares FROM node_party_shares WHERE run_id = ?`, r.ID)
+	return s.nodeColumn(ctx, r, `SELECT node, shares FROM node_party_shares WHERE run_id = ?`, func(n *apiv1.NodeStatus, v string) error {
+		return json.Unmarshal([]byte(v), &n.Parties)
+	})
+}
+
+// nodeColumn reads rows of (node, value) of run r with query, and hands
+// each value to set with its node, if the run has that node.
+func (s *Store) nodeColumn(ctx context.Context, r *apiv1.Run, query string, set func(n *apiv1.NodeStatus, v string) error) error {
+	rows, err := s.db.QueryContext(ctx, query, r.ID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	index := make(map[string]int, len(r.Status.Nodes))
-	for i, n := range r.Status.Nodes {
-		index[n.Name] = i
-	}
+	var index map[string]int
 	for rows.Next() {
-		var node, shares string
-		if err := rows.Scan(&node, &shares); err != nil {
+		var node, v string
+		if err := rows.Scan(&node, &v); err != nil {
 			return err
 		}
+		if index == nil {
+			index = make(map[string]int, len(r.Status.Nodes))
+			for i, n := range r.Status.Nodes {
+				index[n.Name] = i
+			}
+		}
 		if i, ok := index[node]; ok {
-			if err := json.Unmarshal([]byte(shares), &r.Status.Nodes[i].Parties); err != nil {
+			if err := set(&r.Status.Nodes[i], v); err != nil {
 				return err
 			}
 		}

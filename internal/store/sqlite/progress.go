@@ -56,32 +56,10 @@ func (s *Store) putTrainerStatuses(ctx context.Context, tx *sql.Tx, c *store.Cha
 
 // trainerStatuses reads the trainer statuses of r's nodes.
 func (s *Store) trainerStatuses(ctx context.Context, r *apiv1.Run) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT node, status FROM node_trainer_status WHERE run_id = ?`, r.ID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var index map[string]int
-	for rows.Next() {
-		var node, status string
-		if err := rows.Scan(&node, &status); err != nil {
-			return err
-		}
-		if index == nil {
-			index = make(map[string]int, len(r.Status.Nodes))
-			for i, n := range r.Status.Nodes {
-				index[n.Name] = i
-			}
-		}
-		if i, ok := index[node]; ok {
-			var ts apiv1.TrainerStatus
-			if err := json.Unmarshal([]byte(status), &ts); err != nil {
-				return err
-			}
-			r.Status.Nodes[i].TrainerStatus = &ts
-		}
-	}
-	return rows.Err()
+	return s.nodeColumn(ctx, r, `SELECT node, status FROM node_trainer_status WHERE run_id = ?`, func(n *apiv1.NodeStatus, v string) error {
+		n.TrainerStatus = &apiv1.TrainerStatus{}
+		return json.Unmarshal([]byte(v), n.TrainerStatus)
+	})
 }
 
 // retryProgress counts a retried run afresh and drops what the training

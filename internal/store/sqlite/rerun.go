@@ -42,27 +42,9 @@ func (s *Store) createPreset(ctx context.Context, tx *sql.Tx, p *store.CreateRun
 
 // reused fills in the Reused of r's nodes that a rerun reused.
 func (s *Store) reused(ctx context.Context, r *apiv1.Run) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT node, reused FROM preset_nodes WHERE run_id = ? AND reused != ''`, r.ID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	index := make(map[string]int, len(r.Status.Nodes))
-	for i, n := range r.Status.Nodes {
-		index[n.Name] = i
-	}
-	for rows.Next() {
-		var node, reused string
-		if err := rows.Scan(&node, &reused); err != nil {
-			return err
-		}
-		if i, ok := index[node]; ok {
-			if err := unmarshalIf(reused, &r.Status.Nodes[i].Reused); err != nil {
-				return err
-			}
-		}
-	}
-	return rows.Err()
+	return s.nodeColumn(ctx, r, `SELECT node, reused FROM preset_nodes WHERE run_id = ? AND reused != ''`, func(n *apiv1.NodeStatus, v string) error {
+		return unmarshalIf(v, &n.Reused)
+	})
 }
 
 // presetEvents record, for each node a rerun created in a final phase,
