@@ -241,7 +241,7 @@ func (d *driver) start(ctx context.Context) (job.Status, bool) {
 // follow reads the shares' states until every one succeeded, one failed,
 // a party stayed unreachable too long, or the attempt is stopped.
 func (d *driver) follow(ctx context.Context) job.Status {
-	since := time.Now()
+	since, delay := time.Now(), d.c.Poll/32 // short tasks end soon: look again soon, then every poll
 	d.mu.Lock()
 	d.following = true
 	d.mu.Unlock()
@@ -272,7 +272,7 @@ func (d *driver) follow(ctx context.Context) job.Status {
 			d.abortAll(ctx, "a party was unreachable for too long")
 			return st
 		}
-		if !d.wait(ctx) {
+		if delay = min(2*delay, d.c.Poll); !d.waitFor(ctx, delay) {
 			return d.stoppedStatus(ctx, true)
 		}
 	}
@@ -413,8 +413,11 @@ func (d *driver) see(k int, sh apiv1.ShareStatus) {
 }
 
 // wait sleeps one poll; false if the attempt was stopped meanwhile.
-func (d *driver) wait(ctx context.Context) bool {
-	t := time.NewTimer(d.c.Poll)
+func (d *driver) wait(ctx context.Context) bool { return d.waitFor(ctx, d.c.Poll) }
+
+// waitFor sleeps delay; false if the attempt was stopped meanwhile.
+func (d *driver) waitFor(ctx context.Context, delay time.Duration) bool {
+	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {
 	case <-t.C:
