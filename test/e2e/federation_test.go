@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,47 @@ func TestFederatedSecureSumAcrossThreeServers(t *testing.T) {
 	}
 	if r := alice.kiln(t, "describe", "run", string(run.ID)); !strings.Contains(r.stdout, "carol as arbiter") {
 		t.Errorf("describe of the federated run shows no share lanes:\n%s", r.stdout)
+	}
+}
+
+// A federated training job: each party runs its own gang (a 2-node
+// PyTorch DDP job over gloo), admitted whole in its own pool, all parties'
+// gangs reserved before any starts.
+func TestFederatedGangRunsWholeAtEveryParty(t *testing.T) {
+	t.Parallel()
+	alice, bob, _ := threeParties(t)
+	ddp, err := filepath.Abs("../../examples/training/ddp.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := alice.submit(t, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: fedtrain}
+spec:
+  federation:
+    roles: {guest: [alice], host: [bob]}
+  tasks:
+  - name: ddp
+    roles: [guest, host]
+    train:
+      runtime: torch-distributed
+      command: [/usr/bin/python3, `+ddp+`]
+      numNodes: 2
+      numProcPerNode: 1
+      resourcesPerNode: {cpu: 500m}
+`, nil)
+	done := alice.waitDone(t, run.ID, 3*time.Minute)
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s %s; shares %s", run.ID, done.Status.Phase, done.Status.Message, shareLine(nodeOf(t, done, "ddp")))
+	}
+	for _, s := range []*fedServer{alice, bob} {
+		part := s.waitDone(t, apiv1.PartID(run.ID, s.name), 30*time.Second)
+		pn := nodeOf(t, part, "ddp")
+		if pn.Kind != apiv1.NodeKindTrain || len(pn.Attempts) != 1 || len(pn.Replicas) == 0 || pn.Replicas[0].Succeeded != 2 {
+			t.Errorf("%s's share: kind %s, %d attempts, replicas %+v; want one train attempt of 2 nodes that succeeded", s.name, pn.Kind, len(pn.Attempts), pn.Replicas)
+		}
+		if log := s.logs(t, part.ID, "ddp"); !strings.Contains(log, "rank 1/2") || !strings.Contains(log, "identical_weights=True") {
+			t.Errorf("%s's gang log lacks its second rank's converged weights:\n%s", s.name, log)
+		}
 	}
 }
