@@ -49,7 +49,8 @@ type PartyShare struct {
 	// Attempt is the attempt of the federated task the share belongs to.
 	Attempt int `json:"attempt,omitempty"`
 	// State is where the share is: Pending, Reserving, Reserved, Running,
-	// Succeeded, Failed, Released (given back unused) or Unreachable.
+	// Succeeded, Failed, Released (given back unused), Stopped (stopped by
+	// the initiator while it ran) or Unreachable.
 	State string `json:"state"`
 	// Code and Message say why a share failed, waits or was given back.
 	Code    Code   `json:"code,omitempty"`
@@ -69,6 +70,7 @@ const (
 	ShareSucceeded   = "Succeeded"
 	ShareFailed      = "Failed"
 	ShareReleased    = "Released"
+	ShareStopped     = "Stopped"
 	ShareUnreachable = "Unreachable"
 )
 
@@ -121,6 +123,11 @@ type PartRequest struct {
 	// parameters' values.
 	Workflow *Workflow         `json:"workflow"`
 	Params   map[string]string `json:"params,omitempty"`
+	// RerunOf is the federated run this one reruns, if any; Preset says
+	// which of its tasks the rerun does not run: Succeeded (reused, each
+	// party reuses its own share of the source run) or Skipped (left out).
+	RerunOf RunID            `json:"rerunOf,omitempty"`
+	Preset  map[string]Phase `json:"preset,omitempty"`
 }
 
 // PartStatus is a party's part of a federated run as it stands there.

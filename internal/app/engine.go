@@ -200,7 +200,7 @@ func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 func (a *App) Retry(ctx context.Context, id apiv1.RunID) error {
 	run, err := a.Store.GetRun(ctx, id)
 	if err == nil && run.Federation != nil && run.Federation.Part {
-		return notAPart(run, "retry")
+		return notAPart(run)
 	}
 	if err == nil && run.Federation != nil {
 		return &apiv1.Error{

@@ -41,13 +41,19 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 	if err != nil {
 		return apiv1.PartStatus{}, err
 	}
-	_, err = a.Controller.Submit(ctx, controller.SubmitParams{
+	sp := controller.SubmitParams{
 		Plan: plan, Params: req.Params, Project: a.partyProject(ctx, from), ID: id,
 		Federation: &apiv1.FederationInfo{
 			Initiator: req.Initiator, Party: a.Party, Run: req.Run, Part: true, Shares: shares,
 			Roles: req.Workflow.Spec.Federation.Roles,
 		},
-	})
+	}
+	if req.RerunOf != "" {
+		if sp.RerunOf, sp.Preset, err = a.partPreset(ctx, req, shares); err != nil {
+			return apiv1.PartStatus{}, err
+		}
+	}
+	_, err = a.Controller.Submit(ctx, sp)
 	if err != nil && !errors.Is(err, store.ErrConflict) { // a twin request made it first
 		return apiv1.PartStatus{}, err
 	}
@@ -213,15 +219,57 @@ func ignoreEnded(err error) error {
 	return err
 }
 
-// notAPart refuses to do what (rerun) to a party's part of a federated
-// run: its initiator runs it.
-func notAPart(run *apiv1.Run, what string) error {
+// notAPart refuses to run a party's part of a federated run again (a
+// retry or a rerun): its initiator runs it.
+func notAPart(run *apiv1.Run) error {
 	if run.Federation == nil || !run.Federation.Part {
 		return nil
 	}
 	return &apiv1.Error{
 		Code: apiv1.CodeRunPhase, Object: "Run/" + string(run.ID),
-		Message: fmt.Sprintf("run %s is party %s's part of federated run %s: only its initiator can %s it", run.ID, run.Federation.Party, run.Federation.Run, what),
-		Hint:    fmt.Sprintf("%s run %s at its initiator, %s", what, run.Federation.Run, run.Federation.Initiator),
+		Message: fmt.Sprintf("run %s is party %s's part of federated run %s: only its initiator can run it again", run.ID, run.Federation.Party, run.Federation.Run),
+		Hint:    fmt.Sprintf("at the initiator, %s: kiln rerun %s --from TASK", run.Federation.Initiator, run.Federation.Run),
 	}
+}
+
+// partPreset is what of this party's part of a rerun starts ended: the
+// shares of the tasks the rerun reuses, reused from this party's part of
+// the source run, and those of the tasks it leaves out, Skipped.
+func (a *App) partPreset(ctx context.Context, req apiv1.PartRequest, shares []apiv1.ShareRef) (*apiv1.RerunOf, []apiv1.NodeStatus, error) {
+	srcID := apiv1.PartID(req.RerunOf, a.Party)
+	src, err := a.Store.GetRun(ctx, srcID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, nil, err
+	}
+	var preset []apiv1.NodeStatus
+	for _, s := range shares {
+		switch req.Preset[s.Task] {
+		case apiv1.PhaseSkipped:
+			preset = append(preset, apiv1.NodeStatus{Name: s.Name, Phase: apiv1.PhaseSkipped, Message: "not part of this rerun at its initiator"})
+		case apiv1.PhaseSucceeded:
+			n := nodeNamed(src, s.Name)
+			if n == nil || n.Phase != apiv1.PhaseSucceeded {
+				return nil, nil, &apiv1.Error{
+					Code: apiv1.CodePartRefused, Object: "Run/" + string(req.Run),
+					Message: fmt.Sprintf("the rerun reuses task %s, but party %s has no succeeded share %s in its part %s of run %s", s.Task, a.Party, s.Name, srcID, req.RerunOf),
+					Hint:    "rerun from an earlier task, so that this party runs its share again",
+				}
+			}
+			preset = append(preset, controller.ReusedNode(srcID, *n))
+		}
+	}
+	return &apiv1.RerunOf{Run: srcID}, preset, nil
+}
+
+// nodeNamed is node name of run, or nil (also for no run).
+func nodeNamed(run *apiv1.Run, name string) *apiv1.NodeStatus {
+	if run == nil {
+		return nil
+	}
+	for k := range run.Status.Nodes {
+		if run.Status.Nodes[k].Name == name {
+			return &run.Status.Nodes[k]
+		}
+	}
+	return nil
 }

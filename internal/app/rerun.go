@@ -22,7 +22,7 @@ func (a *App) Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest)
 	if err != nil {
 		return nil, err
 	}
-	if err := notAPart(src, "rerun"); err != nil {
+	if err := notAPart(src); err != nil {
 		return nil, err
 	}
 	run, err := a.Controller.Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req})

@@ -26,6 +26,7 @@ type partState struct {
 	info   *apiv1.FederationInfo
 	orders map[string]store.ShareOrderRow // the latest order, by task
 	held   map[int]bool                   // ready nodes waiting for their start order
+	given  map[string]bool                // reservations given back, by holder
 }
 
 // FederationFile is the file, in a share's attempt directory, that says
@@ -37,7 +38,7 @@ func newPartState(run *apiv1.Run) *partState {
 	if run.Federation == nil || !run.Federation.Part {
 		return nil
 	}
-	return &partState{info: run.Federation, orders: map[string]store.ShareOrderRow{}, held: map[int]bool{}}
+	return &partState{info: run.Federation, orders: map[string]store.ShareOrderRow{}, held: map[int]bool{}, given: map[string]bool{}}
 }
 
 // startOrdered reports whether attempt n of task may start.
@@ -95,6 +96,21 @@ func (c *Controller) obey(r *round, i int, o store.ShareOrderRow) {
 	case ends(o.Action) && !rs.active[i]:
 		c.endShare(r, i, o)
 	}
+	if o.Action != apiv1.OrderStart && o.Action != apiv1.OrderReserve && !rs.active[i] {
+		c.giveBackReservation(r, i)
+	}
+}
+
+// giveBackReservation gives back the room reserved for node i's next
+// attempt, which will not start as reserved: once per attempt.
+func (c *Controller) giveBackReservation(r *round, i int) {
+	holder := r.rs.attemptID(i, r.rs.nodes[i].attempt.Number+1).String()
+	if r.rs.part.given[holder] {
+		return
+	}
+	r.rs.part.given[holder] = true
+	r.released = append(r.released, holder)
+	r.withdraw = append(r.withdraw, shareWaiter(holder))
 }
 
 // ends reports whether an order action ends a share for good.

@@ -103,7 +103,7 @@ func rerunPreset(plan *workflow.Plan, src *apiv1.Run, mode apiv1.RerunMode, name
 		t := plan.Tasks[i]
 		switch ch {
 		case reuse:
-			out = append(out, reusedNode(src.ID, before[t.Spec.Name]))
+			out = append(out, ReusedNode(src.ID, before[t.Spec.Name]))
 		case leaveOut:
 			out = append(out, apiv1.NodeStatus{
 				Name: t.Spec.Name, Phase: apiv1.PhaseSkipped, Kind: t.Kind,
@@ -245,10 +245,10 @@ func topNodes(src *apiv1.Run) map[string]apiv1.NodeStatus {
 	return out
 }
 
-// reusedNode is node n of run src as a rerun reuses it: Succeeded with
+// ReusedNode is node n of run src as a rerun reuses it: Succeeded with
 // its outputs, no attempts, and where its result comes from: its last
 // attempt, or what it was itself reused from.
-func reusedNode(src apiv1.RunID, n apiv1.NodeStatus) apiv1.NodeStatus {
+func ReusedNode(src apiv1.RunID, n apiv1.NodeStatus) apiv1.NodeStatus {
 	from := n.Reused
 	if from == nil {
 		from = &apiv1.Reused{Run: src, Node: n.Name}

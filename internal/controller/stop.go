@@ -96,6 +96,18 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 // a failed upstream task when there is one (the closer reason), else for
 // the stop.
 func (c *Controller) skipStopped(r *round, i int, msg string) {
+	if ns := r.rs.nodes[i]; ns.attempt.Number > 0 { // it ran, and waited to run again
+		r.rs.ready.remove(i)
+		if r.rs.part != nil {
+			delete(r.rs.part.held, i)
+		}
+		if r.rs.stopping == apiv1.PhaseCancelling {
+			r.setNode(i, apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, "not run again: "+msg)
+			return
+		}
+		r.setNode(i, apiv1.PhaseFailed, "NotRetried", ns.attempt.Code, ns.attempt.Message+"; not run again: "+msg)
+		return
+	}
 	if _, final, code, why := r.rs.trigger(i); final && code == apiv1.CodeUpstreamFailed {
 		c.skipNode(r, i, code, why)
 		return

@@ -47,8 +47,10 @@ type SubmitParams struct {
 // this engine and starts working on it. It returns the run as saved,
 // before its first round. Nothing is saved when it fails.
 func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, error) {
-	if err := p.Plan.CheckFits(c.cfg.Pool.Capacity()); err != nil {
-		return nil, err
+	if p.Federation == nil || !p.Federation.Part { // a part's shares are refused when reserved (KLN-7010)
+		if err := p.Plan.CheckFits(c.cfg.Pool.Capacity()); err != nil {
+			return nil, err
+		}
 	}
 	wf := p.Plan.Workflow
 	nodes := make([]string, len(p.Plan.Tasks))

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
 )
 
@@ -121,4 +122,20 @@ func (c *Coordinator) has(id job.AttemptID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.drivers[id] != nil
+}
+
+// whyStopped says why the engine stops attempt id, from its run's record.
+func (c *Coordinator) whyStopped(ctx context.Context, id job.AttemptID) string {
+	run, err := c.runs.GetRun(ctx, apiv1.RunID(id.Run))
+	switch {
+	case err != nil:
+		return "the initiator stopped the attempt"
+	case run.Status.Phase == apiv1.PhaseCancelling || run.Status.Phase == apiv1.PhaseCancelled:
+		return "the run was cancelled at its initiator"
+	case run.Status.Code == apiv1.CodeRunTimeout:
+		return "the run timed out at its initiator"
+	case run.Suspend:
+		return "the run was suspended at its initiator"
+	}
+	return "the attempt ran past the task's timeout at the initiator"
 }

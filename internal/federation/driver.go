@@ -13,7 +13,8 @@ import (
 	"kiln.dev/kiln/internal/job"
 )
 
-// callTimeout bounds one call to a party: a stopped server must not stall
+// callTimeout bounds one call to a party (and at most half the party
+// timeout): a stopped server must not stall
 // the attempt's other parties for long.
 const callTimeout = 5 * time.Second
 
@@ -62,6 +63,7 @@ func (d *driver) run(ctx context.Context) {
 	st := d.driveSafely(ctx)
 	st.StartedAt = d.st.StartedAt
 	st.FinishedAt = time.Now()
+	d.settleShares()
 	st.Report = d.report()
 	d.mu.Lock()
 	d.st, d.finished = st, true
@@ -147,17 +149,20 @@ func (d *driver) createParts(ctx context.Context) (job.Status, bool) {
 		return failed(apiv1.CodePartRefused, fmt.Sprintf("run %s records no federation: it was not submitted as a federated run", d.runID), true), false
 	}
 	req := apiv1.PartRequest{Run: d.runID, Initiator: run.Federation.Initiator, Workflow: run.Workflow, Params: run.Params}
+	if run.RerunOf != nil {
+		req.RerunOf, req.Preset = run.RerunOf.Run, presetTasks(run)
+	}
 	pending := d.partyNames()
 	for len(pending) > 0 {
 		var left []string
 		for _, party := range pending {
-			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			start, cctx, cancel := d.call(ctx)
 			_, err := d.parties[party].CreatePart(cctx, req)
 			cancel()
 			if err == nil {
 				d.heard(party)
 			} else if !isCoded(err) {
-				d.lost(party, err)
+				d.lost(party, err, start)
 			}
 			if st, stop := d.answered(party, err, apiv1.CodePartRefused, "refused to create its part"); stop {
 				d.releaseAll(ctx, "the attempt failed before it started")
@@ -286,7 +291,7 @@ func (d *driver) statuses(ctx context.Context) map[string]apiv1.PartStatus {
 	var wg sync.WaitGroup
 	for _, party := range d.partyNames() {
 		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			start, cctx, cancel := d.call(ctx)
 			defer cancel()
 			ps, err := d.parties[party].PartStatus(cctx, d.runID)
 			if err != nil && isCoded(err) {
@@ -294,7 +299,7 @@ func (d *driver) statuses(ctx context.Context) map[string]apiv1.PartStatus {
 				return
 			}
 			if err != nil {
-				d.lost(party, err)
+				d.lost(party, err, start)
 				return
 			}
 			d.heard(party)
@@ -310,13 +315,13 @@ func (d *driver) statuses(ctx context.Context) map[string]apiv1.PartStatus {
 // order sends o to share k's party and records its answer.
 func (d *driver) order(ctx context.Context, k int, o apiv1.ShareOrder) (apiv1.ShareStatus, error) {
 	s := d.fed.Shares[k]
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	start, cctx, cancel := d.call(ctx)
 	defer cancel()
 	sh, err := d.parties[s.Party].OrderShare(cctx, d.runID, s.Name, o)
 	if err != nil {
 		var coded *apiv1.Error
 		if !errors.As(err, &coded) {
-			d.lost(s.Party, err)
+			d.lost(s.Party, err, start)
 		}
 		return sh, err
 	}
@@ -370,6 +375,13 @@ func (d *driver) refused(party string, err error) {
 	}
 }
 
+// call is the start of one call to a party and its bounded context.
+func (d *driver) call(ctx context.Context) (time.Time, context.Context, context.CancelFunc) {
+	limit := min(callTimeout, max(d.fed.PartyTimeout/2, time.Second))
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	return time.Now(), cctx, cancel
+}
+
 // heard records that party answered.
 func (d *driver) heard(party string) {
 	d.mu.Lock()
@@ -378,11 +390,11 @@ func (d *driver) heard(party string) {
 }
 
 // lost marks party's shares Unreachable after err.
-func (d *driver) lost(party string, err error) {
+func (d *driver) lost(party string, err error, since time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.down[party]; !ok {
-		d.down[party] = time.Now()
+		d.down[party] = since
 	}
 	for k := range d.shares {
 		if d.shares[k].Party == party && !finalShare(d.shares[k].State) {

@@ -55,7 +55,11 @@ func (d *driver) tell(ctx context.Context, k int, action, why string) bool {
 	if err == nil {
 		d.mu.Lock()
 		if p := &d.shares[k]; !finalShare(p.State) {
-			p.State, p.Message = apiv1.ShareReleased, action+": "+why
+			if action == apiv1.OrderAbort && p.State == apiv1.ShareRunning {
+				p.State, p.Message = apiv1.ShareStopped, "stopped: "+why
+			} else {
+				p.State, p.Message = apiv1.ShareReleased, "given back: "+why
+			}
 		}
 		d.mu.Unlock()
 	}
@@ -174,12 +178,25 @@ func stamp(s string) string { return time.Now().UTC().Format(time.RFC3339) + " "
 
 // failed is the status of a federated attempt that failed with code.
 func failed(code apiv1.Code, msg string, permanent bool) job.Status {
-	return job.Status{State: job.StateExited, ExitCode: 1, Code: string(code), Message: msg, Permanent: permanent}
+	return job.Status{State: job.StateExited, ExitCode: -1, Code: string(code), Message: msg, Permanent: permanent}
 }
 
 // finalShare reports whether a share state is an end.
 func finalShare(state string) bool {
-	return state == apiv1.ShareSucceeded || state == apiv1.ShareFailed || state == apiv1.ShareReleased
+	return state == apiv1.ShareSucceeded || state == apiv1.ShareFailed || state == apiv1.ShareReleased || state == apiv1.ShareStopped
+}
+
+// settleShares shows the shares that never got going as never started,
+// once the attempt ended: none of them will.
+func (d *driver) settleShares() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k := range d.shares {
+		switch d.shares[k].State {
+		case apiv1.SharePending, apiv1.ShareReserving, apiv1.ShareReserved:
+			d.shares[k].State, d.shares[k].Message = apiv1.ShareReleased, "never started: the attempt ended first"
+		}
+	}
 }
 
 func outcome(st job.Status) string {
@@ -235,4 +252,19 @@ func (d *driver) pause(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// presetTasks are the tasks a rerun does not run: reused (Succeeded) or
+// left out (Skipped without an attempt).
+func presetTasks(run *apiv1.Run) map[string]apiv1.Phase {
+	out := map[string]apiv1.Phase{}
+	for _, n := range run.Status.Nodes {
+		switch {
+		case n.Reused != nil:
+			out[n.Name] = apiv1.PhaseSucceeded
+		case n.Phase == apiv1.PhaseSkipped && len(n.Attempts) == 0 && n.Parent == "":
+			out[n.Name] = apiv1.PhaseSkipped
+		}
+	}
+	return out
 }

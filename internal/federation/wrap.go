@@ -86,7 +86,7 @@ func (w *wrapped) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 // Abort implements backend.Backend.
 func (w *wrapped) Abort(ctx context.Context, id job.AttemptID, grace time.Duration) error {
 	if w.c.has(id) {
-		w.c.abort(id, "its run at the initiator was cancelled, suspended or timed out")
+		w.c.abort(id, w.c.whyStopped(ctx, id))
 		return nil
 	}
 	return w.full.Abort(ctx, id, grace)

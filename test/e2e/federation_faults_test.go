@@ -283,7 +283,55 @@ func TestSuspendAndRerunReachEveryParty(t *testing.T) {
 			t.Errorf("%s's part of the rerun %s: %s %s", s.name, rerun.ID, part.Status.Phase, part.Status.Message)
 		}
 	}
-	if r := bob.kiln(t, "retry", string(apiv1.PartID(run.ID, "bob"))); r.code == 0 || !strings.Contains(r.stderr, "only its initiator") {
+	if r := bob.kiln(t, "retry", string(apiv1.PartID(run.ID, "bob"))); r.code == 0 || !strings.Contains(r.stderr, "only its initiator") || !strings.Contains(r.stderr, "kiln rerun") {
 		t.Errorf("retrying bob's part at bob = exit %d, %s; want a refusal pointing at the initiator", r.code, r.stderr)
+	}
+}
+
+// A rerun from a later task reuses each party's own share of the tasks
+// before it, runs the rest everywhere, and leaves no room held.
+func TestRerunFromALaterTaskReusesEachPartysShare(t *testing.T) {
+	t.Parallel()
+	alice, bob, _ := threeParties(t)
+	book := ledger(t)
+	wf := `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: twostep}
+spec:
+  params: [{name: ledger}]
+  federation:
+    roles: {guest: [alice], host: [bob], arbiter: [carol]}
+  tasks:
+  - name: prep
+    roles: [guest, host]
+    command: [sh, -c, 'echo "prep:$KILN_PARTY" >> {{params.ledger}}']
+  - name: work
+    roles: [guest, host, arbiter]
+    dependsOn: [prep]
+    command: [sh, -c, 'echo "work:$KILN_PARTY" >> {{params.ledger}}']
+`
+	run := alice.submit(t, wf, map[string]string{"ledger": book})
+	if done := alice.waitDone(t, run.ID, time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s: %s %s", run.ID, done.Status.Phase, done.Status.Message)
+	}
+	if r := alice.kiln(t, "rerun", string(run.ID), "--from", "work", "-q"); r.code != 0 {
+		t.Fatalf("rerun --from work: %s %s", r.stdout, r.stderr)
+	}
+	want := []string{"prep:alice", "prep:bob", "work:alice", "work:alice", "work:bob", "work:bob", "work:carol", "work:carol"}
+	if got := ledgerLines(t, book); !slices.Equal(got, want) {
+		t.Errorf("tasks ran %v; want prep once and work twice at each of its parties: %v", got, want)
+	}
+	all := runs(t, bob.home)
+	i := slices.IndexFunc(all, func(r apiv1.Run) bool { return r.Federation != nil && r.Federation.Run != run.ID })
+	if i < 0 {
+		t.Fatalf("bob has no part of the rerun: %+v", all)
+	}
+	part := bob.run(t, all[i].ID)
+	if prep := nodeOf(t, part, "prep"); prep.Phase != apiv1.PhaseSucceeded || prep.Reused == nil || prep.Reused.Run != apiv1.PartID(run.ID, "bob") {
+		t.Errorf("bob's share prep in the rerun: %s, reused %+v; want reused from his part of %s", prep.Phase, prep.Reused, run.ID)
+	}
+	// Nothing stays reserved: bob's whole pool (two CPUs) is free for a task of his own.
+	if r := bob.kilnStdin(t, "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: whole}\nspec:\n  tasks:\n  - {name: t, command: ['true'], resources: {cpu: '2'}, admissionTimeout: 20s}\n", "run", "-q", "-"); r.code != 0 {
+		t.Errorf("a task taking bob's whole pool after the runs: exit %d, %s%s", r.code, r.stdout, r.stderr)
 	}
 }

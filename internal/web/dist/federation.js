@@ -6,7 +6,8 @@
 // shareFills colour a share's state: the states named as phases in the
 // phase's colour, the others in that of the phase they resemble.
 const shareFills = { Pending: "#9e9e9e", Reserving: "#e0a000", Reserved: "#00897b", Running: "#1e88e5",
-  Succeeded: "#2e7d32", Failed: "#c62828", Released: "#555", Unreachable: "#fb8c00" };
+  Succeeded: "#2e7d32", Failed: "#c62828", Released: "#555", Stopped: "#555", Unreachable: "#fb8c00",
+  Skipped: "#9e9e9e", Cancelled: "#555" };
 // A lane is laneH pixels high, under its node's 40.
 const laneH = 16;
 
@@ -28,7 +29,9 @@ function shares(run, n) {
   const seen = n.parties || [];
   const key = (s) => s.party + "\n" + s.role;
   const byKey = new Map(seen.map((s) => [key(s), s]));
-  const want = ((task && task.roles) || []).flatMap((role) => (roles[role] || []).map((party) => ({ party, role, state: "Pending" })));
+  // A share never reported is Pending, or ended with its task (skipped, say).
+  const idle = ["Skipped", "Cancelled", "Failed", "Succeeded"].includes(n.phase) ? n.phase : "Pending";
+  const want = ((task && task.roles) || []).flatMap((role) => (roles[role] || []).map((party) => ({ party, role, state: idle })));
   // A party's share is named after its task, and its role too when the party fills several of the task's roles.
   for (const s of want) s.task = want.filter((o) => o.party === s.party).length > 1 ? `${n.name}-${s.role}` : n.name;
   const wanted = new Set(want.map(key));
