@@ -167,14 +167,14 @@ func (c *checker) overrides(field string, t *apiv1.Task) {
 	for _, role := range slices.Sorted(maps.Keys(t.PerRole)) {
 		f := field + ".perRole." + role
 		if !slices.Contains(roles, role) {
-			c.add(apiv1.CodeOverrideKey, f, "%q is not one of the task's roles (%s)", role, strings.Join(roles, ", "))
+			c.add(apiv1.CodeOverrideKey, f, "%q is not one of the task's roles (%s)", role, listOrNone(roles))
 		}
 		c.override(f, t.PerRole[role])
 	}
 	for _, party := range slices.Sorted(maps.Keys(t.PerParty)) {
 		f := field + ".perParty." + party
 		if !slices.Contains(parties, party) {
-			c.add(apiv1.CodeOverrideKey, f, "%q is not a party of the task's roles (%s)", party, strings.Join(parties, ", "))
+			c.add(apiv1.CodeOverrideKey, f, "%q is not a party of the task's roles (%s)", party, listOrNone(parties))
 		}
 		c.override(f, t.PerParty[party])
 	}
@@ -205,4 +205,12 @@ func (c *checker) countShares(field string, n int) {
 	if c.shares > maxShares && c.shares-n <= maxShares {
 		c.add(apiv1.CodeOutOfRange, field+".roles", "the tasks so far have %d shares in all, out of range: a federated workflow has at most %d", c.shares, maxShares)
 	}
+}
+
+// listOrNone lists names, or says there are none.
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "it has none"
+	}
+	return strings.Join(names, ", ")
 }
