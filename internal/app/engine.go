@@ -97,12 +97,26 @@ func placeSource(file, workDir string) (src, dir string) {
 func (a *App) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
 	run, err := a.Store.GetRun(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, noRun(id)
+		return nil, a.partHint(ctx, noRun(id), id)
 	}
 	return run, err
 }
 
-func noRun(id apiv1.RunID) error {
+// partHint points a user who names, at a party, the federated run
+// another party initiated to this party's part of it.
+func (a *App) partHint(ctx context.Context, e *apiv1.Error, id apiv1.RunID) *apiv1.Error {
+	if a.Party == "" {
+		return e
+	}
+	part := apiv1.PartID(id, a.Party)
+	if _, err := a.Store.GetRun(ctx, part); err == nil {
+		e.Message += fmt.Sprintf(" here: run %s is federated, and this server, party %s, holds its part %s", id, a.Party, part)
+		e.Hint = "use " + string(part) + " here (kiln describe run " + string(part) + "), or ask the run's initiator about the whole run"
+	}
+	return e
+}
+
+func noRun(id apiv1.RunID) *apiv1.Error {
 	return &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + string(id), Message: "no such run"}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -70,7 +71,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) 
 // not exist, word for word, so that no one learns which IDs exist
 // elsewhere.
 func (s *Server) run(r *http.Request, p *principal) (*apiv1.Run, error) {
-	run, err := s.cfg.Store.GetRun(r.Context(), apiv1.RunID(r.PathValue("id")))
+	id := apiv1.RunID(r.PathValue("id"))
+	run, err := s.cfg.Store.GetRun(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, s.noRun(r, p, id)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,4 +155,21 @@ func (s *Server) runtimes(w http.ResponseWriter, r *http.Request, _ *principal) 
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": list})
 	return nil
+}
+
+// noRun is KLN-4001 for run id, pointing, on a party's server, to the
+// party's part of a federated run of that ID when the caller may see it.
+func (s *Server) noRun(r *http.Request, p *principal, id apiv1.RunID) error {
+	if s.cfg.Party == "" {
+		return store.ErrNotFound
+	}
+	part := apiv1.PartID(id, s.cfg.Party)
+	if run, err := s.cfg.Store.GetRun(r.Context(), part); err != nil || !p.may(run.Project) {
+		return store.ErrNotFound
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeRunNotFound, Object: "Run/" + string(id),
+		Message: fmt.Sprintf("no such run here: run %s is federated, and this server, party %s, holds its part %s", id, s.cfg.Party, part),
+		Hint:    "use " + string(part) + " here (kiln describe run " + string(part) + "), or ask the run's initiator about the whole run",
+	}
 }

@@ -70,6 +70,10 @@ func TestFederatedSecureSumAcrossThreeServers(t *testing.T) {
 	if whole := alice.kiln(t, "describe", "run", string(run.ID), "-o", "json"); strings.Contains(whole.stdout, "7654321") {
 		t.Errorf("the initiator's record of the run holds bob's private value")
 	}
+	// At a party, the federated run's ID leads to the party's part.
+	if r := bob.kiln(t, "logs", string(run.ID), "secure-sum"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.PartID(run.ID, "bob"))) {
+		t.Errorf("kiln logs of the federated run at bob = exit %d, %s; want a pointer to bob's part", r.code, r.stderr)
+	}
 	if r := alice.kiln(t, "describe", "run", string(run.ID)); !strings.Contains(r.stdout, "carol as arbiter") {
 		t.Errorf("describe of the federated run shows no share lanes:\n%s", r.stdout)
 	}
