@@ -99,8 +99,10 @@ func (c *Controller) readProgress(ctx context.Context, r *round) {
 			}
 			continue
 		}
+		before := ns.status
 		if p.Progress(&ns.status, data, r.now) {
 			r.nodes[i] = true
+			r.announce(i, &before)
 		}
 	}
 }
@@ -114,5 +116,20 @@ func (c *Controller) progressWake(rs *runState, consider func(time.Time)) {
 		if rs.kinds[i].progressor != nil {
 			consider(rs.progressAt[i].Add(progressPoll))
 		}
+	}
+}
+
+// announce records, as events, the news node i's kind finds between its
+// status before a progress report and now.
+func (r *round) announce(i int, before *apiv1.NodeStatus) {
+	a := r.rs.kinds[i].announcer
+	if a == nil {
+		return
+	}
+	ns := r.rs.nodes[i]
+	for _, msg := range a.Announce(before, &ns.status) {
+		r.events = append(r.events, apiv1.Event{
+			Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: ns.status.Phase, Reason: "Progress", Message: msg, Time: r.now,
+		})
 	}
 }

@@ -95,8 +95,12 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 func (r *round) report(i int, c node.Change) {
 	if rep := r.rs.kinds[i].reporter; rep != nil {
 		c.Time = r.now
+		before := r.rs.nodes[i].status
 		rep.Report(&r.rs.nodes[i].status, c)
 		r.nodes[i] = true
+		if c.Ended != nil {
+			r.announce(i, &before)
+		}
 	}
 }
 

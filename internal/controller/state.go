@@ -73,6 +73,7 @@ type kind struct {
 	waiter    node.Waiter    // nil unless the node waits instead of running
 	// progressor is nil unless the node's processes report their progress.
 	progressor node.Progressor
+	announcer  node.Announcer // nil unless its reports make events
 	suspends   bool
 	// attempts says the node runs attempts of its own (admitted, launched, judged).
 	attempts bool
@@ -86,6 +87,7 @@ func kindOf(h node.Handler, t *workflow.Task) kind {
 	k.grouper, _ = h.(node.Grouper)
 	k.waiter, _ = h.(node.Waiter)
 	k.progressor, _ = h.(node.Progressor)
+	k.announcer, _ = h.(node.Announcer)
 	k.attempts = k.waiter == nil && (k.grouper == nil || k.grouper.RunsFirst(t))
 	if s, ok := h.(node.Suspender); ok {
 		k.suspends = s.Suspends(t)

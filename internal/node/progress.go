@@ -23,3 +23,11 @@ type Progressor interface {
 	// not a valid report changes nothing: the last good report stays.
 	Progress(ns *apiv1.NodeStatus, data []byte, now time.Time) bool
 }
+
+// Announcer is implemented by kinds whose progress reports carry news that
+// belongs in the run's events (a federated task's share that changed
+// state at its party). After a report changed a node, the engine records
+// one event for each line Announce returns.
+type Announcer interface {
+	Announce(before, after *apiv1.NodeStatus) []string
+}

@@ -74,8 +74,12 @@ func TestFederatedSecureSumAcrossThreeServers(t *testing.T) {
 	if r := bob.kiln(t, "logs", string(run.ID), "secure-sum"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.PartID(run.ID, "bob"))) {
 		t.Errorf("kiln logs of the federated run at bob = exit %d, %s; want a pointer to bob's part", r.code, r.stderr)
 	}
-	if r := alice.kiln(t, "describe", "run", string(run.ID)); !strings.Contains(r.stdout, "carol as arbiter") {
+	r := alice.kiln(t, "describe", "run", string(run.ID))
+	if !strings.Contains(r.stdout, "carol as arbiter") {
 		t.Errorf("describe of the federated run shows no share lanes:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "party carol (arbiter): Succeeded") {
+		t.Errorf("the federated run's events tell nothing of the shares:\n%s", r.stdout)
 	}
 }
 

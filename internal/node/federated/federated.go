@@ -30,6 +30,7 @@ var (
 	_ node.Reporter   = Handler{}
 	_ node.Progressor = Handler{}
 	_ node.Suspender  = Handler{}
+	_ node.Announcer  = Handler{}
 )
 
 // New returns the federated handler.
@@ -99,4 +100,28 @@ func setShares(ns *apiv1.NodeStatus, data []byte) bool {
 	}
 	ns.Parties = shares
 	return true
+}
+
+// Announce implements node.Announcer: each share whose state changed,
+// as "party bob (host): Running at 10.0.0.2:4123".
+func (Handler) Announce(before, after *apiv1.NodeStatus) []string {
+	was := map[string]string{}
+	for _, s := range before.Parties {
+		was[s.Party+"/"+s.Role] = s.State
+	}
+	var out []string
+	for _, s := range after.Parties {
+		if was[s.Party+"/"+s.Role] == s.State {
+			continue
+		}
+		msg := fmt.Sprintf("party %s (%s): %s", s.Party, s.Role, s.State)
+		if s.State == apiv1.ShareRunning && s.Address != "" {
+			msg += " at " + s.Address
+		}
+		if s.Message != "" {
+			msg += ": " + s.Message
+		}
+		out = append(out, msg)
+	}
+	return out
 }
