@@ -67,6 +67,11 @@ type PartyAdded struct {
 	Credential string `json:"credential,omitempty"`
 	// Warnings say what could not be checked.
 	Warnings []string `json:"warnings,omitempty"`
+	// Self and SelfURL are the registering server's own party and the URL
+	// it is advertised at (empty without a party identity): what the
+	// party registers in return.
+	Self    string `json:"self,omitempty"`
+	SelfURL string `json:"selfURL,omitempty"`
 }
 
 // PartyHello is a party server's answer to GET /api/v1/federation/party:

@@ -46,6 +46,7 @@ func (a *App) AddParty(ctx context.Context, req apiv1.PartyRequest) (*apiv1.Part
 		return nil, err
 	}
 	added.Party = partyView(p)
+	added.Self, added.SelfURL = a.Party, a.Advertise
 	return added, nil
 }
 

@@ -93,7 +93,11 @@ func (e *env) printPartyAdded(added *apiv1.PartyAdded) {
 		fmt.Fprintf(e.stderr, "no new credential was issued to %s (--rotate issues one)\n", p.Name)
 		return
 	}
-	fmt.Fprintf(e.stderr, "the credential issued to %s follows, shown only now: on %s's server run kiln party add <this party> --url <this server's URL> --credential <it>\n", p.Name, p.Name)
+	self, url := added.Self, added.SelfURL
+	if self == "" {
+		self, url = "<this party>", "<this server's URL>"
+	}
+	fmt.Fprintf(e.stderr, "the credential issued to %s follows, shown only now: on %s's server run kiln party add %s --url %s --credential <it>\n", p.Name, p.Name, self, url)
 	fmt.Fprintln(e.stdout, added.Credential)
 }
 
