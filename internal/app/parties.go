@@ -38,7 +38,7 @@ func (a *App) AddParty(ctx context.Context, req apiv1.PartyRequest) (*apiv1.Part
 		return nil, err
 	}
 	if !req.NoCheck {
-		if added.Warnings, err = a.checkParty(ctx, p); err != nil {
+		if added.Warnings, err = a.checkParty(ctx, p, req.Credential != ""); err != nil {
 			return nil, err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // reached, be a kiln with party p.Name, and accept p's credential when
 // one is given and this kiln has a party identity to present it as. What
 // could not be checked comes back as warnings.
-func (a *App) checkParty(ctx context.Context, p store.Party) ([]string, error) {
+func (a *App) checkParty(ctx context.Context, p store.Party, given bool) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, partyCheckTimeout)
 	defer cancel()
 	// Who answers is asked without the credential first: a wrong URL
@@ -42,12 +42,13 @@ func (a *App) checkParty(ctx context.Context, p store.Party) ([]string, error) {
 	if p.Credential != "" && a.Party != "" {
 		_, err = federation.New(p.URL, a.Party, p.Credential).Hello(ctx)
 	}
-	return a.checkedCredential(p, err)
+	return a.checkedCredential(p, err, given)
 }
 
 // checkedCredential says what the answer err of p's server (which was
-// reached and is p) says of the credential it was sent.
-func (a *App) checkedCredential(p store.Party, err error) ([]string, error) {
+// reached and is p) says of the credential it was sent: given now, or
+// stored from before.
+func (a *App) checkedCredential(p store.Party, err error, given bool) ([]string, error) {
 	switch {
 	case p.Credential == "":
 		return []string{fmt.Sprintf("party %s's credential is missing: this server cannot call %s until it is given "+
@@ -55,6 +56,14 @@ func (a *App) checkedCredential(p store.Party, err error) ([]string, error) {
 	case a.Party == "":
 		return []string{fmt.Sprintf("party %s's credential was not checked: this kiln has no party identity to present it as "+
 			"(run kiln party add with --server, through the server started with --party)", p.Name)}, nil
+	case apiv1.CodeOf(err) == apiv1.CodePartyCredential && !given:
+		return nil, &apiv1.Error{
+			Code: apiv1.CodePartyCredential, Object: "party/" + p.Name, Field: "credential",
+			Message: fmt.Sprintf("party %s's server refused the credential stored for it here: %s; %s has removed or rotated party %s",
+				p.Name, apiv1.Errors(err)[0].Message, p.Name, a.Party),
+			Hint: fmt.Sprintf("on %s's server run kiln party add %s again (with --rotate if it is registered), and give the credential it prints here "+
+				"with --credential; --no-check stores this change without calling %s", p.Name, a.Party, p.Name),
+		}
 	case apiv1.CodeOf(err) == apiv1.CodePartyCredential:
 		return nil, &apiv1.Error{
 			Code: apiv1.CodePartyCredential, Object: "party/" + p.Name, Field: "credential",

@@ -113,7 +113,7 @@ func TestTwoPartiesRegisterEachOtherAndRefuseOtherCredentials(t *testing.T) {
 	if code, c, _ := alice.federationCall(t, "/api/v1/federation/party", toBob, "bob"); code != http.StatusUnauthorized || c != apiv1.CodePartyCredential {
 		t.Errorf("a removed party's call = %d %s, want 401 %s", code, c, apiv1.CodePartyCredential)
 	}
-	if r := bob.kiln(t, "party", "add", "alice"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePartyCredential)) {
+	if r := bob.kiln(t, "party", "add", "alice"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePartyCredential)) || !strings.Contains(r.stderr, "removed or rotated party bob") {
 		t.Errorf("bob's check of alice after she removed him = exit %d, %s; want %s", r.code, r.stderr, apiv1.CodePartyCredential)
 	}
 	if r := alice.kiln(t, "party", "remove", "bob"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePartyNotFound)) {
