@@ -219,3 +219,13 @@ type Event struct {
 	// Time of the transition.
 	Time time.Time `json:"time"`
 }
+
+// Node returns the node of the run named name, or nil.
+func (s *RunStatus) Node(name string) *NodeStatus {
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == name {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
+}

@@ -163,7 +163,7 @@ func (a *App) endPart(ctx context.Context, id apiv1.RunID, failed bool) error {
 		if n.Phase.Done() {
 			continue
 		}
-		attempt := max(len(n.Attempts), 1)
+		attempt := 1 // the first, if none ran; else the last
 		if k := len(n.Attempts); k > 0 {
 			attempt = n.Attempts[k-1].Number
 		}
@@ -247,7 +247,10 @@ func (a *App) partPreset(ctx context.Context, req apiv1.PartRequest, shares []ap
 		case apiv1.PhaseSkipped:
 			preset = append(preset, apiv1.NodeStatus{Name: s.Name, Phase: apiv1.PhaseSkipped, Message: "not part of this rerun at its initiator"})
 		case apiv1.PhaseSucceeded:
-			n := nodeNamed(src, s.Name)
+			var n *apiv1.NodeStatus
+			if src != nil {
+				n = src.Status.Node(s.Name)
+			}
 			if n == nil || n.Phase != apiv1.PhaseSucceeded {
 				return nil, nil, &apiv1.Error{
 					Code: apiv1.CodePartRefused, Object: "Run/" + string(req.Run),
@@ -259,17 +262,4 @@ func (a *App) partPreset(ctx context.Context, req apiv1.PartRequest, shares []ap
 		}
 	}
 	return &apiv1.RerunOf{Run: srcID}, preset, nil
-}
-
-// nodeNamed is node name of run, or nil (also for no run).
-func nodeNamed(run *apiv1.Run, name string) *apiv1.NodeStatus {
-	if run == nil {
-		return nil
-	}
-	for k := range run.Status.Nodes {
-		if run.Status.Nodes[k].Name == name {
-			return &run.Status.Nodes[k]
-		}
-	}
-	return nil
 }

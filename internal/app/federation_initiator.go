@@ -3,14 +3,12 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/federation"
-	"kiln.dev/kiln/internal/store"
 )
 
 // federate gives a server with a party identity its coordinator: the
@@ -31,17 +29,11 @@ func (d directory) Party(ctx context.Context, name string) (federation.Party, er
 	if name == d.a.Party {
 		return self(d), nil
 	}
-	p, err := d.a.Store.GetParty(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, &apiv1.Error{Code: apiv1.CodePartyNotFound, Object: "party/" + name, Message: fmt.Sprintf("party %s is not registered on %s's server", name, d.a.Party), Hint: "kiln party add " + name + " --url URL --credential C"}
-	}
+	c, err := d.a.PartyClient(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if p.Credential == "" {
-		return nil, &apiv1.Error{Code: apiv1.CodePartyNoCredential, Object: "party/" + name, Message: fmt.Sprintf("party %s is registered without the credential it issued to %s", name, d.a.Party)}
-	}
-	return federation.New(p.URL, d.a.Party, p.Credential), nil
+	return c, nil
 }
 
 // self is this server's own party, called in process.

@@ -50,7 +50,7 @@ func (c *Controller) SendGateInput(ctx context.Context, id apiv1.RunID, node str
 
 // inputTarget checks that node of run is a gate waiting for in.
 func (c *Controller) inputTarget(run *apiv1.Run, task string, in apiv1.GateInput) error {
-	n := inputNode(run.Status.Nodes, task)
+	n := run.Status.Node(task)
 	if n == nil {
 		return inputRefused(run.ID, fmt.Sprintf("the run has no task %q; %s", task, inputGateList(run)))
 	}
@@ -71,15 +71,6 @@ func (c *Controller) inputTarget(run *apiv1.Run, task string, in apiv1.GateInput
 		e.Object, e.Message = "Run/"+string(run.ID), "task "+task+": "+e.Message
 	}
 	return err
-}
-
-func inputNode(nodes []apiv1.NodeStatus, name string) *apiv1.NodeStatus {
-	for i := range nodes {
-		if nodes[i].Name == name {
-			return &nodes[i]
-		}
-	}
-	return nil
 }
 
 // inputNodeKind says what task n is: "a command task in phase Running",
@@ -128,7 +119,7 @@ func inputRefused(id apiv1.RunID, msg string) error {
 // engine has not applied yet: the first decides, and a second sender must
 // not be told theirs took effect.
 func (c *Controller) notDecidedYet(ctx context.Context, run *apiv1.Run, task string) error {
-	n := inputNode(run.Status.Nodes, task)
+	n := run.Status.Node(task)
 	rows, err := c.cfg.Store.GateInputs(ctx, run.ID)
 	if err != nil {
 		return err

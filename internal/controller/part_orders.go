@@ -54,7 +54,7 @@ func shareNode(run *apiv1.Run, task string, attempt int) (*apiv1.NodeStatus, err
 	if run.Federation == nil || !run.Federation.Part {
 		return nil, orderError(run.ID, task, "the run is not a party's part of a federated run")
 	}
-	n := inputNode(run.Status.Nodes, task)
+	n := run.Status.Node(task)
 	if n == nil {
 		return nil, orderError(run.ID, task, "the part has no such task")
 	}

@@ -429,12 +429,18 @@ func (d *driver) wait(ctx context.Context) bool { return d.waitFor(ctx, d.c.Poll
 
 // waitFor sleeps delay; false if the attempt was stopped meanwhile.
 func (d *driver) waitFor(ctx context.Context, delay time.Duration) bool {
+	return sleep(ctx, delay, d.stopped)
+}
+
+// sleep sleeps delay; false if ctx ended or stop closed first (a nil
+// stop never does).
+func sleep(ctx context.Context, delay time.Duration, stop <-chan struct{}) bool {
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-d.stopped:
+	case <-stop:
 		return false
 	case <-ctx.Done():
 		return false

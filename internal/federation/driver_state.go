@@ -70,7 +70,7 @@ func (d *driver) tell(ctx context.Context, k int, action, why string) bool {
 // it, for up to giveUp.
 func (d *driver) keepTelling(ctx context.Context, left []int, action, why string) {
 	for until := time.Now().Add(giveUp); len(left) > 0 && time.Now().Before(until); {
-		if !d.pause(ctx) {
+		if !sleep(ctx, d.c.Poll, nil) { // not on the attempt's stop: orders after a stop are what this sends
 			return
 		}
 		left = slices.DeleteFunc(left, func(k int) bool { return d.tell(ctx, k, action, why) })
@@ -240,18 +240,6 @@ func (d *driver) notStarted(since time.Time) (int, bool) {
 		return s.State == apiv1.ShareReserved || s.State == apiv1.ShareReserving || s.State == apiv1.SharePending
 	})
 	return k, k >= 0
-}
-
-// pause waits one poll, or reports false if ctx ended first.
-func (d *driver) pause(ctx context.Context) bool {
-	t := time.NewTimer(d.c.Poll)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // presetTasks are the tasks a rerun does not run: reused (Succeeded) or
