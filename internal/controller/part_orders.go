@@ -30,7 +30,7 @@ func (c *Controller) OrderShare(ctx context.Context, id apiv1.RunID, task string
 		if run.Status.Phase.Done() && (o.Action == apiv1.OrderReserve || o.Action == apiv1.OrderStart) {
 			return apiv1.ShareStatus{}, orderError(id, task, fmt.Sprintf("the part is %s: it runs nothing more", run.Status.Phase))
 		}
-		return ShareStatusOf(ns, o), nil
+		return shareStatusOf(ns, o), nil
 	}
 	var live *apiv1.ShareStatus
 	if live, err = c.actOnPool(ctx, id, ns, o); err != nil {
@@ -42,7 +42,7 @@ func (c *Controller) OrderShare(ctx context.Context, id apiv1.RunID, task string
 	if c.lookup(id) != nil {
 		c.queue.Add(id)
 	}
-	st := ShareStatusOf(ns, o)
+	st := shareStatusOf(ns, o)
 	if live != nil {
 		st.State, st.Code, st.Message = live.State, live.Code, live.Message
 	}
@@ -133,14 +133,14 @@ func (c *Controller) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.Part
 	}
 	for k := range run.Status.Nodes {
 		n := &run.Status.Nodes[k]
-		ps.Shares[n.Name] = ShareStatusOf(n, orders[n.Name])
+		ps.Shares[n.Name] = shareStatusOf(n, orders[n.Name])
 	}
 	return ps, nil
 }
 
-// ShareStatusOf is a share as its node and its latest order o say: how
+// shareStatusOf is a share as its node and its latest order o say: how
 // the ordered attempt went once it started, else what was ordered.
-func ShareStatusOf(n *apiv1.NodeStatus, o store.ShareOrderRow) apiv1.ShareStatus {
+func shareStatusOf(n *apiv1.NodeStatus, o store.ShareOrderRow) apiv1.ShareStatus {
 	st := apiv1.ShareStatus{Task: n.Name, Attempt: o.Attempt, Phase: n.Phase, Address: o.Address}
 	if a := attemptNumbered(n, o.Attempt); a != nil {
 		st.Code, st.Message, st.System = a.Code, a.Message, a.System
