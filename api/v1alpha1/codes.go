@@ -135,6 +135,12 @@ const (
 	CodeShareAborted       Code = "KLN-7014"
 	CodePartRefused        Code = "KLN-7015"
 	CodeShareOrder         Code = "KLN-7016"
+	// Project quotas (issue 15).
+	CodeQuotaSpec     Code = "KLN-1080"
+	CodeQuotaValue    Code = "KLN-1081"
+	CodeQuotaWait     Code = "KLN-2040"
+	CodeQuotaRunsWait Code = "KLN-2041"
+	CodePreempted     Code = "KLN-3095"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -269,6 +275,11 @@ func CodeInfos() []CodeInfo {
 		{CodeShareFailed, "a party's share of a federated task failed, so the task's attempt failed at every party", "read the share's log at that party (kiln logs there); the message carries the party's own code"},
 		{CodeShareAborted, "the share was stopped by the initiator because its attempt failed at another party or the run stopped", "look at the federated run on the initiator for the party whose share failed"},
 		{CodePartRefused, "a party refused to create its part of a federated run", "the message carries the party's reason and code; fix the workflow or the party's registration"},
+		{CodeQuotaSpec, "a ProjectQuota document is malformed: an unknown field, a missing metadata.name, or a kind other than ProjectQuota", "see docs/quotas.md for the fields: cpu, memory, gpu, runs, weight, borrowing, preemption"},
+		{CodeQuotaValue, "a ProjectQuota field has a value out of range: a negative or malformed quantity, a weight below 1, or a preemption other than Never or LowerPriority", "the message names the field; quantities are written as in a task's resources (\"4\", \"500m\", \"8Gi\")"},
+		{CodeQuotaWait, "a task waits because its project's quota (spec.cpu, spec.memory, spec.gpu) is used up and it may not borrow spare capacity now", "wait, raise the project's quota (kiln apply a ProjectQuota), or set spec.borrowing: true"},
+		{CodeQuotaRunsWait, "a run stays Pending because its project already has spec.runs unfinished runs running", "wait for one to end, or raise spec.runs of the project's ProjectQuota"},
+		{CodePreempted, "an attempt was stopped to make room for a task of higher priority of its project, or for a project reclaiming its quota; it counts as a failure of the machine and is retried", "give the task a higher priority, or spec.preemption: Never on the project's ProjectQuota to never evict"},
 		{CodeShareOrder, "an order names a share, or an attempt, that the part does not have or that already ended", "orders come from the initiator's engine; a mismatch means the part and the run diverged (see the part's events)"},
 	}
 }

@@ -52,6 +52,7 @@ type Store interface {
 	Life
 	Parties
 	Federation
+	Quotas
 	// Close releases the store's files and connections.
 	Close() error
 }

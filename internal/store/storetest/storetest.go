@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("retry of a rerun keeps its preset nodes", func(t *testing.T) { t.Parallel(); testRetryKeepsPresetNodes(t, newStore(t)) })
 	t.Run("progress is kept with the run's status and counted afresh on retry", func(t *testing.T) { t.Parallel(); testProgress(t, newStore(t)) })
 	t.Run("parties are found by name and by credential hash, credentials sealed and updates in place", func(t *testing.T) { t.Parallel(); testParties(t, newStore(t)) })
+	t.Run("project quotas are stored, replaced in place and deleted", func(t *testing.T) { t.Parallel(); testQuotas(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.
