@@ -14,6 +14,10 @@ type Claim struct {
 	Waiter string
 	// Request is the room it needs, all at once (a gang's every node).
 	Request Request
+	// Project owns the claim: its quota (see Quota) bounds what the
+	// project's claims hold together, and orders its waiters among other
+	// projects'. "" is a project like any other.
+	Project string
 	// Priority orders the waiting: while anything of a higher priority
 	// waits, no claim of a lower one is admitted.
 	Priority int32
@@ -30,6 +34,10 @@ type Claim struct {
 func (c Claim) Less(steps int) Request {
 	return c.Request.Sub(Request{c.Step.MilliCPU * int64(steps), c.Step.Memory * int64(steps), c.Step.GPU * int64(steps)})
 }
+
+// Least is the smallest room c may be admitted with: Request less all
+// of its Steps.
+func (c Claim) Least() Request { return c.Less(max(c.Steps, 0)) }
 
 // Sized returns c as it was admitted, steps Steps smaller and no longer
 // flexible: what the attempt holds.
@@ -69,6 +77,13 @@ type Admission struct {
 	// Steps is how many of a flexible claim's Steps were taken off the
 	// room held for it (see Claim.Step); 0 for a claim taken whole.
 	Steps int
+	// Quota says, for a claim not admitted, that its project's quota holds
+	// it back, and how ("" when it waits for room or priority).
+	Quota string
+	// Preempt names running holders of the asking session to evict so the
+	// claim can be admitted (see Quota.Preempt): the engine stops them,
+	// and the room they give back goes to the claim, which waits.
+	Preempt []string
 }
 
 // Ledger is the book of one machine's resources: who holds what, and
@@ -103,6 +118,9 @@ type Ledger struct {
 	grants  map[string]uint64 // per session, how many times room was granted to it
 	changed chan struct{}     // closed and replaced on every grant
 	ended   map[string]bool   // sessions that ended
+	quotas  map[string]Quota  // by project; see SetQuotas
+	usage   map[string]Request
+	seq     uint64 // counts holdings taken, latest last
 }
 
 type holding struct {
@@ -111,6 +129,11 @@ type holding struct {
 	session string
 	bound   bool // the attempt started
 	exited  bool // and its processes are gone
+
+	project   string
+	priority  int32
+	seq       uint64 // when it was taken
+	preempted bool   // named as a victim once
 }
 
 // grant is room held for a waiter whose engine has not asked for it yet.
@@ -124,6 +147,7 @@ func NewLedger() *Ledger {
 	return &Ledger{
 		held: map[string]holding{}, queue: newQueue(), granted: map[string]grant{}, unasked: map[string]int{},
 		grants: map[string]uint64{}, changed: make(chan struct{}), ended: map[string]bool{},
+		usage: map[string]Request{},
 	}
 }
 
@@ -138,6 +162,9 @@ func (l *Ledger) Admit(session string, capacity Request, claims []Claim) []Admis
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Admission, len(claims))
+	if l.fair() {
+		l.grantFair() // waiters first, in fair order
+	}
 	for i, c := range claims {
 		out[i] = l.admit(session, capacity, c)
 		out[i].Free, out[i].Contended = capacity.Sub(l.used), l.queue.others(session)
@@ -153,13 +180,35 @@ func (l *Ledger) admit(session string, capacity Request, c Claim) Admission {
 		l.unwait(c.Waiter)
 		return Admission{Admitted: true, Steps: h.steps}
 	}
-	outranked := l.queue.topAbove(c.Priority)
-	if k, fits := c.fit(l.used, capacity); !outranked && fits {
+	if !l.fair() {
+		outranked := l.queue.topAbove(c.Priority)
+		if k, fits := c.fit(l.used, capacity); !outranked && fits {
+			l.hold(session, c, k)
+			return Admission{Admitted: true, Steps: k}
+		}
+		l.queue.put(waiter{key: c.Waiter, session: session, claim: c, capacity: capacity})
+		return Admission{Outranked: outranked}
+	}
+	return l.admitFair(session, capacity, c)
+}
+
+// admitFair is admit with projects in the queue: c is admitted only if
+// nothing that its quota lets in waits at a higher priority, it fits and
+// its quota allows it (Admit granted room to the waiters that fit, in
+// fair order, first). Otherwise it waits, and may name victims.
+func (l *Ledger) admitFair(session string, capacity Request, c Claim) Admission {
+	outranked := l.outranked(c.Priority)
+	k, fits, block := l.fitFor(c, capacity, l.withinWaiting())
+	if !outranked && fits {
 		l.hold(session, c, k)
 		return Admission{Admitted: true, Steps: k}
 	}
 	l.queue.put(waiter{key: c.Waiter, session: session, claim: c, capacity: capacity})
-	return Admission{Outranked: outranked}
+	a := Admission{Outranked: outranked && block == "", Quota: block}
+	if !fits || outranked {
+		a.Preempt = l.victims(session, capacity, c)
+	}
+	return a
 }
 
 // Hold takes c's room for its holder whether it fits or not, and its
@@ -178,7 +227,7 @@ func (l *Ledger) Hold(session string, c Claim) {
 func (l *Ledger) HandOver(session string, c Claim, release []string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.queue.others(session) {
+	if l.queue.others(session) || l.fair() && l.queue.othersThan(c.Project) {
 		return false
 	}
 	l.hold(session, c, 0)
@@ -212,8 +261,21 @@ func (l *Ledger) hold(session string, c Claim, steps int) {
 		return
 	}
 	req := c.Less(steps)
-	l.held[c.Holder] = holding{req: req, steps: steps, session: session}
+	l.seq++
+	l.held[c.Holder] = holding{req: req, steps: steps, session: session, project: c.Project, priority: c.Priority, seq: l.seq}
 	l.used = l.used.Add(req)
+	l.usage[c.Project] = l.usage[c.Project].Add(req)
+}
+
+// drop forgets holder's holding and what it counted. l.mu must be held.
+func (l *Ledger) drop(holder string, h holding) {
+	l.used = l.used.Sub(h.req)
+	if u := l.usage[h.project].Sub(h.req); u == (Request{}) {
+		delete(l.usage, h.project)
+	} else {
+		l.usage[h.project] = u
+	}
+	delete(l.held, holder)
 }
 
 // Bind marks holder's attempt as started: its room now outlives the
@@ -258,8 +320,7 @@ func (l *Ledger) release(holders []string) {
 	freed := false
 	for _, h := range holders {
 		if got, ok := l.held[h]; ok {
-			l.used = l.used.Sub(got.req)
-			delete(l.held, h)
+			l.drop(h, got)
 			freed = true
 		}
 	}
@@ -273,6 +334,10 @@ func (l *Ledger) release(holders []string) {
 // for. A waiter that does not fit holds up every lower priority; equal
 // priorities may pass it.
 func (l *Ledger) grant() {
+	if l.fair() {
+		l.grantFair()
+		return
+	}
 	var blocked *int32
 	for i, scanned := 0, 0; i < len(l.queue.order) && scanned < maxGrantScan; scanned++ {
 		w := l.queue.order[i]
@@ -288,13 +353,19 @@ func (l *Ledger) grant() {
 			i++
 			continue
 		}
-		l.hold(w.session, w.claim, k) // takes it out of the queue
-		l.granted[w.key] = grant{w.claim.Holder, w.session}
-		l.unasked[w.session]++
-		l.grants[w.session]++
-		close(l.changed)
-		l.changed = make(chan struct{})
+		l.grantTo(w, k)
 	}
+}
+
+// grantTo holds room for w's claim less k Steps, and tells its engine.
+// l.mu must be held.
+func (l *Ledger) grantTo(w *waiter, k int) {
+	l.hold(w.session, w.claim, k) // takes it out of the queue
+	l.granted[w.key] = grant{w.claim.Holder, w.session}
+	l.unasked[w.session]++
+	l.grants[w.session]++
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 // Withdraw removes waiters that no longer wait (their node started some
@@ -370,8 +441,7 @@ func (l *Ledger) regrant(c Claim) {
 		return
 	}
 	if h, ok := l.held[g.holder]; ok && !h.bound {
-		l.used = l.used.Sub(h.req)
-		delete(l.held, g.holder)
+		l.drop(g.holder, h)
 	}
 	l.unwait(c.Waiter)
 }

@@ -19,11 +19,12 @@ type queue struct {
 	order     []*waiter // admission order
 	byPrio    map[int32]int
 	bySession map[string]int
+	byProject map[string]int
 	next      uint64
 }
 
 func newQueue() *queue {
-	return &queue{byKey: map[string]*waiter{}, byPrio: map[int32]int{}, bySession: map[string]int{}}
+	return &queue{byKey: map[string]*waiter{}, byPrio: map[int32]int{}, bySession: map[string]int{}, byProject: map[string]int{}}
 }
 
 // before reports whether a goes ahead of b.
@@ -59,6 +60,7 @@ func (q *queue) put(w waiter) {
 	q.byKey[w.key] = nw
 	q.byPrio[w.claim.Priority]++
 	q.bySession[w.session]++
+	q.byProject[w.claim.Project]++
 }
 
 // remove takes key's waiter out of the queue, if it waits.
@@ -86,6 +88,9 @@ func (q *queue) remove(key string) {
 	if q.bySession[w.session]--; q.bySession[w.session] == 0 {
 		delete(q.bySession, w.session)
 	}
+	if q.byProject[w.claim.Project]--; q.byProject[w.claim.Project] == 0 {
+		delete(q.byProject, w.claim.Project)
+	}
 }
 
 // topAbove reports whether anything waits at a priority above p.
@@ -101,4 +106,9 @@ func (q *queue) topAbove(p int32) bool {
 // others reports whether a session other than session has a waiter.
 func (q *queue) others(session string) bool {
 	return len(q.byKey) > q.bySession[session]
+}
+
+// othersThan reports whether a waiter of another project than project waits.
+func (q *queue) othersThan(project string) bool {
+	return len(q.byKey) > q.byProject[project]
 }

@@ -23,6 +23,7 @@ func (l *Ledger) Resize(capacity Request, c Claim) bool {
 		}
 	}
 	l.used = l.used.Add(more)
+	l.usage[h.project] = l.usage[h.project].Add(more)
 	h.req = c.Request
 	l.held[c.Holder] = h
 	if more.MilliCPU < 0 || more.Memory < 0 || more.GPU < 0 {
