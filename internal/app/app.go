@@ -256,6 +256,7 @@ func (a *App) Start() {
 			}
 			close(collected)
 		}()
+		go a.refreshQuotas(ctx)
 		a.Controller.Run(ctx)
 		<-collected
 		close(a.stopped)

@@ -25,8 +25,12 @@ import (
 func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyResult, error) {
 	project := projectOf(in.Project)
 	names, docs, readErr := workflow.ReadSources(in.Files)
-	got, err := workflow.CheckApply(names, docs, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
-	if err = errors.Join(readErr, err); err != nil {
+	quotas, docs, quotaErr := splitQuotas(docs)
+	got, err := &workflow.Applying{}, error(nil)
+	if len(docs) > 0 || len(quotas) == 0 {
+		got, err = workflow.CheckApply(names, docs, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
+	}
+	if err = errors.Join(readErr, quotaErr, err); err != nil {
 		return nil, err
 	}
 	if err := mayApply(in, got); err != nil {
@@ -34,6 +38,10 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 	}
 	now := time.Now()
 	res := &apiv1.ApplyResult{Items: []apiv1.Applied{}}
+	applied, err := a.applyQuotas(ctx, in, quotas)
+	if res.Items = append(res.Items, applied...); err != nil {
+		return res, err
+	}
 	for _, rt := range got.Runtimes {
 		stored, changed, err := a.Store.PutRuntime(ctx, store.PutRuntimeParams{Project: project, Runtime: rt, Now: now})
 		if err != nil {

@@ -28,6 +28,7 @@ type engine interface {
 	server.RuntimeKeeper  // the stored training runtimes
 	server.CacheKeeper    // the stored results of cached tasks
 	server.PartyKeeper    // the parties of federated runs
+	server.QuotaKeeper    // the projects' quotas
 }
 
 // reader reads runs and their events.

@@ -192,6 +192,10 @@ func printApplied(e *env, res *apiv1.ApplyResult) {
 		return
 	}
 	for _, it := range res.Items {
+		if it.Kind == apiv1.KindProjectQuota {
+			fmt.Fprintf(e.stdout, "%s/%s %s\n", it.Kind, it.Name, it.Action)
+			continue
+		}
 		if it.Kind == apiv1.KindWorkflowTemplate {
 			fmt.Fprintf(e.stdout, "%s/%s %s in project %s\n", it.Kind, it.Name, it.Action, it.Project)
 			continue

@@ -32,6 +32,10 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		rs.fresh = rs.fresh[:0]
 		return c.giveBack(ctx, r)
 	}
+	if c.runsQuotaHolds(r) {
+		return c.giveBack(ctx, r)
+	}
+	defer c.releaseRunSlot(rs)
 	if handed, err := c.handOver(ctx, r); handed || err != nil {
 		return err
 	}
@@ -70,6 +74,9 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 			}
 			r.starved = true
 			c.markWaiting(r, it.node, last)
+			if len(last.Preempt) > 0 {
+				c.preempt(r, it.node, last.Preempt)
+			}
 		}
 		est = last.Free
 		c.setFreeGuess(est)
@@ -191,6 +198,7 @@ func (rs *runState) nextClaim(i int) resource.Claim {
 func (rs *runState) claim(i, n int) resource.Claim {
 	t := &rs.plan.Tasks[i]
 	c := resource.Claim{
+		Project:  projectOf(rs.run),
 		Holder:   rs.attemptID(i, n).String(),
 		Waiter:   rs.waiter(i),
 		Request:  t.Request,
@@ -245,6 +253,10 @@ func (c *Controller) markWaiting(r *round, i int, a resource.Admission) {
 	t := &r.rs.plan.Tasks[i]
 	if t.AdmissionTimeout > 0 {
 		r.rs.queued[i] = true
+	}
+	if a.Quota != "" {
+		r.setNode(i, apiv1.PhaseWaiting, "WaitingForQuota", apiv1.CodeQuotaWait, a.Quota)
+		return
 	}
 	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "", waitReason(a, t.Least(), t.Spec.Priority))
 }

@@ -129,6 +129,7 @@ type Controller struct {
 	hold     holdoff
 	outages  map[apiv1.RunID]*outage // runs whose rounds the store could not take
 	watchers map[chan struct{}]bool
+	quota    quotaState // run limits of the projects' quotas (quota.go)
 }
 
 // New returns a controller; Run starts it. Store, Backend, Pool and
@@ -271,6 +272,7 @@ func (c *Controller) forget(rs *runState) {
 	if !mine {
 		return
 	}
+	c.dropRun(rs, true)
 	if w := rs.waiters(); len(w) > 0 {
 		if err := c.cfg.Pool.Withdraw(context.Background(), w...); err != nil {
 			c.log.Warn("withdrawing a run's waiting nodes", "run", rs.run.ID, "err", err)

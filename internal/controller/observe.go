@@ -108,6 +108,8 @@ func (c *Controller) stopped(r *round, i int, why apiv1.Code) {
 		c.suspendNode(r, i, "suspended on request; its processes were stopped and its resources released")
 	case apiv1.CodeShareAborted:
 		c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: why, Message: r.rs.abortMessage(i)})
+	case apiv1.CodePreempted:
+		c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: why, Message: r.rs.preemptedMessage(i), System: true})
 	case apiv1.CodeAttemptTimeout:
 		c.attemptEnded(r, i, node.Verdict{
 			Phase: apiv1.PhaseFailed, Code: why,

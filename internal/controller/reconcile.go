@@ -39,6 +39,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	c.stopIfNeeded(r, cancel)
 	c.suspension(r)
 	c.timeouts(r)
+	c.preemptions(r)
 	gateErr := errors.Join(c.gates(ctx, r), c.readOrders(ctx, r))
 	c.retriesDue(r)
 	c.cacheWaits(ctx, r)
@@ -51,6 +52,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, err
 	}
 	sideErr := c.sideEffects(ctx, r)
+	c.noteRun(rs)
 	rs.running.Store(int64(len(rs.active)))
 	rs.backingOff.Store(int64(len(rs.retrying)))
 	rs.parked.Store(int64(len(rs.suspended)))

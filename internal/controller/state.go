@@ -59,7 +59,10 @@ type runState struct {
 	dirty      map[int]*report // nodes to observe; the report, if the backend sent one
 	resync     bool            // observe every active node
 	cancelReq  bool
-	suspendReq bool // nodes that suspend should be suspended
+	suspendReq bool              // nodes that suspend should be suspended
+	preempts   map[string]string // attempts other runs' nodes preempted, and by whom (quota.go)
+
+	preemptedBy map[int]string // nodes whose attempt is being stopped for a preemption, and by whom
 }
 
 // kind is a node's handler and the optional capabilities it has, looked

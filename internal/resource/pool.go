@@ -78,3 +78,10 @@ func (p *Pool) Granted() <-chan struct{} {
 
 // Free returns what is not held now.
 func (p *Pool) Free() Request { return p.capacity.Sub(p.ledger.Used()) }
+
+// SetQuotas replaces the projects' quotas on the pool's ledger; see
+// Ledger.SetQuotas.
+func (p *Pool) SetQuotas(_ context.Context, quotas map[string]Quota) error {
+	p.ledger.SetQuotas(quotas)
+	return nil
+}

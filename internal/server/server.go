@@ -172,6 +172,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/runtimes/{name}", viewer, s.getRuntime},
 		{"DELETE /api/v1/runtimes/{name}", editor, s.deleteRuntime},
 		{"POST /api/v1/apply", editor, s.applyAll},
+		{"GET /api/v1/quotas", viewer, s.listQuotas},
 		{"GET /api/v1/secrets", viewer, s.listSecrets},
 		{"PUT /api/v1/secrets/{name}", editor, s.putSecret},
 		{"DELETE /api/v1/secrets/{name}", editor, s.deleteSecret},

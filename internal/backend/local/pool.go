@@ -156,3 +156,9 @@ func (b *Backend) startArgs(a *StartArgs) (takeBack func()) {
 		}
 	}
 }
+
+// SetQuotas replaces the projects' quotas on the supervisor's ledger,
+// which every engine on the home shares.
+func (p *Pool) SetQuotas(ctx context.Context, quotas map[string]resource.Quota) error {
+	return p.b.call(ctx, "Supervisor.SetQuotas", QuotasArgs{Quotas: quotas}, &Empty{})
+}

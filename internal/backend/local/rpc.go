@@ -126,3 +126,8 @@ type HoldArgs struct {
 type NamesArgs struct {
 	Names []string
 }
+
+// QuotasArgs replaces the projects' quotas on the supervisor's ledger.
+type QuotasArgs struct {
+	Quotas map[string]resource.Quota
+}

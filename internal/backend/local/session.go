@@ -71,6 +71,16 @@ func (s *session) Release(a NamesArgs, _ *Empty) error {
 	return nil
 }
 
+// SetQuotas replaces the projects' quotas on the ledger every engine on
+// the home shares (see resource.Ledger.SetQuotas).
+func (s *session) SetQuotas(a QuotasArgs, _ *Empty) error {
+	s.ledger.SetQuotas(a.Quotas)
+	s.mu.Lock()
+	s.wake()
+	s.mu.Unlock()
+	return nil
+}
+
 // Withdraw removes waiters from the queue.
 func (s *session) Withdraw(a NamesArgs, _ *Empty) error {
 	s.ledger.Withdraw(a.Names...)

@@ -1,0 +1,142 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/workflow"
+)
+
+// QuotaRefresh is how often the running engine reads the stored quotas
+// again and gives them to its pool: a quota applied anywhere (another
+// replica, kiln apply without a server) counts within this.
+const QuotaRefresh = 2 * time.Second
+
+// quotaRepeat is how many refreshes pass before unchanged quotas are
+// given to the engine again.
+const quotaRepeat = 15
+
+// ListQuotas returns every project's stored quota.
+func (a *App) ListQuotas(ctx context.Context) ([]apiv1.ProjectQuota, error) {
+	return a.Store.ListQuotas(ctx)
+}
+
+// refreshQuotas gives the engine the stored quotas now and every
+// QuotaRefresh until ctx ends. It runs beside the engine, on the leader.
+func (a *App) refreshQuotas(ctx context.Context) {
+	t := time.NewTicker(QuotaRefresh)
+	defer t.Stop()
+	var last string
+	for tick := 0; ; tick++ {
+		if qs, err := a.Store.ListQuotas(ctx); err == nil {
+			// Unchanged quotas are given again now and then: a supervisor
+			// that restarted has forgotten them.
+			key, _ := json.Marshal(qs)
+			if string(key) != last || tick%quotaRepeat == 0 {
+				if err := a.Controller.SetQuotas(ctx, qs); err != nil && ctx.Err() == nil {
+					a.Controller.Logger().Warn("giving the projects' quotas to the engine", "err", err)
+				} else {
+					last = string(key)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// splitQuotas takes the ProjectQuota documents out of docs: it returns
+// them checked, and the rest.
+func splitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []workflow.Document, err error) {
+	var errs []error
+	seen := map[string]bool{}
+	for i := range docs {
+		d := &docs[i]
+		if d.Kind != apiv1.KindProjectQuota {
+			rest = append(rest, *d)
+			continue
+		}
+		q, err := checkQuota(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if seen[q.Metadata.Name] {
+			errs = append(errs, quotaError(d, apiv1.CodeDuplicate, "metadata.name", fmt.Sprintf("the quota of project %q is in the files twice", q.Metadata.Name)))
+			continue
+		}
+		seen[q.Metadata.Name] = true
+		quotas = append(quotas, *q)
+	}
+	return quotas, rest, errors.Join(errs...)
+}
+
+// checkQuota reads and checks one ProjectQuota document.
+func checkQuota(d *workflow.Document) (*apiv1.ProjectQuota, error) {
+	var q apiv1.ProjectQuota
+	dec := json.NewDecoder(bytes.NewReader(d.JSON))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return nil, quotaError(d, apiv1.CodeQuotaSpec, "", "does not read as a ProjectQuota: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if q.APIVersion != apiv1.APIVersion {
+		return nil, quotaError(d, apiv1.CodeQuotaSpec, "apiVersion", fmt.Sprintf("apiVersion %q is not %s", q.APIVersion, apiv1.APIVersion))
+	}
+	if q.Metadata.Name == "" || strings.ContainsAny(q.Metadata.Name, "/ \t\n") {
+		return nil, quotaError(d, apiv1.CodeQuotaSpec, "metadata.name", "metadata.name must name the project the quota is for, without spaces or /")
+	}
+	q.Status = apiv1.ProjectQuotaStatus{}
+	if _, err := resource.QuotaOf(q.Spec); err != nil {
+		for _, e := range apiv1.Errors(err) {
+			e.File, e.Object = d.File, apiv1.KindProjectQuota+"/"+q.Metadata.Name
+		}
+		return nil, err
+	}
+	return &q, nil
+}
+
+func quotaError(d *workflow.Document, code apiv1.Code, field, msg string) *apiv1.Error {
+	return &apiv1.Error{
+		Code: code, File: d.File, Object: d.Object(), Field: field, Message: msg,
+		Hint: "a ProjectQuota has metadata.name (the project) and spec: cpu, memory, gpu, runs, weight, borrowing, preemption (see docs/quotas.md)",
+	}
+}
+
+// applyQuotas stores the quotas of the files being applied, which only a
+// sender who may write every project may do, and says what it did.
+func (a *App) applyQuotas(ctx context.Context, in apiv1.TemplateApply, quotas []apiv1.ProjectQuota) ([]apiv1.Applied, error) {
+	if len(quotas) > 0 && !in.AllProjects {
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeForbidden, Object: apiv1.KindProjectQuota + "/" + quotas[0].Metadata.Name,
+			Message: "a ProjectQuota shares the machine between projects: storing one needs a token of every project (*)",
+			Hint:    "ask whoever runs the server to apply it",
+		}
+	}
+	var out []apiv1.Applied
+	for _, q := range quotas {
+		_, getErr := a.Store.GetQuota(ctx, q.Metadata.Name)
+		changed, err := a.Store.PutQuota(ctx, q, time.Now())
+		if err != nil {
+			return out, err
+		}
+		action := apiv1.ApplyUnchanged
+		switch {
+		case changed && getErr != nil:
+			action = apiv1.ApplyCreated
+		case changed:
+			action = apiv1.ApplyConfigured
+		}
+		out = append(out, apiv1.Applied{Kind: apiv1.KindProjectQuota, Name: q.Metadata.Name, Project: q.Metadata.Name, Action: action})
+	}
+	return out, nil
+}

@@ -1,0 +1,226 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/resource"
+)
+
+// QuotaPool is a Pool that keeps the projects' quotas (see
+// resource.Ledger.SetQuotas): both pools are.
+type QuotaPool interface {
+	SetQuotas(ctx context.Context, quotas map[string]resource.Quota) error
+}
+
+// quotaState is what the engine keeps of the projects' quotas itself:
+// the limit on each project's started runs, which runs count against it,
+// and which wait for it. The pool keeps the rest.
+type quotaState struct {
+	mu      sync.Mutex
+	limits  map[string]int                      // spec.runs by project
+	started map[string]map[apiv1.RunID]bool     // unfinished runs that started, or may start now, by project
+	held    map[string]map[apiv1.RunID]struct{} // runs held Pending by their project's limit
+}
+
+// SetQuotas takes the projects' stored quotas: their run limits, kept
+// here, and the rest, given to the pool. A quota whose spec does not read
+// (it was stored by another version) is left out, and the error says so.
+func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota) error {
+	ledger, limits := map[string]resource.Quota{}, map[string]int{}
+	var bad []string
+	for _, q := range quotas {
+		rq, err := resource.QuotaOf(q.Spec)
+		if err != nil {
+			bad = append(bad, q.Metadata.Name)
+			continue
+		}
+		ledger[q.Metadata.Name] = rq
+		if q.Spec.Runs > 0 {
+			limits[q.Metadata.Name] = q.Spec.Runs
+		}
+	}
+	qs := &c.quota
+	qs.mu.Lock()
+	qs.limits = limits
+	var wake []apiv1.RunID
+	for _, runs := range qs.held {
+		for id := range runs {
+			wake = append(wake, id)
+		}
+	}
+	qs.mu.Unlock()
+	for _, id := range wake {
+		c.queue.Add(id)
+	}
+	var err error
+	if p, ok := c.cfg.Pool.(QuotaPool); ok {
+		err = p.SetQuotas(ctx, ledger)
+	}
+	if len(bad) > 0 {
+		err = fmt.Errorf("quotas of %s do not read and were left out", strings.Join(bad, ", "))
+	}
+	return err
+}
+
+// Logger is where the engine writes its own messages.
+func (c *Controller) Logger() *slog.Logger { return c.log }
+
+// runsQuotaHolds reports whether run rs must stay Pending because its
+// project has as many started runs as its quota's spec.runs; if not, a run
+// that has not started counts against the limit from now (releaseRunSlot
+// gives its place back if it does not start in the round).
+func (c *Controller) runsQuotaHolds(r *round) bool {
+	rs := r.rs
+	p, id := projectOf(rs.run), rs.run.ID
+	qs := &c.quota
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	limit := qs.limits[p]
+	if limit == 0 || rs.run.Status.StartedAt != nil || qs.started[p][id] {
+		return false
+	}
+	if n := len(qs.started[p]); n >= limit {
+		addTo(&qs.held, p, id)
+		msg := fmt.Sprintf("project %s has %d of %d runs running", p, n, limit)
+		r.setRun(apiv1.PhasePending, "WaitingForQuota", apiv1.CodeQuotaRunsWait, msg)
+		for _, i := range rs.fresh {
+			if rs.ready.has(i) {
+				r.setNode(i, apiv1.PhaseWaiting, "WaitingForQuota", apiv1.CodeQuotaRunsWait, msg)
+			}
+		}
+		rs.fresh = rs.fresh[:0]
+		return true
+	}
+	delete(qs.held[p], id)
+	addTo(&qs.started, p, id)
+	return false
+}
+
+// releaseRunSlot gives back the place a run took against its project's
+// run limit if it still has not started.
+func (c *Controller) releaseRunSlot(rs *runState) {
+	if rs.run.Status.StartedAt != nil {
+		return
+	}
+	c.dropRun(rs, false)
+}
+
+// noteRun counts a started, unfinished run against its project's limit
+// (an engine that adopts runs counts them too).
+func (c *Controller) noteRun(rs *runState) {
+	if rs.run.Status.StartedAt == nil || rs.run.Status.Phase.Done() {
+		return
+	}
+	qs := &c.quota
+	qs.mu.Lock()
+	addTo(&qs.started, projectOf(rs.run), rs.run.ID)
+	qs.mu.Unlock()
+}
+
+// dropRun stops counting rs against its project's limit; when it ended
+// (gone), the runs its limit holds go round again.
+func (c *Controller) dropRun(rs *runState, gone bool) {
+	p, id := projectOf(rs.run), rs.run.ID
+	qs := &c.quota
+	qs.mu.Lock()
+	_, counted := qs.started[p][id]
+	delete(qs.started[p], id)
+	if gone {
+		delete(qs.held[p], id)
+	}
+	var wake []apiv1.RunID
+	if counted && gone {
+		for w := range qs.held[p] {
+			wake = append(wake, w)
+		}
+	}
+	qs.mu.Unlock()
+	for _, w := range wake {
+		c.queue.Add(w)
+	}
+}
+
+func addTo[T any](m *map[string]map[apiv1.RunID]T, p string, id apiv1.RunID) {
+	if *m == nil {
+		*m = map[string]map[apiv1.RunID]T{}
+	}
+	if (*m)[p] == nil {
+		(*m)[p] = map[apiv1.RunID]T{}
+	}
+	var zero T
+	(*m)[p][id] = zero
+}
+
+// preempt has the attempts the pool named stopped, for node i of r's run
+// that waits for their room: those of r's run now, those of other runs
+// in their own rounds.
+func (c *Controller) preempt(r *round, i int, victims []string) {
+	msg := fmt.Sprintf("preempted by %s (priority %d)", r.rs.waiter(i), r.rs.plan.Tasks[i].Spec.Priority)
+	for _, v := range victims {
+		run := apiv1.RunID(v[:max(strings.IndexByte(v, '/'), 0)])
+		if run == r.rs.run.ID {
+			c.preemptHere(r, v, msg)
+			continue
+		}
+		rs := c.lookup(run)
+		if rs == nil {
+			c.log.Warn("a preemption victim's run is not this engine's", "attempt", v)
+			continue
+		}
+		rs.mu.Lock()
+		if rs.preempts == nil {
+			rs.preempts = map[string]string{}
+		}
+		rs.preempts[v] = msg
+		rs.mu.Unlock()
+		c.queue.Add(run)
+	}
+}
+
+// preemptions stops the attempts of r's run that other runs' nodes
+// preempted.
+func (c *Controller) preemptions(r *round) {
+	rs := r.rs
+	rs.mu.Lock()
+	got := rs.preempts
+	rs.preempts = nil
+	rs.mu.Unlock()
+	for v, msg := range got {
+		c.preemptHere(r, v, msg)
+	}
+}
+
+// preemptHere stops attempt v of r's run, if it still runs.
+func (c *Controller) preemptHere(r *round, v, msg string) {
+	rs := r.rs
+	slash, last := strings.IndexByte(v, '/'), strings.LastIndexByte(v, '/')
+	if slash < 0 || last <= slash {
+		return
+	}
+	i, ok := rs.plan.Index[v[slash+1:last]]
+	n, err := strconv.Atoi(v[last+1:])
+	if !ok || err != nil || !rs.active[i] || rs.nodes[i].attempt.Number != n {
+		return
+	}
+	if rs.preemptedBy == nil {
+		rs.preemptedBy = map[int]string{}
+	}
+	rs.preemptedBy[i] = msg
+	c.stopAttempt(r, i, apiv1.CodePreempted)
+}
+
+// preemptedMessage is what a preempted attempt of node i records.
+func (rs *runState) preemptedMessage(i int) string {
+	msg := rs.preemptedBy[i]
+	delete(rs.preemptedBy, i)
+	if msg == "" {
+		msg = "preempted"
+	}
+	return msg
+}
