@@ -32,10 +32,6 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		rs.fresh = rs.fresh[:0]
 		return c.giveBack(ctx, r)
 	}
-	if c.runsQuotaHolds(r) {
-		return c.giveBack(ctx, r)
-	}
-	defer c.releaseRunSlot(rs)
 	if handed, err := c.handOver(ctx, r); handed || err != nil {
 		return err
 	}

@@ -82,19 +82,13 @@ func (c *Controller) runsQuotaHolds(r *round) bool {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	limit := qs.limits[p]
-	if limit == 0 || rs.run.Status.StartedAt != nil || qs.started[p][id] {
+	if limit == 0 || rs.run.Status.StartedAt != nil || rs.stopping != "" || qs.started[p][id] {
 		return false
 	}
 	if n := len(qs.started[p]); n >= limit {
 		addTo(&qs.held, p, id)
 		msg := fmt.Sprintf("project %s has %d of %d runs running", p, n, limit)
 		r.setRun(apiv1.PhasePending, "WaitingForQuota", apiv1.CodeQuotaRunsWait, msg)
-		for _, i := range rs.fresh {
-			if rs.ready.has(i) {
-				r.setNode(i, apiv1.PhaseWaiting, "WaitingForQuota", apiv1.CodeQuotaRunsWait, msg)
-			}
-		}
-		rs.fresh = rs.fresh[:0]
 		return true
 	}
 	delete(qs.held[p], id)

@@ -68,6 +68,10 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 // once, so this goes on while admitting changes more (a few times at
 // most: what is left waits for the next round, which the ready nodes ask for).
 func (c *Controller) settleAndAdmit(ctx context.Context, r *round) error {
+	if c.runsQuotaHolds(r) { // it stays Pending: nothing of it is decided yet
+		return nil
+	}
+	defer c.releaseRunSlot(r.rs)
 	var errs []error
 	for range 4 {
 		c.settle(ctx, r)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Unlimited in a field of Quota.Nominal leaves that resource unlimited.
@@ -94,17 +95,26 @@ func (l *Ledger) quotaBlock(project string, req Request, within map[string]int) 
 	if q.Borrowing {
 		how = "it may borrow spare capacity only while no other project within its quota waits"
 	}
-	return fmt.Sprintf("project %s uses %s of its quota %s; this task needs %s more, and %s",
-		project, used, quotaString(q.Nominal), req, how)
+	return fmt.Sprintf("project %s uses %s of its quota of %s; this task needs %s more, and %s",
+		project, limited(used, q.Nominal), limited(q.Nominal, q.Nominal), limited(req, q.Nominal), how)
 }
 
-// quotaString formats a nominal quota, naming unlimited resources.
-func quotaString(n Request) string {
-	s := n.String()
-	if n.MilliCPU < 0 || n.Memory < 0 || n.GPU < 0 {
-		s = fmt.Sprintf("%s (negative: unlimited)", s)
+// limited formats r's resources that nominal limits: "cpu 2, gpu 1".
+func limited(r, nominal Request) string {
+	var parts []string
+	for _, f := range []struct {
+		limit int64
+		part  string
+	}{
+		{nominal.MilliCPU, strings.SplitN(r.String(), ", ", 3)[0]},
+		{nominal.Memory, strings.SplitN(r.String(), ", ", 3)[1]},
+		{nominal.GPU, strings.SplitN(r.String(), ", ", 3)[2]},
+	} {
+		if f.limit >= 0 {
+			parts = append(parts, f.part)
+		}
 	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 // withinWaiting counts the waiters whose claims are within their
