@@ -38,7 +38,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 	est := c.freeGuess().Add(r.releasedRoom)
 	last := resource.Admission{Free: est}
 	var tried []readyItem
-	taken, broad := map[int]bool{}, false
+	taken, broad := map[int]bool{}, c.quotasOn() // with quotas every ready node waits in the pool's queue, for its project's fair share
 	restore := func() {
 		for _, it := range tried {
 			if !taken[it.node] {
@@ -146,7 +146,7 @@ func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]re
 // call to the pool a round. It reports false when the round must ask.
 func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 	rs := r.rs
-	if len(r.released) == 0 || r.suspend || rs.part != nil || c.othersStarved(rs.run.ID) {
+	if len(r.released) == 0 || r.suspend || rs.part != nil || c.othersStarved(rs.run.ID) || c.quotasOn() {
 		return false, nil
 	}
 	it, _ := rs.ready.peek()

@@ -23,6 +23,7 @@ type QuotaPool interface {
 // and which wait for it. The pool keeps the rest.
 type quotaState struct {
 	mu      sync.Mutex
+	on      bool                                // any project has a quota
 	limits  map[string]int                      // spec.runs by project
 	started map[string]map[apiv1.RunID]bool     // unfinished runs that started, or may start now, by project
 	held    map[string]map[apiv1.RunID]struct{} // runs held Pending by their project's limit
@@ -47,7 +48,7 @@ func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota)
 	}
 	qs := &c.quota
 	qs.mu.Lock()
-	qs.limits = limits
+	qs.limits, qs.on = limits, len(ledger) > 0
 	var wake []apiv1.RunID
 	for _, runs := range qs.held {
 		for id := range runs {
@@ -70,6 +71,15 @@ func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota)
 
 // Logger is where the engine writes its own messages.
 func (c *Controller) Logger() *slog.Logger { return c.log }
+
+// quotasOn reports whether any project has a quota: then the pool
+// decides who is next among projects, and the engine hands no room over
+// between its own attempts without asking.
+func (c *Controller) quotasOn() bool {
+	c.quota.mu.Lock()
+	defer c.quota.mu.Unlock()
+	return c.quota.on
+}
 
 // runsQuotaHolds reports whether run rs must stay Pending because its
 // project has as many started runs as its quota's spec.runs; if not, a run

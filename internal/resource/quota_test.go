@@ -11,8 +11,8 @@ var cpu1 = Request{MilliCPU: 1000}
 
 func cpus(n int64) Request { return Request{MilliCPU: n * 1000} }
 
-func quotaOf(cpu int64, borrow, preempt bool, weight int64) Quota {
-	return Quota{Nominal: Request{cpu * 1000, Unlimited, Unlimited}, Borrowing: borrow, Preempt: preempt, Weight: weight}
+func quotaOf(cpu int64, borrow, preempt bool) Quota {
+	return Quota{Nominal: Request{cpu * 1000, Unlimited, Unlimited}, Borrowing: borrow, Preempt: preempt, Weight: 1}
 }
 
 func claim(project, name string, req Request, prio int32) Claim {
@@ -22,7 +22,7 @@ func claim(project, name string, req Request, prio int32) Claim {
 func TestQuotaHoldsAProjectBackAndLetsOthersPass(t *testing.T) {
 	t.Parallel()
 	l := NewLedger()
-	l.SetQuotas(map[string]Quota{"a": quotaOf(2, false, false, 1)})
+	l.SetQuotas(map[string]Quota{"a": quotaOf(2, false, false)})
 	got := l.Admit("e", cpus(4), []Claim{claim("a", "a1", cpu1, 0), claim("a", "a2", cpu1, 0), claim("a", "a3", cpu1, 5), claim("b", "b1", cpu1, 0)})
 	if !got[0].Admitted || !got[1].Admitted || got[2].Admitted || !got[3].Admitted {
 		t.Fatalf("admitted %+v; want a1, a2 and b1: a3 is beyond a's quota of 2 cpus", got)
@@ -46,7 +46,7 @@ func TestQuotaHoldsAProjectBackAndLetsOthersPass(t *testing.T) {
 func TestBorrowingTakesOnlyWhatNoOneWithinQuotaWaitsFor(t *testing.T) {
 	t.Parallel()
 	l := NewLedger()
-	l.SetQuotas(map[string]Quota{"a": quotaOf(2, true, false, 1), "b": quotaOf(2, true, false, 1)})
+	l.SetQuotas(map[string]Quota{"a": quotaOf(2, true, false), "b": quotaOf(2, true, false)})
 	got := l.Admit("e", cpus(4), []Claim{claim("a", "a1", cpu1, 0), claim("a", "a2", cpu1, 0), claim("a", "a3", cpu1, 0)})
 	if !got[2].Admitted {
 		t.Fatalf("a3 = %+v; want it to borrow the capacity b does not use", got[2])
@@ -101,7 +101,7 @@ func TestPreemptionNamesLowerPriorityVictimsOfTheSameProject(t *testing.T) {
 	t.Parallel()
 	for _, preempt := range []bool{true, false} {
 		l := NewLedger()
-		l.SetQuotas(map[string]Quota{"a": quotaOf(Unlimited, true, preempt, 1)})
+		l.SetQuotas(map[string]Quota{"a": quotaOf(Unlimited, true, preempt)})
 		l.Admit("e", cpus(2), []Claim{claim("a", "low1", cpu1, 0), claim("a", "low2", cpu1, 0)})
 		got := l.Admit("e", cpus(2), []Claim{claim("a", "high", cpu1, 10)})
 		want := []string(nil)
@@ -127,7 +127,7 @@ func TestPreemptionNamesLowerPriorityVictimsOfTheSameProject(t *testing.T) {
 func TestPreemptionReclaimsWhatOtherProjectsBorrowed(t *testing.T) {
 	t.Parallel()
 	l := NewLedger()
-	l.SetQuotas(map[string]Quota{"a": quotaOf(1, true, false, 1), "b": quotaOf(2, true, true, 1)})
+	l.SetQuotas(map[string]Quota{"a": quotaOf(1, true, false), "b": quotaOf(2, true, true)})
 	got := l.Admit("e", cpus(3), []Claim{claim("a", "a1", cpu1, 5), claim("a", "a2", cpu1, 5), claim("a", "a3", cpu1, 5), claim("b", "b1", cpu1, 0)})
 	if !got[2].Admitted || got[3].Admitted {
 		t.Fatalf("got %+v; want a to borrow all 3 cpus and b1 waiting", got)
@@ -146,7 +146,7 @@ func TestPreemptionReclaimsWhatOtherProjectsBorrowed(t *testing.T) {
 func TestGangsAreAdmittedWholeWithinQuota(t *testing.T) {
 	t.Parallel()
 	l := NewLedger()
-	l.SetQuotas(map[string]Quota{"a": quotaOf(2, false, false, 1)})
+	l.SetQuotas(map[string]Quota{"a": quotaOf(2, false, false)})
 	gang := claim("a", "gang", cpus(3), 0)
 	if got := l.Admit("e", cpus(8), []Claim{gang}); got[0].Admitted || got[0].Quota == "" {
 		t.Errorf("a gang of 3 cpus under a quota of 2 = %+v; want it waiting whole, for its quota", got[0])

@@ -31,20 +31,26 @@ func QuotaOf(s apiv1.ProjectQuotaSpec) (Quota, error) {
 	field("spec.memory", s.Memory, ParseBytes, &q.Nominal.Memory)
 	field("spec.gpu", s.GPU, ParseCount, &q.Nominal.GPU)
 	if s.Weight < 0 || s.Weight > 1000 {
-		errs = append(errs, &apiv1.Error{Code: apiv1.CodeQuotaValue, Field: "spec.weight",
-			Message: fmt.Sprintf("weight %d is out of range: give 1 to 1000 (default 1)", s.Weight)})
+		errs = append(errs, &apiv1.Error{
+			Code: apiv1.CodeQuotaValue, Field: "spec.weight",
+			Message: fmt.Sprintf("weight %d is out of range: give 1 to 1000 (default 1)", s.Weight),
+		})
 	}
 	if s.Runs < 0 {
-		errs = append(errs, &apiv1.Error{Code: apiv1.CodeQuotaValue, Field: "spec.runs",
-			Message: fmt.Sprintf("runs %d is negative: give the most unfinished runs the project may have started, or 0 for no limit", s.Runs)})
+		errs = append(errs, &apiv1.Error{
+			Code: apiv1.CodeQuotaValue, Field: "spec.runs",
+			Message: fmt.Sprintf("runs %d is negative: give the most unfinished runs the project may have started, or 0 for no limit", s.Runs),
+		})
 	}
 	switch s.Preemption {
 	case "", apiv1.PreemptNever:
 	case apiv1.PreemptLowerPriority:
 		q.Preempt = true
 	default:
-		errs = append(errs, &apiv1.Error{Code: apiv1.CodeQuotaValue, Field: "spec.preemption",
-			Message: fmt.Sprintf("preemption %s is not Never or LowerPriority", Quote(s.Preemption))})
+		errs = append(errs, &apiv1.Error{
+			Code: apiv1.CodeQuotaValue, Field: "spec.preemption",
+			Message: fmt.Sprintf("preemption %s is not Never or LowerPriority", Quote(s.Preemption)),
+		})
 	}
 	return q, errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,15 +27,18 @@ type quotaServer struct {
 func startQuotaServe(t *testing.T, quotas string, args ...string) *quotaServer {
 	t.Helper()
 	home := newHome(t)
-	base, admin, _ := startServeAs(t, home, nil, nil, args...)
+	file := writeFile(t, t.TempDir(), "quotas.yaml", quotas)
+	if r := kiln(t, home, "apply", "-f", file); r.code != 0 || !strings.Contains(r.stdout, "created") {
+		t.Fatalf("kiln apply quotas: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	base, admin, _ := startServeAs(t, home, nil, nil, args...) // its engine starts with the quotas
 	s := &quotaServer{home: home, base: base, env: append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin), api: client.New(base, admin)}
-	if r := kilnWithEnv(t, s.env, home, "apply", "-f", writeFile(t, t.TempDir(), "quotas.yaml", quotas)); r.code != 0 {
-		t.Fatalf("kiln apply quotas: exit %d: %s", r.code, r.stderr)
+	if r := kilnWithEnv(t, s.env, home, "apply", "-f", file); r.code != 0 || !strings.Contains(r.stdout, "unchanged") {
+		t.Fatalf("kiln apply quotas again through the server: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := kilnWithEnv(t, s.env, home, "get", "quotas"); !strings.Contains(r.stdout, "PROJECT") {
 		t.Fatalf("kiln get quotas: %s%s", r.stdout, r.stderr)
 	}
-	time.Sleep(3 * time.Second) // the engine reads the stored quotas every 2s
 	return s
 }
 
@@ -58,10 +62,10 @@ func (s *quotaServer) get(t *testing.T, id apiv1.RunID) *apiv1.Run {
 	return r
 }
 
-func (s *quotaServer) waitPhase(t *testing.T, id apiv1.RunID, phase apiv1.Phase) *apiv1.Run {
+func (s *quotaServer) waitSucceeded(t *testing.T, id apiv1.RunID) *apiv1.Run {
 	t.Helper()
 	var r *apiv1.Run
-	waitFor(t, fmt.Sprintf("run %s %s", id, phase), func() bool { r = s.get(t, id); return r.Status.Phase == phase })
+	waitFor(t, fmt.Sprintf("run %s to succeed", id), func() bool { r = s.get(t, id); return r.Status.Phase == apiv1.PhaseSucceeded })
 	return r
 }
 
@@ -107,12 +111,12 @@ spec: {cpu: "1", runs: 1, borrowing: false}
 	if r := s.get(t, first.ID); r.Status.Phase != apiv1.PhaseRunning {
 		t.Errorf("first run %s; want it Running, one task at a time", r.Status.Phase)
 	}
-	f := s.waitPhase(t, first.ID, apiv1.PhaseSucceeded)
+	f := s.waitSucceeded(t, first.ID)
 	a, b := f.Status.Nodes[0].Attempts[0], f.Status.Nodes[1].Attempts[0]
 	if a.StartedAt.Before(*b.FinishedAt) && b.StartedAt.Before(*a.FinishedAt) {
 		t.Errorf("the first run's two tasks overlapped (%v-%v, %v-%v); the quota of 1 cpu allows one at a time", a.StartedAt, a.FinishedAt, b.StartedAt, b.FinishedAt)
 	}
-	sec := s.waitPhase(t, second.ID, apiv1.PhaseSucceeded)
+	sec := s.waitSucceeded(t, second.ID)
 	if sec.Status.StartedAt.Before(*f.Status.FinishedAt) {
 		t.Errorf("the second run started at %v, before the first ended at %v", sec.Status.StartedAt, f.Status.FinishedAt)
 	}
@@ -154,7 +158,7 @@ spec: {weight: 3}
 	warm := 3 * time.Second
 	from := time.Now().Add(warm)
 	to := from.Add(window)
-	time.Sleep(warm + window + 2*time.Second)
+	<-time.After(warm + window + 2*time.Second)
 	used := map[string]float64{}
 	for _, run := range []*apiv1.Run{light, heavy} {
 		r := s.get(t, run.ID)
@@ -206,8 +210,8 @@ spec: {preemption: LowerPriority}
 	low := s.submit(t, "team-p", cpuSleepers("low", 1, "2", "4", 0))
 	waitFor(t, "the low task running", func() bool { return s.get(t, low.ID).Status.Nodes[0].Phase == apiv1.PhaseRunning })
 	high := s.submit(t, "team-p", cpuSleepers("high", 1, "2", "1", 10))
-	h := s.waitPhase(t, high.ID, apiv1.PhaseSucceeded)
-	l := s.waitPhase(t, low.ID, apiv1.PhaseSucceeded)
+	h := s.waitSucceeded(t, high.ID)
+	l := s.waitSucceeded(t, low.ID)
 	at := l.Status.Nodes[0].Attempts
 	if len(at) != 2 {
 		t.Fatalf("low task attempts %+v; want two: the preempted one and its retry", at)
@@ -220,5 +224,41 @@ spec: {preemption: LowerPriority}
 	}
 	if hs := h.Status.Nodes[0].Attempts[0].StartedAt; hs.Before(*at[0].FinishedAt) {
 		t.Errorf("the high task started at %v, before its victim ended at %v", hs, at[0].FinishedAt)
+	}
+}
+
+// TestQuotaFilesApplyAndBadOnesAreRefused: the example applies and lists;
+// a bad quota is refused with a code naming its file, object and field,
+// and nothing of the file is stored.
+func TestQuotaFilesApplyAndBadOnesAreRefused(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	if r := kiln(t, home, "apply", "-f", filepath.Join(repoRoot(), "examples", "quotas", "quotas.yaml")); r.code != 0 {
+		t.Fatalf("kiln apply the example: exit %d: %s", r.code, r.stderr)
+	}
+	r := kiln(t, home, "get", "quotas")
+	for _, want := range []string{"production  16", "LowerPriority", "adhoc", "false"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("kiln get quotas lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	bad := writeFile(t, t.TempDir(), "bad.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: ProjectQuota
+metadata: {name: fresh}
+spec: {cpu: "2"}
+---
+apiVersion: kiln.dev/v1alpha1
+kind: ProjectQuota
+metadata: {name: broken}
+spec: {cpu: "-1", preemption: Always}
+`)
+	r = kiln(t, home, "apply", "-f", bad)
+	for _, want := range []string{"KLN-1023", "KLN-1081", "bad.yaml", "ProjectQuota/broken", "spec.cpu", "spec.preemption"} {
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("kiln apply of a bad quota: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+	if r := kiln(t, home, "get", "quotas"); strings.Contains(r.stdout, "fresh") {
+		t.Errorf("a file with a bad quota stored its good one:\n%s", r.stdout)
 	}
 }
