@@ -10,6 +10,8 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/workflow"
 )
@@ -42,9 +44,8 @@ func (a *App) refreshQuotas(ctx context.Context) {
 			if string(key) != last || tick%quotaRepeat == 0 {
 				if err := a.Controller.SetQuotas(ctx, qs); err != nil && ctx.Err() == nil {
 					a.Controller.Logger().Warn("giving the projects' quotas to the engine", "err", err)
-				} else {
-					last = string(key)
 				}
+				last = string(key) // after an error, tried again with the next repeat
 			}
 		}
 		select {
@@ -140,3 +141,10 @@ func (a *App) applyQuotas(ctx context.Context, in apiv1.TemplateApply, quotas []
 	}
 	return out, nil
 }
+
+// Both pools keep quotas: the supervisor's on the local backend, the
+// engine's own on Kubernetes.
+var (
+	_ controller.QuotaPool = (*local.Pool)(nil)
+	_ controller.QuotaPool = (*resource.Pool)(nil)
+)

@@ -234,8 +234,12 @@ func (l *Ledger) victims(session string, capacity Request, c Claim) []string {
 		h      holding
 	}
 	var cands []cand
+	pending := map[string]bool{} // granted, not yet started: nothing to evict
+	for _, g := range l.granted {
+		pending[g.holder] = true
+	}
 	for k, h := range l.held {
-		if h.session != session || h.preempted || h.priority >= c.Priority && h.project == c.Project {
+		if h.session != session || h.preempted || pending[k] || h.priority >= c.Priority && h.project == c.Project {
 			continue
 		}
 		if h.project == c.Project || reclaim && !l.quota(h.project).within(l.usage[h.project]) {
