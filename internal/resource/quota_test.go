@@ -159,4 +159,7 @@ func TestGangsAreAdmittedWholeWithinQuota(t *testing.T) {
 	if got := l.Admit("e", cpus(8), []Claim{elastic}); !got[0].Admitted || got[0].Steps != 1 {
 		t.Errorf("an elastic gang of 1 to 3 cpus = %+v; want admitted with 2, all its quota allows", got[0])
 	}
+	if l.Resize(cpus(8), elastic.Sized(0)) {
+		t.Error("the elastic gang grew to 3 cpus past its quota of 2")
+	}
 }
