@@ -256,9 +256,11 @@ func (a *App) Start() {
 			}
 			close(collected)
 		}()
-		go a.refreshQuotas(ctx)
+		quotas := make(chan struct{})
+		go func() { a.refreshQuotas(ctx); close(quotas) }()
 		a.Controller.Run(ctx)
 		<-collected
+		<-quotas
 		close(a.stopped)
 	}()
 }
