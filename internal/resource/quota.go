@@ -256,8 +256,11 @@ func (l *Ledger) victims(session string, capacity Request, c Claim) []string {
 		}
 	}
 	var out []string
+	enough := func() bool {
+		return c.Least().Add(used).Fits(capacity) && (q.Borrowing || q.within(usage[c.Project].Add(l.usage[c.Project]).Add(c.Least())))
+	}
 	for _, v := range cands {
-		if c.Least().Add(used).Fits(capacity) && (q.Borrowing || q.within(usage[c.Project].Add(l.usage[c.Project]).Add(c.Least()))) {
+		if enough() {
 			break
 		}
 		if v.h.project != c.Project && l.quota(v.h.project).within(l.usage[v.h.project].Add(usage[v.h.project])) {
@@ -267,7 +270,7 @@ func (l *Ledger) victims(session string, capacity Request, c Claim) []string {
 		usage[v.h.project] = usage[v.h.project].Sub(v.h.req)
 		out = append(out, v.holder)
 	}
-	if len(out) == 0 || !c.Least().Add(used).Fits(capacity) {
+	if len(out) == 0 || !enough() {
 		return nil // enough is on its way back, or evicting is not enough
 	}
 	for _, k := range out {
