@@ -21,6 +21,11 @@ import (
 // replica, kiln apply without a server) counts within this.
 const QuotaRefresh = 2 * time.Second
 
+// quotasApplied wakes the quota refresh of the engines in this process
+// when a quota was stored here: it takes effect at once where the leader
+// is this process.
+var quotasApplied = make(chan struct{}, 1)
+
 // quotaRepeat is how many refreshes pass before unchanged quotas are
 // given to the engine again.
 const quotaRepeat = 15
@@ -52,6 +57,7 @@ func (a *App) refreshQuotas(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-quotasApplied:
 		}
 	}
 }
@@ -138,6 +144,12 @@ func (a *App) applyQuotas(ctx context.Context, in apiv1.TemplateApply, quotas []
 			action = apiv1.ApplyConfigured
 		}
 		out = append(out, apiv1.Applied{Kind: apiv1.KindProjectQuota, Name: q.Metadata.Name, Project: q.Metadata.Name, Action: action})
+	}
+	if len(out) > 0 {
+		select {
+		case quotasApplied <- struct{}{}:
+		default:
+		}
 	}
 	return out, nil
 }

@@ -79,17 +79,28 @@ func cpuSleepers(name string, n int, cpu, secs string, priority int) string {
 	return b.String()
 }
 
-// TestQuotaHoldsRunsAndTasksWithTheReasonShown: a project's cpu quota
-// holds its second task waiting (KLN-2040), and its limit of one run holds
-// its second run Pending (KLN-2041), each with the reason in kiln describe
-// run; both go on once room comes back.
+// TestQuotaHoldsRunsAndTasksWithTheReasonShown: a project's cpu quota,
+// applied to a running server, holds its second task waiting (KLN-2040),
+// and its limit of one run holds its second run Pending (KLN-2041), each
+// with the reason in kiln describe run; both go on once room comes back.
 func TestQuotaHoldsRunsAndTasksWithTheReasonShown(t *testing.T) {
 	t.Parallel()
 	s := startQuotaServe(t, `apiVersion: kiln.dev/v1alpha1
 kind: ProjectQuota
+metadata: {name: someone-else}
+spec: {gpu: "1"}
+`, "--cpus", "4")
+	quota := writeFile(t, t.TempDir(), "team-q.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: ProjectQuota
 metadata: {name: team-q}
 spec: {cpu: "1", runs: 1, borrowing: false}
-`, "--cpus", "4")
+`)
+	if r := kilnWithEnv(t, s.env, s.home, "apply", "-f", quota); r.code != 0 || !strings.Contains(r.stdout, "ProjectQuota/team-q created") {
+		t.Fatalf("kiln apply team-q's quota through the server: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kilnWithEnv(t, s.env, s.home, "get", "quotas", "-o", "json"); !strings.Contains(r.stdout, `"team-q"`) {
+		t.Fatalf("kiln get quotas through the server lacks team-q: %s%s", r.stdout, r.stderr)
+	}
 	first := s.submit(t, "team-q", cpuSleepers("first", 2, "1", "3", 0))
 	waitFor(t, "a task of the first run waiting for its quota", func() bool {
 		for _, n := range s.get(t, first.ID).Status.Nodes {
