@@ -15,6 +15,9 @@ import (
 func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 	defer s.coded(&err)
 	return s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := fenceTerm(ctx, tx, c.Term); err != nil {
+			return err
+		}
 		if err := s.fence(ctx, tx, c); err != nil {
 			return err
 		}
@@ -30,7 +33,7 @@ func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 		if err := s.putPartyShares(ctx, tx, c); err != nil {
 			return err
 		}
-		return s.insertEvents(ctx, tx, c.Run, c.Events)
+		return s.insertEventsAt(ctx, tx, c.Run, c.Events, c.Term)
 	})
 }
 

@@ -16,22 +16,24 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) (_ []api
 		id    apiv1.RunID
 		owner string
 		until int64
+		term  int64
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, owner, lease_until FROM runs WHERE done = 0 ORDER BY created_at, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, owner, lease_until, lease_term FROM runs WHERE done = 0 ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
 	}
 	var candidates []holder
 	for rows.Next() {
 		var h holder
-		if err := rows.Scan(&h.id, &h.owner, &h.until); err != nil {
+		if err := rows.Scan(&h.id, &h.owner, &h.until, &h.term); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		if len(p.IDs) > 0 && !slices.Contains(p.IDs, h.id) {
 			continue
 		}
-		free := h.owner == "" || h.owner == p.Owner || h.until < p.Now.UnixNano() || (p.IsDead != nil && p.IsDead(h.owner))
+		free := h.owner == "" || h.owner == p.Owner || h.until < p.Now.UnixNano() || (p.IsDead != nil && p.IsDead(h.owner)) ||
+			(h.term > 0 && h.term < p.Term)
 		if free {
 			candidates = append(candidates, h)
 		}
@@ -41,15 +43,25 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) (_ []api
 		return nil, err
 	}
 	var claimed []apiv1.RunID
-	for _, h := range candidates {
-		res, err := s.wdb.ExecContext(ctx, `UPDATE runs SET owner = ?, lease_until = ? WHERE id = ? AND owner = ? AND lease_until = ?`,
-			p.Owner, p.Until.UnixNano(), h.id, h.owner, h.until)
-		if err != nil {
-			return claimed, err
+	err = s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := fenceTerm(ctx, tx, p.Term); err != nil {
+			return err
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			claimed = append(claimed, h.id)
+		for _, h := range candidates {
+			res, err := tx.ExecContext(ctx, `UPDATE runs SET owner = ?, lease_until = ?, lease_term = ?
+				WHERE id = ? AND owner = ? AND lease_until = ? AND lease_term = ?`,
+				p.Owner, p.Until.UnixNano(), p.Term, h.id, h.owner, h.until, h.term)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				claimed = append(claimed, h.id)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return claimed, nil
 }

@@ -26,10 +26,13 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 		if phase == "" {
 			phase = apiv1.PhasePending
 		}
+		if err := fenceTerm(ctx, tx, p.Term); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source, work_dir,
-			created_at, phase, owner, lease_until, suspend, project, done, cache_mode) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			created_at, phase, owner, lease_until, suspend, project, done, cache_mode, lease_term) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,
-			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done(), r.Cache)
+			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done(), r.Cache, p.Term)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
 				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
@@ -329,9 +332,14 @@ func (s *Store) request(ctx context.Context, id apiv1.RunID, query string, args 
 }
 
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event) error {
+	return s.insertEventsAt(ctx, tx, run, events, 0)
+}
+
+// insertEventsAt appends events written under leadership term term.
+func (s *Store) insertEventsAt(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event, term int64) error {
 	stmt := tx.StmtContext(ctx, s.stmts.insertEvent)
 	for _, e := range events {
-		if _, err := stmt.ExecContext(ctx, run, e.Node, e.Attempt, e.Phase, e.Reason, e.Code, e.Message, e.Time.UnixNano()); err != nil {
+		if _, err := stmt.ExecContext(ctx, run, e.Node, e.Attempt, e.Phase, e.Reason, e.Code, e.Message, e.Time.UnixNano(), term); err != nil {
 			return err
 		}
 	}

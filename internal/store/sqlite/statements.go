@@ -36,8 +36,8 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 			finished_at = excluded.finished_at, nodes = excluded.nodes, joined = excluded.joined,
 			dropped = excluded.dropped`},
 		{&st.putTrainerStatus, `INSERT OR REPLACE INTO node_trainer_status (run_id, node, status) VALUES (?,?,?)`},
-		{&st.insertEvent, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time)
-			VALUES (?,?,?,?,?,?,?,?)`},
+		{&st.insertEvent, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time, term)
+			VALUES (?,?,?,?,?,?,?,?,?)`},
 	} {
 		stmt, err := db.PrepareContext(ctx, p.text)
 		if err != nil {
