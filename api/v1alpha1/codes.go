@@ -96,6 +96,8 @@ const (
 	CodeStoreVersion    Code = "KLN-5003"
 	CodeStoreFull       Code = "KLN-5004"
 	CodeSecretKey       Code = "KLN-5005"
+	CodeStoreKind       Code = "KLN-5050"
+	CodeLeadershipLost  Code = "KLN-5051"
 	CodeSupervisor      Code = "KLN-6001"
 	CodeBackend         Code = "KLN-6002"
 	CodeOOMKilled       Code = "KLN-6003"
@@ -234,6 +236,8 @@ func CodeInfos() []CodeInfo {
 		{CodeStoreVersion, "the store was written by a newer kiln", "upgrade kiln"},
 		{CodeStoreFull, "the disk holding the store or KILN_HOME is full; nothing was written", "free space on the device named; kiln resume RUN then finishes the run"},
 		{CodeSecretKey, "the key that encrypts secret values at rest is missing, unreadable or not the one the store was written with", "restore KILN_HOME/secret.key (or KILN_SECRET_KEY_FILE) from where it was kept"},
+		{CodeStoreKind, "--store (or KILN_STORE, or the configuration file's store) names no store kiln knows", "use sqlite (the default: KILN_HOME/kiln.db) or a PostgreSQL URL such as postgres://kiln@db.example:5432/kiln (the password in PGPASSWORD or ~/.pgpass, not the URL)"},
+		{CodeLeadershipLost, "this server led its replicas and another replica took over (it was paused, or cut off from the store, past its lease); it stopped before writing anything more", "restart it: it serves as a follower and leads again when the leader is gone. Run replicas under a supervisor (systemd, Kubernetes) that restarts them"},
 		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
 		{CodeBackend, "the backend refused or failed an operation", "see the message"},
 		{CodeOOMKilled, "a container was killed for using more memory than its limit (OOMKilled)", "raise resources.memory or use less memory"},

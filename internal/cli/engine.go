@@ -92,6 +92,10 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 // command works runs or reads what the backend keeps (logs on a cluster).
 func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(*app.Config) error) (*app.App, error) {
 	cfg := app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	var err error
+	if cfg.Store, err = e.backend.store(e.home); err != nil {
+		return nil, err
+	}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, err
@@ -112,7 +116,6 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 		cfg.GCInterval = app.DefaultGCInterval
 	}
 	if u >= working || e.readsBackend {
-		var err error
 		if cfg, err = e.withBackend(cfg); err != nil {
 			return nil, err
 		}

@@ -129,6 +129,7 @@ type Controller struct {
 	hold     holdoff
 	outages  map[apiv1.RunID]*outage // runs whose rounds the store could not take
 	watchers map[chan struct{}]bool
+	lead     leadership
 }
 
 // New returns a controller; Run starts it. Store, Backend, Pool and
@@ -139,7 +140,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	cfg = withDefaults(cfg)
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
-	return &Controller{
+	c := &Controller{
 		cfg: cfg, log: cfg.Log, free: cfg.Pool.Capacity(),
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
 		runs:     map[apiv1.RunID]*runState{},
@@ -147,7 +148,9 @@ func New(cfg Config) (*Controller, error) {
 		watchers: map[chan struct{}]bool{},
 		hold:     newHoldoff(),
 		outages:  map[apiv1.RunID]*outage{},
-	}, nil
+	}
+	c.lead.fenced = make(chan struct{})
+	return c, nil
 }
 
 func withDefaults(cfg Config) Config {

@@ -112,8 +112,10 @@ func testFencing(t *testing.T, s store.Store) {
 	if next.Holder != "new" || next.Term != old.Term+1 {
 		t.Fatalf("takeover: leader %+v", next)
 	}
-	stale := &store.Change{Run: "r1", Owner: "old", Term: old.Term, Events: []apiv1.Event{{Reason: "Stale", Time: t0}},
-		Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed}}
+	stale := &store.Change{
+		Run: "r1", Owner: "old", Term: old.Term, Events: []apiv1.Event{{Reason: "Stale", Time: t0}},
+		Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed},
+	}
 	if err := s.Apply(ctx, stale); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("Apply under the ended term: %v, want ErrFenced", err)
 	}
