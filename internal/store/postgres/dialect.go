@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -72,7 +73,8 @@ func (d dialect) classify(err error) *apiv1.Error {
 	default:
 		return nil
 	}
-	return &apiv1.Error{Code: code, File: d.where, Message: msg + ": " + err.Error()}
+	detail := strings.Join(strings.Fields(err.Error()), " ") // pgx lists each address tried on a line
+	return &apiv1.Error{Code: code, File: d.where, Message: msg + ": " + detail}
 }
 
 // sqlState is the SQLSTATE of err, or "" if the server sent none.
