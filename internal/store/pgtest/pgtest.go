@@ -36,7 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -66,10 +66,10 @@ type Server struct {
 	dir      string
 	port     int
 	password string
-	cmd  *exec.Cmd
-	done chan struct{}
-	next atomic.Int64
-	stop sync.Once
+	cmd      *exec.Cmd
+	done     chan struct{}
+	next     atomic.Int64
+	stop     sync.Once
 }
 
 // Start starts a server for tb, stopped and removed by tb.Cleanup.
@@ -195,7 +195,7 @@ func findBin() (string, error) {
 		}
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) }) // newest first
 	for _, d := range dirs {
 		if exists(filepath.Join(d, "initdb")) && exists(filepath.Join(d, "postgres")) {
 			return d, nil

@@ -104,8 +104,10 @@ func serve(bin, dir, password string, cred *syscall.Credential, opt Options) (*S
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"}
+	args := []string{
+		"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200",
+	}
 	if !opt.Durable {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}

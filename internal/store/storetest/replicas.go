@@ -70,7 +70,7 @@ func testStaleApply(t *testing.T, stores []store.Store) {
 	p := NewRun("r1", "a")
 	mustCreate(t, stores[0], p)
 	var applied int
-	refused := make(chan error, 1)
+	refused, going := make(chan error, 1), make(chan struct{})
 	go func() {
 		for i := 0; ; i++ {
 			c := &store.Change{Run: "r1", Owner: "a", Events: []apiv1.Event{{Phase: apiv1.PhaseRunning, Reason: "A", Message: fmt.Sprint(i), Time: t0}}}
@@ -85,10 +85,16 @@ func testStaleApply(t *testing.T, stores []store.Store) {
 				refused <- err
 				return
 			}
-			applied++
+			if applied++; applied == 5 {
+				close(going)
+			}
 		}
 	}()
-	time.Sleep(50 * time.Millisecond) // let a apply some rounds
+	select { // let a apply some rounds
+	case <-going:
+	case err := <-refused:
+		t.Fatalf("a's apply = %v before anyone claimed the run", err)
+	}
 	now := p.LeaseUntil.Add(time.Second)
 	ids, err := stores[1].ClaimRuns(ctx, store.ClaimRunsParams{Owner: "b", Now: now, Until: now.Add(time.Hour)})
 	if err != nil || len(ids) != 1 {
