@@ -71,3 +71,20 @@ func TestReopenKeepsDataAndSchema(t *testing.T) {
 		t.Errorf("Secret after reopen = %q, %v, want v", v, err)
 	}
 }
+
+func TestTextPostgreSQLRefusesIsStoredReplaced(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	p := storetest.NewRun("r1", "me")
+	p.Run.Name = "bad\x00name\xff"
+	if err := s.CreateRun(t.Context(), p); err != nil {
+		t.Fatalf("CreateRun with a NUL and a broken character: %v", err)
+	}
+	r, err := s.GetRun(t.Context(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "bad\uFFFDname\uFFFD"; r.Name != want {
+		t.Errorf("name = %q, want %q", r.Name, want)
+	}
+}

@@ -70,10 +70,12 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			"the store at %s needs a secret key file: set KILN_SECRET_KEY_FILE to a file every replica reads", where)}
 	}
 	db := sql.OpenDB(rebinder{stdlib.GetConnector(*cfg)})
-	db.SetMaxOpenConns(max(opt.MaxConns, 1))
-	if opt.MaxConns == 0 {
-		db.SetMaxOpenConns(16)
+	conns := opt.MaxConns
+	if conns <= 0 {
+		conns = 16
 	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
 	d := dialect{where: where}
 	if err := migrate(ctx, db, d); err != nil {
 		db.Close()

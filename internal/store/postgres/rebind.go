@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/stdlib"
 )
@@ -46,7 +47,8 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 }
 
 // CheckNamedValue implements driver.NamedValueChecker: a boolean, or a
-// valuer that gives one (sql.NullBool), is sent as an integer.
+// valuer that gives one (sql.NullBool), is sent as an integer, and text
+// as PostgreSQL takes it (see storable).
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	if v, ok := nv.Value.(driver.Valuer); ok {
 		val, err := v.Value()
@@ -55,16 +57,28 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 		}
 		nv.Value = val
 	}
-	if nv.Value != nil {
-		if rv := reflect.ValueOf(nv.Value); rv.Kind() == reflect.Bool {
-			nv.Value = int64(0)
-			if rv.Bool() {
-				nv.Value = int64(1)
-			}
+	if nv.Value == nil {
+		return nil
+	}
+	switch rv := reflect.ValueOf(nv.Value); rv.Kind() {
+	case reflect.Bool:
+		nv.Value = int64(0)
+		if rv.Bool() {
+			nv.Value = int64(1)
+		}
+	case reflect.String:
+		if s := rv.String(); !storable(s) {
+			nv.Value = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 		}
 	}
 	return c.Conn.CheckNamedValue(nv)
 }
+
+// storable tells text PostgreSQL takes as it is: valid UTF-8 without NUL.
+// SQLite keeps any bytes; here a task's message with a NUL or a broken
+// character would be refused, and the run's round with it, so such bytes
+// are stored as U+FFFD instead.
+func storable(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
 // rebind numbers the ? placeholders of query outside quoted text.
 func rebind(query string) string {
