@@ -25,7 +25,8 @@
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //	func TestX(t *testing.T) { dsn := pgtest.Shared(t).NewDatabase(t) }
 //
-// End-to-end tests hand such a DSN to the servers they start.
+// End-to-end tests hand such a DSN to the servers they start; New starts
+// a server outside a test (the benchmark), stopped with Stop.
 package pgtest
 
 import (
@@ -78,11 +79,10 @@ func Start(tb testing.TB) *Server { return StartWith(tb, Options{}) }
 // StartWith starts a server tuned by opt for tb, stopped by tb.Cleanup.
 func StartWith(tb testing.TB, opt Options) *Server {
 	tb.Helper()
-	bin, err := findBin()
-	if err != nil {
+	s, err := New(opt)
+	if errors.Is(err, ErrNotInstalled) {
 		missing(tb, err)
 	}
-	s, err := start(bin, opt)
 	if err != nil {
 		tb.Fatalf("starting PostgreSQL: %v", err)
 	}
@@ -90,10 +90,23 @@ func StartWith(tb testing.TB, opt Options) *Server {
 	return s
 }
 
+// ErrNotInstalled is New's error where PostgreSQL's binaries are missing.
+var ErrNotInstalled = errors.New("PostgreSQL is not installed")
+
+// New starts a server outside a test (a benchmark, a TestMain); the
+// caller stops it with Stop.
+func New(opt Options) (*Server, error) {
+	bin, err := findBin()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotInstalled, err)
+	}
+	return start(bin, opt)
+}
+
 // missing skips tb for want of PostgreSQL, or fails it if KILN_REQUIRE_PG=1.
 func missing(tb testing.TB, err error) {
 	tb.Helper()
-	msg := fmt.Sprintf("PostgreSQL is not installed (%v): install Debian's postgresql package (apt-get install postgresql)", err)
+	msg := fmt.Sprintf("%v: install Debian's postgresql package (apt-get install postgresql)", err)
 	if os.Getenv(RequireEnv) == "1" {
 		tb.Fatal(msg + "; " + RequireEnv + "=1 makes this a failure")
 	}
@@ -113,11 +126,10 @@ func Shared(tb testing.TB) *Server {
 	shared.Lock()
 	defer shared.Unlock()
 	if shared.srv == nil && shared.err == nil {
-		bin, err := findBin()
-		if err != nil {
-			missing(tb, err)
-		}
-		shared.srv, shared.err = start(bin, Options{})
+		shared.srv, shared.err = New(Options{})
+	}
+	if errors.Is(shared.err, ErrNotInstalled) {
+		missing(tb, shared.err)
 	}
 	if shared.err != nil {
 		tb.Fatalf("starting PostgreSQL: %v", shared.err)
@@ -149,11 +161,20 @@ func (s *Server) Password() string { return s.password }
 // NewDatabase makes a fresh, empty database on s and returns its DSN.
 func (s *Server) NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	name := fmt.Sprintf("kiln_%d_%d", os.Getpid(), s.next.Add(1))
-	if err := s.exec(tb.Context(), "CREATE DATABASE "+name); err != nil {
-		tb.Fatalf("creating database %s: %v", name, err)
+	dsn, err := s.CreateDatabase(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return s.DSN(name)
+	return dsn
+}
+
+// CreateDatabase is NewDatabase outside a test.
+func (s *Server) CreateDatabase(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("kiln_%d_%d", os.Getpid(), s.next.Add(1))
+	if err := s.exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("creating database %s: %w", name, err)
+	}
+	return s.DSN(name), nil
 }
 
 // exec runs one statement as the superuser, in the postgres database.
