@@ -140,14 +140,19 @@ func Shared(tb testing.TB) *Server {
 // Main runs m's tests and stops the shared server, if they started it,
 // even when a test panics. Its result is the exit code for os.Exit.
 func Main(m *testing.M) int {
-	defer func() {
-		shared.Lock()
-		defer shared.Unlock()
-		if shared.srv != nil {
-			shared.srv.Stop()
-		}
-	}()
+	defer StopShared()
 	return m.Run()
+}
+
+// StopShared stops the shared server, if it was started: for a TestMain
+// that calls m.Run itself. Should the test process die without it (a
+// timeout, a kill), the server gets an immediate shutdown.
+func StopShared() {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.srv != nil {
+		shared.srv.Stop()
+	}
 }
 
 // DSN is the address of database db on s, over TCP, with the password.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -112,19 +113,38 @@ func serve(bin, dir, password string, cred *syscall.Credential, opt Options) (*S
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
 	cmd := command(bin, "postgres", dir, cred, args...)
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT // an immediate shutdown if the tests die unawares
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
+	s := &Server{dir: dir, port: port, password: password, cmd: cmd, done: make(chan struct{})}
+	if err := s.run(); err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, port: port, password: password, cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(30 * time.Second); err != nil {
 		_ = cmd.Process.Kill()
 		<-s.done
 		return nil, fmt.Errorf("%w: %s", err, log.String())
 	}
 	return s, nil
+}
+
+// run starts postgres from a goroutine locked to its thread until
+// postgres exits: the parent-death signal follows the thread that started
+// the process, and a thread of the Go runtime may otherwise end at any
+// time. The thread ends with the test process, killed or not.
+func (s *Server) run() error {
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := s.cmd.Start()
+		started <- err
+		if err == nil {
+			_ = s.cmd.Wait()
+			close(s.done)
+		}
+	}()
+	return <-started
 }
 
 // waitReady waits until the server takes a connection, or exits.
