@@ -1,6 +1,8 @@
 // Package sqlite is the default, embedded store: one SQLite file in WAL
 // mode, opened with a pure-Go driver, so kiln needs no database server and
-// no cgo. Several kiln processes may share one file.
+// no cgo. Several kiln processes may share one file. The SQL is
+// internal/store/sqlstore's, shared with the PostgreSQL store; this
+// package opens and migrates the file and is sqlstore's SQLite dialect.
 package sqlite
 
 import (
