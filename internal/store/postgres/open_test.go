@@ -88,3 +88,24 @@ func TestTextPostgreSQLRefusesIsStoredReplaced(t *testing.T) {
 		t.Errorf("name = %q, want %q", r.Name, want)
 	}
 }
+
+func TestAServerGoneIsACodedError(t *testing.T) {
+	t.Parallel()
+	srv := pgtest.Start(t) // its own server, to stop
+	s, err := postgres.Open(t.Context(), srv.NewDatabase(t), postgres.Options{SecretKeyFile: filepath.Join(t.TempDir(), "secret.key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateRun(t.Context(), storetest.NewRun("r1", "")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	_, err = s.GetRun(t.Context(), "r1")
+	if got := apiv1.CodeOf(err); got != apiv1.CodePGUnreachable {
+		t.Fatalf("GetRun with the server gone = %v, want %s", err, apiv1.CodePGUnreachable)
+	}
+	if err := s.CreateRun(t.Context(), storetest.NewRun("r2", "")); apiv1.CodeOf(err) != apiv1.CodePGUnreachable {
+		t.Errorf("CreateRun with the server gone = %v, want %s", err, apiv1.CodePGUnreachable)
+	}
+}
