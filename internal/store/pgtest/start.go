@@ -105,8 +105,12 @@ func serve(bin, dir, password string, cred *syscall.Credential, opt Options) (*S
 	if err != nil {
 		return nil, err
 	}
+	socketDir := dir
+	if len(dir)+len("/.s.PGSQL.65535") > 100 { // a unix socket's path is short; the DSNs use TCP anyway
+		socketDir = ""
+	}
 	args := []string{
-		"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port), "-k", dir,
+		"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port), "-k", socketDir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200",
 	}
 	if !opt.Durable {
