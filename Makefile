@@ -6,7 +6,7 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 .DEFAULT_GOAL := help
 # What the tests run for real, from Debian: the training frameworks, and
 # the browser the web UI is tested in.
-DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk iproute2
+DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk iproute2 postgresql
 
 .PHONY: help build example test bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
 
@@ -64,8 +64,8 @@ k8s-up: ## start a real control plane with 4 fake nodes (etcd, kube-* built from
 k8s-down: ## stop the control plane k8s-up started
 	hack/k8s-down.sh
 
-deps: ## install the Debian packages the tests run (frameworks, chromium), if missing
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v ip >/dev/null || { \
+deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 
 tools: ## install the pinned Go tools
