@@ -200,10 +200,12 @@ func (r *replica) readyz(ctx context.Context) (view, error) {
 	return v, nil
 }
 
-// leader waits until a live replica says it leads under a term above
-// after, and returns it with its term.
-func (rs *replicaSet) leader(t *testing.T, after int64, within time.Duration) (*replica, int64) {
+// leader waits, up to 30s (twice the longest takeover the replicas
+// promise), until a live replica says it leads under a term above after,
+// and returns it with its term.
+func (rs *replicaSet) leader(t *testing.T, after int64) (*replica, int64) {
 	t.Helper()
+	const within = 30 * time.Second
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		for _, r := range rs.replicas {

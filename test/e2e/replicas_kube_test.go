@@ -35,15 +35,15 @@ func TestReplicasOnKubernetesAdoptPodsFromTheCluster(t *testing.T) {
 	dsn := pgtest.Start(t).NewDatabase(t)
 	config := fmt.Sprintf("backend: kubernetes\nkubernetes:\n  kubeconfig: %s\n  namespace: %s\n  unschedulableTimeout: 60s\n", c.kubeconfig, c.ns)
 	rs := startReplicas(t, dsn, 2, replicaOptions{ownHomes: true, config: config})
-	_, term := rs.leader(t, 0, 30*time.Second)
+	_, term := rs.leader(t, 0)
 	const tasks = 6
 	ids := submitAll(t, rs, kubeChain(tasks), 4)
 	for k := range 2 {
 		pause(t, 4*time.Second)
-		lead, _ := rs.leader(t, 0, 30*time.Second)
+		lead, _ := rs.leader(t, 0)
 		killed := time.Now()
 		lead.kill9()
-		_, term = rs.leader(t, term, 30*time.Second)
+		_, term = rs.leader(t, term)
 		t.Logf("kill %d: term %d took over in %s", k+1, term, time.Since(killed))
 		rs.start(t, lead)
 	}

@@ -72,16 +72,16 @@ func TestReplicasChaos(t *testing.T) {
 	// seconds, every pause about the lease.
 	tasks := 4 + f.kills*3/2 + f.stops*8
 	wf := chainWorkflow(tasks, ledger)
-	_, term := rs.leader(t, 0, 30*time.Second)
+	_, term := rs.leader(t, 0)
 
 	ids := submitAll(t, rs, wf, f.runs)
 	var takeovers []time.Duration
 	for k := range f.kills {
 		pause(t, time.Duration(500+rand.IntN(2500))*time.Millisecond)
-		lead, _ := rs.leader(t, 0, 30*time.Second)
+		lead, _ := rs.leader(t, 0)
 		killed := time.Now()
 		lead.kill9()
-		_, next := rs.leader(t, term, 30*time.Second)
+		_, next := rs.leader(t, term)
 		takeovers = append(takeovers, time.Since(killed))
 		term = next
 		rs.start(t, lead)
@@ -89,13 +89,13 @@ func TestReplicasChaos(t *testing.T) {
 	}
 	stale := 0
 	for range f.stops {
-		lead, _ := rs.leader(t, 0, 30*time.Second)
+		lead, _ := rs.leader(t, 0)
 		old := term
 		stopped := time.Now()
 		if err := lead.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		_, term = rs.leader(t, old, 30*time.Second)
+		_, term = rs.leader(t, old)
 		takeovers = append(takeovers, time.Since(stopped))
 		if err := lead.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
