@@ -21,11 +21,11 @@ import (
 	"kiln.dev/kiln/internal/cache"
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/gc"
+	"kiln.dev/kiln/internal/leader"
 	"kiln.dev/kiln/internal/metrics"
 	"kiln.dev/kiln/internal/node/builtin"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
-	"kiln.dev/kiln/internal/store/sqlite"
 )
 
 // Config is what an embedded kiln is built from.
@@ -70,6 +70,10 @@ type Config struct {
 	// DeleteWait bounds how long deleting a run with force waits for it
 	// to end after it was cancelled. Default DefaultDeleteWait.
 	DeleteWait time.Duration
+	// Store is where kiln keeps its state: "" or "sqlite" for
+	// Home/kiln.db, or a postgres:// URL that several kiln servers may
+	// share (see App.Lead).
+	Store string
 	// Party is this kiln's party identity (kiln serve --party), and
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
@@ -84,7 +88,7 @@ const (
 
 // App is an embedded kiln: store, local backend and engine.
 type App struct {
-	Store   *sqlite.Store
+	Store   store.Store
 	Backend backend.Backend
 	// Kube is the kubernetes backend when it is the one in use, else nil.
 	Kube       *kube.Backend
@@ -97,6 +101,12 @@ type App struct {
 	Home string
 	// Party and Advertise are Config's: this kiln's party identity.
 	Party, Advertise string
+	// Replicated is set when the store may be shared by several kiln
+	// servers: the engine then follows until this server leads (Lead).
+	Replicated bool
+
+	log     *slog.Logger
+	elector *leader.Elector
 
 	stop       context.CancelFunc
 	life       context.Context // lives until Close
@@ -114,11 +124,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := local.CheckReachable(home, cfg.Isolation.Mode); err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{SecretKeyFile: os.Getenv("KILN_SECRET_KEY_FILE")})
+	st, replicated, err := openStore(ctx, home, cfg.Store)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise}
+	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise, Replicated: replicated, log: cfg.Log}
 	var pool controller.Pool
 	env := os.Environ()
 	if cfg.TaskEnv != nil {
@@ -163,7 +173,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	if replicated {
+		a.Controller.Follow()
+	}
 	a.Metrics.SetSource(a)
+	a.Metrics.SetLeadership(a.leading)
 	a.GC, a.gcEvery, a.deleteWait = newCollector(a, cfg), cfg.GCInterval, cfg.DeleteWait
 	if a.deleteWait <= 0 {
 		a.deleteWait = DefaultDeleteWait
@@ -272,6 +286,7 @@ func (a *App) Close() error {
 		a.stop()
 		<-a.stopped
 	}
+	a.resign()
 	var err error
 	if c, ok := a.Backend.(io.Closer); ok {
 		err = c.Close()

@@ -18,6 +18,8 @@ import (
 // fileConfig is KILN_HOME/config.yaml (or --config): defaults that
 // flags override.
 type fileConfig struct {
+	// Store is "sqlite" (the default) or a postgres:// URL.
+	Store string `json:"store,omitempty"`
 	// Backend is "local" or "kubernetes".
 	Backend    string     `json:"backend,omitempty"`
 	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
@@ -49,6 +51,7 @@ func (b *backendFlags) add(fs *pflag.FlagSet) {
 	b.fs = fs
 	k := &b.file.Kubernetes
 	fs.StringVar(&b.config, "config", "", "configuration file (default KILN_HOME/config.yaml if it exists)")
+	fs.StringVar(&b.file.Store, "store", "", "where kiln keeps its state: sqlite (KILN_HOME/kiln.db) or a postgres:// URL that several kiln servers share (env KILN_STORE; default sqlite)")
 	fs.StringVar(&b.file.Backend, "backend", "", "where tasks run: local or kubernetes (env KILN_BACKEND; default local)")
 	fs.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file for --backend kubernetes (default $KUBECONFIG, then ~/.kube/config; in a pod, the in-cluster config)")
 	fs.StringVar(&k.Context, "context", "", "kubeconfig context (default the current one)")
@@ -140,6 +143,22 @@ func (k *kubeConfig) compile(file string) (kube.Config, error) {
 		*d.dst = v
 	}
 	return out, nil
+}
+
+// store returns the store the flag, the configuration file or KILN_STORE
+// name, in that order; "" for the default.
+func (b *backendFlags) store(home string) (string, error) {
+	if b.fs.Changed("store") {
+		return b.file.Store, nil
+	}
+	cfg, _, err := b.load(home)
+	if err != nil {
+		return "", err
+	}
+	if cfg.Store != "" {
+		return cfg.Store, nil
+	}
+	return os.Getenv("KILN_STORE"), nil
 }
 
 // withBackend sets cfg's backend from the flags and configuration file.

@@ -83,6 +83,14 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 	if err != nil {
 		return nil, nil, err
 	}
+	if u >= working && a.Replicated {
+		a.Close()
+		return nil, nil, &apiv1.Error{
+			Code: apiv1.CodeUsage, Field: "store",
+			Message: "the store is shared by kiln serve replicas, whose leader alone runs the engine: this command works runs, so it goes to one of them",
+			Hint:    "add --server URL (or set KILN_SERVER and KILN_TOKEN) naming any replica; commands that only read, such as kiln get runs, work on the store directly",
+		}
+	}
 	if u >= working {
 		a.Start()
 	}
@@ -93,6 +101,10 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 // command works runs or reads what the backend keeps (logs on a cluster).
 func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(*app.Config) error) (*app.App, error) {
 	cfg := app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	var err error
+	if cfg.Store, err = e.backend.store(e.home); err != nil {
+		return nil, err
+	}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, err
@@ -113,7 +125,6 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 		cfg.GCInterval = app.DefaultGCInterval
 	}
 	if u >= working || e.readsBackend {
-		var err error
 		if cfg, err = e.withBackend(cfg); err != nil {
 			return nil, err
 		}

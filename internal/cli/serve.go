@@ -71,7 +71,9 @@ func newServeCmd(e *env) *cobra.Command {
 				return usagef("listening on %s: %v", addr, err)
 			}
 			advertiseDefault(e, a, ln)
-			a.Start()
+			if !a.Replicated {
+				a.Start()
+			}
 			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
 			return serve(e, a, ln, lim)
 		},
@@ -94,24 +96,57 @@ func newServeCmd(e *env) *cobra.Command {
 func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	api := server.New(server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Parties: a, Party: a.Party, PartyHost: partyHost(a), Metrics: a.Metrics.Handler(), Limits: limits})
+	cfg := server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Parties: a, Party: a.Party, PartyHost: partyHost(a), Metrics: a.Metrics.Handler(), Limits: limits}
+	errc := make(chan error, 2)
+	if a.Replicated {
+		cfg.Leadership = a.Leadership
+		go func() {
+			if err := lead(ctx, e, a, replicaAddress(a, ln)); err != nil {
+				errc <- err
+			}
+		}()
+	} else {
+		go adopt(ctx, e, a)
+	}
+	api := server.New(cfg)
 	srv := api.HTTPServer()
-	go adopt(ctx, e, a)
-	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(api.Listener(ln)) }()
+	var stopped error
 	select {
-	case err := <-errc:
-		return err
+	case stopped = <-errc:
+		if errors.Is(stopped, http.ErrServerClosed) {
+			return stopped
+		}
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := srv.Shutdown(shutdown)
 	fmt.Fprintln(e.stdout, "kiln stopped; running tasks keep running and are adopted on the next start")
+	if stopped != nil {
+		return stopped
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
+}
+
+// lead runs a as one replica of its store until ctx ends or it stops
+// leading, saying when it leads.
+func lead(ctx context.Context, e *env, a *app.App, address string) error {
+	fmt.Fprintln(e.stdout, "the store is shared by replicas: this server follows until it leads (GET /readyz says who leads)")
+	return a.Lead(ctx, address, func(term int64) {
+		fmt.Fprintf(e.stdout, "this server leads (term %d): it runs the engine and adopts the runs of the leader before it\n", term)
+	})
+}
+
+// replicaAddress is where other replicas, and users, reach this one.
+func replicaAddress(a *app.App, ln net.Listener) string {
+	if a.Advertise != "" {
+		return a.Advertise
+	}
+	return "http://" + ln.Addr().String()
 }
 
 // adopt takes over, now and every 10 seconds, unfinished runs whose engine is gone.

@@ -129,6 +129,7 @@ type Controller struct {
 	hold     holdoff
 	outages  map[apiv1.RunID]*outage // runs whose rounds the store could not take
 	watchers map[chan struct{}]bool
+	lead     leadership
 	quota    quotaState // run limits of the projects' quotas (quota.go)
 }
 
@@ -140,7 +141,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	cfg = withDefaults(cfg)
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
-	return &Controller{
+	c := &Controller{
 		cfg: cfg, log: cfg.Log, free: cfg.Pool.Capacity(),
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
 		runs:     map[apiv1.RunID]*runState{},
@@ -148,7 +149,9 @@ func New(cfg Config) (*Controller, error) {
 		watchers: map[chan struct{}]bool{},
 		hold:     newHoldoff(),
 		outages:  map[apiv1.RunID]*outage{},
-	}, nil
+	}
+	c.lead.fenced = make(chan struct{})
+	return c, nil
 }
 
 func withDefaults(cfg Config) Config {

@@ -88,6 +88,7 @@ func (c *Controller) settleAndAdmit(ctx context.Context, r *round) error {
 // another engine took the run over.
 func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 	ch := r.change(c.cfg.Owner)
+	ch.Term = c.lead.term.Load()
 	outage, hadOutage := c.outageEvent(r.rs.run.ID, r.rs.run.Status.Phase, r.now)
 	if hadOutage {
 		ch.Events = append(ch.Events, outage)
@@ -107,6 +108,10 @@ func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 	// The round's changes exist only in memory: room admitted for
 	// attempts that will not start goes back.
 	relErr := c.cfg.Pool.Release(ctx, r.admitted...)
+	if c.wasFenced(err) {
+		c.forget(r.rs)
+		return false, nil
+	}
 	if errors.Is(err, store.ErrLeaseLost) {
 		c.log.Warn("lost the run to another engine", "run", r.rs.run.ID)
 		c.forget(r.rs)

@@ -75,19 +75,23 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 			return nil, err
 		}
 		err = c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
-			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: c.cfg.Owner, Events: warningEvents(p.Warnings, run.CreatedAt),
-			LeaseUntil: c.now().Add(c.cfg.LeaseTTL),
+			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: c.owner(), Events: warningEvents(p.Warnings, run.CreatedAt),
+			LeaseUntil: c.leaseUntil(), Term: c.lead.term.Load(),
 		})
 		if errors.Is(err, store.ErrConflict) && try < 5 && p.ID == "" {
 			continue
 		}
 		if err != nil {
+			c.wasFenced(err)
 			return nil, fmt.Errorf("saving the run: %w", err)
 		}
 		saved := run // rs.run changes once the run is tracked
 		saved.Status.Nodes = make([]apiv1.NodeStatus, len(rs.nodes))
 		for i, ns := range rs.nodes {
 			saved.Status.Nodes[i] = ns.status
+		}
+		if c.Following() {
+			return &saved, nil // the leader claims it
 		}
 		return &saved, c.track(ctx, rs)
 	}
@@ -107,11 +111,15 @@ func suffix() string {
 // Claim takes over unfinished runs whose owner is gone (all such runs when
 // ids is empty) and starts working on them. It returns the runs taken.
 func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner string) bool) ([]apiv1.RunID, error) {
+	if c.Following() {
+		return nil, nil
+	}
 	claimed, err := c.cfg.Store.ClaimRuns(ctx, store.ClaimRunsParams{
 		Owner: c.cfg.Owner, Now: c.now(),
-		Until: c.now().Add(c.cfg.LeaseTTL), IDs: ids, IsDead: isDead,
+		Until: c.now().Add(c.cfg.LeaseTTL), IDs: ids, IsDead: isDead, Term: c.lead.term.Load(),
 	})
 	if err != nil {
+		c.wasFenced(err)
 		return nil, fmt.Errorf("claiming runs: %w", err)
 	}
 	for _, id := range claimed {
@@ -251,8 +259,11 @@ func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
 // those that did keep their outputs. This engine works on it. Any other
 // run cannot be retried: KLN-4010.
 func (c *Controller) Retry(ctx context.Context, id apiv1.RunID) error {
-	if err := c.cfg.Store.RetryRun(ctx, id, c.cfg.Owner, c.now().Add(c.cfg.LeaseTTL)); err != nil {
+	if err := c.cfg.Store.RetryRun(ctx, id, c.owner(), c.leaseUntil()); err != nil {
 		return runError(id, err, "only a Failed or Cancelled run can be retried")
+	}
+	if c.Following() {
+		return nil // the leader claims it
 	}
 	return c.load(ctx, id)
 }

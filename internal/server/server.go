@@ -75,7 +75,11 @@ type Config struct {
 	Parties   PartyKeeper
 	// Metrics serves /metrics; nil serves none.
 	Metrics http.Handler
-	Log     *slog.Logger
+	// Leadership says who leads the replicas that share the store, and
+	// whether it is this one, for /readyz; nil: this server is the only
+	// one and runs the engine.
+	Leadership func() (store.Leader, bool)
+	Log        *slog.Logger
 }
 
 // Server serves the API.
@@ -221,7 +225,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ *principal) er
 	if _, err := s.cfg.Store.ListRuns(r.Context(), store.ListRunsParams{Limit: 1}); err != nil {
 		return &httpError{status: http.StatusServiceUnavailable, err: apiv1.Errorf(apiv1.CodeInternal, "the store is not ready: "+err.Error())}
 	}
-	_, err := w.Write([]byte("ok\n"))
+	_, err := w.Write([]byte("ok\n" + s.leadership()))
 	return err
 }
 

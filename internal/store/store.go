@@ -52,6 +52,7 @@ type Store interface {
 	Life
 	Parties
 	Federation
+	Leadership
 	Quotas
 	// Close releases the store's files and connections.
 	Close() error
@@ -132,6 +133,9 @@ type CreateRunParams struct {
 	// Owner gets the run's lease until LeaseUntil; empty leaves it free.
 	Owner      string
 	LeaseUntil time.Time
+	// Term, when not 0, is the leadership term Owner creates the run
+	// under: refused with ErrFenced unless it is still the current one.
+	Term int64
 }
 
 // ListRunsParams filters and pages ListRuns.
@@ -176,6 +180,11 @@ type ClaimRunsParams struct {
 	IDs []apiv1.RunID
 	// IsDead reports whether the engine named owner is gone for sure.
 	IsDead func(owner string) bool
+	// Term, when not 0, claims as the leader of this term (see
+	// Leadership): runs that a leader of an earlier term holds are
+	// claimable too, whatever their lease, and the claim is refused with
+	// ErrFenced unless the term is still the current one.
+	Term int64
 }
 
 // Tokens keeps API tokens. Only their SHA-256 hashes are stored.
@@ -312,6 +321,10 @@ type RenewLeasesParams struct {
 type Change struct {
 	Run   apiv1.RunID
 	Owner string
+	// Term, when not 0, is the leadership term the owner writes under
+	// (see Leadership): the change is refused with ErrFenced unless it is
+	// still the current term. Its events are recorded with it.
+	Term int64
 	// Status, when not nil, replaces the run's phase, code, message, times,
 	// outputs and progress.
 	Status *apiv1.RunStatus

@@ -56,6 +56,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("a rerun's preset nodes and source read back", func(t *testing.T) { t.Parallel(); testPresetNodes(t, newStore(t)) })
 	t.Run("retry of a rerun keeps its preset nodes", func(t *testing.T) { t.Parallel(); testRetryKeepsPresetNodes(t, newStore(t)) })
 	t.Run("progress is kept with the run's status and counted afresh on retry", func(t *testing.T) { t.Parallel(); testProgress(t, newStore(t)) })
+	t.Run("one replica leads at a time, each new leader under a new term", func(t *testing.T) { t.Parallel(); testLeadership(t, newStore(t)) })
+	t.Run("of replicas bidding at once one leads", func(t *testing.T) { t.Parallel(); testLeadershipRace(t, newStore(t)) })
+	t.Run("writes under an ended term are refused and a new leader claims at once", func(t *testing.T) { t.Parallel(); testFencing(t, newStore(t)) })
 	t.Run("parties are found by name and by credential hash, credentials sealed and updates in place", func(t *testing.T) { t.Parallel(); testParties(t, newStore(t)) })
 	t.Run("project quotas are stored, replaced in place and deleted", func(t *testing.T) { t.Parallel(); testQuotas(t, newStore(t)) })
 }

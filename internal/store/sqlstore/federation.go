@@ -1,0 +1,159 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// PutShareOrder implements store.Federation. The checks and the write
+// share one transaction, so a part cannot end between them.
+func (s *Store) PutShareOrder(ctx context.Context, id apiv1.RunID, node string, o store.ShareOrderRow) (err error) {
+	defer s.coded(&err)
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		if err := gateTarget(ctx, tx, id, node); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO share_orders (run_id, node, attempt, action, peers, reason, address, at)
+			VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node) DO UPDATE SET attempt = excluded.attempt,
+			action = excluded.action, peers = excluded.peers, reason = excluded.reason, address = excluded.address, at = excluded.at`, id, node, o.Attempt, o.Action, jsonOrEmpty(len(o.Peers), o.Peers), o.Reason, o.Address, o.At.UnixNano())
+		return err
+	})
+}
+
+// ShareOrders implements store.Federation.
+func (s *Store) ShareOrders(ctx context.Context, id apiv1.RunID) (_ map[string]store.ShareOrderRow, err error) {
+	defer s.coded(&err)
+	rows, err := s.db.QueryContext(ctx, `SELECT node, attempt, action, peers, reason, address, at FROM share_orders WHERE run_id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]store.ShareOrderRow{}
+	for rows.Next() {
+		var node, peers string
+		var at int64
+		var o store.ShareOrderRow
+		if err := rows.Scan(&node, &o.Attempt, &o.Action, &peers, &o.Reason, &o.Address, &at); err != nil {
+			return nil, err
+		}
+		if err := unmarshalIf(peers, &o.Peers); err != nil {
+			return nil, err
+		}
+		o.At = *timeOf(sql.NullInt64{Int64: at, Valid: true})
+		out[node] = o
+	}
+	return out, rows.Err()
+}
+
+// putFederation saves how run r takes part in a federation, if it does.
+func putFederation(ctx context.Context, tx *sql.Tx, r *apiv1.Run) error {
+	if r.Federation == nil {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO run_federation (run_id, info) VALUES (?,?)`, r.ID, mustJSON(r.Federation))
+	return err
+}
+
+// federation reads how run r takes part in a federation, if it does.
+func (s *Store) federation(ctx context.Context, r *apiv1.Run) error {
+	var info string
+	err := s.db.QueryRowContext(ctx, `SELECT info FROM run_federation WHERE run_id = ?`, r.ID).Scan(&info)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Federation = &apiv1.FederationInfo{}
+	return json.Unmarshal([]byte(info), r.Federation)
+}
+
+// federations reads how each of runs takes part in a federation, in one
+// query.
+func (s *Store) federations(ctx context.Context, runs []*apiv1.Run) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	byID := make(map[apiv1.RunID]*apiv1.Run, len(runs))
+	args := make([]any, len(runs))
+	for i, r := range runs {
+		byID[r.ID], args[i] = r, r.ID
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, info FROM run_federation WHERE run_id IN (?`+strings.Repeat(",?", len(runs)-1)+`)`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id apiv1.RunID
+		var info string
+		if err := rows.Scan(&id, &info); err != nil {
+			return err
+		}
+		f := &apiv1.FederationInfo{}
+		if err := json.Unmarshal([]byte(info), f); err != nil {
+			return err
+		}
+		byID[id].Federation = f
+	}
+	return rows.Err()
+}
+
+// putPartyShares saves the shares of the round's federated nodes.
+func (s *Store) putPartyShares(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+	for _, list := range [][]apiv1.NodeStatus{c.Added, c.Nodes} {
+		for _, n := range list {
+			if len(n.Parties) == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO node_party_shares (run_id, node, shares) VALUES (?,?,?)
+				ON CONFLICT (run_id, node) DO UPDATE SET shares = excluded.shares`,
+				c.Run, n.Name, mustJSON(n.Parties)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// partyShares reads the shares of r's federated nodes.
+func (s *Store) partyShares(ctx context.Context, r *apiv1.Run) error {
+	return s.nodeColumn(ctx, r, `SELECT node, shares FROM node_party_shares WHERE run_id = ?`, func(n *apiv1.NodeStatus, v string) error {
+		return json.Unmarshal([]byte(v), &n.Parties)
+	})
+}
+
+// nodeColumn reads rows of (node, value) of run r with query, and hands
+// each value to set with its node, if the run has that node.
+func (s *Store) nodeColumn(ctx context.Context, r *apiv1.Run, query string, set func(n *apiv1.NodeStatus, v string) error) error {
+	rows, err := s.db.QueryContext(ctx, query, r.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var index map[string]int
+	for rows.Next() {
+		var node, v string
+		if err := rows.Scan(&node, &v); err != nil {
+			return err
+		}
+		if index == nil {
+			index = make(map[string]int, len(r.Status.Nodes))
+			for i, n := range r.Status.Nodes {
+				index[n.Name] = i
+			}
+		}
+		if i, ok := index[node]; ok {
+			if err := set(&r.Status.Nodes[i], v); err != nil {
+				return err
+			}
+		}
+	}
+	return rows.Err()
+}

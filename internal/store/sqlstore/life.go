@@ -1,0 +1,168 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// setLife copies how long run r is kept from its spec into its row.
+func setLife(ctx context.Context, tx *sql.Tx, r *apiv1.Run) error {
+	if r.Workflow == nil {
+		return nil
+	}
+	spec := &r.Workflow.Spec
+	var ttl, succeeded, failed sql.NullInt64
+	if t := spec.TTLSecondsAfterFinished; t != nil {
+		ttl = sql.NullInt64{Int64: int64(*t), Valid: true}
+	}
+	if h := spec.HistoryLimit; h != nil {
+		succeeded, failed = nullInt32(h.Succeeded), nullInt32(h.Failed)
+	}
+	if !ttl.Valid && !succeeded.Valid && !failed.Valid {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET ttl_seconds = ?, keep_succeeded = ?, keep_failed = ? WHERE id = ?`,
+		ttl, succeeded, failed, r.ID)
+	return err
+}
+
+func nullInt32(v *int32) sql.NullInt64 {
+	if v == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: int64(*v), Valid: true}
+}
+
+// runTables are the tables that hold a run's rows, children first; the
+// runs row goes last. Foreign keys cascade too: this list deletes what
+// they would, explicitly, so that a table without a cascade is emptied.
+var runTables = []string{"share_orders", "node_party_shares", "run_federation", "gate_inputs", "node_expansions", "preset_nodes", "node_trainer_status", "attempts", "events", "nodes", "run_specs"}
+
+// DeleteRun implements store.Life.
+func (s *Store) DeleteRun(ctx context.Context, id apiv1.RunID) (err error) {
+	defer s.coded(&err)
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		var phase apiv1.Phase
+		var done bool
+		err := tx.QueryRowContext(ctx, `SELECT phase, done FROM runs WHERE id = ?`, id).Scan(&phase, &done)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if !done {
+			return &store.PhaseError{Run: id, Phase: phase}
+		}
+		for _, table := range runTables {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, id); err != nil {
+				return fmt.Errorf("deleting run %s from %s: %w", id, table, err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
+		return err
+	})
+}
+
+const refColumns = `id, name, project, phase, finished_at`
+
+func scanRefs(rows *sql.Rows, extra func(*store.RunRef, int64)) ([]store.RunRef, error) {
+	defer rows.Close()
+	var out []store.RunRef
+	for rows.Next() {
+		var r store.RunRef
+		var finished sql.NullInt64
+		var n int64
+		if err := rows.Scan(&r.ID, &r.Name, &r.Project, &r.Phase, &finished, &n); err != nil {
+			return nil, err
+		}
+		if t := timeOf(finished); t != nil {
+			r.FinishedAt = *t
+		}
+		extra(&r, n)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ExpiredRuns implements store.Life.
+func (s *Store) ExpiredRuns(ctx context.Context, now time.Time) (_ []store.RunRef, err error) {
+	defer s.coded(&err)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+refColumns+`, ttl_seconds FROM runs
+		WHERE done = 1 AND ttl_seconds IS NOT NULL AND finished_at + ttl_seconds * 1000000000 <= ?
+		ORDER BY finished_at + ttl_seconds * 1000000000, id`, now.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	return scanRefs(rows, func(r *store.RunRef, ttl int64) { r.TTL = time.Duration(ttl) * time.Second })
+}
+
+// RunsOverHistory implements store.Life. Runs are numbered newest first
+// within their name, project and class; the newest finished run of the
+// name and project gives the limits.
+func (s *Store) RunsOverHistory(ctx context.Context, def store.HistoryLimit) (_ []store.RunRef, err error) {
+	defer s.coded(&err)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+refColumns+`, keep FROM (
+		SELECT `+refColumns+`, n, CASE WHEN phase = ? THEN COALESCE(ks, ?) ELSE COALESCE(kf, ?) END AS keep FROM (
+			SELECT `+refColumns+`,
+				ROW_NUMBER() OVER (PARTITION BY name, project, phase = ? ORDER BY created_at DESC, id DESC) AS n,
+				FIRST_VALUE(keep_succeeded) OVER newest AS ks, FIRST_VALUE(keep_failed) OVER newest AS kf
+			FROM runs WHERE done = 1
+			WINDOW newest AS (PARTITION BY name, project ORDER BY created_at DESC, id DESC)) AS numbered) AS kept
+		WHERE keep >= 0 AND n > keep ORDER BY name, project, finished_at, id`,
+		apiv1.PhaseSucceeded, def.Succeeded, def.Failed, apiv1.PhaseSucceeded)
+	if err != nil {
+		return nil, err
+	}
+	return scanRefs(rows, func(r *store.RunRef, keep int64) { r.Keep = int(keep) })
+}
+
+// maxVars bounds the IDs one query asks about.
+const maxVars = 500
+
+// MissingRuns implements store.Life.
+func (s *Store) MissingRuns(ctx context.Context, ids []apiv1.RunID) (_ []apiv1.RunID, err error) {
+	defer s.coded(&err)
+	found := map[apiv1.RunID]bool{}
+	for start := 0; start < len(ids); start += maxVars {
+		chunk := ids[start:min(start+maxVars, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")
+		rows, err := s.db.QueryContext(ctx, `SELECT id FROM runs WHERE id IN (`+marks+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		if err := collectIDs(rows, found); err != nil {
+			return nil, err
+		}
+	}
+	var missing []apiv1.RunID
+	for _, id := range ids {
+		if !found[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}
+
+func collectIDs(rows *sql.Rows, into map[apiv1.RunID]bool) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id apiv1.RunID
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		into[id] = true
+	}
+	return rows.Err()
+}

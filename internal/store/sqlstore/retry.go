@@ -1,0 +1,54 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// notPreset keeps a retry off the nodes a rerun preset (the tasks it left
+// out), for the run given as its one argument.
+const notPreset = ` AND name NOT IN (SELECT node FROM preset_nodes WHERE run_id = ?)`
+
+// RetryRun implements store.Runs.
+func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) (err error) {
+	defer s.coded(&err)
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		var phase apiv1.Phase
+		err := tx.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&phase)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if phase != apiv1.PhaseFailed && phase != apiv1.PhaseCancelled {
+			return &store.PhaseError{Run: id, Phase: phase}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_inputs WHERE run_id = ? AND node IN
+			(SELECT name FROM nodes WHERE run_id = ? AND phase != ?`+notPreset+`)`, id, id, apiv1.PhaseSucceeded, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET phase = ?, code = '', message = '', finished_at = NULL,
+			retry_at = NULL, gate = '', attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)
+			WHERE run_id = ? AND phase != ?`+notPreset, apiv1.PhasePending, id, apiv1.PhaseSucceeded, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET phase = ?, code = '', message = '', started_at = NULL, finished_at = NULL, done = 0,
+			cancel_requested = 0, owner = ?, lease_until = ? WHERE id = ?`, apiv1.PhasePending, owner, until.UnixNano(), id); err != nil {
+			return err
+		}
+		if err := retryProgress(ctx, tx, id); err != nil {
+			return err
+		}
+		return s.insertEvents(ctx, tx, id, []apiv1.Event{{
+			Phase: apiv1.PhasePending, Reason: "Retried",
+			Message: "retried after " + string(phase) + ": tasks that did not succeed run again", Time: time.Now().UTC(),
+		}})
+	})
+}

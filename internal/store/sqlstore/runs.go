@@ -1,0 +1,363 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// CreateRun implements store.Runs.
+func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err error) {
+	defer s.coded(&err)
+	r := &p.Run
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		project := r.Project
+		if project == "" {
+			project = "default"
+		}
+		phase := r.Status.Phase
+		if phase == "" {
+			phase = apiv1.PhasePending
+		}
+		if err := fenceTerm(ctx, tx, p.Term); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source, work_dir,
+			created_at, phase, owner, lease_until, suspend, project, done, cache_mode, lease_term) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,
+			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done(), r.Cache, p.Term)
+		if err != nil {
+			if s.dialect.IsConflict(err) {
+				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
+			}
+			return err
+		}
+		if err := setLife(ctx, tx, r); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_specs (run_id, workflow, subworkflows) VALUES (?,?,?)`, r.ID,
+			mustJSON(r.Workflow), jsonOrEmpty(len(r.Subworkflows), r.Subworkflows)); err != nil {
+			return err
+		}
+		if err := putFederation(ctx, tx, r); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO nodes (run_id, position, name, phase, kind) VALUES (?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, name := range p.Nodes {
+			var kind apiv1.NodeKind
+			if i < len(p.Kinds) {
+				kind = p.Kinds[i]
+			}
+			if _, err := stmt.ExecContext(ctx, r.ID, i, name, apiv1.PhasePending, kind); err != nil {
+				return err
+			}
+		}
+		if err := s.createPreset(ctx, tx, &p); err != nil {
+			return err
+		}
+		if err := firstProgress(ctx, tx, &p); err != nil {
+			return err
+		}
+		events := []apiv1.Event{{
+			Phase: apiv1.PhasePending, Reason: "Submitted",
+			Message: fmt.Sprintf("%s %s submitted with %d %s", r.Kind, r.Name, len(p.Nodes), tasksWord(len(p.Nodes))), Time: r.CreatedAt,
+		}}
+		events = append(events, p.Events...)
+		return s.insertEvents(ctx, tx, r.ID, append(events, presetEvents(&p)...))
+	})
+}
+
+const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs, cache_mode, progress`
+
+func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
+	var r apiv1.Run
+	var labels, params, outputs, progress string
+	var created int64
+	var started, finished sql.NullInt64
+	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &r.WorkDir, &created,
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs, &r.Cache, &progress)
+	if err != nil {
+		return nil, err
+	}
+	r.CreatedAt = *timeOf(sql.NullInt64{Int64: created, Valid: true})
+	r.Status.StartedAt, r.Status.FinishedAt = timeOf(started), timeOf(finished)
+	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(params), &r.Params),
+		unmarshalIf(outputs, &r.Status.Outputs), unmarshalIf(progress, &r.Status.Progress))
+	return &r, err
+}
+
+// GetRun implements store.Runs.
+func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err error) {
+	defer s.coded(&err)
+	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var wf, subs, rerunOf string
+	if err := s.db.QueryRowContext(ctx, `SELECT workflow, subworkflows, rerun_of FROM run_specs WHERE run_id = ?`, id).Scan(&wf, &subs, &rerunOf); err != nil {
+		return nil, fmt.Errorf("reading the spec of run %s: %w", id, err)
+	}
+	if err := errors.Join(json.Unmarshal([]byte(wf), &r.Workflow), unmarshalIf(subs, &r.Subworkflows), unmarshalIf(rerunOf, &r.RerunOf)); err != nil {
+		return nil, err
+	}
+	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r), s.federation(ctx, r), s.partyShares(ctx, r)); err != nil {
+		return nil, err
+	}
+	return r, s.trainerStatuses(ctx, r)
+}
+
+func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
+		conditions, replicas, attempt_base, kind, parent, children, COALESCE(e.expansion, ''), gate, cache
+		FROM nodes LEFT JOIN node_expansions e ON e.run_id = nodes.run_id AND e.node = nodes.name
+		WHERE nodes.run_id = ? ORDER BY position`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var nodes []apiv1.NodeStatus
+	for rows.Next() {
+		var n apiv1.NodeStatus
+		var started, finished, retry sql.NullInt64
+		var outputs, conditions, replicas, children, expansion, gate, cache string
+		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs,
+			&conditions, &replicas, &n.AttemptBase, &n.Kind, &n.Parent, &children, &expansion, &gate, &cache); err != nil {
+			return nil, err
+		}
+		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
+		if expansion != "" {
+			n.Expansion = json.RawMessage(expansion)
+		}
+		if err := errors.Join(unmarshalIf(outputs, &n.Outputs), unmarshalIf(conditions, &n.Conditions),
+			unmarshalIf(replicas, &n.Replicas), unmarshalIf(children, &n.Children), unmarshalIf(gate, &n.Gate),
+			unmarshalIf(cache, &n.Cache)); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, rows.Err()
+}
+
+func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
+	index := make(map[string]int, len(r.Status.Nodes))
+	for i, n := range r.Status.Nodes {
+		index[n.Name] = i
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, signal, code, message, system, started_at, finished_at,
+		nodes, joined, dropped FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var node string
+		var a apiv1.AttemptStatus
+		var exit, started, finished sql.NullInt64
+		var dropped string
+		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Signal, &a.Code, &a.Message, &a.System, &started, &finished,
+			&a.Nodes, &a.Joined, &dropped); err != nil {
+			return err
+		}
+		if err := unmarshalIf(dropped, &a.Dropped); err != nil {
+			return fmt.Errorf("attempt %s: dropped: %w", a.ID, err)
+		}
+		a.ExitCode, a.StartedAt, a.FinishedAt = intOf(exit), timeOf(started), timeOf(finished)
+		if i, ok := index[node]; ok {
+			r.Status.Nodes[i].Attempts = append(r.Status.Nodes[i].Attempts, a)
+		}
+	}
+	return rows.Err()
+}
+
+// ListRuns implements store.Runs. Filters and the cursor are index
+// lookups, so a page costs the same with a hundred thousand runs.
+func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv1.Run, err error) {
+	defer s.coded(&err)
+	query, args := s.listQuery(p)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []*apiv1.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return runs, s.federations(ctx, runs)
+}
+
+func (s *Store) listQuery(p store.ListRunsParams) (string, []any) {
+	var where []string
+	var args []any
+	add := func(clause string, a ...any) { where, args = append(where, clause), append(args, a...) }
+	if p.Phase != "" {
+		add("phase = ?", p.Phase)
+	}
+	if p.Unfinished {
+		add("done = 0")
+	}
+	if p.Name != "" {
+		add("name = ?", p.Name)
+	}
+	if len(p.Projects) > 0 {
+		add("project IN (?"+strings.Repeat(",?", len(p.Projects)-1)+")", toAny(p.Projects)...)
+	}
+	if k, v, ok := strings.Cut(p.Label, "="); ok {
+		clause, a := s.dialect.LabelEquals(k, v)
+		add(clause, a...)
+	}
+	if c := p.After; c != nil {
+		n := c.CreatedAt.UnixNano()
+		add("(created_at < ? OR (created_at = ? AND id < ?))", n, n, c.ID)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	query := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	return query + ` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// ListEvents implements store.Runs.
+func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) (_ []apiv1.Event, err error) {
+	defer s.coded(&err)
+	limit := p.Limit
+	if limit <= 0 {
+		limit = math.MaxInt32 // every event: a limit both databases take
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, run_id, node, attempt, phase, reason, code, message, time
+		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.Run, p.After, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var events []apiv1.Event
+	for rows.Next() {
+		var e apiv1.Event
+		var at int64
+		if err := rows.Scan(&e.Seq, &e.Run, &e.Node, &e.Attempt, &e.Phase, &e.Reason, &e.Code, &e.Message, &at); err != nil {
+			return nil, err
+		}
+		e.Time = *timeOf(sql.NullInt64{Int64: at, Valid: true})
+		events = append(events, e)
+	}
+	return events, rows.Err()
+}
+
+// CountRuns implements store.Runs.
+func (s *Store) CountRuns(ctx context.Context) (_ map[apiv1.Phase]int, err error) {
+	defer s.coded(&err)
+	rows, err := s.db.QueryContext(ctx, `SELECT phase, COUNT(*) FROM runs GROUP BY phase`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[apiv1.Phase]int{}
+	for rows.Next() {
+		var phase apiv1.Phase
+		var n int
+		if err := rows.Scan(&phase, &n); err != nil {
+			return nil, err
+		}
+		out[phase] = n
+	}
+	return out, rows.Err()
+}
+
+// RequestSuspend implements store.Runs.
+func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) (err error) {
+	defer s.coded(&err)
+	return s.request(ctx, id, `UPDATE runs SET suspend = ? WHERE id = ? AND done = 0`, suspend, id)
+}
+
+// RequestCancel implements store.Runs.
+func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) (err error) {
+	defer s.coded(&err)
+	return s.request(ctx, id, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0`, id)
+}
+
+// request runs an update of an unfinished run; when it changes nothing,
+// it tells an unknown run (ErrNotFound) from a finished one (ErrPhase).
+func (s *Store) request(ctx context.Context, id apiv1.RunID, query string, args ...any) error {
+	res, err := s.wdb.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	var phase apiv1.Phase
+	err = s.db.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&phase)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	case err != nil:
+		return err
+	}
+	return &store.PhaseError{Run: id, Phase: phase}
+}
+
+func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event) error {
+	return s.insertEventsAt(ctx, tx, run, events, 0)
+}
+
+// insertEventsAt appends events written under leadership term term.
+func (s *Store) insertEventsAt(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event, term int64) error {
+	stmt := tx.StmtContext(ctx, s.stmts.insertEvent)
+	for _, e := range events {
+		if _, err := stmt.ExecContext(ctx, run, e.Node, e.Attempt, e.Phase, e.Reason, e.Code, e.Message, e.Time.UnixNano(), term); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unmarshalIf decodes s into v unless s is empty.
+func unmarshalIf(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
+}
+
+func tasksWord(n int) string {
+	if n == 1 {
+		return "task"
+	}
+	return "tasks"
+}
