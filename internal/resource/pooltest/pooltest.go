@@ -45,6 +45,7 @@ func Run(t *testing.T, newPools NewFunc) {
 	t.Run("room handed over from an ended attempt is held until its new holder's release", func(t *testing.T) { t.Parallel(); testHandover(t, newPools) })
 	t.Run("answers say whether another engine waits, and a hand-over then is refused", func(t *testing.T) { t.Parallel(); testContended(t, newPools) })
 	t.Run("room that comes back goes to the node that waited first, across engines", func(t *testing.T) { t.Parallel(); testFirstCome(t, newPools) })
+	t.Run("quotas bind every engine, and answers carry their reasons and victims", func(t *testing.T) { t.Parallel(); testQuotas(t, newPools) })
 }
 
 func testFirstCome(t *testing.T, newPools NewFunc) {
