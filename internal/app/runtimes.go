@@ -25,7 +25,7 @@ import (
 func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyResult, error) {
 	project := projectOf(in.Project)
 	names, docs, readErr := workflow.ReadSources(in.Files)
-	got, err := workflow.CheckApply(names, docs, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
+	got, scheds, err := a.checkApply(ctx, project, names, docs)
 	if err = errors.Join(readErr, err); err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 		}
 		res.Items = append(res.Items, apiv1.Applied{Kind: apiv1.KindWorkflowTemplate, Name: t.Metadata.Name, Project: project, Action: action})
 	}
-	return res, nil
+	return a.applySchedules(ctx, project, scheds, now, res)
 }
 
 // mayApply refuses ClusterTrainingRuntimes from a sender that may not

@@ -192,7 +192,7 @@ func printApplied(e *env, res *apiv1.ApplyResult) {
 		return
 	}
 	for _, it := range res.Items {
-		if it.Kind == apiv1.KindWorkflowTemplate {
+		if it.Kind == apiv1.KindWorkflowTemplate || it.Kind == apiv1.KindSchedule {
 			fmt.Fprintf(e.stdout, "%s/%s %s in project %s\n", it.Kind, it.Name, it.Action, it.Project)
 			continue
 		}

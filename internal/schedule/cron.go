@@ -10,6 +10,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,14 +35,25 @@ const fields = cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.M
 // coded (KLN-1070, KLN-1071) and name the field; the caller adds the
 // file and object.
 func Parse(spec *apiv1.ScheduleSpec) (*Cron, error) {
-	loc, err := time.LoadLocation(spec.Zone())
-	if err != nil || spec.TimeZone == "Local" {
-		return nil, &apiv1.Error{
+	loc, zerr := time.LoadLocation(spec.Zone())
+	if zerr != nil || spec.TimeZone == "Local" {
+		loc, zerr = time.UTC, &apiv1.Error{
 			Code: apiv1.CodeTimeZone, Field: "spec.timeZone",
 			Message: fmt.Sprintf("%q is not an IANA time zone kiln knows", spec.TimeZone),
 		}
 	}
-	expr := strings.TrimSpace(spec.Schedule)
+	s, err := parseExpr(strings.TrimSpace(spec.Schedule))
+	if err := errors.Join(zerr, err); err != nil {
+		return nil, err
+	}
+	if spec, ok := s.(*cron.SpecSchedule); ok {
+		spec.Location = loc
+	}
+	return &Cron{sched: s, loc: loc}, nil
+}
+
+// parseExpr reads a cron expression; its errors name spec.schedule.
+func parseExpr(expr string) (cron.Schedule, error) {
 	if expr == "" {
 		return nil, &apiv1.Error{Code: apiv1.CodeRequired, Field: "spec.schedule", Message: "a Schedule needs a cron expression"}
 	}
@@ -55,10 +67,7 @@ func Parse(spec *apiv1.ScheduleSpec) (*Cron, error) {
 	if err != nil {
 		return nil, &apiv1.Error{Code: apiv1.CodeCron, Field: "spec.schedule", Message: fmt.Sprintf("%q: %s", expr, explain(expr, err))}
 	}
-	if spec, ok := s.(*cron.SpecSchedule); ok {
-		spec.Location = loc
-	}
-	return &Cron{sched: s, loc: loc}, nil
+	return s, nil
 }
 
 // explain says which field of expr is wrong, when one is.
