@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/client"
+)
+
+// everySecond is a Schedule that runs a one-task workflow every second,
+// catches up ticks up to 30 s late, and keeps every run it starts.
+const everySecond = `apiVersion: kiln.dev/v1alpha1
+kind: Schedule
+metadata:
+  name: tick
+spec:
+  schedule: "* * * * * *"
+  startingDeadlineSeconds: 30
+  successfulRunsHistoryLimit: 1000
+  failedRunsHistoryLimit: 1000
+  workflow:
+    tasks:
+      - name: hello
+        command: ["/bin/true"]
+`
+
+// TestScheduleFiresEachTickOnceAcrossRestart applies a schedule of every
+// second to kiln serve through the API, kills the server with SIGKILL
+// after a few ticks, starts it again a few seconds later, and checks that
+// every tick from the schedule's first to the last one before the check
+// started exactly one run: the restarted server caught up the ticks it
+// missed while it was down (they are within startingDeadlineSeconds).
+func TestScheduleFiresEachTickOnceAcrossRestart(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	base, admin, serve := startServe(t, home)
+	env := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
+	file := writeFile(t, t.TempDir(), "tick.yaml", everySecond)
+	if r := kilnWithEnv(t, env, home, "apply", "-f", file); r.code != 0 || !strings.Contains(r.stdout, "Schedule/tick created in project default") {
+		t.Fatalf("kiln apply: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	created := getSchedule(t, env, home, "tick").Status.CreatedAt
+	from := created.Truncate(time.Second).Add(time.Second) // the first tick after it was created
+
+	time.Sleep(4 * time.Second)
+	if err := serve.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = serve.Wait()
+	time.Sleep(4 * time.Second) // ticks missed while no server runs
+	restarted := time.Now()
+	base, admin, _ = startServe(t, home)
+	env = append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
+	time.Sleep(5 * time.Second)
+
+	to := time.Now().Add(-2 * time.Second).Truncate(time.Second)
+	c := client.New(base, admin)
+	var got []*apiv1.Run
+	waitFor(t, "the runs of every tick up to "+to.Format(time.RFC3339), func() bool {
+		got = scheduleRuns(t, c, "tick")
+		return len(got) > 0 && tickOf(t, got[0]) >= to.Unix()
+	})
+	checkTicks(t, got, from, to)
+	caughtUp := 0
+	for _, r := range got {
+		if tick := time.Unix(tickOf(t, r), 0); tick.Before(restarted) && tick.After(restarted.Add(-3*time.Second)) && !r.CreatedAt.Before(restarted) {
+			caughtUp++
+		}
+	}
+	if caughtUp == 0 {
+		t.Errorf("no run of a tick of the server's downtime was started by the restarted server")
+	}
+	s := getSchedule(t, env, home, "tick")
+	if s.Status.Missed != 0 || s.Status.LastRun == "" || s.Status.LastScheduleTime == nil || s.Status.NextScheduleTime == nil {
+		t.Errorf("status after the restart: %+v; want no tick missed, the last run and the next tick", s.Status)
+	}
+	r := kilnWithEnv(t, env, home, "get", "schedules")
+	if r.code != 0 || !strings.Contains(r.stdout, "LAST SCHEDULE") || !strings.Contains(r.stdout, "tick  * * * * * *  UTC") {
+		t.Errorf("kiln get schedules: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kilnWithEnv(t, env, home, "delete", "schedule", "tick"); r.code != 0 {
+		t.Fatalf("kiln delete schedule: %s", r.stderr)
+	}
+	if r := kilnWithEnv(t, env, home, "get", "schedule", "tick"); r.code == 0 || !strings.Contains(r.stderr, "KLN-3094") {
+		t.Errorf("kiln get schedule after delete: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestScheduleErrorsNameTheField applies a Schedule with a bad cron
+// expression, time zone and template, embedded, and reads each error.
+func TestScheduleErrorsNameTheField(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	file := writeFile(t, t.TempDir(), "bad.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Schedule
+metadata:
+  name: bad
+spec:
+  schedule: "0 25 * * *"
+  timeZone: Europe/Atlantis
+  workflowTemplateRef: {name: nope}
+`)
+	r := kiln(t, home, "apply", "-f", file)
+	for _, want := range []string{
+		`KLN-1070 ` + file + `: Schedule/bad: spec.schedule: "0 25 * * *": the hour field "25" is wrong`,
+		`KLN-1071 ` + file + `: Schedule/bad: spec.timeZone: "Europe/Atlantis"`,
+		`KLN-1073 ` + file + `: Schedule/bad: spec.workflowTemplateRef.name: project "default" has no WorkflowTemplate "nope"`,
+	} {
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("kiln apply of a bad schedule: %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+	if r := kiln(t, home, "get", "schedules"); r.code != 0 || strings.Contains(r.stdout, "bad") {
+		t.Errorf("a schedule that failed its checks was stored: %s %s", r.stdout, r.stderr)
+	}
+}
+
+func getSchedule(t *testing.T, env []string, home, name string) *apiv1.Schedule {
+	t.Helper()
+	r := kilnWithEnv(t, env, home, "get", "schedule", name, "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("kiln get schedule %s: %s", name, r.stderr)
+	}
+	var s apiv1.Schedule
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.Status == nil {
+		t.Fatalf("kiln get schedule -o json: %v\n%s", err, r.stdout)
+	}
+	return &s
+}
+
+// scheduleRuns lists the runs schedule name started, newest first.
+func scheduleRuns(t *testing.T, c *client.Client, name string) []*apiv1.Run {
+	t.Helper()
+	page, err := c.ListRuns(t.Context(), apiv1.RunQuery{Label: apiv1.LabelSchedule + "=" + name, Limit: 500})
+	if err != nil {
+		t.Fatalf("listing the runs of schedule %s: %v", name, err)
+	}
+	return page.Items
+}
+
+// tickOf is the tick a schedule's run was started for, in Unix seconds.
+func tickOf(t *testing.T, r *apiv1.Run) int64 {
+	t.Helper()
+	tick, err := strconv.ParseInt(r.Labels[apiv1.LabelScheduledTime], 10, 64)
+	if err != nil {
+		t.Fatalf("run %s: label %s: %v", r.ID, apiv1.LabelScheduledTime, err)
+	}
+	return tick
+}
+
+// checkTicks checks that the runs of a schedule of every second hold
+// exactly one run for each tick from from to to, both included: none
+// missing, none twice. Runs of ticks outside are not looked at.
+func checkTicks(t *testing.T, runs []*apiv1.Run, from, to time.Time) {
+	t.Helper()
+	count := map[int64][]apiv1.RunID{}
+	for _, r := range runs {
+		count[tickOf(t, r)] = append(count[tickOf(t, r)], r.ID)
+	}
+	var missing []string
+	for tick := from.Unix(); tick <= to.Unix(); tick++ {
+		switch ids := count[tick]; {
+		case len(ids) == 0:
+			missing = append(missing, time.Unix(tick, 0).UTC().Format(time.TimeOnly))
+		case len(ids) > 1:
+			t.Errorf("tick %s fired %d runs: %v", time.Unix(tick, 0).UTC().Format(time.TimeOnly), len(ids), ids)
+		}
+	}
+	if len(missing) > 0 {
+		ticks := make([]int64, 0, len(count))
+		for tick := range count {
+			ticks = append(ticks, tick)
+		}
+		sort.Slice(ticks, func(i, j int) bool { return ticks[i] < ticks[j] })
+		t.Errorf("ticks %s..%s: %d fired no run: %v (ticks with runs: %v)", from.UTC().Format(time.TimeOnly), to.UTC().Format(time.TimeOnly), len(missing), missing, ticks)
+	}
+}
+
