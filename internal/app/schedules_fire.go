@@ -42,7 +42,9 @@ func (r scheduleRunner) Runs(ctx context.Context, s *apiv1.Schedule) ([]*apiv1.R
 func (r scheduleRunner) Cancel(ctx context.Context, id apiv1.RunID) error { return r.a.Cancel(ctx, id) }
 
 // Delete implements schedule.Runner with the collector's deletion.
-func (r scheduleRunner) Delete(ctx context.Context, id apiv1.RunID) error { return r.a.GC.Delete(ctx, id) }
+func (r scheduleRunner) Delete(ctx context.Context, id apiv1.RunID) error {
+	return r.a.GC.Delete(ctx, id)
+}
 
 // scheduleSpec is the spec of the Workflow a schedule runs: its own, or
 // its template's as stored now.

@@ -216,8 +216,10 @@ func TestCheck(t *testing.T) {
 		Schedule: "0 * * * *", ConcurrencyPolicy: "Sometimes", StartingDeadlineSeconds: &neg,
 	}}
 	err := Check(s)
-	want := map[string]apiv1.Code{"metadata.name": apiv1.CodeInvalidName, "spec.concurrencyPolicy": apiv1.CodeInvalidValue,
-		"spec.startingDeadlineSeconds": apiv1.CodeOutOfRange, "spec": apiv1.CodeScheduleTarget}
+	want := map[string]apiv1.Code{
+		"metadata.name": apiv1.CodeInvalidName, "spec.concurrencyPolicy": apiv1.CodeInvalidValue,
+		"spec.startingDeadlineSeconds": apiv1.CodeOutOfRange, "spec": apiv1.CodeScheduleTarget,
+	}
 	got := map[string]apiv1.Code{}
 	for _, e := range apiv1.Errors(err) {
 		got[e.Field] = e.Code

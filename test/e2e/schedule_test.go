@@ -3,7 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,16 +49,16 @@ func TestScheduleFiresEachTickOnceAcrossRestart(t *testing.T) {
 	created := getSchedule(t, env, home, "tick").Status.CreatedAt
 	from := created.Truncate(time.Second).Add(time.Second) // the first tick after it was created
 
-	time.Sleep(4 * time.Second)
+	<-time.After(4 * time.Second)
 	if err := serve.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = serve.Wait()
-	time.Sleep(4 * time.Second) // ticks missed while no server runs
+	<-time.After(4 * time.Second) // ticks missed while no server runs
 	restarted := time.Now()
 	base, admin, _ = startServe(t, home)
 	env = append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
-	time.Sleep(5 * time.Second)
+	<-time.After(5 * time.Second)
 
 	to := time.Now().Add(-2 * time.Second).Truncate(time.Second)
 	c := client.New(base, admin)
@@ -178,8 +178,7 @@ func checkTicks(t *testing.T, runs []*apiv1.Run, from, to time.Time) {
 		for tick := range count {
 			ticks = append(ticks, tick)
 		}
-		sort.Slice(ticks, func(i, j int) bool { return ticks[i] < ticks[j] })
+		slices.Sort(ticks)
 		t.Errorf("ticks %s..%s: %d fired no run: %v (ticks with runs: %v)", from.UTC().Format(time.TimeOnly), to.UTC().Format(time.TimeOnly), len(missing), missing, ticks)
 	}
 }
-
