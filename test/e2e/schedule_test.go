@@ -120,6 +120,14 @@ spec:
 	if r := kiln(t, home, "get", "schedules"); r.code != 0 || strings.Contains(r.stdout, "bad") {
 		t.Errorf("a schedule that failed its checks was stored: %s %s", r.stdout, r.stderr)
 	}
+	// The example applies, its template with it, and is listed.
+	if r := kiln(t, home, "apply", "-f", "../../examples/schedules/nightly.yaml"); r.code != 0 || !strings.Contains(r.stdout, "Schedule/nightly created") {
+		t.Fatalf("kiln apply of the example: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = kiln(t, home, "get", "schedules")
+	if r.code != 0 || !strings.Contains(r.stdout, "nightly  0 2 * * *  Europe/Paris  false    0       -              in ") {
+		t.Errorf("kiln get schedules:\n%s%s", r.stdout, r.stderr)
+	}
 }
 
 func getSchedule(t *testing.T, env []string, home, name string) *apiv1.Schedule {
