@@ -14,10 +14,11 @@ import (
 	"kiln.dev/kiln/internal/workflow"
 )
 
-// Apply checks the objects of in.Files (WorkflowTemplates,
+// Apply checks the objects of in.Files (WorkflowTemplates, Schedules,
 // TrainingRuntimes, ClusterTrainingRuntimes) and stores each in
 // in.Project, or for every project, and says what it did with each:
-// runtimes first, then templates, each in the order of the files. A
+// runtimes first, then templates, then schedules, each in the order of
+// the files. A
 // runtime identical to the one stored keeps its version; a changed one
 // gets the next. Nothing is stored when any object is invalid: the errors
 // are coded (KLN-1xxx) and name file, object and field. Runs submitted

@@ -191,7 +191,7 @@ func (l *Loop) start(ctx context.Context, s *apiv1.Schedule, st *apiv1.ScheduleS
 				active = nil
 			}
 			id, err := l.cfg.Runner.Start(ctx, s, tick)
-			if err != nil && !errors.Is(err, store.ErrConflict) && !isCoded(err) {
+			if errors.Is(err, store.ErrFenced) || (err != nil && !errors.Is(err, store.ErrConflict) && !isCoded(err)) {
 				return err
 			}
 			l.started(s, st, tick, id, err)
