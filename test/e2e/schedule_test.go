@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,5 +189,47 @@ func checkTicks(t *testing.T, runs []*apiv1.Run, from, to time.Time) {
 		}
 		slices.Sort(ticks)
 		t.Errorf("ticks %s..%s: %d fired no run: %v (ticks with runs: %v)", from.UTC().Format(time.TimeOnly), to.UTC().Format(time.TimeOnly), len(missing), missing, ticks)
+	}
+}
+
+// TestScheduleHistoryLimits runs a schedule of every second that keeps 2
+// succeeded runs, and waits for the leader to delete the older ones, with
+// their directories, through the collector's deletion.
+func TestScheduleHistoryLimits(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	env := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
+	doc := strings.Replace(everySecond, "successfulRunsHistoryLimit: 1000", "successfulRunsHistoryLimit: 2", 1)
+	if r := kilnWithEnv(t, env, home, "apply", "-f", writeFile(t, t.TempDir(), "tick.yaml", doc)); r.code != 0 {
+		t.Fatalf("kiln apply: %s", r.stderr)
+	}
+	c := client.New(base, admin)
+	var first apiv1.RunID
+	waitFor(t, "the schedule's first run", func() bool {
+		got := scheduleRuns(t, c, "tick")
+		if len(got) > 0 {
+			first = got[len(got)-1].ID
+		}
+		return first != ""
+	})
+	waitFor(t, "the runs beyond the history limit to be deleted", func() bool {
+		got := scheduleRuns(t, c, "tick")
+		return len(got) > 0 && len(got) <= 3 && got[len(got)-1].ID != first
+	})
+	if _, err := c.GetRun(t.Context(), first); err == nil {
+		t.Errorf("run %s, beyond the history limit, is still there", first)
+	}
+	if _, err := os.Stat(filepath.Join(home, "runs", string(first))); !os.IsNotExist(err) {
+		t.Errorf("the directory of deleted run %s: %v, want it gone", first, err)
+	}
+	succeeded := 0
+	for _, r := range scheduleRuns(t, c, "tick") {
+		if r.Status.Phase == apiv1.PhaseSucceeded {
+			succeeded++
+		}
+	}
+	if succeeded > 2+1 { // a run may have finished since the last prune
+		t.Errorf("%d succeeded runs kept, want at most 2 (and one finished since)", succeeded)
 	}
 }
