@@ -25,3 +25,11 @@ func (c *Client) GetSchedule(ctx context.Context, project, name string) (*apiv1.
 func (c *Client) DeleteSchedule(ctx context.Context, project, name string) error {
 	return c.do(ctx, "DELETE", "/api/v1/schedules/"+url.PathEscape(name)+"?project="+url.QueryEscape(project), nil, nil)
 }
+
+// SuspendSchedule sets whether a Schedule of project starts runs, and
+// returns it; KLN-3094 if there is none.
+func (c *Client) SuspendSchedule(ctx context.Context, project, name string, suspend bool) (*apiv1.Schedule, error) {
+	verb := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
+	var s apiv1.Schedule
+	return &s, c.do(ctx, "POST", "/api/v1/schedules/"+url.PathEscape(name)+"/"+verb+"?project="+url.QueryEscape(project), nil, &s)
+}

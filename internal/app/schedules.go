@@ -177,3 +177,22 @@ func (a *App) scheduleRuns(ctx context.Context, s *apiv1.Schedule, unfinished bo
 		Label: apiv1.LabelSchedule + "=" + s.Metadata.Name, Projects: []string{s.Status.Project}, Unfinished: unfinished, Limit: 1000,
 	})
 }
+
+// SuspendSchedule sets whether a schedule starts runs (spec.suspend),
+// keeping the rest of its spec and its status, and returns it;
+// KLN-3094 if the project has none of that name. Ticks while it was
+// suspended follow startingDeadlineSeconds on resume.
+func (a *App) SuspendSchedule(ctx context.Context, project, name string, suspend bool) (*apiv1.Schedule, error) {
+	s, err := a.Store.Schedule(ctx, projectOf(project), name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, noSchedule(projectOf(project), name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Spec.Suspend = suspend
+	if s, err = a.Store.PutSchedule(ctx, store.PutScheduleParams{Project: projectOf(project), Schedule: s, Now: time.Now()}); err != nil {
+		return nil, err
+	}
+	return s, a.readStatus(ctx, s)
+}

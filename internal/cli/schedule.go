@@ -103,3 +103,39 @@ func newDeleteScheduleCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&project, "project", "default", "the project that stores the schedule")
 	return cmd
 }
+
+// newSuspendScheduleCmd builds kiln suspend schedule (suspend true) or
+// kiln unsuspend schedule.
+func newSuspendScheduleCmd(e *env, suspend bool) *cobra.Command {
+	verb := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
+	short := "Stop a Schedule from starting runs; its runs go on"
+	if !suspend {
+		short = "Let a suspended Schedule start runs again; ticks it missed follow startingDeadlineSeconds"
+	}
+	var project string
+	cmd := &cobra.Command{
+		Use:     "schedule NAME",
+		Aliases: []string{"schedules"},
+		Short:   short,
+		Args:    one(fmt.Sprintf("kiln %s schedule takes the schedule's name", verb)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			s, err := eng.SuspendSchedule(cmd.Context(), project, args[0], suspend)
+			if err != nil {
+				return err
+			}
+			next := "none while suspended"
+			if s.Status != nil && s.Status.NextScheduleTime != nil {
+				next = s.Status.NextScheduleTime.Format(time.RFC3339)
+			}
+			fmt.Fprintf(e.stdout, "Schedule/%s %sed in project %s; next tick: %s\n", args[0], verb, project, next)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&project, "project", "default", "the project that stores the schedule")
+	return cmd
+}

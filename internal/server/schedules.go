@@ -17,6 +17,8 @@ type ScheduleKeeper interface {
 	GetSchedule(ctx context.Context, project, name string) (*apiv1.Schedule, error)
 	// DeleteSchedule removes a schedule; the runs it started stay.
 	DeleteSchedule(ctx context.Context, project, name string) error
+	// SuspendSchedule sets the schedule's spec.suspend and returns it.
+	SuspendSchedule(ctx context.Context, project, name string, suspend bool) (*apiv1.Schedule, error)
 }
 
 // scheduleRoutes are the routes of Schedules.
@@ -25,6 +27,8 @@ func (s *Server) scheduleRoutes() []route {
 		{"GET /api/v1/schedules", viewer, s.listSchedules},
 		{"GET /api/v1/schedules/{name}", viewer, s.getSchedule},
 		{"DELETE /api/v1/schedules/{name}", editor, s.deleteSchedule},
+		{"POST /api/v1/schedules/{name}/suspend", editor, s.suspendSchedule(true)},
+		{"POST /api/v1/schedules/{name}/unsuspend", editor, s.suspendSchedule(false)},
 	}
 }
 
@@ -84,4 +88,25 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request, p *princ
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// suspendSchedule suspends (suspend) or resumes a schedule, and answers
+// with it.
+func (s *Server) suspendSchedule(suspend bool) func(http.ResponseWriter, *http.Request, *principal) error {
+	return func(w http.ResponseWriter, r *http.Request, p *principal) error {
+		project, err := queryProject(r, p)
+		if err != nil {
+			return err
+		}
+		k, err := s.schedules()
+		if err != nil {
+			return err
+		}
+		sc, err := k.SuspendSchedule(r.Context(), project, r.PathValue("name"), suspend)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, sc)
+		return nil
+	}
 }

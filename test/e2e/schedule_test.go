@@ -129,6 +129,18 @@ spec:
 	if r.code != 0 || !strings.Contains(r.stdout, "nightly  0 2 * * *  Europe/Paris  false    0       -              in ") {
 		t.Errorf("kiln get schedules:\n%s%s", r.stdout, r.stderr)
 	}
+	if r := kiln(t, home, "suspend", "schedule", "nightly"); r.code != 0 || !strings.Contains(r.stdout, "next tick: none while suspended") {
+		t.Errorf("kiln suspend schedule: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := kiln(t, home, "get", "schedules"); !strings.Contains(r.stdout, "Europe/Paris  true     0       -              -") {
+		t.Errorf("kiln get schedules of a suspended schedule:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := kiln(t, home, "unsuspend", "schedule", "nightly"); r.code != 0 || strings.Contains(r.stdout, "none while suspended") {
+		t.Errorf("kiln unsuspend schedule: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if s := getSchedule(t, nil, home, "nightly"); s.Spec.Suspend || s.Spec.WorkflowTemplateRef == nil || s.Spec.Params["epochs"] != "3" {
+		t.Errorf("after suspend and unsuspend: %+v; want the spec as applied", s.Spec)
+	}
 }
 
 func getSchedule(t *testing.T, env []string, home, name string) *apiv1.Schedule {
