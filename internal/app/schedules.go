@@ -171,10 +171,12 @@ func (a *App) readStatus(ctx context.Context, s *apiv1.Schedule) error {
 }
 
 // scheduleRuns lists the runs s started, newest first; only the
-// unfinished ones with unfinished.
+// unfinished ones with unfinished. Its runs are named after it, which
+// the store finds by index before it reads their labels.
 func (a *App) scheduleRuns(ctx context.Context, s *apiv1.Schedule, unfinished bool) ([]*apiv1.Run, error) {
 	return a.Store.ListRuns(ctx, store.ListRunsParams{
-		Label: apiv1.LabelSchedule + "=" + s.Metadata.Name, Projects: []string{s.Status.Project}, Unfinished: unfinished, Limit: 1000,
+		Name: s.Metadata.Name, Label: apiv1.LabelSchedule + "=" + s.Metadata.Name, Projects: []string{s.Status.Project},
+		Unfinished: unfinished, Limit: 1000,
 	})
 }
 
