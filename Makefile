@@ -6,9 +6,9 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 .DEFAULT_GOAL := help
 # What the tests run for real, from Debian: the training frameworks, and
 # the browser the web UI is tested in.
-DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk iproute2
+DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk iproute2 postgresql
 
-.PHONY: help build example test bench lint fmt generate verify tools deps k8s-up k8s-down fuzz
+.PHONY: help build example test bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -36,6 +36,11 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10m, or a count such as 2000
 bench: build deps k8s-up ## print the benchmark table (kiln against raw process starts, same run)
 	go run ./test/bench -kiln bin/kiln
 
+chaos: deps ## the full chaos test: 3 replicas on one PostgreSQL, 200 runs, the leader killed 50 times and paused past its lease 3 times
+	KILN_REQUIRE_PG=1 KILN_CHAOS_RUNS=200 KILN_CHAOS_KILLS=50 KILN_CHAOS_STOPS=3 KILN_CHAOS_REPORT=$(CURDIR)/chaos.txt \
+		go test -count=1 -v -run 'TestReplicasChaos$$' -timeout 90m ./test/e2e/
+	@cat chaos.txt
+
 lint: tools ## golangci-lint run
 	$(GOLANGCI_LINT) run ./...
 
@@ -59,8 +64,8 @@ k8s-up: ## start a real control plane with 4 fake nodes (etcd, kube-* built from
 k8s-down: ## stop the control plane k8s-up started
 	hack/k8s-down.sh
 
-deps: ## install the Debian packages the tests run (frameworks, chromium), if missing
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v ip >/dev/null || { \
+deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 
 tools: ## install the pinned Go tools

@@ -106,6 +106,12 @@ const (
 	CodeSecretKey       Code = "KLN-5005"
 	CodeStoreKind       Code = "KLN-5050"
 	CodeLeadershipLost  Code = "KLN-5051"
+	// The PostgreSQL store (issue 15).
+	CodePGAddress       Code = "KLN-5040"
+	CodePGUnreachable   Code = "KLN-5041"
+	CodePGAuth          Code = "KLN-5042"
+	CodePGDatabase      Code = "KLN-5043"
+	CodePGSecretKey     Code = "KLN-5044"
 	CodeSupervisor      Code = "KLN-6001"
 	CodeBackend         Code = "KLN-6002"
 	CodeOOMKilled       Code = "KLN-6003"
@@ -254,6 +260,11 @@ func CodeInfos() []CodeInfo {
 		{CodeSecretKey, "the key that encrypts secret values at rest is missing, unreadable or not the one the store was written with", "restore KILN_HOME/secret.key (or KILN_SECRET_KEY_FILE) from where it was kept"},
 		{CodeStoreKind, "--store (or KILN_STORE, or the configuration file's store) names no store kiln knows", "use sqlite (the default: KILN_HOME/kiln.db) or a PostgreSQL URL such as postgres://kiln@db.example:5432/kiln (the password in PGPASSWORD or ~/.pgpass, not the URL)"},
 		{CodeLeadershipLost, "this server led its replicas and another replica took over (it was paused, or cut off from the store, past its lease); it stopped before writing anything more", "restart it: it serves as a follower and leads again when the leader is gone. Run replicas under a supervisor (systemd, Kubernetes) that restarts them"},
+		{CodePGAddress, "the PostgreSQL store's address (a postgres:// URL or key=value DSN) does not parse", "write it as postgres://USER@HOST:PORT/DATABASE; keep the password in PGPASSWORD or ~/.pgpass"},
+		{CodePGUnreachable, "the PostgreSQL server named by the store's address cannot be reached, or stopped answering", "check that the server runs and that its host and port are right and reachable from here"},
+		{CodePGAuth, "the PostgreSQL server refused the store's user: wrong password, or no pg_hba.conf rule lets it in", "check the user and password (PGPASSWORD, ~/.pgpass) and the server's pg_hba.conf"},
+		{CodePGDatabase, "the database named by the PostgreSQL store's address does not exist, or its user may not use it", "create it (createdb -O USER DATABASE) or grant the user access"},
+		{CodePGSecretKey, "a PostgreSQL store was opened without a secret key file: there is no directory beside the database to keep one in", "set KILN_SECRET_KEY_FILE to a key file every replica reads (the same 32 bytes); kiln makes it on first use"},
 		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
 		{CodeBackend, "the backend refused or failed an operation", "see the message"},
 		{CodeOOMKilled, "a container was killed for using more memory than its limit (OOMKilled)", "raise resources.memory or use less memory"},

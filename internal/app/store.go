@@ -27,7 +27,7 @@ func openStore(ctx context.Context, home, url string) (st store.Store, replicate
 		st, err = sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{SecretKeyFile: key})
 		return st, false, err
 	case isPostgres(url):
-		st, err = openPostgres(ctx, url, key)
+		st, err = openPostgres(ctx, home, url, key)
 		return st, true, err
 	}
 	return nil, false, &apiv1.Error{

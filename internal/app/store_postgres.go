@@ -2,13 +2,18 @@ package app
 
 import (
 	"context"
+	"path/filepath"
 
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/store/postgres"
 )
 
-// openPostgres opens the PostgreSQL store at url. (Replaced by the
-// PostgreSQL store package when it lands.)
-func openPostgres(_ context.Context, url, _ string) (store.Store, error) {
-	return nil, &apiv1.Error{Code: apiv1.CodeStoreKind, Field: "store", Message: redactURL(url) + ": PostgreSQL is not built in yet"}
+// openPostgres opens the PostgreSQL store at url. Secret values are sealed
+// with the key in keyFile, default KILN_HOME/secret.key: replicas on other
+// machines must be given the same key.
+func openPostgres(ctx context.Context, home, url, keyFile string) (store.Store, error) {
+	if keyFile == "" {
+		keyFile = filepath.Join(home, "secret.key")
+	}
+	return postgres.Open(ctx, url, postgres.Options{SecretKeyFile: keyFile})
 }

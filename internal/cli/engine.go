@@ -83,6 +83,14 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 	if err != nil {
 		return nil, nil, err
 	}
+	if u >= working && a.Replicated {
+		a.Close()
+		return nil, nil, &apiv1.Error{
+			Code: apiv1.CodeUsage, Field: "store",
+			Message: "the store is shared by kiln serve replicas, whose leader alone runs the engine: this command works runs, so it goes to one of them",
+			Hint:    "add --server URL (or set KILN_SERVER and KILN_TOKEN) naming any replica; commands that only read, such as kiln get runs, work on the store directly",
+		}
+	}
 	if u >= working {
 		a.Start()
 	}

@@ -40,7 +40,7 @@ func main() {
 	kiln := flag.String("kiln", "bin/kiln", "the kiln binary to measure")
 	cpus := flag.Int("cpus", 2, "the pool size and the baseline's parallelism")
 	root = flag.String("root", ".", "the repository, for its examples")
-	only = flag.String("only", "", "run only these groups: engine, cache, training, server, kube (comma separated)")
+	only = flag.String("only", "", "run only these groups: engine, cache, training, server, store, kube (comma separated)")
 	kubeconfig = flag.String("kubeconfig", ".k8s/kubeconfig", "the test cluster (make k8s-up), for the kube group")
 	flag.Parse()
 	b := &bench{kiln: *kiln, cpus: *cpus, dir: mustTemp()}
@@ -89,6 +89,9 @@ func (b *bench) all() []row {
 	}
 	if want("server") {
 		rows = append(rows, b.server()...)
+	}
+	if want("store") {
+		rows = append(rows, b.stores()...)
 	}
 	if want("kube") {
 		rows = append(rows, b.kubeGang(*kubeconfig, 64)...)

@@ -1,12 +1,10 @@
 package sqlite
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
-	"modernc.org/sqlite"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -24,24 +22,6 @@ const (
 // disk: SQLite reports a write that hit ENOSPC as SQLITE_FULL, or, in the
 // write-ahead log, as a plain I/O error.
 const lowSpace = 1 << 20
-
-// coded turns a driver error that is about the store's file (its disk is
-// full, its pages are damaged) into a coded error naming the file, so that
-// every command and the API say what happened and where. Errors about the
-// query are left as they are.
-func (s *Store) coded(err *error) {
-	if *err == nil {
-		return
-	}
-	var se *sqlite.Error
-	if !errors.As(*err, &se) {
-		return
-	}
-	if c := fileError(s.path, se.Code()); c != nil {
-		c.Message += ": " + (*err).Error()
-		*err = c
-	}
-}
 
 // fileError is the coded error for SQLite result code rc on the store at
 // path, or nil if rc is not about the file.

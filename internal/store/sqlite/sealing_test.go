@@ -41,8 +41,8 @@ func TestSecretValuesAreSealedAtRest(t *testing.T) {
 			t.Errorf("%s holds a secret value in plain text", f)
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "secret.key")); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != keySize {
-		t.Fatalf("secret.key: %v %v, want %d bytes, mode 0600", fi, err, keySize)
+	if fi, err := os.Stat(filepath.Join(dir, "secret.key")); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != 32 {
+		t.Fatalf("secret.key: %v %v, want %d bytes, mode 0600", fi, err, 32)
 	}
 
 	// A lost key is reported, never replaced by a new one.

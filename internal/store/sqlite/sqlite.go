@@ -1,6 +1,8 @@
 // Package sqlite is the default, embedded store: one SQLite file in WAL
 // mode, opened with a pure-Go driver, so kiln needs no database server and
-// no cgo. Several kiln processes may share one file.
+// no cgo. Several kiln processes may share one file. The SQL is
+// internal/store/sqlstore's, shared with the PostgreSQL store; this
+// package opens and migrates the file and is sqlstore's SQLite dialect.
 package sqlite
 
 import (
@@ -19,6 +21,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/store/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -28,12 +31,12 @@ var migrations embed.FS
 // connection, so this process's writers queue in Go instead of sleeping
 // in SQLite's busy handler (which backs off in steps of up to 100 ms);
 // reads use a pool of their own, which WAL lets run beside the writer.
+// The SQL is sqlstore's, spoken in this package's dialect.
 type Store struct {
-	path   string
-	db     *sql.DB // reads
-	wdb    *sql.DB // writes: one connection
-	stmts  statements
-	sealer *sealer
+	*sqlstore.Store
+	path string
+	db   *sql.DB // reads
+	wdb  *sql.DB // writes: one connection
 }
 
 var _ store.Store = (*Store)(nil)
@@ -81,24 +84,15 @@ func open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, openError(path, err)
 	}
 	s.db.SetMaxOpenConns(8)
-	if err := s.stmts.prepare(ctx, wdb); err != nil {
-		s.Close()
-		return nil, openError(path, err)
-	}
 	if opt.SecretKeyFile == "" {
 		opt.SecretKeyFile = filepath.Join(filepath.Dir(path), "secret.key")
 	}
-	s.sealer = loadSealer(ctx, s, opt.SecretKeyFile)
-	if err := s.sealPlain(ctx); err != nil {
-		s.Close()
+	if s.Store, err = sqlstore.New(ctx, s.db, wdb, dialect{path: path}, opt.SecretKeyFile); err != nil {
+		s.db.Close()
+		wdb.Close()
 		return nil, openError(path, err)
 	}
 	return s, nil
-}
-
-// Close closes the database.
-func (s *Store) Close() error {
-	return errors.Join(s.stmts.close(), s.db.Close(), s.wdb.Close())
 }
 
 // migrateWhenFree migrates, waiting out another process that holds the
@@ -184,16 +178,4 @@ func openError(path string, err error) error {
 		}
 	}
 	return &apiv1.Error{Code: apiv1.CodeStoreOpen, File: path, Message: "opening the store: " + err.Error()}
-}
-
-// withTx runs fn in a write transaction and commits it if fn succeeds.
-func (s *Store) withTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.wdb.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		return errors.Join(err, tx.Rollback())
-	}
-	return tx.Commit()
 }

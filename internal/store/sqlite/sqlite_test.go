@@ -63,3 +63,20 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatalf("GetRun after reopen: %v", err)
 	}
 }
+
+func TestReplicas(t *testing.T) {
+	t.Parallel()
+	storetest.RunReplicas(t, func(t *testing.T, n int) []store.Store {
+		path := filepath.Join(t.TempDir(), "kiln.db")
+		var stores []store.Store
+		for range n {
+			s, err := Open(t.Context(), path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			stores = append(stores, s)
+		}
+		return stores
+	})
+}

@@ -1,11 +1,10 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"kiln.dev/kiln/internal/store"
 )
@@ -29,7 +28,7 @@ func (s *Store) PutParty(ctx context.Context, p store.Party) (err error) {
 		VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET url = excluded.url, project = excluded.project,
 		credential_hash = excluded.credential_hash, credential = excluded.credential, updated_at = excluded.updated_at`,
 		p.Name, p.URL, p.Project, p.CredentialHash, sealed, now, now)
-	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+	if err != nil && s.dialect.IsConflict(err) {
 		return fmt.Errorf("party %s: its credential is another party's: %w", p.Name, store.ErrConflict)
 	}
 	return err

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"kiln.dev/kiln/internal/store"
 )
@@ -16,7 +15,7 @@ func (s *Store) CreateToken(ctx context.Context, t store.Token) (err error) {
 	defer s.coded(&err)
 	_, err = s.wdb.ExecContext(ctx, `INSERT INTO tokens (id, name, hash, role, projects, created_at) VALUES (?,?,?,?,?,?)`,
 		t.ID, t.Name, t.Hash, t.Role, mustJSON(t.Projects), t.CreatedAt.UnixNano())
-	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+	if err != nil && s.dialect.IsConflict(err) {
 		return fmt.Errorf("token %s: %w", t.ID, store.ErrConflict)
 	}
 	return err

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -19,8 +19,9 @@ func (s *Store) PutShareOrder(ctx context.Context, id apiv1.RunID, node string, 
 		if err := gateTarget(ctx, tx, id, node); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO share_orders (run_id, node, attempt, action, peers, reason, address, at)
-			VALUES (?,?,?,?,?,?,?,?)`, id, node, o.Attempt, o.Action, jsonOrEmpty(len(o.Peers), o.Peers), o.Reason, o.Address, o.At.UnixNano())
+		_, err := tx.ExecContext(ctx, `INSERT INTO share_orders (run_id, node, attempt, action, peers, reason, address, at)
+			VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node) DO UPDATE SET attempt = excluded.attempt,
+			action = excluded.action, peers = excluded.peers, reason = excluded.reason, address = excluded.address, at = excluded.at`, id, node, o.Attempt, o.Action, jsonOrEmpty(len(o.Peers), o.Peers), o.Reason, o.Address, o.At.UnixNano())
 		return err
 	})
 }
@@ -111,7 +112,8 @@ func (s *Store) putPartyShares(ctx context.Context, tx *sql.Tx, c *store.Change)
 			if len(n.Parties) == 0 {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO node_party_shares (run_id, node, shares) VALUES (?,?,?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO node_party_shares (run_id, node, shares) VALUES (?,?,?)
+				ON CONFLICT (run_id, node) DO UPDATE SET shares = excluded.shares`,
 				c.Run, n.Name, mustJSON(n.Parties)); err != nil {
 				return err
 			}

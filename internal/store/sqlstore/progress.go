@@ -1,25 +1,14 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
-
-// countProgress sets a run's progress from its nodes, counted the way the
-// engine counts them (apiv1.RunProgress): every node but those that
-// expanded into children. It reads every node of the run, so only rare
-// writes (kiln retry) use it; the engine writes its own count each round.
-const countProgress = `UPDATE runs SET progress = (
-	SELECT json_object('total', COUNT(*),
-		'done', COALESCE(SUM(phase IN ('Succeeded', 'Failed', 'Skipped', 'Cancelled')), 0),
-		'succeeded', COALESCE(SUM(phase = 'Succeeded'), 0), 'failed', COALESCE(SUM(phase = 'Failed'), 0),
-		'skipped', COALESCE(SUM(phase = 'Skipped'), 0), 'cancelled', COALESCE(SUM(phase = 'Cancelled'), 0),
-		'running', COALESCE(SUM(phase = 'Running'), 0))
-	FROM nodes WHERE nodes.run_id = runs.id AND nodes.children = '') WHERE id = ?`
 
 // firstProgress saves a new run's progress: as given, else its tasks,
 // none of them done.
@@ -69,6 +58,31 @@ func retryProgress(ctx context.Context, tx *sql.Tx, id apiv1.RunID) error {
 		(SELECT name FROM nodes WHERE run_id = ? AND phase != ?)`, id, id, apiv1.PhaseSucceeded); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, countProgress, id)
+	return countProgress(ctx, tx, id)
+}
+
+// countProgress sets a run's progress from its nodes, counted the way the
+// engine counts them (apiv1.RunProgress): every node but those that
+// expanded into children. It reads every node of the run, so only rare
+// writes (kiln retry) use it; the engine writes its own count each round.
+func countProgress(ctx context.Context, tx *sql.Tx, id apiv1.RunID) error {
+	rows, err := tx.QueryContext(ctx, `SELECT phase, COUNT(*) FROM nodes WHERE run_id = ? AND children = '' GROUP BY phase`, id)
+	if err != nil {
+		return err
+	}
+	var pr apiv1.RunProgress
+	for rows.Next() {
+		var phase apiv1.Phase
+		var n int
+		if err := rows.Scan(&phase, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		pr.Add(phase, n)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET progress = ? WHERE id = ?`, mustJSON(&pr), id)
 	return err
 }

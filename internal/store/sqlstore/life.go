@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -115,7 +115,7 @@ func (s *Store) RunsOverHistory(ctx context.Context, def store.HistoryLimit) (_ 
 				ROW_NUMBER() OVER (PARTITION BY name, project, phase = ? ORDER BY created_at DESC, id DESC) AS n,
 				FIRST_VALUE(keep_succeeded) OVER newest AS ks, FIRST_VALUE(keep_failed) OVER newest AS kf
 			FROM runs WHERE done = 1
-			WINDOW newest AS (PARTITION BY name, project ORDER BY created_at DESC, id DESC)))
+			WINDOW newest AS (PARTITION BY name, project ORDER BY created_at DESC, id DESC)) AS numbered) AS kept
 		WHERE keep >= 0 AND n > keep ORDER BY name, project, finished_at, id`,
 		apiv1.PhaseSucceeded, def.Succeeded, def.Failed, apiv1.PhaseSucceeded)
 	if err != nil {

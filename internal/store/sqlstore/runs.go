@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -34,7 +34,7 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,
 			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done(), r.Cache, p.Term)
 		if err != nil {
-			if strings.Contains(err.Error(), "UNIQUE") {
+			if s.dialect.IsConflict(err) {
 				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
 			}
 			return err
@@ -190,7 +190,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 // lookups, so a page costs the same with a hundred thousand runs.
 func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv1.Run, err error) {
 	defer s.coded(&err)
-	query, args := listQuery(p)
+	query, args := s.listQuery(p)
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv
 	return runs, s.federations(ctx, runs)
 }
 
-func listQuery(p store.ListRunsParams) (string, []any) {
+func (s *Store) listQuery(p store.ListRunsParams) (string, []any) {
 	var where []string
 	var args []any
 	add := func(clause string, a ...any) { where, args = append(where, clause), append(args, a...) }
@@ -227,7 +227,8 @@ func listQuery(p store.ListRunsParams) (string, []any) {
 		add("project IN (?"+strings.Repeat(",?", len(p.Projects)-1)+")", toAny(p.Projects)...)
 	}
 	if k, v, ok := strings.Cut(p.Label, "="); ok {
-		add("json_extract(labels, ?) = ?", "$."+strconv.Quote(k), v)
+		clause, a := s.dialect.LabelEquals(k, v)
+		add(clause, a...)
 	}
 	if c := p.After; c != nil {
 		n := c.CreatedAt.UnixNano()
@@ -257,7 +258,7 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) (_ []a
 	defer s.coded(&err)
 	limit := p.Limit
 	if limit <= 0 {
-		limit = -1
+		limit = math.MaxInt32 // every event: a limit both databases take
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, run_id, node, attempt, phase, reason, code, message, time
 		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.Run, p.After, limit)

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -44,8 +44,8 @@ func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {
 		res, err = tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx, st.Phase, st.Code, st.Message,
 			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), jsonIfSet(st.Outputs), jsonIfSet(st.Progress), c.Run, c.Owner)
 	} else {
-		// Write transactions begin IMMEDIATE, holding the write lock, so
-		// the owner read here cannot change before the commit.
+		// The row is locked (LockRows) or the write lock is held, so the
+		// owner read here cannot change before the commit.
 		var one int
 		err = tx.StmtContext(ctx, s.stmts.fence).QueryRowContext(ctx, c.Run, c.Owner).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
