@@ -213,20 +213,21 @@ func TestScheduleHistoryLimits(t *testing.T) {
 	base, admin, _ := startServe(t, home)
 	env := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
 	doc := strings.Replace(everySecond, "successfulRunsHistoryLimit: 1000", "successfulRunsHistoryLimit: 2", 1)
+	doc = strings.Replace(doc, "name: tick", "name: keep", 1)
 	if r := kilnWithEnv(t, env, home, "apply", "-f", writeFile(t, t.TempDir(), "tick.yaml", doc)); r.code != 0 {
 		t.Fatalf("kiln apply: %s", r.stderr)
 	}
 	c := client.New(base, admin)
 	var first apiv1.RunID
 	waitFor(t, "the schedule's first run", func() bool {
-		got := scheduleRuns(t, c, "tick")
+		got := scheduleRuns(t, c, "keep")
 		if len(got) > 0 {
 			first = got[len(got)-1].ID
 		}
 		return first != ""
 	})
 	waitFor(t, "the runs beyond the history limit to be deleted", func() bool {
-		got := scheduleRuns(t, c, "tick")
+		got := scheduleRuns(t, c, "keep")
 		return len(got) > 0 && len(got) <= 3 && got[len(got)-1].ID != first
 	})
 	if _, err := c.GetRun(t.Context(), first); err == nil {
@@ -236,7 +237,7 @@ func TestScheduleHistoryLimits(t *testing.T) {
 		t.Errorf("the directory of deleted run %s: %v, want it gone", first, err)
 	}
 	succeeded := 0
-	for _, r := range scheduleRuns(t, c, "tick") {
+	for _, r := range scheduleRuns(t, c, "keep") {
 		if r.Status.Phase == apiv1.PhaseSucceeded {
 			succeeded++
 		}
