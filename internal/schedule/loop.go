@@ -114,32 +114,37 @@ func (l *Loop) tend(ctx context.Context, s *apiv1.Schedule) (time.Time, error) {
 	}
 	now := l.cfg.Now()
 	var fireErr error
+	more := false
 	if !s.Spec.Suspend {
-		fireErr = l.fire(ctx, c, s, now)
+		more, fireErr = l.fire(ctx, c, s, now)
 	}
 	histErr := l.prune(ctx, s, now)
-	if s.Spec.Suspend {
+	switch {
+	case s.Spec.Suspend:
 		return time.Time{}, errors.Join(fireErr, histErr)
+	case more:
+		return now, errors.Join(fireErr, histErr) // catching up: the next pass at once
 	}
 	return c.Next(now), errors.Join(fireErr, histErr)
 }
 
 // fire starts the runs of the ticks due at now, records the ticks missed
-// and skipped, and stores the status.
-func (l *Loop) fire(ctx context.Context, c *Cron, s *apiv1.Schedule, now time.Time) error {
+// and skipped, and stores the status. more says that more ticks than one
+// pass starts were due.
+func (l *Loop) fire(ctx context.Context, c *Cron, s *apiv1.Schedule, now time.Time) (more bool, err error) {
 	since := s.Status.CreatedAt
 	if s.Status.LastTick != nil {
 		since = *s.Status.LastTick
 	}
 	p := c.Due(since, now, s.Spec.StartingDeadlineSeconds)
 	if p.Last.IsZero() {
-		return nil
+		return false, nil
 	}
+	more = len(p.Fire) == MaxCatchUp
 	st := *s.Status
 	if p.Missed > 0 {
 		l.missed(s, &st, p)
 	}
-	var err error
 	if len(p.Fire) > 0 {
 		err = l.start(ctx, s, &st, p.Fire)
 	}
@@ -147,12 +152,12 @@ func (l *Loop) fire(ctx context.Context, c *Cron, s *apiv1.Schedule, now time.Ti
 		st.LastTick = &p.Last
 	}
 	if st.LastTick == nil || (s.Status.LastTick != nil && !st.LastTick.After(*s.Status.LastTick)) {
-		return err // nothing dealt with
+		return false, err // nothing dealt with
 	}
 	if _, serr := l.cfg.Store.SetScheduleStatus(ctx, s.Status.Project, s.Metadata.Name, &st); serr != nil {
-		return errors.Join(err, fmt.Errorf("storing its status: %w", serr))
+		return false, errors.Join(err, fmt.Errorf("storing its status: %w", serr))
 	}
-	return err
+	return more && err == nil, err
 }
 
 // missed records the ticks of p found too late.

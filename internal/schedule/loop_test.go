@@ -249,3 +249,25 @@ func TestOverHistory(t *testing.T) {
 		t.Errorf("OverHistory = %v, want %v (3 succeeded kept 2, 2 failed kept 1 by default)", got, want)
 	}
 }
+
+// TestLoopCatchesUpInPassesOf100 finds 250 ticks due: each pass starts
+// 100, oldest first, and asks for the next pass at once.
+func TestLoopCatchesUpInPassesOf100(t *testing.T) {
+	_, r, c, l := setup(t, apiv1.ScheduleSpec{StartingDeadlineSeconds: new(int64(1000))}, created)
+	c.now = created.Add(250 * time.Second)
+	for i, want := range []int{100, 200, 250} {
+		wake, err := l.Pass(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(r.started()); n != want {
+			t.Fatalf("pass %d: %d runs started, want %d", i+1, n, want)
+		}
+		if soon := wake.Sub(c.now) < 100*time.Millisecond; soon != (want < 250) {
+			t.Errorf("pass %d: next pass in %s; want at once while catching up, else at the next tick", i+1, wake.Sub(c.now))
+		}
+	}
+	if got := r.started(); got[0] != "s-1767614401" || got[249] != "s-1767614650" {
+		t.Errorf("started %s..%s, want the 250 ticks oldest first", got[0], got[249])
+	}
+}
