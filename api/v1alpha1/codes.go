@@ -49,6 +49,10 @@ const (
 	CodeShareName       Code = "KLN-1065"
 	CodeCrossParty      Code = "KLN-1066"
 	CodeNoShare         Code = "KLN-1067"
+	CodeCron            Code = "KLN-1070"
+	CodeTimeZone        Code = "KLN-1071"
+	CodeScheduleTarget  Code = "KLN-1072"
+	CodeScheduleRef     Code = "KLN-1073"
 	CodeTooLarge        Code = "KLN-2001"
 	CodeScheduleTimeout Code = "KLN-2002"
 	CodeCommandNotFound Code = "KLN-3001"
@@ -70,6 +74,10 @@ const (
 	CodeTooFewSucceeded Code = "KLN-3017"
 	CodeTriggerRule     Code = "KLN-3018"
 	CodeChildFailed     Code = "KLN-3019"
+	CodeTickMissed      Code = "KLN-3090"
+	CodeTickSkipped     Code = "KLN-3091"
+	CodeTickFailed      Code = "KLN-3092"
+	CodeNoSchedule      Code = "KLN-3094"
 	CodeRunNotFound     Code = "KLN-4001"
 	CodeUsage           Code = "KLN-4002"
 	CodeUnauthenticated Code = "KLN-4003"
@@ -201,6 +209,10 @@ func CodeInfos() []CodeInfo {
 		{CodeShareName, "the name a task's share takes in a party's part (<task>-<role>, when the party fills several of the task's roles) is another task's or share's name there, or is longer than 63 characters", "rename the task or the role"},
 		{CodeCrossParty, "a federated task reads the outputs of an upstream task that one of its parties runs no share of (or runs under several roles): each party reads only its own shares' outputs", "give the party a role in the upstream task, read the value at a party that has it, or pass it through the parties' own program"},
 		{CodeNoShare, "the party asked for fills no role of the federated workflow, or the workflow is not federated, so it has no part to run", "check the party's name and spec.federation.roles"},
+		{CodeCron, "a Schedule's spec.schedule is not a cron expression kiln reads", "use five fields (minute hour day-of-month month day-of-week), six with seconds first, or a descriptor such as @hourly or @every 90s; the message says which field is wrong"},
+		{CodeTimeZone, "a Schedule's spec.timeZone is not an IANA time zone this machine knows", "use a name such as UTC, Europe/Paris or America/New_York"},
+		{CodeScheduleTarget, "a Schedule sets neither or both of spec.workflowTemplateRef and spec.workflow", "set exactly one: the name of a stored WorkflowTemplate, or a Workflow's spec inline"},
+		{CodeScheduleRef, "a Schedule's spec.workflowTemplateRef names a WorkflowTemplate that is neither in the files applied nor stored in the project", "store the template first (kiln apply -f FILE --project P), or apply it in the same files"},
 		{CodeTooLarge, "a task asks for more than the whole resource pool", "lower the task's resources or raise --cpus, --memory or --gpus"},
 		{CodeScheduleTimeout, "a task or gang was not admitted within its admission timeout (admissionTimeout, or a runtime's gangPolicy.scheduleTimeoutSeconds)", "free resources, shrink the task or job, or raise the timeout"},
 		{CodeCommandNotFound, "the task's command does not exist or is not executable", "install the program or use its full path"},
@@ -222,6 +234,10 @@ func CodeInfos() []CodeInfo {
 		{CodeTooFewSucceeded, "fewer items of a map task succeeded than its minSuccesses or minSuccessRatio asks", "see the failed items in kiln describe run"},
 		{CodeTriggerRule, "the task did not start because its trigger rule or depends expression was not met by how its upstream tasks ended", "see the upstream tasks' phases"},
 		{CodeChildFailed, "a task of a dynamic fragment, subworkflow or exit handler failed", "see the failed child in kiln describe run"},
+		{CodeTickMissed, "a Schedule's tick started no run because it was found later than spec.startingDeadlineSeconds allows (the server was down, or suspended)", "raise startingDeadlineSeconds to catch up longer outages; kiln get schedule NAME -o yaml counts the ticks missed"},
+		{CodeTickSkipped, "a Schedule's tick started no run because an earlier run of it had not finished and its concurrencyPolicy is Forbid", "use concurrencyPolicy Allow or Replace, or make the runs shorter than the schedule's period"},
+		{CodeTickFailed, "a Schedule's tick could not start its run: its WorkflowTemplate is gone, or the workflow no longer checks", "read the message in kiln get schedule NAME -o yaml; fix or store the template and the next tick runs"},
+		{CodeNoSchedule, "the project has no Schedule of the given name", "list a project's schedules with kiln get schedules --project P"},
 		{CodeRunNotFound, "no run has the given ID", "list runs with kiln get runs"},
 		{CodeUsage, "a command-line argument is invalid", "see kiln help for the command"},
 		{CodeUnauthenticated, "the request carries no valid API token", "send Authorization: Bearer <token>; the first start writes an admin token to KILN_HOME/admin.token"},

@@ -74,6 +74,9 @@ type Config struct {
 	// Home/kiln.db, or a postgres:// URL that several kiln servers may
 	// share (see App.Lead).
 	Store string
+	// Schedules fires the stored Schedules while the engine runs (kiln
+	// serve; on the leader, among replicas).
+	Schedules bool
 	// Party is this kiln's party identity (kiln serve --party), and
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
@@ -113,6 +116,7 @@ type App struct {
 	stopped    chan struct{}
 	gcEvery    time.Duration
 	deleteWait time.Duration
+	schedules  bool
 }
 
 // Open builds an App from cfg. Its errors are coded *apiv1.Error values.
@@ -179,6 +183,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Metrics.SetSource(a)
 	a.Metrics.SetLeadership(a.leading)
 	a.GC, a.gcEvery, a.deleteWait = newCollector(a, cfg), cfg.GCInterval, cfg.DeleteWait
+	a.schedules = cfg.Schedules
 	if a.deleteWait <= 0 {
 		a.deleteWait = DefaultDeleteWait
 	}
@@ -272,8 +277,10 @@ func (a *App) Start() {
 		}()
 		quotas := make(chan struct{})
 		go func() { a.refreshQuotas(ctx); close(quotas) }()
+		scheduled := a.runSchedules(ctx)
 		a.Controller.Run(ctx)
 		<-collected
+		<-scheduled
 		<-quotas
 		close(a.stopped)
 	}()

@@ -30,6 +30,11 @@ import (
 // Workflow of the files is named after is the WorkflowTemplate of that
 // name stored in the run's project (kiln apply); the run keeps a copy.
 func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
+	return a.submit(ctx, s, "")
+}
+
+// submit is Submit with the run's ID chosen (id empty: a new one).
+func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*apiv1.Run, error) {
 	if err := checkCacheMode(s.Cache); err != nil {
 		return nil, err
 	}
@@ -49,7 +54,7 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 	src, dir := placeSource(l.Doc.File, s.WorkDir)
 	run, err := a.Controller.Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
-		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)), Federation: fed,
+		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)), Federation: fed, ID: id,
 	})
 	if err == nil && fed != nil {
 		a.watchFederated(run.ID, fed.Roles)

@@ -14,10 +14,11 @@ import (
 	"kiln.dev/kiln/internal/workflow"
 )
 
-// Apply checks the objects of in.Files (WorkflowTemplates,
+// Apply checks the objects of in.Files (WorkflowTemplates, Schedules,
 // TrainingRuntimes, ClusterTrainingRuntimes) and stores each in
 // in.Project, or for every project, and says what it did with each:
-// runtimes first, then templates, each in the order of the files. A
+// runtimes first, then templates, then schedules, each in the order of
+// the files. A
 // runtime identical to the one stored keeps its version; a changed one
 // gets the next. Nothing is stored when any object is invalid: the errors
 // are coded (KLN-1xxx) and name file, object and field. Runs submitted
@@ -26,9 +27,9 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 	project := projectOf(in.Project)
 	names, docs, readErr := workflow.ReadSources(in.Files)
 	quotas, docs, quotaErr := splitQuotas(docs)
-	got, err := &workflow.Applying{}, error(nil)
+	got, scheds, err := &workflow.Applying{}, []*apiv1.Schedule(nil), error(nil)
 	if len(docs) > 0 || len(quotas) == 0 {
-		got, err = workflow.CheckApply(names, docs, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
+		got, scheds, err = a.checkApply(ctx, project, names, docs)
 	}
 	if err = errors.Join(readErr, quotaErr, err); err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 		}
 		res.Items = append(res.Items, apiv1.Applied{Kind: apiv1.KindWorkflowTemplate, Name: t.Metadata.Name, Project: project, Action: action})
 	}
-	return res, nil
+	return a.applySchedules(ctx, project, scheds, now, res)
 }
 
 // mayApply refuses ClusterTrainingRuntimes from a sender that may not

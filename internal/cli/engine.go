@@ -25,6 +25,7 @@ type engine interface {
 	reader
 	secretKeeper
 	server.TemplateKeeper // a project's stored WorkflowTemplates
+	server.ScheduleKeeper // a project's Schedules
 	server.RuntimeKeeper  // the stored training runtimes
 	server.CacheKeeper    // the stored results of cached tasks
 	server.PartyKeeper    // the parties of federated runs

@@ -44,7 +44,7 @@ func newGetCmd(e *env) *cobra.Command {
 	runs.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
 	runs.Flags().StringVar(&phase, "phase", "", "only runs in this phase")
 	runs.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
-	get.AddCommand(runs, newGetRuntimesCmd(e), newGetTemplatesCmd(e), newGetTrainJobCmd(e), newGetQuotasCmd(e))
+	get.AddCommand(runs, newGetRuntimesCmd(e), newGetTemplatesCmd(e), newGetTrainJobCmd(e), newGetSchedulesCmd(e), newGetQuotasCmd(e))
 	return get
 }
 

@@ -196,7 +196,7 @@ func printApplied(e *env, res *apiv1.ApplyResult) {
 			fmt.Fprintf(e.stdout, "%s/%s %s\n", it.Kind, it.Name, it.Action)
 			continue
 		}
-		if it.Kind == apiv1.KindWorkflowTemplate {
+		if it.Kind == apiv1.KindWorkflowTemplate || it.Kind == apiv1.KindSchedule {
 			fmt.Fprintf(e.stdout, "%s/%s %s in project %s\n", it.Kind, it.Name, it.Action, it.Project)
 			continue
 		}

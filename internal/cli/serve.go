@@ -48,6 +48,7 @@ func newServeCmd(e *env) *cobra.Command {
 			}
 			var isolation string
 			a, err := e.openApp(cmd.Context(), collecting, &pool, func(cfg *app.Config) (err error) {
+				cfg.Schedules = true
 				if err := life.apply(cfg); err != nil {
 					return err
 				}
@@ -96,7 +97,7 @@ func newServeCmd(e *env) *cobra.Command {
 func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	cfg := server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Parties: a, Party: a.Party, PartyHost: partyHost(a), Metrics: a.Metrics.Handler(), Limits: limits}
+	cfg := server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Schedules: a, Runtimes: a, Cache: a, Parties: a, Party: a.Party, PartyHost: partyHost(a), Metrics: a.Metrics.Handler(), Limits: limits}
 	errc := make(chan error, 2)
 	if a.Replicated {
 		cfg.Leadership = a.Leadership

@@ -15,7 +15,7 @@ func newSuspendCmd(e *env, suspend bool) *cobra.Command {
 	if !suspend {
 		short = "Start a run's suspended training jobs again"
 	}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   verb + " RUN",
 		Short: short,
 		Args:  one(fmt.Sprintf("kiln %s takes the ID of one run: kiln %s RUN", verb, verb)),
@@ -33,4 +33,6 @@ func newSuspendCmd(e *env, suspend bool) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.AddCommand(newSuspendScheduleCmd(e, suspend))
+	return cmd
 }

@@ -24,7 +24,8 @@ func newApplyCmd(e *env) *cobra.Command {
 			"runtimes). Each template is checked as a Workflow first (it may run the other templates of the\n" +
 			"files and those stored), each runtime as kiln run checks one; nothing is stored unless all are\n" +
 			"valid. A runtime applied unchanged keeps its version; a changed one gets the next. Runs keep the\n" +
-			"copy they were submitted with.",
+			"copy they were submitted with. A Schedule is stored in the project too, and kiln serve starts its\n" +
+			"runs on its cron schedule (docs/schedules.md); applying one that exists keeps what it fired.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files = append(files, args...)
 			if len(files) == 0 {
@@ -51,7 +52,7 @@ func newApplyCmd(e *env) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of WorkflowTemplate, TrainingRuntime and ClusterTrainingRuntime documents, - for standard input (repeatable)")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of WorkflowTemplate, Schedule, TrainingRuntime and ClusterTrainingRuntime documents, - for standard input (repeatable)")
 	cmd.Flags().StringVar(&project, "project", "default", "the project that stores the templates and TrainingRuntimes")
 	return cmd
 }
@@ -132,7 +133,7 @@ func newDeleteCmd(e *env) *cobra.Command {
 		},
 	}
 	tmpl.Flags().StringVar(&project, "project", "default", "the project that stores the template")
-	del.AddCommand(tmpl, newDeleteRunCmd(e), newDeleteRuntimeCmd(e))
+	del.AddCommand(tmpl, newDeleteRunCmd(e), newDeleteRuntimeCmd(e), newDeleteScheduleCmd(e))
 	return del
 }
 

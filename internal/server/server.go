@@ -56,6 +56,8 @@ type Config struct {
 	Secrets SecretKeeper
 	// Templates keeps the projects' WorkflowTemplates.
 	Templates TemplateKeeper
+	// Schedules keeps the projects' Schedules; nil serves none.
+	Schedules ScheduleKeeper
 	// Runtimes keeps the stored training runtimes; nil lists the
 	// built-in ones alone.
 	Runtimes RuntimeKeeper
@@ -194,7 +196,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/parties", admin, s.listParties},
 		{"PUT /api/v1/parties/{name}", admin, s.putParty},
 		{"DELETE /api/v1/parties/{name}", admin, s.deleteParty},
-	}, s.federationRoutes()...)
+	}, append(s.federationRoutes(), s.scheduleRoutes()...)...)
 }
 
 // ui serves the web UI's files. They hold no data: the page asks the API,
@@ -282,7 +284,7 @@ func codeStatus(c apiv1.Code) int {
 		return status
 	}
 	switch c {
-	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime:
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoSchedule, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime:
 		return http.StatusNotFound
 	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting, apiv1.CodeBuiltinRuntime:
 		return http.StatusConflict

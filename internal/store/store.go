@@ -47,6 +47,7 @@ type Store interface {
 	Secrets
 	Gates
 	Templates
+	Schedules
 	Runtimes
 	Caches
 	Life

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("a released lease can be claimed at once", func(t *testing.T) { t.Parallel(); testReleaseLease(t, newStore(t)) })
 	t.Run("secrets are kept per project and never listed with values", func(t *testing.T) { t.Parallel(); testSecrets(t, newStore(t)) })
 	t.Run("templates are kept per project and a replace keeps when one was created", func(t *testing.T) { t.Parallel(); testTemplates(t, newStore(t)) })
+	t.Run("schedules are kept per project, and a replace keeps their status, which never goes back", func(t *testing.T) { t.Parallel(); testSchedules(t, newStore(t)) })
 	t.Run("runtimes count versions per kind, project and name and keep the old ones", func(t *testing.T) { t.Parallel(); testRuntimes(t, newStore(t)) })
 	t.Run("runtimes are listed per project with the cluster ones, and deleted by kind", func(t *testing.T) { t.Parallel(); testRuntimeScopes(t, newStore(t)) })
 	t.Run("a cache entry reads back, is replaced and marked used", func(t *testing.T) { t.Parallel(); testCacheEntries(t, newStore(t)) })

@@ -1,0 +1,82 @@
+package workflow
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/training"
+)
+
+// DecodeSchedule decodes doc as a Schedule, as strictly as DecodeWorkflow
+// decodes a Workflow. Its status, which kiln sets, is dropped.
+func DecodeSchedule(doc *Document) (*apiv1.Schedule, error) {
+	if err := checkHeader(doc, apiv1.KindSchedule); err != nil {
+		return nil, err
+	}
+	s := &apiv1.Schedule{}
+	problems, ok := decodeStrict(doc, s)
+	s.Status = nil
+	return decoded(s, problems, ok)
+}
+
+// ScheduleWorkflow is the Workflow a schedule's tick runs: spec, named
+// after the schedule, with the schedule's labels and those that tie the
+// run to the schedule and the tick.
+func ScheduleWorkflow(s *apiv1.Schedule, spec apiv1.WorkflowSpec, tick time.Time) *apiv1.Workflow {
+	labels := maps.Clone(s.Metadata.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[apiv1.LabelSchedule] = s.Metadata.Name
+	labels[apiv1.LabelScheduledTime] = strconv.FormatInt(tick.Unix(), 10)
+	return &apiv1.Workflow{
+		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindWorkflow},
+		Metadata: apiv1.ObjectMeta{Name: s.Metadata.Name, Labels: labels},
+		Spec:     spec,
+	}
+}
+
+// ScheduleSource is the Workflow a schedule's tick runs as a file of a
+// submission, named after the schedule, so that the run goes the way of
+// every other run and its errors name the schedule.
+func ScheduleSource(s *apiv1.Schedule, spec apiv1.WorkflowSpec, tick time.Time) apiv1.SourceFile {
+	data, _ := json.Marshal(ScheduleWorkflow(s, spec, tick)) // plain API structs always marshal
+	return apiv1.SourceFile{Name: "Schedule/" + s.Metadata.Name, Data: data}
+}
+
+// CheckScheduleWorkflow compiles a schedule's inline workflow
+// (spec.workflow) as the Workflow each tick runs. Subworkflows are found
+// in stored, train tasks' runtimes in runtimes. Errors name doc, the
+// schedule's document, and fields under spec.workflow.
+func CheckScheduleWorkflow(doc *Document, s *apiv1.Schedule, stored Stored, runtimes StoredRuntimes) error {
+	wf := ScheduleWorkflow(s, *s.Spec.Workflow, time.Time{})
+	found := newLookup(stored)
+	resolver := training.NewRuntimes().WithStored(runtimes)
+	_, err := compileWith(doc, wf, resolver, Library{}, found)
+	if serr := errors.Join(found.storeError(), resolver.Err()); serr != nil {
+		return serr
+	}
+	for _, e := range apiv1.Errors(err) {
+		if e.File == doc.File && e.Object == doc.Object() {
+			e.Field = underWorkflow(e.Field)
+		}
+	}
+	return err
+}
+
+// underWorkflow moves a Workflow's field path under a Schedule's
+// spec.workflow.
+func underWorkflow(field string) string {
+	if rest, ok := strings.CutPrefix(field, "spec."); ok {
+		return "spec.workflow." + rest
+	}
+	if field == "spec" {
+		return "spec.workflow"
+	}
+	return field
+}
