@@ -107,6 +107,9 @@ func (e *Elector) Run(ctx context.Context, won func(term int64)) error {
 		default:
 			e.set(l, false)
 		}
+		if time.Since(now) > e.cfg.Retry {
+			continue // the bid waited: bid again at once, with the time it is now
+		}
 		select {
 		case <-ctx.Done():
 			return nil

@@ -294,7 +294,7 @@ func codeStatus(c apiv1.Code) int {
 		return http.StatusRequestEntityTooLarge
 	case apiv1.CodeRateLimited:
 		return http.StatusTooManyRequests
-	case apiv1.CodeBusy:
+	case apiv1.CodeBusy, apiv1.CodeStoreBusy:
 		return http.StatusServiceUnavailable
 	case apiv1.CodeStoreFull:
 		return http.StatusInsufficientStorage

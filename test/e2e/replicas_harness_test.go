@@ -49,6 +49,7 @@ type replica struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when cmd has been waited for
 	waited error         // what waiting for cmd returned, once exited is closed
+	paused bool          // stopped with SIGSTOP: its /readyz would not answer
 	mu     sync.Mutex
 	stderr strings.Builder
 	api    *client.Client
@@ -209,7 +210,7 @@ func (rs *replicaSet) leader(t *testing.T, after int64) (*replica, int64) {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		for _, r := range rs.replicas {
-			if !r.alive() {
+			if !r.alive() || r.paused {
 				continue
 			}
 			if v, err := r.readyz(t.Context()); err == nil && v.leads && v.term > after {

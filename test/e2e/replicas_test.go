@@ -95,11 +95,14 @@ func TestReplicasChaos(t *testing.T) {
 		if err := lead.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
+		lead.paused = true
 		_, term = rs.leader(t, old)
 		takeovers = append(takeovers, time.Since(stopped))
+		t.Logf("pause: term %d took over in %s", term, takeovers[len(takeovers)-1])
 		if err := lead.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
+		lead.paused = false
 		select {
 		case <-lead.exited:
 		case <-time.After(30 * time.Second):

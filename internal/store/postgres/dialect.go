@@ -64,6 +64,8 @@ func (d dialect) classify(err error) *apiv1.Error {
 		code, msg = apiv1.CodePGAuth, "the PostgreSQL server refused the login"
 	case state == "3D000" || state == "42501" && isConnect(err):
 		code, msg = apiv1.CodePGDatabase, "the database cannot be used"
+	case state == "55P03":
+		code, msg = apiv1.CodeStoreBusy, "a write waited too long for the store's write lock"
 	case state == "53100":
 		code, msg = apiv1.CodeStoreFull, "the disk holding the PostgreSQL database is full"
 	case state == "XX001" || state == "XX002":

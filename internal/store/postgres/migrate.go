@@ -57,6 +57,11 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) error {
 // schemaVersion locks out other migrators and reads the schema version,
 // making the version table on a new database.
 func schemaVersion(ctx context.Context, tx *sql.Tx) (int, error) {
+	// Another replica's migration may take long: wait for it, whatever
+	// the session's lock_timeout.
+	if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = 0`); err != nil {
+		return 0, err
+	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, int64(migrateLock)); err != nil {
 		return 0, err
 	}

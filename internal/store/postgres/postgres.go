@@ -69,11 +69,17 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, &apiv1.Error{Code: apiv1.CodePGSecretKey, Message: fmt.Sprintf(
 			"the store at %s needs a secret key file: set KILN_SECRET_KEY_FILE to a file every replica reads", where)}
 	}
-	// A writer paused inside a transaction (a stopped or frozen replica)
-	// would hold the write lock from every other replica: the server ends
-	// its session after this long, well within a leader's lease.
-	if cfg.RuntimeParams["idle_in_transaction_session_timeout"] == "" {
-		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "5000"
+	// A writer frozen inside a transaction (SIGSTOP, a stalled VM) would
+	// hold the write lock from every other replica: the server ends its
+	// session after 5 s idle, well within a leader's lease. Its other
+	// connections, queued for the lock before it froze, must not take the
+	// lock in turn and freeze it 5 s more each: a wait for a lock gives
+	// up after 3 s (a writer holds it for milliseconds), so by the time
+	// the frozen session ends they have all given up.
+	for param, ms := range map[string]string{"idle_in_transaction_session_timeout": "5000", "lock_timeout": "3000"} {
+		if cfg.RuntimeParams[param] == "" {
+			cfg.RuntimeParams[param] = ms
+		}
 	}
 	db := sql.OpenDB(rebinder{stdlib.GetConnector(*cfg)})
 	conns := opt.MaxConns
