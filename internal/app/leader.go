@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -21,9 +23,9 @@ const claimEvery = 500 * time.Millisecond
 // claims the runs followers save. It returns nil when ctx ends, and
 // KLN-5051 when this server no longer leads (another replica took over,
 // or the store refused a write of its term): the caller must stop.
-// address is where this server serves the API, for others to show; won,
-// if set, is told the term when this server wins.
-func (a *App) Lead(ctx context.Context, address string, won func(term int64)) error {
+// address is where this server serves the API, for others to show; say,
+// if set, is told when this server wins, and what it should know then.
+func (a *App) Lead(ctx context.Context, address string, say func(string)) error {
 	a.elector = leader.New(leader.Config{
 		Store: a.Store, Holder: a.Controller.Owner(), Address: address, IsDead: ownerDead, Log: a.log,
 	})
@@ -38,13 +40,18 @@ func (a *App) Lead(ctx context.Context, address string, won func(term int64)) er
 		case <-ctx.Done():
 		}
 	}()
-	err := a.elector.Run(ctx, func(term int64) {
+	err := a.elector.Run(ctx, func(term int64, before store.Leader) {
 		a.log.Info("this replica leads", "term", term, "address", address)
 		a.Controller.Lead(term)
 		a.Start()
 		go a.claimLoop(ctx)
-		if won != nil {
-			won(term)
+		if say == nil {
+			return
+		}
+		say(fmt.Sprintf("this server leads (term %d): it runs the engine and adopts the runs of the leader before it", term))
+		if h := hostOf(before.Holder); a.Kube == nil && h != "" && h != hostOf(a.Controller.Owner()) {
+			say("warning: the leader before this one ran on host " + h + ": the local tasks it started there cannot be adopted " +
+				"from this machine, and will be found lost and run again. Replicas that run local tasks must share one machine (docs/team.md)")
 		}
 	})
 	if isClosed(fenced) {
@@ -118,4 +125,10 @@ func (a *App) resign() {
 	if err := a.elector.Resign(ctx, l.Term); err != nil {
 		a.log.Warn("resigning the leadership", "term", l.Term, "err", err)
 	}
+}
+
+// hostOf is the host an engine's owner name (ownerID) names.
+func hostOf(owner string) string {
+	host, _, _ := strings.Cut(owner, ":")
+	return host
 }

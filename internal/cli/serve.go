@@ -137,9 +137,7 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
 // leading, saying when it leads.
 func lead(ctx context.Context, e *env, a *app.App, address string) error {
 	fmt.Fprintln(e.stdout, "the store is shared by replicas: this server follows until it leads (GET /readyz says who leads)")
-	return a.Lead(ctx, address, func(term int64) {
-		fmt.Fprintf(e.stdout, "this server leads (term %d): it runs the engine and adopts the runs of the leader before it\n", term)
-	})
+	return a.Lead(ctx, address, func(msg string) { fmt.Fprintln(e.stdout, msg) })
 }
 
 // replicaAddress is where other replicas, and users, reach this one.

@@ -75,9 +75,9 @@ func (e *LostError) Error() string {
 }
 
 // Run bids every Retry until ctx ends (nil) or this replica, having won,
-// no longer leads (a *LostError). won is called once, with the term, when
-// it wins.
-func (e *Elector) Run(ctx context.Context, won func(term int64)) error {
+// no longer leads (a *LostError). won is called once when it wins, with
+// its term and the leader before it (the zero Leader if none was seen).
+func (e *Elector) Run(ctx context.Context, won func(term int64, before store.Leader)) error {
 	t := time.NewTicker(e.cfg.Retry)
 	defer t.Stop()
 	var term int64
@@ -96,8 +96,9 @@ func (e *Elector) Run(ctx context.Context, won func(term int64)) error {
 			e.cfg.Log.Warn("bidding for the leadership", "err", err)
 		case l.Holder == e.cfg.Holder && term == 0:
 			term, renewed = l.Term, now
+			before, _ := e.Leader()
 			e.set(l, true)
-			won(term)
+			won(term, before)
 		case l.Holder == e.cfg.Holder && l.Term == term:
 			renewed = now
 			e.set(l, true)

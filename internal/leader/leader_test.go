@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/store/sqlite"
 )
 
@@ -31,12 +32,19 @@ func TestTakeoverAndLoss(t *testing.T) {
 	defer cancel()
 	aWon, bWon := make(chan int64, 1), make(chan int64, 1)
 	aDone := make(chan error, 1)
-	go func() { aDone <- a.Run(ctx, func(term int64) { aWon <- term }) }()
+	go func() { aDone <- a.Run(ctx, func(term int64, _ store.Leader) { aWon <- term }) }()
 	if term := <-aWon; term != 1 {
 		t.Fatalf("a won term %d, want 1", term)
 	}
 	bDone := make(chan error, 1)
-	go func() { bDone <- b.Run(ctx, func(term int64) { bWon <- term }) }()
+	go func() {
+		bDone <- b.Run(ctx, func(term int64, before store.Leader) {
+			if before.Holder != "a" {
+				t.Errorf("b won after %+v, want after a", before)
+			}
+			bWon <- term
+		})
+	}()
 	for {
 		if l, leading := b.Leader(); l.Holder == "a" && !leading {
 			break
