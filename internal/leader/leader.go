@@ -80,6 +80,9 @@ func (e *LostError) Error() string {
 func (e *Elector) Run(ctx context.Context, won func(term int64, before store.Leader)) error {
 	t := time.NewTicker(e.cfg.Retry)
 	defer t.Stop()
+	if l, err := e.cfg.Store.Leader(ctx); err == nil {
+		e.set(l, false) // the leader before this replica, if it wins at once
+	}
 	var term int64
 	var renewed time.Time
 	for {

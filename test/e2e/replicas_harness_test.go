@@ -52,6 +52,7 @@ type replica struct {
 	paused bool          // stopped with SIGSTOP: its /readyz would not answer
 	mu     sync.Mutex
 	stderr strings.Builder
+	stdout strings.Builder // after its "kiln serving on" line
 	api    *client.Client
 }
 
@@ -124,7 +125,10 @@ func (rs *replicaSet) start(t *testing.T, r *replica, extra ...string) {
 		_ = cmd.Wait()
 		t.Fatalf("replica at %s never listened: %s", r.addr, r.errors())
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	r.mu.Lock()
+	r.stdout.Reset()
+	r.mu.Unlock()
+	go func() { _, _ = io.Copy(&lockedWriter{r: r, out: true}, out) }()
 	r.cmd, r.exited = cmd, make(chan struct{})
 	go func() { r.waited = cmd.Wait(); close(r.exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-r.exited })
@@ -138,12 +142,37 @@ func (rs *replicaSet) start(t *testing.T, r *replica, extra ...string) {
 	r.api = client.New("http://"+r.addr, rs.token)
 }
 
-type lockedWriter struct{ r *replica }
+// lockedWriter writes to r's stderr, or stdout, under its lock.
+type lockedWriter struct {
+	r   *replica
+	out bool
+}
 
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.r.mu.Lock()
 	defer w.r.mu.Unlock()
+	if w.out {
+		return w.r.stdout.Write(p)
+	}
 	return w.r.stderr.Write(p)
+}
+
+// output waits until r has printed want, and returns what it printed.
+func (r *replica) output(t *testing.T, want string, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r.mu.Lock()
+		out := r.stdout.String()
+		r.mu.Unlock()
+		if strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica at %s did not print %q within %s; it printed:\n%s", r.addr, want, within, out)
+		}
+		pause(t, 50*time.Millisecond)
+	}
 }
 
 // errors returns what r wrote to stderr.
