@@ -107,6 +107,7 @@ const (
 	CodeStoreKind       Code = "KLN-5050"
 	CodeLeadershipLost  Code = "KLN-5051"
 	CodeStoreBusy       Code = "KLN-5052"
+	CodeHomeStore       Code = "KLN-5053"
 	// The PostgreSQL store (issue 15).
 	CodePGAddress       Code = "KLN-5040"
 	CodePGUnreachable   Code = "KLN-5041"
@@ -273,6 +274,7 @@ func CodeInfos() []CodeInfo {
 		{CodePGDatabase, "the database named by the PostgreSQL store's address does not exist, or its user may not use it", "create it (createdb -O USER DATABASE) or grant the user access"},
 		{CodePGSecretKey, "a PostgreSQL store was opened without a secret key file: there is no directory beside the database to keep one in", "set KILN_SECRET_KEY_FILE to a key file every replica reads (the same 32 bytes); kiln makes it on first use"},
 		{CodeStoreBusy, "a write to the PostgreSQL store waited more than 3 s for another writer's lock, and gave up; nothing of it was written", "try again; if it lasts, look in pg_stat_activity for a session idle in a transaction (a replica frozen mid-write is ended after 5 s)"},
+		{CodeHomeStore, "KILN_HOME belongs to kiln serve replicas of a PostgreSQL store (its file store says which), and the command names another store", "set --store or KILN_STORE to the store the file names; to move the home to another store, remove KILN_HOME/store"},
 		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
 		{CodeBackend, "the backend refused or failed an operation", "see the message"},
 		{CodeOOMKilled, "a container was killed for using more memory than its limit (OOMKilled)", "raise resources.memory or use less memory"},

@@ -77,6 +77,11 @@ type Config struct {
 	// Schedules fires the stored Schedules while the engine runs (kiln
 	// serve; on the leader, among replicas).
 	Schedules bool
+	// Serving is set for kiln serve: a home whose server uses a PostgreSQL
+	// store is marked as that store's, so that commands on the home
+	// without --store are refused instead of starting a store of their
+	// own there.
+	Serving bool
 	// Party is this kiln's party identity (kiln serve --party), and
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
@@ -128,7 +133,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := local.CheckReachable(home, cfg.Isolation.Mode); err != nil {
 		return nil, err
 	}
-	st, replicated, err := openStore(ctx, home, cfg.Store)
+	st, replicated, err := openStore(ctx, home, cfg.Store, cfg.Serving)
 	if err != nil {
 		return nil, err
 	}

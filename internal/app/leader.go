@@ -55,7 +55,7 @@ func (a *App) Lead(ctx context.Context, address string, say func(string)) error 
 		}
 	})
 	if isClosed(fenced) {
-		return lostLeadership("the store refused a write of its term: another replica leads")
+		return lostLeadership("the store refused a write of its term, which had ended: another replica leads")
 	}
 	var lost *leader.LostError
 	if errors.As(err, &lost) {
@@ -65,7 +65,7 @@ func (a *App) Lead(ctx context.Context, address string, say func(string)) error 
 }
 
 func lostLeadership(why string) error {
-	return &apiv1.Error{Code: apiv1.CodeLeadershipLost, Message: "this server stopped: it " + why}
+	return &apiv1.Error{Code: apiv1.CodeLeadershipLost, Message: "this server stopped leading: " + why}
 }
 
 func isClosed(c chan struct{}) bool {

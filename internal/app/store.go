@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/store/postgres"
 	"kiln.dev/kiln/internal/store/sqlite"
 )
 
@@ -17,17 +19,31 @@ const (
 	StoreSQLite = "sqlite"
 )
 
-// openStore opens the store cfg names: SQLite in home by default, or
-// PostgreSQL at a postgres:// URL, which several kiln servers may share
-// (replicated reports that: kiln serve then elects one leader).
-func openStore(ctx context.Context, home, url string) (st store.Store, replicated bool, err error) {
+// homeStoreFile, in a home kiln serve replicas of a PostgreSQL store
+// share, names that store, so that a command that forgot --store does not
+// start a store of its own there (and, say, a second admin token).
+const homeStoreFile = "store"
+
+// openStore opens the store url names: SQLite in home by default, or
+// PostgreSQL, which several kiln servers may share (replicated reports
+// that: kiln serve then elects one leader). serving marks the home as the
+// PostgreSQL store's; a home so marked opens no other store.
+func openStore(ctx context.Context, home, url string, serving bool) (st store.Store, replicated bool, err error) {
 	key := os.Getenv("KILN_SECRET_KEY_FILE")
 	switch {
 	case url == "" || url == StoreSQLite:
+		if err := checkHomeStore(home, ""); err != nil {
+			return nil, false, err
+		}
 		st, err = sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{SecretKeyFile: key})
 		return st, false, err
 	case isPostgres(url):
-		st, err = openPostgres(ctx, home, url, key)
+		if err := checkHomeStore(home, postgres.Where(url)); err != nil {
+			return nil, false, err
+		}
+		if st, err = openPostgres(ctx, home, url, key); err == nil && serving {
+			err = markHomeStore(home, postgres.Where(url))
+		}
 		return st, true, err
 	}
 	return nil, false, &apiv1.Error{
@@ -36,8 +52,50 @@ func openStore(ctx context.Context, home, url string) (st store.Store, replicate
 	}
 }
 
+// isPostgres reports whether url names a PostgreSQL database: a
+// postgres:// URL or a libpq key=value string.
 func isPostgres(url string) bool {
-	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		return true
+	}
+	return !strings.Contains(url, "://") && (strings.Contains(url, "host=") || strings.Contains(url, "dbname="))
+}
+
+// checkHomeStore refuses to open the store named where ("" for the home's
+// SQLite file) in a home that kiln serve replicas gave to another.
+func checkHomeStore(home, where string) error {
+	data, err := os.ReadFile(filepath.Join(home, homeStoreFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &apiv1.Error{Code: apiv1.CodeStoreOpen, File: filepath.Join(home, homeStoreFile), Message: err.Error()}
+	}
+	owner := strings.TrimSpace(string(data))
+	if owner == where {
+		return nil
+	}
+	asked := where
+	if asked == "" {
+		asked = "its own SQLite file (no --store or KILN_STORE was given)"
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeHomeStore, File: filepath.Join(home, homeStoreFile),
+		Message: fmt.Sprintf("this home belongs to the kiln serve replicas of %s, and the command asked for %s", owner, asked),
+		Hint:    fmt.Sprintf("set KILN_STORE=%s (with the password in PGPASSWORD or ~/.pgpass); to use the home with another store, remove %s", owner, filepath.Join(home, homeStoreFile)),
+	}
+}
+
+// markHomeStore records, once, that home serves the store named where.
+func markHomeStore(home, where string) error {
+	path := filepath.Join(home, homeStoreFile)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(where+"\n"), 0o600); err != nil {
+		return &apiv1.Error{Code: apiv1.CodeStoreOpen, File: path, Message: "recording the home's store: " + err.Error()}
+	}
+	return nil
 }
 
 // redactURL hides a password in a URL-like string, for messages.

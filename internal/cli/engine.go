@@ -86,11 +86,7 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 	}
 	if u >= working && a.Replicated {
 		a.Close()
-		return nil, nil, &apiv1.Error{
-			Code: apiv1.CodeUsage, Field: "store",
-			Message: "the store is shared by kiln serve replicas, whose leader alone runs the engine: this command works runs, so it goes to one of them",
-			Hint:    "add --server URL (or set KILN_SERVER and KILN_TOKEN) naming any replica; commands that only read, such as kiln get runs, work on the store directly",
-		}
+		return nil, nil, replicatedStore()
 	}
 	if u >= working {
 		a.Start()
@@ -204,8 +200,21 @@ func withApp(cmd *cobra.Command, e *env, u use, pool *poolFlags, fn func(*app.Ap
 		return err
 	}
 	defer a.Close()
+	if u >= working && a.Replicated {
+		return replicatedStore()
+	}
 	if u >= working {
 		a.Start()
 	}
 	return fn(a)
+}
+
+// replicatedStore refuses to start an engine on a store that kiln serve
+// replicas share: their leader alone runs one.
+func replicatedStore() error {
+	return &apiv1.Error{
+		Code: apiv1.CodeUsage, Field: "store",
+		Message: "the store is shared by kiln serve replicas, whose leader alone runs the engine: this command works runs, so it goes to one of them",
+		Hint:    "add --server URL (or set KILN_SERVER and KILN_TOKEN) naming any replica; commands that only read, such as kiln get runs, work on the store directly",
+	}
 }

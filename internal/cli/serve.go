@@ -48,7 +48,7 @@ func newServeCmd(e *env) *cobra.Command {
 			}
 			var isolation string
 			a, err := e.openApp(cmd.Context(), collecting, &pool, func(cfg *app.Config) (err error) {
-				cfg.Schedules = true
+				cfg.Schedules, cfg.Serving = true, true
 				if err := life.apply(cfg); err != nil {
 					return err
 				}
@@ -123,7 +123,11 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := srv.Shutdown(shutdown)
-	fmt.Fprintln(e.stdout, "kiln stopped; running tasks keep running and are adopted on the next start")
+	if a.Replicated {
+		fmt.Fprintln(e.stdout, "kiln stopped; running tasks keep running, and the replica that leads next adopts them")
+	} else {
+		fmt.Fprintln(e.stdout, "kiln stopped; running tasks keep running and are adopted on the next start")
+	}
 	if stopped != nil {
 		return stopped
 	}
@@ -154,7 +158,7 @@ func adopt(ctx context.Context, e *env, a *app.App) {
 		if ids, err := a.Claim(ctx); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(e.stderr, "adopting runs: %v\n", err)
 		} else if len(ids) > 0 {
-			fmt.Fprintf(e.stdout, "adopted %d runs whose engine was gone\n", len(ids))
+			fmt.Fprintf(e.stdout, "adopted %s whose engine was gone\n", plural(len(ids), "run"))
 		}
 		select {
 		case <-ctx.Done():

@@ -41,7 +41,9 @@ func (c *Controller) grantLoop(ctx context.Context, g Granter) {
 func (c *Controller) renew(ctx context.Context) {
 	reqs, err := c.cfg.Store.RenewLeases(ctx, store.RenewLeasesParams{Owner: c.cfg.Owner, Until: c.now().Add(c.cfg.LeaseTTL)})
 	if err != nil {
-		c.log.Error("renewing leases", "err", err)
+		if ctx.Err() == nil { // not this engine stopping
+			c.log.Error("renewing leases", "err", err)
+		}
 		return
 	}
 	for _, req := range reqs {

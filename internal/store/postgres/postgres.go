@@ -106,3 +106,14 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 func describe(cfg *pgx.ConnConfig) string {
 	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
 }
+
+// Where names the database at dsn as kiln's messages do,
+// postgres://USER@HOST:PORT/DATABASE, without the password; "" if dsn
+// does not parse.
+func Where(dsn string) string {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return ""
+	}
+	return describe(cfg)
+}
