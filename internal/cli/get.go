@@ -13,7 +13,7 @@ import (
 
 func newGetCmd(e *env) *cobra.Command {
 	get := group("get", "List resources")
-	var output, phase string
+	var output, phase, project, label string
 	var limit int
 	runs := &cobra.Command{
 		Use:     "runs",
@@ -30,7 +30,7 @@ func newGetCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			page, err := eng.ListRuns(cmd.Context(), apiv1.RunQuery{Phase: want, Limit: limit})
+			page, err := eng.ListRuns(cmd.Context(), apiv1.RunQuery{Phase: want, Limit: limit, Project: project, Label: label})
 			if err != nil {
 				return err
 			}
@@ -44,6 +44,8 @@ func newGetCmd(e *env) *cobra.Command {
 	runs.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
 	runs.Flags().StringVar(&phase, "phase", "", "only runs in this phase")
 	runs.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
+	runs.Flags().StringVar(&project, "project", "", "only runs of this project (default: every project the token may read)")
+	runs.Flags().StringVarP(&label, "selector", "l", "", "only runs with this label, key=value (a schedule's runs: -l kiln.dev/schedule=NAME)")
 	get.AddCommand(runs, newGetRuntimesCmd(e), newGetTemplatesCmd(e), newGetTrainJobCmd(e), newGetSchedulesCmd(e), newGetQuotasCmd(e))
 	return get
 }
