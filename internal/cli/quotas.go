@@ -47,7 +47,7 @@ func printQuotas(e *env, list []apiv1.ProjectQuota) error {
 	return tw.Flush()
 }
 
-func quotaCell(s string) string { return orDefault(s, "-") }
+func quotaCell[S ~string](s S) string { return orDefault(string(s), "-") }
 
 func orDefault(s, d string) string {
 	if s == "" {
