@@ -97,6 +97,7 @@ const (
 	CodeNotTrainJob     Code = "KLN-4032"
 	CodeNoRuntime       Code = "KLN-4028"
 	CodeBuiltinRuntime  Code = "KLN-4029"
+	CodeNoQuota         Code = "KLN-4040"
 	CodeRerunNode       Code = "KLN-4020"
 	CodeRerunUpstream   Code = "KLN-4021"
 	CodeStoreOpen       Code = "KLN-5001"
@@ -256,6 +257,7 @@ func CodeInfos() []CodeInfo {
 		{CodeRerunGone, "a task a rerun would reuse was produced by a run that has been deleted, and its outputs with it", "rerun from that task, so that it runs again"},
 		{CodeNotTrainJob, "kiln get trainjob names a run that is not of a TrainJob, or a name no TrainJob run has", "list TrainJob runs with kiln get runs; a Workflow's training tasks are shown by kiln describe run"},
 		{CodeNoRuntime, "no runtime of the given kind and name is stored (in the project, for a TrainingRuntime), or not in the version asked for", "list runtimes with kiln get runtimes --project P; a ClusterTrainingRuntime needs --kind ClusterTrainingRuntime"},
+		{CodeNoQuota, "the project has no ProjectQuota", "list the projects' quotas with kiln get quotas; the quota's name is its project's"},
 		{CodeBuiltinRuntime, "a built-in runtime cannot be deleted", "store a ClusterTrainingRuntime of its name with kiln apply to override it; deleting that brings the built-in one back"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
 		{CodeRerunNode, "kiln rerun names a task that is not a top-level task of the run (a child such as sweep.3, the onExit handler, or no task at all)", "name one of the top-level tasks the message lists; for a child, name its parent"},
