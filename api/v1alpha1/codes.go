@@ -97,6 +97,7 @@ const (
 	CodeNotTrainJob     Code = "KLN-4032"
 	CodeNoRuntime       Code = "KLN-4028"
 	CodeBuiltinRuntime  Code = "KLN-4029"
+	CodeNoQuota         Code = "KLN-4040"
 	CodeRerunNode       Code = "KLN-4020"
 	CodeRerunUpstream   Code = "KLN-4021"
 	CodeStoreOpen       Code = "KLN-5001"
@@ -257,6 +258,7 @@ func CodeInfos() []CodeInfo {
 		{CodeRerunGone, "a task a rerun would reuse was produced by a run that has been deleted, and its outputs with it", "rerun from that task, so that it runs again"},
 		{CodeNotTrainJob, "kiln get trainjob names a run that is not of a TrainJob, or a name no TrainJob run has", "list TrainJob runs with kiln get runs; a Workflow's training tasks are shown by kiln describe run"},
 		{CodeNoRuntime, "no runtime of the given kind and name is stored (in the project, for a TrainingRuntime), or not in the version asked for", "list runtimes with kiln get runtimes --project P; a ClusterTrainingRuntime needs --kind ClusterTrainingRuntime"},
+		{CodeNoQuota, "the project has no ProjectQuota", "list the projects' quotas with kiln get quotas; the quota's name is its project's"},
 		{CodeBuiltinRuntime, "a built-in runtime cannot be deleted", "store a ClusterTrainingRuntime of its name with kiln apply to override it; deleting that brings the built-in one back"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
 		{CodeRerunNode, "kiln rerun names a task that is not a top-level task of the run (a child such as sweep.3, the onExit handler, or no task at all)", "name one of the top-level tasks the message lists; for a child, name its parent"},
@@ -312,7 +314,7 @@ func CodeInfos() []CodeInfo {
 		{CodePartRefused, "a party refused to create its part of a federated run", "the message carries the party's reason and code; fix the workflow or the party's registration"},
 		{CodeQuotaSpec, "a ProjectQuota document is malformed: an unknown field, a missing metadata.name, or a kind other than ProjectQuota", "see docs/quotas.md for the fields: cpu, memory, gpu, runs, weight, borrowing, preemption"},
 		{CodeQuotaValue, "a ProjectQuota field has a value out of range: a negative or malformed quantity, a weight below 1, or a preemption other than Never or LowerPriority", "the message names the field; quantities are written as in a task's resources (\"4\", \"500m\", \"8Gi\")"},
-		{CodeQuotaWait, "a task waits because its project's quota (spec.cpu, spec.memory, spec.gpu) is used up and it may not borrow spare capacity now", "wait, raise the project's quota (kiln apply a ProjectQuota), or set spec.borrowing: true"},
+		{CodeQuotaWait, "a task waits because its project's quota (spec.cpu, spec.memory, spec.gpu) is used up and it may not borrow spare capacity now, or because it needs more than the whole quota of a project that may not borrow: then it cannot start until the quota is raised", "wait, raise the project's quota (kiln apply a ProjectQuota), or set spec.borrowing: true"},
 		{CodeQuotaRunsWait, "a run stays Pending because its project already has spec.runs unfinished runs running", "wait for one to end, or raise spec.runs of the project's ProjectQuota"},
 		{CodePreempted, "an attempt was stopped to make room for a task of higher priority of its project, or for a project reclaiming its quota; it counts as a failure of the machine and is retried", "give the task a higher priority, or spec.preemption: Never on the project's ProjectQuota to never evict"},
 		{CodeShareOrder, "an order names a share, or an attempt, that the part does not have or that already ended", "orders come from the initiator's engine; a mismatch means the part and the run diverged (see the part's events)"},

@@ -38,9 +38,9 @@ type QuotaMetadata struct {
 // limited.
 type ProjectQuotaSpec struct {
 	// CPU, Memory and GPU are the nominal quota ("8", "500m"; "32Gi"; "2").
-	CPU    string `json:"cpu,omitempty"`
-	Memory string `json:"memory,omitempty"`
-	GPU    string `json:"gpu,omitempty"`
+	CPU    Quantity `json:"cpu,omitempty"`
+	Memory Quantity `json:"memory,omitempty"`
+	GPU    Quantity `json:"gpu,omitempty"`
 	// Runs limits the project's unfinished runs that have started; 0: no limit.
 	Runs int `json:"runs,omitempty"`
 	// Weight is the project's weight in fair sharing; default 1.

@@ -13,6 +13,7 @@ import (
 	"kiln.dev/kiln/internal/backend/local"
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -33,6 +34,31 @@ const quotaRepeat = 15
 // ListQuotas returns every project's stored quota.
 func (a *App) ListQuotas(ctx context.Context) ([]apiv1.ProjectQuota, error) {
 	return a.Store.ListQuotas(ctx)
+}
+
+// DeleteQuota removes a project's stored quota; the engine drops it
+// within QuotaRefresh (at once where it runs in this process). Only a
+// sender who may write every project may call it: the server checks.
+func (a *App) DeleteQuota(ctx context.Context, project string) error {
+	err := a.Store.DeleteQuota(ctx, project)
+	if errors.Is(err, store.ErrNotFound) {
+		return &apiv1.Error{
+			Code: apiv1.CodeNoQuota, Object: apiv1.KindProjectQuota + "/" + project,
+			Message: fmt.Sprintf("project %q has no quota", project),
+		}
+	}
+	if err == nil {
+		wakeQuotaRefresh()
+	}
+	return err
+}
+
+// wakeQuotaRefresh has the engines of this process read the quotas now.
+func wakeQuotaRefresh() {
+	select {
+	case quotasApplied <- struct{}{}:
+	default:
+	}
 }
 
 // refreshQuotas gives the engine the stored quotas now and every
@@ -146,10 +172,7 @@ func (a *App) applyQuotas(ctx context.Context, in apiv1.TemplateApply, quotas []
 		out = append(out, apiv1.Applied{Kind: apiv1.KindProjectQuota, Name: q.Metadata.Name, Project: q.Metadata.Name, Action: action})
 	}
 	if len(out) > 0 {
-		select {
-		case quotasApplied <- struct{}{}:
-		default:
-		}
+		wakeQuotaRefresh()
 	}
 	return out, nil
 }

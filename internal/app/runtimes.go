@@ -28,7 +28,7 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 	names, docs, readErr := workflow.ReadSources(in.Files)
 	quotas, docs, quotaErr := splitQuotas(docs)
 	got, scheds, err := &workflow.Applying{}, []*apiv1.Schedule(nil), error(nil)
-	if len(docs) > 0 || len(quotas) == 0 {
+	if len(docs) > 0 || len(quotas) == 0 && quotaErr == nil { // files of quotas alone hold no template, rightly
 		got, scheds, err = a.checkApply(ctx, project, names, docs)
 	}
 	if err = errors.Join(readErr, quotaErr, err); err != nil {

@@ -133,7 +133,7 @@ func newDeleteCmd(e *env) *cobra.Command {
 		},
 	}
 	tmpl.Flags().StringVar(&project, "project", "default", "the project that stores the template")
-	del.AddCommand(tmpl, newDeleteRunCmd(e), newDeleteRuntimeCmd(e), newDeleteScheduleCmd(e))
+	del.AddCommand(tmpl, newDeleteRunCmd(e), newDeleteRuntimeCmd(e), newDeleteScheduleCmd(e), newDeleteQuotaCmd(e))
 	return del
 }
 

@@ -27,11 +27,16 @@ type quotaState struct {
 	limits  map[string]int                      // spec.runs by project
 	started map[string]map[apiv1.RunID]bool     // unfinished runs that started, or may start now, by project
 	held    map[string]map[apiv1.RunID]struct{} // runs held Pending by their project's limit
+	pushed  bool                                // the last quotas given to the pool were some
 }
 
 // SetQuotas takes the projects' stored quotas: their run limits, kept
 // here, and the rest, given to the pool. A quota whose spec does not read
 // (it was stored by another version) is left out, and the error says so.
+// No quotas are given to the pool only to clear those this engine gave
+// it before: the pool may be shared with engines of another store (a
+// kiln run on the home of a kiln serve on PostgreSQL), whose quotas an
+// engine that never had any must not turn off.
 func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota) error {
 	ledger, limits := map[string]resource.Quota{}, map[string]int{}
 	var bad []string
@@ -49,6 +54,8 @@ func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota)
 	qs := &c.quota
 	qs.mu.Lock()
 	qs.limits, qs.on = limits, len(ledger) > 0
+	push := qs.pushed || len(ledger) > 0
+	qs.pushed = len(ledger) > 0
 	var wake []apiv1.RunID
 	for _, runs := range qs.held {
 		for id := range runs {
@@ -60,8 +67,12 @@ func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota)
 		c.queue.Add(id)
 	}
 	var err error
-	if p, ok := c.cfg.Pool.(QuotaPool); ok {
-		err = p.SetQuotas(ctx, ledger)
+	if p, ok := c.cfg.Pool.(QuotaPool); ok && push {
+		if err = p.SetQuotas(ctx, ledger); err != nil && len(ledger) == 0 {
+			c.quota.mu.Lock()
+			c.quota.pushed = true // clear them again next time
+			c.quota.mu.Unlock()
+		}
 	}
 	if len(bad) > 0 {
 		err = fmt.Errorf("quotas of %s do not read and were left out", strings.Join(bad, ", "))

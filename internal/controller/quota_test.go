@@ -10,6 +10,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/store/sqlite"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -85,5 +86,36 @@ func TestQuotasHoldOnTheEnginesOwnPool(t *testing.T) {
 	at := e.wait(t, low).Status.Nodes[0].Attempts
 	if len(at) != 2 || at[0].Code != apiv1.CodePreempted || !at[0].System || at[1].Phase != apiv1.PhaseSucceeded {
 		t.Errorf("low task attempts %+v; want a preempted one (KLN-3095, system) and a retry that succeeded", at)
+	}
+}
+
+// TestAnEngineWithoutQuotasLeavesAnothersAlone: a second engine on the
+// same home whose store holds no quotas (a kiln run beside a kiln serve
+// on PostgreSQL) does not turn off the quotas the first gave the shared
+// supervisor: a project limited to one cpu still runs one task at a time.
+func TestAnEngineWithoutQuotasLeavesAnothersAlone(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 4)
+	err := e.SetQuotas(t.Context(), []apiv1.ProjectQuota{
+		{Metadata: apiv1.QuotaMetadata{Name: "tiny"}, Spec: apiv1.ProjectQuotaSpec{CPU: "1", Borrowing: new(false)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "kiln.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	second := startEngine(t, e.home, other, 4, "other-store")
+	if err := second.SetQuotas(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	a := e.submitTo(t, "tiny", "{name: a, command: [sleep, '0.5'], resources: {cpu: '1'}}")
+	b := e.submitTo(t, "tiny", "{name: a, command: [sleep, '0.5'], resources: {cpu: '1'}}")
+	ra, rb := e.wait(t, a).Status.Nodes[0].Attempts[0], e.wait(t, b).Status.Nodes[0].Attempts[0]
+	if ra.StartedAt.Before(*rb.FinishedAt) && rb.StartedAt.Before(*ra.FinishedAt) {
+		t.Errorf("project tiny's runs overlapped (%v-%v, %v-%v): its quota of 1 cpu was turned off by an engine without quotas",
+			ra.StartedAt, ra.FinishedAt, rb.StartedAt, rb.FinishedAt)
 	}
 }

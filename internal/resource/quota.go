@@ -88,6 +88,10 @@ func (l *Ledger) quotaBlock(project string, req Request, within map[string]int) 
 	if q.within(used.Add(req)) {
 		return ""
 	}
+	if !q.Borrowing && !q.within(req) {
+		return fmt.Sprintf("this task needs %s, more than project %s's whole quota of %s, which it may not borrow beyond: it cannot start unless the quota is raised",
+			limited(req, q.Nominal), project, limited(q.Nominal, q.Nominal))
+	}
 	if q.Borrowing && within[""]-within[project] == 0 {
 		return ""
 	}

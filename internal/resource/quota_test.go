@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -161,5 +162,16 @@ func TestGangsAreAdmittedWholeWithinQuota(t *testing.T) {
 	}
 	if l.Resize(cpus(8), elastic.Sized(0)) {
 		t.Error("the elastic gang grew to 3 cpus past its quota of 2")
+	}
+}
+
+func TestATaskBeyondItsWholeQuotaSaysItCannotStart(t *testing.T) {
+	t.Parallel()
+	l := NewLedger()
+	l.SetQuotas(map[string]Quota{"tiny": {Nominal: Request{500, Unlimited, Unlimited}, Weight: 1}})
+	got := l.Admit("e", cpus(4), []Claim{claim("tiny", "big", cpu1, 0)})
+	want := "this task needs cpu 1, more than project tiny's whole quota of cpu 500m, which it may not borrow beyond"
+	if got[0].Admitted || !strings.HasPrefix(got[0].Quota, want) {
+		t.Errorf("a task of 1 cpu under a quota of 500m, no borrowing = %+v; want it waiting with %q", got[0], want)
 	}
 }

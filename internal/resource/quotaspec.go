@@ -27,19 +27,21 @@ func QuotaOf(s apiv1.ProjectQuotaSpec) (Quota, error) {
 		}
 		*into = n
 	}
-	field("spec.cpu", s.CPU, ParseCPU, &q.Nominal.MilliCPU)
-	field("spec.memory", s.Memory, ParseBytes, &q.Nominal.Memory)
-	field("spec.gpu", s.GPU, ParseCount, &q.Nominal.GPU)
+	field("spec.cpu", string(s.CPU), ParseCPU, &q.Nominal.MilliCPU)
+	field("spec.memory", string(s.Memory), ParseBytes, &q.Nominal.Memory)
+	field("spec.gpu", string(s.GPU), ParseCount, &q.Nominal.GPU)
 	if s.Weight < 0 || s.Weight > 1000 {
 		errs = append(errs, &apiv1.Error{
 			Code: apiv1.CodeQuotaValue, Field: "spec.weight",
 			Message: fmt.Sprintf("weight %d is out of range: give 1 to 1000 (default 1)", s.Weight),
+			Hint:    "weight is the project's share of spare capacity against other projects': a whole number from 1 to 1000",
 		})
 	}
 	if s.Runs < 0 {
 		errs = append(errs, &apiv1.Error{
 			Code: apiv1.CodeQuotaValue, Field: "spec.runs",
 			Message: fmt.Sprintf("runs %d is negative: give the most unfinished runs the project may have started, or 0 for no limit", s.Runs),
+			Hint:    "runs is a whole number: the most runs of the project that may run at once; leave it out for no limit",
 		})
 	}
 	switch s.Preemption {
@@ -50,6 +52,7 @@ func QuotaOf(s apiv1.ProjectQuotaSpec) (Quota, error) {
 		errs = append(errs, &apiv1.Error{
 			Code: apiv1.CodeQuotaValue, Field: "spec.preemption",
 			Message: fmt.Sprintf("preemption %s is not Never or LowerPriority", Quote(s.Preemption)),
+			Hint:    "preemption: LowerPriority lets the project's tasks evict its lower-priority ones and reclaim what others borrowed; Never (the default) evicts nothing",
 		})
 	}
 	return q, errors.Join(errs...)

@@ -179,6 +179,7 @@ func (s *Server) routes() []route {
 		{"DELETE /api/v1/runtimes/{name}", editor, s.deleteRuntime},
 		{"POST /api/v1/apply", editor, s.applyAll},
 		{"GET /api/v1/quotas", viewer, s.listQuotas},
+		{"DELETE /api/v1/quotas/{name}", editor, s.deleteQuota},
 		{"GET /api/v1/secrets", viewer, s.listSecrets},
 		{"PUT /api/v1/secrets/{name}", editor, s.putSecret},
 		{"DELETE /api/v1/secrets/{name}", editor, s.deleteSecret},
@@ -284,7 +285,7 @@ func codeStatus(c apiv1.Code) int {
 		return status
 	}
 	switch c {
-	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoSchedule, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime:
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoSchedule, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime, apiv1.CodeNoQuota:
 		return http.StatusNotFound
 	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting, apiv1.CodeBuiltinRuntime:
 		return http.StatusConflict

@@ -64,6 +64,9 @@ func (s *Server) templateFiles(r *http.Request, p *principal) (apiv1.TemplateApp
 		sub.Project = "default"
 	}
 	if !p.may(sub.Project) {
+		if holdsQuotas(sub.Files) {
+			return apiv1.TemplateApply{}, quotaForbidden
+		}
 		return apiv1.TemplateApply{}, forbidden("the token may not touch project %q", sub.Project)
 	}
 	return apiv1.TemplateApply{Files: sub.Files, Project: sub.Project}, nil

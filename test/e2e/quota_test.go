@@ -269,7 +269,67 @@ spec: {cpu: "-1", preemption: Always}
 			t.Errorf("kiln apply of a bad quota: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
 		}
 	}
+	if r.code == 0 || strings.Contains(r.stderr, "KLN-1004") {
+		t.Errorf("kiln apply of a bad quota speaks of templates the file never meant to hold:\n%s", r.stderr)
+	}
 	if r := kiln(t, home, "get", "quotas"); strings.Contains(r.stdout, "fresh") {
 		t.Errorf("a file with a bad quota stored its good one:\n%s", r.stdout)
 	}
+	quotasRoundTrip(t, home)
+}
+
+// quotasRoundTrip: what kiln get quotas -o yaml prints, kiln apply takes
+// back unchanged; kiln get quota NAME shows one; kiln delete quota
+// removes one (a quota of a typo'd project).
+func quotasRoundTrip(t *testing.T, home string) {
+	t.Helper()
+	typo := writeFile(t, t.TempDir(), "typo.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: ProjectQuota\nmetadata: {name: prodution}\nspec: {cpu: 1}\n")
+	if r := kiln(t, home, "apply", "-f", typo); r.code != 0 || !strings.Contains(r.stdout, "ProjectQuota/prodution created") {
+		t.Fatalf("kiln apply a quota of cpu: 1 unquoted: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	y := kiln(t, home, "get", "quotas", "-o", "yaml")
+	back := writeFile(t, t.TempDir(), "back.yaml", y.stdout)
+	if r := kiln(t, home, "apply", "-f", back); r.code != 0 || strings.Count(r.stdout, "unchanged") != 4 {
+		t.Errorf("kiln apply of kiln get quotas -o yaml: exit %d: %s%s\nof:\n%s", r.code, r.stdout, r.stderr, y.stdout)
+	}
+	if r := kiln(t, home, "get", "quota", "production"); r.code != 0 || !strings.Contains(r.stdout, "production  16") || strings.Contains(r.stdout, "adhoc") {
+		t.Errorf("kiln get quota production: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kiln(t, home, "get", "quota", "nobody"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodeNoQuota)) {
+		t.Errorf("kiln get quota nobody: exit %d: %s", r.code, r.stderr)
+	}
+	if r := kiln(t, home, "delete", "quota", "prodution"); r.code != 0 || !strings.Contains(r.stdout, "ProjectQuota/prodution deleted") {
+		t.Errorf("kiln delete quota prodution: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kiln(t, home, "get", "quotas"); strings.Contains(r.stdout, "prodution") || !strings.Contains(r.stdout, "production") {
+		t.Errorf("kiln get quotas after deleting prodution:\n%s", r.stdout)
+	}
+}
+
+// TestQuotaBeyondAProjectsWholeQuotaSaysSoUntilItIsDeleted: a task that
+// needs more than its project's whole quota, which may not borrow, waits
+// saying it cannot start while the quota is what it is; kiln delete quota
+// through the server lets it run, within the engine's refresh.
+func TestQuotaBeyondAProjectsWholeQuotaSaysSoUntilItIsDeleted(t *testing.T) {
+	t.Parallel()
+	s := startQuotaServe(t, `apiVersion: kiln.dev/v1alpha1
+kind: ProjectQuota
+metadata: {name: tiny}
+spec: {cpu: 500m, borrowing: false}
+`, "--cpus", "2")
+	run := s.submit(t, "tiny", cpuSleepers("big", 1, "1", "0", 0))
+	want := "needs cpu 1, more than project tiny's whole quota of cpu 500m, which it may not borrow beyond"
+	var last string
+	waitFor(t, "the task waiting, beyond its whole quota", func() bool {
+		n := s.get(t, run.ID).Status.Nodes[0]
+		if now := fmt.Sprintf("%s %s %s", n.Phase, n.Code, n.Message); now != last {
+			t.Log(now)
+			last = now
+		}
+		return n.Phase == apiv1.PhaseWaiting && n.Code == apiv1.CodeQuotaWait && strings.Contains(n.Message, want)
+	})
+	if r := kilnWithEnv(t, s.env, s.home, "delete", "quota", "tiny"); r.code != 0 {
+		t.Fatalf("kiln delete quota tiny through the server: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	s.waitSucceeded(t, run.ID)
 }
