@@ -163,9 +163,17 @@ func (a *App) readStatus(ctx context.Context, s *apiv1.Schedule) error {
 		return err
 	}
 	s.Status.Active = schedule.Active(runs)
-	if c, err := schedule.Parse(&s.Spec); err == nil && !s.Spec.Suspend {
-		next := c.Next(time.Now()).UTC()
+	c, err := schedule.Parse(&s.Spec)
+	if err != nil || s.Spec.Suspend {
+		return nil
+	}
+	if next := c.Next(time.Now()).UTC(); !next.IsZero() {
 		s.Status.NextScheduleTime = &next
+		return nil
+	}
+	s.Status.Never = true
+	if e := apiv1.Errors(schedule.NeverFires(s)); len(e) > 0 {
+		s.Status.Code, s.Status.Message = e[0].Code, e[0].Message
 	}
 	return nil
 }

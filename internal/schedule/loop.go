@@ -94,6 +94,9 @@ func (l *Loop) Pass(ctx context.Context) (time.Time, error) {
 	}
 	var errs []error
 	for _, s := range list {
+		if ctx.Err() != nil {
+			break
+		}
 		next, err := l.tend(ctx, s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("schedule %s/%s: %w", s.Status.Project, s.Metadata.Name, err))
@@ -106,13 +109,17 @@ func (l *Loop) Pass(ctx context.Context) (time.Time, error) {
 }
 
 // tend fires what is due of one schedule, stores what it did and prunes
-// its history, and returns its next tick (zero while suspended).
+// its history, and returns its next tick (zero while suspended, or when
+// its expression never matches).
 func (l *Loop) tend(ctx context.Context, s *apiv1.Schedule) (time.Time, error) {
 	c, err := Parse(&s.Spec)
 	if err != nil {
 		return time.Time{}, err // checked when applied: only a zone this machine lacks
 	}
 	now := l.cfg.Now()
+	if c.Never(now) {
+		return time.Time{}, nil // stored before apply refused it: nothing to fire, ever
+	}
 	var fireErr error
 	more := false
 	if !s.Spec.Suspend {
