@@ -116,7 +116,7 @@ func explain(expr string, err error) string {
 		}
 		probe[i] = part
 		if _, perr := cron.NewParser(fields).Parse(strings.Join(probe, " ")); perr != nil {
-			return fmt.Sprintf("the %s field %q is wrong: %v", names[i], part, perr)
+			return fmt.Sprintf("the %s field %q is wrong: %s", names[i], part, strings.TrimSuffix(perr.Error(), ": "+part))
 		}
 	}
 	return err.Error()

@@ -42,7 +42,7 @@ type Plan struct {
 // schedule's startingDeadlineSeconds (nil: unset). Ticks older than the
 // deadline are missed; with no deadline, ticks older than Grace are
 // missed but the latest of them, when no younger one is due, as a
-// CronJob does. At most MaxCatchUp ticks fire.
+// CronJob does. At most MaxCatchUp ticks fire. Its times are in UTC.
 func (c *Cron) Due(since, now time.Time, deadline *int64) Plan {
 	window := Grace
 	if deadline != nil {
@@ -63,6 +63,21 @@ func (c *Cron) Due(since, now time.Time, deadline *int64) Plan {
 	p.Last = p.LastMissed
 	if n := len(p.Fire); n > 0 && p.Fire[n-1].After(p.Last) {
 		p.Last = p.Fire[n-1]
+	}
+	return p.utc()
+}
+
+// utc gives the plan's times in UTC, as the schedule's status writes
+// every time: the expression's zone only says which instants match.
+func (p Plan) utc() Plan {
+	for i := range p.Fire {
+		p.Fire[i] = p.Fire[i].UTC()
+	}
+	if !p.LastMissed.IsZero() {
+		p.LastMissed = p.LastMissed.UTC()
+	}
+	if !p.Last.IsZero() {
+		p.Last = p.Last.UTC()
 	}
 	return p
 }

@@ -179,7 +179,11 @@ func (l *Loop) missed(s *apiv1.Schedule, st *apiv1.ScheduleStatus, p Plan) {
 	}
 	st.Missed += p.Missed
 	st.Code = apiv1.CodeTickMissed
-	st.Message = fmt.Sprintf("%s ticks missed, the latest %s: %s", count, p.LastMissed.UTC().Format(time.RFC3339), why)
+	ticks := "ticks"
+	if p.Missed == 1 && !p.MissedAtLeast {
+		ticks = "tick"
+	}
+	st.Message = fmt.Sprintf("%s %s missed, the latest %s: %s", count, ticks, p.LastMissed.UTC().Format(time.RFC3339), why)
 	l.cfg.Log.Warn("schedule ticks missed", "project", s.Status.Project, "schedule", s.Metadata.Name, "missed", count, "latest", p.LastMissed)
 }
 
