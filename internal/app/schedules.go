@@ -180,19 +180,22 @@ func (a *App) readStatus(ctx context.Context, s *apiv1.Schedule) error {
 		return err
 	}
 	s.Status.Active = schedule.Active(runs)
-	c, err := schedule.Parse(&s.Spec)
-	if err != nil || s.Spec.Suspend {
-		return nil
+	if c, err := schedule.Parse(&s.Spec); err == nil && !s.Spec.Suspend {
+		nextTick(s, c)
 	}
+	return nil
+}
+
+// nextTick sets s's next tick as read now, or says that it has none.
+func nextTick(s *apiv1.Schedule, c *schedule.Cron) {
 	if next := c.Next(time.Now()).UTC(); !next.IsZero() {
 		s.Status.NextScheduleTime = &next
-		return nil
+		return
 	}
 	s.Status.Never = true
 	if e := apiv1.Errors(schedule.NeverFires(s)); len(e) > 0 {
 		s.Status.Code, s.Status.Message = e[0].Code, e[0].Message
 	}
-	return nil
 }
 
 // scheduleRuns lists the runs s started, newest first; only the

@@ -67,15 +67,15 @@ func checkEvery(expr string) error {
 	if !ok {
 		return nil
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(rest))
-	if err != nil || d >= MinEvery {
-		return nil
+	// A duration that does not parse robfig/cron refused already.
+	if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < MinEvery {
+		return &apiv1.Error{
+			Code: apiv1.CodeCron, Field: "spec.schedule",
+			Message: fmt.Sprintf("%q: the interval %s is too short; the least is %s", expr, d, MinEvery),
+			Hint:    "use @every 1s or longer",
+		}
 	}
-	return &apiv1.Error{
-		Code: apiv1.CodeCron, Field: "spec.schedule",
-		Message: fmt.Sprintf("%q: the interval %s is too short; the least is %s", expr, d, MinEvery),
-		Hint:    "use @every 1s or longer",
-	}
+	return nil
 }
 
 // parseExpr reads a cron expression; its errors name spec.schedule.

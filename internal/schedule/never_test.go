@@ -115,7 +115,7 @@ func TestLoopSkipsAStoredScheduleThatNeverFires(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	ran := make(chan struct{})
 	go func() { defer close(ran); New(Config{Store: st, Runner: r}).Run(ctx) }()
-	time.Sleep(200 * time.Millisecond)
+	<-time.After(200 * time.Millisecond) // the loop is in its first pass or waiting for the next
 	cancel()
 	select {
 	case <-ran:
