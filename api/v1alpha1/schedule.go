@@ -138,4 +138,8 @@ type ScheduleStatus struct {
 	Active []RunID `json:"active,omitempty"`
 	// NextScheduleTime is the next tick, as read; unset while suspended.
 	NextScheduleTime *time.Time `json:"nextScheduleTime,omitempty"`
+	// Never says, as read, that the expression matches no time in the
+	// five years ahead (stored before kiln apply refused such); the
+	// schedule starts no run and NextScheduleTime is unset.
+	Never bool `json:"never,omitempty"`
 }

@@ -29,10 +29,10 @@ func (a *App) checkApply(ctx context.Context, project string, names []string, do
 	if len(rest) > 0 || len(scheds) == 0 {
 		got, err = workflow.CheckApply(names, rest, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
 	}
-	applied := map[string]bool{}
+	applied := map[string]*apiv1.WorkflowTemplate{}
 	if got != nil {
 		for _, t := range got.Templates {
-			applied[t.Metadata.Name] = true
+			applied[t.Metadata.Name] = t
 		}
 	}
 	out, serr := a.checkSchedules(ctx, project, scheds, applied)
@@ -41,7 +41,7 @@ func (a *App) checkApply(ctx context.Context, project string, names []string, do
 
 // checkSchedules decodes and checks Schedule documents; a template they
 // run must be among applied or stored in project.
-func (a *App) checkSchedules(ctx context.Context, project string, docs []workflow.Document, applied map[string]bool) ([]*apiv1.Schedule, error) {
+func (a *App) checkSchedules(ctx context.Context, project string, docs []workflow.Document, applied map[string]*apiv1.WorkflowTemplate) ([]*apiv1.Schedule, error) {
 	var out []*apiv1.Schedule
 	var errs []error
 	seen := map[string]bool{}
@@ -64,22 +64,39 @@ func (a *App) checkSchedules(ctx context.Context, project string, docs []workflo
 }
 
 // checkScheduleTarget checks what a schedule runs: its inline workflow
-// compiles, or its template exists.
-func (a *App) checkScheduleTarget(ctx context.Context, project string, d *workflow.Document, s *apiv1.Schedule, applied map[string]bool) error {
+// compiles, or its template exists; and that its params are those the
+// workflow declares, with a value for each it requires.
+func (a *App) checkScheduleTarget(ctx context.Context, project string, d *workflow.Document, s *apiv1.Schedule, applied map[string]*apiv1.WorkflowTemplate) error {
 	switch {
 	case s.Spec.Workflow != nil && s.Spec.WorkflowTemplateRef == nil:
-		return workflow.CheckScheduleWorkflow(d, s, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
-	case s.Spec.WorkflowTemplateRef != nil && s.Spec.WorkflowTemplateRef.Name != "" && !applied[s.Spec.WorkflowTemplateRef.Name]:
-		_, err := a.Store.Template(ctx, project, s.Spec.WorkflowTemplateRef.Name)
+		if err := workflow.CheckScheduleWorkflow(d, s, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project)); err != nil {
+			return err
+		}
+		return workflow.CheckScheduleParams(d, s, *s.Spec.Workflow, "its spec.workflow")
+	case s.Spec.WorkflowTemplateRef != nil && s.Spec.WorkflowTemplateRef.Name != "":
+		name := s.Spec.WorkflowTemplateRef.Name
+		t, err := a.scheduleTemplate(ctx, project, name, applied)
 		if errors.Is(err, store.ErrNotFound) {
 			return placed(d, &apiv1.Error{
 				Code: apiv1.CodeScheduleRef, Field: "spec.workflowTemplateRef.name",
-				Message: fmt.Sprintf("project %q has no WorkflowTemplate %q", project, s.Spec.WorkflowTemplateRef.Name),
+				Message: fmt.Sprintf("project %q has no WorkflowTemplate %q", project, name),
 			})
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return workflow.CheckScheduleParams(d, s, t.Spec, fmt.Sprintf("WorkflowTemplate %q", name))
 	}
 	return nil
+}
+
+// scheduleTemplate is the template name as a schedule applied now runs
+// it: applied in the same files, or else stored in project.
+func (a *App) scheduleTemplate(ctx context.Context, project, name string, applied map[string]*apiv1.WorkflowTemplate) (*apiv1.WorkflowTemplate, error) {
+	if t := applied[name]; t != nil {
+		return t, nil
+	}
+	return a.Store.Template(ctx, project, name)
 }
 
 // placed names d's file and object in the coded errors of err.
@@ -164,10 +181,21 @@ func (a *App) readStatus(ctx context.Context, s *apiv1.Schedule) error {
 	}
 	s.Status.Active = schedule.Active(runs)
 	if c, err := schedule.Parse(&s.Spec); err == nil && !s.Spec.Suspend {
-		next := c.Next(time.Now()).UTC()
-		s.Status.NextScheduleTime = &next
+		nextTick(s, c)
 	}
 	return nil
+}
+
+// nextTick sets s's next tick as read now, or says that it has none.
+func nextTick(s *apiv1.Schedule, c *schedule.Cron) {
+	if next := c.Next(time.Now()).UTC(); !next.IsZero() {
+		s.Status.NextScheduleTime = &next
+		return
+	}
+	s.Status.Never = true
+	if e := apiv1.Errors(schedule.NeverFires(s)); len(e) > 0 {
+		s.Status.Code, s.Status.Message = e[0].Code, e[0].Message
+	}
 }
 
 // scheduleRuns lists the runs s started, newest first; only the

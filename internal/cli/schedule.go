@@ -62,6 +62,8 @@ func printSchedules(e *env, list []*apiv1.Schedule) error {
 			}
 			if st.NextScheduleTime != nil {
 				next = until(*st.NextScheduleTime)
+			} else if st.Never {
+				next = "never"
 			}
 			active = len(st.Active)
 		}

@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -19,8 +20,10 @@ func Check(s *apiv1.Schedule) error {
 	if msgs := validation.IsDNS1123Label(s.Metadata.Name); len(msgs) > 0 {
 		errs = append(errs, &apiv1.Error{Code: apiv1.CodeInvalidName, Field: "metadata.name", Message: fmt.Sprintf("%q: %s", s.Metadata.Name, msgs[0])})
 	}
-	if _, err := Parse(&s.Spec); err != nil {
+	if c, err := Parse(&s.Spec); err != nil {
 		errs = append(errs, err)
+	} else if c.Never(time.Now()) {
+		errs = append(errs, NeverFires(s))
 	}
 	switch s.Spec.ConcurrencyPolicy {
 	case "", apiv1.ConcurrencyAllow, apiv1.ConcurrencyForbid, apiv1.ConcurrencyReplace:
@@ -41,6 +44,16 @@ func notNegative[T int | int64](field string, v *T) error {
 		return nil
 	}
 	return &apiv1.Error{Code: apiv1.CodeOutOfRange, Field: field, Message: fmt.Sprintf("is %d; it must be 0 or more", *v)}
+}
+
+// NeverFires is the error of a schedule whose expression matches no
+// time in the five years ahead, such as 30 February (KLN-1070).
+func NeverFires(s *apiv1.Schedule) error {
+	return &apiv1.Error{
+		Code: apiv1.CodeCron, Field: "spec.schedule",
+		Message: fmt.Sprintf("%q never fires: it matches no time in the next five years", s.Spec.Schedule),
+		Hint:    "check the day of the month against the month (no 30 February, no 31 April)",
+	}
 }
 
 // checkTarget checks that the schedule runs one thing.

@@ -52,6 +52,32 @@ func Parse(spec *apiv1.ScheduleSpec) (*Cron, error) {
 	return &Cron{sched: s, loc: loc}, nil
 }
 
+// Never reports whether the expression matches no time in the five years
+// after t (30 February, 31 April): robfig/cron looks no further, and its
+// Next then returns the zero time.
+func (c *Cron) Never(t time.Time) bool { return c.Next(t).IsZero() }
+
+// MinEvery is the shortest interval an @every descriptor may give.
+const MinEvery = time.Second
+
+// checkEvery refuses an @every interval under MinEvery, which robfig/cron
+// would round up to a second without a word.
+func checkEvery(expr string) error {
+	rest, ok := strings.CutPrefix(expr, "@every ")
+	if !ok {
+		return nil
+	}
+	// A duration that does not parse robfig/cron refused already.
+	if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < MinEvery {
+		return &apiv1.Error{
+			Code: apiv1.CodeCron, Field: "spec.schedule",
+			Message: fmt.Sprintf("%q: the interval %s is too short; the least is %s", expr, d, MinEvery),
+			Hint:    "use @every 1s or longer",
+		}
+	}
+	return nil
+}
+
 // parseExpr reads a cron expression; its errors name spec.schedule.
 func parseExpr(expr string) (cron.Schedule, error) {
 	if expr == "" {
@@ -66,6 +92,9 @@ func parseExpr(expr string) (cron.Schedule, error) {
 	s, err := cron.NewParser(fields).Parse(expr)
 	if err != nil {
 		return nil, &apiv1.Error{Code: apiv1.CodeCron, Field: "spec.schedule", Message: fmt.Sprintf("%q: %s", expr, explain(expr, err))}
+	}
+	if err := checkEvery(expr); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -87,13 +116,14 @@ func explain(expr string, err error) string {
 		}
 		probe[i] = part
 		if _, perr := cron.NewParser(fields).Parse(strings.Join(probe, " ")); perr != nil {
-			return fmt.Sprintf("the %s field %q is wrong: %v", names[i], part, perr)
+			return fmt.Sprintf("the %s field %q is wrong: %s", names[i], part, strings.TrimSuffix(perr.Error(), ": "+part))
 		}
 	}
 	return err.Error()
 }
 
-// Next returns the first tick after t.
+// Next returns the first tick after t, or the zero time when there is
+// none in the five years after t (see Never).
 func (c *Cron) Next(t time.Time) time.Time { return c.sched.Next(t.In(c.loc)) }
 
 // Location is the time zone the expression is read in.

@@ -42,7 +42,7 @@ type Plan struct {
 // schedule's startingDeadlineSeconds (nil: unset). Ticks older than the
 // deadline are missed; with no deadline, ticks older than Grace are
 // missed but the latest of them, when no younger one is due, as a
-// CronJob does. At most MaxCatchUp ticks fire.
+// CronJob does. At most MaxCatchUp ticks fire. Its times are in UTC.
 func (c *Cron) Due(since, now time.Time, deadline *int64) Plan {
 	window := Grace
 	if deadline != nil {
@@ -54,7 +54,7 @@ func (c *Cron) Due(since, now time.Time, deadline *int64) Plan {
 		p.Missed, p.MissedAtLeast, p.LastMissed = c.count(since, start)
 		from = start.Add(-time.Nanosecond)
 	}
-	for t := c.Next(from); !t.After(now) && len(p.Fire) < MaxCatchUp; t = c.Next(t) {
+	for t := c.Next(from); !t.IsZero() && !t.After(now) && len(p.Fire) < MaxCatchUp; t = c.Next(t) {
 		p.Fire = append(p.Fire, t)
 	}
 	if deadline == nil && len(p.Fire) == 0 && p.Missed > 0 {
@@ -64,13 +64,28 @@ func (c *Cron) Due(since, now time.Time, deadline *int64) Plan {
 	if n := len(p.Fire); n > 0 && p.Fire[n-1].After(p.Last) {
 		p.Last = p.Fire[n-1]
 	}
+	return p.utc()
+}
+
+// utc gives the plan's times in UTC, as the schedule's status writes
+// every time: the expression's zone only says which instants match.
+func (p Plan) utc() Plan {
+	for i := range p.Fire {
+		p.Fire[i] = p.Fire[i].UTC()
+	}
+	if !p.LastMissed.IsZero() {
+		p.LastMissed = p.LastMissed.UTC()
+	}
+	if !p.Last.IsZero() {
+		p.Last = p.Last.UTC()
+	}
 	return p
 }
 
 // count counts the ticks after since and before end, and finds the
 // latest; past maxCount it stops counting and finds the latest alone.
 func (c *Cron) count(since, end time.Time) (n int64, atLeast bool, latest time.Time) {
-	for t := c.Next(since); t.Before(end); t = c.Next(t) {
+	for t := c.Next(since); !t.IsZero() && t.Before(end); t = c.Next(t) {
 		if n == maxCount {
 			return n, true, c.latestBefore(end, since)
 		}
@@ -80,21 +95,25 @@ func (c *Cron) count(since, end time.Time) (n int64, atLeast bool, latest time.T
 }
 
 // latestBefore finds the latest tick before end and after since, looking
-// back over windows that double until one holds a tick.
+// back over windows that double until one holds a tick. It gives up,
+// returning the zero time, once the window would pass the longest
+// Duration; each window is counted to maxCount ticks at most.
 func (c *Cron) latestBefore(end, since time.Time) time.Time {
-	for back := time.Second; ; back *= 2 {
+	for back := time.Second; back > 0; back *= 2 {
 		from := end.Add(-back)
 		if !from.After(since) {
 			from = since
 		}
 		var latest time.Time
-		for t := c.Next(from); t.Before(end); t = c.Next(t) {
-			latest = t
+		n := 0
+		for t := c.Next(from); !t.IsZero() && t.Before(end) && n <= maxCount; t = c.Next(t) {
+			latest, n = t, n+1
 		}
 		if !latest.IsZero() || from.Equal(since) {
 			return latest
 		}
 	}
+	return time.Time{}
 }
 
 // RunID is the ID of the run a schedule starts for a tick: the

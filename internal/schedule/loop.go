@@ -94,6 +94,9 @@ func (l *Loop) Pass(ctx context.Context) (time.Time, error) {
 	}
 	var errs []error
 	for _, s := range list {
+		if ctx.Err() != nil {
+			break
+		}
 		next, err := l.tend(ctx, s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("schedule %s/%s: %w", s.Status.Project, s.Metadata.Name, err))
@@ -106,13 +109,17 @@ func (l *Loop) Pass(ctx context.Context) (time.Time, error) {
 }
 
 // tend fires what is due of one schedule, stores what it did and prunes
-// its history, and returns its next tick (zero while suspended).
+// its history, and returns its next tick (zero while suspended, or when
+// its expression never matches).
 func (l *Loop) tend(ctx context.Context, s *apiv1.Schedule) (time.Time, error) {
 	c, err := Parse(&s.Spec)
 	if err != nil {
 		return time.Time{}, err // checked when applied: only a zone this machine lacks
 	}
 	now := l.cfg.Now()
+	if c.Never(now) {
+		return time.Time{}, nil // stored before apply refused it: nothing to fire, ever
+	}
 	var fireErr error
 	more := false
 	if !s.Spec.Suspend {
@@ -172,7 +179,11 @@ func (l *Loop) missed(s *apiv1.Schedule, st *apiv1.ScheduleStatus, p Plan) {
 	}
 	st.Missed += p.Missed
 	st.Code = apiv1.CodeTickMissed
-	st.Message = fmt.Sprintf("%s ticks missed, the latest %s: %s", count, p.LastMissed.UTC().Format(time.RFC3339), why)
+	ticks := "ticks"
+	if p.Missed == 1 && !p.MissedAtLeast {
+		ticks = "tick"
+	}
+	st.Message = fmt.Sprintf("%s %s missed, the latest %s: %s", count, ticks, p.LastMissed.UTC().Format(time.RFC3339), why)
 	l.cfg.Log.Warn("schedule ticks missed", "project", s.Status.Project, "schedule", s.Metadata.Name, "missed", count, "latest", p.LastMissed)
 }
 

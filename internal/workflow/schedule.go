@@ -80,3 +80,26 @@ func underWorkflow(field string) string {
 	}
 	return field
 }
+
+// CheckScheduleParams checks a schedule's spec.params against spec, the
+// workflow it runs (what, such as `WorkflowTemplate "t"`, names it): a
+// param the workflow does not declare (KLN-1014) and a param it requires
+// that the schedule gives no value (KLN-1015) are errors naming doc and
+// spec.params, as every tick would fail on them.
+func CheckScheduleParams(doc *Document, s *apiv1.Schedule, spec apiv1.WorkflowSpec, what string) error {
+	_, err := ResolveParams(doc, ScheduleWorkflow(s, spec, time.Time{}), s.Spec.Params)
+	declared := make([]string, 0, len(spec.Params))
+	for _, p := range spec.Params {
+		declared = append(declared, p.Name)
+	}
+	hint := what + " declares no params"
+	if len(declared) > 0 {
+		hint = what + " declares: " + strings.Join(declared, ", ")
+	}
+	for _, e := range apiv1.Errors(err) {
+		e.Field, e.Hint = "spec.params", hint
+		e.Message = strings.Replace(e.Message, "is not declared", "is not declared by "+what, 1)
+		e.Message = strings.Replace(e.Message, "was not given", "is not given a value under spec.params", 1)
+	}
+	return err
+}
