@@ -101,7 +101,7 @@ func listTrainJobs(cmd *cobra.Command, e *env, eng engine, output string) error 
 	if err != nil {
 		return err
 	}
-	var jobs []*apiv1.Run
+	jobs := []*apiv1.Run{} // -o json prints [] when there are none
 	for _, r := range page.Items {
 		if r.Kind == trainerv1.KindTrainJob {
 			jobs = append(jobs, r)
