@@ -102,7 +102,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newRerunCmd(e))
 	root.AddCommand(newConvertCmd(e))
 	root.AddCommand(newPartyCmd(e))
-	root.AddCommand(newVersionCmd(e))
+	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e))
 	return root
 }
 

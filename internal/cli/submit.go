@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// needServer refuses a command that leaves runs to a server's engine
+// when there is no server, saying why.
+func needServer(e *env, what, why string) error {
+	if e.server != "" {
+		return nil
+	}
+	return usagef("kiln %s needs a server (--server or KILN_SERVER): %s", what, why)
+}
+
+func newSubmitCmd(e *env) *cobra.Command {
+	var params []string
+	var project, cacheMode, output string
+	cmd := &cobra.Command{
+		Use:   "submit FILE...",
+		Short: "Submit a workflow to the server and print the run's ID, without watching it",
+		Long: "Submit the one runnable resource (Workflow or TrainJob) in FILE... (- reads standard input) to\n" +
+			"the server and print the new run's ID; kiln wait RUN waits for it to end.",
+		Args: needFiles("kiln submit needs the file of a Workflow or TrainJob: kiln submit FILE..."),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			if err := needServer(e, "submit", "an engine embedded in this command would stop when it ends; kiln run runs and watches a workflow on this machine"); err != nil {
+				return err
+			}
+			given, err := parseParams(params)
+			if err != nil {
+				return err
+			}
+			sub, err := readSubmission(e, files, given, project)
+			if err != nil {
+				return err
+			}
+			if sub.Cache, err = parseCacheMode(cacheMode); err != nil {
+				return err
+			}
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			run, err := eng.Submit(cmd.Context(), sub)
+			if err != nil {
+				return err
+			}
+			if done, err := printObject(e.stdout, output, run); done {
+				return err
+			}
+			fmt.Fprintln(e.stdout, run.ID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
+	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
+	cmd.Flags().StringVar(&cacheMode, "cache", "on", "how cached tasks use the cache: on, off (neither read nor write) or overwrite (compute afresh and replace)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (the run as saved); default its ID alone")
+	return cmd
+}
+
+func newWaitCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "wait RUN...",
+		Short: "Wait for runs to end; exit 0 only if every one succeeded",
+		Long: "Wait until every run named has ended and print each one's summary. Exits 0 only if every run\n" +
+			"succeeded. Ctrl-C leaves without touching the runs.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("kiln wait needs the runs to wait for: kiln wait RUN...")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := needServer(e, "wait", "without one no engine works the runs while it waits; kiln run watches runs on this machine, and kiln resume finishes those left"); err != nil {
+				return err
+			}
+			eng, done, err := e.open(cmd.Context(), reading, nil)
+			if err != nil {
+				return err
+			}
+			defer done()
+			ids := make([]apiv1.RunID, len(args))
+			for i, a := range args {
+				ids[i] = apiv1.RunID(a)
+				if _, err := eng.GetRun(cmd.Context(), ids[i]); err != nil {
+					return err
+				}
+			}
+			return waitRuns(e, eng, ids)
+		},
+	}
+}
+
+// waitRuns waits for ids to end, printing their summaries, and leaves at
+// Ctrl-C without touching them.
+func waitRuns(e *env, eng engine, ids []apiv1.RunID) error {
+	ctx, leave := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer leave()
+	w, stop := newWatcher(e, eng, true)
+	defer stop()
+	ok, err := w.watch(ctx, ids)
+	switch {
+	case err != nil:
+		return err
+	case ctx.Err() != nil:
+		return &exitError{exitAborted}
+	case !ok:
+		return &exitError{exitFailed}
+	}
+	return nil
+}
