@@ -35,13 +35,19 @@ func newGetCmd(e *env) *cobra.Command {
 				return err
 			}
 			list := page.Items
+			if output == "name" { // one ID a line, for scripts: kiln get runs -o name | xargs ...
+				for _, r := range list {
+					fmt.Fprintln(e.stdout, r.ID)
+				}
+				return nil
+			}
 			if done, err := printObject(e.stdout, output, list); done {
 				return err
 			}
 			return writeRuns(e.stdout, list)
 		},
 	}
-	runs.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
+	runs.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml, or name (the run IDs alone, one a line)")
 	runs.Flags().StringVar(&phase, "phase", "", "only runs in this phase")
 	runs.Flags().IntVar(&limit, "limit", 50, "at most this many runs")
 	runs.Flags().StringVar(&project, "project", "", "only runs of this project (default: every project the token may read)")

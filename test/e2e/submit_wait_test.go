@@ -32,6 +32,9 @@ func TestSubmitThenWait(t *testing.T) {
 	if r := kilnWithEnv(t, env, home, "wait", id, badID); r.code != 1 || !strings.Contains(r.stderr, "Run "+badID+" Failed") {
 		t.Errorf("kiln wait %s %s: exit %d, %q %q; want 1, the failed run named", id, badID, r.code, r.stdout, r.stderr)
 	}
+	if r := kilnWithEnv(t, env, home, "get", "runs", "-o", "name"); r.code != 0 || strings.Join(strings.Fields(r.stdout), " ") != badID+" "+id {
+		t.Errorf("kiln get runs -o name: exit %d, %q; want %s then %s, one a line", r.code, r.stdout, badID, id)
+	}
 	if r := kiln(t, home, "submit", ok); r.code != 2 || !strings.Contains(r.stderr, "needs a server") {
 		t.Errorf("kiln submit without a server: exit %d, %q; want 2 saying a server is needed", r.code, r.stderr)
 	}
