@@ -31,15 +31,8 @@ func newRunCmd(e *env) *cobra.Command {
 			"Ctrl-C leaves at once, and kiln resume picks the run up.",
 		Args: needFiles("kiln run needs the file of a Workflow or TrainJob: kiln run FILE..."),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			given, err := parseParams(params)
+			sub, err := submission(e, files, params, project, cacheMode)
 			if err != nil {
-				return err
-			}
-			sub, err := readSubmission(e, files, given, project)
-			if err != nil {
-				return err
-			}
-			if sub.Cache, err = parseCacheMode(cacheMode); err != nil {
 				return err
 			}
 			eng, done, err := e.open(cmd.Context(), collecting, &pool)
@@ -73,6 +66,21 @@ func parseCacheMode(s string) (apiv1.CacheMode, error) {
 		Code: apiv1.CodeUsage, Field: "--cache",
 		Message: fmt.Sprintf("%q is not a cache mode", s), Hint: "use on, off or overwrite",
 	}
+}
+
+// submission reads files ("-" is standard input) and the -p, --project
+// and --cache flags into a submission from this directory.
+func submission(e *env, files, params []string, project, cacheMode string) (apiv1.Submission, error) {
+	given, err := parseParams(params)
+	if err != nil {
+		return apiv1.Submission{}, err
+	}
+	sub, err := readSubmission(e, files, given, project)
+	if err != nil {
+		return sub, err
+	}
+	sub.Cache, err = parseCacheMode(cacheMode)
+	return sub, err
 }
 
 // readSubmission reads files ("-" is standard input) into a submission

@@ -34,15 +34,8 @@ func newSubmitCmd(e *env) *cobra.Command {
 			if err := needServer(e, "submit", "an engine embedded in this command would stop when it ends; kiln run runs and watches a workflow on this machine"); err != nil {
 				return err
 			}
-			given, err := parseParams(params)
+			sub, err := submission(e, files, params, project, cacheMode)
 			if err != nil {
-				return err
-			}
-			sub, err := readSubmission(e, files, given, project)
-			if err != nil {
-				return err
-			}
-			if sub.Cache, err = parseCacheMode(cacheMode); err != nil {
 				return err
 			}
 			eng, done, err := e.open(cmd.Context(), reading, nil)

@@ -40,12 +40,19 @@ func (s *Server) schedules() (ScheduleKeeper, error) {
 	return s.cfg.Schedules, nil
 }
 
-func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request, p *principal) error {
+// schedulesOf is the keeper and the project a request names, which p
+// must be allowed; a 404 when the server keeps no schedules.
+func (s *Server) schedulesOf(r *http.Request, p *principal) (ScheduleKeeper, string, error) {
 	project, err := queryProject(r, p)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	k, err := s.schedules()
+	return k, project, err
+}
+
+func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request, p *principal) error {
+	k, project, err := s.schedulesOf(r, p)
 	if err != nil {
 		return err
 	}
@@ -58,11 +65,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request, p *princi
 }
 
 func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request, p *principal) error {
-	project, err := queryProject(r, p)
-	if err != nil {
-		return err
-	}
-	k, err := s.schedules()
+	k, project, err := s.schedulesOf(r, p)
 	if err != nil {
 		return err
 	}
@@ -75,11 +78,7 @@ func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request, p *principa
 }
 
 func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request, p *principal) error {
-	project, err := queryProject(r, p)
-	if err != nil {
-		return err
-	}
-	k, err := s.schedules()
+	k, project, err := s.schedulesOf(r, p)
 	if err != nil {
 		return err
 	}
@@ -94,11 +93,7 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request, p *princ
 // with it.
 func (s *Server) suspendSchedule(suspend bool) func(http.ResponseWriter, *http.Request, *principal) error {
 	return func(w http.ResponseWriter, r *http.Request, p *principal) error {
-		project, err := queryProject(r, p)
-		if err != nil {
-			return err
-		}
-		k, err := s.schedules()
+		k, project, err := s.schedulesOf(r, p)
 		if err != nil {
 			return err
 		}
