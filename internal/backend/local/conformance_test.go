@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"kiln.dev/kiln/internal/backend"
@@ -19,9 +18,7 @@ func TestBackendConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backendtest.Harness {
 		h := &suiteHarness{home: t.TempDir(), ledgers: t.TempDir(), procs: map[job.AttemptID]int{}}
 		t.Cleanup(func() {
-			if pid := SupervisorPID(h.home); pid > 0 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
+			killSupervisor(h.home)
 		})
 		return h
 	})

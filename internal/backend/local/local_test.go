@@ -51,10 +51,8 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(func() {
 		cancel()
-		if info, err := h.b.Supervisor(context.Background()); err == nil {
-			_ = syscall.Kill(info.PID, syscall.SIGKILL)
-		}
 		h.b.Close()
+		killSupervisor(home)
 	})
 	return h
 }

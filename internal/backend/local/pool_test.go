@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,12 +27,10 @@ func TestPoolConformance(t *testing.T) {
 		}
 		t.Cleanup(func() {
 			cancel()
-			if info, err := backends[0].Supervisor(context.Background()); err == nil {
-				_ = syscall.Kill(info.PID, syscall.SIGKILL)
-			}
 			for _, b := range backends {
 				b.Close()
 			}
+			killSupervisor(home)
 		})
 		return out
 	})
