@@ -226,9 +226,7 @@ func (c *Client) DeleteTemplate(ctx context.Context, project, name string) error
 // Logs copies what a task's processes wrote to w (see apiv1.LogQuery).
 func (c *Client) Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error {
 	path := fmt.Sprintf("/api/v1/runs/%s/tasks/%s/logs?follow=%t", url.PathEscape(string(q.Run)), url.PathEscape(q.Task), q.Follow)
-	if q.Attempt > 0 {
-		path += "&attempt=" + strconv.Itoa(q.Attempt)
-	}
+	path += logParams(q)
 	resp, err := c.send(ctx, "GET", path, "", nil)
 	if err != nil {
 		return err
@@ -239,6 +237,27 @@ func (c *Client) Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error 
 		return nil // the caller stopped following
 	}
 	return err
+}
+
+// logParams are the query parameters of q beyond run, task and follow.
+func logParams(q apiv1.LogQuery) string {
+	v := url.Values{}
+	if q.Attempt > 0 {
+		v.Set("attempt", strconv.Itoa(q.Attempt))
+	}
+	if q.Tail > 0 {
+		v.Set("tail", strconv.Itoa(q.Tail))
+	}
+	if q.Since != nil {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if q.Timestamps {
+		v.Set("timestamps", "true")
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "&" + v.Encode()
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "time"
+
 // Submission is one runnable resource (a Workflow or a TrainJob) to run,
 // with the TrainingRuntimes it uses, as a client sends it: the CLI, the
 // Go client and the HTTP API all submit one.
@@ -60,4 +62,12 @@ type LogQuery struct {
 	// Follow keeps writing until the attempt (or, for the latest, the
 	// task) has ended.
 	Follow bool `json:"follow,omitempty"`
+	// Tail keeps only the last Tail lines of each process's log before
+	// following; 0 keeps them all.
+	Tail int `json:"tail,omitempty"`
+	// Since keeps only the lines written at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Timestamps starts each line with the time it was written, in
+	// RFC 3339 with nanoseconds, as kubectl logs --timestamps does.
+	Timestamps bool `json:"timestamps,omitempty"`
 }
