@@ -133,7 +133,9 @@ func TestFederatedRunSurvivesAPartyServerKilledAndRestarted(t *testing.T) {
 func TestFederatedRunFailsAndReleasesEverythingWhenAPartyStopsPastItsTimeout(t *testing.T) {
 	t.Parallel()
 	alice, bob, carol := threeParties(t)
-	run := alice.submit(t, sleepers("3s", ""), map[string]string{"ledger": ledger(t), "seconds": "60"})
+	// The party timeout is short enough to fail well inside the wait, and
+	// long enough that a loaded machine never stalls carol that long.
+	run := alice.submit(t, sleepers("8s", ""), map[string]string{"ledger": ledger(t), "seconds": "60"})
 	waitRunning(t, alice, run.ID)
 	bob.signal(t, syscall.SIGSTOP)
 	done := alice.waitDone(t, run.ID, time.Minute)
