@@ -196,9 +196,15 @@ func TestWebUIDrawsA500TaskDAG(t *testing.T) {
 	if zoomed == dragged || !strings.Contains(zoomed, "scale(") {
 		t.Errorf("the wheel left the view at %s", dragged)
 	}
+	// The refresh restyles the drawing's nodes as they are: it draws none anew.
+	var same bool
+	err = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('#graph g.node[data-name="hold"]').dataset.mark = "kept"`, nil))
 	refreshed(ctx, t)
 	if kept := viewOf(ctx, t); kept != zoomed {
 		t.Errorf("after a refresh the view is %s, want %s kept", kept, zoomed)
+	}
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('#graph g.node[data-name="hold"]').dataset.mark === "kept"`, &same)); err != nil || !same {
+		t.Errorf("a refresh drew the node hold anew (%v), want it restyled in place", err)
 	}
 	if err := chromedp.Run(ctx, chromedp.Click(`#graph .kg-fit`), chromedp.FullScreenshot(&fitPNG, 100)); err != nil {
 		t.Fatal(err)
@@ -291,14 +297,97 @@ spec:
 	if more != "+9976 more" || items != 24 {
 		t.Errorf("the open map shows %d items and %q, want 24 and +9976 more", items, more)
 	}
-	// The open map stays open through the page's refreshes, and its items
-	// are nodes one selects.
+	// The open map stays open through the page's refreshes, which restyle
+	// its nodes in place, and its items are nodes one selects.
+	var same bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('`+sweepNode+`').dataset.mark = "kept"`, nil)); err != nil {
+		t.Fatal(err)
+	}
 	refreshed(ctx, t)
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('`+sweepNode+`').dataset.mark === "kept"`, &same)); err != nil || !same {
+		t.Errorf("a refresh drew the map's node anew (%v), want it restyled in place", err)
+	}
 	var nodeIDs []cdp.NodeID
 	err = chromedp.Run(ctx, chromedp.NodeIDs(`#graph g.node[data-name="sweep.0"]`, &nodeIDs, chromedp.ByQuery),
+		chromedp.Click(`#graph .kg-fit`),
 		chromedp.Click(`#graph g.node[data-name="sweep.0"] rect`),
 		chromedp.Poll(`(document.querySelector("#panel h3") || {}).textContent?.startsWith("sweep.0")`, nil, chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil || len(nodeIDs) != 1 {
 		t.Errorf("after a refresh the open map's item sweep.0 is drawn %d times, and selecting it: %v", len(nodeIDs), err)
+	}
+}
+
+// TestWebUIDrawsASubworkflowAsAGroup draws a subworkflow's tasks in a
+// group of their own, in their order, between the tasks around it; a long
+// name is cut on its node and shown whole on hover.
+func TestWebUIDrawsASubworkflowAsAGroup(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	run := postRun(t, base, admin, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: main}
+spec:
+  tasks:
+  - name: prepare-the-training-data-set
+    command: ["true"]
+  - name: eval
+    dependsOn: [prepare-the-training-data-set]
+    workflow: {name: evaluate}
+  - name: show
+    dependsOn: [eval]
+    command: ["true"]
+---
+apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: evaluate}
+spec:
+  tasks:
+  - {name: score, command: ["true"]}
+  - {name: check, dependsOn: [score], command: ["true"]}
+`)
+	var label, tip string
+	var boxes map[string][]float64
+	var png []byte
+	long := `#graph g.node[data-name="prepare-the-training-data-set"]`
+	steps := []chromedp.Action{
+		chromedp.Navigate(base+"/?token="+admin+"#/runs/"+string(run.ID)),
+		chromedp.Poll(node("show", "Succeeded")+` && `+node("eval.check", "Succeeded"), nil, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.TextContent(long+" text.label", &label),
+		chromedp.Evaluate(`Object.fromEntries(["eval", "eval.score", "eval.check", "show"].map((n) => {
+  const r = document.querySelector('#graph g.node[data-name="' + n + '"]').getBoundingClientRect();
+  return [n, [r.left, r.right]];
+}).concat([["group", (() => { const r = document.querySelector('#graph g.cluster[data-cluster="eval"] rect').getBoundingClientRect(); return [r.left, r.right]; })()]]))`, &boxes),
+		chromedp.ScrollIntoView(long),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			var r []float64
+			if err := chromedp.Evaluate(`(() => { const r = document.querySelector('`+long+` rect').getBoundingClientRect(); return [r.x + 20, r.y + 10]; })()`, &r).Do(ctx); err != nil {
+				return err
+			}
+			return chromedp.MouseEvent(input.MouseMoved, r[0], r[1]).Do(ctx)
+		}),
+		chromedp.Poll(`!document.querySelector("#graph .kg-tip").hidden`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Text(`#graph .kg-tip`, &tip),
+		chromedp.FullScreenshot(&png, 100),
+	}
+	for i, s := range steps {
+		if err := chromedp.Run(ctx, s); err != nil {
+			t.Fatalf("drawing the subworkflow, step %d of %d: %v", i+1, len(steps), err)
+		}
+	}
+	saveShot(t, "kiln-ui-graph-subworkflow.png", png)
+	if !strings.HasSuffix(label, "…") || len([]rune(label)) > 19 {
+		t.Errorf("the long name's label reads %q, want it cut with an ellipsis", label)
+	}
+	if !strings.HasPrefix(tip, "prepare-the-training-data-set · Succeeded") {
+		t.Errorf("hovering the long name shows %q, want it whole with its phase", tip)
+	}
+	group, in := boxes["group"], func(n string) bool { return boxes[n][0] >= boxes["group"][0] && boxes[n][1] <= boxes["group"][1] }
+	if len(group) != 2 || !in("eval") || !in("eval.score") || !in("eval.check") || in("show") {
+		t.Errorf("the group spans %v; want eval and its tasks in it, show outside: %v", group, boxes)
+	}
+	if !(boxes["eval.score"][1] <= boxes["eval.check"][0] && boxes["eval.check"][1] <= boxes["show"][0]) {
+		t.Errorf("the tasks are not drawn in their order eval.score, eval.check, show: %v", boxes)
 	}
 }

@@ -90,7 +90,7 @@ window.KilnGraph = (function () {
       }
     }
     const subs = new Map((run.subworkflows || []).map((w) => [w.metadata && w.metadata.name, w.spec || {}]));
-    const m = { nodes: [], clusters: [], edges: [], status, kids, run };
+    const m = { nodes: [], clusters: [], edges: [], order: [], status, kids, run };
     const top = (spec.tasks || []).slice();
     const ex = status.get("onExit");
     if (ex && ex.kind === "exit") top.push({ name: "onExit", exit: true });
@@ -152,8 +152,9 @@ window.KilnGraph = (function () {
     }
     m.nodes.push(node);
     if (!own.length || !open.has(name)) return 1;
-    const cid = "items:" + name; // an open map: its first items, then how many more
+    const cid = "items:" + name; // an open map: its first items in order, then how many more
     m.clusters.push({ id: cid, name, parent: cluster, items: true });
+    const shown = own.slice(0, openCap).map((k) => k.name);
     for (const k of own.slice(0, openCap)) {
       m.nodes.push({ id: k.name, name: k.name, label: k.name.slice(name.length + 1) || k.name, cluster: cid, group: !!k.children, h: H });
       m.edges.push({ from: name, to: k.name, minlen: 1, cls: "edge child" });
@@ -162,7 +163,9 @@ window.KilnGraph = (function () {
       const more = own.length - openCap;
       m.nodes.push({ id: "more:" + name, more: name, label: `+${more} more`, cluster: cid, h: H, count: more });
       m.edges.push({ from: name, to: "more:" + name, minlen: 1, cls: "edge child" });
+      shown.push("more:" + name);
     }
+    for (let i = 1; i < shown.length; i++) m.order.push({ left: shown[i - 1], right: shown[i] });
     return 2;
   }
 
@@ -205,17 +208,17 @@ window.KilnGraph = (function () {
   function layout(m) {
     const compound = m.clusters.length > 0;
     const g = new dagre.graphlib.Graph({ compound, multigraph: false }); // eslint-disable-line no-undef
-    g.setGraph({ rankdir: "LR", nodesep: 14, ranksep: 50, edgesep: 8, marginx: 16, marginy: 16,
+    g.setGraph({ rankdir: "LR", nodesep: compound ? 34 : 14, ranksep: 50, edgesep: 8, marginx: 16, marginy: compound ? 34 : 16,
       ranker: m.nodes.length > bigRank ? fastRanker : "network-simplex" });
     g.setDefaultEdgeLabel(() => ({}));
-    for (const c of m.clusters) g.setNode(c.id, { label: c.name, paddingTop: 22 });
+    for (const c of m.clusters) g.setNode(c.id, { label: c.name });
     for (const c of m.clusters) if (c.parent) g.setParent(c.id, c.parent);
     for (const n of m.nodes) {
       g.setNode(n.id, { width: W, height: n.h });
       if (n.cluster) g.setParent(n.id, n.cluster);
     }
     for (const e of m.edges) g.setEdge(e.from, e.to, { minlen: e.minlen || 1, weight: e.cls === "edge" ? 1 : 2 });
-    dagre.layout(g); // eslint-disable-line no-undef
+    dagre.layout(g, { constraints: m.order }); // eslint-disable-line no-undef
     const pos = new Map();
     for (const id of g.nodes()) {
       const v = g.node(id);
@@ -253,7 +256,6 @@ window.KilnGraph = (function () {
     }
     const g = mk("g", { class: "node", "data-name": n.name, transform: `translate(${p.x},${p.y})` });
     const full = (n.train ? "⚙ " : "") + n.label;
-    g.dataset.full = n.name;
     if (n.group) g.append(mk("rect", { class: "stack", x: 4, y: -4, width: W, height: H }));
     g.append(mk("rect", { class: "box", width: W, height: H }), mk("text", { class: "label", x: 10, y: 25 }, cut(full, 19)),
       mk("text", { class: "sub", x: 10, y: 33 }));
@@ -353,13 +355,14 @@ window.KilnGraph = (function () {
     st.key = m.key;
     st.size = { w: L.width, h: L.height };
     st.first = m.nodes.length ? L.pos.get(m.nodes[0].id) : null;
+    st.pos = L.pos;
     const cl = document.createDocumentFragment(), ed = document.createDocumentFragment(), nd = document.createDocumentFragment();
     for (const c of m.clusters) {
       const p = L.pos.get(c.id);
       if (!p) continue;
       cl.append(mk("g", { class: "cluster" + (c.items ? " items" : ""), "data-cluster": c.name },
-        mk("rect", { x: p.x, y: p.y, width: p.w, height: p.h }),
-        mk("text", { x: p.x + 8, y: p.y + 14 }, cut(c.items ? c.name + " items" : c.name, Math.max(8, Math.floor(p.w / 7))))));
+        mk("rect", { x: p.x, y: p.y - 18, width: p.w, height: p.h + 18 }),
+        mk("text", { x: p.x + 8, y: p.y - 5 }, cut(c.items ? c.name + " items" : c.name, Math.max(8, Math.floor(p.w / 7))))));
     }
     st.edges = m.edges.map((e, i) => {
       const path = mk("path", { class: e.cls, d: curve(L.routes[i]), "data-from": e.from, "data-to": e.to });
@@ -449,7 +452,13 @@ window.KilnGraph = (function () {
     const open = on ?? !st.open.has(name);
     if (open) st.open.add(name);
     else st.open.delete(name);
+    const was = st.pos && st.pos.get(name);
     if (st.run) update(st, st.run);
+    const now = st.pos && st.pos.get(name);
+    if (was && now && st.view) { // the node opened stays where it was on the screen
+      st.view = Object.assign({}, st.view, { x: st.view.x + (was.x - now.x) * st.view.k, y: st.view.y + (was.y - now.y) * st.view.k });
+      apply(st);
+    }
     if (st.opts.onExpand) st.opts.onExpand(name, open);
   }
 
