@@ -188,7 +188,9 @@ func TestWebUIDrawsA500TaskDAG(t *testing.T) {
 	if dragged == before {
 		t.Errorf("dragging left the view at %s", before)
 	}
-	wheel := func(p *input.DispatchMouseEventParams) *input.DispatchMouseEventParams { return p.WithDeltaX(0).WithDeltaY(-400) }
+	wheel := func(p *input.DispatchMouseEventParams) *input.DispatchMouseEventParams {
+		return p.WithDeltaX(0).WithDeltaY(-400)
+	}
 	if err := chromedp.Run(ctx, chromedp.MouseEvent(input.MouseWheel, x, y, wheel)); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,9 @@ func TestWebUIDrawsA500TaskDAG(t *testing.T) {
 	}
 	// The refresh restyles the drawing's nodes as they are: it draws none anew.
 	var same bool
-	err = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('#graph g.node[data-name="hold"]').dataset.mark = "kept"`, nil))
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('#graph g.node[data-name="hold"]').dataset.mark = "kept"`, nil)); err != nil {
+		t.Fatal(err)
+	}
 	refreshed(ctx, t)
 	if kept := viewOf(ctx, t); kept != zoomed {
 		t.Errorf("after a refresh the view is %s, want %s kept", kept, zoomed)
@@ -352,7 +356,7 @@ spec:
 	var png []byte
 	long := `#graph g.node[data-name="prepare-the-training-data-set"]`
 	steps := []chromedp.Action{
-		chromedp.Navigate(base+"/?token="+admin+"#/runs/"+string(run.ID)),
+		chromedp.Navigate(base + "/?token=" + admin + "#/runs/" + string(run.ID)),
 		chromedp.Poll(node("show", "Succeeded")+` && `+node("eval.check", "Succeeded"), nil, chromedp.WithPollingTimeout(60*time.Second)),
 		chromedp.TextContent(long+" text.label", &label),
 		chromedp.Evaluate(`Object.fromEntries(["eval", "eval.score", "eval.check", "show"].map((n) => {

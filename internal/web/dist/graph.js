@@ -95,7 +95,7 @@ window.KilnGraph = (function () {
     const ex = status.get("onExit");
     if (ex && ex.kind === "exit") top.push({ name: "onExit", exit: true });
     tasks(m, top, "", null, spec, subs, open, true);
-    m.key = m.nodes.map((n) => n.id + "/" + n.h + "/" + (n.cluster || "") + (n.group ? "/g" : "")).join("|") + "#" +
+    m.key = m.nodes.map((n) => n.id + "/" + n.h + "/" + (n.cluster || "") + (n.group ? "/g" : "") + (n.more ? "/" + n.count : "")).join("|") + "#" +
       m.edges.map((e) => e.from + ">" + e.to + "/" + e.minlen).join("|");
     return m;
   }
@@ -351,7 +351,16 @@ window.KilnGraph = (function () {
   // draw lays m out and replaces the drawing in one go; the view stays
   // where one left it, or fits the drawing the first time.
   function draw(st, m) {
-    const L = layout(m);
+    let L;
+    try {
+      L = layout(m);
+    } catch (e) { // a layout dagre cannot make with groups: the same without them
+      console.error("kiln graph: laying out without groups:", e);
+      m.clusters = [];
+      m.order = [];
+      for (const n of m.nodes) n.cluster = null;
+      L = layout(m);
+    }
     st.key = m.key;
     st.size = { w: L.width, h: L.height };
     st.first = m.nodes.length ? L.pos.get(m.nodes[0].id) : null;
