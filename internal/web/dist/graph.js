@@ -5,7 +5,8 @@
 // shares). A later update with the same nodes only restyles them.
 //
 //   const g = KilnGraph.create(container, {onSelect(name), onExpand(name, open)});
-//   g.update(run); g.select(name); g.destroy();
+//   g.update(run); g.select(name); g.expand(name, open); g.fit(); g.destroy();
+//   KilnGraph.forget() drops the layouts it keeps for drawings seen lately.
 //
 // Self-contained: it needs dagre, and federation.js's shares for lanes.
 "use strict";
@@ -229,6 +230,26 @@ window.KilnGraph = (function () {
     return { pos, routes, width: gl.width || 0, height: gl.height || 0 };
   }
 
+  // layouts keeps the last few layouts by their model's key: going back to
+  // a run, or closing a map one opened, draws at once.
+  const layouts = new Map();
+  function cached(m) {
+    let L = layouts.get(m.key);
+    if (!L) {
+      try {
+        L = layout(m);
+      } catch (e) { // a layout dagre cannot make with groups: the same without them
+        console.error("kiln graph: laying out without groups:", e);
+        L = layout(Object.assign({}, m, { clusters: [], order: [], nodes: m.nodes.map((n) => Object.assign({}, n, { cluster: null })) }));
+      }
+      layouts.set(m.key, L);
+      if (layouts.size > 8) layouts.delete(layouts.keys().next().value);
+    }
+    layouts.delete(m.key); // the most recent last
+    layouts.set(m.key, L);
+    return L;
+  }
+
   // curve is a smooth path through points (a B-spline, as d3's curveBasis).
   function curve(p) {
     if (!p.length) return "";
@@ -351,16 +372,7 @@ window.KilnGraph = (function () {
   // draw lays m out and replaces the drawing in one go; the view stays
   // where one left it, or fits the drawing the first time.
   function draw(st, m) {
-    let L;
-    try {
-      L = layout(m);
-    } catch (e) { // a layout dagre cannot make with groups: the same without them
-      console.error("kiln graph: laying out without groups:", e);
-      m.clusters = [];
-      m.order = [];
-      for (const n of m.nodes) n.cluster = null;
-      L = layout(m);
-    }
+    const L = cached(m);
     st.key = m.key;
     st.size = { w: L.width, h: L.height };
     st.first = m.nodes.length ? L.pos.get(m.nodes[0].id) : null;
@@ -544,5 +556,9 @@ window.KilnGraph = (function () {
     };
   }
 
-  return { create };
+  // forget drops the layouts kept, so that the next drawing is laid out
+  // afresh (to measure it).
+  function forget() { layouts.clear(); }
+
+  return { create, forget };
 })();
