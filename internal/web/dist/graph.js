@@ -13,6 +13,7 @@
 
 window.KilnGraph = (function () {
   const SVG = "http://www.w3.org/2000/svg";
+  // A node is W by H pixels, and LANE more for each federated party's lane.
   const W = 150, H = 40, LANE = 16;
   // An opened map shows its first openCap items, then a "+N more" node.
   const openCap = 24;
@@ -30,8 +31,10 @@ window.KilnGraph = (function () {
     return n;
   }
 
+  // cut shortens s to n characters, with an ellipsis.
   function cut(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
 
+  // eta is a number of seconds as "1h2m", "2m5s" or "40s".
   function eta(s) {
     const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
     return h ? `${h}h${m}m` : m ? `${m}m${sec}s` : `${sec}s`;
@@ -61,6 +64,7 @@ window.KilnGraph = (function () {
     return typeof shares === "function" ? shares(run, n) : []; // eslint-disable-line no-undef
   }
 
+  // laneText is share s in words, for its tooltip.
   function laneText(s) {
     return `${s.party} as ${s.role}: ${s.state}` + (s.attempt ? ` (attempt #${s.attempt})` : "") + (s.address ? " at " + s.address : "") +
       (s.code || s.message ? " — " + [s.code, s.message].filter(Boolean).join(" ") : "");
@@ -318,6 +322,9 @@ window.KilnGraph = (function () {
 
   // ---- the graph object ----
 
+  // create makes a graph in container: its buttons, the svg and a tooltip.
+  // opts.onSelect(name) is called when a node is clicked (a "+N more" node
+  // selects its map), opts.onExpand(name, open) when a map opens or closes.
   function create(container, opts) {
     opts = opts || {};
     const st = { container, opts, open: new Set(), key: null, view: null, els: new Map(), edges: [], m: null,
@@ -412,7 +419,8 @@ window.KilnGraph = (function () {
   }
 
   // firstView shows a new drawing whole if it fits at half its size or
-  // more, else its top left at half size; it leaves a view one moved.
+  // more, else at half size from its left, the first task half way down.
+  // It runs once: later drawings keep the view.
   function firstView(st) {
     const box = st.container.getBoundingClientRect(), h = Number(st.svg.getAttribute("height"));
     if (st.fresh && box.width) {
@@ -426,6 +434,8 @@ window.KilnGraph = (function () {
     apply(st);
   }
 
+  // apply moves and scales the drawing to the view; the svg's data-zoom
+  // says the scale.
   function apply(st) {
     const v = st.view;
     st.svg.dataset.zoom = Math.round(v.k * 1000) / 1000;
