@@ -154,8 +154,8 @@ spec:
 		chromedp.FullScreenshot(&waitingPNG, 100),
 		chromedp.SendKeys(ship+" input.reason", "looks good"),
 		// What one types survives the page's refresh, once a second.
-		chromedp.Evaluate(`document.getElementById("dag").dataset.old = "yes"`, nil),
-		wait(`!document.getElementById("dag").dataset.old`),
+		chromedp.Evaluate(`document.querySelector("#view h2").dataset.old = "yes"`, nil),
+		wait(`!document.querySelector("#view h2").dataset.old`),
 		chromedp.Value(ship+" input.reason", &typed),
 		chromedp.Click(ship + " button.approve"),
 		wait(`document.querySelector("h2 .phase.Succeeded") !== null`),

@@ -125,15 +125,6 @@ function trainerText(ts) {
   return parts.join(" · ");
 }
 
-// layers places each task one column right of its deepest dependency.
-function layers(tasks) {
-  const byName = Object.fromEntries(tasks.map((t) => [t.name, t]));
-  const depth = {};
-  const visit = (n) => depth[n] ?? (depth[n] = Math.max(-1, ...(byName[n].dependsOn || []).map(visit)) + 1);
-  tasks.forEach((t) => visit(t.name));
-  return depth;
-}
-
 // counts is a group's children on its node: "7/10 ✓ 2 ✗ 1 ▶".
 function counts(c) {
   return `${c.succeeded || 0}/${c.total} ✓` + (c.failed ? ` ${c.failed} ✗` : "") + (c.running ? ` ${c.running} ▶` : "");
@@ -184,66 +175,27 @@ function cacheStatus(c) {
   return p;
 }
 
-// topOf is the top-level task that node name is, or is under.
-function topOf(status, name) {
-  while (status[name] && status[name].parent) name = status[name].parent;
-  return name;
-}
-
-// graph draws the workflow's tasks, then the onExit node (when the run has
-// one) after all of them.
-function graph(run) {
-  const tasks = run.workflow.spec.tasks;
-  const status = Object.fromEntries(run.status.nodes.map((n) => [n.name, n]));
-  const depth = layers(tasks);
-  const rowOf = {}, used = {};
-  tasks.forEach((t) => { rowOf[t.name] = used[depth[t.name]] = (used[depth[t.name]] ?? -1) + 1; });
-  const drawn = tasks.map((t) => t.name);
-  if (status.onExit && status.onExit.kind === "exit") {
-    const d = Math.max(-1, ...Object.values(depth)) + 1;
-    depth.onExit = d;
-    rowOf.onExit = used[d] = 0;
-    drawn.push("onExit");
+// The run's DAG is graph.js's KilnGraph, kept across the page's refreshes
+// (its box has a data-key) so that its layout, pan, zoom and opened maps
+// stay while updates only restyle it.
+let drawn = null; // the run shown, its graph and the graph's box
+function drawGraph(run) {
+  if (!drawn || drawn.id !== run.id) {
+    if (drawn) drawn.graph.destroy();
+    const box = el("div", { id: "graph", "data-key": "graph\n" + run.id });
+    const graph = KilnGraph.create(box, { onSelect(name) { selected = selected === name ? null : name; runPage(run.id); } });
+    drawn = { id: run.id, box, graph };
   }
-  const rowH = 70 + laneRoom(run); // a federated task's lanes make its row higher
-  const pos = (n) => ({ x: 20 + depth[n] * 200, y: 20 + rowOf[n] * rowH });
-  const svg = el("svg", { id: "dag", width: 40 + 200 * (Math.max(...Object.values(depth)) + 1),
-    height: 40 + rowH * Math.max(...Object.values(used).map((v) => v + 1)) },
-  el("defs", {}, el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto" },
-    el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#888" }))));
-  for (const t of tasks) {
-    for (const d of t.dependsOn || []) {
-      const a = pos(d), b = pos(t.name);
-      svg.append(el("path", { class: "edge", d: `M ${a.x + 150} ${a.y + 20} C ${a.x + 175} ${a.y + 20}, ${b.x - 25} ${b.y + 20}, ${b.x} ${b.y + 20}` }));
-    }
-  }
-  const train = Object.fromEntries(tasks.map((t) => [t.name, !!t.train]));
-  const here = selected && topOf(status, selected);
-  for (const name of drawn) svg.append(drawNode(run, status[name] || { name, phase: "Pending" }, pos(name), train[name], here === name));
-  return svg;
-}
-
-// drawNode draws one task at p: a group as a stack with its children's
-// counts, a gate with what it waits for or how it ended.
-function drawNode(run, n, p, train, isSelected) {
-  const sub = subtitle(n), fill = fills[n.phase] || "#9e9e9e";
-  const fed = lanes(run, n, p);
-  const g = el("g", { class: "node" + (isSelected ? " selected" : "") + (n.children ? " group" : "") + (n.gate ? " gate" : "") + (fed.length ? " federated" : ""),
-    "data-name": n.name, "data-phase": n.phase });
-  if (n.children) g.append(el("rect", { class: "stack", x: p.x + 4, y: p.y - 4, width: 150, height: 40, fill }));
-  g.append(el("rect", { x: p.x, y: p.y, width: 150, height: 40, fill }),
-    el("text", { x: p.x + 10, y: p.y + (sub ? 17 : 25) }, (train ? "⚙ " : "") + n.name));
-  if (sub) g.append(el("text", { class: "sub", x: p.x + 10, y: p.y + 33 }, sub));
-  g.append(...fed);
-  g.addEventListener("click", () => { selected = selected === n.name ? null : n.name; runPage(run.id); });
-  return g;
+  drawn.graph.update(run);
+  drawn.graph.select(selected);
+  return drawn.box;
 }
 
 async function runPage(id) {
   const run = await api("/api/v1/runs/" + encodeURIComponent(id));
   const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), federationHeader(run), el("p", {}, run.status.message || ""),
     run.status.progress ? el("p", { id: "progress", class: "run-progress" }, bar(run.status.progress), " ", progressText(run.status.progress)) : null,
-    await warnings(run.id), graph(run),
+    await warnings(run.id), drawGraph(run),
     ...gates(run), outputs(run)];
   const node = selected && run.status.nodes.find((n) => n.name === selected);
   if (node) parts.push(await panel(run, node));
