@@ -95,18 +95,19 @@ func (s *Server) stream(r *http.Request, id apiv1.RunID, step func() (bool, erro
 
 // logs returns what a task's processes wrote: ?attempt= (default the
 // latest), and with ?follow=true until it ends (for the latest: until
-// the task does). The engine finds the attempt in the run's own records,
-// never from the request, so no request reaches outside the run.
+// the task does); ?tail=, ?since= and ?timestamps=true as
+// apiv1.LogQuery says. The engine finds the attempt in the run's own
+// records, never from the request, so no request reaches outside the run.
 func (s *Server) logs(w http.ResponseWriter, r *http.Request, p *principal) error {
 	run, err := s.run(r, p)
 	if err != nil {
 		return err
 	}
-	attempt, err := intParam(r, "attempt", 0)
+	q, err := logQuery(r)
 	if err != nil {
 		return err
 	}
-	q := apiv1.LogQuery{Run: run.ID, Task: r.PathValue("task"), Attempt: attempt, Follow: r.URL.Query().Get("follow") == "true"}
+	q.Run = run.ID
 	sw := s.newStream(w, "text/plain; charset=utf-8")
 	err = s.cfg.Engine.Logs(r.Context(), q, sw)
 	if err != nil && !sw.wrote {
@@ -158,6 +159,27 @@ func (f *streamWriter) Write(b []byte) (int, error) {
 		return n, err
 	}
 	return n, nil
+}
+
+// logQuery reads a logs request's parameters.
+func logQuery(r *http.Request) (apiv1.LogQuery, error) {
+	v := r.URL.Query()
+	q := apiv1.LogQuery{Task: r.PathValue("task"), Follow: v.Get("follow") == "true", Timestamps: v.Get("timestamps") == "true"}
+	var err error
+	if q.Attempt, err = intParam(r, "attempt", 0); err != nil {
+		return q, err
+	}
+	if q.Tail, err = intParam(r, "tail", 0); err != nil {
+		return q, err
+	}
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return q, badRequest("since %q is not a time in RFC 3339, such as 2026-11-23T16:00:00Z", since)
+		}
+		q.Since = &t
+	}
+	return q, nil
 }
 
 func intParam(r *http.Request, name string, def int) (int, error) {
