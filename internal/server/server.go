@@ -161,6 +161,7 @@ func (s *Server) routes() []route {
 		{"GET /readyz", public, s.readyz},
 		{"GET /api/v1/openapi.json", public, s.openapi},
 		{"GET /api/v1/version", public, s.version},
+		{"GET /api/v1/whoami", public, s.whoami},
 		{"POST /api/v1/runs", editor, s.submit},
 		{"GET /api/v1/runs", viewer, s.listRuns},
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
