@@ -163,7 +163,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/version", public, s.version},
 		{"GET /api/v1/whoami", public, s.whoami},
 		{"POST /api/v1/runs", editor, s.submit},
-		{"GET /api/v1/runs", viewer, s.listRuns},
+		{"GET /api/v1/runs", viewer, s.runsOrWatch},
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
 		{"GET /api/v1/runs/{id}/trainjob", viewer, s.getTrainJob},
 		{"DELETE /api/v1/runs/{id}", editor, s.deleteRun},
