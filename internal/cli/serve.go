@@ -17,6 +17,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/buildinfo"
 	"kiln.dev/kiln/internal/server"
 )
 
@@ -82,6 +83,7 @@ func newServeCmd(e *env) *cobra.Command {
 				a.Start()
 			}
 			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
+			a.Controller.Logger().Info("serving", "address", "http://"+ln.Addr().String(), "build", buildinfo.Line(buildinfo.Read()))
 			return serve(e, a, ln, lim, metricsPublic)
 		},
 	}

@@ -14,11 +14,9 @@ type RequestObserver interface {
 	Request(route, method string, code int, d time.Duration)
 }
 
-// observe records each request of route rt that h answers.
+// observe records each request of route rt that h answers, and logs it
+// at debug level (kiln serve -v).
 func (s *Server) observe(rt route, h http.Handler) http.Handler {
-	if s.cfg.Requests == nil {
-		return h
-	}
 	_, path, _ := strings.Cut(rt.pattern, " ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -27,7 +25,11 @@ func (s *Server) observe(rt route, h http.Handler) http.Handler {
 		if sw.code == 0 {
 			sw.code = http.StatusOK
 		}
-		s.cfg.Requests.Request(path, r.Method, sw.code, time.Since(start))
+		d := time.Since(start)
+		if s.cfg.Requests != nil {
+			s.cfg.Requests.Request(path, r.Method, sw.code, d)
+		}
+		s.cfg.Log.Debug("request", "method", r.Method, "route", path, "code", sw.code, "duration", d)
 	})
 }
 
