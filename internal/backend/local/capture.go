@@ -63,6 +63,7 @@ func (c *capture) start() { go c.copy() }
 
 func (c *capture) copy() {
 	defer close(c.done)
+	defer c.closeIndex()
 	defer c.log.Close()
 	defer c.r.Close()
 	buf := make([]byte, captureBuffer)
@@ -107,6 +108,9 @@ func (c *capture) wait(d time.Duration) {
 		_ = c.r.SetReadDeadline(time.Now())
 		<-c.done
 	}
+}
+
+func (c *capture) closeIndex() {
 	if c.index != nil {
 		_ = c.index.Close()
 	}

@@ -153,3 +153,21 @@ func TestFollowedLogsAreTimed(t *testing.T) {
 		t.Errorf("followed timed logs = %q", got)
 	}
 }
+
+// TestOutputHeldOpenDoesNotHoldTheEnd runs a task that leaves behind a
+// process of its own session, outside its process group, holding its
+// stdout: the attempt still ends within a couple of seconds, its log
+// whole.
+func TestOutputHeldOpenDoesNotHoldTheEnd(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	start := time.Now()
+	spec := h.launch(t, "r/held/1", "sh", "-c", "setsid sleep 4 & echo hi")
+	h.waitExit(t, spec)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the attempt took %v to end, held by a process it left", took)
+	}
+	if got := h.logsOf(t, spec.ID, backend.LogOptions{}); got != "hi\n" {
+		t.Errorf("logs = %q", got)
+	}
+}

@@ -288,8 +288,9 @@ func executable(p string) error {
 func (s *Supervisor) wait(id string, g *gang, m *member) {
 	_ = m.cmd.Wait()
 	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	drained := time.Now().Add(captureDrain)
 	for _, c := range m.captures { // its logs are whole before its end is told
-		c.wait(captureDrain)
+		c.wait(time.Until(drained))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
