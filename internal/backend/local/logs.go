@@ -50,6 +50,7 @@ type tail struct {
 	w       io.Writer
 	opts    backend.LogOptions
 	lines   bool // opts asks for lines, not bytes as they are
+	polled  bool // the first poll is done: opts.Tail is behind it
 	offsets map[string]int64
 	partial map[string][]byte // a file's unfinished last line, where lines are kept whole
 	refused map[string]bool   // files not served, said once
@@ -96,6 +97,7 @@ func (t *tail) poll(last bool) error {
 			}
 		}
 	}
+	t.polled = true
 	return nil
 }
 
@@ -108,7 +110,7 @@ func (t *tail) read(name string) ([]byte, error) {
 		return nil, t.refuse(name, err)
 	}
 	defer f.Close()
-	if _, seen := t.offsets[name]; !seen && t.opts.Tail > 0 {
+	if _, seen := t.offsets[name]; !seen && t.opts.Tail > 0 && !t.polled { // a log begun since is new: all of it
 		if t.offsets[name], err = tailOffset(f, t.opts.Tail); err != nil {
 			return nil, err
 		}
