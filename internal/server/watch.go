@@ -31,8 +31,9 @@ const watchSlack = 10 * time.Second
 // watchRuns streams, as Server-Sent Events, the runs of the list's first
 // page (the same filters as listing them) as they are created or change:
 // each is "event: run" with the run's JSON, as the list has it. A run
-// that leaves the page is sent once more as it is then (its phase left
-// a filter, say), or, deleted, as "event: deleted" with {"id"}. Each
+// that leaves the page because its phase changed (it left a phase
+// filter) is sent once more as it is then; deleted, as "event: deleted"
+// with {"id"}; pushed out by newer runs, it is not sent. Each
 // event's ID marks when the server looked; a client that reconnects with
 // it (Last-Event-ID) gets the runs that may have changed since: those
 // not ended, and those created or ended since.
@@ -45,7 +46,7 @@ func (s *Server) watchRuns(w http.ResponseWriter, r *http.Request, p *principal)
 		return err // a bad filter: answered as the list answers it
 	}
 	ev := s.newEventStream(w)
-	wt := &watcher{s: s, r: r, p: p, sent: map[apiv1.RunID]uint64{}}
+	wt := &watcher{s: s, r: r, p: p, sent: map[apiv1.RunID]sentRun{}}
 	if resumed {
 		wt.skipUnchangedSince(page, since.Add(-watchSlack))
 	}
@@ -147,12 +148,18 @@ func (p *pageRecorder) Header() http.Header         { return p.header }
 func (p *pageRecorder) Write(b []byte) (int, error) { return p.body.Write(b) }
 func (p *pageRecorder) WriteHeader(int)             {}
 
-// watcher is what a watch has sent: each run's last JSON, by its hash.
+// watcher is what a watch has sent of each run.
 type watcher struct {
 	s    *Server
 	r    *http.Request
 	p    *principal
-	sent map[apiv1.RunID]uint64
+	sent map[apiv1.RunID]sentRun
+}
+
+// sentRun is what a watch sent of a run: its JSON's hash and its phase.
+type sentRun struct {
+	hash  uint64
+	phase apiv1.Phase
 }
 
 // skipUnchangedSince marks as sent the runs of page that cannot have
@@ -161,7 +168,7 @@ func (wt *watcher) skipUnchangedSince(page []listedRun, t time.Time) {
 	for _, run := range page {
 		ended := run.Status.Phase.Done() && run.Status.FinishedAt != nil && run.Status.FinishedAt.Before(t)
 		if ended && run.CreatedAt.Before(t) {
-			wt.sent[run.ID] = hashOf(run.raw)
+			wt.sent[run.ID] = sentRun{hashOf(run.raw), run.Status.Phase}
 		}
 	}
 }
@@ -174,33 +181,32 @@ func (wt *watcher) changes(page []listedRun, t time.Time) []byte {
 	listed := make(map[apiv1.RunID]bool, len(page))
 	for _, run := range page {
 		listed[run.ID] = true
-		if h := hashOf(run.raw); wt.sent[run.ID] != h {
-			wt.sent[run.ID] = h
+		if h := hashOf(run.raw); wt.sent[run.ID].hash != h {
+			wt.sent[run.ID] = sentRun{h, run.Status.Phase}
 			fmt.Fprintf(&buf, "id: %s\nevent: run\ndata: %s\n\n", id, run.raw)
 		}
 	}
-	for rid, h := range wt.sent {
+	for rid, was := range wt.sent {
 		if !listed[rid] {
 			delete(wt.sent, rid)
-			wt.left(&buf, id, rid, h)
+			wt.left(&buf, id, rid, was.phase)
 		}
 	}
 	return buf.Bytes()
 }
 
 // left frames the event of run rid, which left the page: as it is now if
-// it changed, or its deletion.
-func (wt *watcher) left(buf *bytes.Buffer, id string, rid apiv1.RunID, h uint64) {
+// its phase changed from the one sent, or its deletion.
+func (wt *watcher) left(buf *bytes.Buffer, id string, rid apiv1.RunID, phase apiv1.Phase) {
 	run, err := wt.s.cfg.Store.GetRun(wt.r.Context(), rid)
 	if errors.Is(err, store.ErrNotFound) {
 		fmt.Fprintf(buf, "id: %s\nevent: deleted\ndata: {\"id\":%q}\n\n", id, rid)
 		return
 	}
-	if err != nil || !wt.p.may(run.Project) {
+	if err != nil || !wt.p.may(run.Project) || run.Status.Phase == phase {
 		return
 	}
-	raw, err := json.Marshal(run)
-	if err == nil && hashOf(raw) != h {
+	if raw, err := json.Marshal(run); err == nil {
 		fmt.Fprintf(buf, "id: %s\nevent: run\ndata: %s\n\n", id, raw)
 	}
 }

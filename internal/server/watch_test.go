@@ -225,3 +225,40 @@ func TestWatchSaysWhenARunIsDeleted(t *testing.T) {
 		t.Errorf("deleted event data = %s", ev.data)
 	}
 }
+
+// TestWatchSaysWhenARunLeavesItsFilter watches the Running runs: a run
+// comes in when it starts and is sent once more, Succeeded, when it ends
+// and leaves the filter. A watch of one run's page says nothing of the
+// run a newer one pushes out.
+func TestWatchSaysWhenARunLeavesItsFilter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	running, _ := e.openSSE(t, "/api/v1/runs?watch=true&phase=Running", e.viewer, "")
+	one, _ := e.openSSE(t, "/api/v1/runs?watch=true&limit=1", e.viewer, "")
+	slow := "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: slow}\n" +
+		"spec: {tasks: [{name: t, command: [sh, -c, 'sleep 1']}]}\n"
+	resp, b := e.do(t, "POST", "/api/v1/runs", e.admin, slow)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("submit: %d %s", resp.StatusCode, b)
+	}
+	id := runID(t, b)
+	if run := runOf(t, next(t, running, func(sseEvent) bool { return true })); run.ID != id || run.Status.Phase != apiv1.PhaseRunning {
+		t.Fatalf("the watch of Running runs sent %s in phase %s first", run.ID, run.Status.Phase)
+	}
+	if run := runOf(t, next(t, running, func(sseEvent) bool { return true })); run.ID != id || run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Errorf("when the run ended, the watch of Running runs sent %s in phase %s; want it Succeeded", run.ID, run.Status.Phase)
+	}
+	e.waitDone(t, id)
+	next(t, one, func(ev sseEvent) bool { return ev.event == "run" && runOf(t, ev).Status.Phase == apiv1.PhaseSucceeded })
+	e.submit(t, e.admin, "")
+	for {
+		ev := next(t, one, func(sseEvent) bool { return true })
+		run := runOf(t, ev)
+		if run.ID == id {
+			t.Fatalf("the run pushed out of the page was sent again: %s", ev.data)
+		}
+		if run.Status.Phase.Done() {
+			break
+		}
+	}
+}
