@@ -19,25 +19,37 @@ const logPoll = 500 * time.Millisecond
 // Logs writes what a task's processes wrote to w: the attempt q asks for,
 // or the latest. Following, it writes until that attempt ends, and, for
 // the latest, goes on with each attempt the task starts next, until the
-// task ends. A task or attempt the run does not have is KLN-4001.
+// task ends. Tail, Since and Timestamps apply to each attempt's lines;
+// Tail only to what was written before the first is followed. A task or
+// attempt the run does not have is KLN-4001.
 func (a *App) Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error {
 	logger, ok := a.Backend.(backend.Logger)
 	if !ok {
 		return errors.New("this backend keeps no logs")
 	}
+	opts := logOptions(q)
 	for after := 0; ; {
 		n, done, err := a.nextAttempt(ctx, q, after)
 		if err != nil || n == 0 {
 			return err
 		}
 		if !q.Follow {
-			return logger.Logs(ctx, a.attemptID(q, n), false, w)
+			return logger.Logs(ctx, a.attemptID(q, n), opts, w)
 		}
-		if err := a.follow(ctx, logger, q, n, w); err != nil || done || q.Attempt > 0 {
+		if err := a.follow(ctx, logger, q, n, opts, w); err != nil || done || q.Attempt > 0 {
 			return err
 		}
-		after = n
+		after, opts.Tail = n, 0 // a later attempt's lines are all new
 	}
+}
+
+// logOptions are what q asks of the backend.
+func logOptions(q apiv1.LogQuery) backend.LogOptions {
+	opts := backend.LogOptions{Follow: q.Follow, Tail: q.Tail, Timestamps: q.Timestamps}
+	if q.Since != nil {
+		opts.Since = *q.Since
+	}
+	return opts
 }
 
 // nextAttempt returns the attempt of q's task to write: q's own, else the
@@ -93,7 +105,7 @@ func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n i
 // follow writes attempt n's output until it ends: the backend stops at
 // its end, and the run's record stops it in case the backend cannot tell
 // (an attempt whose supervisor died).
-func (a *App) follow(ctx context.Context, logger backend.Logger, q apiv1.LogQuery, n int, w io.Writer) error {
+func (a *App) follow(ctx context.Context, logger backend.Logger, q apiv1.LogQuery, n int, opts backend.LogOptions, w io.Writer) error {
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
@@ -103,7 +115,7 @@ func (a *App) follow(ctx context.Context, logger backend.Logger, q apiv1.LogQuer
 			}
 		}
 	}()
-	err := logger.Logs(fctx, a.attemptID(q, n), true, w)
+	err := logger.Logs(fctx, a.attemptID(q, n), opts, w)
 	if ctx.Err() == nil && fctx.Err() != nil {
 		return nil // the attempt ended
 	}

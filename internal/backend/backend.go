@@ -51,9 +51,26 @@ type Releaser interface {
 // (in the cluster) rather than in files under KILN_HOME.
 type Logger interface {
 	// Logs writes what the attempt's processes wrote to w, each line of a
-	// gang prefixed with its process; with follow, until they end or ctx
-	// is done.
-	Logs(ctx context.Context, id job.AttemptID, follow bool, w io.Writer) error
+	// gang prefixed with its process; with opts.Follow, until they end or
+	// ctx is done.
+	Logs(ctx context.Context, id job.AttemptID, opts LogOptions, w io.Writer) error
+}
+
+// LogOptions say which of an attempt's log lines Logs writes, and how.
+type LogOptions struct {
+	// Follow writes what the processes go on writing until they end.
+	Follow bool
+	// Tail keeps the last Tail lines of each process's log (of each of
+	// its streams, where they are kept apart); 0 keeps them all.
+	Tail int
+	// Since keeps the lines written at or after it; zero keeps them all.
+	// A line whose time is not known is kept unless its whole log was
+	// written before Since.
+	Since time.Time
+	// Timestamps starts each line with the time it was written, in RFC
+	// 3339 with nanoseconds, before its process's label. A line whose
+	// time was not recorded has none.
+	Timestamps bool
 }
 
 // HostOutputs is implemented by backends whose attempts' output

@@ -25,6 +25,7 @@ type fileConfig struct {
 	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
 	Cache      cacheFile  `json:"cache,omitempty"`
 	Party      partyFile  `json:"party,omitempty"`
+	Serve      serveFile  `json:"serve,omitempty"`
 }
 
 type kubeConfig struct {

@@ -135,6 +135,8 @@ type poolFlags struct {
 	memory  string
 	gpus    int64
 	verbose bool
+	// jsonLog logs slog's JSON rather than its text (kiln serve --log-format).
+	jsonLog bool
 	// cacheMaxSize bounds the cache this engine stores results in.
 	cacheMaxSize string
 }
@@ -185,7 +187,11 @@ func (p *poolFlags) logger(w io.Writer) *slog.Logger {
 	if p.verbose {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	if p.jsonLog {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // withApp runs fn on the embedded app, for commands that only exist in

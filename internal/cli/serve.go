@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/buildinfo"
 	"kiln.dev/kiln/internal/server"
 )
 
@@ -33,6 +35,7 @@ func newServeCmd(e *env) *cobra.Command {
 	var addr string
 	var life lifeFlags
 	var party partyFlags
+	var sf serveFlags
 	limits := newLimitFlags()
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,6 +47,10 @@ func newServeCmd(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lim, err := limits.resolve()
 			if err != nil {
+				return err
+			}
+			var metricsPublic bool
+			if pool.jsonLog, metricsPublic, err = sf.resolve(cmd, e); err != nil {
 				return err
 			}
 			var isolation string
@@ -76,7 +83,8 @@ func newServeCmd(e *env) *cobra.Command {
 				a.Start()
 			}
 			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
-			return serve(e, a, ln, lim)
+			a.Controller.Logger().Info("serving", "address", "http://"+ln.Addr().String(), "build", buildinfo.Line(buildinfo.Read()))
+			return serve(e, a, ln, lim, metricsPublic)
 		},
 	}
 	pool.add(cmd)
@@ -84,6 +92,7 @@ func newServeCmd(e *env) *cobra.Command {
 	limits.add(cmd)
 	life.add(cmd)
 	party.add(cmd)
+	sf.add(cmd)
 	def := os.Getenv("KILN_ADDR")
 	if def == "" {
 		def = "127.0.0.1:8420"
@@ -94,10 +103,13 @@ func newServeCmd(e *env) *cobra.Command {
 
 // serve answers requests until SIGTERM or SIGINT, adopting runs whose
 // engine is gone as it goes, then shuts down gracefully.
-func serve(e *env, a *app.App, ln net.Listener, limits server.Limits) error {
+func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPublic bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	cfg := server.Config{Store: a.Store, Engine: a, Secrets: a, Templates: a, Schedules: a, Runtimes: a, Cache: a, Parties: a, Party: a.Party, PartyHost: partyHost(a), Metrics: a.Metrics.Handler(), Limits: limits}
+	cfg := server.Config{
+		Store: a.Store, Engine: a, Secrets: a, Templates: a, Schedules: a, Runtimes: a, Cache: a, Parties: a, Party: a.Party, PartyHost: partyHost(a),
+		Metrics: a.Metrics.Handler(), MetricsPublic: metricsPublic, Requests: a.Metrics, Limits: limits, Log: a.Controller.Logger(),
+	}
 	errc := make(chan error, 2)
 	if a.Replicated {
 		cfg.Leadership = a.Leadership
@@ -155,7 +167,7 @@ func replicaAddress(a *app.App, ln net.Listener) string {
 // adopt takes over, now and every 10 seconds, unfinished runs whose engine is gone.
 func adopt(ctx context.Context, e *env, a *app.App) {
 	for {
-		if ids, err := a.Claim(ctx); err != nil && ctx.Err() == nil {
+		if ids, err := adoptOnce(ctx, a); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(e.stderr, "adopting runs: %v\n", err)
 		} else if len(ids) > 0 {
 			fmt.Fprintf(e.stdout, "adopted %s whose engine was gone\n", plural(len(ids), "run"))
@@ -166,6 +178,27 @@ func adopt(ctx context.Context, e *env, a *app.App) {
 		case <-time.After(10 * time.Second):
 		}
 	}
+}
+
+// adoptOnce claims the unfinished runs no live engine works on and
+// returns those it took over from an engine that is gone: a claim also
+// renews the runs this engine already works on, and takes those
+// submitted to it while it ran, and neither was adopted.
+func adoptOnce(ctx context.Context, a *app.App) ([]apiv1.RunID, error) {
+	start := time.Now()
+	had := a.Controller.Owned()
+	claimed, err := a.Claim(ctx)
+	var adopted []apiv1.RunID
+	for _, id := range claimed {
+		if had[id] {
+			continue
+		}
+		if run, err := a.Store.GetRun(ctx, id); err == nil && !run.CreatedAt.Before(start) {
+			continue // submitted to this engine since it looked
+		}
+		adopted = append(adopted, id)
+	}
+	return adopted, err
 }
 
 // ensureAdminToken creates the first admin token when there is none and

@@ -100,11 +100,11 @@ func (w *wrapped) Watch(ctx context.Context, exited func(id job.AttemptID, st jo
 
 // Logs implements backend.Logger: a federated attempt's log is what its
 // coordinator did; each share's own log stays at its party.
-func (w *wrapped) Logs(ctx context.Context, id job.AttemptID, follow bool, out io.Writer) error {
+func (w *wrapped) Logs(ctx context.Context, id job.AttemptID, opts backend.LogOptions, out io.Writer) error {
 	if w.c.has(id) {
 		return w.c.logs(id, out)
 	}
-	return w.full.Logs(ctx, id, follow, out)
+	return w.full.Logs(ctx, id, opts, out)
 }
 
 // ReadFile implements backend.FileReader: a federated attempt's shares, or

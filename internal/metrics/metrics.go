@@ -1,5 +1,6 @@
 // Package metrics exposes kiln's Prometheus metrics: runs and tasks by
-// phase, the engine's queue depth, reconcile latency and admission wait.
+// phase, the engine's queue depth, reconcile latency, admission wait, the
+// API's requests and the build.
 package metrics
 
 import (
@@ -30,6 +31,7 @@ type Metrics struct {
 	reconcile prometheus.Histogram
 	admission prometheus.Histogram
 	deleted   *prometheus.CounterVec
+	http      httpMetrics
 }
 
 // New returns metrics; SetSource adds the gauges read at scrape time.
@@ -48,8 +50,9 @@ func New() *Metrics {
 			Name: "kiln_runs_deleted_total",
 			Help: "Runs deleted, by reason: request, ttl, history, orphan (a directory without a run).",
 		}, []string{"reason"}),
+		http: newHTTPMetrics(),
 	}
-	m.registry.MustRegister(m.reconcile, m.admission, m.deleted, collectors.NewGoCollector())
+	m.registry.MustRegister(m.reconcile, m.admission, m.deleted, m.http.requests, m.http.duration, newBuildInfo(), collectors.NewGoCollector())
 	return m
 }
 

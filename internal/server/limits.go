@@ -52,6 +52,11 @@ type Limits struct {
 	// address. /healthz is never limited. Defaults 20 and 100.
 	ClientRate  float64
 	ClientBurst int
+
+	// Heartbeat is how long an event stream stays silent at most: past
+	// it, the stream sends a comment (": ping"), so that clients and the
+	// proxies between them know it is alive. Default 15s.
+	Heartbeat time.Duration
 }
 
 // DefaultLimits returns the limits a server has unless told otherwise.
@@ -70,6 +75,7 @@ func DefaultLimits() Limits {
 		Burst:             200,
 		ClientRate:        20,
 		ClientBurst:       100,
+		Heartbeat:         15 * time.Second,
 	}
 }
 
@@ -91,6 +97,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.Burst, d.Burst)
 	orDefault(&l.ClientRate, d.ClientRate)
 	orDefault(&l.ClientBurst, d.ClientBurst)
+	orDefault(&l.Heartbeat, d.Heartbeat)
 	return l
 }
 

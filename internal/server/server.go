@@ -75,8 +75,12 @@ type Config struct {
 	// (KLN-7002). Parties keeps the parties it federates with.
 	PartyHost PartyHost
 	Parties   PartyKeeper
-	// Metrics serves /metrics; nil serves none.
-	Metrics http.Handler
+	// Metrics serves /metrics; nil serves none. MetricsPublic serves it
+	// without a token; by default it needs a viewer's.
+	Metrics       http.Handler
+	MetricsPublic bool
+	// Requests records each request answered; nil records none.
+	Requests RequestObserver
 	// Leadership says who leads the replicas that share the store, and
 	// whether it is this one, for /readyz; nil: this server is the only
 	// one and runs the engine.
@@ -111,7 +115,7 @@ func New(cfg Config) *Server {
 		clients: newLimiters(l.ClientRate, l.ClientBurst),
 	}
 	for _, r := range s.routes() {
-		s.mux.Handle(r.pattern, s.authorize(r))
+		s.mux.Handle(r.pattern, s.observe(r, s.authorize(r)))
 	}
 	return s
 }
@@ -161,8 +165,9 @@ func (s *Server) routes() []route {
 		{"GET /readyz", public, s.readyz},
 		{"GET /api/v1/openapi.json", public, s.openapi},
 		{"GET /api/v1/version", public, s.version},
+		{"GET /api/v1/whoami", public, s.whoami},
 		{"POST /api/v1/runs", editor, s.submit},
-		{"GET /api/v1/runs", viewer, s.listRuns},
+		{"GET /api/v1/runs", viewer, s.runsOrWatch},
 		{"GET /api/v1/runs/{id}", viewer, s.getRun},
 		{"GET /api/v1/runs/{id}/trainjob", viewer, s.getTrainJob},
 		{"DELETE /api/v1/runs/{id}", editor, s.deleteRun},
@@ -192,7 +197,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/cache", viewer, s.listCache},
 		{"DELETE /api/v1/cache/{key}", editor, s.deleteCacheEntry},
 		{"POST /api/v1/cache/prune", editor, s.pruneCache},
-		{"GET /metrics", viewer, s.metrics},
+		{"GET /metrics", s.metricsRole(), s.metrics},
 		{"GET /{$}", public, s.ui},
 		{"GET /ui/", public, s.ui},
 		{"GET /api/v1/parties", admin, s.listParties},
@@ -210,6 +215,14 @@ func (s *Server) ui(w http.ResponseWriter, r *http.Request, _ *principal) error 
 	}
 	http.StripPrefix("/ui", web.Assets()).ServeHTTP(w, r)
 	return nil
+}
+
+// metricsRole is who may read /metrics: a viewer, or anyone if public.
+func (s *Server) metricsRole() role {
+	if s.cfg.MetricsPublic {
+		return public
+	}
+	return viewer
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request, _ *principal) error {

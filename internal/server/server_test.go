@@ -94,7 +94,7 @@ func newEnvWith(t testing.TB, configure func(*Config)) *env {
 	}
 	a.Start()
 	cfg := Config{
-		Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Limits: Limits{MaxBody: 64 << 10}, Metrics: a.Metrics.Handler(),
+		Store: a.Store, Engine: a, Secrets: a, Templates: a, Runtimes: a, Cache: a, Limits: Limits{MaxBody: 64 << 10}, Metrics: a.Metrics.Handler(), Requests: a.Metrics,
 		Poll: 20 * time.Millisecond,
 	}
 	if configure != nil {

@@ -14,31 +14,31 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
-// events lists a run's events after ?after=; asked for text/event-stream
-// (or ?follow=true) it streams them as Server-Sent Events until the run
-// ends. A stream only reads the store: a slow client holds up no one.
+// events lists a run's events after ?after= (or the Last-Event-ID
+// header, a reconnecting EventSource's); asked for text/event-stream (or
+// ?follow=true) it streams them as Server-Sent Events, each with its seq
+// as its ID, until the run ends, with heartbeats while it is quiet. A
+// stream only reads the store: a slow client holds up no one.
 func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal) error {
 	run, err := s.run(r, p)
 	if err != nil {
 		return err
 	}
-	after, err := intParam(r, "after", 0)
+	after, err := afterParam(r)
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") && r.URL.Query().Get("follow") != "true" {
-		list, err := s.cfg.Store.ListEvents(r.Context(), store.ListEventsParams{Run: run.ID, After: int64(after)})
+		list, err := s.cfg.Store.ListEvents(r.Context(), store.ListEventsParams{Run: run.ID, After: after})
 		if err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"items": nonNil(list)})
 		return nil
 	}
-	w.Header().Set("Cache-Control", "no-cache")
-	sw := s.newStream(w, "text/event-stream")
-	_, _ = sw.Write(nil) // the headers, at once; a client gone already ends the stream below
-	seq := int64(after)
-	return s.follow(r, run.ID, func() (bool, error) {
+	ev := s.newEventStream(w)
+	seq := after
+	return s.follow(r, run.ID, ev, func() (bool, error) {
 		list, err := s.cfg.Store.ListEvents(r.Context(), store.ListEventsParams{Run: run.ID, After: seq, Limit: 500})
 		var buf bytes.Buffer
 		for _, ev := range list {
@@ -46,10 +46,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal) er
 			fmt.Fprintf(&buf, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Reason, b)
 			seq = ev.Seq
 		}
-		if buf.Len() > 0 {
-			if _, err := sw.Write(buf.Bytes()); err != nil {
-				return false, err
-			}
+		if err := ev.send(buf.Bytes()); err != nil {
+			return false, err
 		}
 		return len(list) > 0, err
 	})
@@ -65,14 +63,14 @@ func nonNil(list []apiv1.Event) []apiv1.Event {
 // follow calls step until the run has ended and step found nothing new,
 // or the client left. The response has begun, so a failure can only end
 // the stream; it is logged.
-func (s *Server) follow(r *http.Request, id apiv1.RunID, step func() (bool, error)) error {
-	if err := s.stream(r, id, step); err != nil && r.Context().Err() == nil {
+func (s *Server) follow(r *http.Request, id apiv1.RunID, ev *eventStream, step func() (bool, error)) error {
+	if err := s.stream(r, id, ev, step); err != nil && r.Context().Err() == nil {
 		s.cfg.Log.Warn("stream ended early", "run", id, "err", err)
 	}
 	return nil
 }
 
-func (s *Server) stream(r *http.Request, id apiv1.RunID, step func() (bool, error)) error {
+func (s *Server) stream(r *http.Request, id apiv1.RunID, ev *eventStream, step func() (bool, error)) error {
 	for {
 		run, err := s.cfg.Store.GetRun(r.Context(), id)
 		if err != nil {
@@ -85,6 +83,9 @@ func (s *Server) stream(r *http.Request, id apiv1.RunID, step func() (bool, erro
 		if run.Status.Phase.Done() && !more {
 			return nil
 		}
+		if err := ev.ping(); err != nil {
+			return err
+		}
 		select {
 		case <-r.Context().Done():
 			return nil
@@ -95,18 +96,19 @@ func (s *Server) stream(r *http.Request, id apiv1.RunID, step func() (bool, erro
 
 // logs returns what a task's processes wrote: ?attempt= (default the
 // latest), and with ?follow=true until it ends (for the latest: until
-// the task does). The engine finds the attempt in the run's own records,
-// never from the request, so no request reaches outside the run.
+// the task does); ?tail=, ?since= and ?timestamps=true as
+// apiv1.LogQuery says. The engine finds the attempt in the run's own
+// records, never from the request, so no request reaches outside the run.
 func (s *Server) logs(w http.ResponseWriter, r *http.Request, p *principal) error {
 	run, err := s.run(r, p)
 	if err != nil {
 		return err
 	}
-	attempt, err := intParam(r, "attempt", 0)
+	q, err := logQuery(r)
 	if err != nil {
 		return err
 	}
-	q := apiv1.LogQuery{Run: run.ID, Task: r.PathValue("task"), Attempt: attempt, Follow: r.URL.Query().Get("follow") == "true"}
+	q.Run = run.ID
 	sw := s.newStream(w, "text/plain; charset=utf-8")
 	err = s.cfg.Engine.Logs(r.Context(), q, sw)
 	if err != nil && !sw.wrote {
@@ -158,6 +160,27 @@ func (f *streamWriter) Write(b []byte) (int, error) {
 		return n, err
 	}
 	return n, nil
+}
+
+// logQuery reads a logs request's parameters.
+func logQuery(r *http.Request) (apiv1.LogQuery, error) {
+	v := r.URL.Query()
+	q := apiv1.LogQuery{Task: r.PathValue("task"), Follow: v.Get("follow") == "true", Timestamps: v.Get("timestamps") == "true"}
+	var err error
+	if q.Attempt, err = intParam(r, "attempt", 0); err != nil {
+		return q, err
+	}
+	if q.Tail, err = intParam(r, "tail", 0); err != nil {
+		return q, err
+	}
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return q, badRequest("since %q is not a time in RFC 3339, such as 2026-11-23T16:00:00Z", since)
+		}
+		q.Since = &t
+	}
+	return q, nil
 }
 
 func intParam(r *http.Request, name string, def int) (int, error) {

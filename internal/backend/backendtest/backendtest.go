@@ -227,12 +227,12 @@ func testLogs(t *testing.T, h Harness) {
 	var followed strings.Builder
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	if err := l.Logs(ctx, s.ID, true, &followed); err != nil || ctx.Err() != nil {
+	if err := l.Logs(ctx, s.ID, backend.LogOptions{Follow: true}, &followed); err != nil || ctx.Err() != nil {
 		t.Fatalf("following the logs: %v (%v); want them to end with the attempt", err, ctx.Err())
 	}
 	waitState(t, b, s, job.StateExited)
 	var read strings.Builder
-	if err := l.Logs(t.Context(), s.ID, false, &read); err != nil {
+	if err := l.Logs(t.Context(), s.ID, backend.LogOptions{}, &read); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range procs {

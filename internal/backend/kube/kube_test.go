@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/testcluster"
 )
@@ -296,7 +297,7 @@ func TestLogsFromThePodLogAPI(t *testing.T) {
 	fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var out strings.Builder
-	if err := h.Logs(fctx, spec.ID, true, &out); err != nil {
+	if err := h.Logs(fctx, spec.ID, backend.LogOptions{Follow: true}, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"node-0 | kwok: line 1 of a container log", "node-1 | kwok: line 2 of a container log"} {
@@ -304,7 +305,7 @@ func TestLogsFromThePodLogAPI(t *testing.T) {
 			t.Errorf("logs lack %q:\n%s", want, out.String())
 		}
 	}
-	if err := h.Logs(ctx, mustID("r-ggggg/nothing/1"), false, &out); err == nil || !strings.Contains(err.Error(), "no pods") {
+	if err := h.Logs(ctx, mustID("r-ggggg/nothing/1"), backend.LogOptions{}, &out); err == nil || !strings.Contains(err.Error(), "no pods") {
 		t.Errorf("logs of an attempt without pods: %v", err)
 	}
 }

@@ -6,19 +6,26 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 )
 
 // Logs streams the attempt's container logs from the pod log API: each
 // container in turn, or, when following, all at once. Lines of a gang
-// carry their process's name.
-func (b *Backend) Logs(ctx context.Context, id job.AttemptID, follow bool, w io.Writer) error {
+// carry their process's name, as the local backend's do; the API's
+// timestamps go before it. Tail and Since are the API's TailLines and
+// SinceTime, per container.
+func (b *Backend) Logs(ctx context.Context, id job.AttemptID, opts backend.LogOptions, w io.Writer) error {
+	follow := opts.Follow
 	a := names(id)
 	pods := b.podsOf(a)
 	if len(pods) == 0 {
@@ -41,7 +48,7 @@ func (b *Backend) Logs(ctx context.Context, id job.AttemptID, follow bool, w io.
 	out := &lineWriter{w: w}
 	if !follow {
 		for _, s := range streams {
-			if err := b.stream(ctx, s, false, out, prefix); err != nil {
+			if err := b.stream(ctx, s, podLogOptions(s, opts, false), out, prefix); err != nil {
 				return err
 			}
 		}
@@ -53,7 +60,7 @@ func (b *Backend) Logs(ctx context.Context, id job.AttemptID, follow bool, w io.
 	var wg sync.WaitGroup
 	errs := make([]error, len(streams))
 	for i, s := range streams {
-		wg.Go(func() { errs[i] = b.stream(ctx, s, !s.ended, out, prefix) })
+		wg.Go(func() { errs[i] = b.stream(ctx, s, podLogOptions(s, opts, !s.ended), out, prefix) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -114,8 +121,20 @@ func isProcess(p *corev1.Pod, name string) bool {
 	return false
 }
 
-func (b *Backend) stream(ctx context.Context, s logStream, follow bool, out *lineWriter, prefix bool) error {
-	rc, err := b.core.logs(ctx, s.pod, &corev1.PodLogOptions{Container: s.container, Follow: follow})
+// podLogOptions asks the pod log API for stream s's lines as opts say.
+func podLogOptions(s logStream, opts backend.LogOptions, follow bool) *corev1.PodLogOptions {
+	o := &corev1.PodLogOptions{Container: s.container, Follow: follow, Timestamps: opts.Timestamps}
+	if opts.Tail > 0 {
+		o.TailLines = ptr.To(int64(opts.Tail))
+	}
+	if !opts.Since.IsZero() {
+		o.SinceTime = &metav1.Time{Time: opts.Since}
+	}
+	return o
+}
+
+func (b *Backend) stream(ctx context.Context, s logStream, opts *corev1.PodLogOptions, out *lineWriter, prefix bool) error {
+	rc, err := b.core.logs(ctx, s.pod, opts)
 	if err != nil {
 		return fmt.Errorf("reading the log of pod %s, container %s: %w", s.pod, s.container, err)
 	}
@@ -123,16 +142,24 @@ func (b *Backend) stream(ctx context.Context, s logStream, follow bool, out *lin
 	sc := bufio.NewScanner(rc)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if prefix {
-			line = s.container + " | " + line
-		}
-		out.line(line)
+		out.line(labelled(sc.Text(), s.container, prefix, opts.Timestamps))
 	}
 	if ctx.Err() != nil {
 		return nil
 	}
 	return sc.Err()
+}
+
+// labelled is a log line with its process's name, if prefix, after the
+// time the API starts it with, if timestamps.
+func labelled(line, container string, prefix, timestamps bool) string {
+	if !prefix {
+		return line
+	}
+	if ts, rest, ok := strings.Cut(line, " "); timestamps && ok {
+		return ts + " " + container + " | " + rest
+	}
+	return container + " | " + line
 }
 
 // lineWriter writes whole lines from several goroutines.

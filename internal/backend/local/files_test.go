@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 )
 
@@ -45,7 +46,7 @@ func TestFilesATaskPlantsAreNotServed(t *testing.T) {
 		t.Errorf("outputs = %v, error %q; want the linked output refused, by name", st.Outputs, st.OutputError)
 	}
 	var logs bytes.Buffer
-	if err := h.b.Logs(t.Context(), spec.ID, false, &logs); err != nil {
+	if err := h.b.Logs(t.Context(), spec.ID, backend.LogOptions{}, &logs); err != nil {
 		t.Fatalf("Logs: %v", err)
 	}
 	got := logs.String()

@@ -89,15 +89,11 @@ func (s *Supervisor) join(a JoinArgs) error {
 	}
 	var started []*member
 	for _, p := range todo {
-		cmd, err := command(dir, a.WorkingDir, p, s.paths, box)
-		if err == nil {
-			err = box.explain(cmd.Start())
-		}
-		closeFiles(cmd)
+		m, err := startProcess(dir, a.WorkingDir, p, s.paths, box)
 		if err != nil {
 			continue // the gang runs on without it, as if it were lost at once
 		}
-		started = append(started, &member{name: p.Name, host: p.Host, cmd: cmd})
+		started = append(started, m)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

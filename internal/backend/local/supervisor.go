@@ -72,6 +72,7 @@ type member struct {
 	name     string
 	host     int
 	cmd      *exec.Cmd
+	captures []*capture // its stdout and stderr, on their way to its logs
 	done     bool
 	exit     int
 	signal   string
@@ -178,11 +179,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 	}
 	var members []*member
 	for _, p := range a.Processes {
-		cmd, err := command(dir, a.WorkingDir, p, paths, box)
-		if err == nil {
-			err = box.explain(cmd.Start())
-		}
-		closeFiles(cmd)
+		m, err := startProcess(dir, a.WorkingDir, p, paths, box)
 		if err != nil {
 			for _, m := range members {
 				_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
@@ -190,7 +187,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 			}
 			return nil, err
 		}
-		members = append(members, &member{name: p.Name, host: p.Host, cmd: cmd})
+		members = append(members, m)
 	}
 	return members, nil
 }
@@ -208,22 +205,44 @@ func logName(process, stream string) string {
 	return process + "." + stream
 }
 
-func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*exec.Cmd, error) {
+// startProcess starts process p of an attempt, its output copied to its
+// logs.
+func startProcess(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*member, error) {
+	cmd, captures, err := command(dir, workingDir, p, paths, box)
+	if err == nil {
+		err = box.explain(cmd.Start())
+	}
+	closeFiles(cmd)
+	for _, c := range captures {
+		if err != nil {
+			c.abandon()
+		} else {
+			c.start()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &member{name: p.Name, host: p.Host, cmd: cmd, captures: captures}, nil
+}
+
+func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*exec.Cmd, []*capture, error) {
 	if len(p.Command) == 0 {
-		return nil, errors.New("empty command")
+		return nil, nil, errors.New("empty command")
 	}
 	path, err := paths.lookPath(p.Command[0], p.Env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stdout, err := os.OpenFile(filepath.Join(dir, logName(p.Name, "stdout")), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	out, stdout, err := openCapture(dir, logName(p.Name, "stdout"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stderr, err := os.OpenFile(filepath.Join(dir, logName(p.Name, "stderr")), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	errs, stderr, err := openCapture(dir, logName(p.Name, "stderr"))
 	if err != nil {
+		out.abandon()
 		stdout.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	env := append(append([]string(nil), p.Env...), "KILN_OUTPUTS="+filepath.Join(dir, outputsDir))
 	cmd := &exec.Cmd{
@@ -234,9 +253,11 @@ func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confi
 	if cmd.Dir == "" {
 		cmd.Dir = dir
 	}
-	return cmd, nil
+	return cmd, []*capture{out, errs}, nil
 }
 
+// closeFiles closes this process's ends of a started (or failed) command's
+// pipes: the process holds its own.
 func closeFiles(cmd *exec.Cmd) {
 	if cmd == nil {
 		return
@@ -267,6 +288,10 @@ func executable(p string) error {
 func (s *Supervisor) wait(id string, g *gang, m *member) {
 	_ = m.cmd.Wait()
 	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	drained := time.Now().Add(captureDrain)
+	for _, c := range m.captures { // its logs are whole before its end is told
+		c.wait(time.Until(drained))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.done, m.exit, m.finished = true, m.cmd.ProcessState.ExitCode(), time.Now().UTC()

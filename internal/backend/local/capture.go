@@ -1,0 +1,178 @@
+package local
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// A process's stdout and stderr reach their log files through the
+// supervisor: it reads each stream from a pipe, notes in the log's time
+// index when each chunk arrived, then appends the chunk to the log. The
+// log stays the bytes the process wrote, as before; the index, beside it
+// as "<log>.times", holds one record per chunk: the log's offset where
+// the chunk begins and the time it was read, both little-endian int64s
+// (Unix nanoseconds). A record is written before its chunk, so every
+// byte a reader finds in a log has its time. Attempts started before the
+// index existed have none, and their lines no time.
+
+// timesSuffix names a log's time index.
+const timesSuffix = ".times"
+
+// timeRecordSize is the size of one record of a time index.
+const timeRecordSize = 16
+
+// captureBuffer is how much of a stream one read takes.
+const captureBuffer = 4 << 10
+
+// captureDrain is how long a process's streams may stay open after it
+// has ended (held by something it started outside its process group),
+// before the supervisor stops reading them.
+const captureDrain = time.Second
+
+// capture copies one stream of a process into its log file.
+type capture struct {
+	r, log *os.File
+	path   string // the log's, for its index
+	index  *os.File
+	off    int64
+	done   chan struct{}
+}
+
+// openCapture creates log file name in dir and a pipe to it: the process
+// writes to w; start copies what it writes.
+func openCapture(dir, name string) (c *capture, w *os.File, err error) {
+	path := filepath.Join(dir, name)
+	log, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = os.Remove(path + timesSuffix) // an index left by a start that failed
+	r, w, err := os.Pipe()
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	return &capture{r: r, log: log, path: path, done: make(chan struct{})}, w, nil
+}
+
+// start copies the stream until every writer has closed it.
+func (c *capture) start() { go c.copy() }
+
+func (c *capture) copy() {
+	defer close(c.done)
+	defer c.closeIndex()
+	defer c.log.Close()
+	defer c.r.Close()
+	buf := make([]byte, captureBuffer)
+	for {
+		n, err := c.r.Read(buf)
+		if n > 0 && c.write(buf[:n], time.Now()) != nil {
+			_, _ = io.Copy(io.Discard, c.r) // the disk refuses: the process must not block
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// write records when chunk b arrived, then appends it to the log.
+func (c *capture) write(b []byte, at time.Time) error {
+	if c.index == nil {
+		f, err := os.OpenFile(c.path+timesSuffix, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		c.index = f
+	}
+	var rec [timeRecordSize]byte
+	binary.LittleEndian.PutUint64(rec[:8], uint64(c.off))
+	binary.LittleEndian.PutUint64(rec[8:], uint64(at.UnixNano()))
+	if _, err := c.index.Write(rec[:]); err != nil {
+		return err
+	}
+	n, err := c.log.Write(b)
+	c.off += int64(n)
+	return err
+}
+
+// wait waits until the stream is copied, or, once d has passed, stops
+// reading it: what is still writing it outlived its process.
+func (c *capture) wait(d time.Duration) {
+	select {
+	case <-c.done:
+	case <-time.After(d):
+		_ = c.r.SetReadDeadline(time.Now())
+		<-c.done
+	}
+}
+
+func (c *capture) closeIndex() {
+	if c.index != nil {
+		_ = c.index.Close()
+	}
+}
+
+// abandon closes a capture whose process never started.
+func (c *capture) abandon() {
+	c.r.Close()
+	c.log.Close()
+}
+
+// timeIndex is a log's time index, read whole.
+type timeIndex []timeRecord
+
+type timeRecord struct {
+	off int64
+	at  time.Time
+}
+
+// timeReader reads a log's time index as it grows.
+type timeReader struct {
+	dir, name string
+	off       int64 // bytes of the index read
+	idx       timeIndex
+}
+
+// read adds the records written since it last read. An index that is
+// not a regular file in the attempt's directory is left unread: its
+// log's lines have no time.
+func (r *timeReader) read() {
+	f, err := openRegular(r.dir, r.name)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, r.off, 1<<62))
+	if err != nil {
+		return
+	}
+	b = b[:len(b)-len(b)%timeRecordSize] // a record half written is read next time
+	r.off += int64(len(b))
+	for ; len(b) >= timeRecordSize; b = b[timeRecordSize:] {
+		off := int64(binary.LittleEndian.Uint64(b[:8]))
+		at := int64(binary.LittleEndian.Uint64(b[8:16]))
+		r.idx = append(r.idx, timeRecord{off: off, at: time.Unix(0, at).UTC()})
+	}
+}
+
+// at returns when the byte at offset off of the log arrived; false if no
+// time was recorded for it.
+func (idx timeIndex) at(off int64) (time.Time, bool) {
+	i, j := 0, len(idx)
+	for i < j { // the last record at or before off
+		h := int(uint(i+j) >> 1)
+		if idx[h].off <= off {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	if i == 0 {
+		return time.Time{}, false
+	}
+	return idx[i-1].at, true
+}
