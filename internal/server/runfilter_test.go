@@ -19,11 +19,11 @@ func TestRunListFiltersAsTyped(t *testing.T) {
 	second := e.submit(t, e.admin, "")
 	for query, want := range map[string][]apiv1.RunID{
 		"?phase=pending,RUNNING,succeeded,failed&since=1h": {second.ID, first.ID},
-		"?order=asc":                     {first.ID, second.ID},
+		"?order=asc": {first.ID, second.ID},
 		"?q=" + string(second.ID[len(second.ID)-4:]): {second.ID},
-		"?until=2000-01-01T00:00:00Z":    {},
-		"?since=2099-01-01T00:00:00Z":    {},
-		"?order=asc&limit=1":             {first.ID},
+		"?until=2000-01-01T00:00:00Z":                {},
+		"?since=2099-01-01T00:00:00Z":                {},
+		"?order=asc&limit=1":                         {first.ID},
 	} {
 		resp, body := e.do(t, "GET", "/api/v1/runs"+query, e.admin, "")
 		var page apiv1.RunList
