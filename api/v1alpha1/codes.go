@@ -99,21 +99,21 @@ const (
 	CodeBuiltinRuntime  Code = "KLN-4029"
 	CodeNoQuota         Code = "KLN-4040"
 	// The command line as a daily tool (issue 16).
-	CodeUnknownPhase Code = "KLN-4050"
-	CodeBadTime      Code = "KLN-4051"
-	CodeNoContext    Code = "KLN-4052"
-	CodeOutputFormat Code = "KLN-4053"
-	CodeRerunNode       Code = "KLN-4020"
-	CodeRerunUpstream   Code = "KLN-4021"
-	CodeStoreOpen       Code = "KLN-5001"
-	CodeStoreCorrupt    Code = "KLN-5002"
-	CodeStoreVersion    Code = "KLN-5003"
-	CodeStoreFull       Code = "KLN-5004"
-	CodeSecretKey       Code = "KLN-5005"
-	CodeStoreKind       Code = "KLN-5050"
-	CodeLeadershipLost  Code = "KLN-5051"
-	CodeStoreBusy       Code = "KLN-5052"
-	CodeHomeStore       Code = "KLN-5053"
+	CodeUnknownPhase   Code = "KLN-4050"
+	CodeBadTime        Code = "KLN-4051"
+	CodeNoContext      Code = "KLN-4052"
+	CodeOutputFormat   Code = "KLN-4053"
+	CodeRerunNode      Code = "KLN-4020"
+	CodeRerunUpstream  Code = "KLN-4021"
+	CodeStoreOpen      Code = "KLN-5001"
+	CodeStoreCorrupt   Code = "KLN-5002"
+	CodeStoreVersion   Code = "KLN-5003"
+	CodeStoreFull      Code = "KLN-5004"
+	CodeSecretKey      Code = "KLN-5005"
+	CodeStoreKind      Code = "KLN-5050"
+	CodeLeadershipLost Code = "KLN-5051"
+	CodeStoreBusy      Code = "KLN-5052"
+	CodeHomeStore      Code = "KLN-5053"
 	// The PostgreSQL store (issue 15).
 	CodePGAddress       Code = "KLN-5040"
 	CodePGUnreachable   Code = "KLN-5041"
@@ -293,7 +293,7 @@ func CodeInfos() []CodeInfo {
 		{CodeImagePull, "the cluster cannot pull the container image (ErrImagePull, ImagePullBackOff, InvalidImageName)", "check the image name and tag, and imagePullSecrets in podTemplate"},
 		{CodeContainerConfig, "the cluster cannot create the container (CreateContainerConfigError): a secret, config map or volume it names is missing", "create the object the message names, or fix podTemplate"},
 		{CodeUnschedulable, "the pods stayed unschedulable past the schedule timeout; none of them was left behind", "ask for less (resources, numNodes) or add nodes; the message is the scheduler's"},
-		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --context and --namespace, or KUBECONFIG"},
+		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --kube-context and --namespace, or KUBECONFIG"},
 		{CodePodLost, "a pod of a running attempt was deleted by someone other than kiln", "see the cluster's events; the attempt is retried per its retry policy"},
 		{CodeStorageScheme, "an initializer's storageUri has a scheme kiln cannot fetch (hf://, gs://, ...)", "use a local path, file://, http:// or https://; fetch other sources in the trainer's own code"},
 		{CodeArtifactStore, "an initializer's storageUri is s3://, which needs an artifact store, and none is configured", "copy the data to a local path or an http(s) server, or configure an artifact store once kiln has one"},

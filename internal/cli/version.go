@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +26,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := versions{Client: buildinfo.Read()}
 			if e.server != "" {
-				s, err := client.New(e.server, os.Getenv("KILN_TOKEN")).Version(cmd.Context())
+				s, err := client.New(e.server, e.token()).Version(cmd.Context())
 				if err != nil {
 					return err
 				}
