@@ -39,7 +39,7 @@ func liveTable(run *apiv1.Run, cols, maxRows int) []string {
 	lines = append(lines, layoutRows(rows, cols)...)
 	if cols > 0 {
 		for i, l := range lines {
-			lines[i] = cut(l, cols-1)
+			lines[i] = strings.TrimRight(cut(l, cols-1), " ")
 		}
 	}
 	return lines

@@ -63,7 +63,7 @@ func newSubmitCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
 	cmd.Flags().StringVar(&cacheMode, "cache", "on", "how cached tasks use the cache: on, off (neither read nor write) or overwrite (compute afresh and replace)")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (the run as saved); default its ID alone")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (the run as saved); default its ID alone")
 	return cmd
 }
 
