@@ -26,7 +26,9 @@ func liveTable(run *apiv1.Run, cols, maxRows int) []string {
 	nodes := run.Status.Nodes
 	if len(nodes) > maxRows {
 		lines = append(lines, "  "+phaseCounts(nodes))
-		nodes = interesting(nodes, maxRows)
+		if nodes = interesting(nodes, maxRows); len(nodes) == 0 {
+			return fitLines(lines, cols) // the counts say it all: no header over no rows
+		}
 	}
 	rows := [][]string{{"TASK", "PHASE", "ATTEMPT", "DURATION", "MESSAGE"}}
 	for _, n := range nodes {
@@ -36,7 +38,11 @@ func liveTable(run *apiv1.Run, cols, maxRows int) []string {
 		}
 		rows = append(rows, []string{n.Name, string(n.Phase), attempt, duration(n.StartedAt, n.FinishedAt), oneLine(n.Message)})
 	}
-	lines = append(lines, layoutRows(rows, cols)...)
+	return fitLines(append(lines, layoutRows(rows, cols)...), cols)
+}
+
+// fitLines cuts lines to cols-1 columns; cols 0 leaves them whole.
+func fitLines(lines []string, cols int) []string {
 	if cols > 0 {
 		for i, l := range lines {
 			lines[i] = strings.TrimRight(cut(l, cols-1), " ")

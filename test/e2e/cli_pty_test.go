@@ -14,28 +14,23 @@ import (
 	"github.com/creack/pty"
 )
 
-// The live table of kiln run, on a terminal of 80 columns and 24 rows,
-// with more columns of task names than fit and tasks that go through
-// their phases at different times: replayed on a screen model, no line
-// ever runs past the last column (a terminal would have wrapped it, and
-// the redraw would have left the wrapped half behind), and the screen it
-// ends on shows each task once, Succeeded, and no row of an earlier
-// table.
-func TestTheLiveTableFitsAnEightyColumnTerminal(t *testing.T) {
-	t.Parallel()
+// ptyRun runs kiln run on a workflow of n tasks with long names under a
+// pseudo-terminal of cols x rows, replays what it wrote on a screen of
+// that size and returns the screen and the output.
+func ptyRun(t *testing.T, n, cols, rows int) (*screen, string) {
+	t.Helper()
 	home := newHome(t)
-	const tasks = 12
 	var b strings.Builder
 	b.WriteString("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: wide-names}\nspec:\n  tasks:\n")
-	for i := range tasks {
-		// Later tasks sleep longer, so the table is drawn with rows in
-		// every phase; the long message makes the last column long too.
+	for i := range n {
+		// Tasks sleep for different times, so the table is drawn with
+		// rows in every phase.
 		fmt.Fprintf(&b, "  - name: t%02d-tokenize-the-corpus-shard-with-a-long-descriptive-name-%02d\n", i, i)
 		fmt.Fprintf(&b, "    command: [/bin/sh, -c, 'sleep 0.%d; echo done']\n", i%6)
 	}
 	file := writeFile(t, t.TempDir(), "wide.yaml", b.String())
 	cmd := exec.Command(kilnBin, "--home", home, "run", "--cpus", "4", file)
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,16 +43,30 @@ func TestTheLiveTableFitsAnEightyColumnTerminal(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("kiln run: %v\n%q", err, out.String())
 	}
-	scr := newScreen(80, 24)
+	scr := newScreen(cols, rows)
 	scr.write(out.String())
-	final := scr.lines()
-	t.Logf("the screen kiln run ends on, at 80x24:\n%s", strings.Join(final, "\n"))
+	t.Logf("the screen kiln run ends on, at %dx%d:\n%s", cols, rows, strings.Join(scr.lines(), "\n"))
 	if len(scr.overflows) > 0 {
-		t.Errorf("%d lines ran past column 80, the first: %q", len(scr.overflows), scr.overflows[0])
+		t.Errorf("%d lines ran past column %d, the first: %q", len(scr.overflows), cols, scr.overflows[0])
 	}
-	if n := strings.Count(out.String(), "\x1b[J"); n < 2 {
-		t.Errorf("the table was drawn %d times; want it redrawn as the run went on", n)
+	if k := strings.Count(out.String(), "\x1b[J"); k < 2 {
+		t.Errorf("the table was drawn %d times; want it redrawn as the run went on", k)
 	}
+	return scr, out.String()
+}
+
+// The live table of kiln run, on a terminal of 80 columns and 24 rows,
+// with more columns of task names than fit and tasks that go through
+// their phases at different times: replayed on a screen model, no line
+// ever runs past the last column (a terminal would have wrapped it, and
+// the redraw would have left the wrapped half behind), and the screen it
+// ends on shows each task once, Succeeded, and no row of an earlier
+// table.
+func TestTheLiveTableFitsAnEightyColumnTerminal(t *testing.T) {
+	t.Parallel()
+	const tasks = 12
+	scr, _ := ptyRun(t, tasks, 80, 24)
+	final := scr.lines()
 	screenText := strings.Join(final, "\n")
 	for i := range tasks {
 		row := regexp.MustCompile(fmt.Sprintf(`(?m)^  t%02d-\S+-%02d +(\S+) `, i, i))
@@ -76,5 +85,26 @@ func TestTheLiveTableFitsAnEightyColumnTerminal(t *testing.T) {
 	}
 	if !strings.Contains(screenText, "Succeeded in") {
 		t.Errorf("the final screen lacks the run's summary")
+	}
+}
+
+// On a terminal shorter than the table, the table shrinks to the counts
+// by phase and the tasks under way, so the cursor never has to climb past
+// the top of the screen to redraw it: the screen kiln run ends on holds
+// one table, every task counted Succeeded, and none of the earlier ones.
+func TestTheLiveTableFitsAShortTerminal(t *testing.T) {
+	t.Parallel()
+	scr, _ := ptyRun(t, 12, 80, 12)
+	final := strings.Join(scr.lines(), "\n")
+	if n := strings.Count(final, "RUN wide-names-"); n != 1 {
+		t.Errorf("the final screen shows %d tables' heads; want one", n)
+	}
+	if !strings.Contains(final, "12 tasks: 12 Succeeded") {
+		t.Errorf("the final screen lacks the counts of the 12 tasks, all Succeeded")
+	}
+	for _, stale := range []string{"Running", "Pending"} {
+		if strings.Contains(final, stale) {
+			t.Errorf("the final screen still shows a task %s: a stale row", stale)
+		}
 	}
 }
