@@ -16,8 +16,8 @@ import (
 
 // ptyRun runs kiln run on a workflow of n tasks with long names under a
 // pseudo-terminal of cols x rows, replays what it wrote on a screen of
-// that size and returns the screen and the output.
-func ptyRun(t *testing.T, n, cols, rows int) (*screen, string) {
+// that size and returns the screen.
+func ptyRun(t *testing.T, n, cols, rows int) *screen {
 	t.Helper()
 	home := newHome(t)
 	var b strings.Builder
@@ -52,7 +52,7 @@ func ptyRun(t *testing.T, n, cols, rows int) (*screen, string) {
 	if k := strings.Count(out.String(), "\x1b[J"); k < 2 {
 		t.Errorf("the table was drawn %d times; want it redrawn as the run went on", k)
 	}
-	return scr, out.String()
+	return scr
 }
 
 // The live table of kiln run, on a terminal of 80 columns and 24 rows,
@@ -65,7 +65,7 @@ func ptyRun(t *testing.T, n, cols, rows int) (*screen, string) {
 func TestTheLiveTableFitsAnEightyColumnTerminal(t *testing.T) {
 	t.Parallel()
 	const tasks = 12
-	scr, _ := ptyRun(t, tasks, 80, 24)
+	scr := ptyRun(t, tasks, 80, 24)
 	final := scr.lines()
 	screenText := strings.Join(final, "\n")
 	for i := range tasks {
@@ -94,7 +94,7 @@ func TestTheLiveTableFitsAnEightyColumnTerminal(t *testing.T) {
 // one table, every task counted Succeeded, and none of the earlier ones.
 func TestTheLiveTableFitsAShortTerminal(t *testing.T) {
 	t.Parallel()
-	scr, _ := ptyRun(t, 12, 80, 12)
+	scr := ptyRun(t, 12, 80, 12)
 	final := strings.Join(scr.lines(), "\n")
 	if n := strings.Count(final, "RUN wide-names-"); n != 1 {
 		t.Errorf("the final screen shows %d tables' heads; want one", n)
