@@ -104,8 +104,8 @@ func newRoot(e *env) *cobra.Command {
 		if stopProfile, err = startProfile(profile); err != nil {
 			return err
 		}
-		if cmd.Name() == "serve" || cmd.HasParent() && cmd.Parent().Name() == "config" {
-			return nil // a server has no server to talk to; kiln config reads the file itself
+		if ownsHome(cmd) {
+			return nil
 		}
 		if err := e.resolveContext(); err != nil {
 			return err
@@ -125,6 +125,19 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newConfigCmd(e))
 	wireCompletion(root, e)
 	return root
+}
+
+// ownsHome reports whether cmd works on its home whatever the contexts
+// say: a server and the supervisor have no server to talk to, and kiln
+// config reads the file itself.
+func ownsHome(cmd *cobra.Command) bool {
+	switch {
+	case cmd.Name() == "serve", cmd.Name() == "supervise":
+		return true
+	case cmd.HasParent() && cmd.Parent().Name() == "config":
+		return true
+	}
+	return false
 }
 
 func defaultHome() string {
