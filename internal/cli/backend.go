@@ -18,6 +18,11 @@ import (
 // fileConfig is KILN_HOME/config.yaml (or --config): defaults that
 // flags override.
 type fileConfig struct {
+	// Contexts name the servers the CLI talks to (kubectl's contexts);
+	// CurrentContext is the one used when --context is not given.
+	Contexts       []cliContext `json:"contexts,omitempty"`
+	CurrentContext string       `json:"current-context,omitempty"`
+
 	// Store is "sqlite" (the default) or a postgres:// URL.
 	Store string `json:"store,omitempty"`
 	// Backend is "local" or "kubernetes".
@@ -25,10 +30,6 @@ type fileConfig struct {
 	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
 	Cache      cacheFile  `json:"cache,omitempty"`
 	Party      partyFile  `json:"party,omitempty"`
-	// Contexts name the servers the CLI talks to (kubectl's contexts);
-	// CurrentContext is the one used when --context is not given.
-	Contexts       []cliContext `json:"contexts,omitempty"`
-	CurrentContext string       `json:"current-context,omitempty"`
 }
 
 type kubeConfig struct {
