@@ -91,17 +91,10 @@ func (c *Client) GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
 	return &run, c.do(ctx, "GET", "/api/v1/runs/"+url.PathEscape(string(id)), nil, &run)
 }
 
-// ListRuns returns a page of runs, newest first.
+// ListRuns returns a page of runs, newest first (oldest first with
+// q.Ascending).
 func (c *Client) ListRuns(ctx context.Context, q apiv1.RunQuery) (*apiv1.RunList, error) {
-	v := url.Values{}
-	for k, s := range map[string]string{"phase": string(q.Phase), "name": q.Name, "label": q.Label, "project": q.Project, "cursor": q.Cursor} {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	if q.Limit > 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
-	}
+	v := runQueryValues(q)
 	var list apiv1.RunList
 	return &list, c.do(ctx, "GET", "/api/v1/runs?"+v.Encode(), nil, &list)
 }

@@ -98,17 +98,22 @@ const (
 	CodeNoRuntime       Code = "KLN-4028"
 	CodeBuiltinRuntime  Code = "KLN-4029"
 	CodeNoQuota         Code = "KLN-4040"
-	CodeRerunNode       Code = "KLN-4020"
-	CodeRerunUpstream   Code = "KLN-4021"
-	CodeStoreOpen       Code = "KLN-5001"
-	CodeStoreCorrupt    Code = "KLN-5002"
-	CodeStoreVersion    Code = "KLN-5003"
-	CodeStoreFull       Code = "KLN-5004"
-	CodeSecretKey       Code = "KLN-5005"
-	CodeStoreKind       Code = "KLN-5050"
-	CodeLeadershipLost  Code = "KLN-5051"
-	CodeStoreBusy       Code = "KLN-5052"
-	CodeHomeStore       Code = "KLN-5053"
+	// The command line as a daily tool (issue 16).
+	CodeUnknownPhase   Code = "KLN-4050"
+	CodeBadTime        Code = "KLN-4051"
+	CodeNoContext      Code = "KLN-4052"
+	CodeOutputFormat   Code = "KLN-4053"
+	CodeRerunNode      Code = "KLN-4020"
+	CodeRerunUpstream  Code = "KLN-4021"
+	CodeStoreOpen      Code = "KLN-5001"
+	CodeStoreCorrupt   Code = "KLN-5002"
+	CodeStoreVersion   Code = "KLN-5003"
+	CodeStoreFull      Code = "KLN-5004"
+	CodeSecretKey      Code = "KLN-5005"
+	CodeStoreKind      Code = "KLN-5050"
+	CodeLeadershipLost Code = "KLN-5051"
+	CodeStoreBusy      Code = "KLN-5052"
+	CodeHomeStore      Code = "KLN-5053"
 	// The PostgreSQL store (issue 15).
 	CodePGAddress       Code = "KLN-5040"
 	CodePGUnreachable   Code = "KLN-5041"
@@ -259,6 +264,10 @@ func CodeInfos() []CodeInfo {
 		{CodeNotTrainJob, "kiln get trainjob names a run that is not of a TrainJob, or a name no TrainJob run has", "list TrainJob runs with kiln get runs; a Workflow's training tasks are shown by kiln describe run"},
 		{CodeNoRuntime, "no runtime of the given kind and name is stored (in the project, for a TrainingRuntime), or not in the version asked for", "list runtimes with kiln get runtimes --project P; a ClusterTrainingRuntime needs --kind ClusterTrainingRuntime"},
 		{CodeNoQuota, "the project has no ProjectQuota", "list the projects' quotas with kiln get quotas; the quota's name is its project's"},
+		{CodeUnknownPhase, "a phase filter (kiln get runs --phase, or the phase parameter of GET /api/v1/runs) names no phase a run can be in", "use one of Pending, Running, Suspended, Failing, Cancelling, Succeeded, Failed, Cancelled, in any case, several separated by commas"},
+		{CodeBadTime, "a time filter (--since, --until, or the since and until parameters) is neither an RFC 3339 time nor a duration", "write 2026-11-23T16:00:00Z, or a duration such as 2h or 10m meaning that long ago"},
+		{CodeNoContext, "the kiln configuration file has no context of the name given (--context, or current-context)", "list contexts with kiln config get-contexts; add one under contexts: in KILN_HOME/config.yaml"},
+		{CodeOutputFormat, "the output format (-o) is not one the command prints, or its jsonpath template does not parse", "use table, wide, json, yaml, name or jsonpath='{.items[*].id}'"},
 		{CodeBuiltinRuntime, "a built-in runtime cannot be deleted", "store a ClusterTrainingRuntime of its name with kiln apply to override it; deleting that brings the built-in one back"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},
 		{CodeRerunNode, "kiln rerun names a task that is not a top-level task of the run (a child such as sweep.3, the onExit handler, or no task at all)", "name one of the top-level tasks the message lists; for a child, name its parent"},
@@ -284,7 +293,7 @@ func CodeInfos() []CodeInfo {
 		{CodeImagePull, "the cluster cannot pull the container image (ErrImagePull, ImagePullBackOff, InvalidImageName)", "check the image name and tag, and imagePullSecrets in podTemplate"},
 		{CodeContainerConfig, "the cluster cannot create the container (CreateContainerConfigError): a secret, config map or volume it names is missing", "create the object the message names, or fix podTemplate"},
 		{CodeUnschedulable, "the pods stayed unschedulable past the schedule timeout; none of them was left behind", "ask for less (resources, numNodes) or add nodes; the message is the scheduler's"},
-		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --context and --namespace, or KUBECONFIG"},
+		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --kube-context and --namespace, or KUBECONFIG"},
 		{CodePodLost, "a pod of a running attempt was deleted by someone other than kiln", "see the cluster's events; the attempt is retried per its retry policy"},
 		{CodeStorageScheme, "an initializer's storageUri has a scheme kiln cannot fetch (hf://, gs://, ...)", "use a local path, file://, http:// or https://; fetch other sources in the trainer's own code"},
 		{CodeArtifactStore, "an initializer's storageUri is s3://, which needs an artifact store, and none is configured", "copy the data to a local path or an http(s) server, or configure an artifact store once kiln has one"},

@@ -39,6 +39,18 @@ type RunQuery struct {
 	Name    string `json:"name,omitempty"`
 	Label   string `json:"label,omitempty"`
 	Project string `json:"project,omitempty"`
+	// Phases keeps runs in any of these phases (with Phase, in any of
+	// them); empty keeps all.
+	Phases []Phase `json:"phases,omitempty"`
+	// Since and Until keep runs created at or after Since and before
+	// Until; zero leaves that side open.
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Search keeps runs whose ID or workflow name holds it, in any case.
+	Search string `json:"q,omitempty"`
+	// Ascending lists runs oldest first (default newest first); the
+	// cursor follows the same order.
+	Ascending bool `json:"ascending,omitempty"`
 	// Cursor continues a list where the page that returned it ended.
 	Cursor string `json:"cursor,omitempty"`
 	// Limit caps the page (default 50, at most 500).

@@ -140,7 +140,10 @@ func (a *App) ListRuns(ctx context.Context, q apiv1.RunQuery) (*apiv1.RunList, e
 
 // ListParams turns a query into the store's parameters, checking it.
 func ListParams(q apiv1.RunQuery) (store.ListRunsParams, error) {
-	p := store.ListRunsParams{Phase: q.Phase, Name: q.Name, Label: q.Label, Limit: q.Limit}
+	p := store.ListRunsParams{
+		Phase: q.Phase, Phases: q.Phases, Name: q.Name, Label: q.Label, Limit: q.Limit,
+		Since: q.Since, Until: q.Until, Search: q.Search, Ascending: q.Ascending,
+	}
 	if q.Project != "" {
 		p.Projects = []string{q.Project}
 	}

@@ -18,6 +18,11 @@ import (
 // fileConfig is KILN_HOME/config.yaml (or --config): defaults that
 // flags override.
 type fileConfig struct {
+	// Contexts name the servers the CLI talks to (kubectl's contexts);
+	// CurrentContext is the one used when --context is not given.
+	Contexts       []cliContext `json:"contexts,omitempty"`
+	CurrentContext string       `json:"current-context,omitempty"`
+
 	// Store is "sqlite" (the default) or a postgres:// URL.
 	Store string `json:"store,omitempty"`
 	// Backend is "local" or "kubernetes".
@@ -55,7 +60,7 @@ func (b *backendFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&b.file.Store, "store", "", "where kiln keeps its state: sqlite (KILN_HOME/kiln.db) or a postgres:// URL that several kiln servers share (env KILN_STORE; default sqlite)")
 	fs.StringVar(&b.file.Backend, "backend", "", "where tasks run: local or kubernetes (env KILN_BACKEND; default local)")
 	fs.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file for --backend kubernetes (default $KUBECONFIG, then ~/.kube/config; in a pod, the in-cluster config)")
-	fs.StringVar(&k.Context, "context", "", "kubeconfig context (default the current one)")
+	fs.StringVar(&k.Context, "kube-context", "", "kubeconfig context for --backend kubernetes (default the kubeconfig's current one)")
 	fs.StringVar(&k.Namespace, "namespace", "", "namespace for kiln's pods (default the context's, else default)")
 	fs.StringVar(&k.GangScheduler, "gang-scheduler", "", "create PodGroups for training gangs: coscheduling (scheduler-plugins) or volcano")
 	fs.StringVar(&k.CleanPolicy, "clean-policy", "", "delete a finished attempt's pods: Never (default), OnSuccess or Always")
@@ -101,7 +106,7 @@ func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
 	k := &cfg.Kubernetes
 	over("backend", &cfg.Backend, flags.Backend)
 	over("kubeconfig", &k.Kubeconfig, flags.Kubernetes.Kubeconfig)
-	over("context", &k.Context, flags.Kubernetes.Context)
+	over("kube-context", &k.Context, flags.Kubernetes.Context)
 	over("namespace", &k.Namespace, flags.Kubernetes.Namespace)
 	over("gang-scheduler", &k.GangScheduler, flags.Kubernetes.GangScheduler)
 	over("clean-policy", &k.CleanPolicy, flags.Kubernetes.CleanPolicy)

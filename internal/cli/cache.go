@@ -51,7 +51,7 @@ func newCacheLsCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&q.Project, "project", "", "only this project's results (default: every project's)")
 	cmd.Flags().StringVar(&q.Workflow, "workflow", "", "only results of this workflow")
 	cmd.Flags().StringVar(&q.Task, "task", "", "only results of this task")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE")
 	return cmd
 }
 

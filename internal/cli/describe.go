@@ -51,7 +51,7 @@ func newDescribeCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	run.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
+	run.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE")
 	run.Flags().BoolVar(&allChildren, "children", false,
 		fmt.Sprintf("list every child of a map, dynamic or subworkflow task; by default a task with more than %d lists only those that did not succeed", foldAbove))
 	describe.AddCommand(run)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -78,7 +77,7 @@ const (
 // that lets it go.
 func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(), error) {
 	if e.server != "" {
-		return client.New(e.server, os.Getenv("KILN_TOKEN")), func() {}, nil
+		return client.New(e.server, e.token()), func() {}, nil
 	}
 	a, err := e.openApp(ctx, u, pool)
 	if err != nil {

@@ -14,18 +14,21 @@ import (
 )
 
 func newLogsCmd(e *env) *cobra.Command {
-	var follow bool
-	var attempt int
+	var f logFlags
 	cmd := &cobra.Command{
 		Use:   "logs RUN [TASK]",
 		Short: "Print the output of a run's tasks (stdout, then stderr)",
 		Long: "Print what a task's latest attempt (or --attempt N) wrote to stdout and stderr; the processes of a\n" +
 			"training job each prefix their lines with their name. Without TASK, every task's output is printed,\n" +
-			"each line prefixed with its task. -f follows until the task (or the run) ends.",
-		Args: between(1, 2, "kiln logs takes a run and, optionally, one of its tasks: kiln logs RUN [TASK]"),
+			"each line prefixed with its task. -f follows until the task (or the run) ends. --node TASK names the\n" +
+			"task as argo logs RUN --node does. --tail N keeps each process's last N lines, --since 10m (or an\n" +
+			"RFC 3339 time) the lines written since then, --timestamps starts each line with the time it was written.",
+		Args:              between(1, 2, "kiln logs takes a run and, optionally, one of its tasks: kiln logs RUN [TASK] (or --node TASK)"),
+		ValidArgsFunction: completeRunTask(e),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if attempt < 0 {
-				return usagef("--attempt %d is not an attempt number", attempt)
+			q, err := f.query(args, time.Now())
+			if err != nil {
+				return err
 			}
 			e.readsBackend = true
 			eng, done, err := e.open(cmd.Context(), reading, nil)
@@ -33,17 +36,53 @@ func newLogsCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			q := apiv1.LogQuery{Run: apiv1.RunID(args[0]), Attempt: attempt, Follow: follow}
-			if len(args) == 2 {
-				q.Task = args[1]
+			if q.Task != "" {
 				return eng.Logs(cmd.Context(), q, e.stdout)
 			}
 			return allLogs(cmd.Context(), eng, q, e.stdout, e.stderr)
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing output until the task, or the run, ends")
-	cmd.Flags().IntVar(&attempt, "attempt", 0, "attempt number (default: the latest)")
+	fl := cmd.Flags()
+	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing output until the task, or the run, ends")
+	fl.IntVar(&f.attempt, "attempt", 0, "attempt number (default: the latest)")
+	fl.StringVar(&f.node, "node", "", "the task whose output to print, as argo logs --node (the same as kiln logs RUN TASK)")
+	fl.IntVar(&f.tail, "tail", 0, "print only the last N lines of each process's output (default: all)")
+	fl.StringVar(&f.since, "since", "", "print only the lines written since then: a duration ago (10m) or an RFC 3339 time")
+	fl.BoolVar(&f.timestamps, "timestamps", false, "start each line with the time it was written (RFC 3339, nanoseconds)")
+	_ = cmd.RegisterFlagCompletionFunc("node", completeNodeFlag(e))
 	return cmd
+}
+
+// logFlags are kiln logs' flags.
+type logFlags struct {
+	follow, timestamps bool
+	attempt, tail      int
+	node, since        string
+}
+
+// query checks the flags and arguments and turns them into a LogQuery.
+func (f *logFlags) query(args []string, now time.Time) (apiv1.LogQuery, error) {
+	q := apiv1.LogQuery{Run: apiv1.RunID(args[0]), Attempt: f.attempt, Follow: f.follow, Tail: f.tail, Timestamps: f.timestamps}
+	switch {
+	case f.attempt < 0:
+		return q, usagef("--attempt %d is not an attempt number", f.attempt)
+	case f.tail < 0:
+		return q, usagef("--tail %d is not a number of lines", f.tail)
+	case len(args) == 2 && f.node != "" && args[1] != f.node:
+		return q, usagef("kiln logs names task %q and --node %q: name one task", args[1], f.node)
+	}
+	q.Task = f.node
+	if len(args) == 2 {
+		q.Task = args[1]
+	}
+	if f.since != "" {
+		t, err := apiv1.ParseTimeAgo("since", f.since, now)
+		if err != nil {
+			return q, usagef("--since: %s", apiv1.Errors(err)[0].Message)
+		}
+		q.Since = &t
+	}
+	return q, nil
 }
 
 // allLogs prints every task's output, each line prefixed with its task:

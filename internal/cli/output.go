@@ -9,9 +9,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// printObject prints v as JSON or YAML; it reports false for the default
-// (table) format.
+// printObject prints v as JSON, YAML or through a jsonpath template; it
+// reports false for the table formats (default, table, wide). Another
+// format is KLN-4053.
 func printObject(w io.Writer, format string, v any) (bool, error) {
+	if tmpl, ok := jsonpathTemplate(format); ok {
+		return true, printJSONPath(w, tmpl, v)
+	}
 	switch format {
 	case "", "table", "wide":
 		return false, nil
@@ -27,7 +31,7 @@ func printObject(w io.Writer, format string, v any) (bool, error) {
 		_, err = w.Write(b)
 		return true, err
 	}
-	return true, usagef("output format %q is not one of json, yaml", format)
+	return true, formatError(fmt.Sprintf("output format %q is not one of json, yaml, jsonpath=TEMPLATE", format))
 }
 
 // duration formats the time from start to end (or now) for tables.

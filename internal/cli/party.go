@@ -128,7 +128,7 @@ func newPartyListCmd(e *env) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default a table)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (default a table)")
 	return cmd
 }
 

@@ -44,7 +44,7 @@ func newGetQuotasCmd(e *env) *cobra.Command {
 			return printQuotas(e, list)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (documents separated by ---, which kiln apply takes back)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (documents separated by ---, which kiln apply takes back)")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -37,9 +38,15 @@ type env struct {
 	// readsBackend is set by commands that read what the backend keeps
 	// (logs): they open the configured backend, not just the store.
 	readsBackend bool
-	stdin        io.Reader
-	stdout       io.Writer
-	stderr       io.Writer
+	// ctx picks a context of the configuration file, and the token;
+	// resolveContext settles server, token and contextProject from it.
+	ctx            contextFlags
+	serverFlag     *pflag.Flag
+	tokenFlag      *pflag.Flag
+	contextProject string
+	stdin          io.Reader
+	stdout         io.Writer
+	stderr         io.Writer
 }
 
 // Main runs kiln with args and returns its exit code. No panic escapes.
@@ -68,8 +75,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = usagef("%v", err)
 	}
 	printError(stderr, err)
-	if apiv1.CodeOf(err) == apiv1.CodeUsage {
-		return exitUsage
+	if c := apiv1.CodeOf(err); c == apiv1.CodeUsage || c == apiv1.CodeOutputFormat {
+		return exitUsage // the command line asked for what cannot be: kubectl's 2 for usage
 	}
 	return exitFailed
 }
@@ -83,16 +90,28 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
 	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
-	root.PersistentFlags().StringVar(&e.server, "server", os.Getenv("KILN_SERVER"),
-		"a kiln server's URL: talk to it instead of the embedded engine (env KILN_SERVER; token in KILN_TOKEN)")
+	root.PersistentFlags().StringVar(&e.server, "server", "",
+		"a kiln server's URL: talk to it instead of the embedded engine (env KILN_SERVER; token in --token or KILN_TOKEN; or a context's)")
+	e.serverFlag = root.PersistentFlags().Lookup("server")
+	e.ctx.add(root.PersistentFlags())
+	e.tokenFlag = root.PersistentFlags().Lookup("token")
 	e.backend.add(root.PersistentFlags())
 	var profile string
 	var stopProfile func()
 	root.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
-	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
-		stopProfile, err = startProfile(profile)
-		return err
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) (err error) {
+		if stopProfile, err = startProfile(profile); err != nil {
+			return err
+		}
+		if ownsHome(cmd) {
+			return nil
+		}
+		if err := e.resolveContext(); err != nil {
+			return err
+		}
+		e.applyContextProject(cmd)
+		return nil
 	}
 	root.PersistentPostRun = func(*cobra.Command, []string) { stopProfile() }
 	root.AddCommand(newRunCmd(e), newResumeCmd(e), newGetCmd(e), newDescribeCmd(e), newLogsCmd(e),
@@ -103,7 +122,22 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newConvertCmd(e))
 	root.AddCommand(newPartyCmd(e))
 	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e))
+	root.AddCommand(newConfigCmd(e))
+	wireCompletion(root, e)
 	return root
+}
+
+// ownsHome reports whether cmd works on its home whatever the contexts
+// say: a server and the supervisor have no server to talk to, and kiln
+// config reads the file itself.
+func ownsHome(cmd *cobra.Command) bool {
+	switch {
+	case cmd.Name() == "serve", cmd.Name() == "supervise":
+		return true
+	case cmd.HasParent() && cmd.Parent().Name() == "config":
+		return true
+	}
+	return false
 }
 
 func defaultHome() string {

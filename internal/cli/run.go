@@ -22,15 +22,20 @@ func newRunCmd(e *env) *cobra.Command {
 	var params []string
 	var quiet bool
 	var project, cacheMode string
+	var fileFlag filesFlag
 	cmd := &cobra.Command{
-		Use:   "run FILE...",
+		Use:   "run FILE... | -f FILE...",
 		Short: "Submit a workflow and watch it until it ends",
 		Long: "Submit the one runnable resource (Workflow or TrainJob) in FILE... and watch it. Exits 0 only if\n" +
 			"the run succeeded. Tasks start in the directory of the workflow's file; a server on another\n" +
 			"machine starts them in their attempt's own directory. Ctrl-C cancels the run cleanly; a second\n" +
 			"Ctrl-C leaves at once, and kiln resume picks the run up.",
-		Args: needFiles("kiln run needs the file of a Workflow or TrainJob: kiln run FILE..."),
-		RunE: func(cmd *cobra.Command, files []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, err := fileFlag.with(args, "kiln run needs the file of a Workflow or TrainJob: kiln run FILE... (- or -f - reads standard input)")
+			if err != nil {
+				return err
+			}
 			sub, err := submission(e, files, params, project, cacheMode)
 			if err != nil {
 				return err
@@ -48,6 +53,7 @@ func newRunCmd(e *env) *cobra.Command {
 		},
 	}
 	pool.add(cmd)
+	fileFlag.add(cmd)
 	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final summary")

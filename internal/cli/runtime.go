@@ -66,7 +66,7 @@ func newGetRuntimesCmd(e *env) *cobra.Command {
 			return printRuntimes(e, list)
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: json or yaml (what yaml prints of one runtime, kiln apply takes back)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (what yaml prints of one runtime, kiln apply takes back)")
 	cmd.Flags().StringVar(&f.project, "project", "default", "the project whose runtimes to list")
 	cmd.Flags().StringVar(&f.kind, "kind", "", "only runtimes of this kind: TrainingRuntime or ClusterTrainingRuntime")
 	cmd.Flags().Int64Var(&f.version, "version", 0, "show this version of a stored runtime (default: the current one)")

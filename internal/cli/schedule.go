@@ -46,7 +46,7 @@ func newGetSchedulesCmd(e *env) *cobra.Command {
 			return printSchedules(e, list)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (what yaml prints, kiln apply takes back)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (what yaml prints, kiln apply takes back)")
 	cmd.Flags().StringVar(&project, "project", "default", "the project whose schedules to list")
 	return cmd
 }

@@ -24,13 +24,18 @@ func needServer(e *env, what, why string) error {
 func newSubmitCmd(e *env) *cobra.Command {
 	var params []string
 	var project, cacheMode, output string
+	var fileFlag filesFlag
 	cmd := &cobra.Command{
-		Use:   "submit FILE...",
+		Use:   "submit FILE... | -f FILE...",
 		Short: "Submit a workflow to the server and print the run's ID, without watching it",
 		Long: "Submit the one runnable resource (Workflow or TrainJob) in FILE... (- reads standard input) to\n" +
 			"the server and print the new run's ID; kiln wait RUN waits for it to end.",
-		Args: needFiles("kiln submit needs the file of a Workflow or TrainJob: kiln submit FILE..."),
-		RunE: func(cmd *cobra.Command, files []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, err := fileFlag.with(args, "kiln submit needs the file of a Workflow or TrainJob: kiln submit FILE... (- or -f - reads standard input)")
+			if err != nil {
+				return err
+			}
 			if err := needServer(e, "submit", "an engine embedded in this command would stop when it ends; kiln run runs and watches a workflow on this machine"); err != nil {
 				return err
 			}
@@ -54,10 +59,11 @@ func newSubmitCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	fileFlag.add(cmd)
 	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
 	cmd.Flags().StringVar(&cacheMode, "cache", "on", "how cached tasks use the cache: on, off (neither read nor write) or overwrite (compute afresh and replace)")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (the run as saved); default its ID alone")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (the run as saved); default its ID alone")
 	return cmd
 }
 

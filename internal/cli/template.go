@@ -89,7 +89,7 @@ func newGetTemplatesCmd(e *env) *cobra.Command {
 			return printTemplates(e, list)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (what yaml prints, kiln apply takes back)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (what yaml prints, kiln apply takes back)")
 	cmd.Flags().StringVar(&project, "project", "default", "the project whose templates to list")
 	return cmd
 }

@@ -48,7 +48,7 @@ func newGetTrainJobCmd(e *env) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (Trainer's TrainJob with its status)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (Trainer's TrainJob with its status)")
 	return cmd
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +26,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := versions{Client: buildinfo.Read()}
 			if e.server != "" {
-				s, err := client.New(e.server, os.Getenv("KILN_TOKEN")).Version(cmd.Context())
+				s, err := client.New(e.server, e.token()).Version(cmd.Context())
 				if err != nil {
 					return err
 				}
@@ -43,6 +42,6 @@ func newVersionCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE")
 	return cmd
 }

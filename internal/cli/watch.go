@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/term"
@@ -138,44 +137,57 @@ func eventLine(ev apiv1.Event) string {
 	return strings.Join(parts, " ")
 }
 
+// drawTable draws the live table of runs ids over the one drawn before:
+// up to its first line, clear to the end of the screen, draw. Every line
+// fits the terminal's width and the table its height, read afresh each
+// time, so no line wraps and the cursor never has to climb past the top
+// of the screen: nothing of an earlier table stays behind.
 func (w *watcher) drawTable(ctx context.Context, ids []apiv1.RunID) error {
-	var b strings.Builder
+	size := w.size()
+	var lines []string
 	for _, id := range ids {
 		run, err := w.runs.GetRun(ctx, id)
 		if err != nil {
 			return err
 		}
-		writeRunTable(&b, run)
+		lines = append(lines, liveTable(run, size.cols, tableRows(size.rows, len(ids)))...)
 	}
+	if size.rows > 1 && len(lines) > size.rows-1 {
+		lines = lines[:size.rows-1]
+	}
+	var b strings.Builder
 	if w.drawn > 0 {
-		fmt.Fprintf(w.e.stdout, "\x1b[%dA\x1b[J", w.drawn)
+		fmt.Fprintf(&b, "\r\x1b[%dA", w.drawn)
+	}
+	b.WriteString("\x1b[J")
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteString("\n")
 	}
 	fmt.Fprint(w.e.stdout, b.String())
-	w.drawn = strings.Count(b.String(), "\n")
+	w.drawn = len(lines)
 	return nil
 }
 
+// size is the terminal's size now, or zero when it cannot be read.
+func (w *watcher) size() screen {
+	f, ok := w.e.stdout.(*os.File)
+	if !ok {
+		return screen{}
+	}
+	cols, rows, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return screen{}
+	}
+	return screen{cols: cols, rows: rows}
+}
+
+// writeRunTable writes run's live table with no bound on its width.
 func writeRunTable(b *strings.Builder, run *apiv1.Run) {
-	fmt.Fprintf(b, "RUN %s  %s  %s", run.ID, run.Status.Phase, duration(run.Status.StartedAt, run.Status.FinishedAt))
-	if p := run.Status.Progress; p != nil {
-		fmt.Fprintf(b, "  %d/%d done", p.Done, p.Total)
+	for _, l := range liveTable(run, 0, maxTableRows) {
+		b.WriteString(l)
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
-	nodes := run.Status.Nodes
-	if len(nodes) > maxTableRows {
-		fmt.Fprintf(b, "  %s\n", phaseCounts(nodes))
-		nodes = interesting(nodes, maxTableRows)
-	}
-	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  TASK\tPHASE\tATTEMPT\tDURATION\tMESSAGE")
-	for _, n := range nodes {
-		attempt := "-"
-		if k := len(n.Attempts); k > 0 {
-			attempt = fmt.Sprint(n.Attempts[k-1].Number)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", n.Name, n.Phase, attempt, duration(n.StartedAt, n.FinishedAt), oneLine(n.Message))
-	}
-	tw.Flush()
 }
 
 func phaseCounts(nodes []apiv1.NodeStatus) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -21,12 +22,8 @@ func badRequest(format string, args ...any) error {
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q := r.URL.Query()
 	params := store.ListRunsParams{Name: q.Get("name"), Label: q.Get("label"), Limit: 50}
-	if v := q.Get("phase"); v != "" {
-		phase, ok := apiv1.ParseRunPhase(v)
-		if !ok {
-			return badRequest("phase %q is not a phase a run can be in", v)
-		}
-		params.Phase = phase
+	if err := runFilters(q, &params, time.Now()); err != nil {
+		return err
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -143,6 +143,18 @@ type CreateRunParams struct {
 type ListRunsParams struct {
 	// Phase keeps runs in this phase; empty keeps all.
 	Phase apiv1.Phase
+	// Phases keeps runs in any of these phases (with Phase, in any of
+	// them); empty keeps all.
+	Phases []apiv1.Phase
+	// Since keeps runs created at or after it; zero keeps all.
+	Since time.Time
+	// Until keeps runs created before it; zero keeps all.
+	Until time.Time
+	// Search keeps runs whose ID or workflow name holds it, in any case.
+	Search string
+	// Ascending orders runs oldest first, and After then holds runs
+	// newer than it; the default is newest first.
+	Ascending bool
 	// Unfinished keeps runs whose phase is not final.
 	Unfinished bool
 	// Name keeps runs of the workflow or job of this name.
@@ -152,7 +164,8 @@ type ListRunsParams struct {
 	// Label keeps runs with this label, "key=value".
 	Label string
 	// After is a cursor: the last run of the previous page. Runs are
-	// ordered newest first, so the page holds runs older than it.
+	// ordered newest first (unless Ascending), so the page holds runs
+	// older than it.
 	After *Cursor
 	// Limit caps the number of runs; 0 means 100.
 	Limit int

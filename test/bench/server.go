@@ -58,6 +58,7 @@ func (b *bench) server() []row {
 
 	health := wrk(b.dir, base+"/healthz", auth, "")
 	list := wrk(b.dir, base+"/api/v1/runs?limit=50", auth, "")
+	filtered := wrk(b.dir, base+"/api/v1/runs?limit=50&phase=failed,cancelled&since=12h&q=nightly", auth, "")
 	submit := wrk(b.dir, base+"/api/v1/runs", auth, `apiVersion: kiln.dev/v1alpha1
 kind: TrainJob
 metadata: {name: load}
@@ -70,13 +71,20 @@ spec: {runtimeRef: {name: plain}, suspend: true, trainer: {command: ["true"], re
 			ratio: ratio(list.p99, health.p99), target: "p99 < 20ms", met: list.p99 < 20*time.Millisecond && list.errors == 0,
 		},
 		{
+			name: fmt.Sprintf("list a filtered page of 50 of %d runs (2 phases, since, search; raw: unfiltered)", seededRuns),
+			kiln: filtered.String(), raw: list.p99.String() + " p99",
+			ratio: ratio(filtered.p99, list.p99), target: "p99 < 20ms", met: filtered.p99 < 20*time.Millisecond && filtered.errors == 0,
+		},
+		{
 			name: "submit a (suspended) TrainJob", kiln: submit.String(), raw: fmt.Sprintf("%.0f/s", health.rate),
 			target: ">= 500/s", met: submit.rate >= 500 && submit.errors == 0,
 		},
 	}
 }
 
-// seed writes n finished runs straight into the store, spread over a day.
+// seed writes n finished runs straight into the store, spread over a day:
+// one in 7 is of a workflow named train-nightly, one in 10 Failed and one
+// in 25 Cancelled, so that a filtered list keeps a few of them.
 func seed(home string, n int) {
 	must(os.MkdirAll(home, 0o755))
 	s, err := sqlite.Open(context.Background(), filepath.Join(home, "kiln.db"), sqlite.Options{})
@@ -86,11 +94,28 @@ func seed(home string, n int) {
 	wf := &apiv1.Workflow{Metadata: apiv1.ObjectMeta{Name: "seeded"}}
 	for i := range n {
 		run := apiv1.Run{
-			ID: apiv1.RunID(fmt.Sprintf("seeded-%06d", i)), Name: "seeded", Kind: apiv1.KindWorkflow, Workflow: wf,
-			CreatedAt: start.Add(time.Duration(i) * time.Second), Status: apiv1.RunStatus{Phase: apiv1.PhaseSucceeded},
+			ID: apiv1.RunID(fmt.Sprintf("seeded-%06d", i)), Name: seededName(i), Kind: apiv1.KindWorkflow, Workflow: wf,
+			CreatedAt: start.Add(time.Duration(i) * time.Second), Status: apiv1.RunStatus{Phase: seededPhase(i)},
 		}
 		must(s.CreateRun(context.Background(), store.CreateRunParams{Run: run, Nodes: []string{"t"}}))
 	}
+}
+
+func seededName(i int) string {
+	if i%7 == 0 {
+		return "train-nightly"
+	}
+	return "seeded"
+}
+
+func seededPhase(i int) apiv1.Phase {
+	switch {
+	case i%10 == 3:
+		return apiv1.PhaseFailed
+	case i%25 == 4:
+		return apiv1.PhaseCancelled
+	}
+	return apiv1.PhaseSucceeded
 }
 
 // load is what wrk measured.

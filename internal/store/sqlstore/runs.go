@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -210,45 +209,10 @@ func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv
 	return runs, s.federations(ctx, runs)
 }
 
-func (s *Store) listQuery(p store.ListRunsParams) (string, []any) {
-	var where []string
-	var args []any
-	add := func(clause string, a ...any) { where, args = append(where, clause), append(args, a...) }
-	if p.Phase != "" {
-		add("phase = ?", p.Phase)
-	}
-	if p.Unfinished {
-		add("done = 0")
-	}
-	if p.Name != "" {
-		add("name = ?", p.Name)
-	}
-	if len(p.Projects) > 0 {
-		add("project IN (?"+strings.Repeat(",?", len(p.Projects)-1)+")", toAny(p.Projects)...)
-	}
-	if k, v, ok := strings.Cut(p.Label, "="); ok {
-		clause, a := s.dialect.LabelEquals(k, v)
-		add(clause, a...)
-	}
-	if c := p.After; c != nil {
-		n := c.CreatedAt.UnixNano()
-		add("(created_at < ? OR (created_at = ? AND id < ?))", n, n, c.ID)
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	query := `SELECT ` + runColumns + ` FROM runs`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	return query + ` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)
-}
-
-func toAny(ss []string) []any {
+func toAny[S ~string](ss []S) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
-		out[i] = s
+		out[i] = string(s)
 	}
 	return out
 }

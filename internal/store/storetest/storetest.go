@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("a run reads back every field it was created with", func(t *testing.T) { t.Parallel(); testRunFields(t, newStore(t)) })
 	t.Run("apply keeps every attempt of a round as written", func(t *testing.T) { t.Parallel(); testApplyAttempts(t, newStore(t)) })
 	t.Run("list filters by phase, name and unfinished", func(t *testing.T) { t.Parallel(); testListFilters(t, newStore(t)) })
+	t.Run("list filters by phases, time and search, either order", func(t *testing.T) { t.Parallel(); testListSearch(t, newStore(t)) })
 	t.Run("runs are counted by phase", func(t *testing.T) { t.Parallel(); testCount(t, newStore(t)) })
 	t.Run("events page by sequence and limit", func(t *testing.T) { t.Parallel(); testEventPages(t, newStore(t)) })
 	t.Run("requests about an ended run are refused with its phase", func(t *testing.T) { t.Parallel(); testRequestPhases(t, newStore(t)) })

@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// kilnStdin runs kiln on home with env and stdin as its standard input.
+func kilnStdin(t *testing.T, env []string, home, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(kilnBin, append([]string{"--home", home}, args...)...)
+	cmd.Env, cmd.Stdin = env, strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+// kiln run, submit and apply read their documents from standard input
+// the same way: "-" as a file argument or -f -, embedded and through a
+// server; run and submit without any file are usage errors.
+func TestFilesFromStandardInput(t *testing.T) {
+	t.Parallel()
+	wf := "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: piped}\nspec: {tasks: [{name: t, command: ['true']}]}\n"
+	tmpl := "apiVersion: kiln.dev/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: piped-template}\nspec: {tasks: [{name: t, command: ['true']}]}\n"
+	for _, m := range cliModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			for _, args := range [][]string{{"run", "-q", "-"}, {"run", "-q", "-f", "-"}} {
+				if r := kilnStdin(t, m.env, m.home, wf, args...); r.code != 0 || !strings.Contains(r.stdout, "Succeeded") {
+					t.Errorf("kiln %v < workflow: exit %d, %q %q", args, r.code, r.stdout, r.stderr)
+				}
+			}
+			if r := kilnStdin(t, m.env, m.home, tmpl, "apply", "-f", "-"); r.code != 0 {
+				t.Errorf("kiln apply -f - < template: exit %d, %q", r.code, r.stderr)
+			}
+			if r := m.kiln(t, "run"); r.code != 2 || !strings.Contains(r.stderr, "-f -") {
+				t.Errorf("kiln run without a file: exit %d, %q; want 2, saying how to read standard input", r.code, r.stderr)
+			}
+			if m.env == nil {
+				return // kiln submit needs a server
+			}
+			for _, args := range [][]string{{"submit", "-"}, {"submit", "-f", "-"}} {
+				r := kilnStdin(t, m.env, m.home, wf, args...)
+				id := strings.TrimSpace(r.stdout)
+				if r.code != 0 || !strings.HasPrefix(id, "piped-") {
+					t.Errorf("kiln %v < workflow: exit %d, %q %q; want the run's ID", args, r.code, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
