@@ -11,7 +11,7 @@ function confirmDialog(text, ok) {
     el("form", { method: "dialog" }, el("button", { value: "cancel", class: "confirm-cancel" }, "Keep it"), " ",
       el("button", { value: "ok", class: "confirm-ok danger" }, ok || "Yes")));
   document.body.append(d);
-  d.showModal();
+  d.show(); // not modal: the page stays readable behind it
   return new Promise((resolve) => d.addEventListener("close", () => { resolve(d.returnValue === "ok"); d.remove(); }));
 }
 
@@ -38,7 +38,7 @@ function runActions(run) {
 function actionButton(cls, label, fn, ask) {
   const b = el("button", { type: "button", class: "action " + cls + (ask ? " danger" : ""), "data-action": cls }, label);
   b.addEventListener("click", async () => {
-    if (ask && !await confirmDialog(ask, label)) return;
+    if (ask && !await confirmDialog(ask, `${label} the run`)) return;
     b.disabled = true;
     const out = document.getElementById("action-result");
     try {
@@ -61,7 +61,7 @@ function errorText(e) { return e.message + (e.hint ? " — " + e.hint : ""); }
 // picked, parameters (name=value, a line each) and a project.
 function submitForm() {
   const d = el("dialog", { id: "submit" });
-  const yaml = el("textarea", { id: "submit-yaml", rows: 16, cols: 80, placeholder: "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\n…", spellcheck: "false" });
+  const yaml = el("textarea", { id: "submit-yaml", rows: 12, cols: 80, placeholder: "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\n…", spellcheck: "false" });
   const files = el("input", { id: "submit-files", type: "file", multiple: "", accept: ".yaml,.yml,.json" });
   const params = el("textarea", { id: "submit-params", rows: 3, cols: 40, placeholder: "name=value, one a line" });
   const project = el("input", { id: "submit-project", placeholder: "default" });
@@ -79,6 +79,8 @@ function submitForm() {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     go.disabled = true;
+    result.className = "result";
+    result.textContent = "submitting…";
     try {
       const run = await api("/api/v1/runs", false, submission(yaml.value, files.files, params.value, project.value));
       d.close();
@@ -91,7 +93,7 @@ function submitForm() {
     }
   });
   document.body.append(d);
-  d.showModal();
+  d.show(); // not modal: the page stays readable behind it
 }
 
 // submission is the multipart body POST /api/v1/runs takes.

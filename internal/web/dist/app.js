@@ -41,6 +41,8 @@ async function api(path, text, body, method) {
   }
   const r = await fetch(path, init);
   role = r.headers.get("Kiln-Role") || role;
+  const who = document.getElementById("who");
+  if (who && !who.dataset.me) who.textContent = role ? `(${role})` : ""; // no GET /api/v1/whoami: the role alone
   if (!r.ok) throw await apiError(r);
   if (r.status === 204) return null;
   return text ? r.text() : r.json();

@@ -57,6 +57,7 @@ async function whoami() {
   try {
     const me = await api("/api/v1/whoami");
     role = me.role || "";
+    document.getElementById("who").dataset.me = "yes";
     document.getElementById("who").textContent = me.authenticated === false ? "" : `${me.name || ""} (${me.role || "no role"})`;
   } catch {
     document.getElementById("who").textContent = "";
