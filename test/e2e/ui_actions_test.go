@@ -102,7 +102,7 @@ func TestWebUISubmitsAndSteersARun(t *testing.T) {
 		chromedp.WaitVisible(`dialog#submit .result.error`),
 		chromedp.Text(`dialog#submit .result.error`, &refused),
 		shot(t, "kiln-ui-submit-refused.png"),
-		chromedp.Evaluate(`document.querySelector("#submit-yaml").value = ""`, nil),
+		clearField(`#submit-yaml`),
 		chromedp.SetUploadFiles(`#submit-files`, []string{file}),
 		chromedp.Click(`dialog#submit .submit-go`),
 		waitJS(`location.hash.startsWith("#/runs/")`),

@@ -96,3 +96,8 @@ func viewerToken(t *testing.T, home string) string {
 	t.Helper()
 	return strings.TrimSpace(kiln(t, home, "token", "create", "reader", "--role", "viewer", "--project", "default").stdout)
 }
+
+// clearField empties the form field sel (chromedp.SetValue cannot set "").
+func clearField(sel string) chromedp.Action {
+	return chromedp.Evaluate(`document.querySelector("`+sel+`").value = ""`, nil)
+}

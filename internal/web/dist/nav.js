@@ -6,7 +6,7 @@
 "use strict";
 
 // listKeys are the runs list's filters as the API takes them (GET /api/v1/runs).
-const listKeys = ["phase", "name", "label", "project", "q", "since", "until", "order", "cursor"];
+const listKeys = ["phase", "name", "label", "project", "q", "since", "until", "order", "limit", "cursor"];
 
 // parseHash reads the address: {run, node, tab} or {list: filters}.
 function parseHash() {

@@ -30,7 +30,7 @@ function closeList() {
 // listQuery is the API's query for filters f: a time range as typed (a
 // duration such as 2h, or a date, which goes as RFC 3339).
 function listQuery(f) {
-  const q = new URLSearchParams({ limit: "50" });
+  const q = new URLSearchParams({ limit: "50" }); // f.limit, the page's size, may change it
   for (const [k, v] of Object.entries(f)) q.set(k, ["since", "until"].includes(k) ? rfc3339(v) : v);
   return q;
 }
@@ -124,11 +124,15 @@ function filterForm(f) {
   const phases = ["", "Pending", "Running", "Suspended", "Failing", "Cancelling", "Succeeded", "Failed", "Cancelled"];
   const phaseSel = el("select", { name: "phase" }, ...phases.map((p) => el("option", { value: p }, p || "any phase")));
   const order = el("select", { name: "order" }, el("option", { value: "" }, "newest first"), el("option", { value: "asc" }, "oldest first"));
+  const sizes = ["", "20", "100", "200"];
+  const limit = el("select", { name: "limit", title: "runs a page" }, ...sizes.map((n) => el("option", { value: n }, (n || "50") + " a page")));
+  if (f.limit && !sizes.includes(f.limit)) limit.append(el("option", { value: f.limit }, f.limit + " a page"));
+  limit.value = f.limit || "";
   const form = el("form", { id: "filters", class: "filters", "data-key": "filters\n" + JSON.stringify(f) },
     input("q", { type: "search", placeholder: "search ID or name", class: "search" }), phaseSel,
     input("name", { placeholder: "name" }), input("label", { placeholder: "label k=v" }), input("project", { placeholder: "project" }),
     input("since", { placeholder: "since: 2h or a date", title: "created since: a duration such as 2h, or a date" }),
-    input("until", { placeholder: "until", title: "created until: a duration such as 1h (ago), or a date" }), order,
+    input("until", { placeholder: "until", title: "created until: a duration such as 1h (ago), or a date" }), order, limit,
     el("button", {}, "Filter"), " ", el("a", { href: "#/", class: "clear" }, "clear"));
   phaseSel.value = phases.includes(f.phase) ? f.phase || "" : "";
   if (f.phase && !phases.includes(f.phase)) phaseSel.append(el("option", { value: f.phase, selected: "" }, f.phase));
@@ -140,7 +144,7 @@ function filterForm(f) {
     goTo({ list: next });
   };
   form.addEventListener("submit", apply);
-  for (const s of [phaseSel, order]) s.addEventListener("change", apply);
+  for (const s of [phaseSel, order, limit]) s.addEventListener("change", apply);
   return form;
 }
 
