@@ -12,7 +12,7 @@ function trainingView(run, node) {
       node.code || node.message ? ": " + [node.code, node.message].filter(Boolean).join(" ") : "", queuedSince(run, node)));
   }
   const restarts = restartCount(node);
-  out.push(el("p", { id: "restarts" }, `Restarts: ${restarts}`, restarts ? ` (attempt #${node.attempts[node.attempts.length - 1].number} runs now or ran last)` : ""));
+  out.push(el("p", { id: "restarts" }, `Restarts: ${restarts}` + (restarts ? ` (${restarts + 1} attempts)` : "")));
   if (node.trainerStatus) {
     out.push(el("p", { id: "trainer-status" }, "Progress: " + trainerText(node.trainerStatus) +
       " (reported " + when(node.trainerStatus.lastUpdatedTime) + ")"));
