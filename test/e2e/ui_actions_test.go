@@ -41,8 +41,10 @@ func TestWebUISubmitsAndSteersARun(t *testing.T) {
 			return nil
 		})
 	}
-	click := func(action string) chromedp.Action { return chromedp.Click(`#actions button[data-action="` + action + `"]`) }
-	uiSteps(t, ctx,
+	click := func(action string) chromedp.Action {
+		return chromedp.Click(`#actions button[data-action="` + action + `"]`)
+	}
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/?token="+admin+"#/"),
 		chromedp.WaitVisible(`#new-run`),
 		chromedp.Click(`#new-run`),
@@ -94,7 +96,7 @@ func TestWebUISubmitsAndSteersARun(t *testing.T) {
 	// A file picked submits too; a YAML that is not a workflow shows why, with its code.
 	file := writeFile(t, t.TempDir(), "picked.yaml", strings.Replace(spinner, "name: spinner", "name: picked", 1))
 	var refused string
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Click(`#new-run`),
 		chromedp.WaitVisible(`#submit-yaml`),
 		chromedp.SetValue(`#submit-yaml`, "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: broken}\nspec: {tasks: [{name: x}]}\n"),
@@ -138,7 +140,7 @@ spec:
 	gate := `section.gate.waiting[data-gate="ship"]`
 	var buttons, listButtons int
 	var who string
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/?token="+viewer+"#/runs/"+string(run.ID)),
 		chromedp.WaitVisible(gate),
 		waitJS(node("first", "Succeeded")),
@@ -156,7 +158,7 @@ spec:
 	}
 	t.Logf("the header says who the viewer is: %q", who)
 
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/?token="+admin+"#/runs/"+string(run.ID)),
 		chromedp.WaitVisible(gate+" button.reject"),
 		chromedp.SendKeys(gate+" input.reason", "not today"),

@@ -49,7 +49,7 @@ func TestWebUIFindsRuns(t *testing.T) {
 	settle := func(n int) chromedp.Action {
 		return waitJS(`document.querySelectorAll("#runs tbody tr[data-run]").length === ` + strconv.Itoa(n))
 	}
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/?token="+admin+"#/"),
 		settle(5), list(&all),
 		chromedp.SendKeys(`#filters input[name=name]`, "alpha\n"),
@@ -91,12 +91,12 @@ func TestWebUIFindsRuns(t *testing.T) {
 	if !slices.Equal(back, byProject) {
 		t.Errorf("Back shows %v, want the project's list %v", back, byProject)
 	}
-	findByPage(t, ctx, base, newest)
-	findBySeam3(t, ctx, base, admin, ids)
+	findByPage(ctx, t, base, newest)
+	findBySeam3(ctx, t, base, admin, ids)
 }
 
 // findByPage pages through every run two at a time, Older then Newer.
-func findByPage(t *testing.T, ctx context.Context, base string, newest []apiv1.RunID) {
+func findByPage(ctx context.Context, t *testing.T, base string, newest []apiv1.RunID) {
 	var first, second, third, again []string
 	var nextOff bool
 	var shown string // the first run of the page shown last
@@ -113,7 +113,7 @@ func findByPage(t *testing.T, ctx context.Context, base string, newest []apiv1.R
 			return nil
 		})
 	}
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/#/?limit=2"),
 		page(&first, 2),
 		chromedp.Click(`#pager .next`), waitJS(`location.hash.includes("cursor=")`), page(&second, 2),
@@ -140,10 +140,10 @@ func findByPage(t *testing.T, ctx context.Context, base string, newest []apiv1.R
 // findBySeam3 searches, orders and bounds the list in time: the address
 // holds each, and where the server takes them (GET /api/v1/runs with q,
 // order and since) the list is as they say.
-func findBySeam3(t *testing.T, ctx context.Context, base, admin string, ids []apiv1.RunID) {
+func findBySeam3(ctx context.Context, t *testing.T, base, admin string, ids []apiv1.RunID) {
 	var searched, oldest, recent []string
 	var hash, query string
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/#/"),
 		chromedp.WaitVisible(`#filters input[name=q]`),
 		chromedp.SendKeys(`#filters input[name=q]`, "gam\n"),
@@ -192,4 +192,3 @@ func idStrings(ids []apiv1.RunID) []string {
 	}
 	return out
 }
-

@@ -16,7 +16,7 @@ import (
 
 // uiSteps drives the page through steps, failing the test with the
 // number of the step that failed.
-func uiSteps(t *testing.T, ctx context.Context, steps ...chromedp.Action) {
+func uiSteps(ctx context.Context, t *testing.T, steps ...chromedp.Action) {
 	t.Helper()
 	for i, s := range steps {
 		if err := chromedp.Run(ctx, s); err != nil {

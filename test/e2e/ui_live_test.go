@@ -53,7 +53,7 @@ spec:
 	var scroll, count, paused, resumed int
 	var selection, firstAttempt, state, active string
 	var kept bool
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/?token="+admin+"#/runs/"+string(run.ID)+"?node=talk&tab=logs"),
 		waitJS(has("first 200")),
 		chromedp.Evaluate(`document.getElementById("logbox").mark = "kept";
@@ -99,7 +99,7 @@ spec:
 	var procs []string
 	var gangLine, events string
 	var tokenInURL bool
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/#/runs/"+string(run.ID)+"?node=gang&tab=logs"),
 		waitJS(`document.querySelectorAll("#logbox .log-procs .proc").length === 2`),
 		chromedp.Evaluate(`[...document.querySelectorAll("#logbox .log-procs .proc")].map((p) => p.dataset.proc).sort()`, &procs),

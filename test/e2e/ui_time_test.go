@@ -61,7 +61,7 @@ spec:
 	row := `tr[data-run="` + string(run.ID) + `"]`
 	var before, after string
 	var kept bool
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/?token="+admin+"#/"),
 		waitJS(`(document.querySelector('`+row+` td.took') || {}).textContent > ""`),
 		chromedp.Evaluate(`document.querySelector('`+row+`').seen = true`, nil),
@@ -84,7 +84,7 @@ spec:
 
 	var bars []bar
 	var runTimes string
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/#/runs/"+string(run.ID)+"?tab=timeline"),
 		waitJS(`document.querySelectorAll("#timeline .tl-row").length === 4 && !document.querySelector("#timeline [data-open]")`),
 		chromedp.Evaluate(readBars, &bars),

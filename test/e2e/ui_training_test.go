@@ -43,7 +43,7 @@ spec:
 		return n != nil && n.Phase == apiv1.PhaseWaiting
 	})
 	var queue string
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/?token="+admin+"#/runs/"+string(run.ID)+"?node=fit"),
 		chromedp.WaitVisible(`#panel #queue-reason`),
 		chromedp.Text(`#panel #queue-reason`, &queue),
@@ -63,7 +63,7 @@ spec:
 	var restarts, trainer string
 	var pips int
 	var conds []map[string]string
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		waitJS(`(document.querySelector("#trainer-status") || {}).textContent?.includes("50%")`),
 		waitJS(`document.querySelectorAll('#replicas tr[data-group="`+fit.Replicas[0].Name+`"] .pip.Running').length === 2`),
 		chromedp.Text(`#restarts`, &restarts),
@@ -87,7 +87,7 @@ spec:
 		t.Fatal(err)
 	}
 	var succeeded int
-	uiSteps(t, ctx,
+	uiSteps(ctx, t,
 		waitJS(`document.querySelectorAll('#replicas .pip.Succeeded').length === 2`),
 		chromedp.Evaluate(`+document.querySelector('#replicas tr[data-group] td.succeeded').textContent`, &succeeded),
 		shot(t, "kiln-ui-training-done.png"),
