@@ -85,6 +85,29 @@ func TestWebUISubmitsAndSteersARun(t *testing.T) {
 		onRun(func(r apiv1.Run) bool { return r.Status.Phase == apiv1.PhaseCancelled }, "the run cancelled again"),
 		shot(t, "kiln-ui-actions-cancelled.png"),
 
+		// Rerun from a task: a new run that says it reruns this one; cancelled, the old one is deleted.
+		chromedp.Click(`g.node[data-name="spin"] rect`),
+		chromedp.WaitVisible(`#panel button.rerun`),
+		chromedp.Click(`#panel button.rerun`),
+		waitJS(`document.querySelector("p.rerun-of") !== null`),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			src := id
+			if _, err := pageRun(ctx); err != nil {
+				return err
+			}
+			id, _ = pageRun(ctx)
+			r := waitAPIRun(t, base, admin, id, "the rerun running", func(r apiv1.Run) bool { return r.Status.Phase == apiv1.PhaseRunning })
+			if id == src || r.RerunOf == nil || r.RerunOf.Run != src || r.RerunOf.Node != "spin" {
+				t.Errorf("Rerun from here made %s, a rerun of %+v; want a new run, a rerun of %s from spin", id, r.RerunOf, src)
+			}
+			if err := chromedp.Run(ctx, click("cancel"), chromedp.Click(`dialog#confirm .confirm-ok`)); err != nil {
+				return err
+			}
+			waitAPIRun(t, base, admin, id, "the rerun cancelled", func(r apiv1.Run) bool { return r.Status.Phase == apiv1.PhaseCancelled })
+			id = src
+			return chromedp.Navigate(base + "/#/runs/" + string(src)).Do(ctx)
+		}),
+		waitJS(`document.querySelector('#actions button[data-action="delete"]') !== null`),
 		click("delete"),
 		chromedp.Click(`dialog#confirm .confirm-ok`),
 		waitJS(`location.hash === "#/"`),

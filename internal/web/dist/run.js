@@ -19,8 +19,7 @@ function openRun(s) {
     closeRun();
     page = { id: s.run, run: null, events: [], seq: 0, stop: null, timer: null, soon: null };
     show(el("h2", {}, s.run));
-    follow();
-    refreshRun();
+    catchUp(page);
   }
   Object.assign(page, { node: s.node, tab: s.tab });
   selected = s.node || null;
@@ -37,9 +36,26 @@ function closeRun() {
   page = null;
 }
 
+// catchUp reads the run's events so far, then the run, then follows the
+// stream: the first drawing has every event before it (a queue's wait).
+async function catchUp(mine) {
+  try {
+    const list = await api(`/api/v1/runs/${encodeURIComponent(mine.id)}/events`);
+    for (const e of list.items || []) {
+      if (e.seq > mine.seq) { mine.events.push(e); mine.seq = e.seq; }
+    }
+  } catch (e) {
+    runError(e);
+  }
+  if (page !== mine) return;
+  follow();
+  refreshRun();
+}
+
 // follow reads the run's events from the last one read.
 function follow() {
   const mine = page;
+  mine.followed = true;
   mine.stop = sseStream(`/api/v1/runs/${encodeURIComponent(mine.id)}/events`, {
     after: mine.seq ? String(mine.seq) : "",
     onEvents: (batch) => {
@@ -48,28 +64,41 @@ function follow() {
         if (e.seq > mine.seq) { mine.events.push(e); mine.seq = e.seq; }
       }
       clearTimeout(mine.soon);
-      mine.soon = setTimeout(refreshRun, 100);
+      mine.soon = setTimeout(refreshRun, 150);
     },
     onEnd: () => { mine.stop = null; refreshRun(); },
     onError: (e) => { mine.stop = null; runError(e); },
   });
 }
 
-// refreshRun asks for the run and updates the page.
+// refreshRun asks for the run and updates the page; asked again while
+// it asks, it asks once more after.
 async function refreshRun() {
   const mine = page;
   if (!mine) return;
+  if (mine.asking) {
+    mine.again = true;
+    return;
+  }
+  mine.asking = true;
   clearTimeout(mine.timer);
   try {
     const run = await api("/api/v1/runs/" + encodeURIComponent(mine.id));
     if (page !== mine) return;
     mine.run = run;
-    if (!mine.stop && !["Succeeded", "Failed", "Cancelled"].includes(run.status.phase)) follow(); // retried: it runs again
+    if (!mine.stop && mine.followed && !["Succeeded", "Failed", "Cancelled"].includes(run.status.phase)) follow(); // retried: it runs again
     render();
   } catch (e) {
     if (page === mine) runError(e);
   }
-  if (page === mine) mine.timer = setTimeout(refreshRun, runPoll);
+  mine.asking = false;
+  if (page !== mine) return;
+  if (mine.again) {
+    mine.again = false;
+    refreshRun();
+    return;
+  }
+  mine.timer = setTimeout(refreshRun, runPoll);
 }
 
 function runError(e) {

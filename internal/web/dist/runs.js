@@ -84,7 +84,8 @@ function watchList(mine) {
 // runsTable is the list's table with runs' rows.
 function runsTable(runs) {
   return el("table", { id: "runs", "data-key": "runs-table" },
-    el("thead", {}, el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Created", "Duration", "Message"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Created", "Started", "Ended", "Duration", "Message"]
+      .map((h) => el("th", {}, h)))),
     el("tbody", {}, ...runs.map(runRow)));
 }
 
@@ -92,21 +93,24 @@ function runsTable(runs) {
 // unchanged run keeps its row.
 function runRow(r) {
   const s = r.status;
-  return el("tr", { "data-run": r.id, "data-key": JSON.stringify(r), "data-phase": s.phase, "data-created": r.createdAt },
+  const tr = el("tr", { "data-run": r.id, "data-phase": s.phase, "data-created": r.createdAt },
     el("td", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.id) }, r.id)),
     el("td", {}, r.name, fedMark(r)), el("td", {}, r.kind), el("td", {}, r.project || ""), el("td", {}, phase(s.phase)),
     el("td", { class: "progress" }, progressBar(s.progress)), el("td", { class: "created" }, agoEl(r.createdAt)),
+    el("td", { class: "started" }, agoEl(s.startedAt)), el("td", { class: "ended" }, agoEl(s.finishedAt)),
     el("td", { class: "took" }, durationEl(s.startedAt, s.finishedAt)), el("td", {}, s.message || ""));
+  tr.key = JSON.stringify(r);
+  return tr;
 }
 
 // showRows puts runs in the table, keeping the rows of unchanged runs.
 function showRows(runs) {
   const body = document.querySelector("#runs tbody");
-  const old = new Map([...body.children].map((tr) => [tr.dataset.key, tr]));
+  const old = new Map([...body.children].map((tr) => [tr.key, tr]));
   const rows = runs.map((r) => old.get(JSON.stringify(r)) || runRow(r));
   rows.forEach((tr, i) => { if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null); });
   while (body.children.length > rows.length) body.lastChild.remove();
-  if (!runs.length) body.append(el("tr", { class: "empty" }, el("td", { colspan: 9 }, "No runs match.")));
+  if (!runs.length) body.append(el("tr", { class: "empty" }, el("td", { colspan: 11 }, "No runs match.")));
 }
 
 // upsertRow shows run r from the stream: in place, or first when first is set.
