@@ -42,8 +42,8 @@ func shot(t *testing.T, name string) chromedp.Action {
 	})
 }
 
-// apiGet reads path from the API with token into v, returning the status.
-func apiGet(t *testing.T, base, token, path string, v any) int {
+// apiGetJSON reads path from the API with token into v, returning the status.
+func apiGetJSON(t *testing.T, base, token, path string, v any) int {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -65,7 +65,7 @@ func apiGet(t *testing.T, base, token, path string, v any) int {
 func apiRun(t *testing.T, base, token string, id apiv1.RunID) (apiv1.Run, int) {
 	t.Helper()
 	var run apiv1.Run
-	code := apiGet(t, base, token, "/api/v1/runs/"+string(id), &run)
+	code := apiGetJSON(t, base, token, "/api/v1/runs/"+string(id), &run)
 	return run, code
 }
 

@@ -102,7 +102,7 @@ spec:
 func waitingSince(t *testing.T, base, token string, id apiv1.RunID) map[string]string {
 	t.Helper()
 	var page struct{ Items []apiv1.Event }
-	apiGet(t, base, token, "/api/v1/runs/"+string(id)+"/events", &page)
+	apiGetJSON(t, base, token, "/api/v1/runs/"+string(id)+"/events", &page)
 	out := map[string]string{}
 	for _, ev := range page.Items {
 		if _, ok := out[ev.Node]; ev.Node != "" && ev.Phase == apiv1.PhaseWaiting && !ok {
