@@ -83,7 +83,7 @@ function watchList(mine) {
 
 // runsTable is the list's table with runs' rows.
 function runsTable(runs) {
-  return el("table", { id: "runs", "data-key": "runs-table" },
+  return el("table", { id: "runs", "data-key": "runs-table\n" + JSON.stringify(list.filters) },
     el("thead", {}, el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Created", "Started", "Ended", "Duration", "Message"]
       .map((h) => el("th", {}, h)))),
     el("tbody", {}, ...runs.map(runRow)));
@@ -103,14 +103,28 @@ function runRow(r) {
   return tr;
 }
 
-// showRows puts runs in the table, keeping the rows of unchanged runs.
+// showRows puts runs in the table: a run shown already keeps its row,
+// whose cells that changed are replaced (see patchRow).
 function showRows(runs) {
   const body = document.querySelector("#runs tbody");
-  const old = new Map([...body.children].map((tr) => [tr.key, tr]));
-  const rows = runs.map((r) => old.get(JSON.stringify(r)) || runRow(r));
+  const old = new Map([...body.children].map((tr) => [tr.dataset.run, tr]));
+  const rows = runs.map((r) => (old.has(r.id) ? patchRow(old.get(r.id), r) : runRow(r)));
   rows.forEach((tr, i) => { if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null); });
   while (body.children.length > rows.length) body.lastChild.remove();
   if (!runs.length) body.append(el("tr", { class: "empty" }, el("td", { colspan: 11 }, "No runs match.")));
+}
+
+// patchRow makes row tr show run r, replacing only the cells that changed.
+function patchRow(tr, r) {
+  const key = JSON.stringify(r);
+  if (tr.key === key) return tr;
+  const next = runRow(r);
+  [...next.children].forEach((td, i) => {
+    if (tr.children[i].innerHTML !== td.innerHTML) tr.children[i].replaceWith(td);
+  });
+  tr.dataset.phase = r.status.phase;
+  tr.key = key;
+  return tr;
 }
 
 // upsertRow shows run r from the stream: in place, or first when first is set.
@@ -118,7 +132,7 @@ function upsertRow(r, first) {
   const body = document.querySelector("#runs tbody");
   if (!body) return;
   const old = body.querySelector(`tr[data-run="${CSS.escape(r.id)}"]`);
-  if (old) old.replaceWith(runRow(r));
+  if (old) patchRow(old, r);
   else if (first && !list.filters.cursor) body.prepend(runRow(r));
 }
 
