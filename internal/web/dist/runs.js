@@ -44,13 +44,13 @@ function rfc3339(v) {
 async function loadList() {
   const mine = list;
   try {
-    const page = await api("/api/v1/runs?" + listQuery(mine.filters));
+    const got = await api("/api/v1/runs?" + listQuery(mine.filters));
     if (list !== mine) return;
     document.getElementById("list-error").textContent = "";
-    showRows(page.items);
+    showRows(got.items);
     const title = document.querySelector('h2[data-key="runs-title"]');
     if (writer() && title && !document.getElementById("new-run")) title.append(submitButton());
-    mine.next = page.next || "";
+    mine.next = got.next || "";
     updatePager();
     if (!mine.stop && !mine.plain && !mine.filters.cursor) watchList(mine);
   } catch (e) {
@@ -74,7 +74,8 @@ function watchList(mine) {
   q.set("watch", "true");
   mine.stop = sseStream("/api/v1/runs?" + q, {
     onEvents: (batch) => {
-      for (const ev of batch.filter((e) => e.event === "run")) upsertRow(JSON.parse(ev.data), mine.filters.order !== "asc");
+      if (list !== mine) return;
+      for (const ev of batch.filter((e) => e.event === "run")) upsertRow(JSON.parse(ev.data));
     },
     onUnsupported: () => { Object.assign(mine, { stop: null, plain: true }); loadListLater(mine); },
     onError: () => { Object.assign(mine, { stop: null, plain: true }); loadListLater(mine); },
@@ -127,13 +128,23 @@ function patchRow(tr, r) {
   return tr;
 }
 
-// upsertRow shows run r from the stream: in place, or first when first is set.
-function upsertRow(r, first) {
+// upsertRow shows run r from the stream: in place when the page shows
+// it; a run the page would show, new since it was read (the newest first
+// page, or the last page oldest first), has the page read again.
+function upsertRow(r) {
   const body = document.querySelector("#runs tbody");
   if (!body) return;
   const old = body.querySelector(`tr[data-run="${CSS.escape(r.id)}"]`);
-  if (old) patchRow(old, r);
-  else if (first && !list.filters.cursor) body.prepend(runRow(r));
+  if (old) {
+    patchRow(old, r);
+    return;
+  }
+  const first = body.querySelector("tr[data-run]");
+  const newer = !first || Date.parse(r.createdAt) > Date.parse(first.dataset.created);
+  if (list.filters.order === "asc" ? !list.next : !list.filters.cursor && newer) {
+    clearTimeout(list.timer);
+    list.timer = setTimeout(loadList, 300);
+  }
 }
 
 // filterForm edits the filters; a change goes into the address.
