@@ -103,7 +103,7 @@ func findByPage(ctx context.Context, t *testing.T, base string, newest []apiv1.R
 	page := func(into *[]string, want int) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			rows := `document.querySelectorAll("#runs tbody tr[data-run]")`
-			if err := waitJS(rows + `.length === ` + strconv.Itoa(want) + ` && ` + rows + `[0].dataset.run !== "` + shown + `"`).Do(ctx); err != nil {
+			if err := waitJS(rows + `.length === ` + strconv.Itoa(want) + ` && ` + rows + `[0]?.dataset.run !== "` + shown + `"`).Do(ctx); err != nil {
 				return err
 			}
 			if err := chromedp.Evaluate(listedRuns, into).Do(ctx); err != nil {
@@ -123,7 +123,7 @@ func findByPage(ctx context.Context, t *testing.T, base string, newest []apiv1.R
 		chromedp.Click(`#pager .prev`), chromedp.Click(`#pager .prev`),
 		waitJS(`!location.hash.includes("cursor=")`),
 		chromedp.ActionFunc(func(ctx context.Context) error { // the first page again, or what shows after a while
-			_ = chromedp.Poll(`document.querySelector("#runs tbody tr[data-run]").dataset.run === "`+first[0]+`"`, nil,
+			_ = chromedp.Poll(`document.querySelector("#runs tbody tr[data-run]")?.dataset.run === "`+first[0]+`"`, nil,
 				chromedp.WithPollingTimeout(10*time.Second)).Do(ctx)
 			return chromedp.Evaluate(listedRuns, &again).Do(ctx)
 		}),
