@@ -33,6 +33,8 @@ function closeRun() {
   clearTimeout(page.soon);
   const log = document.getElementById("logbox");
   if (log) stopLog(log, "");
+  const graph = document.getElementById("graph");
+  if (graph && graph.graph) graph.graph.destroy();
   page = null;
 }
 
@@ -161,9 +163,20 @@ function graphBox(run) {
 }
 
 // drawGraph draws run's graph in container: the one call the page makes
-// to the graph. (Today app.js's graph draws it anew when what it shows
-// changed; graph.js's KilnGraph will update it in place.)
+// to the graph. With graph.js's KilnGraph (seam 5 of issue 16) it is made
+// once for the container and then updated in place; without it app.js's
+// graph draws it anew when what it shows changed.
 function drawGraph(container, run) {
+  if (window.KilnGraph) {
+    if (!container.graph) {
+      container.graph = window.KilnGraph.create(container, {
+        onSelect: (name) => goTo({ run: run.id, node: page && page.node === name ? "" : name, tab: "graph" }),
+      });
+    }
+    container.graph.update(run);
+    container.graph.select(selected);
+    return;
+  }
   const drawn = JSON.stringify([run.status.nodes, selected]);
   if (container.drawn === drawn) return;
   container.drawn = drawn;
