@@ -22,13 +22,15 @@ function logBox(run, node) {
 
 function newLogBox(run, node, key) {
   const follow = el("input", { type: "checkbox", class: "log-follow", checked: "" });
+  const times = el("input", { type: "checkbox", class: "log-times", title: "when each line was written, as the server recorded it" });
   const pick = el("select", { class: "log-attempt", title: "which attempt's log" });
   const pre = el("pre", { id: "log" });
   const box = el("section", { id: "logbox", "data-key": key, "data-node": node.name },
-    el("h4", {}, "Log ", pick, " ", el("label", {}, follow, " follow"), " ", el("span", { class: "log-state" }), " ", el("span", { class: "log-procs" })),
+    el("h4", {}, "Log ", pick, " ", el("label", {}, follow, " follow"), " ", el("label", {}, times, " times"), " ", el("span", { class: "log-state" }), " ", el("span", { class: "log-procs" })),
     el("p", { class: "log-error error" }), pre);
   box.log = { run: run.id, node: node.name, attempt: 0, chosen: false, received: 0, partial: "", stop: null, procs: new Set(), lines: 0 };
   follow.addEventListener("change", () => (follow.checked ? startLog(box) : stopLog(box, "paused")));
+  times.addEventListener("change", () => switchAttempt(box, box.log.attempt));
   pick.addEventListener("change", () => {
     box.log.chosen = true;
     switchAttempt(box, Number(pick.value));
@@ -84,7 +86,8 @@ function readLogOnce(box) {
 async function readLog(box, follow, signal) {
   const L = box.log;
   if (!L.attempt) return;
-  const path = `/api/v1/runs/${encodeURIComponent(L.run)}/tasks/${encodeURIComponent(L.node)}/logs?attempt=${L.attempt}` + (follow ? "&follow=true" : "");
+  const times = box.querySelector(".log-times").checked ? "&timestamps=true" : "";
+  const path = `/api/v1/runs/${encodeURIComponent(L.run)}/tasks/${encodeURIComponent(L.node)}/logs?attempt=${L.attempt}` + (follow ? "&follow=true" : "") + times;
   box.querySelector(".log-state").textContent = follow ? "following…" : "";
   box.querySelector(".log-error").textContent = "";
   const r = await fetch(path, { headers: authHeader(), signal });
@@ -132,10 +135,13 @@ function appendLines(box, lines) {
 }
 
 // logLine is one line of the log, its process's label apart: an optional
-// RFC 3339 time, then "label | " on a gang's lines.
+// RFC 3339 time (with "times"), then "label | " on a gang's lines.
 function logLine(box, line) {
   const m = line.match(/^(\d{4}-\d\d-\d\dT\S+ )?([\w.-]+) \| (.*)$/);
-  if (!m) return el("span", { class: "line" }, line + "\n");
+  if (!m) {
+    const t = line.match(/^(\d{4}-\d\d-\d\dT\S+ )(.*)$/);
+    return t ? el("span", { class: "line" }, el("span", { class: "ts" }, t[1]), t[2] + "\n") : el("span", { class: "line" }, line + "\n");
+  }
   if (!box.log.procs.has(m[2])) {
     box.log.procs.add(m[2]);
     box.querySelector(".log-procs").append(el("span", { class: "proc", "data-proc": m[2], style: procColour(m[2]) }, m[2]));

@@ -67,6 +67,8 @@ async function whoami() {
 // start learns who the user is, then shows the page.
 async function start() {
   await whoami();
+  closeRun(); // a new token reads everything again
+  closeList();
   route();
 }
 
