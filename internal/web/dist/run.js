@@ -6,8 +6,9 @@
 // when the stream is down. Tabs: the graph, the timeline, the logs.
 "use strict";
 
-// runPoll is how often the page asks for its run without news.
-const runPoll = 5000;
+// runPoll is how often the page asks for its run without news; donePoll
+// the same for a run that ended (it may be retried elsewhere).
+const runPoll = 5000, donePoll = 30000;
 let page = null; // the run page shown: {id, run, events, node, tab, stop, timer, soon}
 
 // liveEvents are the events of run id that the page has read.
@@ -100,7 +101,8 @@ async function refreshRun() {
     refreshRun();
     return;
   }
-  mine.timer = setTimeout(refreshRun, runPoll);
+  const ended = mine.run && ["Succeeded", "Failed", "Cancelled"].includes(mine.run.status.phase);
+  mine.timer = setTimeout(refreshRun, ended ? donePoll : runPoll);
 }
 
 function runError(e) {

@@ -45,8 +45,8 @@ function durationEl(start, end) {
   return el("span", attrs, between(start, end));
 }
 
-// timesText is a start, an end and the time between, as elements:
-// "started 3m ago · ended 1m ago · took 2m0s" (running: "running for 2m0s").
+// timesLine is a creation, a start, an end and the time between, as elements:
+// "created 4m ago · started 3m ago · ended 1m ago · took 2m0s" (running: "running for 2m0s").
 function timesLine(start, end, created) {
   const parts = [];
   if (created) parts.push("created ", agoEl(created));
