@@ -17,6 +17,7 @@ function openList(f) {
   list = { filters: f, back, timer: null, stop: null, next: "" };
   show(el("h2", { "data-key": "runs-title" }, "Runs", writer() ? submitButton() : ""), filterForm(f),
     el("p", { id: "list-error", class: "error" }), runsTable([]), pager());
+  document.getElementById("runs").classList.add("loading"); // its rows are the last filters' until the new ones come
   loadList();
 }
 
@@ -48,6 +49,7 @@ async function loadList() {
     if (list !== mine) return;
     document.getElementById("list-error").textContent = "";
     showRows(got.items);
+    document.getElementById("runs").classList.remove("loading");
     const title = document.querySelector('h2[data-key="runs-title"]');
     if (writer() && title && !document.getElementById("new-run")) title.append(submitButton());
     mine.next = got.next || "";
@@ -84,7 +86,7 @@ function watchList(mine) {
 
 // runsTable is the list's table with runs' rows.
 function runsTable(runs) {
-  return el("table", { id: "runs", "data-key": "runs-table\n" + JSON.stringify(list.filters) },
+  return el("table", { id: "runs", "data-key": "runs-table" },
     el("thead", {}, el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Created", "Started", "Ended", "Duration", "Message"]
       .map((h) => el("th", {}, h)))),
     el("tbody", {}, ...runs.map(runRow)));
