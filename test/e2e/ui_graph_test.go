@@ -118,13 +118,14 @@ func viewOf(ctx context.Context, t *testing.T) string {
 	return v
 }
 
-// refreshed waits for the run page to draw itself again (once a second).
+// refreshed waits for the run page to update itself again (it does on
+// each event and every few seconds), counted by #view's data-renders.
 func refreshed(ctx context.Context, t *testing.T) {
 	t.Helper()
-	err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#view h2").dataset.old = "yes"`, nil),
-		chromedp.Poll(`!document.querySelector("#view h2").dataset.old`, nil, chromedp.WithPollingTimeout(30*time.Second)))
+	err := chromedp.Run(ctx, chromedp.Evaluate(`window.rendersBefore = +document.getElementById("view").dataset.renders`, nil),
+		chromedp.Poll(`+document.getElementById("view").dataset.renders > window.rendersBefore`, nil, chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
-		t.Fatalf("waiting for the page to refresh: %v", err)
+		t.Fatalf("waiting for the page to update: %v", err)
 	}
 }
 

@@ -153,9 +153,9 @@ spec:
 		chromedp.TextContent(`g.node[data-name="ship"]`, &shipNode),
 		chromedp.FullScreenshot(&waitingPNG, 100),
 		chromedp.SendKeys(ship+" input.reason", "looks good"),
-		// What one types survives the page's refresh, once a second.
-		chromedp.Evaluate(`document.querySelector("#view h2").dataset.old = "yes"`, nil),
-		wait(`!document.querySelector("#view h2").dataset.old`),
+		// What one types survives the page's updates, which leave what did not change in place.
+		chromedp.Evaluate(`window.rendersBefore = +document.getElementById("view").dataset.renders`, nil),
+		wait(`+document.getElementById("view").dataset.renders > window.rendersBefore`),
 		chromedp.Value(ship+" input.reason", &typed),
 		chromedp.Click(ship + " button.approve"),
 		wait(`document.querySelector("h2 .phase.Succeeded") !== null`),

@@ -1,4 +1,7 @@
-// kiln's web UI: the runs list and a run's DAG, updated live from the API.
+// kiln's web UI: what every view uses (the token, the API, elements)
+// and a run's DAG, its gates and a task's panel. The views are in files
+// of their own: runs.js (the runs list), run.js (a run's page), actions.js,
+// timeline.js, logs.js, training.js; nav.js routes between them.
 "use strict";
 
 const fills = { Pending: "#9e9e9e", Skipped: "#9e9e9e", Waiting: "#e0a000", Running: "#1e88e5", Retrying: "#fb8c00",
@@ -6,9 +9,8 @@ const fills = { Pending: "#9e9e9e", Skipped: "#9e9e9e", Waiting: "#e0a000", Runn
 // A group's children list shows its first listFirst children, then at
 // most listMore later ones that run or ended badly; it counts the rest.
 const listFirst = 50, listMore = 200;
-let timer = null;
-let selected = null;
-let role = ""; // the token's role, from the API's answers: editors and admins see the buttons that change runs
+let selected = null; // the task whose panel a run's page shows
+let role = ""; // the token's role (GET /api/v1/whoami, else the API's answers): editors and admins see the buttons that change runs
 
 // The token comes from ?token= once (then leaves the address bar) or the form, and is kept in this browser.
 (function takeToken() {
@@ -21,25 +23,39 @@ let role = ""; // the token's role, from the API's answers: editors and admins s
 document.getElementById("login").addEventListener("submit", (e) => {
   e.preventDefault();
   localStorage.setItem("kiln-token", document.getElementById("token").value);
-  route();
+  start();
 });
 
-// api calls the API with the stored token: a GET, or a POST of the JSON of
-// body when there is one. It throws the API's first error, as "code: message".
-async function api(path, text, body) {
-  const init = { headers: { Authorization: "Bearer " + (localStorage.getItem("kiln-token") || "") } };
-  if (body !== undefined) {
-    Object.assign(init, { method: "POST", body: JSON.stringify(body) });
+// authHeader is the stored token as an Authorization header.
+function authHeader() { return { Authorization: "Bearer " + (localStorage.getItem("kiln-token") || "") } }
+
+// api calls the API with the stored token: a GET, or a POST (or method)
+// of body when there is one: JSON, or FormData as it is. It throws the
+// API's first error, as "code: message".
+async function api(path, text, body, method) {
+  const init = { headers: authHeader(), method: method || (body !== undefined ? "POST" : "GET") };
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.body = JSON.stringify(body);
     init.headers["Content-Type"] = "application/json";
   }
   const r = await fetch(path, init);
   role = r.headers.get("Kiln-Role") || role;
-  if (!r.ok) {
-    const answer = await r.json().catch(() => ({}));
-    const e = (answer.errors || [])[0] || {};
-    throw new Error(`${e.code || r.status}: ${e.message || r.statusText}`);
-  }
+  const who = document.getElementById("who");
+  if (who && !who.dataset.me) who.textContent = role ? `(${role})` : ""; // no GET /api/v1/whoami: the role alone
+  if (!r.ok) throw await apiError(r);
+  if (r.status === 204) return null;
   return text ? r.text() : r.json();
+}
+
+// apiError is the API's first error in response r, as "code: message",
+// with its code, hint and HTTP status as fields.
+async function apiError(r) {
+  const answer = await r.json().catch(() => ({}));
+  const e = (answer.errors || [])[0] || {};
+  const err = new Error(`${e.code || r.status}: ${e.message || r.statusText}`);
+  Object.assign(err, { code: e.code || "", hint: e.hint || "", status: r.status });
+  return err;
 }
 
 function el(tag, attrs, ...children) {
@@ -70,30 +86,8 @@ function show(...nodes) {
   }
 }
 
-function every(ms, fn) {
-  clearInterval(timer);
-  const tick = () => fn().catch((e) => show(el("p", { class: "error" }, e.message)));
-  tick();
-  timer = setInterval(tick, ms);
-}
-
-function route() {
-  const m = location.hash.match(/^#\/runs\/(.+)$/);
-  selected = null;
-  if (m) every(1000, () => runPage(decodeURIComponent(m[1])));
-  else every(1000, runsPage);
-}
-window.addEventListener("hashchange", route);
-
-async function runsPage() {
-  const page = await api("/api/v1/runs?limit=100");
-  const rows = page.items.map((r) => el("tr", { "data-run": r.id },
-    el("td", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.id) }, r.id)),
-    el("td", {}, r.name, fedMark(r)), el("td", {}, r.kind), el("td", {}, r.project || ""), el("td", {}, phase(r.status.phase)),
-    el("td", { class: "progress" }, progressBar(r.status.progress)), el("td", {}, r.status.message || "")));
-  show(el("h2", {}, "Runs"), el("table", { id: "runs" },
-    el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Message"].map((h) => el("th", {}, h))), ...rows));
-}
+// writer reports whether the token may change runs.
+function writer() { return ["editor", "admin"].includes(role); }
 
 // progressBar is a run's tasks done of its total: a bar and "7/12";
 // nothing for a run stored before kiln counted them.
@@ -125,11 +119,6 @@ function trainerText(ts) {
   return parts.join(" · ");
 }
 
-// counts is a group's children on its node: "7/10 ✓ 2 ✗ 1 ▶".
-function counts(c) {
-  return `${c.succeeded || 0}/${c.total} ✓` + (c.failed ? ` ${c.failed} ✗` : "") + (c.running ? ` ${c.running} ▶` : "");
-}
-
 // countsText is a group's children in words: "7/10 succeeded, 2 failed, 1 running".
 function countsText(c) {
   return [`${c.succeeded || 0}/${c.total} succeeded`, ...["failed", "running", "pending", "skipped", "cancelled"]
@@ -152,19 +141,6 @@ function decision(g) {
     (g.reason ? ` (“${g.reason}”)` : "");
 }
 
-// subtitle is the second line of a node in the drawing, if it has one.
-function subtitle(n) {
-  if (n.children) return counts(n.children);
-  if (n.trainerStatus && n.trainerStatus.progressPercentage != null) {
-    const ts = n.trainerStatus;
-    return ts.progressPercentage + "%" + (ts.estimatedRemainingSeconds != null && n.phase === "Running" ? " · ETA " + eta(ts.estimatedRemainingSeconds) : "");
-  }
-  if (n.gate && waiting(n)) return "waits for " + (n.gate.kind === "approve" ? "approval" : n.gate.kind);
-  if (n.gate && n.gate.decision) return n.gate.decision;
-  if (n.cache && n.cache.result === "Hit") return "from the cache";
-  return "";
-}
-
 // cacheStatus says what the cache did for node n: its result, its key,
 // the run a reused result came from (a link), and why it missed.
 function cacheStatus(c) {
@@ -175,31 +151,10 @@ function cacheStatus(c) {
   return p;
 }
 
-// The run's DAG is graph.js's KilnGraph, kept across the page's refreshes
-// (its box has a data-key) so that its layout, pan, zoom and opened maps
-// stay while updates only restyle it.
-let drawn = null; // the run shown, its graph and the graph's box
-function drawGraph(run) {
-  if (!drawn || drawn.id !== run.id) {
-    if (drawn) drawn.graph.destroy();
-    const box = el("div", { id: "graph", "data-key": "graph\n" + run.id });
-    const graph = KilnGraph.create(box, { onSelect(name) { selected = selected === name ? null : name; runPage(run.id); } });
-    drawn = { id: run.id, box, graph };
-  }
-  drawn.graph.update(run);
-  drawn.graph.select(selected);
-  return drawn.box;
-}
-
 async function runPage(id) {
-  const run = await api("/api/v1/runs/" + encodeURIComponent(id));
-  const parts = [el("h2", {}, run.id, " ", phase(run.status.phase)), rerunOf(run), federationHeader(run), el("p", {}, run.status.message || ""),
-    run.status.progress ? el("p", { id: "progress", class: "run-progress" }, bar(run.status.progress), " ", progressText(run.status.progress)) : null,
-    await warnings(run.id), drawGraph(run),
-    ...gates(run), outputs(run)];
-  const node = selected && run.status.nodes.find((n) => n.name === selected);
-  if (node) parts.push(await panel(run, node));
-  show(...parts);
+  // A click on a node changed selected: the address says which node the
+  // page shows (nav.js), and the page follows the address.
+  goTo({ run: id, node: selected || "", tab: "graph" });
 }
 
 // gates are a box for each gate that waits, with what it takes, then a
@@ -225,10 +180,11 @@ function gateBox(run, n, key) {
     el("p", {}, el("strong", {}, n.name), " waits for " + waitsFor(g) + (g.waitingSince ? ", since " + when(g.waitingSince) : "") +
       (g.wakeAt && g.kind !== "sleep" ? "; times out " + when(g.wakeAt) : "")),
     g.message ? el("p", { class: "message" }, g.message) : null);
-  if (g.kind === "sleep") return box;
+  if (g.kind === "sleep" || !writer()) return box;
   const reason = el("input", { class: "reason", placeholder: "reason (optional)" });
   const result = el("p", { class: "result" });
   const send = (verb, body) => async () => {
+    if (body.approve === false && !await confirmDialog(`Reject ${n.name}? The gate fails and so does what depends on it.`)) return;
     box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
     try {
       const r = await api(`/api/v1/runs/${encodeURIComponent(run.id)}/nodes/${encodeURIComponent(n.name)}/${verb}`, false,
@@ -251,22 +207,6 @@ function gateBox(run, n, key) {
   }
   box.append(result);
   return box;
-}
-
-// warnings are the fields of what was submitted that the run's backend
-// ignores (its FieldIgnored events, written when it was created): read
-// once a run, as they never change.
-const warned = new Map();
-async function warnings(id) {
-  if (!warned.has(id)) {
-    const ev = await api(`/api/v1/runs/${encodeURIComponent(id)}/events`);
-    const list = (Array.isArray(ev) ? ev : ev.items || []).filter((e) => e.reason === "FieldIgnored");
-    warned.set(id, list.map((e) => e.message));
-  }
-  const list = warned.get(id);
-  if (!list.length) return null;
-  return el("section", { id: "warnings" }, el("h3", {}, "Ignored fields"),
-    el("ul", {}, ...list.map((m) => el("li", {}, m))));
 }
 
 // outputs are the workflow's outputs, once the run has them.
@@ -330,14 +270,14 @@ function rerunOf(run) {
 // the run from it (kiln rerun RUN --from TASK), to those who may.
 function rerunButton(run, node) {
   const done = ["Succeeded", "Failed", "Cancelled"].includes(run.status.phase);
-  if (!done || node.parent || node.kind === "exit" || !["editor", "admin"].includes(role)) return "";
+  if (!done || node.parent || node.kind === "exit" || !writer()) return "";
   const result = el("span", { class: "result" });
   const b = el("button", { class: "rerun", type: "button" }, "Rerun from here");
   b.addEventListener("click", async () => {
     b.disabled = true;
     try {
       const made = await api(`/api/v1/runs/${encodeURIComponent(run.id)}/rerun`, false, { mode: "from", node: node.name });
-      location.hash = "#/runs/" + encodeURIComponent(made.id);
+      goTo({ run: made.id });
     } catch (e) {
       result.className = "result error";
       result.textContent = e.message;
@@ -347,8 +287,11 @@ function rerunButton(run, node) {
   return el("p", {}, b, " ", result);
 }
 
-async function panel(run, node) {
-  const box = el("section", { id: "panel" }, el("h3", {}, node.name, " ", phase(node.phase)));
+// panel is the selected node's details; its log is a section of its own
+// (logs.js), kept across the page's updates.
+function panel(run, node) {
+  const box = el("section", { id: "panel", "data-node": node.name }, el("h3", {}, node.name, " ", phase(node.phase)));
+  if (node.startedAt) box.append(el("p", { class: "node-times" }, ...timesLine(node.startedAt, node.finishedAt)));
   if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
   if (node.reused) box.append(el("p", { class: "reused" }, "reused from ", runLink(node.reused.run),
     ` (task ${node.reused.node}` + (node.reused.attempt ? `, attempt #${node.reused.attempt})` : ")")));
@@ -360,36 +303,8 @@ async function panel(run, node) {
   box.append(...partyShares(run, node));
   if (!node.children || (node.attempts || []).length) {
     if (node.children) box.append(el("h4", {}, "Attempts"));
-    box.append(el("table", { id: "attempts" },
-      el("tr", {}, ...["Attempt", "Phase", "Exit", "Code", "Message"].map((h) => el("th", {}, h))),
-      ...(node.attempts || []).map((a) => el("tr", {}, el("td", {}, "#" + a.number), el("td", {}, phase(a.phase)),
-        el("td", {}, a.exitCode ?? a.signal ?? "-"), el("td", {}, a.code || ""),
-        el("td", {}, (a.system ? "(system) " : "") + (a.message || ""))))));
+    box.append(attemptsTable(run, node));
   }
-  if (node.conditions) {
-    box.append(el("h4", {}, "Training job"),
-      node.trainerStatus ? el("p", { id: "trainer-status" }, "Progress: " + trainerText(node.trainerStatus) +
-        " (reported " + when(node.trainerStatus.lastUpdatedTime) + ")") : "",
-      elasticSize(node.attempts || []),
-      el("table", { id: "conditions" },
-      ...node.conditions.map((c) => el("tr", {}, el("td", {}, c.type), el("td", {}, c.status), el("td", {}, c.reason || ""), el("td", {}, c.message || "")))),
-    el("table", { id: "replicas" }, el("tr", {}, ...["Replicas", "Active", "Succeeded", "Failed", "Stopped"].map((h) => el("th", {}, h))),
-      ...(node.replicas || []).map((g) => el("tr", {}, el("td", {}, g.name), el("td", {}, g.active), el("td", {}, g.succeeded), el("td", {}, g.failed), el("td", {}, g.stopped ?? 0)))));
-  }
-  const log = (node.attempts || []).length && node.kind !== "federated" ? await api(`/api/v1/runs/${encodeURIComponent(run.id)}/tasks/${encodeURIComponent(node.name)}/logs`, true) : "";
-  if (log || (!node.children && node.kind !== "federated")) box.append(el("h4", {}, "Log"), el("pre", { id: "log" }, log.split("\n").slice(-200).join("\n")));
+  if (node.kind === "train" || node.conditions || node.replicas) box.append(...trainingView(run, node));
   return box;
 }
-
-// elasticSize shows an elastic training job's size in its last attempt:
-// the nodes it has now, of every node it started or that joined, and those
-// it lost; nothing for a job of fixed size.
-function elasticSize(attempts) {
-  const a = attempts[attempts.length - 1];
-  if (!a || !a.nodes) return "";
-  const all = a.nodes + (a.joined || 0), lost = a.dropped || [];
-  const notes = [a.joined ? a.joined + " joined" : "", lost.length ? "lost " + lost.join(", ") : ""].filter(Boolean);
-  return el("p", { id: "elastic-size" }, "Nodes: " + (all - lost.length) + " of " + all + (notes.length ? " (" + notes.join("; ") + ")" : ""));
-}
-
-route();

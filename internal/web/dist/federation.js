@@ -3,14 +3,6 @@
 // in the run. Loaded before app.js, whose helpers (el, phase) it calls.
 "use strict";
 
-// shareFills colour a share's state: the states named as phases in the
-// phase's colour, the others in that of the phase they resemble.
-const shareFills = { Pending: "#9e9e9e", Reserving: "#e0a000", Reserved: "#00897b", Running: "#1e88e5",
-  Succeeded: "#2e7d32", Failed: "#c62828", Released: "#555", Stopped: "#555", Unreachable: "#fb8c00",
-  Skipped: "#9e9e9e", Cancelled: "#555" };
-// A lane is laneH pixels high, under its node's 40.
-const laneH = 16;
-
 // roleOrder lists a federation's roles as FATE does: guest, host,
 // arbiter, then the others by name.
 function roleOrder(roles) {
@@ -36,43 +28,6 @@ function shares(run, n) {
   for (const s of want) s.task = want.filter((o) => o.party === s.party).length > 1 ? `${n.name}-${s.role}` : n.name;
   const wanted = new Set(want.map(key));
   return [...want.map((s) => byKey.get(key(s)) || s), ...seen.filter((s) => !wanted.has(key(s)))];
-}
-
-// laneRoom is the height the lanes of run's most shared task take.
-function laneRoom(run) {
-  const names = (run.workflow.spec.tasks || []).map((t) => t.name);
-  const byName = Object.fromEntries(run.status.nodes.map((n) => [n.name, n]));
-  return laneH * Math.max(0, ...names.map((name) => shares(run, byName[name] || { name }).length));
-}
-
-// svgTitle is a tooltip for an SVG element.
-function svgTitle(text) {
-  const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
-  t.textContent = text;
-  return t;
-}
-
-// cut shortens s to n characters, with an ellipsis.
-function cut(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
-
-// shareText is share s in words, for a tooltip:
-// "bob as host: Failed (attempt #2) at 10.0.0.2:41000 — KLN-7012 connection refused".
-function shareText(s) {
-  return `${s.party} as ${s.role}: ${s.state}` + (s.attempt ? ` (attempt #${s.attempt})` : "") + (s.address ? " at " + s.address : "") +
-    (s.code || s.message ? " — " + [s.code, s.message].filter(Boolean).join(" ") : "");
-}
-
-// lanes draw node n's shares under its box at p, a lane each: the party
-// and role on the left and the share's state on the right, in its colour.
-function lanes(run, n, p) {
-  return shares(run, n).map((s, i) => {
-    const y = p.y + 42 + i * laneH;
-    return el("g", { class: "party-lane", "data-party": s.party, "data-role": s.role, "data-state": s.state, "data-attempt": s.attempt || 0 },
-      svgTitle(shareText(s)),
-      el("rect", { x: p.x, y, width: 150, height: laneH - 2, fill: shareFills[s.state] || "#9e9e9e" }),
-      el("text", { x: p.x + 6, y: y + 11 }, cut(`${s.party} · ${s.role}`, 15)),
-      el("text", { class: "state", x: p.x + 144, y: y + 11, "text-anchor": "end" }, s.state));
-  });
 }
 
 // partyShares are, in federated node's panel, its shares in a table: the
