@@ -16,10 +16,11 @@ function ago(t) {
   return Math.floor(s / 86400) + "d ago";
 }
 
-// span is a duration of ms milliseconds: "850ms", "40s", "2m5s", "1h2m", "3d4h".
+// span is a duration of ms milliseconds: "850ms", "4.2s", "40s", "2m5s", "1h2m", "3d4h".
 function span(ms) {
   if (ms < 0) ms = 0;
   if (ms < 1000) return Math.round(ms) + "ms";
+  if (ms < 10000) return (Math.floor(ms / 100) / 10).toFixed(1) + "s"; // 1.4s: whole seconds would round a short run's axis to "+1s" twice
   const s = Math.floor(ms / 1000);
   if (s >= 86400) return `${Math.floor(s / 86400)}d${Math.floor((s % 86400) / 3600)}h`;
   return eta(s);
