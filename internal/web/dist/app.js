@@ -96,7 +96,18 @@ function progressBar(p) {
   return el("span", { class: "run-progress", title: progressText(p) }, bar(p), ` ${p.done}/${p.total}`);
 }
 
-function bar(p) { return el("progress", { value: p.done, max: Math.max(p.total, 1) }); }
+// bar is a run's progress as a segmented bar: a segment per kind of
+// task in its colour (succeeded green, failed red, cancelled and skipped
+// grey, running blue), each as wide as its share of the total; the rest,
+// tasks still to run, is the bar's pale ground.
+function bar(p) {
+  const total = Math.max(p.total, 1);
+  const b = el("span", { class: "seg-bar", role: "progressbar", "aria-valuenow": p.done, "aria-valuemax": total, title: progressText(p) });
+  for (const k of ["succeeded", "failed", "cancelled", "skipped", "running"]) {
+    if (p[k]) b.append(el("span", { class: "seg " + k, "data-count": p[k], style: `width: ${(p[k] / total * 100).toFixed(3)}%` }));
+  }
+  return b;
+}
 
 // progressText is a run's progress in words: "7/12 done: 5 succeeded, 1 failed, 2 running".
 function progressText(p) {
