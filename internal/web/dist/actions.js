@@ -62,7 +62,8 @@ function actionButton(cls, label, fn, ask) {
 }
 
 // errorText is an API error with its hint.
-function errorText(e) { return e.message + (e.hint ? " — " + e.hint : ""); }
+// A refused token's hint is for HTTP clients: the page says more (auth.js).
+function errorText(e) { return e.message + (e.hint && e.status !== 401 ? " — " + e.hint : ""); }
 
 // submitForm is the dialog that submits a run: a YAML pasted or files
 // picked, parameters (name=value, a line each) and a project.

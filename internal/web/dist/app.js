@@ -12,20 +12,6 @@ const listFirst = 50, listMore = 200;
 let selected = null; // the task whose panel a run's page shows
 let role = ""; // the token's role (GET /api/v1/whoami, else the API's answers): editors and admins see the buttons that change runs
 
-// The token comes from ?token= once (then leaves the address bar) or the form, and is kept in this browser.
-(function takeToken() {
-  const q = new URLSearchParams(location.search);
-  if (q.get("token")) {
-    localStorage.setItem("kiln-token", q.get("token"));
-    history.replaceState(null, "", location.pathname + location.hash);
-  }
-})();
-document.getElementById("login").addEventListener("submit", (e) => {
-  e.preventDefault();
-  localStorage.setItem("kiln-token", document.getElementById("token").value);
-  start();
-});
-
 // authHeader is the stored token as an Authorization header.
 function authHeader() { return { Authorization: "Bearer " + (localStorage.getItem("kiln-token") || "") } }
 
@@ -55,6 +41,7 @@ async function apiError(r) {
   const e = (answer.errors || [])[0] || {};
   const err = new Error(`${e.code || r.status}: ${e.message || r.statusText}`);
   Object.assign(err, { code: e.code || "", hint: e.hint || "", status: r.status });
+  if (r.status === 401) needToken(err); // auth.js
   return err;
 }
 

@@ -69,6 +69,7 @@ async function whoami() {
 
 // start learns who the user is, then shows the page.
 async function start() {
+  tokenAccepted();
   await whoami();
   closeRun(); // a new token reads everything again
   closeList();

@@ -58,6 +58,7 @@ async function loadList() {
   } catch (e) {
     if (list !== mine) return;
     document.getElementById("list-error").textContent = errorText(e);
+    for (const b of document.querySelectorAll("#pager button")) b.disabled = true; // no rows: no page to move to
   }
   if (!mine.stop) loadListLater(mine);
 }
@@ -182,7 +183,9 @@ function filterForm(f) {
 // pager moves between pages by the API's cursors; back goes to the
 // page before, as the browser's Back button does.
 function pager() {
-  const prev = el("button", { type: "button", class: "prev" }, "‹ Newer"), next = el("button", { type: "button", class: "next" }, "Older ›");
+  // Disabled until the page's rows come (updatePager).
+  const prev = el("button", { type: "button", class: "prev", disabled: "" }, "‹ Newer");
+  const next = el("button", { type: "button", class: "next", disabled: "" }, "Older ›");
   prev.addEventListener("click", () => {
     const f = { ...list.filters }, back = list.back.slice();
     const c = back.pop();
