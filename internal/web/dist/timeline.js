@@ -88,7 +88,9 @@ function timelineRow(run, r) {
   if (r.end) attrs["data-end"] = r.end;
   else attrs["data-open"] = "";
   track.append(el("div", attrs, durationEl(r.start, r.end || undefined)));
-  const label = el("a", { class: "tl-label", href: hashFor({ run: run.id, node: r.node, tab: "timeline" }), title: r.label }, r.label);
+  // A long name is cut, never the attempt's number after it.
+  const label = el("a", { class: "tl-label", href: hashFor({ run: run.id, node: r.node, tab: "timeline" }), title: r.label },
+    el("span", { class: "tl-name" }, r.node), r.attempt ? el("span", { class: "tl-num" }, " #" + r.attempt) : null);
   return el("div", { class: "tl-row", "data-node": r.node, "data-attempt": r.attempt }, label, track);
 }
 
