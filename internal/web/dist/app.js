@@ -289,7 +289,7 @@ function rerunButton(run, node) {
 // (logs.js), kept across the page's updates.
 function panel(run, node) {
   const box = el("section", { id: "panel", "data-node": node.name }, el("h3", {}, node.name, " ", phase(node.phase)));
-  if (node.startedAt) box.append(el("p", { class: "node-times" }, ...timesLine(node.startedAt, node.finishedAt)));
+  if (node.startedAt) box.append(el("p", { class: "node-times" }, ...taskTimesLine(node)));
   if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
   if (node.reused) box.append(el("p", { class: "reused" }, "reused from ", runLink(node.reused.run),
     ` (task ${node.reused.node}` + (node.reused.attempt ? `, attempt #${node.reused.attempt})` : ")")));
