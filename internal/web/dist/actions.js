@@ -15,6 +15,13 @@ function confirmDialog(text, ok) {
   return new Promise((resolve) => d.addEventListener("close", () => { resolve(d.returnValue === "ok"); d.remove(); }));
 }
 
+// closeDialogs closes every open dialog (the submit form, a question):
+// what they were about is no longer on the page once the address changes.
+// A question closed so is answered no.
+function closeDialogs() {
+  for (const d of document.querySelectorAll("dialog[open]")) d.close();
+}
+
 // runActions are the buttons of run's page that change it, as fit its
 // phase; none for a viewer. Each says in #action-result what it did.
 function runActions(run) {
@@ -55,7 +62,8 @@ function actionButton(cls, label, fn, ask) {
 }
 
 // errorText is an API error with its hint.
-function errorText(e) { return e.message + (e.hint ? " — " + e.hint : ""); }
+// A refused token's hint is for HTTP clients: the page says more (auth.js).
+function errorText(e) { return e.message + (e.hint && e.status !== 401 ? " — " + e.hint : ""); }
 
 // submitForm is the dialog that submits a run: a YAML pasted or files
 // picked, parameters (name=value, a line each) and a project.

@@ -12,20 +12,6 @@ const listFirst = 50, listMore = 200;
 let selected = null; // the task whose panel a run's page shows
 let role = ""; // the token's role (GET /api/v1/whoami, else the API's answers): editors and admins see the buttons that change runs
 
-// The token comes from ?token= once (then leaves the address bar) or the form, and is kept in this browser.
-(function takeToken() {
-  const q = new URLSearchParams(location.search);
-  if (q.get("token")) {
-    localStorage.setItem("kiln-token", q.get("token"));
-    history.replaceState(null, "", location.pathname + location.hash);
-  }
-})();
-document.getElementById("login").addEventListener("submit", (e) => {
-  e.preventDefault();
-  localStorage.setItem("kiln-token", document.getElementById("token").value);
-  start();
-});
-
 // authHeader is the stored token as an Authorization header.
 function authHeader() { return { Authorization: "Bearer " + (localStorage.getItem("kiln-token") || "") } }
 
@@ -55,6 +41,7 @@ async function apiError(r) {
   const e = (answer.errors || [])[0] || {};
   const err = new Error(`${e.code || r.status}: ${e.message || r.statusText}`);
   Object.assign(err, { code: e.code || "", hint: e.hint || "", status: r.status });
+  if (r.status === 401) needToken(err); // auth.js
   return err;
 }
 
@@ -96,7 +83,18 @@ function progressBar(p) {
   return el("span", { class: "run-progress", title: progressText(p) }, bar(p), ` ${p.done}/${p.total}`);
 }
 
-function bar(p) { return el("progress", { value: p.done, max: Math.max(p.total, 1) }); }
+// bar is a run's progress as a segmented bar: a segment per kind of
+// task in its colour (succeeded green, failed red, cancelled and skipped
+// grey, running blue), each as wide as its share of the total; the rest,
+// tasks still to run, is the bar's pale ground.
+function bar(p) {
+  const total = Math.max(p.total, 1);
+  const b = el("span", { class: "seg-bar", role: "progressbar", "aria-valuenow": p.done, "aria-valuemax": total, title: progressText(p) });
+  for (const k of ["succeeded", "failed", "cancelled", "skipped", "running"]) {
+    if (p[k]) b.append(el("span", { class: "seg " + k, "data-count": p[k], style: `width: ${(p[k] / total * 100).toFixed(3)}%` }));
+  }
+  return b;
+}
 
 // progressText is a run's progress in words: "7/12 done: 5 succeeded, 1 failed, 2 running".
 function progressText(p) {
@@ -291,7 +289,7 @@ function rerunButton(run, node) {
 // (logs.js), kept across the page's updates.
 function panel(run, node) {
   const box = el("section", { id: "panel", "data-node": node.name }, el("h3", {}, node.name, " ", phase(node.phase)));
-  if (node.startedAt) box.append(el("p", { class: "node-times" }, ...timesLine(node.startedAt, node.finishedAt)));
+  if (node.startedAt) box.append(el("p", { class: "node-times" }, ...taskTimesLine(node)));
   if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
   if (node.reused) box.append(el("p", { class: "reused" }, "reused from ", runLink(node.reused.run),
     ` (task ${node.reused.node}` + (node.reused.attempt ? `, attempt #${node.reused.attempt})` : ")")));

@@ -48,7 +48,10 @@ function route() {
     openList(s.list);
   }
 }
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => {
+  closeDialogs();
+  route();
+});
 
 // whoami learns the token's name and role (GET /api/v1/whoami); where
 // the server has no such route, the role comes from the Kiln-Role header
@@ -66,6 +69,7 @@ async function whoami() {
 
 // start learns who the user is, then shows the page.
 async function start() {
+  tokenAccepted();
   await whoami();
   closeRun(); // a new token reads everything again
   closeList();

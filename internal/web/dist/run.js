@@ -141,9 +141,20 @@ function render() {
 // tabParts are what tab shows, with node selected.
 function tabParts(run, tab, node) {
   if (tab === "timeline") return [timeline(run, page.events), node ? panelOf(run, node) : null];
-  if (tab === "logs") return [nodePicker(run, node), node && hasLog(node) ? logBox(run, node) : null];
+  if (tab === "logs") {
+    const shown = logNode(run, node);
+    return [nodePicker(run, shown), shown ? logBox(run, shown) : null];
+  }
   return [graphBox(run), ...gates(run), keyed(outputs(run), "outputs", run.status.outputs),
     node ? panelOf(run, node) : null, node && hasLog(node) ? logBox(run, node) : null];
+}
+
+// logNode is the task whose log the logs tab shows: node, when it has
+// one, else the first task that has started an attempt; null before any has.
+function logNode(run, node) {
+  const started = (n) => hasLog(n) && (n.attempts || []).length > 0;
+  if (node && started(node)) return node;
+  return run.status.nodes.find(started) || null;
 }
 
 // hasLog reports whether node has a log of its own to show.
@@ -187,8 +198,9 @@ function tabs(run, tab) {
 // nodePicker picks, on the logs tab, the task whose log shows.
 function nodePicker(run, node) {
   const names = run.status.nodes.filter(hasLog).filter((n) => (n.attempts || []).length).map((n) => n.name);
-  const sel = el("select", { id: "log-node" }, el("option", { value: "" }, "pick a task"), ...names.map((n) => el("option", { value: n }, n)));
-  sel.value = node ? node.name : "";
+  if (!names.length) return keyed(el("p", { class: "log-node" }, "No task has started yet: no log to show."), "log-node", run.id, names);
+  const sel = el("select", { id: "log-node" }, ...names.map((n) => el("option", { value: n }, n)));
+  sel.value = node ? node.name : names[0];
   sel.addEventListener("change", () => goTo({ run: run.id, node: sel.value, tab: "logs" }));
   return keyed(el("p", { class: "log-node" }, "Task: ", sel), "log-node", run.id, names, node && node.name);
 }

@@ -58,6 +58,7 @@ async function loadList() {
   } catch (e) {
     if (list !== mine) return;
     document.getElementById("list-error").textContent = errorText(e);
+    for (const b of document.querySelectorAll("#pager button")) b.disabled = true; // no rows: no page to move to
   }
   if (!mine.stop) loadListLater(mine);
 }
@@ -84,12 +85,13 @@ function watchList(mine) {
   });
 }
 
-// runsTable is the list's table with runs' rows.
+// runsTable is the list's table with runs' rows, in a box that scrolls
+// sideways where the window is narrower than the table.
 function runsTable(runs) {
-  return el("table", { id: "runs", "data-key": "runs-table" },
+  return el("div", { id: "runs-wrap", class: "table-wrap", "data-key": "runs-table" }, el("table", { id: "runs" },
     el("thead", {}, el("tr", {}, ...["Run", "Name", "Kind", "Project", "Phase", "Progress", "Created", "Started", "Ended", "Duration", "Message"]
       .map((h) => el("th", {}, h)))),
-    el("tbody", {}, ...runs.map(runRow)));
+    el("tbody", {}, ...runs.map(runRow))));
 }
 
 // runRow is run r's row; its key is the run as the API gave it, so an
@@ -101,7 +103,7 @@ function runRow(r) {
     el("td", {}, r.name, fedMark(r)), el("td", {}, r.kind), el("td", {}, r.project || ""), el("td", {}, phase(s.phase)),
     el("td", { class: "progress" }, progressBar(s.progress)), el("td", { class: "created" }, agoEl(r.createdAt)),
     el("td", { class: "started" }, agoEl(s.startedAt)), el("td", { class: "ended" }, agoEl(s.finishedAt)),
-    el("td", { class: "took" }, durationEl(s.startedAt, s.finishedAt)), el("td", {}, s.message || ""));
+    el("td", { class: "took" }, durationEl(s.startedAt, s.finishedAt)), el("td", { class: "message", title: s.message || "" }, s.message || ""));
   tr.key = JSON.stringify(r);
   return tr;
 }
@@ -162,8 +164,8 @@ function filterForm(f) {
   const form = el("form", { id: "filters", class: "filters", "data-key": "filters\n" + JSON.stringify(f) },
     input("q", { type: "search", placeholder: "search ID or name", class: "search" }), phaseSel,
     input("name", { placeholder: "name" }), input("label", { placeholder: "label k=v" }), input("project", { placeholder: "project" }),
-    input("since", { placeholder: "since: 2h or a date", title: "created since: a duration such as 2h, or a date" }),
-    input("until", { placeholder: "until", title: "created until: a duration such as 1h (ago), or a date" }), order, limit,
+    input("since", { placeholder: "since (2h)", title: "created since: a duration such as 2h (ago), or a date" }),
+    input("until", { placeholder: "until (1h)", title: "created until: a duration such as 1h (ago), or a date" }), order, limit,
     el("button", {}, "Filter"), " ", el("a", { href: "#/", class: "clear" }, "clear"));
   phaseSel.value = phases.includes(f.phase) ? f.phase || "" : "";
   if (f.phase && !phases.includes(f.phase)) phaseSel.append(el("option", { value: f.phase, selected: "" }, f.phase));
@@ -182,7 +184,9 @@ function filterForm(f) {
 // pager moves between pages by the API's cursors; back goes to the
 // page before, as the browser's Back button does.
 function pager() {
-  const prev = el("button", { type: "button", class: "prev" }, "‹ Newer"), next = el("button", { type: "button", class: "next" }, "Older ›");
+  // Disabled until the page's rows come (updatePager).
+  const prev = el("button", { type: "button", class: "prev", disabled: "" }, "‹ Newer");
+  const next = el("button", { type: "button", class: "next", disabled: "" }, "Older ›");
   prev.addEventListener("click", () => {
     const f = { ...list.filters }, back = list.back.slice();
     const c = back.pop();

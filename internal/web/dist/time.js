@@ -46,14 +46,32 @@ function durationEl(start, end) {
   return el("span", attrs, between(start, end));
 }
 
-// timesLine is a creation, a start, an end and the time between, as elements:
-// "created 4m ago · started 3m ago · ended 1m ago · took 2m0s" (running: "running for 2m0s").
+// timesLine is a run's creation, start, end and the time between, as elements:
+// "created 4m ago · started 3m ago · ended 1m ago · run took 2m0s"
+// (running: "running for 2m0s"); the run's time runs from its first
+// task's start to its end.
 function timesLine(start, end, created) {
   const parts = [];
   if (created) parts.push("created ", agoEl(created));
   if (start) parts.push((parts.length ? " · " : "") + "started ", agoEl(start));
   if (end) parts.push(" · ended ", agoEl(end));
-  if (start) parts.push(end ? " · took " : " · running for ", durationEl(start, end));
+  if (start) parts.push(end ? " · run took " : " · running for ", durationEl(start, end));
+  return parts;
+}
+
+// taskTimesLine is a task's times: "started 3m ago · ended 1m ago ·
+// task took 5ms (2 attempts)". The task's time runs from its first
+// attempt's start to the task's end (for a task without attempts, a gate
+// or a group, from its start): retries and the waits between attempts
+// are in it; each attempt's own time is in the attempts table.
+function taskTimesLine(node) {
+  const start = node.startedAt, end = node.finishedAt, n = (node.attempts || []).length;
+  const parts = ["started ", agoEl(start)];
+  if (end) parts.push(" · ended ", agoEl(end));
+  const took = durationEl(start, end);
+  took.title = (n ? "from the first attempt's start to the task's end, retries included: " : "from the task's start to its end: ") + took.title;
+  parts.push(end ? " · task took " : " · task running for ", took);
+  if (n) parts.push(n === 1 ? " (1 attempt)" : ` (${n} attempts)`);
   return parts;
 }
 

@@ -30,13 +30,14 @@ function queueStarts(events) {
 function attemptsTable(run, node) {
   const queued = queueStarts(liveEvents(run.id));
   return el("table", { id: "attempts" },
-    el("tr", {}, ...["Attempt", "Phase", "Queued", "Started", "Ended", "Duration", "Exit", "Code", "Message"].map((h) => el("th", {}, h))),
+    el("tr", {}, ...["Attempt", "Phase", "Queued", "Started", "Ended", "Attempt took", "Exit", "Code", "Message"].map((h) =>
+      el("th", h === "Attempt took" ? { title: "from the attempt's process start to its exit" } : {}, h))),
     ...(node.attempts || []).map((a) => {
       const q = queued.get(node.name + "#" + a.number);
       return el("tr", { "data-attempt": a.number }, el("td", {}, "#" + a.number), el("td", {}, phase(a.phase)),
         el("td", { class: "queued" }, q && a.startedAt ? el("span", { title: when(q) }, span(new Date(a.startedAt) - new Date(q))) : ""),
         el("td", { class: "started" }, agoEl(a.startedAt)), el("td", { class: "ended" }, agoEl(a.finishedAt)),
-        el("td", { class: "took" }, durationEl(a.startedAt, a.finishedAt)),
+        el("td", { class: "took", title: "this attempt alone, from its start to its exit" }, durationEl(a.startedAt, a.finishedAt)),
         el("td", {}, a.exitCode ?? a.signal ?? "-"), el("td", {}, a.code || ""),
         el("td", {}, (a.system ? "(system) " : "") + (a.message || "")));
     }));
@@ -88,7 +89,9 @@ function timelineRow(run, r) {
   if (r.end) attrs["data-end"] = r.end;
   else attrs["data-open"] = "";
   track.append(el("div", attrs, durationEl(r.start, r.end || undefined)));
-  const label = el("a", { class: "tl-label", href: hashFor({ run: run.id, node: r.node, tab: "timeline" }), title: r.label }, r.label);
+  // A long name is cut, never the attempt's number after it.
+  const label = el("a", { class: "tl-label", href: hashFor({ run: run.id, node: r.node, tab: "timeline" }), title: r.label },
+    el("span", { class: "tl-name" }, r.node), r.attempt ? el("span", { class: "tl-num" }, " #" + r.attempt) : null);
   return el("div", { class: "tl-row", "data-node": r.node, "data-attempt": r.attempt }, label, track);
 }
 
