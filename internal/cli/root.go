@@ -75,7 +75,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = usagef("%v", err)
 	}
 	printError(stderr, err)
-	if c := apiv1.CodeOf(err); c == apiv1.CodeUsage || c == apiv1.CodeOutputFormat {
+	if usageCodes[apiv1.CodeOf(err)] {
 		return exitUsage // the command line asked for what cannot be: kubectl's 2 for usage
 	}
 	return exitFailed
