@@ -123,6 +123,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newPartyCmd(e))
 	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e))
 	root.AddCommand(newConfigCmd(e))
+	root.AddCommand(newWhoamiCmd(e))
 	wireCompletion(root, e)
 	return root
 }
@@ -150,7 +151,8 @@ func defaultHome() string {
 	return ".kiln"
 }
 
-// printError prints every coded error on its own line.
+// printError prints every coded error on its own line, with the CLI's
+// hint where the API's speaks of HTTP (see forCLI).
 func printError(w io.Writer, err error) {
 	coded := apiv1.Errors(err)
 	if len(coded) == 0 {
@@ -158,7 +160,7 @@ func printError(w io.Writer, err error) {
 		return
 	}
 	for _, e := range coded {
-		fmt.Fprintf(w, "error: %v\n", e)
+		fmt.Fprintf(w, "error: %v\n", forCLI(e))
 	}
 }
 
