@@ -41,8 +41,8 @@ func newGetContextsCmd(e *env) *cobra.Command {
 				}
 				return nil
 			}
-			if output != "" {
-				return formatError(fmt.Sprintf("output format %q is not name (kiln config get-contexts prints a table, or the names)", output))
+			if done, err := printObject(e.stdout, output, contextViews(cfg)); done {
+				return err
 			}
 			g := newGrid([]string{"CURRENT", "NAME", "SERVER", "PROJECT", "TOKEN"})
 			for _, c := range cfg.Contexts {
@@ -58,7 +58,7 @@ func newGetContextsCmd(e *env) *cobra.Command {
 			return g.write(e.stdout)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: name (the context names alone), default a table")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: table (default), json, yaml (tokens as set or not, never shown) or name (the context names alone)")
 	return cmd
 }
 

@@ -101,6 +101,9 @@ func newRoot(e *env) *cobra.Command {
 	root.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) (err error) {
+		if err := checkOutput(cmd); err != nil {
+			return err
+		}
 		if stopProfile, err = startProfile(profile); err != nil {
 			return err
 		}
@@ -125,6 +128,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newConfigCmd(e))
 	root.AddCommand(newWhoamiCmd(e))
 	wireCompletion(root, e)
+	wireFlagCompletion(root, e)
 	return root
 }
 
