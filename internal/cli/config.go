@@ -115,7 +115,8 @@ func newCurrentContextCmd(e *env) *cobra.Command {
 }
 
 // setCurrentContext writes current-context: name into the file at path,
-// keeping the rest of it (comments and order included).
+// keeping the rest of it byte for byte (comments, order and indentation)
+// when it can change or add that one line.
 func setCurrentContext(path, name string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -125,19 +126,25 @@ func setCurrentContext(path, name string) error {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: "the file is not a YAML mapping"}
 	}
-	setKey(doc.Content[0], "current-context", name)
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return err
+	out, ok := editCurrentContext(data, name)
+	if !ok {
+		// A file the line edit cannot change (a flow mapping): written
+		// again from its nodes, comments kept.
+		setKey(doc.Content[0], "current-context", name)
+		var buf bytes.Buffer
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(&doc); err != nil {
+			return err
+		}
+		out = buf.Bytes()
 	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out.Bytes(), info.Mode().Perm()); err != nil {
+	if err := os.WriteFile(tmp, out, info.Mode().Perm()); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
