@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 // phases, after those already given, comma separated) and --context (the
 // configuration file's contexts).
 func wireFlagCompletion(root *cobra.Command, e *env) {
+	guardBashCompletion(root)
 	_ = root.RegisterFlagCompletionFunc("context", completeContexts(e))
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -59,5 +61,40 @@ func completeContexts(e *env) cobra.CompletionFunc {
 			names = append(names, c.Name)
 		}
 		return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// bashCompletionGuard starts kiln completion bash's script: without the
+// bash-completion package the script fails at each TAB with
+// "_get_comp_words_by_ref: command not found", so it says so once, when
+// sourced, and how to get the package.
+const bashCompletionGuard = `# kiln's completion needs the bash-completion package.
+if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+    echo "kiln completion: install the bash-completion package (apt install bash-completion, dnf install bash-completion, brew install bash-completion@2) and start a new shell" >&2
+fi
+`
+
+// guardBashCompletion makes kiln completion bash print bashCompletionGuard
+// before cobra's script, and its help say why.
+func guardBashCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, sh := range c.Commands() {
+			if sh.Name() != "bash" || sh.RunE == nil {
+				continue
+			}
+			script := sh.RunE
+			sh.RunE = func(cmd *cobra.Command, args []string) error {
+				if _, err := io.WriteString(cmd.OutOrStdout(), bashCompletionGuard); err != nil {
+					return err
+				}
+				return script(cmd, args)
+			}
+			sh.Long += "\nWithout bash-completion the script says so when sourced, and TAB fails with\n" +
+				"\"_get_comp_words_by_ref: command not found\".\n"
+		}
 	}
 }
