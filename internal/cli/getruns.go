@@ -52,6 +52,11 @@ func newGetRunsCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
+			if !f.watch && len(list) == 0 && isTable(f.output) {
+				// As kubectl: nothing on standard output, a word on standard error.
+				fmt.Fprintln(e.stderr, "No runs found.")
+				return nil
+			}
 			if !f.watch {
 				return printRuns(e.stdout, f.output, list)
 			}
@@ -200,6 +205,9 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// isTable reports whether format prints a table (no -o, table, wide).
+func isTable(format string) bool { return format == "" || format == fmtTable || format == fmtWide }
 
 // writeRuns writes get runs' table of runs.
 func writeRuns(w io.Writer, list []*apiv1.Run) error { return printRuns(w, "", list) }

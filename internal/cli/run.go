@@ -28,7 +28,8 @@ func newRunCmd(e *env) *cobra.Command {
 		Use:   "run FILE... | -f FILE...",
 		Short: "Submit a workflow and watch it until it ends",
 		Long: "Submit the one runnable resource (Workflow or TrainJob) in FILE... and watch it. Exits 0 only if\n" +
-			"the run succeeded. Tasks start in the directory of the workflow's file; a server on another\n" +
+			"the run succeeded. Tasks start in the directory of the workflow's file (the current directory for\n" +
+			"a workflow read from standard input, so relative paths in it are resolved from there); a server on another\n" +
 			"machine starts them in their attempt's own directory. Ctrl-C cancels the run cleanly; a second\n" +
 			"Ctrl-C leaves at once, and kiln resume picks the run up.",
 		Args: cobra.ArbitraryArgs,
