@@ -60,7 +60,7 @@ func TestUseContextChangesOneLineOnly(t *testing.T) {
 			"contexts:\n    -   name: a\n        token: t\n", "a",
 			"contexts:\n    -   name: a\n        token: t\ncurrent-context: a\n",
 		},
-		"no newline at the end": {"contexts:\n- name: x y\n", "x y", "contexts:\n- name: x y\ncurrent-context: x y\n"},
+		"no newline at the end":              {"contexts:\n- name: x y\n", "x y", "contexts:\n- name: x y\ncurrent-context: x y\n"},
 		"a name yaml would read as a number": {"contexts:\n- name: '01'\ncurrent-context: b\n", "01", "contexts:\n- name: '01'\ncurrent-context: \"01\"\n"},
 	} {
 		got, ok := editCurrentContext([]byte(tc.before), tc.name)
