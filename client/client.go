@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -286,10 +285,7 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		return nil, &apiv1.Error{
-			Code: apiv1.CodeUsage, Message: fmt.Sprintf("reaching the kiln server at %s: %v", c.base, err),
-			Hint: "check --server (KILN_SERVER) and that kiln serve runs",
-		}
+		return nil, unreachable(c.base, err)
 	}
 	if resp.StatusCode < 300 {
 		return resp, nil
@@ -299,11 +295,7 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 	if json.NewDecoder(resp.Body).Decode(&e) != nil || len(e.Errors) == 0 {
 		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
 	}
-	errs := make([]error, len(e.Errors))
-	for i, x := range e.Errors {
-		errs[i] = x
-	}
-	return nil, errors.Join(errs...)
+	return nil, apiErrors(e.Errors)
 }
 
 // WaitDone polls a run until it ends or ctx does, and returns it.

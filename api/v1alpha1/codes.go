@@ -114,6 +114,8 @@ const (
 	CodeLeadershipLost Code = "KLN-5051"
 	CodeStoreBusy      Code = "KLN-5052"
 	CodeHomeStore      Code = "KLN-5053"
+	// The command line talking to a server (issue 16).
+	CodeServerUnreachable Code = "KLN-5060"
 	// The PostgreSQL store (issue 15).
 	CodePGAddress       Code = "KLN-5040"
 	CodePGUnreachable   Code = "KLN-5041"
@@ -286,6 +288,7 @@ func CodeInfos() []CodeInfo {
 		{CodePGSecretKey, "a PostgreSQL store was opened without a secret key file: there is no directory beside the database to keep one in", "set KILN_SECRET_KEY_FILE to a key file every replica reads (the same 32 bytes); kiln makes it on first use"},
 		{CodeStoreBusy, "a write to the PostgreSQL store waited more than 3 s for another writer's lock, and gave up; nothing of it was written", "try again; if it lasts, look in pg_stat_activity for a session idle in a transaction (a replica frozen mid-write is ended after 5 s)"},
 		{CodeHomeStore, "KILN_HOME belongs to kiln serve replicas of a PostgreSQL store (its file store says which), and the command names another store", "set --store or KILN_STORE to the store the file names; to move the home to another store, remove KILN_HOME/store"},
+		{CodeServerUnreachable, "the kiln server the command talks to (--server, KILN_SERVER, or the context's server) cannot be reached: nothing answers at its URL, or the name does not resolve", "check the URL in --server, KILN_SERVER or the current context (kiln config get-contexts), and that kiln serve runs there; --server \"\" uses the engine embedded in kiln instead"},
 		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
 		{CodeBackend, "the backend refused or failed an operation", "see the message"},
 		{CodeOOMKilled, "a container was killed for using more memory than its limit (OOMKilled)", "raise resources.memory or use less memory"},

@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// MaxRunPage is the most runs one page of a runs list holds (the limit
+// of GET /api/v1/runs and kiln get runs --limit).
+const MaxRunPage = 500
+
 // ParsePhases reads a comma-separated list of run phases, in any case:
 // "running,FAILED". An empty string is no filter. A name that is no run
 // phase is KLN-4050, naming it and the phases there are.

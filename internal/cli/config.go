@@ -41,8 +41,8 @@ func newGetContextsCmd(e *env) *cobra.Command {
 				}
 				return nil
 			}
-			if output != "" {
-				return formatError(fmt.Sprintf("output format %q is not name (kiln config get-contexts prints a table, or the names)", output))
+			if done, err := printObject(e.stdout, output, contextViews(cfg)); done {
+				return err
 			}
 			g := newGrid([]string{"CURRENT", "NAME", "SERVER", "PROJECT", "TOKEN"})
 			for _, c := range cfg.Contexts {
@@ -58,7 +58,7 @@ func newGetContextsCmd(e *env) *cobra.Command {
 			return g.write(e.stdout)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: name (the context names alone), default a table")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: table (default), json, yaml (tokens as set or not, never shown) or name (the context names alone)")
 	return cmd
 }
 
@@ -115,7 +115,8 @@ func newCurrentContextCmd(e *env) *cobra.Command {
 }
 
 // setCurrentContext writes current-context: name into the file at path,
-// keeping the rest of it (comments and order included).
+// keeping the rest of it byte for byte (comments, order and indentation)
+// when it can change or add that one line.
 func setCurrentContext(path, name string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -125,19 +126,25 @@ func setCurrentContext(path, name string) error {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: "the file is not a YAML mapping"}
 	}
-	setKey(doc.Content[0], "current-context", name)
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return err
+	out, ok := editCurrentContext(data, name)
+	if !ok {
+		// A file the line edit cannot change (a flow mapping): written
+		// again from its nodes, comments kept.
+		setKey(doc.Content[0], "current-context", name)
+		var buf bytes.Buffer
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(&doc); err != nil {
+			return err
+		}
+		out = buf.Bytes()
 	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out.Bytes(), info.Mode().Perm()); err != nil {
+	if err := os.WriteFile(tmp, out, info.Mode().Perm()); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

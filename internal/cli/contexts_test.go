@@ -49,6 +49,30 @@ func TestUseContextKeepsTheRestOfTheFile(t *testing.T) {
 	}
 }
 
+func TestUseContextChangesOneLineOnly(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ before, name, want string }{
+		"lists at the left edge": {
+			"contexts:\n- name: a\n  server: http://a\n- name: b\ncurrent-context: a   # the usual\nstore: sqlite\n", "b",
+			"contexts:\n- name: a\n  server: http://a\n- name: b\ncurrent-context: b   # the usual\nstore: sqlite\n",
+		},
+		"lists indented, no current yet": {
+			"contexts:\n    -   name: a\n        token: t\n", "a",
+			"contexts:\n    -   name: a\n        token: t\ncurrent-context: a\n",
+		},
+		"no newline at the end":              {"contexts:\n- name: x y\n", "x y", "contexts:\n- name: x y\ncurrent-context: x y\n"},
+		"a name yaml would read as a number": {"contexts:\n- name: '01'\ncurrent-context: b\n", "01", "contexts:\n- name: '01'\ncurrent-context: \"01\"\n"},
+	} {
+		got, ok := editCurrentContext([]byte(tc.before), tc.name)
+		if !ok || string(got) != tc.want {
+			t.Errorf("%s: %v\n%s\nwant\n%s", name, ok, got, tc.want)
+		}
+	}
+	if _, ok := editCurrentContext([]byte("{contexts: [{name: a}], current-context: b}\n"), "a"); ok {
+		t.Error("a flow mapping was edited line-wise")
+	}
+}
+
 func TestLogFlagsBecomeAQuery(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC)
@@ -68,8 +92,8 @@ func TestLogFlagsBecomeAQuery(t *testing.T) {
 		"a negative tail":     {logFlags{tail: -1}, []string{"run-1"}},
 		"a since that is not": {logFlags{since: "lately"}, []string{"run-1"}},
 	} {
-		if _, err := tc.f.query(tc.args, now); apiv1.CodeOf(err) != apiv1.CodeUsage {
-			t.Errorf("%s: %v, want a usage error", name, err)
+		if _, err := tc.f.query(tc.args, now); !usageCodes[apiv1.CodeOf(err)] {
+			t.Errorf("%s: %v, want a usage error (exit 2)", name, err)
 		}
 	}
 	if q, err := (&logFlags{node: "a"}).query([]string{"run-1", "a"}, now); err != nil || q.Task != "a" {

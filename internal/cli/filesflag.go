@@ -8,7 +8,7 @@ import "github.com/spf13/cobra"
 type filesFlag []string
 
 func (f *filesFlag) add(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVarP((*[]string)(f), "filename", "f", nil, "a file of the run's documents, - for standard input (repeatable; the same as FILE arguments)")
+	cmd.Flags().StringArrayVarP((*[]string)(f), "filename", "f", nil, "a file of the run's documents, - for standard input (repeatable; the same as FILE arguments); tasks start in the file's directory, the current one for standard input")
 }
 
 // with is the files the flag and args name, or a usage error saying says

@@ -52,6 +52,11 @@ func newGetRunsCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
+			if !f.watch && len(list) == 0 && isTable(f.output) {
+				// As kubectl: nothing on standard output, a word on standard error.
+				fmt.Fprintln(e.stderr, "No runs found.")
+				return nil
+			}
 			if !f.watch {
 				return printRuns(e.stdout, f.output, list)
 			}
@@ -78,9 +83,12 @@ func newGetRunsCmd(e *env) *cobra.Command {
 // value is a usage error naming the flag.
 func (f *runListFlags) query(now time.Time) (apiv1.RunQuery, error) {
 	q := apiv1.RunQuery{Limit: f.limit, Project: f.project, Label: f.label, Search: f.search, Ascending: f.ascending}
+	if f.limit < 1 || f.limit > apiv1.MaxRunPage {
+		return q, limitError(f.limit)
+	}
 	var err error
 	if q.Phases, err = apiv1.ParsePhases(f.phase); err != nil {
-		return q, usagef("--phase: %s", apiv1.Errors(err)[0].Message)
+		return q, asFlag(err, "--phase")
 	}
 	for _, t := range []struct {
 		flag, v string
@@ -90,7 +98,7 @@ func (f *runListFlags) query(now time.Time) (apiv1.RunQuery, error) {
 			continue
 		}
 		if *t.dst, err = apiv1.ParseTimeAgo(t.flag, t.v, now); err != nil {
-			return q, usagef("--%s: %s", t.flag, apiv1.Errors(err)[0].Message)
+			return q, asFlag(err, "--"+t.flag)
 		}
 	}
 	if f.output != "" && f.watch && (f.output != "wide" && f.output != "table") {
@@ -197,6 +205,9 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// isTable reports whether format prints a table (no -o, table, wide).
+func isTable(format string) bool { return format == "" || format == fmtTable || format == fmtWide }
 
 // writeRuns writes get runs' table of runs.
 func writeRuns(w io.Writer, list []*apiv1.Run) error { return printRuns(w, "", list) }

@@ -26,14 +26,22 @@ func TestRunListFlagsBecomeAQuery(t *testing.T) {
 	if diff := cmp.Diff(want, q); diff != "" {
 		t.Errorf("query (-want +got):\n%s", diff)
 	}
-	for name, bad := range map[string]runListFlags{
-		"an unknown phase":      {phase: "running,done"},
-		"a since that is not":   {since: "yesterday"},
-		"a negative duration":   {until: "-2h"},
-		"a watch of json lines": {watch: true, output: "json"},
+	for name, bad := range map[string]struct {
+		f     runListFlags
+		code  apiv1.Code
+		field string
+	}{
+		"an unknown phase":      {runListFlags{limit: 50, phase: "running,done"}, apiv1.CodeUnknownPhase, "--phase"},
+		"a since that is not":   {runListFlags{limit: 50, since: "yesterday"}, apiv1.CodeBadTime, "--since"},
+		"a negative duration":   {runListFlags{limit: 50, until: "-2h"}, apiv1.CodeBadTime, "--until"},
+		"a watch of json lines": {runListFlags{limit: 50, watch: true, output: "json"}, apiv1.CodeUsage, ""},
+		"a limit past a page":   {runListFlags{limit: apiv1.MaxRunPage + 1}, apiv1.CodeUsage, "--limit"},
+		"a limit of nothing":    {runListFlags{limit: 0}, apiv1.CodeUsage, "--limit"},
 	} {
-		if _, err := bad.query(now); apiv1.CodeOf(err) != apiv1.CodeUsage {
-			t.Errorf("%s: %v, want a usage error", name, err)
+		_, err := bad.f.query(now)
+		errs := apiv1.Errors(err)
+		if len(errs) != 1 || errs[0].Code != bad.code || errs[0].Field != bad.field || !usageCodes[errs[0].Code] {
+			t.Errorf("%s: %v, want a %s of %q that exits 2", name, err, bad.code, bad.field)
 		}
 	}
 }

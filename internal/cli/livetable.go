@@ -18,11 +18,7 @@ type screen struct{ cols, rows int }
 // their middle, the message column what is left of the line. cols 0
 // leaves lines as long as they come.
 func liveTable(run *apiv1.Run, cols, maxRows int) []string {
-	head := fmt.Sprintf("RUN %s  %s  %s", run.ID, run.Status.Phase, duration(run.Status.StartedAt, run.Status.FinishedAt))
-	if p := run.Status.Progress; p != nil {
-		head += fmt.Sprintf("  %d/%d done", p.Done, p.Total)
-	}
-	lines := []string{head}
+	lines := []string{headLine(run, cols)}
 	nodes := run.Status.Nodes
 	if len(nodes) > maxRows {
 		lines = append(lines, "  "+phaseCounts(nodes))
@@ -39,6 +35,21 @@ func liveTable(run *apiv1.Run, cols, maxRows int) []string {
 		rows = append(rows, []string{n.Name, string(n.Phase), attempt, duration(n.StartedAt, n.FinishedAt), oneLine(n.Message)})
 	}
 	return fitLines(append(lines, layoutRows(rows, cols)...), cols)
+}
+
+// headLine is the table's first line: the run's ID, phase, time and
+// progress. On a narrow terminal the ID loses its middle, down to 8
+// columns, so that the phase, time and counts stay in sight.
+func headLine(run *apiv1.Run, cols int) string {
+	state := fmt.Sprintf("  %s  %s", run.Status.Phase, duration(run.Status.StartedAt, run.Status.FinishedAt))
+	if p := run.Status.Progress; p != nil {
+		state += fmt.Sprintf("  %d/%d done", p.Done, p.Total)
+	}
+	id := string(run.ID)
+	if cols > 0 {
+		id = squeeze(id, max(cols-1-len("RUN ")-utf8.RuneCountInString(state), 8))
+	}
+	return "RUN " + id + state
 }
 
 // fitLines cuts lines to cols-1 columns; cols 0 leaves them whole.

@@ -70,3 +70,29 @@ func TestTableRowsLeaveRoomOnTheScreen(t *testing.T) {
 		t.Errorf("tableRows (-want +got):\n%s", diff)
 	}
 }
+
+// On a narrow terminal the head line keeps the run's phase, time and
+// progress, and the ID loses its middle instead.
+func TestTheHeadLineKeepsThePhaseAndCountsWhenNarrow(t *testing.T) {
+	t.Parallel()
+	run := &apiv1.Run{
+		ID:     "slow-one-with-a-rather-long-descriptive-workflow-name-8",
+		Status: apiv1.RunStatus{Phase: apiv1.PhaseRunning, Progress: &apiv1.RunProgress{Done: 1, Total: 3}},
+	}
+	for cols, wantID := range map[int]string{
+		60:  "slow-one-with-a-..workflow-name-8",
+		120: string(run.ID),
+		30:  "slo..e-8", // never fewer than 8 columns of ID; the line is cut at the edge
+	} {
+		head := liveTable(run, cols, maxTableRows)[0]
+		if n := utf8.RuneCountInString(head); n > cols-1 {
+			t.Errorf("%d columns: a head of %d: %q", cols, n, head)
+		}
+		if cols >= 60 && (!strings.Contains(head, "Running") || !strings.HasSuffix(head, "1/3 done")) {
+			t.Errorf("%d columns: head %q lost the phase or the counts", cols, head)
+		}
+		if !strings.Contains(head, "RUN "+wantID[:4]) || (cols >= 60 && !strings.Contains(head, wantID)) {
+			t.Errorf("%d columns: head %q, want the ID as %q", cols, head, wantID)
+		}
+	}
+}

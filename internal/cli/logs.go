@@ -78,7 +78,7 @@ func (f *logFlags) query(args []string, now time.Time) (apiv1.LogQuery, error) {
 	if f.since != "" {
 		t, err := apiv1.ParseTimeAgo("since", f.since, now)
 		if err != nil {
-			return q, usagef("--since: %s", apiv1.Errors(err)[0].Message)
+			return q, asFlag(err, "--since")
 		}
 		q.Since = &t
 	}

@@ -75,7 +75,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = usagef("%v", err)
 	}
 	printError(stderr, err)
-	if c := apiv1.CodeOf(err); c == apiv1.CodeUsage || c == apiv1.CodeOutputFormat {
+	if usageCodes[apiv1.CodeOf(err)] {
 		return exitUsage // the command line asked for what cannot be: kubectl's 2 for usage
 	}
 	return exitFailed
@@ -101,6 +101,9 @@ func newRoot(e *env) *cobra.Command {
 	root.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) (err error) {
+		if err := checkOutput(cmd); err != nil {
+			return err
+		}
 		if stopProfile, err = startProfile(profile); err != nil {
 			return err
 		}
@@ -123,7 +126,9 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newPartyCmd(e))
 	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e))
 	root.AddCommand(newConfigCmd(e))
+	root.AddCommand(newWhoamiCmd(e))
 	wireCompletion(root, e)
+	wireFlagCompletion(root, e)
 	return root
 }
 
@@ -150,7 +155,8 @@ func defaultHome() string {
 	return ".kiln"
 }
 
-// printError prints every coded error on its own line.
+// printError prints every coded error on its own line, with the CLI's
+// hint where the API's speaks of HTTP (see forCLI).
 func printError(w io.Writer, err error) {
 	coded := apiv1.Errors(err)
 	if len(coded) == 0 {
@@ -158,7 +164,7 @@ func printError(w io.Writer, err error) {
 		return
 	}
 	for _, e := range coded {
-		fmt.Fprintf(w, "error: %v\n", e)
+		fmt.Fprintf(w, "error: %v\n", forCLI(e))
 	}
 }
 

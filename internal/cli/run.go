@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,8 @@ func newRunCmd(e *env) *cobra.Command {
 		Use:   "run FILE... | -f FILE...",
 		Short: "Submit a workflow and watch it until it ends",
 		Long: "Submit the one runnable resource (Workflow or TrainJob) in FILE... and watch it. Exits 0 only if\n" +
-			"the run succeeded. Tasks start in the directory of the workflow's file; a server on another\n" +
+			"the run succeeded. Tasks start in the directory of the workflow's file (the current directory for\n" +
+			"a workflow read from standard input, so relative paths in it are resolved from there); a server on another\n" +
 			"machine starts them in their attempt's own directory. Ctrl-C cancels the run cleanly; a second\n" +
 			"Ctrl-C leaves at once, and kiln resume picks the run up.",
 		Args: cobra.ArbitraryArgs,
@@ -40,6 +42,9 @@ func newRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A Ctrl-C while the run is submitted cancels it once it exists.
+			sig, unhook := interrupts()
+			defer unhook()
 			eng, done, err := e.open(cmd.Context(), collecting, &pool)
 			if err != nil {
 				return err
@@ -49,7 +54,7 @@ func newRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return watchRuns(e, eng, []apiv1.RunID{run.ID}, quiet)
+			return watchRunsOn(e, eng, []apiv1.RunID{run.ID}, quiet, sig)
 		},
 	}
 	pool.add(cmd)
@@ -159,15 +164,23 @@ func newResumeCmd(e *env) *cobra.Command {
 
 // watchRuns shows the runs until they end, cancelling them on the first
 // Ctrl-C and leaving on the second. It returns an exitError unless every
-// run succeeded.
+// run succeeded: 130 after a Ctrl-C, whether the runs ended cancelled or
+// were left, as kiln wait exits.
 func watchRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
+	sig, unhook := interrupts()
+	defer unhook()
+	return watchRunsOn(e, eng, ids, quiet, sig)
+}
+
+// watchRunsOn is watchRuns with the signals caught already (since before
+// the runs were submitted).
+func watchRunsOn(e *env, eng engine, ids []apiv1.RunID, quiet bool, sig <-chan os.Signal) error {
 	ctx, leave := context.WithCancel(context.Background())
 	defer leave()
+	var interrupted atomic.Bool
 	go func() {
 		<-sig
+		interrupted.Store(true)
 		fmt.Fprintln(e.stderr, "cancelling (press Ctrl-C again to leave now; kiln resume then finishes the cancel)")
 		for _, id := range ids {
 			if err := eng.Cancel(ctx, id); err != nil && ctx.Err() == nil {
@@ -188,13 +201,21 @@ func watchRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
 	if err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || interrupted.Load() {
 		return &exitError{exitAborted}
 	}
 	if !ok {
 		return &exitError{exitFailed}
 	}
 	return nil
+}
+
+// interrupts catches Ctrl-C and SIGTERM from now on, for watchRuns, until
+// the function it returns is called.
+func interrupts() (<-chan os.Signal, func()) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	return sig, func() { signal.Stop(sig) }
 }
 
 // resumable checks that every run named exists and has not ended.

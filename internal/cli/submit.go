@@ -29,7 +29,9 @@ func newSubmitCmd(e *env) *cobra.Command {
 		Use:   "submit FILE... | -f FILE...",
 		Short: "Submit a workflow to the server and print the run's ID, without watching it",
 		Long: "Submit the one runnable resource (Workflow or TrainJob) in FILE... (- reads standard input) to\n" +
-			"the server and print the new run's ID; kiln wait RUN waits for it to end.",
+			"the server and print the new run's ID; kiln wait RUN waits for it to end. A server on this machine\n" +
+			"starts tasks in the directory of the workflow's file, or in the current directory for standard input,\n" +
+			"so that relative paths in a piped workflow are resolved from where kiln submit runs.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := fileFlag.with(args, "kiln submit needs the file of a Workflow or TrainJob: kiln submit FILE... (- or -f - reads standard input)")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -25,21 +26,24 @@ func newVersionCmd(e *env) *cobra.Command {
 		Args:  none("kiln version takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := versions{Client: buildinfo.Read()}
+			var serverErr error
 			if e.server != "" {
 				s, err := client.New(e.server, e.token()).Version(cmd.Context())
-				if err != nil {
-					return err
+				if err == nil {
+					v.Server = &s
 				}
-				v.Server = &s
+				serverErr = err
 			}
+			// The client's version comes first and whatever the server
+			// answers, as kubectl version prints it.
 			if done, err := printObject(e.stdout, output, v); done {
-				return err
+				return errors.Join(err, serverErr)
 			}
 			fmt.Fprintln(e.stdout, "client: "+buildinfo.Line(v.Client))
 			if v.Server != nil {
 				fmt.Fprintln(e.stdout, "server: "+buildinfo.Line(*v.Server)+" at "+e.server)
 			}
-			return nil
+			return serverErr
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE")

@@ -259,6 +259,7 @@ func (e *httpError) Error() string { return e.err.Error() }
 // writeError answers with every coded error in err, as JSON.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, errs := statusOf(err)
+	errs = namedRun(errs, r.PathValue("id"))
 	var he *httpError
 	if errors.As(err, &he) && he.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((he.retryAfter+time.Second-1)/time.Second)))

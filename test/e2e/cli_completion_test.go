@@ -57,3 +57,50 @@ func TestCompletionNamesRunsTasksAndTemplates(t *testing.T) {
 		})
 	}
 }
+
+// Flag values complete too: --phase (after those given), -o (the
+// command's formats), --context (the file's contexts), never file names;
+// and the bash script says when the bash-completion package is missing.
+func TestCompletionOfFlagValues(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	writeFile(t, home, "config.yaml", "contexts:\n- name: prod\n- name: laptop\n")
+	offered := func(args ...string) ([]string, string) {
+		t.Helper()
+		r := kilnWithEnv(t, withoutServer(), home, append([]string{"__complete"}, args...)...)
+		var out []string
+		directive := ""
+		for _, l := range strings.Split(r.stdout, "\n") {
+			switch {
+			case strings.HasPrefix(l, ":"):
+				directive = l
+			case l != "":
+				out = append(out, l)
+			}
+		}
+		return out, directive
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"get", "runs", "--phase", "fa"}, []string{"failing", "failed"}},
+		{[]string{"get", "runs", "--phase", "failed,c"}, []string{"failed,cancelling", "failed,cancelled"}},
+		{[]string{"get", "runs", "-o", ""}, []string{"table", "wide", "json", "yaml", "name", "jsonpath="}},
+		{[]string{"describe", "run", "-o", ""}, []string{"json", "yaml", "jsonpath="}},
+		{[]string{"config", "get-contexts", "-o", ""}, []string{"table", "json", "yaml", "name"}},
+		{[]string{"get", "runs", "--context", ""}, []string{"prod", "laptop"}},
+	} {
+		got, directive := offered(c.args...)
+		if !slices.Equal(got, c.want) || directive != ":4" { // 4: no file names
+			t.Errorf("kiln %v<TAB>: %q %s; want %q and no file names", c.args, got, directive, c.want)
+		}
+	}
+	r := kiln(t, home, "completion", "bash")
+	if !strings.HasPrefix(r.stdout, "# kiln's completion needs the bash-completion package.") {
+		t.Errorf("kiln completion bash does not start by checking for bash-completion:\n%.300s", r.stdout)
+	}
+	if r := kiln(t, home, "completion", "bash", "--help"); !strings.Contains(r.stdout, "bash-completion") {
+		t.Errorf("kiln completion bash --help does not name bash-completion:\n%s", r.stdout)
+	}
+}

@@ -40,8 +40,14 @@ func TestContextsPickTheServerTokenAndProject(t *testing.T) {
 	if r := kilnWithEnv(t, env, home, "config", "current-context"); strings.TrimSpace(r.stdout) != "prod" {
 		t.Errorf("current-context after use-context prod: %q %q", r.stdout, r.stderr)
 	}
-	if kept, _ := os.ReadFile(filepath.Join(home, "config.yaml")); !strings.Contains(string(kept), "# contexts of the test") {
-		t.Errorf("use-context lost the file's comment:\n%s", kept)
+	if kept, _ := os.ReadFile(filepath.Join(home, "config.yaml")); string(kept) != config+"current-context: prod\n" {
+		t.Errorf("use-context changed more than its line (the comment, the lists' indentation):\n%s", kept)
+	}
+	for _, format := range []string{"json", "yaml"} {
+		r := kilnWithEnv(t, env, home, "config", "get-contexts", "-o", format)
+		if r.code != 0 || strings.Contains(r.stdout, admin) || !strings.Contains(r.stdout, "wrong-token") || !strings.Contains(r.stdout, "tokenSet") {
+			t.Errorf("get-contexts -o %s: exit %d, %q %q; want the contexts, tokens as set, never shown", format, r.code, r.stdout, r.stderr)
+		}
 	}
 	file := writeFile(t, t.TempDir(), "wf.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: ctx}\nspec: {tasks: [{name: t, command: ['true']}]}\n")
 	if r := kilnWithEnv(t, env, home, "run", "-q", file); r.code != 0 {

@@ -99,11 +99,19 @@ func TestGetRunsFiltersAndFormats(t *testing.T) {
 					t.Errorf("get runs -o wide lacks %q:\n%s", want, wide.stdout)
 				}
 			}
-			if r := m.kiln(t, "get", "runs", "--phase", "running,nope"); r.code != 2 || !strings.Contains(r.stderr, "KLN-4002") || !strings.Contains(r.stderr, `"nope"`) || !strings.Contains(r.stderr, "Cancelling") {
+			if r := m.kiln(t, "get", "runs", "--phase", "running,nope"); r.code != 2 || !strings.Contains(r.stderr, "KLN-4050 --phase") || !strings.Contains(r.stderr, `"nope"`) || !strings.Contains(r.stderr, "Cancelling") {
 				t.Errorf("get runs --phase running,nope: exit %d, %q; want 2, naming nope and the phases", r.code, r.stderr)
 			}
 			if r := m.kiln(t, "get", "runs", "-o", "jsonpath={.items["); r.code != 2 || !strings.Contains(r.stderr, "KLN-4053") {
 				t.Errorf("a jsonpath that does not parse: exit %d, %q; want 2 and KLN-4053", r.code, r.stderr)
+			}
+			for _, format := range []string{"table", "wide"} {
+				if r := m.kiln(t, "get", "runs", "--search", "no-run-has-this", "-o", format); r.code != 0 || r.stdout != "" || r.stderr != "No runs found.\n" {
+					t.Errorf("get runs -o %s of none: exit %d, %q %q; want nothing on stdout and No runs found. on stderr, as kubectl", format, r.code, r.stdout, r.stderr)
+				}
+			}
+			if r := m.kiln(t, "get", "runs", "--search", "no-run-has-this", "-o", "json"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" || r.stderr != "" {
+				t.Errorf("get runs -o json of none: exit %d, %q %q; want []", r.code, r.stdout, r.stderr)
 			}
 			if r := m.kiln(t, "get", "run", "nosuch-run"); r.code != 1 || !strings.Contains(r.stderr, "KLN-4001") {
 				t.Errorf("get run of an unknown ID: exit %d, %q; want 1 and KLN-4001", r.code, r.stderr)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,9 +20,17 @@ import (
 // that size and returns the screen.
 func ptyRun(t *testing.T, n, cols, rows int) *screen {
 	t.Helper()
+	scr, _ := ptyRunNamed(t, "wide-names", n, cols, rows)
+	return scr
+}
+
+// ptyRunNamed is ptyRun of a workflow named name; it returns what kiln
+// wrote, too.
+func ptyRunNamed(t *testing.T, name string, n, cols, rows int) (*screen, string) {
+	t.Helper()
 	home := newHome(t)
 	var b strings.Builder
-	b.WriteString("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: wide-names}\nspec:\n  tasks:\n")
+	b.WriteString("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: " + name + "}\nspec:\n  tasks:\n")
 	for i := range n {
 		// Tasks sleep for different times, so the table is drawn with
 		// rows in every phase.
@@ -46,13 +55,16 @@ func ptyRun(t *testing.T, n, cols, rows int) *screen {
 	scr := newScreen(cols, rows)
 	scr.write(out.String())
 	t.Logf("the screen kiln run ends on, at %dx%d:\n%s", cols, rows, strings.Join(scr.lines(), "\n"))
-	if len(scr.overflows) > 0 {
-		t.Errorf("%d lines ran past column %d, the first: %q", len(scr.overflows), cols, scr.overflows[0])
+	// The summary, printed once after the last redraw, may wrap: nothing
+	// is drawn over it, and it keeps the whole run ID to copy.
+	overflows := slices.DeleteFunc(slices.Clone(scr.overflows), func(l string) bool { return strings.HasPrefix(l, "Run "+name+"-") })
+	if len(overflows) > 0 {
+		t.Errorf("%d lines ran past column %d, the first: %q", len(overflows), cols, overflows[0])
 	}
 	if k := strings.Count(out.String(), "\x1b[J"); k < 2 {
 		t.Errorf("the table was drawn %d times; want it redrawn as the run went on", k)
 	}
-	return scr
+	return scr, out.String()
 }
 
 // The live table of kiln run, on a terminal of 80 columns and 24 rows,
@@ -106,5 +118,28 @@ func TestTheLiveTableFitsAShortTerminal(t *testing.T) {
 		if strings.Contains(final, stale) {
 			t.Errorf("the final screen still shows a task %s: a stale row", stale)
 		}
+	}
+}
+
+// On a terminal of 60 columns, a run of a long workflow name keeps its
+// phase, time and progress in every redraw's head line: the ID loses its
+// middle instead.
+func TestTheLiveTableHeadKeepsThePhaseWhenNarrow(t *testing.T) {
+	t.Parallel()
+	const name = "slow-one-with-a-rather-long-descriptive-workflow-name"
+	scr, raw := ptyRunNamed(t, name, 3, 60, 20)
+	heads := regexp.MustCompile(`RUN (\S+)([^\r\n\x1b]*)`).FindAllStringSubmatch(raw, -1)
+	if len(heads) < 2 {
+		t.Fatalf("%d head lines in what kiln wrote; want one a redraw", len(heads))
+	}
+	state := regexp.MustCompile(`^  (Pending|Running|Succeeded)  \S+(  \d+/3 done)?$`)
+	for _, h := range heads {
+		if !strings.Contains(h[1], "..") || !strings.HasPrefix(h[1], "slow-one-") || !state.MatchString(h[2]) {
+			t.Errorf("head %q: want the ID shortened in its middle, then the phase, time and progress", h[0])
+		}
+	}
+	final := strings.Join(scr.lines(), "\n")
+	if !regexp.MustCompile(`(?m)^RUN slow-one-\S+\.\.\S+  Succeeded  \S+  3/3 done$`).MatchString(final) {
+		t.Errorf("the final screen's head lacks Succeeded and 3/3 done:\n%s", final)
 	}
 }

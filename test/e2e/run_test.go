@@ -110,34 +110,44 @@ spec:
 	}
 }
 
+// Ctrl-C on kiln run cancels the run, waits for it to end Cancelled and
+// exits 130, as docs/cli.md says, embedded and through a server.
 func TestCtrlCCancelsTheRun(t *testing.T) {
 	t.Parallel()
-	home := newHome(t)
-	dir := t.TempDir()
-	started := filepath.Join(dir, "started")
-	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+	for _, m := range cliModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			started := filepath.Join(dir, "started")
+			wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
 kind: Workflow
 metadata: {name: long}
 spec:
   tasks:
   - {name: sleeper, command: [sh, -c, 'echo $$ > `+started+`; exec sleep 300']}
 `)
-	cmd := startKiln(t, home, "run", wf)
-	waitFor(t, "the task to start", func() bool { return fileHasLine(started) })
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("kiln run after Ctrl-C: %v, want exit code 1", err)
-	}
-	run := runs(t, home)[0]
-	if run.Status.Phase != apiv1.PhaseCancelled {
-		t.Errorf("run is %s, want Cancelled", run.Status.Phase)
-	}
-	pid := readPID(t, started)
-	if syscall.Kill(pid, 0) == nil {
-		t.Errorf("the task's process %d still runs after cancel", pid)
+			cmd := exec.Command(kilnBin, "--home", m.home, "run", wf)
+			cmd.Env = m.env
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the task to start", func() bool { return fileHasLine(started) })
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("kiln run after Ctrl-C: %v, want exit code 130\n%s", err, stderr.String())
+			}
+			r := m.kiln(t, "get", "runs", "--search", "long", "-o", "jsonpath={.items[0].status.phase}")
+			if got := strings.TrimSpace(r.stdout); got != string(apiv1.PhaseCancelled) {
+				t.Errorf("run is %q (%s), want Cancelled", got, r.stderr)
+			}
+			pid := readPID(t, started)
+			waitFor(t, "the task's process to end", func() bool { return syscall.Kill(pid, 0) != nil })
+		})
 	}
 }
 
