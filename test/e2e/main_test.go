@@ -40,9 +40,27 @@ func TestMain(m *testing.M) {
 // home is a kiln home whose supervisor is stopped when the test ends.
 func newHome(t *testing.T) string {
 	t.Helper()
-	home := t.TempDir()
-	t.Cleanup(func() { stopSupervisor(home) })
+	home, err := os.MkdirTemp("", "kiln-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeHome(t, home) })
 	return home
+}
+
+// removeHome stops home's supervisor and removes home. A supervisor a
+// killed server was still starting writes its first files after the
+// server is gone, so removing is tried again, stopping any supervisor
+// found, for up to 10 seconds.
+func removeHome(t *testing.T, home string) {
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); <-time.After(100 * time.Millisecond) {
+		stopSupervisor(home)
+		if err = os.RemoveAll(home); err == nil {
+			return
+		}
+	}
+	t.Errorf("removing the test's kiln home: %v", err)
 }
 
 // stopSupervisor kills home's supervisor and waits, up to 10 seconds,
