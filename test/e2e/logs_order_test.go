@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// kiln logs writes a task's stdout and stderr lines in the order it wrote
+// them, embedded and through a server, with times that never go back,
+// and --tail N keeps its last N lines of both together.
+func TestLogsComeInTheOrderWritten(t *testing.T) {
+	t.Parallel()
+	for _, m := range cliModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			id := m.runWorkflow(t, "turns", "echo out1; sleep .2; echo err1 >&2; sleep .2; echo out2; sleep .2; echo err2 >&2; sleep .2; echo out3")
+			const want = "out1\nerr1\nout2\nerr2\nout3\n"
+			for _, args := range [][]string{{}, {"-f"}} {
+				if r := m.kiln(t, append([]string{"logs", id, "main"}, args...)...); r.code != 0 || r.stdout != want {
+					t.Errorf("logs %v: exit %d, %q %q; want %q", args, r.code, r.stdout, r.stderr, want)
+				}
+			}
+			if r := m.kiln(t, "logs", id, "main", "--tail", "2"); r.stdout != "err2\nout3\n" {
+				t.Errorf("--tail 2: %q %q; want the last two lines of stdout and stderr together", r.stdout, r.stderr)
+			}
+			stamped := m.kiln(t, "logs", id, "main", "--timestamps")
+			var last time.Time
+			var texts []string
+			for line := range strings.Lines(stamped.stdout) {
+				ts, text, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+				at, err := time.Parse(time.RFC3339Nano, ts)
+				if err != nil || at.Before(last) {
+					t.Errorf("--timestamps line %q: want a time no earlier than the line before's, %v (%v)", line, last, err)
+				}
+				last = at
+				texts = append(texts, text)
+			}
+			if got := strings.Join(texts, ","); got != "out1,err1,out2,err2,out3" {
+				t.Errorf("--timestamps lines, less their times: %s", got)
+			}
+		})
+	}
+}
