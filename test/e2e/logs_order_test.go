@@ -42,3 +42,38 @@ func TestLogsComeInTheOrderWritten(t *testing.T) {
 		})
 	}
 }
+
+// A training job's processes' lines come interleaved as they wrote them,
+// each with its label, embedded and through a server, and --tail 1 keeps
+// each process's last line.
+func TestGangLogsInterleave(t *testing.T) {
+	t.Parallel()
+	job := `apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: turns}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 2
+    resourcesPerNode: {cpu: 100m}
+    command: [sh, -c, 'if [ "$RANK" = 0 ]; then echo a; sleep 1; echo c >&2; else sleep .5; echo b >&2; sleep 1; echo d; fi']
+`
+	for _, m := range cliModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			file := writeFile(t, t.TempDir(), "turns.yaml", job)
+			m.kiln(t, "run", "-q", file)
+			r := m.kiln(t, "get", "runs", "--search", "turns", "--limit", "1", "-o", "name")
+			id := strings.TrimSpace(r.stdout)
+			if id == "" {
+				t.Fatalf("no run: %q %q", r.stdout, r.stderr)
+			}
+			if r := m.kiln(t, "logs", id, "trainer"); r.stdout != "node-0-0 | a\nnode-1-0 | b\nnode-0-0 | c\nnode-1-0 | d\n" {
+				t.Errorf("logs: exit %d, %q %q; want the processes' lines as written", r.code, r.stdout, r.stderr)
+			}
+			if r := m.kiln(t, "logs", id, "trainer", "--tail", "1"); r.stdout != "node-0-0 | c\nnode-1-0 | d\n" {
+				t.Errorf("--tail 1: %q %q; want each process's last line", r.stdout, r.stderr)
+			}
+		})
+	}
+}
