@@ -181,7 +181,7 @@ func replicaAddress(a *app.App, ln net.Listener) string {
 func adopt(ctx context.Context, e *env, a *app.App) {
 	for {
 		if ids, err := adoptOnce(ctx, a); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(e.stderr, "adopting runs: %v\n", err)
+			a.Controller.Logger().Error("adopting runs", "err", err)
 		} else if len(ids) > 0 {
 			fmt.Fprintf(e.stdout, "adopted %s whose engine was gone\n", plural(len(ids), "run"))
 		}

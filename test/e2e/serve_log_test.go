@@ -55,9 +55,9 @@ func TestServeLogsAtInfoWithoutVerbose(t *testing.T) {
 		t.Errorf("no INFO serving line with the address, store and version: %v", serving)
 	}
 	ended := withMsg(recs, "run ended")
-	if len(ended) != 1 || ended[0]["level"] != "WARN" || ended[0]["run"] != string(run.ID) || ended[0]["phase"] != "Failed" ||
+	if len(ended) != 1 || ended[0]["level"] != "INFO" || ended[0]["run"] != string(run.ID) || ended[0]["phase"] != "Failed" ||
 		!strings.HasPrefix(str(ended[0]["code"]), "KLN-") || str(ended[0]["message"]) == "" {
-		t.Errorf("the failed run's line = %v, want WARN with its ID, phase, code and message", ended)
+		t.Errorf("the failed run's line = %v, want INFO with its ID, phase, code and message", ended)
 	}
 	if got := withMsg(recs, "request"); len(got) != 0 {
 		t.Errorf("without -v the log has request lines: %v", got)
