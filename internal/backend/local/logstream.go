@@ -76,7 +76,7 @@ func (s *logStream) grow() error {
 	if err != nil {
 		return err
 	}
-	s.src.limit = fi.Size()
+	s.src.limit, s.times.looked = fi.Size(), false
 	return nil
 }
 
@@ -153,6 +153,7 @@ type timeCursor struct {
 	dir, name string
 	f         *os.File
 	broken    bool  // the index is not a regular file: it is not read
+	looked    bool  // this poll found no index: not looked for again until the next
 	pos       int64 // bytes of the index read
 	buf       []byte
 	cur, next timeRecord
@@ -194,9 +195,10 @@ func (c *timeCursor) read() bool {
 // first time it is there.
 func (c *timeCursor) more() bool {
 	if c.f == nil {
-		if c.broken {
+		if c.broken || c.looked {
 			return false
 		}
+		c.looked = true
 		f, err := openRegular(c.dir, c.name)
 		if err != nil {
 			c.broken = !errors.Is(err, os.ErrNotExist)
