@@ -66,8 +66,8 @@ func TestFollowedGangLinesInterleave(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	spec := &job.Spec{ID: mustID(t, "r/turns/2"), Processes: []job.Process{
-		{Name: "ps-0", Command: []string{"sh", "-c", "echo a; sleep .3; echo c >&2; sleep .3; echo e"}, Env: os.Environ()},
-		{Name: "worker-1", Host: 1, Command: []string{"sh", "-c", "sleep .15; echo b >&2; sleep .3; echo d"}, Env: os.Environ()},
+		{Name: "ps-0", Command: []string{"sh", "-c", "echo a; sleep .6; echo c >&2; sleep .6; echo e"}, Env: os.Environ()},
+		{Name: "worker-1", Host: 1, Command: []string{"sh", "-c", "sleep .3; echo b >&2; sleep .6; echo d"}, Env: os.Environ()},
 	}}
 	if err := h.b.Launch(t.Context(), spec); err != nil {
 		t.Fatal(err)
