@@ -77,3 +77,31 @@ spec:
 		})
 	}
 }
+
+// kiln logs -f, started with the task, writes its stdout and stderr lines
+// in the order written as they come, embedded and through a server.
+func TestFollowedLogsComeInTheOrderWritten(t *testing.T) {
+	t.Parallel()
+	for _, m := range cliModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			file := writeFile(t, t.TempDir(), "turns.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: turns}\nspec:\n  tasks:\n"+
+				"  - name: main\n    command: [/bin/sh, -c, 'sleep 1; echo out1; sleep .3; echo err1 >&2; sleep .3; echo out2; sleep .3; echo err2 >&2']\n")
+			var id string
+			if m.env == nil { // embedded: a kiln run beside
+				run := startKiln(t, m.home, "run", "-q", file)
+				defer func() { _ = run.Wait() }()
+				waitFor(t, "the run", func() bool { return len(runs(t, m.home)) == 1 })
+				id = string(runs(t, m.home)[0].ID)
+			} else {
+				sub := m.kiln(t, "submit", file)
+				if id = strings.TrimSpace(sub.stdout); sub.code != 0 || id == "" {
+					t.Fatalf("submit: exit %d, %q %q", sub.code, sub.stdout, sub.stderr)
+				}
+			}
+			if r := m.kiln(t, "logs", "-f", id, "main"); r.code != 0 || r.stdout != "out1\nerr1\nout2\nerr2\n" {
+				t.Errorf("logs -f: exit %d, %q %q; want the lines in the order written", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
