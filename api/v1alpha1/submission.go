@@ -74,8 +74,8 @@ type LogQuery struct {
 	// Follow keeps writing until the attempt (or, for the latest, the
 	// task) has ended.
 	Follow bool `json:"follow,omitempty"`
-	// Tail keeps only the last Tail lines of each process's log before
-	// following; 0 keeps them all.
+	// Tail keeps only the last Tail lines of each process's log, its
+	// stdout and stderr together, before following; 0 keeps them all.
 	Tail int `json:"tail,omitempty"`
 	// Since keeps only the lines written at or after this time.
 	Since *time.Time `json:"since,omitempty"`

@@ -60,8 +60,9 @@ type Logger interface {
 type LogOptions struct {
 	// Follow writes what the processes go on writing until they end.
 	Follow bool
-	// Tail keeps the last Tail lines of each process's log (of each of
-	// its streams, where they are kept apart); 0 keeps them all.
+	// Tail keeps the last Tail lines of each process's log, its stdout
+	// and stderr together (as a container's log on Kubernetes); 0 keeps
+	// them all.
 	Tail int
 	// Since keeps the lines written at or after it; zero keeps them all.
 	// A line whose time is not known is kept unless its whole log was

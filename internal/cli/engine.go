@@ -136,6 +136,9 @@ type poolFlags struct {
 	verbose bool
 	// jsonLog logs slog's JSON rather than its text (kiln serve --log-format).
 	jsonLog bool
+	// serving logs at INFO without -v: what an operator of kiln serve
+	// reads (it started, leads, a run failed); -v adds DEBUG.
+	serving bool
 	// cacheMaxSize bounds the cache this engine stores results in.
 	cacheMaxSize string
 }
@@ -183,6 +186,9 @@ func reason(err error) string {
 
 func (p *poolFlags) logger(w io.Writer) *slog.Logger {
 	level := slog.LevelWarn
+	if p.serving {
+		level = slog.LevelInfo
+	}
 	if p.verbose {
 		level = slog.LevelDebug
 	}

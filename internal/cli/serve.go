@@ -53,6 +53,7 @@ func newServeCmd(e *env) *cobra.Command {
 			if pool.jsonLog, metricsPublic, err = sf.resolve(cmd, e); err != nil {
 				return err
 			}
+			pool.serving = true
 			var isolation string
 			a, err := e.openApp(cmd.Context(), collecting, &pool, func(cfg *app.Config) (err error) {
 				cfg.Schedules, cfg.Serving = true, true
@@ -83,7 +84,8 @@ func newServeCmd(e *env) *cobra.Command {
 				a.Start()
 			}
 			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
-			a.Controller.Logger().Info("serving", "address", "http://"+ln.Addr().String(), "build", buildinfo.Line(buildinfo.Read()))
+			a.Controller.Logger().Info("serving", "address", "http://"+ln.Addr().String(), "store", storeKind(a),
+				"version", buildinfo.Read().Version, "build", buildinfo.Line(buildinfo.Read()))
 			return serve(e, a, ln, lim, metricsPublic)
 		},
 	}
@@ -115,6 +117,7 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPub
 		cfg.Leadership = a.Leadership
 		go func() {
 			if err := lead(ctx, e, a, replicaAddress(a, ln)); err != nil {
+				a.Controller.Logger().Error("stopped leading", "err", err)
 				errc <- err
 			}
 		}()
@@ -131,6 +134,7 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPub
 			return stopped
 		}
 	case <-ctx.Done():
+		a.Controller.Logger().Info("stopping: asked to (SIGTERM or SIGINT)")
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -147,6 +151,15 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPub
 		return nil
 	}
 	return err
+}
+
+// storeKind names the kind of a's store for the log, never its URL
+// (which may hold a password).
+func storeKind(a *app.App) string {
+	if a.Replicated {
+		return "postgres"
+	}
+	return "sqlite"
 }
 
 // lead runs a as one replica of its store until ctx ends or it stops
@@ -168,7 +181,7 @@ func replicaAddress(a *app.App, ln net.Listener) string {
 func adopt(ctx context.Context, e *env, a *app.App) {
 	for {
 		if ids, err := adoptOnce(ctx, a); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(e.stderr, "adopting runs: %v\n", err)
+			a.Controller.Logger().Error("adopting runs", "err", err)
 		} else if len(ids) > 0 {
 			fmt.Fprintf(e.stdout, "adopted %s whose engine was gone\n", plural(len(ids), "run"))
 		}

@@ -101,6 +101,7 @@ func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 		if hadOutage {
 			c.outageRecorded(r.rs.run.ID)
 		}
+		c.logEnd(r)
 		c.notify()
 		return true, nil
 	}

@@ -17,7 +17,7 @@ type RequestObserver interface {
 // observe records each request of route rt that h answers, and logs it
 // at debug level (kiln serve -v).
 func (s *Server) observe(rt route, h http.Handler) http.Handler {
-	_, path, _ := strings.Cut(rt.pattern, " ")
+	path := routeLabel(rt.pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
@@ -29,8 +29,16 @@ func (s *Server) observe(rt route, h http.Handler) http.Handler {
 		if s.cfg.Requests != nil {
 			s.cfg.Requests.Request(path, r.Method, sw.code, d)
 		}
-		s.cfg.Log.Debug("request", "method", r.Method, "route", path, "code", sw.code, "duration", d)
+		s.cfg.Log.Debug("request", "method", r.Method, "route", path, "code", sw.code, "duration_s", d.Seconds())
 	})
+}
+
+// routeLabel is the path of a route's pattern, as metrics and the log
+// name it: "/" for the root page's "GET /{$}" (the {$} only says the
+// pattern matches that path exactly).
+func routeLabel(pattern string) string {
+	_, path, _ := strings.Cut(pattern, " ")
+	return strings.TrimSuffix(path, "{$}")
 }
 
 // statusWriter remembers the status of the response it writes. Unwrap

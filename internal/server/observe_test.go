@@ -56,3 +56,15 @@ func TestMetricsNeedATokenUnlessPublic(t *testing.T) {
 		t.Errorf("public metrics without a token: %d %.200s", resp.StatusCode, b)
 	}
 }
+
+// TestMetricsNameTheRootPageSlash asks for the root page: its series'
+// route is "/", not the pattern's "/{$}".
+func TestMetricsNameTheRootPageSlash(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.do(t, "GET", "/", "", "")
+	_, b := e.do(t, "GET", "/metrics", e.viewer, "")
+	if got := string(b); !strings.Contains(got, `kiln_http_requests_total{code="200",method="GET",route="/"} 1`) || strings.Contains(got, "{$}") {
+		t.Errorf("the root page's series is not route=\"/\":\n%s", got)
+	}
+}

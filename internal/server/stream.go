@@ -173,10 +173,10 @@ func logQuery(r *http.Request) (apiv1.LogQuery, error) {
 	if q.Tail, err = intParam(r, "tail", 0); err != nil {
 		return q, err
 	}
-	if since := v.Get("since"); since != "" {
-		t, err := time.Parse(time.RFC3339Nano, since)
+	if since := v.Get("since"); since != "" { // as the runs list reads it, with its code
+		t, err := apiv1.ParseTimeAgo("since", since, time.Now())
 		if err != nil {
-			return q, badRequest("since %q is not a time in RFC 3339, such as 2026-11-23T16:00:00Z", since)
+			return q, &httpError{status: http.StatusBadRequest, err: apiv1.Errors(err)[0]}
 		}
 		q.Since = &t
 	}

@@ -19,11 +19,13 @@ import (
 	"kiln.dev/kiln/internal/job"
 )
 
-// Logs streams the attempt's container logs from the pod log API: each
-// container in turn, or, when following, all at once. Lines of a gang
+// Logs streams the attempt's container logs from the pod log API. A
+// gang's containers are merged by the times the API gives their lines,
+// or, when following, written as their lines arrive. Lines of a gang
 // carry their process's name, as the local backend's do; the API's
 // timestamps go before it. Tail and Since are the API's TailLines and
-// SinceTime, per container.
+// SinceTime, per container: a container's log holds its stdout and
+// stderr together, so Tail is per process, as the local backend's.
 func (b *Backend) Logs(ctx context.Context, id job.AttemptID, opts backend.LogOptions, w io.Writer) error {
 	follow := opts.Follow
 	a := names(id)
@@ -46,6 +48,9 @@ func (b *Backend) Logs(ctx context.Context, id job.AttemptID, opts backend.LogOp
 	}
 	prefix := len(streams) > 1 || streams[0].container != apiv1.MainContainer
 	out := &lineWriter{w: w}
+	if !follow && len(streams) > 1 {
+		return b.merged(ctx, streams, opts, out)
+	}
 	if !follow {
 		for _, s := range streams {
 			if err := b.stream(ctx, s, podLogOptions(s, opts, false), out, prefix); err != nil {

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,45 +21,58 @@ var _ backend.Logger = (*Backend)(nil)
 // logPoll is how often a followed log looks for more.
 const logPoll = 200 * time.Millisecond
 
-// Logs implements backend.Logger from the attempt's files: a task's
-// stdout, then its stderr; a gang's processes' in turn, each line
-// prefixed with its process ("node-0-1 | "), as the kubernetes backend
-// writes them. Following, it writes what the processes write until the
-// attempt has ended (or ctx ends), then what is left. It reads files
-// only: no supervisor need be running. Tail, Since and Timestamps work
-// on each stream's lines, timed by the log's time index (capture.go).
+// logSettle is how long a followed log holds a line back, so that a line
+// of another stream written just before it, which the supervisor may not
+// have appended yet, still comes first.
+const logSettle = 50 * time.Millisecond
+
+// Logs implements backend.Logger from the attempt's files: the lines of
+// its processes' stdout and stderr in the order they were written, as
+// their time indexes (capture.go) say, a line of a gang's process
+// prefixed with its name ("node-0-1 | "), as the kubernetes backend
+// writes them. Lines written at the same time keep the order of their
+// logs (stdout before stderr, processes by name); an attempt from before
+// the indexes has its logs one after the other, in that order.
+// Following, it writes what the processes write until the attempt has
+// ended (or ctx ends), then what is left. It reads files only, line by
+// line: no supervisor need be running, and a big log is never held.
 func (b *Backend) Logs(ctx context.Context, id job.AttemptID, opts backend.LogOptions, w io.Writer) error {
-	t := newTail(AttemptDir(b.cfg.Home, id), w, opts)
+	m := newMerger(AttemptDir(b.cfg.Home, id), w, opts)
+	defer m.close()
 	for {
-		ended := !opts.Follow || exists(filepath.Join(t.dir, "status.json"))
-		if err := t.poll(ended); err != nil || ended {
+		ended := !opts.Follow || exists(filepath.Join(m.dir, "status.json"))
+		if err := m.poll(ended); err != nil || ended {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			return t.poll(true)
+			return m.poll(true)
 		case <-time.After(logPoll):
 		}
 	}
 }
 
-// tail copies what log files gained since it last looked.
-type tail struct {
+// merger writes the lines of an attempt's logs, merged by time.
+type merger struct {
 	dir     string
 	w       io.Writer
 	opts    backend.LogOptions
-	lines   bool // opts asks for lines, not bytes as they are
-	polled  bool // the first poll is done: opts.Tail is behind it
-	offsets map[string]int64
-	partial map[string][]byte // a file's unfinished last line, where lines are kept whole
-	refused map[string]bool   // files not served, said once
-	times   map[string]*timeReader
+	polled  bool                  // the first poll is done: opts.Tail is behind it
+	streams []*logStream          // by order
+	refused map[string]bool       // files not served, said once
+	skip    map[string]int        // each process's lines still to drop for opts.Tail
+	sticky  *logStream            // a stream in the middle of a line too long to hold
+	buf     []byte                // the line being written
+	known   map[string]*logStream // streams by file name
 }
 
-func newTail(dir string, w io.Writer, opts backend.LogOptions) *tail {
-	return &tail{
-		dir: dir, w: w, opts: opts, lines: opts.Tail > 0 || !opts.Since.IsZero() || opts.Timestamps,
-		offsets: map[string]int64{}, partial: map[string][]byte{}, refused: map[string]bool{}, times: map[string]*timeReader{},
+func newMerger(dir string, w io.Writer, opts backend.LogOptions) *merger {
+	return &merger{dir: dir, w: w, opts: opts, refused: map[string]bool{}, skip: map[string]int{}, known: map[string]*logStream{}}
+}
+
+func (m *merger) close() {
+	for _, s := range m.streams {
+		s.close()
 	}
 }
 
@@ -79,64 +91,164 @@ func logFiles(dir string) []string {
 	return out
 }
 
-// poll copies what each log gained; last, it ends each one's unfinished
-// last line with a newline, after the rest of that log.
-func (t *tail) poll(last bool) error {
-	for _, name := range logFiles(t.dir) {
-		b, err := t.read(name)
-		if err != nil {
+// poll writes the lines the logs gained, in time order; following, it
+// holds back those too recent to be sure of (logSettle). Last, it writes
+// all, each log's unfinished last line ended with a newline.
+func (m *merger) poll(last bool) error {
+	settled := time.Now().Add(-logSettle)
+	if err := m.discover(); err != nil {
+		return err
+	}
+	for _, s := range m.streams {
+		if err := s.grow(); err != nil {
 			return err
-		}
-		t.readTimes(name)
-		if err := t.write(name, b); err != nil {
-			return err
-		}
-		if last {
-			if err := t.flush(name); err != nil {
-				return err
-			}
 		}
 	}
-	t.polled = true
-	return nil
+	m.polled = true
+	for {
+		s, err := m.next(last, settled)
+		if s == nil || err != nil {
+			return err
+		}
+		if err := m.emit(s); err != nil {
+			return err
+		}
+	}
 }
 
-func (t *tail) read(name string) ([]byte, error) {
-	f, err := openRegular(t.dir, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil // not there yet
-	}
-	if err != nil {
-		return nil, t.refuse(name, err)
-	}
-	defer f.Close()
-	if _, seen := t.offsets[name]; !seen && t.opts.Tail > 0 && !t.polled { // a log begun since is new: all of it
-		if t.offsets[name], err = tailOffset(f, t.opts.Tail); err != nil {
-			return nil, err
+// discover opens the logs that appeared since the last poll. On the
+// first, with opts.Tail, each starts at its last Tail lines, and each
+// process drops as many of its first lines as it has over Tail, so that
+// it keeps its last Tail lines of stdout and stderr together.
+func (m *merger) discover() error {
+	counted := map[string]int{}
+	for _, name := range logFiles(m.dir) {
+		if m.known[name] != nil || m.refused[name] {
+			continue
 		}
+		f, err := openRegular(m.dir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not there yet
+		}
+		if err != nil {
+			if err := m.refuse(name, err); err != nil {
+				return err
+			}
+			continue
+		}
+		s := newLogStream(m.dir, name, f)
+		if m.opts.Tail > 0 && !m.polled { // a log begun since is new: all of it
+			n, err := s.tail(m.opts.Tail)
+			if err != nil {
+				s.close()
+				return err
+			}
+			counted[s.proc] += n
+		}
+		m.known[name] = s
+		m.streams = append(m.streams, s)
 	}
-	if _, err := f.Seek(t.offsets[name], io.SeekStart); err != nil {
-		return nil, err
+	slices.SortFunc(m.streams, func(a, b *logStream) int { return a.compare(b) })
+	for proc, n := range counted {
+		m.skip[proc] = max(0, n-m.opts.Tail)
 	}
-	b, err := io.ReadAll(f)
-	t.offsets[name] += int64(len(b))
-	return b, err
+	return nil
 }
 
 // refuse says once, in the log itself, that a file is not served: a task
 // replaced it with a link out of its attempt directory, a pipe or the like.
-func (t *tail) refuse(name string, err error) error {
-	if t.refused[name] {
-		return nil
-	}
-	t.refused[name] = true
+func (m *merger) refuse(name string, err error) error {
+	m.refused[name] = true
 	why := "it is not a regular file inside the attempt's directory"
 	if !errors.Is(err, errNotRegular) {
 		why = err.Error()
 	}
-	_, werr := fmt.Fprintf(t.w, "[kiln: %s is not served: %s]\n", name, why)
+	_, werr := fmt.Fprintf(m.w, "[kiln: %s is not served: %s]\n", name, why)
 	return werr
 }
+
+// next returns the stream whose next line comes first: the earliest
+// written, of the first log on a tie; a line without a time (no index)
+// counts as the earliest. A stream in the middle of a long line comes
+// first until its end. It returns nil when no line is ready, or, unless
+// last, the first one was written after settled.
+func (m *merger) next(last bool, settled time.Time) (*logStream, error) {
+	if m.sticky != nil {
+		if err := m.sticky.fill(last); err != nil || m.sticky.head == nil {
+			return nil, err
+		}
+		return m.sticky, nil
+	}
+	var first *logStream
+	for _, s := range m.streams {
+		if err := s.fill(last); err != nil {
+			return nil, err
+		}
+		if s.head != nil && (first == nil || s.head.at.Before(first.head.at)) {
+			first = s
+		}
+	}
+	if first == nil || (!last && first.head.known && first.head.at.After(settled)) {
+		return nil, nil
+	}
+	return first, nil
+}
+
+// emit writes stream s's next line, or piece of a line, if opts keep it,
+// with its time and label before its first piece.
+func (m *merger) emit(s *logStream) error {
+	l := s.head
+	s.head = nil
+	first := !s.midLine
+	s.midLine = !l.ended
+	switch {
+	case s.midLine:
+		m.sticky = s
+	case m.sticky == s:
+		m.sticky = nil
+	}
+	if first {
+		s.keep = m.keeps(s, l)
+	}
+	if !s.keep {
+		return nil
+	}
+	m.buf = m.buf[:0]
+	if first {
+		if m.opts.Timestamps && l.known {
+			m.buf = l.at.AppendFormat(m.buf, timestampLayout)
+			m.buf = append(m.buf, ' ')
+		}
+		m.buf = append(m.buf, s.label...)
+	}
+	m.buf = append(m.buf, l.b...)
+	_, err := m.w.Write(m.buf)
+	return err
+}
+
+// keeps reports whether opts keep line l of stream s: it is not among the
+// first lines its process drops for Tail, and was written at or after
+// Since (a line whose time is not known: unless its whole log was
+// written before Since).
+func (m *merger) keeps(s *logStream, l *logLine) bool {
+	if m.skip[s.proc] > 0 {
+		m.skip[s.proc]--
+		return false
+	}
+	since := m.opts.Since
+	if since.IsZero() {
+		return true
+	}
+	if l.known {
+		return !l.at.Before(since)
+	}
+	fi, err := os.Lstat(filepath.Join(m.dir, s.name))
+	return err != nil || !fi.ModTime().Before(since)
+}
+
+// timestampLayout is RFC 3339 with nanoseconds, always nine digits, so
+// that timed lines line up.
+const timestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // label is the prefix of a log's lines: its process's name, for a gang.
 func label(name string) string {
@@ -145,117 +257,4 @@ func label(name string) string {
 		return ""
 	}
 	return proc + " | "
-}
-
-// write copies a task's bytes as they are, and a gang process's whole
-// lines with its name before each; asked for lines (tail, since,
-// timestamps), every log's whole lines.
-func (t *tail) write(name string, b []byte) error {
-	prefix := label(name)
-	if prefix == "" && !t.lines {
-		_, err := t.w.Write(b)
-		return err
-	}
-	start := t.offsets[name] - int64(len(b)) - int64(len(t.partial[name])) // where b's first line begins
-	b = append(t.partial[name], b...)
-	cut := bytes.LastIndexByte(b, '\n') + 1
-	t.partial[name] = slices.Clone(b[cut:])
-	for line := range bytes.Lines(b[:cut]) {
-		if err := t.line(name, prefix, start, line); err != nil {
-			return err
-		}
-		start += int64(len(line))
-	}
-	return nil
-}
-
-// line writes one line of log name that begins at offset off, if it is
-// one opts keep, with its time and label.
-func (t *tail) line(name, prefix string, off int64, line []byte) error {
-	if !t.lines {
-		_, err := io.WriteString(t.w, prefix+string(line))
-		return err
-	}
-	at, known := t.timeOf(name, off)
-	if !t.opts.Since.IsZero() && ((known && at.Before(t.opts.Since)) || (!known && t.writtenBefore(name, t.opts.Since))) {
-		return nil
-	}
-	if t.opts.Timestamps && known {
-		prefix = at.Format(timestampLayout) + " " + prefix
-	}
-	_, err := io.WriteString(t.w, prefix+string(line))
-	return err
-}
-
-// timestampLayout is RFC 3339 with nanoseconds, always nine digits, so
-// that timed lines line up.
-const timestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
-
-// timeOf returns when the byte at off of log name was written, from its
-// time index; false if none was recorded (an attempt started before
-// kiln recorded them).
-func (t *tail) timeOf(name string, off int64) (time.Time, bool) {
-	if r := t.times[name]; r != nil {
-		return r.idx.at(off)
-	}
-	return time.Time{}, false
-}
-
-// readTimes reads what log name's time index gained. Its records are
-// written before their bytes, so, read after them, it times them all.
-func (t *tail) readTimes(name string) {
-	if t.opts.Since.IsZero() && !t.opts.Timestamps {
-		return
-	}
-	r := t.times[name]
-	if r == nil {
-		r = &timeReader{dir: t.dir, name: name + timesSuffix}
-		t.times[name] = r
-	}
-	r.read()
-}
-
-// writtenBefore reports whether all of log name was written before since,
-// by its modification time: for a log that has no time index.
-func (t *tail) writtenBefore(name string, since time.Time) bool {
-	fi, err := os.Lstat(filepath.Join(t.dir, name))
-	return err == nil && fi.ModTime().Before(since)
-}
-
-// flush writes log name's unfinished last line, ended by a newline.
-func (t *tail) flush(name string) error {
-	p := t.partial[name]
-	if len(p) == 0 {
-		return nil
-	}
-	t.partial[name] = nil
-	return t.line(name, label(name), t.offsets[name]-int64(len(p)), append(p, '\n'))
-}
-
-// tailOffset returns the offset of the first of the last n lines of f;
-// an unfinished last line counts as one.
-func tailOffset(f *os.File, n int) (int64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	end := fi.Size()
-	buf := make([]byte, 32<<10)
-	for pos := end; pos > 0; {
-		size := min(int64(len(buf)), pos)
-		pos -= size
-		chunk := buf[:size]
-		if _, err := f.ReadAt(chunk, pos); err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
-		}
-		for i := len(chunk) - 1; i >= 0; i-- {
-			if chunk[i] != '\n' || pos+int64(i) == end-1 {
-				continue // a line's own end, not the one before it
-			}
-			if n--; n == 0 {
-				return pos + int64(i) + 1, nil
-			}
-		}
-	}
-	return 0, nil
 }

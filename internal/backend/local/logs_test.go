@@ -40,7 +40,7 @@ func TestLogLinesKeepTheTimeTheyWereWritten(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	before := time.Now()
-	spec := h.launch(t, "r/timed/1", "sh", "-c", "echo one; sleep 0.4; echo two; echo three; printf four; echo err >&2")
+	spec := h.launch(t, "r/timed/1", "sh", "-c", "echo one; sleep 0.4; echo two; echo three; printf four; sleep 0.2; echo err >&2")
 	h.waitExit(t, spec)
 	after := time.Now()
 
@@ -48,8 +48,8 @@ func TestLogLinesKeepTheTimeTheyWereWritten(t *testing.T) {
 	if err != nil || string(raw) != "one\ntwo\nthree\nfour" {
 		t.Fatalf("the log file holds %q (%v), want exactly what the task wrote", raw, err)
 	}
-	if got := h.logsOf(t, spec.ID, backend.LogOptions{}); got != "one\ntwo\nthree\nfourerr\n" {
-		t.Errorf("plain logs = %q, want the bytes as written, stdout then stderr", got)
+	if got := h.logsOf(t, spec.ID, backend.LogOptions{}); got != "one\ntwo\nthree\nfour\nerr\n" {
+		t.Errorf("plain logs = %q, want the lines as written, the unfinished one ended", got)
 	}
 
 	lines := strings.Split(strings.TrimSuffix(h.logsOf(t, spec.ID, backend.LogOptions{Timestamps: true}), "\n"), "\n")
@@ -69,8 +69,8 @@ func TestLogLinesKeepTheTimeTheyWereWritten(t *testing.T) {
 		t.Errorf("lines written 0.4s apart are timed %v apart", gap)
 	}
 
-	if got := h.logsOf(t, spec.ID, backend.LogOptions{Tail: 2}); got != "three\nfour\nerr\n" {
-		t.Errorf("tail 2 = %q, want the last two lines of stdout (the unfinished one counts) and of stderr", got)
+	if got := h.logsOf(t, spec.ID, backend.LogOptions{Tail: 2}); got != "four\nerr\n" {
+		t.Errorf("tail 2 = %q, want the process's last two lines, of stdout and stderr together (the unfinished one counts)", got)
 	}
 	if got := h.logsOf(t, spec.ID, backend.LogOptions{Since: times["two"]}); !strings.HasPrefix(got, "two\nthree\nfour\n") {
 		t.Errorf("since the second line = %q, want it and what came after", got)
@@ -89,17 +89,17 @@ func TestGangLinesAreLabelledAfterTheirTime(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	spec := &job.Spec{ID: mustID(t, "r/gang/1"), Processes: []job.Process{
-		{Name: "node-0", Command: []string{"sh", "-c", "echo zero"}, Env: os.Environ()},
-		{Name: "node-1", Host: 1, Command: []string{"sh", "-c", "echo one; echo two"}, Env: os.Environ()},
+		{Name: "node-0", Command: []string{"sh", "-c", "echo zero; sleep 0.4; echo two"}, Env: os.Environ()},
+		{Name: "node-1", Host: 1, Command: []string{"sh", "-c", "sleep 0.2; echo one; sleep 0.4; echo three"}, Env: os.Environ()},
 	}}
 	if err := h.b.Launch(t.Context(), spec); err != nil {
 		t.Fatal(err)
 	}
 	h.waitExit(t, spec)
-	if got := h.logsOf(t, spec.ID, backend.LogOptions{}); got != "node-0 | zero\nnode-1 | one\nnode-1 | two\n" {
-		t.Errorf("gang logs = %q", got)
+	if got := h.logsOf(t, spec.ID, backend.LogOptions{}); got != "node-0 | zero\nnode-1 | one\nnode-0 | two\nnode-1 | three\n" {
+		t.Errorf("gang logs = %q, want the processes' lines interleaved as they were written", got)
 	}
-	if got := h.logsOf(t, spec.ID, backend.LogOptions{Tail: 1}); got != "node-0 | zero\nnode-1 | two\n" {
+	if got := h.logsOf(t, spec.ID, backend.LogOptions{Tail: 1}); got != "node-0 | two\nnode-1 | three\n" {
 		t.Errorf("gang logs, tail 1 = %q, want each process's last line", got)
 	}
 	var rests []string
@@ -107,7 +107,7 @@ func TestGangLinesAreLabelledAfterTheirTime(t *testing.T) {
 		_, rest := stamped(t, strings.TrimSuffix(line, "\n"))
 		rests = append(rests, rest)
 	}
-	if got := strings.Join(rests, ","); got != "node-0 | zero,node-1 | one,node-1 | two" {
+	if got := strings.Join(rests, ","); got != "node-0 | zero,node-1 | one,node-0 | two,node-1 | three" {
 		t.Errorf("timed gang lines, less their times = %s", got)
 	}
 }
