@@ -256,6 +256,10 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.err.Error() }
 
+// statusClientClosed is what the request metrics count for a request
+// whose client went away before its answer, as nginx counts it.
+const statusClientClosed = 499
+
 // writeError answers with every coded error in err, as JSON.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, errs := statusOf(err)
@@ -263,6 +267,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	if errors.As(err, &he) && he.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((he.retryAfter+time.Second-1)/time.Second)))
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away: nothing failed here, and no one reads the answer.
+		s.cfg.Log.Debug("request ended: the client went away", "method", r.Method, "route", r.Pattern)
+		w.WriteHeader(statusClientClosed)
+		return
 	}
 	if status == http.StatusInternalServerError {
 		s.cfg.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
