@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // home is a kiln home whose supervisor is stopped when the test ends.
 func newHome(t *testing.T) string {
 	t.Helper()
-	home, err := os.MkdirTemp("", "kiln-home-")
+	home, err := os.MkdirTemp("", "kiln-home-") //nolint:usetesting // removeHome retries what TempDir removes once
 	if err != nil {
 		t.Fatal(err)
 	}
