@@ -40,8 +40,11 @@ func TestMain(m *testing.M) {
 // home is a kiln home whose supervisor is stopped when the test ends.
 func newHome(t *testing.T) string {
 	t.Helper()
-	home, err := os.MkdirTemp("", "kiln-home-") //nolint:usetesting // removeHome retries what TempDir removes once
-	if err != nil {
+	// Beneath the test's temporary directories, as tests and servers
+	// expect (they open its parents to the tasks' project accounts), but
+	// removed by removeHome first.
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { removeHome(t, home) })
