@@ -13,18 +13,10 @@ import (
 // kilnStdin runs kiln on home with env and stdin as its standard input.
 func kilnStdin(t *testing.T, env []string, home, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(kilnBin, append([]string{"--home", home}, args...)...)
+	args = append([]string{"--home", home}, args...)
+	cmd := exec.Command(kilnBin, args...)
 	cmd.Env, cmd.Stdin = env, strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{stdout.String(), stderr.String(), code}
+	return runKiln(t, cmd, args)
 }
 
 // kiln run, submit and apply read their documents from standard input

@@ -101,6 +101,13 @@ func kilnIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(kilnBin, args...)
 	cmd.Dir, cmd.Env = dir, env
+	return runKiln(t, cmd, args)
+}
+
+// runKiln runs cmd, a kiln with args, to its end and returns what it
+// printed and its exit code.
+func runKiln(t *testing.T, cmd *exec.Cmd, args []string) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,20 +44,13 @@ func shot(t *testing.T, name string) chromedp.Action {
 // apiGetJSON reads path from the API with token into v, returning the status.
 func apiGetJSON(t *testing.T, base, token, path string, v any) int {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusOK && v != nil {
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatalf("GET %s: %v: %s", path, err, b)
+	code, body := apiGet(t, base, token, path)
+	if code == http.StatusOK && v != nil {
+		if err := json.Unmarshal([]byte(body), v); err != nil {
+			t.Fatalf("GET %s: %v: %s", path, err, body)
 		}
 	}
-	return resp.StatusCode
+	return code
 }
 
 // apiRun is run id as GET /api/v1/runs/{id} answers, and the status.
