@@ -22,10 +22,15 @@ import (
 // replica, kiln apply without a server) counts within this.
 const QuotaRefresh = 2 * time.Second
 
-// quotasApplied wakes the quota refresh of the engines in this process
-// when a quota was stored here: it takes effect at once where the leader
-// is this process.
-var quotasApplied = make(chan struct{}, 1)
+// quotasApplied wakes the quota refresh of the engine in this process
+// when a quota was stored here; the refresh closes the channel it is
+// sent once the engine has the quotas, so the quota holds for a run
+// submitted right after where the leader is this process.
+var quotasApplied = make(chan chan struct{})
+
+// quotaHandOff is how long a process whose engine does not refresh
+// quotas (a follower, a command) waits for one to take a wake.
+const quotaHandOff = 100 * time.Millisecond
 
 // quotaRepeat is how many refreshes pass before unchanged quotas are
 // given to the engine again.
@@ -48,25 +53,39 @@ func (a *App) DeleteQuota(ctx context.Context, project string) error {
 		}
 	}
 	if err == nil {
-		wakeQuotaRefresh()
+		wakeQuotaRefresh(ctx)
 	}
 	return err
 }
 
-// wakeQuotaRefresh has the engines of this process read the quotas now.
-func wakeQuotaRefresh() {
+// wakeQuotaRefresh has the engine of this process read the quotas now,
+// and waits until it has them (at most QuotaRefresh). Where no engine
+// here refreshes quotas, it gives up after quotaHandOff: the leader
+// reads them within QuotaRefresh.
+func wakeQuotaRefresh(ctx context.Context) {
+	done := make(chan struct{})
 	select {
-	case quotasApplied <- struct{}{}:
-	default:
+	case quotasApplied <- done:
+	case <-time.After(quotaHandOff):
+		return
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(QuotaRefresh):
+	case <-ctx.Done():
 	}
 }
 
 // refreshQuotas gives the engine the stored quotas now and every
-// QuotaRefresh until ctx ends. It runs beside the engine, on the leader.
+// QuotaRefresh until ctx ends, and at once when woken. It runs beside
+// the engine, on the leader.
 func (a *App) refreshQuotas(ctx context.Context) {
 	t := time.NewTicker(QuotaRefresh)
 	defer t.Stop()
 	var last string
+	var woken chan struct{}
 	for tick := 0; ; tick++ {
 		if qs, err := a.Store.ListQuotas(ctx); err == nil {
 			// Unchanged quotas are given again now and then: a supervisor
@@ -79,11 +98,15 @@ func (a *App) refreshQuotas(ctx context.Context) {
 				last = string(key) // after an error, tried again with the next repeat
 			}
 		}
+		if woken != nil {
+			close(woken)
+			woken = nil
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-quotasApplied:
+		case woken = <-quotasApplied:
 		}
 	}
 }
@@ -172,7 +195,7 @@ func (a *App) applyQuotas(ctx context.Context, in apiv1.TemplateApply, quotas []
 		out = append(out, apiv1.Applied{Kind: apiv1.KindProjectQuota, Name: q.Metadata.Name, Project: q.Metadata.Name, Action: action})
 	}
 	if len(out) > 0 {
-		wakeQuotaRefresh()
+		wakeQuotaRefresh(ctx)
 	}
 	return out, nil
 }
