@@ -6,9 +6,9 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 .DEFAULT_GOAL := help
 # What the tests run for real, from Debian: the training frameworks, and
 # the browser the web UI is tested in.
-DEB_PACKAGES := python3 python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk iproute2 postgresql
+DEB_PACKAGES := python3 python3-pytest python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk iproute2 postgresql
 
-.PHONY: help build example test bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
+.PHONY: help build example test pytest bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -23,9 +23,14 @@ example: build ## run the example pipeline locally, on the embedded defaults
 # coordinator can fail a target with "context deadline exceeded" when a
 # -fuzztime duration ends while a worker is busy (go.dev/issue/75804,
 # fixed in Go 1.27); a count has no deadline to race.
-test: deps k8s-up ## run every test, race detector on (starts the test cluster if it is not up), then each fuzz target briefly
+test: deps k8s-up ## run every test, race detector on (starts the test cluster if it is not up), the Python SDK's, then each fuzz target briefly
 	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 30m ./...
+	$(MAKE) pytest
 	$(MAKE) fuzz FUZZTIME=5000x
+
+# Debian's Python, which has the frameworks the training tests run.
+pytest: build deps ## run the Python SDK's tests (sdk/python) against bin/kiln
+	cd sdk/python && KILN_BIN=$(CURDIR)/bin/kiln /usr/bin/python3 -m pytest -q -p no:cacheprovider tests
 
 FUZZTIME ?= 10m
 fuzz: ## run each fuzz target for FUZZTIME (default 10m, or a count such as 20000x): the spec reader, the quantity parser, the submit handler
@@ -65,7 +70,7 @@ k8s-down: ## stop the control plane k8s-up started
 	hack/k8s-down.sh
 
 deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest" 2>/dev/null && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 
 tools: ## install the pinned Go tools
