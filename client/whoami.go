@@ -1,19 +1,14 @@
 package client
 
-import "context"
+import (
+	"context"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
 
 // Whoami is who the client's token names on the server (GET
 // /api/v1/whoami).
-type Whoami struct {
-	// Name is the token's name; empty without a known token.
-	Name string `json:"name"`
-	// Role is viewer, editor or admin; empty without a known token.
-	Role string `json:"role"`
-	// Projects are those the token may touch; "*" is every project.
-	Projects []string `json:"projects"`
-	// Authenticated says the server knows the token and it is not revoked.
-	Authenticated bool `json:"authenticated"`
-}
+type Whoami = apiv1.Whoami
 
 // Whoami asks the server who the client's token names. A missing or
 // unknown token is no error: Authenticated says so.

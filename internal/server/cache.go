@@ -54,7 +54,7 @@ func (s *Server) listCache(w http.ResponseWriter, r *http.Request, p *principal)
 			items = append(items, e)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	writeJSON(w, http.StatusOK, apiv1.CacheEntryList{Items: items})
 	return nil
 }
 

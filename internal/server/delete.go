@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"strconv"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // deleteRun deletes a run; ?force=true cancels it first.
@@ -20,6 +22,6 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request, p *principal)
 	if err := s.cfg.Engine.DeleteRun(r.Context(), run.ID, force); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run.ID, "deleted": true})
+	writeJSON(w, http.StatusOK, apiv1.RunDeleted{Run: run.ID, Deleted: true})
 	return nil
 }

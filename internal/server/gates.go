@@ -9,21 +9,9 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// approveBody is what POST .../nodes/{node}/approve takes.
-type approveBody struct {
-	Approve *bool  `json:"approve"`
-	Reason  string `json:"reason"`
-}
-
-// signalBody is what POST .../nodes/{node}/signal takes.
-type signalBody struct {
-	Value  *string `json:"value"`
-	Reason string  `json:"reason"`
-}
-
 // approve approves ({"approve": true}) or rejects a waiting approval gate.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *principal) error {
-	var body approveBody
+	var body apiv1.Approval
 	return s.gateInput(w, r, p, &body, func() (apiv1.GateInput, error) {
 		if body.Approve == nil {
 			return apiv1.GateInput{}, badRequest(`the body needs "approve": true approves, false rejects`)
@@ -34,7 +22,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *principal) e
 
 // signal sends a value to a waiting signal gate.
 func (s *Server) signal(w http.ResponseWriter, r *http.Request, p *principal) error {
-	var body signalBody
+	var body apiv1.Signal
 	return s.gateInput(w, r, p, &body, func() (apiv1.GateInput, error) {
 		if body.Value == nil {
 			return apiv1.GateInput{}, badRequest(`the body needs "value", as a string`)
@@ -68,7 +56,7 @@ func (s *Server) gateInput(w http.ResponseWriter, r *http.Request, p *principal,
 	if in.Approve != nil {
 		sent = map[bool]string{true: "approve", false: "reject"}[*in.Approve]
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"run": string(run.ID), "task": node, "sent": sent, "by": in.By})
+	writeJSON(w, http.StatusAccepted, apiv1.GateSent{Run: run.ID, Task: node, Sent: sent, By: in.By})
 	return nil
 }
 

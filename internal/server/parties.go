@@ -37,7 +37,7 @@ func (s *Server) listParties(w http.ResponseWriter, r *http.Request, _ *principa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"party": s.cfg.Party, "items": items})
+	writeJSON(w, http.StatusOK, apiv1.PartyList{Party: s.cfg.Party, Items: nonNil(items)})
 	return nil
 }
 

@@ -36,7 +36,7 @@ func (s *Server) listQuotas(w http.ResponseWriter, r *http.Request, p *principal
 			items = append(items, q)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+	writeJSON(w, http.StatusOK, apiv1.QuotaList{Items: items})
 	return nil
 }
 

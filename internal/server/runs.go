@@ -114,7 +114,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p *principal) er
 	if err := s.cfg.Engine.Cancel(r.Context(), run.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"run": string(run.ID), "requested": "cancel"})
+	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: "cancel"})
 	return nil
 }
 
@@ -127,7 +127,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, p *principal) err
 	if err := s.cfg.Engine.Retry(r.Context(), run.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"run": string(run.ID), "requested": "retry"})
+	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: "retry"})
 	return nil
 }
 
@@ -140,7 +140,7 @@ func (s *Server) suspend(suspend bool) func(http.ResponseWriter, *http.Request, 
 		if err := s.cfg.Engine.Suspend(r.Context(), run.ID, suspend); err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusAccepted, map[string]any{"run": run.ID, "suspend": suspend})
+		writeJSON(w, http.StatusAccepted, apiv1.RunSuspension{Run: run.ID, Suspend: suspend})
 		return nil
 	}
 }
@@ -150,7 +150,11 @@ func (s *Server) runtimes(w http.ResponseWriter, r *http.Request, _ *principal) 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": list})
+	items := make([]*apiv1.TrainingRuntime, len(list))
+	for i := range list {
+		items[i] = &list[i]
+	}
+	writeJSON(w, http.StatusOK, apiv1.RuntimeList{Items: items})
 	return nil
 }
 

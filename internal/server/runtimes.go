@@ -67,7 +67,7 @@ func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request, p *princip
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"project": project, "items": items})
+	writeJSON(w, http.StatusOK, apiv1.RuntimeList{Project: project, Items: nonNil(items)})
 	return nil
 }
 

@@ -60,7 +60,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request, p *princi
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"project": project, "items": items})
+	writeJSON(w, http.StatusOK, apiv1.ScheduleList{Project: project, Items: nonNil(items)})
 	return nil
 }
 

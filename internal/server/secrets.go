@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"net/http"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // SecretKeeper keeps the secrets task environments reference; the
@@ -36,7 +38,7 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request, p *principa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"project": project, "items": names})
+	writeJSON(w, http.StatusOK, apiv1.SecretList{Project: project, Items: nonNil(names)})
 	return nil
 }
 

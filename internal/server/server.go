@@ -278,7 +278,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.cfg.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		errs = []*apiv1.Error{apiv1.Errorf(apiv1.CodeInternal, "internal error")}
 	}
-	writeJSON(w, status, map[string]any{"errors": errs})
+	writeJSON(w, status, apiv1.ErrorList{Errors: errs})
 }
 
 func statusOf(err error) (int, []*apiv1.Error) {

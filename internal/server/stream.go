@@ -33,7 +33,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal) er
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"items": nonNil(list)})
+		writeJSON(w, http.StatusOK, apiv1.EventList{Items: nonNil(list)})
 		return nil
 	}
 	ev := s.newEventStream(w)
@@ -53,9 +53,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal) er
 	})
 }
 
-func nonNil(list []apiv1.Event) []apiv1.Event {
+func nonNil[T any](list []T) []T {
 	if list == nil {
-		return []apiv1.Event{}
+		return []T{}
 	}
 	return list
 }

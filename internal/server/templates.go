@@ -29,7 +29,7 @@ func (s *Server) applyTemplates(w http.ResponseWriter, r *http.Request, p *princ
 		return err
 	}
 	return s.apply(w, r, in, func(out []*apiv1.WorkflowTemplate) (int, any) {
-		return http.StatusOK, map[string]any{"project": in.Project, "items": out}
+		return http.StatusOK, apiv1.TemplateList{Project: in.Project, Items: out}
 	})
 }
 
@@ -98,7 +98,7 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request, p *princi
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"project": project, "items": items})
+	writeJSON(w, http.StatusOK, apiv1.TemplateList{Project: project, Items: nonNil(items)})
 	return nil
 }
 

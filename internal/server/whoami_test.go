@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // TestWhoamiNamesTheToken asks who each kind of caller is: a token of each
@@ -14,17 +16,17 @@ func TestWhoamiNamesTheToken(t *testing.T) {
 	e := newEnv(t)
 	cases := []struct {
 		what, token string
-		want        Whoami
+		want        apiv1.Whoami
 	}{
-		{"admin", e.admin, Whoami{Name: "admin", Role: "admin", Projects: []string{"*"}, Authenticated: true}},
-		{"viewer", e.viewer, Whoami{Name: "viewer", Role: "viewer", Projects: []string{"*"}, Authenticated: true}},
-		{"editor of a", e.editorA, Whoami{Name: "editor", Role: "editor", Projects: []string{"a"}, Authenticated: true}},
-		{"no token", "", Whoami{Projects: []string{}}},
-		{"unknown token", e.none, Whoami{Projects: []string{}}},
+		{"admin", e.admin, apiv1.Whoami{Name: "admin", Role: "admin", Projects: []string{"*"}, Authenticated: true}},
+		{"viewer", e.viewer, apiv1.Whoami{Name: "viewer", Role: "viewer", Projects: []string{"*"}, Authenticated: true}},
+		{"editor of a", e.editorA, apiv1.Whoami{Name: "editor", Role: "editor", Projects: []string{"a"}, Authenticated: true}},
+		{"no token", "", apiv1.Whoami{Projects: []string{}}},
+		{"unknown token", e.none, apiv1.Whoami{Projects: []string{}}},
 	}
 	for _, c := range cases {
 		resp, b := e.do(t, "GET", "/api/v1/whoami", c.token, "")
-		var got Whoami
+		var got apiv1.Whoami
 		if err := json.Unmarshal(b, &got); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d %s (%v)", c.what, resp.StatusCode, b, err)
 		}
