@@ -164,6 +164,7 @@ func (s *Server) routes() []route {
 		{"GET /healthz", public, s.healthz},
 		{"GET /readyz", public, s.readyz},
 		{"GET /api/v1/openapi.json", public, s.openapi},
+		{"GET /api/v1/schemas/{name}", public, s.schema},
 		{"GET /api/v1/version", public, s.version},
 		{"GET /api/v1/whoami", public, s.whoami},
 		{"POST /api/v1/runs", editor, s.submit},

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"kiln.dev/kiln/api/openapi"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/backend/local"
@@ -178,27 +179,52 @@ func (e *env) waitDone(t *testing.T, id apiv1.RunID) apiv1.Run {
 	return apiv1.Run{}
 }
 
+// TestEveryRouteIsInTheOpenAPIDocument checks the served document against
+// the routes, both ways: every route is an operation of it with the role
+// the route needs (x-kiln-role), and every operation is a route.
 func TestEveryRouteIsInTheOpenAPIDocument(t *testing.T) {
 	t.Parallel()
 	var doc struct {
 		Paths map[string]map[string]struct {
+			Role      string         `json:"x-kiln-role"`
 			Responses map[string]any `json:"responses"`
 		} `json:"paths"`
 	}
-	if err := json.Unmarshal(openapiDoc, &doc); err != nil {
+	if err := json.Unmarshal(openapi.Document, &doc); err != nil {
 		t.Fatal(err)
 	}
+	served := map[string]bool{}
 	for _, r := range (&Server{}).routes() {
 		method, path, _ := strings.Cut(r.pattern, " ")
 		path = strings.TrimSuffix(path, "{$}") // "/{$}" matches exactly "/"
+		served[method+" "+path] = true
 		op, ok := doc.Paths[path][strings.ToLower(method)]
 		if !ok {
-			t.Errorf("route %s is not in openapi.json", r.pattern)
+			t.Errorf("route %s is not in the OpenAPI document", r.pattern)
+			continue
+		}
+		if want := documentedRole(r); op.Role != want {
+			t.Errorf("route %s: the document says role %q, the route needs %q", r.pattern, op.Role, want)
 		}
 		if _, limited := op.Responses["429"]; limited != (path != healthPath) {
 			t.Errorf("route %s: a 429 response listed = %t, want it on every route but %s", r.pattern, limited, healthPath)
 		}
 	}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			if !served[strings.ToUpper(method)+" "+path] {
+				t.Errorf("the OpenAPI document has %s %s, which the server does not serve", strings.ToUpper(method), path)
+			}
+		}
+	}
+}
+
+// documentedRole is the role of r as the OpenAPI document names it.
+func documentedRole(r route) string {
+	if r.pattern == "GET /metrics" {
+		return "viewer" // unless the server runs with --metrics-public
+	}
+	return map[role]string{public: "public", viewer: "viewer", editor: "editor", admin: "admin", partyRole: "party"}[r.role]
 }
 
 func TestSubmitWatchAndRead(t *testing.T) {

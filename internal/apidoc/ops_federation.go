@@ -1,0 +1,138 @@
+package apidoc
+
+import (
+	"net/http"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// federationOperations are the routes of federation: the parties a server knows (admin), and those other parties call.
+func federationOperations() []Operation {
+	return []Operation{
+		{
+			Method: "GET", Path: "/api/v1/parties", ID: "listParties", Tag: "parties", Role: Admin,
+			Summary:     "the parties this server federates with",
+			Description: "The parties this server federates with (admin), and this server's own party; no credential is ever listed, only whether the one the party issued is set or missing.",
+			Answers:     []Answer{{Status: http.StatusOK, Description: "the parties", Type: apiv1.PartyList{}}},
+		},
+		{
+			Method: "PUT", Path: "/api/v1/parties/{name}", ID: "putParty", Tag: "parties", Role: Admin,
+			Summary:     "register a party",
+			Description: "Register a party, or update it (admin): idempotent; a new party (or rotate) is issued a credential, answered this once and kept as its hash only. Unless noCheck, the party's server is called first: KLN-7004 if it is not reached, KLN-7006 if it is another party, KLN-7001 if it refuses the credential given.",
+			Params: []Param{
+				{Name: "name", In: "path", Type: ""},
+			},
+			Body:    &Body{Type: apiv1.PartyRequest{}},
+			Answers: []Answer{{Status: http.StatusCreated, Description: "registered", Type: apiv1.PartyAdded{}}, {Status: http.StatusOK, Description: "updated", Type: apiv1.PartyAdded{}}},
+			Errors:  []int{400, 409, 413, 502},
+		},
+		{
+			Method: "DELETE", Path: "/api/v1/parties/{name}", ID: "deleteParty", Tag: "parties", Role: Admin,
+			Summary:     "forget a party",
+			Description: "Forget a party (admin); its credential is refused from then on. 404 (KLN-7003) if none is registered by that name.",
+			Params: []Param{
+				{Name: "name", In: "path", Type: ""},
+			},
+			Answers: []Answer{{Status: http.StatusNoContent, Description: "forgotten"}},
+			Errors:  []int{404},
+		},
+		{
+			Method: "GET", Path: "/api/v1/federation/party", ID: "getParty", Tag: "federation", Role: Party,
+			Summary:     "who this server is",
+			Description: "Who this server is, to a party whose credential it accepts; 404 (KLN-7002) if it has no party identity. Every answer of the federation routes, refusals too, names this server's party in its Kiln-Party header.",
+			Params: []Param{
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Answers: []Answer{{Status: http.StatusOK, Description: "this server's party", Type: apiv1.PartyHello{}}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "PUT", Path: "/api/v1/federation/parts/{run}", ID: "createPart", Tag: "federation", Role: Party,
+			Summary:     "create this party's part of a federated run",
+			Description: "Create this party's part of a federated run, derived from the whole workflow; idempotent: sent again, it answers the part as it stands.",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Body:    &Body{Type: apiv1.PartRequest{}},
+			Answers: []Answer{{Status: http.StatusOK, Description: "the part", Type: apiv1.PartStatus{}}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "GET", Path: "/api/v1/federation/parts/{run}", ID: "getPart", Tag: "federation", Role: Party,
+			Summary:     "this party's part of a federated run as it stands",
+			Description: "This party's part of a federated run as it stands (404 KLN-4001 unless the caller initiated the run).",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Answers: []Answer{{Status: http.StatusOK, Description: "the part", Type: apiv1.PartStatus{}}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "PUT", Path: "/api/v1/federation/parts/{run}/shares/{task}", ID: "orderShare", Tag: "federation", Role: Party,
+			Summary:     "what the initiator wants of one share of the part",
+			Description: "What the initiator wants of one share of the part (level-based: the latest order of an attempt wins).",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "task", In: "path", Type: "", Description: "the federated task"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Body:    &Body{Type: apiv1.ShareOrder{}},
+			Answers: []Answer{{Status: http.StatusOK, Description: "the share", Type: apiv1.ShareStatus{}}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "POST", Path: "/api/v1/federation/parts/{run}/cancel", ID: "cancelPart", Tag: "federation", Role: Party,
+			Summary: "cancel the part",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Answers: []Answer{{Status: http.StatusNoContent, Description: "cancelled"}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "POST", Path: "/api/v1/federation/parts/{run}/end", ID: "endPart", Tag: "federation", Role: Party,
+			Summary:     "end what of the part has not ended",
+			Description: "End what of the part has not ended: the federated run ended, so its shares will not run again.",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Answers: []Answer{{Status: http.StatusNoContent, Description: "ended"}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "POST", Path: "/api/v1/federation/parts/{run}/fail", ID: "failPart", Tag: "federation", Role: Party,
+			Summary:     "end what of the part has not ended as failed",
+			Description: "End what of the part has not ended as failed: the federated run failed, so its shares will not run again.",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Answers: []Answer{{Status: http.StatusNoContent, Description: "failed"}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "POST", Path: "/api/v1/federation/parts/{run}/suspend", ID: "suspendPart", Tag: "federation", Role: Party,
+			Summary: "suspend the part",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Answers: []Answer{{Status: http.StatusNoContent, Description: "suspended"}},
+			Errors:  []int{400, 404},
+		},
+		{
+			Method: "POST", Path: "/api/v1/federation/parts/{run}/resume", ID: "resumePart", Tag: "federation", Role: Party,
+			Summary: "resume the suspended part",
+			Params: []Param{
+				{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"},
+				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
+			},
+			Answers: []Answer{{Status: http.StatusNoContent, Description: "resumed"}},
+			Errors:  []int{400, 404},
+		},
+	}
+}
