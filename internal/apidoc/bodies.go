@@ -8,7 +8,7 @@ var filesBody = &Body{
 	Description: "the files: as multipart/form-data, one part per file (its filename names it in errors); or one file as the body, YAML or JSON, named by ?file=",
 	Content: map[string]*openapi3.Schema{
 		"multipart/form-data": filesForm(),
-		"application/yaml":    described(openapi3.NewStringSchema(), "one file of YAML documents, separated by ---"),
+		"application/yaml":    described(openapi3.NewSchema(), "one file of YAML documents, separated by ---"),
 		"application/json":    described(openapi3.NewObjectSchema(), "one document as JSON: a Workflow, a TrainJob, a TrainingRuntime and so on (see /api/v1/schemas/kiln.json)"),
 	},
 }

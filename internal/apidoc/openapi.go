@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -187,7 +188,11 @@ func answer(a Answer) *openapi3.Response {
 		if r.Content == nil {
 			r.Content = openapi3.Content{}
 		}
-		r.Content[a.Stream] = openapi3.NewMediaType().WithSchema(described(openapi3.NewStringSchema(), a.StreamDescription))
+		schema := openapi3.NewStringSchema()
+		if strings.HasSuffix(a.Stream, "json") {
+			schema = openapi3.NewObjectSchema()
+		}
+		r.Content[a.Stream] = openapi3.NewMediaType().WithSchema(described(schema, a.StreamDescription))
 	}
 	return r
 }

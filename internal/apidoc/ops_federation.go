@@ -14,6 +14,7 @@ func federationOperations() []Operation {
 			Summary:     "the parties this server federates with",
 			Description: "The parties this server federates with (admin), and this server's own party; no credential is ever listed, only whether the one the party issued is set or missing.",
 			Answers:     []Answer{{Status: http.StatusOK, Description: "the parties", Type: apiv1.PartyList{}}},
+			Errors:      []int{http.StatusNotFound},
 		},
 		{
 			Method: "PUT", Path: "/api/v1/parties/{name}", ID: "putParty", Tag: "parties", Role: Admin,
@@ -24,7 +25,7 @@ func federationOperations() []Operation {
 			},
 			Body:    &Body{Type: apiv1.PartyRequest{}},
 			Answers: []Answer{{Status: http.StatusCreated, Description: "registered", Type: apiv1.PartyAdded{}}, {Status: http.StatusOK, Description: "updated", Type: apiv1.PartyAdded{}}},
-			Errors:  []int{400, 409, 413, 502},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusBadGateway},
 		},
 		{
 			Method: "DELETE", Path: "/api/v1/parties/{name}", ID: "deleteParty", Tag: "parties", Role: Admin,
@@ -34,7 +35,7 @@ func federationOperations() []Operation {
 				{Name: "name", In: "path", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "forgotten"}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/federation/party", ID: "getParty", Tag: "federation", Role: Party,
@@ -44,7 +45,7 @@ func federationOperations() []Operation {
 				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "this server's party", Type: apiv1.PartyHello{}}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "PUT", Path: "/api/v1/federation/parts/{run}", ID: "createPart", Tag: "federation", Role: Party,
@@ -56,7 +57,7 @@ func federationOperations() []Operation {
 			},
 			Body:    &Body{Type: apiv1.PartRequest{}},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the part", Type: apiv1.PartStatus{}}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/federation/parts/{run}", ID: "getPart", Tag: "federation", Role: Party,
@@ -67,7 +68,7 @@ func federationOperations() []Operation {
 				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the part", Type: apiv1.PartStatus{}}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "PUT", Path: "/api/v1/federation/parts/{run}/shares/{task}", ID: "orderShare", Tag: "federation", Role: Party,
@@ -80,7 +81,7 @@ func federationOperations() []Operation {
 			},
 			Body:    &Body{Type: apiv1.ShareOrder{}},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the share", Type: apiv1.ShareStatus{}}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/federation/parts/{run}/cancel", ID: "cancelPart", Tag: "federation", Role: Party,
@@ -90,7 +91,7 @@ func federationOperations() []Operation {
 				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "cancelled"}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/federation/parts/{run}/end", ID: "endPart", Tag: "federation", Role: Party,
@@ -101,7 +102,7 @@ func federationOperations() []Operation {
 				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "ended"}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/federation/parts/{run}/fail", ID: "failPart", Tag: "federation", Role: Party,
@@ -112,7 +113,7 @@ func federationOperations() []Operation {
 				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "failed"}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/federation/parts/{run}/suspend", ID: "suspendPart", Tag: "federation", Role: Party,
@@ -122,7 +123,7 @@ func federationOperations() []Operation {
 				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "suspended"}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/federation/parts/{run}/resume", ID: "resumePart", Tag: "federation", Role: Party,
@@ -132,7 +133,7 @@ func federationOperations() []Operation {
 				{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "resumed"}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 	}
 }

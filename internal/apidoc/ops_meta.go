@@ -18,7 +18,7 @@ func metaOperations() []Operation {
 			Method: "GET", Path: "/readyz", ID: "readyz", Tag: "health", Role: Public,
 			Summary: "readiness: the store answers",
 			Answers: []Answer{{Status: http.StatusOK, Description: "ok, and who leads the replicas", Stream: "text/plain", StreamDescription: "ok, then a line on leadership"}},
-			Errors:  []int{503},
+			Errors:  []int{http.StatusServiceUnavailable},
 		},
 		{
 			Method: "GET", Path: "/api/v1/openapi.json", ID: "getOpenAPIDocument", Tag: "meta", Role: Public,
@@ -31,7 +31,7 @@ func metaOperations() []Operation {
 			Description: "The JSON Schema (draft 7) of the documents of a kind: workflow.json, trainjob.json and so on, or kiln.json, which takes a document of any kind. Editors with YAML support read it for completion and checks. 404 (KLN-4054) for a name the server has no schema of, listing those it has.",
 			Params:      []Param{{Name: "name", In: "path", Type: "", Description: "the schema's file name, such as kiln.json or workflow.json"}},
 			Answers:     []Answer{{Status: http.StatusOK, Description: "the schema", Stream: "application/schema+json", StreamDescription: "a JSON Schema, draft 7"}},
-			Errors:      []int{404},
+			Errors:      []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/version", ID: "getVersion", Tag: "meta", Role: Public,

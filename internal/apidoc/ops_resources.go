@@ -29,7 +29,7 @@ func resourceOperations() []Operation {
 				{Name: "version", In: "query", Type: 0},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the runtime", Type: apiv1.TrainingRuntime{}}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "DELETE", Path: "/api/v1/runtimes/{name}", ID: "deleteRuntime", Tag: "runtimes", Role: Editor,
@@ -41,7 +41,7 @@ func resourceOperations() []Operation {
 				{Name: "kind", In: "query", Type: "", Enum: []string{"TrainingRuntime", "ClusterTrainingRuntime"}},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "removed"}},
-			Errors:  []int{400, 404, 409},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		},
 		{
 			Method: "POST", Path: "/api/v1/apply", ID: "apply", Tag: "resources", Role: Editor,
@@ -53,7 +53,7 @@ func resourceOperations() []Operation {
 			},
 			Body:    filesBody,
 			Answers: []Answer{{Status: http.StatusOK, Description: "what was stored", Type: apiv1.ApplyResult{}}},
-			Errors:  []int{400, 408, 413, 503},
+			Errors:  []int{http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable},
 		},
 		{
 			Method: "POST", Path: "/api/v1/templates", ID: "applyTemplates", Tag: "templates", Role: Editor,
@@ -65,7 +65,7 @@ func resourceOperations() []Operation {
 			},
 			Body:    filesBody,
 			Answers: []Answer{{Status: http.StatusOK, Description: "the stored templates", Type: apiv1.TemplateList{}}},
-			Errors:  []int{400, 408, 413, 503},
+			Errors:  []int{http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable},
 		},
 		{
 			Method: "GET", Path: "/api/v1/templates", ID: "listTemplates", Tag: "templates", Role: Viewer,
@@ -84,7 +84,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Default: "default"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the template", Type: apiv1.WorkflowTemplate{}}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "PUT", Path: "/api/v1/templates/{name}", ID: "putTemplate", Tag: "templates", Role: Editor,
@@ -97,7 +97,7 @@ func resourceOperations() []Operation {
 			},
 			Body:    filesBody,
 			Answers: []Answer{{Status: http.StatusCreated, Description: "stored, new", Type: apiv1.WorkflowTemplate{}}, {Status: http.StatusOK, Description: "stored, replacing one", Type: apiv1.WorkflowTemplate{}}},
-			Errors:  []int{400, 408, 413, 503},
+			Errors:  []int{http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable},
 		},
 		{
 			Method: "DELETE", Path: "/api/v1/templates/{name}", ID: "deleteTemplate", Tag: "templates", Role: Editor,
@@ -108,7 +108,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Default: "default"},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "removed"}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/schedules", ID: "listSchedules", Tag: "schedules", Role: Viewer,
@@ -118,7 +118,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Default: "default"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the Schedules", Type: apiv1.ScheduleList{}}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/schedules/{name}", ID: "getSchedule", Tag: "schedules", Role: Viewer,
@@ -129,7 +129,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Default: "default"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the Schedule", Type: apiv1.Schedule{}}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "DELETE", Path: "/api/v1/schedules/{name}", ID: "deleteSchedule", Tag: "schedules", Role: Editor,
@@ -139,7 +139,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Default: "default"},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "removed"}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/schedules/{name}/suspend", ID: "suspendSchedule", Tag: "schedules", Role: Editor,
@@ -150,7 +150,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Default: "default"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the Schedule", Type: apiv1.Schedule{}}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/schedules/{name}/unsuspend", ID: "unsuspendSchedule", Tag: "schedules", Role: Editor,
@@ -161,7 +161,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Default: "default"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the Schedule", Type: apiv1.Schedule{}}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/quotas", ID: "listQuotas", Tag: "quotas", Role: Viewer,
@@ -177,7 +177,7 @@ func resourceOperations() []Operation {
 				{Name: "name", In: "path", Type: "", Description: "the project"},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "removed"}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/secrets", ID: "listSecrets", Tag: "secrets", Role: Viewer,
@@ -196,7 +196,7 @@ func resourceOperations() []Operation {
 			},
 			Body:    secretBody,
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "set"}},
-			Errors:  []int{408, 413},
+			Errors:  []int{http.StatusRequestTimeout, http.StatusRequestEntityTooLarge},
 		},
 		{
 			Method: "DELETE", Path: "/api/v1/secrets/{name}", ID: "deleteSecret", Tag: "secrets", Role: Editor,
@@ -206,7 +206,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusNoContent, Description: "removed"}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/cache", ID: "listCacheEntries", Tag: "cache", Role: Viewer,
@@ -228,7 +228,7 @@ func resourceOperations() []Operation {
 				{Name: "project", In: "query", Type: "", Description: "look only among this project's entries"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "what was removed", Type: apiv1.CachePruned{}}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/cache/prune", ID: "pruneCache", Tag: "cache", Role: Editor,
@@ -236,7 +236,7 @@ func resourceOperations() []Operation {
 			Description: "Remove the stored results the body selects, and every expired one, and the bytes no entry needs.",
 			Body:        &Body{Type: apiv1.CachePrune{}},
 			Answers:     []Answer{{Status: http.StatusOK, Description: "what was removed", Type: apiv1.CachePruned{}}},
-			Errors:      []int{400},
+			Errors:      []int{http.StatusBadRequest},
 		},
 	}
 }

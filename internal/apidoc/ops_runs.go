@@ -23,7 +23,7 @@ func runOperations() []Operation {
 			},
 			Body:    filesBody,
 			Answers: []Answer{{Status: http.StatusCreated, Description: "the new run", Type: apiv1.Run{}}},
-			Errors:  []int{400, 413, 422, 408, 503, 507},
+			Errors:  []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusRequestTimeout, http.StatusServiceUnavailable, http.StatusInsufficientStorage},
 		},
 		{
 			Method: "GET", Path: "/api/v1/runs", ID: "listRuns", Tag: "runs", Role: Viewer,
@@ -42,7 +42,7 @@ func runOperations() []Operation {
 				{Name: "cursor", In: "query", Type: "", Description: "the next of the previous page"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "a page of runs; with watch=true, a stream of them", Type: apiv1.RunList{}, Stream: "text/event-stream", StreamDescription: "with watch=true: event run, data a Run; event deleted, data {id}"}},
-			Errors:  []int{400},
+			Errors:  []int{http.StatusBadRequest},
 		},
 		{
 			Method: "GET", Path: "/api/v1/runs/{id}", ID: "getRun", Tag: "runs", Role: Viewer,
@@ -51,7 +51,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the run", Type: apiv1.Run{}}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "DELETE", Path: "/api/v1/runs/{id}", ID: "deleteRun", Tag: "runs", Role: Editor,
@@ -62,7 +62,7 @@ func runOperations() []Operation {
 				{Name: "force", In: "query", Type: false},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "deleted", Type: apiv1.RunDeleted{}}},
-			Errors:  []int{400, 404, 409},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		},
 		{
 			Method: "GET", Path: "/api/v1/runs/{id}/trainjob", ID: "getTrainJob", Tag: "runs", Role: Viewer,
@@ -72,7 +72,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the TrainJob", Type: trainer.TrainJobView{}}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/cancel", ID: "cancelRun", Tag: "runs", Role: Editor,
@@ -81,7 +81,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "the cancel is asked", Type: apiv1.RunRequested{}}},
-			Errors:  []int{404, 409},
+			Errors:  []int{http.StatusNotFound, http.StatusConflict},
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/retry", ID: "retryRun", Tag: "runs", Role: Editor,
@@ -91,7 +91,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "the retry is asked", Type: apiv1.RunRequested{}}},
-			Errors:  []int{404, 409},
+			Errors:  []int{http.StatusNotFound, http.StatusConflict},
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/rerun", ID: "rerunRun", Tag: "runs", Role: Editor,
@@ -102,7 +102,7 @@ func runOperations() []Operation {
 			},
 			Body:    &Body{Type: apiv1.RerunRequest{}},
 			Answers: []Answer{{Status: http.StatusCreated, Description: "the new run", Type: apiv1.Run{}}},
-			Errors:  []int{400, 404, 409, 413},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge},
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/suspend", ID: "suspendRun", Tag: "runs", Role: Editor,
@@ -111,7 +111,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "the suspension is asked", Type: apiv1.RunSuspension{}}},
-			Errors:  []int{404, 409},
+			Errors:  []int{http.StatusNotFound, http.StatusConflict},
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/unsuspend", ID: "unsuspendRun", Tag: "runs", Role: Editor,
@@ -121,7 +121,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 			},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "the start is asked", Type: apiv1.RunSuspension{}}},
-			Errors:  []int{404, 409},
+			Errors:  []int{http.StatusNotFound, http.StatusConflict},
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/nodes/{node}/approve", ID: "approveGate", Tag: "runs", Role: Editor,
@@ -133,7 +133,7 @@ func runOperations() []Operation {
 			},
 			Body:    &Body{Type: apiv1.Approval{}},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "sent", Type: apiv1.GateSent{}}},
-			Errors:  []int{400, 404, 409, 413},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge},
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/nodes/{node}/signal", ID: "signalGate", Tag: "runs", Role: Editor,
@@ -145,7 +145,7 @@ func runOperations() []Operation {
 			},
 			Body:    &Body{Type: apiv1.Signal{}},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "sent", Type: apiv1.GateSent{}}},
-			Errors:  []int{400, 404, 409, 413},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge},
 		},
 		{
 			Method: "GET", Path: "/api/v1/runs/{id}/events", ID: "listRunEvents", Tag: "runs", Role: Viewer,
@@ -157,7 +157,7 @@ func runOperations() []Operation {
 				{Name: "follow", In: "query", Type: false},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the events; as a stream with follow=true or Accept: text/event-stream", Type: apiv1.EventList{}, Stream: "text/event-stream", StreamDescription: "event: the reason, id: the seq, data: an Event"}},
-			Errors:  []int{404},
+			Errors:  []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/runs/{id}/tasks/{task}/logs", ID: "getTaskLogs", Tag: "runs", Role: Viewer,
@@ -173,7 +173,7 @@ func runOperations() []Operation {
 				{Name: "timestamps", In: "query", Type: false, Description: "true: each line starts with the time it was written, RFC 3339 with nanoseconds, before its process's label (\"2026-11-23T16:00:00.123456789Z node-1 | line\"); a line whose time was not recorded has none"},
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the lines", Stream: "text/plain", StreamDescription: "what the task's processes wrote, line by line"}},
-			Errors:  []int{400, 404},
+			Errors:  []int{http.StatusBadRequest, http.StatusNotFound},
 		},
 	}
 }

@@ -34,6 +34,8 @@ type env struct {
 	srv                          *Server
 	ln                           *limitListener
 	admin, viewer, editorA, none string
+	// client sends the requests of do; nil is http.DefaultClient.
+	client *http.Client
 }
 
 func newEnv(t testing.TB) *env {
@@ -134,7 +136,11 @@ func (e *env) do(t *testing.T, method, path, token, body string) (*http.Response
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := e.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
