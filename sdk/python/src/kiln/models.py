@@ -384,3 +384,29 @@ class Version:
     def from_json(cls, data: Mapping[str, Any]) -> "Version":
         """A Version from the API's JSON."""
         return _build(cls, data, {})
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def to_json(obj: Any) -> Any:
+    """obj (a model, or lists and dicts of them) as the API's JSON again:
+    camelCase keys, RFC 3339 times, ``extra`` merged back, empty fields left out."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out: Dict[str, Any] = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.name == "extra":
+                out.update(to_json(value))
+            elif value not in (None, "", [], {}) or f.name in ("phase", "id", "name"):
+                out[_camel(f.name)] = to_json(value)
+        return out
+    if isinstance(obj, datetime):
+        return format_time(obj)
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    return obj
