@@ -105,15 +105,16 @@ def parse(text: str, name: str = "config.yaml") -> Tuple[List[Dict[str, str]], s
 
 def _contexts(lines: List[Tuple[int, int, str]], name: str) -> List[Dict[str, str]]:
     out: List[Dict[str, str]] = []
-    item_indent = -1
+    item_indent, key_col = -1, -1
     for num, indent, body in lines:
         if body.startswith("- "):
             if item_indent not in (-1, indent):
                 raise _unreadable(name, num, "the list's items are not aligned")
-            item_indent, body = indent, body[2:].lstrip()
-            indent += 2
+            rest = body[2:].lstrip()
+            item_indent, key_col = indent, indent + len(body) - len(rest)
+            body = rest
             out.append({})
-        elif not out or indent != item_indent + 2:
+        elif not out or indent != key_col:
             raise _unreadable(name, num, "a context's keys line up under its first key")
         m = _KEY.match(body)
         if not m or m.group(1) not in _CONTEXT_KEYS or m.group(2) is None:
