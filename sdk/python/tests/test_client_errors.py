@@ -46,6 +46,13 @@ def test_bad_filter_names_its_field(kiln_server):
     with pytest.raises(kiln.KilnError) as e:
         client(kiln_server).list_runs(since="yesterday-ish")
     assert (e.value.code, e.value.field) == ("KLN-4051", "since")
+    # Streams make their request at once: a refusal is raised by the call.
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).watch_runs(phase="Sideways")
+    assert e.value.code == "KLN-4050"
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).stream_events("no-such-run")
+    assert e.value.code == "KLN-4001"
 
 
 def _free_port():

@@ -67,3 +67,24 @@ def test_whoami_and_version(kiln_server):
     assert c.parties()["items"] == []
     assert c.quotas() == []
     assert c.cache_entries() == []
+
+
+def test_apply_cache_schedules_and_run_kinds(kiln_server):
+    c = client(kiln_server)
+    applied = c.apply(hello("applied").replace("kind: Workflow", "kind: WorkflowTemplate"))
+    assert applied["items"] == [{"kind": "WorkflowTemplate", "name": "applied", "project": "default",
+                                 "action": "created"}]
+    assert [t.name for t in c.templates()] == ["applied"]
+    assert c.prune_cache(all=True) == {"entries": 0, "bytes": 0}
+    assert c.schedules() == []
+    with pytest.raises(kiln.KilnError) as e:
+        c.delete_cache_entry("not-a-key")
+    assert (e.value.code, e.value.field) == ("KLN-1012", "key")
+
+    run = c.wait(c.submit(hello()).id, timeout=60)
+    with pytest.raises(kiln.KilnError) as e:
+        c.get_trainjob(run.id)
+    assert e.value.code == "KLN-4032" and "not a TrainJob" in e.value.message
+    with pytest.raises(kiln.KilnError) as e:
+        c.suspend(run.id)
+    assert e.value.code == "KLN-4010" and e.value.status == 409

@@ -41,7 +41,12 @@ class Transport:
                 data = resp.read()
             except OSError as e:  # a timeout or a reset while the answer came
                 raise self.unreachable(e) from None
-        return json.loads(data) if data.strip() else None
+        if not data.strip():
+            return None
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise error_of(resp.status, resp.headers.get("Content-Type", ""), data, method, path) from None
 
     def stream(self, method: str, path: str, query: Optional[Query] = None,
                headers: Optional[Mapping[str, str]] = None) -> HTTPResponse:
@@ -98,8 +103,9 @@ def api_path(*parts: str) -> str:
 
 
 def error_of(status: int, content_type: str, body: bytes, method: str, path: str) -> KilnError:
-    """The KilnError of an error response: its coded errors, or for a body
-    that is not kiln's JSON, one error quoting it."""
+    """The KilnError of an error response (or of a success whose body is
+    not JSON): its coded errors, or for a body that is not kiln's JSON,
+    one error quoting it."""
     try:
         data = json.loads(body)
         items = data.get("errors") if isinstance(data, dict) else None
@@ -110,7 +116,7 @@ def error_of(status: int, content_type: str, body: bytes, method: str, path: str
     text = body.decode("utf-8", "replace").strip()
     quoted = (text[:_QUOTE] + "...") if len(text) > _QUOTE else text
     what = f" ({content_type})" if content_type else ""
-    return KilnError(INTERNAL, f"{method} {path}: HTTP {status}, a body that is not kiln's JSON errors{what}: "
+    return KilnError(INTERNAL, f"{method} {path}: HTTP {status} with a body that is not kiln's JSON{what}: "
                      f"{quoted or 'empty'}", status=status,
                      hint="check that the URL is a kiln server's (kiln serve), not a proxy's or another service's")
 

@@ -157,7 +157,11 @@ class Client(Resources):
         query = self._run_filters(phase, name, label, project, since, until, q, order)
         query.update(limit=limit, watch=True)
         headers = {"Last-Event-ID": after} if after else None
-        for msg in sse(self._stream(_path("runs"), query, headers)):
+        return self._changes(self._stream(_path("runs"), query, headers))
+
+    @staticmethod
+    def _changes(resp: Any) -> Iterator[RunChange]:
+        for msg in sse(resp):
             data = json.loads(msg["data"])
             kind = msg.get("event", "run")
             if kind == "deleted":
@@ -193,13 +197,14 @@ class Client(Resources):
 
     def stream_events(self, run_id: str, after: int = 0) -> Iterator[Event]:
         """The run's events after sequence number after, as they happen,
-        until the run ends. Give the last event's ``seq`` as after to
+        until the run ends (the request is made at once: an error is raised
+        here, not on the first event). Give the last event's ``seq`` as after to
         resume a stream that broke (sent as Last-Event-ID)."""
         headers = {"Accept": "text/event-stream"}
         if after:
             headers["Last-Event-ID"] = str(after)
-        for msg in sse(self._stream(_path("runs", run_id, "events"), None, headers)):
-            yield Event.from_json(json.loads(msg["data"]))
+        resp = self._stream(_path("runs", run_id, "events"), None, headers)
+        return (Event.from_json(json.loads(msg["data"])) for msg in sse(resp))
 
     def logs(self, run_id: str, task: str, follow: bool = False, attempt: int = 0, tail: int = 0,
              since: TimeArg = None, timestamps: bool = False) -> Iterator[str]:
