@@ -39,6 +39,11 @@ def test_submit_wait_get_and_list(kiln_server, tmp_path):
     assert listed.stdout.splitlines()[0].split() == ["ID", "NAME", "PHASE", "PROJECT", "CREATED"]
     assert run_id in listed.stdout and "Succeeded" in listed.stdout
     assert kiln_py(kiln_server, "list", "--name", "nothing-like-it").stdout.strip().count("\n") == 0
+    other = kiln_py(kiln_server, "submit", str(wf), "--project", "other", "--wait")
+    assert other.returncode == 0, other.stderr
+    mine = kiln_py(kiln_server, "--project", "other", "list").stdout
+    assert other.stdout.strip() in mine and run_id not in mine
+    assert run_id in kiln_py(kiln_server, "list", "--project", "default").stdout
     waited = kiln_py(kiln_server, "wait", run_id)
     assert waited.returncode == 0 and waited.stdout.strip() == f"{run_id} Succeeded"
 

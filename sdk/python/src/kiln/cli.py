@@ -97,7 +97,7 @@ def _cmd_get(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     c = client_of(args)
     phases = [p for x in args.phase or [] for p in x.split(",") if p]
-    page = c.list_runs(phase=phases, name=args.name, label=args.label, since=args.since, until=args.until,
+    page = c.list_runs(phase=phases, project=args.project, name=args.name, label=args.label, since=args.since, until=args.until,
                        q=args.q, order=args.order, limit=args.limit, cursor=args.cursor)
     if args.output == "json":
         print(json.dumps(to_json(page), indent=2))
@@ -175,10 +175,16 @@ def _cmd_version(args: argparse.Namespace) -> int:
 # --- parsers --------------------------------------------------------------------------
 
 
+def _project_option(p: argparse.ArgumentParser) -> None:
+    """--project after the command too; absent, it leaves the global one alone."""
+    p.add_argument("--project", default=argparse.SUPPRESS, help="the project (as the global --project)")
+
+
 def _add_runs(sub: Any) -> None:
     p = sub.add_parser("submit", help="submit a Workflow or TrainJob file")
     p.add_argument("file", help="the YAML or JSON file")
     p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="a parameter (repeatable)")
+    _project_option(p)
     p.add_argument("--cache", choices=["on", "off", "overwrite"])
     p.add_argument("--wait", action="store_true", help="wait for the run to end; exit 1 unless it succeeds")
     p.add_argument("--logs", metavar="TASK", help="follow TASK's logs, then wait")
@@ -193,6 +199,7 @@ def _add_runs(sub: Any) -> None:
     p.add_argument("--phase", action="append", help="a phase, or several with commas (repeatable)")
     for name in ("name", "label", "since", "until", "q", "cursor"):
         p.add_argument("--" + name)
+    _project_option(p)
     p.add_argument("--order", choices=["asc", "desc"])
     p.add_argument("--limit", type=int)
     p.add_argument("-o", "--output", choices=["table", "json"], default="table")
