@@ -128,8 +128,9 @@ class Resources:
 
     def prune_cache(self, project: Optional[str] = None, all: bool = False,  # noqa: A002 - the API's name
                     older_than: Optional[str] = None, max_size: Optional[str] = None) -> Dict[str, Any]:
-        """Removes cache entries: all of them, those older than ("7d"), or
-        the oldest beyond max_size ("10Gi"); returns entries and bytes removed."""
+        """Removes cache entries: all of them, those not used for older_than
+        (a Go duration, "168h"), or the least recently used beyond max_size
+        ("10Gi"); returns the entries and bytes removed."""
         body = {k: v for k, v in {"project": self._project(project), "all": all, "olderThan": older_than,
                                   "maxSize": max_size}.items() if v}
         return self._json_body("POST", _path("cache", "prune"), body)
