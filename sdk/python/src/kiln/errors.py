@@ -1,0 +1,92 @@
+"""Errors of the kiln API, carrying the stable ``KLN-xxxx`` codes."""
+
+from __future__ import annotations
+
+from typing import Any, List, Mapping, Optional
+
+#: The codes this package raises itself; the registry is api/v1alpha1/codes.go.
+PARSE = "KLN-1001"
+RUN_NOT_FOUND = "KLN-4001"
+USAGE = "KLN-4002"
+UNAUTHENTICATED = "KLN-4003"
+BAD_REQUEST = "KLN-4006"
+INTERNAL = "KLN-4009"
+NO_CONTEXT = "KLN-4052"
+SERVER_UNREACHABLE = "KLN-5060"
+
+#: Hints for codes whose server-side hint speaks of HTTP rather than of this package.
+CLIENT_HINTS = {
+    UNAUTHENTICATED: "give the server's token as token=, in KILN_TOKEN, or as token: in the current context",
+    "KLN-4004": "Client().whoami() shows the token's role and projects",
+}
+
+UNREACHABLE_HINT = (
+    "check the URL given as server=, in KILN_SERVER or in the current context of "
+    "KILN_HOME/config.yaml, and that kiln serve runs there"
+)
+
+
+class KilnError(Exception):
+    """An error with a kiln code, as the server or the kiln CLI reports it.
+
+    ``str()`` reads like the CLI: ``KLN-1002 request Workflow/x spec.tasks[0].comand:
+    unknown field (hint: ...)``. ``errors`` holds every error when the server
+    sent several; the attributes are those of the first.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        field: str = "",
+        file: str = "",
+        object: str = "",  # noqa: A002 - the API's name
+        hint: str = "",
+        status: Optional[int] = None,
+        errors: Optional[List["KilnError"]] = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.field = field
+        self.file = file
+        self.object = object
+        self.hint = hint
+        self.status = status
+        self.errors: List[KilnError] = errors if errors else [self]
+        super().__init__(self._line())
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], status: Optional[int] = None) -> "KilnError":
+        """One error of a response's ``{"errors": [...]}`` list."""
+        return cls(
+            str(data.get("code") or INTERNAL),
+            str(data.get("message") or ""),
+            field=str(data.get("field") or ""),
+            file=str(data.get("file") or ""),
+            object=str(data.get("object") or ""),
+            hint=str(data.get("hint") or CLIENT_HINTS.get(str(data.get("code")), "")),
+            status=status,
+        )
+
+    @classmethod
+    def from_list(cls, items: List[Mapping[str, Any]], status: Optional[int] = None) -> "KilnError":
+        """The first error of items, carrying all of them in ``errors``."""
+        errs = [cls.from_json(x, status) for x in items]
+        first = errs[0]
+        first.errors = errs
+        return first
+
+    def _line(self) -> str:
+        where = "".join(p + ": " for p in (self.file, self.object, self.field) if p)
+        text = where + self.message
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        sep = " " if where else ": "
+        return self.code + sep + text
+
+    def __str__(self) -> str:
+        return "\n".join(e._line() for e in self.errors)
+
+    def __repr__(self) -> str:
+        return f"KilnError(code={self.code!r}, message={self.message!r}, field={self.field!r}, status={self.status!r})"

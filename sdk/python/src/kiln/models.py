@@ -1,0 +1,412 @@
+"""Typed views of what the kiln API returns.
+
+Every class is built leniently from the API's JSON with ``from_json``:
+camelCase keys become snake_case attributes, timestamps become aware
+``datetime`` values, and keys this version does not know are kept in
+``extra`` (a newer server may add fields) rather than refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
+
+#: The phases in which a run (or a node) has ended.
+FINAL_PHASES = frozenset({"Succeeded", "Failed", "Cancelled", "Skipped"})
+
+_FRACTION = re.compile(r"^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$", re.IGNORECASE)
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+T = TypeVar("T")
+
+
+def parse_time(value: Optional[str]) -> Optional[datetime]:
+    """An RFC 3339 timestamp (Go writes up to nanoseconds) as an aware
+    datetime; None for None or "". Python's ``fromisoformat`` before 3.11
+    reads neither ``Z`` nor more than six fractional digits, so the text is
+    normalised first (nanoseconds are cut to microseconds)."""
+    if not value:
+        return None
+    m = _FRACTION.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not an RFC 3339 time")
+    base, frac, zone = m.groups()
+    text = base + ("." + (frac + "000000")[:6] if frac else "")
+    text += "+00:00" if zone.upper() == "Z" else zone
+    return datetime.fromisoformat(text)
+
+
+def format_time(value: datetime) -> str:
+    """value as RFC 3339 in UTC, as the server reads it (naive is UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _snake(name: str) -> str:
+    return _CAMEL.sub("_", name).lower()
+
+
+def _build(cls: Type[T], data: Optional[Mapping[str, Any]], convert: Mapping[str, Callable[[Any], Any]]) -> T:
+    """cls from data: known keys (in snake case) through convert, the rest in extra."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kwargs: Dict[str, Any] = {}
+    extra: Dict[str, Any] = {}
+    for key, value in (data or {}).items():
+        name = _snake(key)
+        if name in names and name != "extra":
+            kwargs[name] = convert[name](value) if name in convert and value is not None else value
+        else:
+            extra[key] = value
+    return cls(**kwargs, extra=extra)  # type: ignore[call-arg]
+
+
+def _list(cls: Any) -> Callable[[Any], list]:
+    return lambda items: [cls.from_json(x) for x in items or []]
+
+
+@dataclass
+class AttemptStatus:
+    """One try of a task: its processes' outcome."""
+
+    number: int = 0
+    id: str = ""
+    phase: str = ""
+    exit_code: Optional[int] = None
+    signal: str = ""
+    code: str = ""
+    message: str = ""
+    system: bool = False
+    started_at: Optional[datetime] = None
+    finished_at: Optional[datetime] = None
+    nodes: int = 0
+    joined: int = 0
+    dropped: List[str] = field(default_factory=list)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "AttemptStatus":
+        """An AttemptStatus from the API's JSON."""
+        return _build(cls, data, {"started_at": parse_time, "finished_at": parse_time})
+
+
+@dataclass
+class GateStatus:
+    """What a gate task (approval, signal, sleep) waits for and what it got."""
+
+    kind: str = ""
+    message: str = ""
+    type: str = ""
+    waiting_since: Optional[datetime] = None
+    wake_at: Optional[datetime] = None
+    sleep_until: Optional[datetime] = None
+    decision: str = ""
+    value: str = ""
+    by: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "GateStatus":
+        """A GateStatus from the API's JSON."""
+        times = ("waiting_since", "wake_at", "sleep_until")
+        return _build(cls, data, {t: parse_time for t in times})
+
+
+@dataclass
+class NodeStatus:
+    """One task (node) of a run: its phase, outputs and attempts."""
+
+    name: str = ""
+    phase: str = ""
+    code: str = ""
+    message: str = ""
+    kind: str = ""
+    parent: str = ""
+    started_at: Optional[datetime] = None
+    finished_at: Optional[datetime] = None
+    retry_at: Optional[datetime] = None
+    outputs: Dict[str, str] = field(default_factory=dict)
+    attempts: List[AttemptStatus] = field(default_factory=list)
+    conditions: List[Dict[str, Any]] = field(default_factory=list)
+    gate: Optional[GateStatus] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "NodeStatus":
+        """A NodeStatus from the API's JSON."""
+        return _build(cls, data, {
+            "started_at": parse_time, "finished_at": parse_time, "retry_at": parse_time,
+            "attempts": _list(AttemptStatus), "gate": GateStatus.from_json,
+        })
+
+    @property
+    def done(self) -> bool:
+        """Whether the node has ended."""
+        return self.phase in FINAL_PHASES
+
+
+@dataclass
+class RunOutputs:
+    """A workflow's outputs: parameters (name to value) and artifacts (name to path)."""
+
+    parameters: Dict[str, str] = field(default_factory=dict)
+    artifacts: Dict[str, str] = field(default_factory=dict)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunOutputs":
+        """RunOutputs from the API's JSON."""
+        return _build(cls, data, {})
+
+
+@dataclass
+class RunProgress:
+    """How many of a run's tasks there are and how many have ended."""
+
+    total: int = 0
+    done: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    skipped: int = 0
+    cancelled: int = 0
+    running: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunProgress":
+        """RunProgress from the API's JSON."""
+        return _build(cls, data, {})
+
+
+@dataclass
+class RunStatus:
+    """Where a run stands: its phase, why, and its nodes."""
+
+    phase: str = ""
+    code: str = ""
+    message: str = ""
+    started_at: Optional[datetime] = None
+    finished_at: Optional[datetime] = None
+    nodes: List[NodeStatus] = field(default_factory=list)
+    outputs: Optional[RunOutputs] = None
+    progress: Optional[RunProgress] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunStatus":
+        """A RunStatus from the API's JSON."""
+        return _build(cls, data, {
+            "started_at": parse_time, "finished_at": parse_time, "nodes": _list(NodeStatus),
+            "outputs": RunOutputs.from_json, "progress": RunProgress.from_json,
+        })
+
+
+@dataclass
+class Run:
+    """One run of a Workflow or TrainJob. ``workflow`` and the rest of the
+    stored spec stay JSON (dicts), as the server sent them."""
+
+    id: str = ""
+    name: str = ""
+    kind: str = ""
+    project: str = ""
+    labels: Dict[str, str] = field(default_factory=dict)
+    params: Dict[str, str] = field(default_factory=dict)
+    created_at: Optional[datetime] = None
+    suspend: bool = False
+    cache: str = ""
+    work_dir: str = ""
+    source: str = ""
+    rerun_of: Optional[Dict[str, Any]] = None
+    workflow: Optional[Dict[str, Any]] = None
+    status: RunStatus = field(default_factory=RunStatus)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Run":
+        """A Run from the API's JSON."""
+        return _build(cls, data, {"created_at": parse_time, "status": RunStatus.from_json})
+
+    @property
+    def phase(self) -> str:
+        """The run's phase (Pending, Running, Succeeded, Failed, ...)."""
+        return self.status.phase
+
+    @property
+    def done(self) -> bool:
+        """Whether the run has ended (Succeeded, Failed or Cancelled)."""
+        return self.status.phase in FINAL_PHASES
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the run has ended and succeeded."""
+        return self.status.phase == "Succeeded"
+
+    @property
+    def outputs(self) -> Dict[str, str]:
+        """The workflow's output parameters; empty when it has none."""
+        return dict(self.status.outputs.parameters) if self.status.outputs else {}
+
+    def node(self, name: str) -> NodeStatus:
+        """The node called name; KeyError naming the nodes there are if none is."""
+        for n in self.status.nodes:
+            if n.name == name:
+                return n
+        names = ", ".join(n.name for n in self.status.nodes) or "none"
+        raise KeyError(f"run {self.id} has no node {name!r} (its nodes: {names})")
+
+
+@dataclass
+class RunList:
+    """A page of runs and the cursor of the next page ("" on the last)."""
+
+    items: List[Run] = field(default_factory=list)
+    next: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunList":
+        """A RunList from the API's JSON."""
+        return _build(cls, data, {"items": _list(Run)})
+
+
+@dataclass
+class Event:
+    """One thing that happened to a run, numbered by ``seq`` within it."""
+
+    seq: int = 0
+    run: str = ""
+    node: str = ""
+    attempt: int = 0
+    phase: str = ""
+    reason: str = ""
+    code: str = ""
+    message: str = ""
+    time: Optional[datetime] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Event":
+        """An Event from the API's JSON."""
+        return _build(cls, data, {"time": parse_time})
+
+
+@dataclass
+class RunChange:
+    """One message of a watch of runs: ``type`` "run" with the run as it is
+    now, or "deleted" with ``run_id`` alone. ``id`` resumes a watch."""
+
+    type: str
+    id: str
+    run: Optional[Run] = None
+    run_id: str = ""
+
+
+@dataclass
+class Resource:
+    """A Kubernetes-shaped object (TrainingRuntime, WorkflowTemplate,
+    Schedule, ProjectQuota): metadata, spec and status stay JSON."""
+
+    api_version: str = ""
+    kind: str = ""
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    spec: Dict[str, Any] = field(default_factory=dict)
+    status: Optional[Dict[str, Any]] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls: Type[T], data: Mapping[str, Any]) -> T:
+        """The object from the API's JSON."""
+        return _build(cls, data, {})
+
+    @property
+    def name(self) -> str:
+        """metadata.name."""
+        return str(self.metadata.get("name", ""))
+
+
+class TrainingRuntime(Resource):
+    """A TrainingRuntime or ClusterTrainingRuntime (built in or stored)."""
+
+
+class WorkflowTemplate(Resource):
+    """A stored WorkflowTemplate."""
+
+
+class Schedule(Resource):
+    """A Schedule: a workflow run on a cron line."""
+
+
+class ProjectQuota(Resource):
+    """A ProjectQuota: the share of the machine a project may use."""
+
+
+@dataclass
+class Secret:
+    """A secret's name in a project; values never leave the server."""
+
+    name: str
+    project: str
+
+
+@dataclass
+class WhoAmI:
+    """Who the server takes the token for; ``authenticated`` is False without a valid one."""
+
+    name: str = ""
+    role: str = ""
+    projects: List[str] = field(default_factory=list)
+    authenticated: bool = False
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "WhoAmI":
+        """A WhoAmI from the API's JSON."""
+        return _build(cls, data, {})
+
+
+@dataclass
+class Version:
+    """The server's build: version, commit, Go version and platform."""
+
+    version: str = ""
+    commit: str = ""
+    modified: bool = False
+    time: str = ""
+    go: str = ""
+    platform: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Version":
+        """A Version from the API's JSON."""
+        return _build(cls, data, {})
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def to_json(obj: Any) -> Any:
+    """obj (a model, or lists and dicts of them) as the API's JSON again:
+    camelCase keys, RFC 3339 times, ``extra`` merged back, empty fields left out."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out: Dict[str, Any] = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.name == "extra":
+                out.update(to_json(value))
+            elif value not in (None, "", [], {}) or f.name in ("phase", "id", "name"):
+                out[_camel(f.name)] = to_json(value)
+        return out
+    if isinstance(obj, datetime):
+        return format_time(obj)
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    return obj

@@ -1,0 +1,95 @@
+"""Errors reach the caller as KilnError with the server's code and place."""
+
+import socket
+
+import pytest
+
+import kiln
+from client_support import client, hello
+
+
+def test_bad_spec_names_code_file_and_field(kiln_server):
+    c = client(kiln_server)
+    bad = hello().replace("command: [/bin/sh", "comand: [/bin/sh")
+    with pytest.raises(kiln.KilnError) as e:
+        c.submit(bad, filename="bad.yaml")
+    err = e.value
+    assert err.code == "KLN-1002" and err.status == 400
+    assert err.field == "spec.tasks[0].comand" and err.file == "bad.yaml" and err.object == "Workflow/hello"
+    assert str(err).startswith("KLN-1002 bad.yaml: Workflow/hello: spec.tasks[0].comand: unknown field")
+    # The server sent every problem: the missing command as well.
+    assert [x.code for x in err.errors] == ["KLN-1002", "KLN-1004"]
+    assert str(err).count("\n") == 1
+
+
+def test_unknown_run_is_404_kln_4001(kiln_server):
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).get("no-such-run")
+    assert (e.value.code, e.value.status, e.value.object) == ("KLN-4001", 404, "Run/no-such-run")
+    assert str(e.value) == "KLN-4001 Run/no-such-run: no such run"
+
+
+def test_bad_token_is_kln_4003_and_never_shown(kiln_server):
+    c = kiln.Client(kiln_server.url, token="kln_not_a_token")
+    with pytest.raises(kiln.KilnError) as e:
+        c.list_runs()
+    assert (e.value.code, e.value.status) == ("KLN-4003", 401)
+    assert "KILN_TOKEN" in e.value.hint
+    assert "kln_not_a_token" not in repr(c) + str(c) + str(e.value) + repr(e.value)
+    assert c.whoami().authenticated is False
+
+
+def test_bad_filter_names_its_field(kiln_server):
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).list_runs(phase="Sideways")
+    assert (e.value.code, e.value.field, e.value.status) == ("KLN-4050", "phase", 400)
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).list_runs(since="yesterday-ish")
+    assert (e.value.code, e.value.field) == ("KLN-4051", "since")
+    # Streams make their request at once: a refusal is raised by the call.
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).watch_runs(phase="Sideways")
+    assert e.value.code == "KLN-4050"
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).stream_events("no-such-run")
+    assert e.value.code == "KLN-4001"
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_nothing_listening_is_kln_5060_with_a_hint():
+    c = kiln.Client(f"http://127.0.0.1:{_free_port()}", token="t", timeout=5)
+    with pytest.raises(kiln.KilnError) as e:
+        c.get("x")
+    assert e.value.code == "KLN-5060" and e.value.status is None
+    assert "cannot be reached" in e.value.message and "KILN_SERVER" in e.value.hint
+    with pytest.raises(kiln.KilnError) as e:
+        list(c.logs("x", "t", follow=True))
+    assert e.value.code == "KLN-5060"
+
+
+def test_no_server_configured_is_kln_5060(monkeypatch, tmp_path):
+    for name in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KILN_HOME", str(tmp_path))
+    c = kiln.Client()
+    assert c.server is None
+    with pytest.raises(kiln.KilnError) as e:
+        c.get("x")
+    assert e.value.code == "KLN-5060" and "no server is configured" in e.value.message
+
+
+def test_a_body_that_is_not_kiln_json_still_reads_clearly(kiln_server):
+    # A URL with a path before /api/v1 reaches the server's catch-all, which
+    # answers a plain-text 404, as a proxy or another service would.
+    c = kiln.Client(kiln_server.url + "/elsewhere", token=kiln_server.token)
+    with pytest.raises(kiln.KilnError) as e:
+        c.get("r1")
+    err = e.value
+    assert err.status == 404 and err.code == "KLN-4009"
+    assert "HTTP 404" in err.message and "404 page not found" in err.message and "text/plain" in err.message
+    assert "kiln server" in err.hint
