@@ -53,7 +53,7 @@ func metaOperations() []Operation {
 		},
 		{
 			Method: "GET", Path: "/", ID: "getUI", Tag: "ui", Role: Public,
-			Summary: "the web UI (static; it calls the API with the user's token)",
+			Summary: "the web UI", Description: "The web UI's page: static; it calls the API with the user's token.",
 			Answers: []Answer{{Status: http.StatusOK, Description: "the page", Stream: "text/html", StreamDescription: "the web UI's page"}},
 		},
 		{

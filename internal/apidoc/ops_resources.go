@@ -45,7 +45,7 @@ func resourceOperations() []Operation {
 		},
 		{
 			Method: "POST", Path: "/api/v1/apply", ID: "apply", Tag: "resources", Role: Editor,
-			Summary:     "kiln apply",
+			Summary:     "store templates, schedules, runtimes and quotas",
 			Description: "Kiln apply: check the WorkflowTemplates, Schedules, TrainingRuntimes and ClusterTrainingRuntimes of the files and store each, templates, Schedules and TrainingRuntimes in the project (a Schedule that exists keeps its status), ClusterTrainingRuntimes for every project (which needs a token of every project); nothing is stored unless all are valid. A runtime applied unchanged keeps its version. Files come as a submission's do.",
 			Params: []Param{
 				{Name: "project", In: "query", Type: "", Default: "default"},
@@ -57,7 +57,7 @@ func resourceOperations() []Operation {
 		},
 		{
 			Method: "POST", Path: "/api/v1/templates", ID: "applyTemplates", Tag: "templates", Role: Editor,
-			Summary:     "kiln apply",
+			Summary:     "store WorkflowTemplates",
 			Description: "Kiln apply: check the WorkflowTemplates of the files and store each in the project, creating or replacing it; nothing is stored unless all are valid. Files come as a submission's do: multipart/form-data with one file part per file, or one YAML or JSON body.",
 			Params: []Param{
 				{Name: "project", In: "query", Type: "", Default: "default"},
@@ -133,7 +133,7 @@ func resourceOperations() []Operation {
 		},
 		{
 			Method: "DELETE", Path: "/api/v1/schedules/{name}", ID: "deleteSchedule", Tag: "schedules", Role: Editor,
-			Summary: "remove a Schedule; the runs it started stay",
+			Summary: "remove a Schedule", Description: "Remove a Schedule; the runs it started stay.",
 			Params: []Param{
 				{Name: "name", In: "path", Type: ""},
 				{Name: "project", In: "query", Type: "", Default: "default"},
@@ -189,7 +189,7 @@ func resourceOperations() []Operation {
 		},
 		{
 			Method: "PUT", Path: "/api/v1/secrets/{name}", ID: "putSecret", Tag: "secrets", Role: Editor,
-			Summary: "set a secret; the body is its value",
+			Summary: "set a secret", Description: "Set a secret; the body is its value.",
 			Params: []Param{
 				{Name: "name", In: "path", Type: ""},
 				{Name: "project", In: "query", Type: ""},

@@ -27,7 +27,7 @@ func runOperations() []Operation {
 		},
 		{
 			Method: "GET", Path: "/api/v1/runs", ID: "listRuns", Tag: "runs", Role: Viewer,
-			Summary: "list runs, newest first (order=asc: oldest first), a page at a time",
+			Summary: "list runs", Description: "List runs, newest first (order=asc: oldest first), a page at a time; with watch=true, follow them.",
 			Params: []Param{
 				{Name: "phase", In: "query", Type: "", Description: "run phases in any case, comma separated (failed,cancelled); an unknown one is 400 KLN-4050 naming it and the phases"},
 				{Name: "name", In: "query", Type: ""},
@@ -76,7 +76,7 @@ func runOperations() []Operation {
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/cancel", ID: "cancelRun", Tag: "runs", Role: Editor,
-			Summary: "cancel a run; 409 (KLN-4010) for a run that has ended",
+			Summary: "cancel a run", Description: "Cancel a run; 409 (KLN-4010) for a run that has ended.",
 			Params: []Param{
 				{Name: "id", In: "path", Type: ""},
 			},
@@ -106,7 +106,7 @@ func runOperations() []Operation {
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/suspend", ID: "suspendRun", Tag: "runs", Role: Editor,
-			Summary: "suspend a run's training jobs; 409 (KLN-4010) for a run that has ended",
+			Summary: "suspend a run's training jobs", Description: "Suspend a run's training jobs; 409 (KLN-4010) for a run that has ended.",
 			Params: []Param{
 				{Name: "id", In: "path", Type: ""},
 			},
@@ -125,7 +125,7 @@ func runOperations() []Operation {
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/nodes/{node}/approve", ID: "approveGate", Tag: "runs", Role: Editor,
-			Summary:     "approve",
+			Summary:     "approve or reject a gate",
 			Description: "Approve (approve: true) or reject (false) a gate task waiting for an approval; the sender is the token's name, ID and role. 409 (KLN-4014) if the task is not a gate waiting for one, 409 (KLN-4010) for a run that has ended.",
 			Params: []Param{
 				{Name: "id", In: "path", Type: ""},
