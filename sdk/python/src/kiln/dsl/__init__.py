@@ -3,6 +3,7 @@ running them with one call (on a server, or locally with the kiln binary)."""
 
 from __future__ import annotations
 
+from ._compat import KilnError as KilnErrorType
 from .refs import Output, Param, TaskCall
 from .runner import run
 from .task import CommandTask, FunctionTask, command, task
@@ -16,6 +17,7 @@ __all__ = [
     "CommandTask",
     "FunctionTask",
     "InputPath",
+    "KilnErrorType",
     "Output",
     "OutputPath",
     "Param",
