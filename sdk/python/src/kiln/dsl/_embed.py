@@ -95,7 +95,7 @@ def check_self_contained(fn: types.FunctionType, what: str) -> None:
             f"{what}: the function reads {', '.join(fn.__code__.co_freevars)} from the function around it; "
             "a task's function runs alone in another process: pass the value as a parameter"
         )
-    outside = [n for n in _globals_read(fn) if n != fn.__name__ and not hasattr(builtins, n)]
+    outside = [n for n in _globals_read(fn) if n != fn.__name__ and not hasattr(builtins, n) and not n.startswith("@")]
     if outside:
         raise EmbedError(
             f"{what}: the function reads the global name(s) {', '.join(outside)}; a task's function runs "

@@ -12,7 +12,8 @@ from ._compat import KilnError
 from .options import env_list
 from .refs import render
 from .task import FunctionTask, kiln_name
-from .train import Train, run_policy
+from .train import Train
+from .train import run_policy as _run_policy
 from .workflow import API_VERSION, _NAME
 
 
@@ -48,7 +49,7 @@ class TrainJob:
         self.command = list(command or [])
         self.args = [render(a, f"TrainJob {name} args[{i}]") for i, a in enumerate(args)]
         self.env = env_list(env, f"TrainJob {name}")
-        self.run_policy = run_policy(run_policy)
+        self.run_policy = _run_policy(run_policy)
         self.priority = priority
         self.suspend = suspend
 
