@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pytest
 
 import kiln
-from kiln.dsl import KilnErrorType
+from kiln.dsl import KilnError
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
@@ -169,7 +169,7 @@ def fails():
 
 
 def test_a_failed_run_raises_with_its_code(local, tmp_path):
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         fails.run(workdir=str(tmp_path))
     assert e.value.code == "KLN-3002"
     assert e.value.field == "fail-loudly"
@@ -185,12 +185,12 @@ def test_kiln_rejects_come_back_with_code_and_field(local, tmp_path):
     def rejected():
         bad()
 
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         rejected.validate()
     assert e.value.code == "KLN-1009"
     assert e.value.field == "spec.tasks[0].timeout"
     assert e.value.object == "Workflow/rejected"
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         rejected.run(workdir=str(tmp_path))
     assert e.value.code == "KLN-1009" and e.value.field == "spec.tasks[0].timeout"
 
@@ -198,7 +198,7 @@ def test_kiln_rejects_come_back_with_code_and_field(local, tmp_path):
 def test_cycle_is_refused_with_its_path():
     a = kiln.command("a", ["true"])
     b = kiln.command("b", ["true"])
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         @kiln.workflow(name="loop")
         def loop():
             first = a()
@@ -210,7 +210,7 @@ def test_cycle_is_refused_with_its_path():
 
 def test_duplicate_names_are_refused():
     a = kiln.command("a", ["true"])
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         @kiln.workflow(name="dup")
         def dup():
             a()
@@ -253,7 +253,7 @@ def test_output_of_another_workflow_is_an_unknown_dependency():
     def one():
         kept["made"] = make_rows(rows=1)
 
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         @kiln.workflow(name="two")
         def two():
             summarize(data=kept["made"].outputs.data)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import kiln
-from kiln.dsl import KilnErrorType
+from kiln.dsl import KilnError
 
 TORCH_PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
 
@@ -111,7 +111,7 @@ def test_trainjob_compiles_to_kind_trainjob(kiln_bin, tmp_path):
                              "numProcPerNode": 2, "resourcesPerNode": {"cpu": "500m"}},
                  "runPolicy": {"backoffLimit": 1, "activeDeadlineSeconds": 600}}}
     job.validate(kiln_bin=kiln_bin)
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         kiln.TrainJob("bad", runtime="no-such-runtime", command=["true"]).validate(kiln_bin=kiln_bin)
     assert e.value.code == "KLN-1017"
     with pytest.raises(ValueError, match="exactly one of command"):
@@ -196,6 +196,6 @@ def test_ddp_pipeline_on_a_server(kiln_server, tmp_path):
     def rejected():
         bad()
 
-    with pytest.raises(KilnErrorType) as e:
+    with pytest.raises(KilnError) as e:
         rejected.run(client=client)
     assert e.value.code == "KLN-1009" and e.value.field.endswith("timeout")

@@ -3,7 +3,7 @@ running them with one call (on a server, or locally with the kiln binary)."""
 
 from __future__ import annotations
 
-from ._compat import KilnError as KilnErrorType
+from ._compat import KilnError
 from .refs import Output, Param, TaskCall
 from .runner import run
 from .task import CommandTask, FunctionTask, command, task
@@ -17,7 +17,7 @@ __all__ = [
     "CommandTask",
     "FunctionTask",
     "InputPath",
-    "KilnErrorType",
+    "KilnError",
     "Output",
     "OutputPath",
     "Param",

@@ -49,8 +49,25 @@ def _params(items: List[str]) -> Dict[str, str]:
     return out
 
 
+def _load(ref: str) -> Any:
+    """load(ref), a usage error (KLN-4002) when ref names no pipeline."""
+    try:
+        return load(ref)
+    except (ValueError, ImportError, OSError) as e:
+        raise KilnError("KLN-4002", str(e)) from e
+
+
+def _client(a: argparse.Namespace) -> Any:
+    """A Client for --server/--token given to the package's CLI, else None (the environment decides)."""
+    if not getattr(a, "server", None):
+        return None
+    from ._compat import client_class
+
+    return client_class()(server=a.server, token=getattr(a, "token", None), project=getattr(a, "project", None))
+
+
 def _compile(a: argparse.Namespace) -> int:
-    text = load(a.pipeline).to_yaml()
+    text = _load(a.pipeline).to_yaml()
     if a.output and a.output != "-":
         with open(a.output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -60,8 +77,12 @@ def _compile(a: argparse.Namespace) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    result = run(load(a.pipeline), _params(a.param), project=a.project, workdir=a.workdir, check=False,
-                 wait=not a.no_wait)
+    try:
+        params = _params(a.param)
+    except ValueError as e:
+        raise KilnError("KLN-4002", str(e)) from e
+    result = run(_load(a.pipeline), params, client=_client(a), project=getattr(a, "project", None),
+                 workdir=a.workdir, check=False, wait=not a.no_wait)
     data = result if isinstance(result, dict) else None
     run_id = data["id"] if data else result.id
     phase = (data.get("status") or {}).get("phase", "") if data else getattr(result, "phase", "")
@@ -71,7 +92,9 @@ def _run(a: argparse.Namespace) -> int:
 
 def add_subcommands(subparsers: Any) -> None:
     """Adds ``compile`` and ``run`` to an argparse subparsers object; each
-    sets ``func`` (Namespace -> exit code)."""
+    sets ``func`` (Namespace -> exit code). ``run`` reads ``server``,
+    ``token`` and ``project`` from the namespace when the parent parser has
+    them; errors are KilnErrors (KLN-4002 for a bad MODULE:NAME or param)."""
     c = subparsers.add_parser("compile", help="print (or write) the YAML of a pipeline written in Python")
     c.add_argument("pipeline", help="MODULE:NAME or FILE.py:NAME of a @kiln.workflow or kiln.TrainJob")
     c.add_argument("-o", "--output", help="write the YAML to this file instead of standard output")
@@ -79,7 +102,6 @@ def add_subcommands(subparsers: Any) -> None:
     r = subparsers.add_parser("run", help="run a pipeline written in Python, on the server or locally")
     r.add_argument("pipeline", help="MODULE:NAME or FILE.py:NAME of a @kiln.workflow or kiln.TrainJob")
     r.add_argument("-p", "--param", action="append", default=[], help="a workflow param, name=value (repeatable)")
-    r.add_argument("--project", help="the run's project")
     r.add_argument("--workdir", help="where tasks start (default: the current directory)")
     r.add_argument("--no-wait", action="store_true", help="submit to the server and return without waiting")
     r.set_defaults(func=_run)
@@ -88,6 +110,7 @@ def add_subcommands(subparsers: Any) -> None:
 def main(argv: List[str] = None) -> int:  # type: ignore[assignment]
     """Runs ``compile`` or ``run`` alone (the package's CLI adds them beside its own commands)."""
     p = argparse.ArgumentParser(prog="python -m kiln")
+    p.add_argument("--project", help="the run's project")
     add_subcommands(p.add_subparsers(dest="command", required=True))
     a = p.parse_args(argv)
     try:
