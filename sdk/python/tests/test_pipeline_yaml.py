@@ -30,7 +30,9 @@ def test_document_reads_back_through_kiln(kiln_bin, kiln_home, tmp_path):
            "spec": {"params": [{"name": "p", "default": "no"}],
                     "tasks": [{"name": "t", "command": ["python3", "-c", program],
                                "args": ["yes", "007", "", "x: y", "  two", "{{params.p}}", "ends\n\n"],
-                               "env": [{"name": "E", "value": "on"}]}]}}
+                               "env": [{"name": "E", "value": "on"}]},
+                              {"name": "flow", "command": ["true"],
+                               "args": ["a,b", "[x]", "{y}", "k: v", "#c", "d #e", "-", "--x", "1,5", "no"]}]}}
     path = tmp_path / "q.yaml"
     path.write_text(_yaml.dump(doc))
     out = subprocess.run([kiln_bin, "--home", str(kiln_home), "validate", str(path)], capture_output=True, text=True)
@@ -48,3 +50,19 @@ def test_document_reads_back_through_kiln(kiln_bin, kiln_home, tmp_path):
     assert task["args"] == doc["spec"]["tasks"][0]["args"]
     assert task["env"] == [{"name": "E", "value": "on"}]
     assert one["workflow"]["spec"]["params"][0]["default"] == "no"
+    flow = one["workflow"]["spec"]["tasks"][1]
+    assert flow["args"] == doc["spec"]["tasks"][1]["args"]
+    assert "args: [" in path.read_text(), "short lists are written in flow style"
+
+
+def test_short_collections_are_written_in_flow_style():
+    text = _yaml.dump({"spec": {"resources": {"cpu": "500m", "memory": "1Gi"}, "deps": ["a", "b"],
+                                "params": [{"name": "p", "default": "7"}], "big": ["x" * 60, "y" * 60]}})
+    assert text == (
+        "spec:\n"
+        "  resources: {cpu: 500m, memory: 1Gi}\n"
+        "  deps: [a, b]\n"
+        "  params: [{name: p, default: \"7\"}]\n"
+        "  big:\n"
+        f"  - {'x' * 60}\n"
+        f"  - {'y' * 60}\n")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, List
+from typing import Any, List, Optional
 
 # Plain scalars that YAML 1.1 or 1.2 would not read as a string.
 _SPECIAL_WORDS = {
@@ -85,11 +85,42 @@ def _value(value: Any, indent: str) -> List[str]:
     return [scalar(value)]
 
 
+_FLOW_WIDTH = 100
+
+
+def _flow_scalar(value: Any) -> str:
+    """A scalar inside a flow collection, where ``,[]{}`` need quotes too."""
+    text = scalar(value)
+    if isinstance(value, str) and not text.startswith('"') and any(c in value for c in ",[]{}"):
+        return json.dumps(value, ensure_ascii=False)
+    return text
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float)) or (isinstance(value, str) and "\n" not in value)
+
+
+def _flow(value: Any) -> Optional[str]:
+    """value in flow style (``[a, b]``, ``{k: v}``, ``[{name: x}]``) when it is a
+    short collection of scalars or of flat mappings, else None."""
+    if isinstance(value, list) and value and all(_is_scalar(x) for x in value):
+        return "[" + ", ".join(_flow_scalar(x) for x in value) + "]"
+    if isinstance(value, dict) and value and all(_is_scalar(x) for x in value.values()):
+        return "{" + ", ".join(f"{_flow_scalar(str(k))}: {_flow_scalar(x)}" for k, x in value.items()) + "}"
+    if isinstance(value, list) and value and all(isinstance(x, dict) and _flow(x) for x in value):
+        return "[" + ", ".join(_flow(x) or "" for x in value) + "]"
+    return None
+
+
 def _mapping(d: dict, indent: str, out: List[str]) -> None:
-    """Writes a non-empty mapping, one key a line at indent."""
+    """Writes a non-empty mapping, one key a line at indent (short
+    collections of scalars on the key's line, in flow style)."""
     for k, v in d.items():
         key = indent + scalar(str(k)) + ":"
-        if isinstance(v, dict) and v:
+        flow = _flow(v)
+        if flow is not None and len(key) + 1 + len(flow) <= _FLOW_WIDTH:
+            out.append(key + " " + flow)
+        elif isinstance(v, dict) and v:
             out.append(key)
             _mapping(v, indent + "  ", out)
         elif isinstance(v, list) and v:
@@ -104,7 +135,10 @@ def _mapping(d: dict, indent: str, out: List[str]) -> None:
 
 def _item(item: Any, indent: str, out: List[str]) -> None:
     """Writes one item of a block sequence at indent."""
-    if isinstance(item, dict) and item:
+    flow = _flow(item) if isinstance(item, dict) else None
+    if flow is not None and len(indent) + 2 + len(flow) <= _FLOW_WIDTH:
+        out.append(indent + "- " + flow)
+    elif isinstance(item, dict) and item:
         sub: List[str] = []
         _mapping(item, indent + "  ", sub)
         sub[0] = indent + "- " + sub[0][len(indent) + 2:]

@@ -93,7 +93,7 @@ def run_local(spec: Any, params: Optional[Mapping[str, Any]] = None, *, project:
     cmd = base + ["run", "-q", "-f", "-"] + _param_args(params)
     cmd += (["--project", project] if project else []) + (["--cache", cache] if cache else [])
     p = subprocess.run(cmd, input=spec.to_yaml(), capture_output=True, text=True,
-                       cwd=workdir or os.getcwd(), check=False)
+                       cwd=os.path.abspath(workdir or os.getcwd()), check=False)
     m = _RUN_LINE.search(p.stdout + "\n" + p.stderr)
     if not m:
         err = errors_from(p.stderr + "\n" + p.stdout)
@@ -163,7 +163,7 @@ def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = 
         result = run_local(spec, params, project=project, workdir=workdir, kiln_bin=kiln_bin, cache=cache)
     else:
         result = c.submit(spec, params=_texts(params) or None, project=project, cache=cache,
-                          workdir=workdir or os.getcwd())
+                          workdir=os.path.abspath(workdir or os.getcwd()))
         if not wait:
             return result
         result = c.wait(result.id, timeout=timeout)
