@@ -9,7 +9,7 @@ from .runner import run
 from .task import CommandTask, FunctionTask, command, task
 from .train import Train
 from .trainjob import TrainJob
-from .types import OUTPUTS_DIR, InputPath, OutputPath
+from .paths import OUTPUTS_DIR, InputPath, OutputPath
 from .workflow import Workflow, workflow
 
 __all__ = [

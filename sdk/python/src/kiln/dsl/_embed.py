@@ -108,7 +108,9 @@ def function_source(fn: types.FunctionType, what: str) -> str:
     try:
         src = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as e:
-        raise EmbedError(f"{what}: cannot read the function's source ({e}); define it in a file or a notebook cell") from e
+        raise EmbedError(
+            f"{what}: cannot read the function's source ({e}); define it in a file or a notebook cell"
+        ) from e
     node = ast.parse(src).body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(node, ast.AsyncFunctionDef):
         raise EmbedError(f"{what}: only a plain def can be a task")

@@ -14,7 +14,7 @@ from . import _embed
 from .options import Options, env_list
 from .refs import Output, Param, TaskCall, current_builder, render
 from .train import Train
-from .types import InputPath, OutputPath
+from .paths import InputPath, OutputPath
 
 _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
 
@@ -257,7 +257,8 @@ class CommandTask(Task):
 
 
 def task(fn: Optional[Callable[..., Any]] = None, *, name: Optional[str] = None, python: str = "python3",
-         train: Optional[Train] = None, **options: Any) -> Union[FunctionTask, Callable[[Callable[..., Any]], FunctionTask]]:
+         train: Optional[Train] = None,
+         **options: Any) -> Union[FunctionTask, Callable[[Callable[..., Any]], FunctionTask]]:
     """Declares a Python function as a task, with or without arguments.
 
     Inputs are the function's annotated parameters (str, int, float, bool,

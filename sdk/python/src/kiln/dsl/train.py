@@ -31,7 +31,8 @@ class Train:
         self.resources_per_node = dict(resources_per_node) if resources_per_node else None
         self.image = image
 
-    def trainer_fields(self, command: List[str], args: List[str], env: Optional[List[Dict[str, str]]]) -> Dict[str, Any]:
+    def trainer_fields(self, command: List[str], args: List[str],
+                       env: Optional[List[Dict[str, str]]]) -> Dict[str, Any]:
         """The Trainer fields (camelCase) for command, args and env."""
         out: Dict[str, Any] = {"command": command}
         if args:
