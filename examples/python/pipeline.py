@@ -39,5 +39,5 @@ def linear_fit(epochs: int = 200, rows: int = 2000, seed: int = 7):
 
 
 if __name__ == "__main__":
-    run = linear_fit.run(workdir=EXAMPLES)
-    print(run.id if hasattr(run, "id") else run["id"], "Succeeded")
+    run = linear_fit.run(workdir=EXAMPLES)  # on KILN_SERVER if set, else locally; raises unless it succeeded
+    print(f"Run {run.id} {run.phase}: best {run.node('evaluate').outputs['best']}")

@@ -208,6 +208,20 @@ def test_cycle_is_refused_with_its_path():
     assert "a -> b -> a" in str(e.value)
 
 
+def test_after_orders_tasks_that_share_no_data():
+    a = kiln.command("a", ["true"])
+    b = kiln.command("b", ["true"])
+
+    @kiln.workflow(name="ordered")
+    def ordered():
+        first = a()
+        second = b().after(first)
+        b().after(first, second)
+
+    tasks = ordered.to_dict()["spec"]["tasks"]
+    assert [(t["name"], t.get("dependsOn")) for t in tasks] == [("a", None), ("b", ["a"]), ("b-2", ["b"])]
+
+
 def test_duplicate_names_are_refused():
     a = kiln.command("a", ["true"])
     with pytest.raises(KilnError) as e:
