@@ -1,13 +1,29 @@
 """kiln: write, submit and follow kiln pipelines and training jobs from Python.
 
-The client of a kiln server (``kiln serve``) is :class:`Client`; what it
-returns are the dataclasses of :mod:`kiln.models`; what goes wrong is a
-:class:`KilnError` with the server's ``KLN-xxxx`` code.
+Pipelines are written with :func:`task`, :func:`command` and
+:func:`workflow` (and :class:`TrainJob` and :class:`Train` for training)
+and compile to the YAML ``kiln validate`` accepts; :func:`run` runs one
+with a call. The client of a kiln server (``kiln serve``) is
+:class:`Client`; what it returns are the dataclasses of
+:mod:`kiln.models`; what goes wrong is a :class:`KilnError` with the
+server's ``KLN-xxxx`` code.
 """
 
 from __future__ import annotations
 
 from .client import Client
+from .dsl import (
+    OUTPUTS_DIR,
+    InputPath,
+    OutputPath,
+    Train,
+    TrainJob,
+    Workflow,
+    command,
+    run,
+    task,
+    workflow,
+)
 from .errors import KilnError
 from .models import (
     AttemptStatus,
@@ -33,12 +49,15 @@ from .models import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "OUTPUTS_DIR",
     "AttemptStatus",
     "Client",
     "Event",
     "GateStatus",
+    "InputPath",
     "KilnError",
     "NodeStatus",
+    "OutputPath",
     "ProjectQuota",
     "Resource",
     "Run",
@@ -49,8 +68,15 @@ __all__ = [
     "RunStatus",
     "Schedule",
     "Secret",
+    "Train",
+    "TrainJob",
     "TrainingRuntime",
     "Version",
     "WhoAmI",
+    "Workflow",
     "WorkflowTemplate",
+    "command",
+    "run",
+    "task",
+    "workflow",
 ]

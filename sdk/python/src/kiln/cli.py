@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from .client import RERUN_MODES, Client
 from .errors import USAGE, KilnError
+from .dsl.cli import add_subcommands as _add_pipelines
 from .models import Run, to_json
 
 Register = Callable[[Any], None]
@@ -254,12 +255,12 @@ def _add_actions(sub: Any) -> None:
 
 
 #: The functions that add the subcommands, in help order.
-COMMANDS: List[Register] = [_add_runs, _add_actions]
+COMMANDS: List[Register] = [_add_runs, _add_actions, _add_pipelines]
 
 
 def build_parser(commands: Optional[Sequence[Register]] = None) -> argparse.ArgumentParser:
     """The parser of ``python -m kiln``, with the subcommands of commands (default COMMANDS)."""
-    parser = argparse.ArgumentParser(prog="python -m kiln", description="Submit and follow kiln runs.")
+    parser = argparse.ArgumentParser(prog="python -m kiln", description="Write, submit and follow kiln runs.")
     parser.add_argument("--server", help="the kiln server's URL (env KILN_SERVER; default the current context's)")
     parser.add_argument("--token", help="the API token (env KILN_TOKEN; default the current context's)")
     parser.add_argument("--project", help="the project (env KILN_PROJECT; default the current context's)")

@@ -1,0 +1,168 @@
+"""What a workflow function handles: its parameters, task calls and their
+outputs. Each renders as the kiln template that reads it, so a value can be
+passed to a task as is or inside an f-string."""
+
+from __future__ import annotations
+
+import contextvars
+import datetime
+import os
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .task import Task
+
+#: The workflow being defined, while its function runs.
+current_builder: contextvars.ContextVar[Any] = contextvars.ContextVar("kiln_workflow_builder", default=None)
+
+
+class Param:
+    """A workflow parameter, as the workflow function receives it; it reads
+    as ``{{params.NAME}}`` (a string at run time)."""
+
+    def __init__(self, name: str, default: Any, annotation: Any, owner: Any) -> None:
+        self.name = name
+        self.default = default
+        self.annotation = annotation
+        self.owner = owner
+
+    @property
+    def template(self) -> str:
+        """The kiln template that reads this parameter."""
+        return "{{params.%s}}" % self.name
+
+    def __str__(self) -> str:
+        return self.template
+
+    def __format__(self, spec: str) -> str:
+        return self.template
+
+    def __repr__(self) -> str:
+        return f"Param({self.name!r})"
+
+
+class Output:
+    """One output of a task call: a parameter (a small value) or an
+    artifact (a file or directory; it reads as an absolute path)."""
+
+    def __init__(self, call: "TaskCall", name: str, kind: str) -> None:
+        self.call = call
+        self.name = name
+        self.kind = kind  # "parameter" or "artifact"
+
+    @property
+    def template(self) -> str:
+        """The kiln template that reads this output."""
+        return "{{tasks.%s.outputs.%ss.%s}}" % (self.call.name, self.kind, self.name)
+
+    def __str__(self) -> str:
+        return self.template
+
+    def __format__(self, spec: str) -> str:
+        return self.template
+
+    def __repr__(self) -> str:
+        return f"Output({self.call.name}.{self.kind}s.{self.name})"
+
+
+class Outputs:
+    """A task call's outputs by name: ``outputs["loss"]`` or ``outputs.loss``."""
+
+    def __init__(self, call: "TaskCall", kinds: Dict[str, str]) -> None:
+        self._items = {n: Output(call, n, k) for n, k in kinds.items()}
+        self._call = call
+
+    def __getitem__(self, name: str) -> Output:
+        try:
+            return self._items[name]
+        except KeyError:
+            have = ", ".join(self._items) or "none"
+            raise KeyError(f"task {self._call.name} has no output {name!r} (its outputs: {have})") from None
+
+    def __getattr__(self, name: str) -> Output:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(str(e.args[0])) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class TaskCall:
+    """A task called in a workflow: the handle to pass its outputs on, order
+    it after other calls (``after``) or change its options for this call
+    (``with_overrides``)."""
+
+    def __init__(self, task: "Task", name: str, inputs: Dict[str, Any], builder: Any) -> None:
+        self.task = task
+        self.name = name
+        self.inputs = inputs
+        self.builder = builder
+        self.explicit_after: List[TaskCall] = []
+        self.overrides: Dict[str, Any] = {}
+        self.outputs = Outputs(self, task.output_kinds())
+
+    @property
+    def output(self) -> Output:
+        """The task's only output (a TypeError when it has none or several)."""
+        names = list(self.outputs)
+        if len(names) != 1:
+            raise TypeError(
+                f"task {self.name} has {len(names)} outputs ({', '.join(names) or 'none'}): "
+                "name one with .outputs[NAME]"
+            )
+        return self.outputs[names[0]]
+
+    def after(self, *calls: "TaskCall") -> "TaskCall":
+        """Runs this task after calls, which it otherwise would not wait for."""
+        for c in calls:
+            if not isinstance(c, TaskCall):
+                raise TypeError(f"task {self.name}: after() takes task calls, not {type(c).__name__}")
+            self.explicit_after.append(c)
+        return self
+
+    def with_overrides(self, *, name: Optional[str] = None, **options: Any) -> "TaskCall":
+        """Changes this call's name or options (the task decorator's keywords)."""
+        if name is not None:
+            self.builder.rename(self, name)
+        if options:
+            self.task.options.check_keys(options, self.name)
+            self.overrides.update(options)
+        return self
+
+    def __repr__(self) -> str:
+        return f"TaskCall({self.name!r})"
+
+
+def render(value: Any, where: str) -> str:
+    """value as one argument or env value: a template for params and outputs,
+    ``true``/``false`` for bools, the text of numbers and paths."""
+    if isinstance(value, (Param, Output)):
+        return value.template
+    if isinstance(value, TaskCall):
+        return render(value.output, where)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"{where}: cannot pass a {type(value).__name__} ({value!r}); pass a str, int, float, bool, "
+                    "a workflow parameter or a task's output")
+
+
+def duration(value: Any, where: str) -> Optional[str]:
+    """A duration option as kiln reads it: a string ("10m") as is, seconds or a timedelta as "Ns"."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, datetime.timedelta):
+        value = value.total_seconds()
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return f"{int(value)}s" if value == int(value) else f"{value}s"
+    raise TypeError(f"{where}: a duration is a string such as '10m', a number of seconds or a timedelta, not {value!r}")

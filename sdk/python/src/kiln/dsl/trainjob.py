@@ -1,0 +1,111 @@
+"""A standalone TrainJob (kind TrainJob), built in Python."""
+
+from __future__ import annotations
+
+import copy
+import os
+import types
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+
+from . import _embed, _yaml
+from ..errors import KilnError
+from .options import env_list
+from .refs import render
+from .task import FunctionTask, kiln_name
+from .train import Train
+from .train import run_policy as _run_policy
+from .workflow import API_VERSION, _NAME
+
+
+class TrainJob:
+    """A distributed training job, compiled to a document of kind TrainJob.
+
+    ``runtime`` is a runtime's name (``torch-distributed``, ``mpi``,
+    ``xgboost``, ``tensorflow``, ``jax``, ``plain`` or a stored one);
+    ``command`` runs in every process, or ``function`` (a self-contained
+    Python function, run with ``python``) with literal ``arguments``.
+    """
+
+    def __init__(self, name: str, *, runtime: str = "torch-distributed", command: Optional[Sequence[str]] = None,
+                 args: Sequence[Any] = (), function: Optional[Callable[..., Any]] = None,
+                 arguments: Optional[Mapping[str, Any]] = None, python: str = "python3",
+                 num_nodes: Optional[int] = None, num_proc_per_node: Union[int, str, None] = None,
+                 resources_per_node: Optional[Mapping[str, Any]] = None, env: Optional[Mapping[str, Any]] = None,
+                 image: Optional[str] = None, run_policy: Optional[Mapping[str, Any]] = None,
+                 priority: Optional[int] = None, suspend: Optional[bool] = None,
+                 labels: Optional[Dict[str, str]] = None) -> None:
+        if not _NAME.match(name or ""):
+            raise KilnError("KLN-1005", f"{name!r} is not a valid TrainJob name", field="metadata.name")
+        if (command is None) == (function is None):
+            raise ValueError(f"TrainJob {name}: give exactly one of command=[...] and function=")
+        self.name = name
+        self.labels = dict(labels or {})
+        self.train = Train(runtime, num_nodes=num_nodes, num_proc_per_node=num_proc_per_node,
+                           resources_per_node=resources_per_node, image=image)
+        if function is not None:
+            command, args = self._function(function, arguments or {}, python)
+        elif arguments:
+            raise ValueError(f"TrainJob {name}: arguments= goes with function=; give a command's args=[...]")
+        self.command = list(command or [])
+        self.args = [render(a, f"TrainJob {name} args[{i}]") for i, a in enumerate(args)]
+        self.env = env_list(env, f"TrainJob {name}")
+        self.run_policy = _run_policy(run_policy)
+        self.priority = priority
+        self.suspend = suspend
+
+    def _function(self, fn: Callable[..., Any], arguments: Mapping[str, Any], python: str) -> Any:
+        """The command and args that run fn in every process."""
+        if isinstance(fn, FunctionTask):
+            fn = fn.fn
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"TrainJob {self.name}: function= takes a function, not {type(fn).__name__}")
+        task = FunctionTask(fn, kiln_name(fn.__name__), python, _no_options(), None)
+        inputs = task.bind((), dict(arguments))
+        prog = _embed.program(fn, f"TrainJob {self.name}", {n: task.inputs[n] for n in inputs},
+                              [n for n, _ in task.returns], task.artifacts)
+        args = []
+        for n, v in inputs.items():
+            args += ["--" + n, render(v, f"TrainJob {self.name} argument {n}")]
+        return [python, "-c", prog], args
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The TrainJob document as plain dicts and lists."""
+        meta: Dict[str, Any] = {"name": self.name}
+        if self.labels:
+            meta["labels"] = self.labels
+        spec: Dict[str, Any] = {"runtimeRef": {"name": self.train.runtime},
+                                "trainer": self.train.trainer_fields(self.command, self.args, self.env)}
+        if self.run_policy:
+            spec["runPolicy"] = copy.deepcopy(self.run_policy)
+        if self.priority is not None:
+            spec["priority"] = self.priority
+        if self.suspend is not None:
+            spec["suspend"] = self.suspend
+        return {"apiVersion": API_VERSION, "kind": "TrainJob", "metadata": meta, "spec": spec}
+
+    def to_yaml(self) -> str:
+        """The TrainJob as YAML text."""
+        return _yaml.dump(self.to_dict())
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes to_yaml() to path."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_yaml())
+
+    def validate(self, *, kiln_bin: Optional[str] = None) -> None:
+        """Checks the YAML with ``kiln validate``."""
+        from .runner import validate
+
+        validate(self.to_yaml(), kiln_bin=kiln_bin)
+
+    def run(self, params: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
+        """Runs the job and returns its Run: see ``kiln.run``."""
+        from .runner import run
+
+        return run(self, params, **kwargs)
+
+
+def _no_options() -> Any:
+    from .options import Options
+
+    return Options("TrainJob")
