@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-import os
 import types
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
-from . import _embed, _yaml
+from . import _embed
+from .document import Document
 from ..errors import KilnError
 from .options import env_list
 from .refs import render
@@ -17,7 +17,7 @@ from .train import run_policy as _run_policy
 from .workflow import API_VERSION, _NAME
 
 
-class TrainJob:
+class TrainJob(Document):
     """A distributed training job, compiled to a document of kind TrainJob.
 
     ``runtime`` is a runtime's name (``torch-distributed``, ``mpi``,
@@ -83,26 +83,6 @@ class TrainJob:
             spec["suspend"] = self.suspend
         return {"apiVersion": API_VERSION, "kind": "TrainJob", "metadata": meta, "spec": spec}
 
-    def to_yaml(self) -> str:
-        """The TrainJob as YAML text."""
-        return _yaml.dump(self.to_dict())
-
-    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Writes to_yaml() to path."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_yaml())
-
-    def validate(self, *, kiln_bin: Optional[str] = None) -> None:
-        """Checks the YAML with ``kiln validate``."""
-        from .runner import validate
-
-        validate(self.to_yaml(), kiln_bin=kiln_bin)
-
-    def run(self, params: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
-        """Runs the job and returns its Run: see ``kiln.run``."""
-        from .runner import run
-
-        return run(self, params, **kwargs)
 
 
 def _no_options() -> Any:

@@ -4,11 +4,10 @@ whose body calls tasks; compiled to the YAML ``kiln validate`` accepts."""
 from __future__ import annotations
 
 import inspect
-import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from . import _yaml
+from .document import Document
 from ..errors import KilnError
 from .refs import Output, Param, TaskCall, current_builder, duration, render
 from .task import Task, kiln_name
@@ -135,7 +134,7 @@ def _reduce(deps: Dict[str, List[TaskCall]]) -> Dict[str, List[str]]:
     return out
 
 
-class Workflow:
+class Workflow(Document):
     """A compiled workflow: ``to_yaml()``, ``to_dict()``, ``save(path)``,
     ``validate()`` and ``run(...)``. Made by ``@kiln.workflow``."""
 
@@ -246,27 +245,6 @@ class Workflow:
         import copy
 
         return copy.deepcopy(self._doc)
-
-    def to_yaml(self) -> str:
-        """The Workflow as YAML text, the same for the same definition."""
-        return _yaml.dump(self._doc)
-
-    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Writes to_yaml() to path."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_yaml())
-
-    def validate(self, *, kiln_bin: Optional[str] = None) -> None:
-        """Checks the YAML with ``kiln validate``; a KilnError listing every problem."""
-        from .runner import validate
-
-        validate(self.to_yaml(), kiln_bin=kiln_bin)
-
-    def run(self, params: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
-        """Runs the workflow and returns its Run: see ``kiln.run``."""
-        from .runner import run
-
-        return run(self, params, **kwargs)
 
     def __repr__(self) -> str:
         return f"Workflow({self.name!r}, tasks={[c.name for c in self.calls]})"
