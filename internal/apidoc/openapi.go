@@ -120,10 +120,20 @@ func operation(op Operation) *openapi3.Operation {
 	return o
 }
 
-// errorStatuses are the statuses of op's refusals: its own, and those
-// its role brings.
+// errorStatuses are the statuses of op's refusals: its own, those its
+// role brings, those of bad input (400) and of no such object (404) for
+// an operation that takes them, and the server's own failure (500).
 func errorStatuses(op Operation) []int {
 	out := slices.Clone(op.Errors)
+	if len(op.Params) > 0 || op.Body != nil {
+		out = append(out, http.StatusBadRequest)
+	}
+	if slices.ContainsFunc(op.Params, func(p Param) bool { return p.In == openapi3.ParameterInPath }) {
+		out = append(out, http.StatusNotFound)
+	}
+	if !op.Unlimited {
+		out = append(out, http.StatusInternalServerError)
+	}
 	switch op.Role {
 	case Public:
 	case Party:

@@ -35,8 +35,8 @@ func newGetTrainJobCmd(e *env) *cobra.Command {
 			view, ok := trainerv1.ViewOf(run)
 			if !ok {
 				return &apiv1.Error{
-					Code: apiv1.CodeNotTrainJob, Object: string(run.ID),
-					Message: fmt.Sprintf("run %s is of a %s, not a TrainJob", run.ID, run.Kind), Hint: "kiln describe run " + string(run.ID) + " shows its training tasks",
+					Code: apiv1.CodeNotTrainJob, Object: "Run/" + string(run.ID),
+					Message: fmt.Sprintf("the run is of a %s, not a TrainJob", run.Kind), Hint: "kiln describe run " + string(run.ID) + " shows its training tasks",
 				}
 			}
 			if done, err := printObject(e.stdout, output, view); done {

@@ -149,6 +149,8 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		{"GET", "/api/v1/runtimes", e.viewer, ""},
 		{"GET", "/api/v1/runtimes/torch-distributed", e.viewer, ""},
 		{"PUT", "/api/v1/secrets/token", e.admin, "s3cr3t"},
+		{"PUT", "/api/v1/secrets/Bad_Name", e.admin, "s3cr3t"},
+		{"GET", "/api/v1/runs/" + string(run.ID) + "/events?after=abc", e.viewer, ""},
 		{"GET", "/api/v1/secrets", e.viewer, ""},
 		{"DELETE", "/api/v1/secrets/token", e.admin, ""},
 		{"POST", "/api/v1/templates", e.admin, templateYAML},
@@ -221,4 +223,19 @@ func (e *env) gateAndTrainJob(t *testing.T) {
 		}
 	}
 	e.do(t, "GET", "/api/v1/runs/"+string(job.ID)+"/trainjob", e.viewer, "")
+}
+
+// TestErrorsSpellOutTheirCodesHint submits a misspelt field: the answer
+// carries the hint kiln validate prints, which a client cannot look up.
+func TestErrorsSpellOutTheirCodesHint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	resp, b := e.do(t, "POST", "/api/v1/runs", e.admin, strings.Replace(workflowYAML, "command:", "comand:", 1))
+	var got apiv1.ErrorList
+	if err := json.Unmarshal(b, &got); err != nil || resp.StatusCode != http.StatusBadRequest || len(got.Errors) == 0 {
+		t.Fatalf("a misspelt field: %d %s", resp.StatusCode, b)
+	}
+	if first := got.Errors[0]; first.Code != apiv1.CodeUnknownField || first.Hint != apiv1.CodeUnknownField.Hint() {
+		t.Errorf("the error is %+v, want %s with the hint %q", first, apiv1.CodeUnknownField, apiv1.CodeUnknownField.Hint())
+	}
 }

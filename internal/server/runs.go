@@ -100,7 +100,7 @@ func (s *Server) getTrainJob(w http.ResponseWriter, r *http.Request, p *principa
 	}
 	view, ok := trainerv1.ViewOf(run)
 	if !ok {
-		return &apiv1.Error{Code: apiv1.CodeNotTrainJob, Object: string(run.ID), Message: fmt.Sprintf("run %s is of a %s, not a TrainJob", run.ID, run.Kind)}
+		return &apiv1.Error{Code: apiv1.CodeNotTrainJob, Object: "Run/" + string(run.ID), Message: fmt.Sprintf("the run is of a %s, not a TrainJob", run.Kind)}
 	}
 	writeJSON(w, http.StatusOK, view)
 	return nil

@@ -279,7 +279,22 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.cfg.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		errs = []*apiv1.Error{apiv1.Errorf(apiv1.CodeInternal, "internal error")}
 	}
-	writeJSON(w, status, apiv1.ErrorList{Errors: errs})
+	writeJSON(w, status, apiv1.ErrorList{Errors: withHints(errs)})
+}
+
+// withHints spells out each error's hint: an error without one has its
+// code's registered hint, which a client cannot look up.
+func withHints(errs []*apiv1.Error) []*apiv1.Error {
+	out := make([]*apiv1.Error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+		if e.Hint == "" && e.Code.Hint() != "" {
+			hinted := *e
+			hinted.Hint = e.Code.Hint()
+			out[i] = &hinted
+		}
+	}
+	return out
 }
 
 func statusOf(err error) (int, []*apiv1.Error) {
