@@ -56,6 +56,13 @@ func TestValidateRefusesABrokenDocument(t *testing.T) {
 	if err := Validate(context.Background(), broken); err == nil {
 		t.Error("a document referring to a schema it lacks was found valid")
 	}
+	wrong := bytes.Replace(openapi.Document, []byte(`"phase": "Succeeded",`), []byte(`"phase": "Done",`), 1)
+	if bytes.Equal(wrong, openapi.Document) {
+		t.Fatal("the document has no example run to break")
+	}
+	if err := Validate(context.Background(), wrong); err == nil {
+		t.Error("a document whose example run has a phase kiln lacks was found valid")
+	}
 }
 
 // TestEveryOperationHasAnIDASummaryAndAnAnswer checks what generated

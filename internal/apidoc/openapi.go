@@ -148,7 +148,20 @@ func errorStatuses(op Operation) []int {
 	return slices.Compact(out)
 }
 
+// paramDescriptions describe the parameters that mean the same in
+// every operation that takes them.
+var paramDescriptions = map[string]string{
+	"id":      "the run's ID",
+	"node":    "a task of the run",
+	"task":    "a task of the run",
+	"project": "the project; default: default, or the token's one project",
+	"run":     "the federated run's ID, the same at every party",
+}
+
 func parameter(p Param) *openapi3.Parameter {
+	if p.Description == "" {
+		p.Description = paramDescriptions[p.Name]
+	}
 	s := goSchema(p.Type)
 	for _, e := range p.Enum {
 		s.Enum = append(s.Enum, e)
@@ -179,12 +192,16 @@ func requestBody(b *Body) *openapi3.RequestBody {
 	rb := &openapi3.RequestBody{Description: b.Description, Required: !b.Optional, Content: openapi3.Content{}}
 	if b.Type != nil {
 		rb.Content["application/json"] = openapi3.NewMediaType().WithSchemaRef(ref(b.Type))
+		rb.Content["application/json"].Example = b.Example
 	}
 	for media, schema := range b.Content {
 		if schema == nil {
 			schema = openapi3.NewStringSchema()
 		}
 		rb.Content[media] = openapi3.NewMediaType().WithSchema(schema)
+		if media == "application/yaml" {
+			rb.Content[media].Example = exampleWorkflow
+		}
 	}
 	return rb
 }
@@ -193,6 +210,7 @@ func answer(a Answer) *openapi3.Response {
 	r := openapi3.NewResponse().WithDescription(a.Description)
 	if a.Type != nil {
 		r.Content = openapi3.NewContentWithJSONSchemaRef(ref(a.Type))
+		r.Content["application/json"].Example = a.Example
 	}
 	if a.Stream != "" {
 		if r.Content == nil {

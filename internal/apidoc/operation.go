@@ -78,6 +78,8 @@ type Body struct {
 	Content map[string]*openapi3.Schema
 	// Optional bodies may be left out.
 	Optional bool
+	// Example is a body of Type, for the document's readers.
+	Example any
 }
 
 // Answer is a successful answer of an operation.
@@ -91,6 +93,8 @@ type Answer struct {
 	// Stream names the media type of an answer that is not JSON
 	// (text/plain, text/event-stream) and its description.
 	Stream, StreamDescription string
+	// Example is an answer of Type, for the document's readers.
+	Example any
 }
 
 // bound is a parameter's Maximum.

@@ -50,7 +50,7 @@ func runOperations() []Operation {
 			Params: []Param{
 				{Name: "id", In: "path", Type: ""},
 			},
-			Answers: []Answer{{Status: http.StatusOK, Description: "the run", Type: apiv1.Run{}}},
+			Answers: []Answer{{Status: http.StatusOK, Description: "the run", Type: apiv1.Run{}, Example: exampleRun()}},
 			Errors:  []int{http.StatusNotFound},
 		},
 		{
@@ -100,7 +100,7 @@ func runOperations() []Operation {
 			Params: []Param{
 				{Name: "id", In: "path", Type: ""},
 			},
-			Body:    &Body{Type: apiv1.RerunRequest{}},
+			Body:    &Body{Type: apiv1.RerunRequest{}, Example: apiv1.RerunRequest{Mode: apiv1.RerunFrom, Node: "train", Params: map[string]string{"epochs": "5"}}},
 			Answers: []Answer{{Status: http.StatusCreated, Description: "the new run", Type: apiv1.Run{}}},
 			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge},
 		},
@@ -131,7 +131,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 				{Name: "node", In: "path", Type: "", Description: "a task of the run"},
 			},
-			Body:    &Body{Type: apiv1.Approval{}},
+			Body:    &Body{Type: apiv1.Approval{}, Example: exampleApproval()},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "sent", Type: apiv1.GateSent{}}},
 			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge},
 		},
@@ -143,7 +143,7 @@ func runOperations() []Operation {
 				{Name: "id", In: "path", Type: ""},
 				{Name: "node", In: "path", Type: "", Description: "a task of the run"},
 			},
-			Body:    &Body{Type: apiv1.Signal{}},
+			Body:    &Body{Type: apiv1.Signal{}, Example: exampleSignal()},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "sent", Type: apiv1.GateSent{}}},
 			Errors:  []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge},
 		},
