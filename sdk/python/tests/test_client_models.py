@@ -1,14 +1,22 @@
 """Pure logic of the client: timestamps, lenient models, the config reader."""
 
 import datetime
+import json
+import os
+import pathlib
+import re
+import subprocess
 
 import pytest
 
 import kiln
 from kiln import _config
 from kiln.models import parse_time, to_json
+from client_support import hello
 
 UTC = datetime.timezone.utc
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+HELLO_DOC = hello()
 
 
 def test_parse_time_reads_go_nanoseconds_and_zones():
@@ -48,7 +56,7 @@ def test_a_run_without_status_or_outputs():
 CONFIG = """\
 # contexts as the kiln CLI writes them
 backend: local
-kube:
+kubernetes:
   namespace: x
 contexts:
 - name: prod
@@ -70,17 +78,110 @@ def test_config_reader_reads_the_documented_shape():
     ]
 
 
-@pytest.mark.parametrize("text,why", [
-    ("contexts: [{name: a}]\n", "block list"),
-    ("contexts:\n- name: a\n  server: &anchor http://x\n", "plain scalar"),
-    ("contexts:\n- name: a\n  colour: red\n", "name, server, token and project"),
-    ("current-context:\n  - a\n", "one plain or quoted name"),
-    ("  indented: x\n", "indented line"),
+SHAPES = {
+    "flow items, as kiln config --help shows": (
+        "contexts:\n- {name: dev, server: http://127.0.0.1:18717, token: kln_x, project: default}\n"
+        "current-context: dev\n"),
+    "a flow list": 'contexts: [{name: a, server: "http://a:1"}, {name: b, project: p}]\ncurrent-context: b # here\n',
+    "a flow list over lines": "contexts: [\n  {name: a, server: 'http://a:2'},\n  {name: b},\n]\ncurrent-context: a\n",
+    "block items, settings, escapes": CONFIG.replace('"kln_abc"', '"kln_\\u0061bc"').replace(
+        "'http://127.0.0.1:8080'", "'http://it''s:8080'"),
+    "a flow mapping": "{contexts: [{name: a, server: s}], current-context: a}\n",
+    "nulls and a plain integer": "---\ncontexts:\n- name: a\n  project: 123\n  token: ~\ncurrent-context: a\n...\n",
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_config_reader_reads_every_shape(shape):
+    contexts, current = _config.parse(SHAPES[shape])
+    assert current and current in [c["name"] for c in contexts]
+    expected = {
+        "flow items, as kiln config --help shows": [{"name": "dev", "server": "http://127.0.0.1:18717",
+                                                     "token": "kln_x", "project": "default"}],
+        "a flow list": [{"name": "a", "server": "http://a:1"}, {"name": "b", "project": "p"}],
+        "a flow list over lines": [{"name": "a", "server": "http://a:2"}, {"name": "b"}],
+        "block items, settings, escapes": [
+            {"name": "prod", "server": "https://kiln.example.com", "token": "kln_abc", "project": "vision"},
+            {"name": "laptop", "server": "http://it's:8080"}],
+        "a flow mapping": [{"name": "a", "server": "s"}],
+        "nulls and a plain integer": [{"name": "a", "project": "123", "token": ""}],
+    }[shape]
+    assert contexts == expected
+
+
+@pytest.mark.parametrize("text,code,why", [
+    ("contexts:\n- name: a\n  projekt: b\n", "KLN-1001", "line 3: unknown key 'projekt' in a context"),
+    ("contexts:\n- {name: a, projekt: b}\n", "KLN-1001", "line 2: unknown key 'projekt'"),
+    ("curent-context: a\n", "KLN-1001", "line 1: unknown key 'curent-context' in the file"),
+    ("contexts:\n- name: a\n  name: b\n", "KLN-1022", "line 3: the key 'name' again (first on line 2)"),
+    ("contexts:\n- name: a\n  server: &anchor http://x\n", "KLN-1001", "line 3: an anchor"),
+    ("contexts:\n- {name: yes}\n", "KLN-1021", "line 2: name: the bare value 'yes'"),
+    ("contexts:\n- {name: a, project: 1.0}\n", "KLN-1021", "the bare value '1.0'"),
+    ("contexts: [{name: a}\n", "KLN-1001", "ends inside a [ ] or { }"),
+    ('contexts:\n- name: "a\n    b"\n', "KLN-1001", "line 2: a quoted value that does not end on its line"),
+    ("contexts: x\n", "KLN-1001", "contexts is a list"),
+    ("contexts:\n- a\n", "KLN-1001", "line 2: a context is a mapping"),
+    ("current-context: |\n  a\n", "KLN-1001", "a block scalar"),
+    ("current-context: a: b\n", "KLN-1001", "holds ': '"),
+    ("contexts:\n- name: a\n   server: b\n", "KLN-1001", "line 3: more indented"),
+    ("contexts:\n\t- name: a\n", "KLN-1001", "line 2: a tab in the indentation"),
+    ("a: b\n---\nc: d\n", "KLN-1001", "a second document"),
 ])
-def test_config_reader_refuses_what_it_cannot_read(text, why):
+def test_config_reader_refuses_what_it_cannot_read(text, code, why):
     with pytest.raises(kiln.KilnError) as e:
         _config.parse(text, "c.yaml")
-    assert e.value.code == "KLN-1001" and e.value.file == "c.yaml" and why in e.value.message
+    assert e.value.code == code and e.value.file == "c.yaml" and why in e.value.message, str(e.value)
+    assert str(e.value).startswith(f"{code} c.yaml: line ")
+
+
+def test_config_typo_hint_names_the_key():
+    with pytest.raises(kiln.KilnError) as e:
+        _config.parse("contexts:\n- name: a\n  projekt: b\n", "c.yaml")
+    assert "did you mean project?" in e.value.hint
+
+
+def test_config_top_keys_are_the_cli_file_keys():
+    """The file's keys are those internal/cli's fileConfig reads, no more, no fewer."""
+    src = (ROOT / "internal" / "cli" / "backend.go").read_text()
+    body = src[src.index("type fileConfig struct"):]
+    body = body[:body.index("\n}\n")]
+    assert set(_config.TOP_KEYS) == set(re.findall(r'json:"([^,"]+)', body))
+    ctx = (ROOT / "internal" / "cli" / "contexts.go").read_text()
+    body = ctx[ctx.index("type cliContext struct"):]
+    assert set(_config.CONTEXT_KEYS) == set(re.findall(r'json:"([^,"]+)', body[:body.index("\n}\n")]))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_go_cli_and_python_pick_the_same_contexts(shape, kiln_bin, tmp_path):
+    (tmp_path / "config.yaml").write_text(SHAPES[shape])
+    env = dict(os.environ, KILN_HOME=str(tmp_path))
+    go = subprocess.run([kiln_bin, "config", "get-contexts", "-o", "json"], capture_output=True, text=True,
+                        env=env, check=True)
+    cur = subprocess.run([kiln_bin, "config", "current-context"], capture_output=True, text=True, env=env,
+                         check=True).stdout.strip()
+    contexts, current = _config.parse(SHAPES[shape])
+    assert current == cur
+    assert [(c["name"], c.get("server", ""), c.get("project", ""), bool(c.get("token"))) for c in contexts] == [
+        (c["name"], c.get("server", ""), c.get("project", ""), c["tokenSet"]) for c in json.loads(go.stdout)]
+
+
+def test_go_cli_and_python_use_the_same_context_on_a_server(kiln_bin, kiln_server, tmp_path, monkeypatch):
+    home = tmp_path / "client-home"
+    home.mkdir()
+    (home / "config.yaml").write_text(
+        f"contexts:\n- {{name: other, server: http://127.0.0.1:9, token: nope}}\n"
+        f"- {{name: dev, server: {kiln_server.url}, token: {kiln_server.token}, project: team}}\n"
+        "current-context: dev\n")
+    for name in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KILN_HOME", str(home))
+    c = kiln.Client()
+    assert (c.server, c.project) == (kiln_server.url, "team") and c.whoami().name == "admin"
+    run = c.submit(HELLO_DOC)
+    got = subprocess.run([kiln_bin, "get", "runs", "-o", "json"], capture_output=True, text=True,
+                         env=dict(os.environ, KILN_HOME=str(home)), timeout=60)
+    assert got.returncode == 0, got.stderr
+    assert run.id in got.stdout and '"team"' in got.stdout
 
 
 def test_settings_come_from_argument_then_environment_then_context(monkeypatch, tmp_path):

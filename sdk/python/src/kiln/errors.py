@@ -6,6 +6,9 @@ from typing import Any, List, Mapping, Optional
 
 #: The codes this package raises itself; the registry is api/v1alpha1/codes.go.
 PARSE = "KLN-1001"
+READ = "KLN-1020"
+BARE_VALUE = "KLN-1021"
+DUPLICATE_KEY = "KLN-1022"
 RUN_NOT_FOUND = "KLN-4001"
 USAGE = "KLN-4002"
 UNAUTHENTICATED = "KLN-4003"
