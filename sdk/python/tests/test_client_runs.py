@@ -189,3 +189,44 @@ def test_delete_a_run(kiln_server):
     with pytest.raises(kiln.KilnError) as e:
         c.get(run.id)
     assert e.value.code == "KLN-4001"
+
+
+@pytest.mark.parametrize("name", ["pipline.yaml", "sub/dir/x.yml", "X.JSON", "no-such-file", "C:/x.yaml"])
+def test_a_missing_file_is_kln_1020_and_never_sent(kiln_server, tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    c = client(kiln_server)
+    with pytest.raises(kiln.KilnError) as e:
+        c.submit(name)
+    err = e.value
+    assert (err.code, err.file, err.status) == ("KLN-1020", name, None)
+    assert str(err) == (f"KLN-1020 {name}: cannot read the file: no such file or directory "
+                        "(hint: check the path and that the file is readable)")
+    assert c.list_runs().items == []
+
+
+def test_a_directory_is_kln_1020(kiln_server, tmp_path):
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).submit(tmp_path)
+    assert e.value.code == "KLN-1020" and "is a directory" in e.value.message
+
+
+def test_submit_takes_a_dict_and_a_list_of_dicts(kiln_server):
+    c = client(kiln_server)
+    doc = {"apiVersion": "kiln.dev/v1alpha1", "kind": "Workflow", "metadata": {"name": "as-dict"},
+           "spec": {"tasks": [{"name": "a", "command": ["/bin/sh", "-c", "echo from-dict"]}]}}
+    run = c.wait(c.submit(doc).id, timeout=60)
+    assert run.name == "as-dict" and run.succeeded and list(c.logs(run.id, "a")) == ["from-dict"]
+    runtime = {"apiVersion": "kiln.dev/v1alpha1", "kind": "TrainingRuntime", "metadata": {"name": "mine"},
+               "spec": {"mlPolicy": {"numNodes": 1, "plain": {}}}}
+    job = {"apiVersion": "kiln.dev/v1alpha1", "kind": "TrainJob", "metadata": {"name": "with-rt"},
+           "spec": {"runtimeRef": {"name": "mine"},
+                    "trainer": {"command": ["/bin/sh", "-c", "echo trained"]}}}
+    both = c.wait(c.submit([job, runtime]).id, timeout=60)
+    assert both.name == "with-rt" and both.succeeded, both.status
+    with pytest.raises(kiln.KilnError) as e:
+        c.submit({"apiVersion": "kiln.dev/v1alpha1", "kind": "Workflow", "metadata": {"name": "x"},
+                  "spec": {"tasks": [{"name": "a", "comand": ["true"]}]}})
+    assert e.value.code == "KLN-1002" and e.value.file == "request"
+    with pytest.raises(kiln.KilnError) as e:
+        c.submit({"when": datetime.datetime.now()})
+    assert e.value.code == "KLN-4002" and "JSON" in e.value.message

@@ -19,7 +19,7 @@ from . import _config
 from ._http import Transport, lines, multipart, sse
 from ._http import api_path as _path
 from ._resources import Resources
-from ._source import Spec, read_spec
+from ._source import Spec, read_specs
 from .errors import USAGE, KilnError
 from .models import Event, Run, RunChange, RunList, format_time
 
@@ -92,14 +92,16 @@ class Client(Resources):
         """Submits a Workflow or TrainJob and returns the new run.
 
         spec is YAML or JSON text (str or bytes), a path (a pathlib.Path, or
-        a str naming an existing file), or an object with ``to_yaml()``.
+        a one-line str ending in .yaml, .yml or .json or holding no ':'; a
+        file that cannot be read is KLN-1020 and nothing is sent), a dict
+        (sent as JSON), a list of these, or an object with ``to_yaml()``.
         files are more documents sent beside it (TrainingRuntimes). params
         set the workflow's parameters; cache is "on", "off" or "overwrite";
         workdir (default: this process's directory) is where a server on
         this machine resolves relative names. A spec the server refuses is
         a KilnError with its code, file and field.
         """
-        docs = [read_spec(spec, filename)] + [read_spec(f) for f in files]
+        docs = read_specs(spec, filename) + [d for f in files for d in read_specs(f)]
         fields: Dict[str, List[str]] = {
             "param": [f"{k}={v}" for k, v in (params or {}).items()],
             "project": [p for p in [self._project(project)] if p],
@@ -266,5 +268,4 @@ class Client(Resources):
                                {"value": str(value), "reason": reason})
 
     def _files(self, spec: Union[Spec, Sequence[Spec]]) -> List[Tuple[str, bytes]]:
-        many = isinstance(spec, (list, tuple))
-        return [read_spec(s) for s in (spec if many else [spec])]
+        return read_specs(spec)
