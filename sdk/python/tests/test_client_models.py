@@ -1,5 +1,6 @@
 """Pure logic of the client: timestamps, lenient models, the config reader."""
 
+import dataclasses
 import datetime
 import json
 import os
@@ -205,3 +206,71 @@ def test_a_current_context_the_file_lacks_is_kln_4052(monkeypatch, tmp_path):
     with pytest.raises(kiln.KilnError) as e:
         kiln.Client()
     assert e.value.code == "KLN-4052" and "prod, laptop" in e.value.message
+
+
+#: Each modelled class and the schema of components.schemas it mirrors.
+SCHEMAS = {
+    kiln.Run: "Run", kiln.RunStatus: "RunStatus", kiln.NodeStatus: "NodeStatus",
+    kiln.AttemptStatus: "AttemptStatus", kiln.GateStatus: "GateStatus", kiln.Event: "Event",
+    kiln.RunOutputs: "RunOutputs", kiln.RunProgress: "RunProgress", kiln.RunList: "RunList",
+    kiln.WhoAmI: "Whoami", kiln.Version: "Version", kiln.RunRequested: "RunRequested",
+    kiln.RunSuspension: "RunSuspension", kiln.RunDeleted: "RunDeleted", kiln.GateSent: "GateSent",
+    kiln.TrainingRuntime: "TrainingRuntime", kiln.WorkflowTemplate: "WorkflowTemplate",
+    kiln.Schedule: "Schedule", kiln.ProjectQuota: "ProjectQuota",
+}
+MODELLED = {name: cls.__name__ for cls, name in SCHEMAS.items()}
+
+
+def _expected(prop):
+    """The annotation a schema property's field has (Optional[...] stripped)."""
+    if "$ref" in prop:
+        ref = prop["$ref"].rsplit("/", 1)[-1]
+        return MODELLED.get(ref, "Dict[str, Any]")
+    kind = prop.get("type")
+    if kind == "array":
+        return f"List[{_expected(prop['items'])}]"
+    if kind == "object":
+        inner = prop.get("additionalProperties")
+        return f"Dict[str, {_expected(inner)}]" if inner and inner.get("type") == "string" else "Dict[str, Any]"
+    if kind == "string":
+        return "datetime" if prop.get("format") == "date-time" else "str"
+    return {"integer": "int", "boolean": "bool", "number": "float", None: "Any"}[kind]
+
+
+def test_models_have_every_property_of_the_api_schema():
+    """A property the server sends is a typed field, not something left in extra."""
+    schemas = json.loads((ROOT / "api" / "openapi" / "openapi.json").read_text())["components"]["schemas"]
+    problems = []
+    for cls, name in SCHEMAS.items():
+        fields = {f.name: f.type for f in dataclasses.fields(cls)}
+        for prop, spec in schemas[name]["properties"].items():
+            attr = re.sub(r"(?<!^)(?=[A-Z])", "_", prop).lower()
+            if attr not in fields:
+                problems.append(f"{cls.__name__} has no field {attr} for {name}.{prop}")
+                continue
+            have = re.sub(r"^Optional\[(.*)\]$", r"\1", str(fields[attr]))
+            if have != _expected(spec):
+                problems.append(f"{cls.__name__}.{attr} is {have}, the schema says {_expected(spec)}")
+        for attr in set(fields) - {"extra"}:
+            camel = re.sub(r"_(.)", lambda m: m.group(1).upper(), attr)
+            if camel not in schemas[name]["properties"]:
+                problems.append(f"{cls.__name__}.{attr} is not in the schema {name}")
+    assert problems == []
+
+
+def test_run_and_node_reprs_are_short():
+    program = "python3 -c '" + "x = 1\n" * 500 + "'"
+    run = kiln.Run.from_json({
+        "id": "fit-abc12", "name": "fit", "workflow": {"spec": {"tasks": [{"name": "a", "command": [program]}]}},
+        "status": {"phase": "Failed", "code": "KLN-3002", "progress": {"total": 6, "done": 4},
+                   "outputs": {"parameters": {"best": "0.1"}},
+                   "nodes": [{"name": "a", "phase": "Failed", "code": "KLN-3002", "message": "exit 1",
+                              "attempts": [{"number": 1, "exitCode": 1}], "outputs": {}}]},
+    })
+    assert repr(run) == ("Run(id='fit-abc12', name='fit', phase='Failed', code='KLN-3002', progress='4/6', "
+                         "outputs={'best': '0.1'})")
+    assert repr(run.node("a")) == ("NodeStatus(name='a', phase='Failed', attempts=1, outputs={}, "
+                                   "code='KLN-3002', message='exit 1')")
+    assert repr(kiln.Run.from_json({"id": "r"})) == "Run(id='r', name='', phase='', progress='-', outputs={})"
+    page = kiln.RunList.from_json({"items": [to_json(run)] * 3})
+    assert len(repr(page)) < 500

@@ -144,7 +144,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         out = c.signal(args.run, args.task, args.value, reason=args.reason)
     else:
         out = getattr(c, args.verb)(args.run, args.task, reason=args.reason)
-    print(f"{args.run}/{args.task}: {out.get('sent', args.verb)} sent")
+    print(f"{args.run}/{args.task}: {out.sent or args.verb} sent")
     return 0
 
 

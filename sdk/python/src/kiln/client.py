@@ -21,7 +21,7 @@ from ._http import api_path as _path
 from ._resources import Resources
 from ._source import Spec, read_specs
 from .errors import USAGE, KilnError
-from .models import Event, Run, RunChange, RunList, format_time
+from .models import Event, GateSent, Run, RunChange, RunDeleted, RunList, RunRequested, RunSuspension, format_time
 
 #: A time filter: a datetime, or text the server reads (RFC 3339, or a duration before now such as "2h").
 TimeArg = Union[datetime, timedelta, str, None]
@@ -218,13 +218,15 @@ class Client(Resources):
                  "since": _when(since), "timestamps": timestamps}
         return lines(self._stream(_path("runs", run_id, "tasks", task, "logs"), query))
 
-    def cancel(self, run_id: str) -> Dict[str, Any]:
-        """Asks the server to cancel the run; the run ends Cancelled soon after."""
-        return self._call("POST", _path("runs", run_id, "cancel"))
+    def cancel(self, run_id: str) -> RunRequested:
+        """Asks the server to cancel the run; the run ends Cancelled soon after
+        (``wait`` for it). Returns the acknowledgement: run and requested ("cancel")."""
+        return RunRequested.from_json(self._call("POST", _path("runs", run_id, "cancel")))
 
-    def retry(self, run_id: str) -> Dict[str, Any]:
-        """Runs a Failed or Cancelled run again from where it stopped (the same run ID)."""
-        return self._call("POST", _path("runs", run_id, "retry"))
+    def retry(self, run_id: str) -> RunRequested:
+        """Runs a Failed or Cancelled run again from where it stopped (the same
+        run ID). Returns the acknowledgement: run and requested ("retry")."""
+        return RunRequested.from_json(self._call("POST", _path("runs", run_id, "retry")))
 
     def rerun(self, run_id: str, node: str, mode: str = "from", params: Optional[Mapping[str, Any]] = None,
               cache: Optional[str] = None) -> Run:
@@ -239,33 +241,35 @@ class Client(Resources):
             body["cache"] = cache
         return Run.from_json(self._json_body("POST", _path("runs", run_id, "rerun"), body))
 
-    def suspend(self, run_id: str) -> Dict[str, Any]:
-        """Suspends the run's training jobs."""
-        return self._call("POST", _path("runs", run_id, "suspend"))
+    def suspend(self, run_id: str) -> RunSuspension:
+        """Suspends the run's training jobs; returns run and suspend (True)."""
+        return RunSuspension.from_json(self._call("POST", _path("runs", run_id, "suspend")))
 
-    def unsuspend(self, run_id: str) -> Dict[str, Any]:
-        """Resumes the run's suspended training jobs."""
-        return self._call("POST", _path("runs", run_id, "unsuspend"))
+    def unsuspend(self, run_id: str) -> RunSuspension:
+        """Resumes the run's suspended training jobs; returns run and suspend (False)."""
+        return RunSuspension.from_json(self._call("POST", _path("runs", run_id, "unsuspend")))
 
-    def delete(self, run_id: str, force: bool = False) -> Dict[str, Any]:
+    def delete(self, run_id: str, force: bool = False) -> RunDeleted:
         """Deletes an ended run: records, logs and outputs. force cancels an
-        unfinished run first. KLN-4010 for a run that has not ended."""
-        return self._call("DELETE", _path("runs", run_id), {"force": "true" if force else "false"})
+        unfinished run first. KLN-4010 for a run that has not ended. Returns
+        run and deleted (True)."""
+        return RunDeleted.from_json(self._call("DELETE", _path("runs", run_id), {"force": "true" if force else "false"}))
 
-    def approve(self, run_id: str, node: str, reason: str = "") -> Dict[str, Any]:
-        """Approves the approval gate node; KLN-4014 when it is not waiting."""
-        return self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
-                               {"approve": True, "reason": reason})
+    def approve(self, run_id: str, node: str, reason: str = "") -> GateSent:
+        """Approves the approval gate node; KLN-4014 when it is not waiting.
+        Returns run, task, sent ("approve") and by (the token's name)."""
+        return GateSent.from_json(self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
+                                  {"approve": True, "reason": reason}))
 
-    def reject(self, run_id: str, node: str, reason: str = "") -> Dict[str, Any]:
-        """Rejects the approval gate node (the gate fails)."""
-        return self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
-                               {"approve": False, "reason": reason})
+    def reject(self, run_id: str, node: str, reason: str = "") -> GateSent:
+        """Rejects the approval gate node (the gate fails); returns a GateSent (sent "reject")."""
+        return GateSent.from_json(self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
+                                  {"approve": False, "reason": reason}))
 
-    def signal(self, run_id: str, node: str, value: str, reason: str = "") -> Dict[str, Any]:
-        """Sends value to the signal gate node, which outputs it."""
-        return self._json_body("POST", _path("runs", run_id, "nodes", node, "signal"),
-                               {"value": str(value), "reason": reason})
+    def signal(self, run_id: str, node: str, value: str, reason: str = "") -> GateSent:
+        """Sends value to the signal gate node, which outputs it; returns a GateSent (sent "signal")."""
+        return GateSent.from_json(self._json_body("POST", _path("runs", run_id, "nodes", node, "signal"),
+                                  {"value": str(value), "reason": reason}))
 
     def _files(self, spec: Union[Spec, Sequence[Spec]]) -> List[Tuple[str, bytes]]:
         return read_specs(spec)
