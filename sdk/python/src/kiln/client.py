@@ -20,7 +20,7 @@ from ._http import Transport, lines, multipart, sse
 from ._http import api_path as _path
 from ._resources import Resources
 from ._source import Spec, read_specs
-from .errors import USAGE, KilnError
+from .errors import NO_SERVER_HINT, SERVER_UNREACHABLE, USAGE, KilnError
 from .models import Event, GateSent, Run, RunChange, RunDeleted, RunList, RunRequested, RunSuspension, format_time
 
 #: A time filter: a datetime, or text the server reads (RFC 3339, or a duration before now such as "2h").
@@ -44,7 +44,7 @@ class Client(Resources):
     server, token and project are the arguments, else KILN_SERVER,
     KILN_TOKEN and KILN_PROJECT, else the current context of
     KILN_HOME/config.yaml. ``server`` is None when none is configured; a
-    call then fails with KLN-5060. timeout bounds each request that is not
+    call then fails with KLN-5060 "no kiln server is configured". timeout bounds each request that is not
     a stream (seconds; None waits for ever); streams (logs that follow,
     watches, event streams) are bounded only while connecting.
     """
@@ -78,8 +78,7 @@ class Client(Resources):
 
     def _need_server(self) -> None:
         if not self.server:
-            raise self._http.unreachable(RuntimeError(
-                "no server is configured (give server=, set KILN_SERVER, or a current context)"))
+            raise KilnError(SERVER_UNREACHABLE, "no kiln server is configured", hint=NO_SERVER_HINT)
 
     def _project(self, project: Optional[str]) -> Optional[str]:
         return project or self.project
