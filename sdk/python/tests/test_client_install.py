@@ -7,6 +7,12 @@ import subprocess
 SDK = pathlib.Path(__file__).resolve().parents[1]
 
 
+def test_the_build_declares_setuptools_and_wheel():
+    text = (SDK / "pyproject.toml").read_text()
+    requires = text[text.index("requires = "):].splitlines()[0]
+    assert '"setuptools>=61"' in requires and '"wheel"' in requires
+
+
 def test_pip_install_into_a_venv(tmp_path):
     # A copy, so that the build leaves nothing in the source tree.
     src = tmp_path / "sdk"
