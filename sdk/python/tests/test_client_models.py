@@ -274,3 +274,24 @@ def test_run_and_node_reprs_are_short():
     assert repr(kiln.Run.from_json({"id": "r"})) == "Run(id='r', name='', phase='', progress='-', outputs={})"
     page = kiln.RunList.from_json({"items": [to_json(run)] * 3})
     assert len(repr(page)) < 500
+
+
+BARE = ["1st-team", "08", "1.2.3", "0x", "10.0.0.1", "-1", "+.inf", ".5e3", "123abc", "123", "0", "1_000",
+        "0x1F", "1.0", "2001-12-14", "1:20", "yes", "Off", "y", "null"]
+
+
+def test_bare_values_read_as_the_cli_reads_them_or_are_refused(kiln_bin, tmp_path):
+    """Python keeps a bare value only where the CLI reads the same text;
+    where YAML would make it a boolean or a number, it asks for quotes."""
+    text = "contexts:\n" + "".join(f"- {{name: c{i}, project: {v}}}\n" for i, v in enumerate(BARE))
+    (tmp_path / "config.yaml").write_text(text)
+    go = subprocess.run([kiln_bin, "config", "get-contexts", "-o", "json"], capture_output=True, text=True,
+                        env=dict(os.environ, KILN_HOME=str(tmp_path)), check=True)
+    cli = {c["name"]: c.get("project", "") for c in json.loads(go.stdout)}
+    for i, value in enumerate(BARE):
+        try:
+            (ctx,), _ = _config.parse(f"contexts:\n- {{name: c{i}, project: {value}}}\n")
+        except kiln.KilnError as e:
+            assert e.code == "KLN-1021" and cli[f"c{i}"] != value, value
+            continue
+        assert ctx["project"] == cli[f"c{i}"], value

@@ -31,7 +31,8 @@ TOP_KEYS = ("contexts", "current-context", "store", "backend", "kubernetes", "ca
 
 #: YAML 1.1's booleans, and what starts a number; a plain integer reads as its text in the CLI too.
 _BOOLS = frozenset("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split())
-_NUMBER = re.compile(r"^[-+]?(\.?[0-9]|\.(inf|Inf|INF|nan|NaN|NAN)$)")
+_NUMBER = re.compile(r"^[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|0o[0-7_]+|[0-9][0-9_]*|(\.[0-9_]+|[0-9][0-9_]*(\.[0-9_]*)?)"
+                     r"([eE][-+]?[0-9]+)?|\.(inf|Inf|INF)|\.(nan|NaN|NAN))$")
 _INT = re.compile(r"^-?(0|[1-9][0-9]*)$")
 
 
