@@ -107,13 +107,22 @@ def test_errors_print_like_the_kiln_cli(kiln_server, tmp_path):
     assert (missing.returncode, missing.stderr) == (1, "KLN-4001 Run/no-such-run: no such run\n")
     token = kiln_py(kiln_server, "--token", "kln_wrong", "list")
     assert token.returncode == 1 and token.stderr.startswith("KLN-4003: ") and "kln_wrong" not in token.stderr
+    assert "give the server's token with --token, in KILN_TOKEN" in token.stderr and "token=" not in token.stderr
+    missing_file = kiln_py(kiln_server, "submit", str(tmp_path / "nofile.yaml"))
+    assert (missing_file.returncode, missing_file.stdout) == (1, "")
+    assert missing_file.stderr.startswith(f"KLN-1020 {tmp_path / 'nofile.yaml'}: cannot read the file: no such file")
     assert kiln_py(kiln_server, "--token", "kln_wrong", "whoami").returncode == 1
 
 
 def test_unreachable_and_usage_errors():
     gone = kiln_py(None, "--server", "http://127.0.0.1:9", "get", "r")
     assert gone.returncode == 1 and gone.stderr.startswith("KLN-5060: the kiln server at http://127.0.0.1:9")
-    assert "(hint: " in gone.stderr and "KILN_SERVER" in gone.stderr
+    assert "(hint: check the URL given with --server, in KILN_SERVER" in gone.stderr and "server=" not in gone.stderr
+    none = kiln_py(None, "get", "r", env={"KILN_SERVER": "", "KILN_TOKEN": ""})
+    assert none.returncode == 1
+    assert none.stderr.startswith("KLN-5060: no kiln server is configured (hint: give --server (and --token), set "
+                                  "KILN_SERVER"), none.stderr
+    assert "  " not in none.stderr and "server=" not in none.stderr
     usage = kiln_py(None, "list", "--limit", "many")
     assert usage.returncode == 2 and "invalid int value" in usage.stderr
     param = kiln_py(None, "--server", "http://127.0.0.1:9", "submit", "x.yaml", "-p", "novalue")
@@ -130,3 +139,40 @@ def test_build_parser_takes_more_commands():
     args = parser.parse_args(["hello"])
     assert args.func(args) == 7
     assert parser.parse_args(["get", "r1"]).run == "r1"
+
+
+def test_help_names_the_command_as_it_was_started():
+    out = kiln_py(None, "--help")
+    assert out.returncode == 0 and out.stdout.startswith("usage: python -m kiln ")
+    sub = kiln_py(None, "submit", "--help")
+    assert sub.stdout.startswith("usage: python -m kiln submit ") and "then wait as --wait does" in sub.stdout
+
+
+def test_submit_logs_says_which_gate_the_run_waits_on(kiln_server, tmp_path):
+    wf = tmp_path / "gates.yaml"
+    wf.write_text(GATES)
+    err = tmp_path / "stderr"
+    env = dict(os.environ, PYTHONPATH=str(SRC), KILN_HOME=str(tmp_path / "none"), KILN_SERVER=kiln_server.url,
+               KILN_TOKEN=kiln_server.token)
+    with open(err, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "kiln", "submit", str(wf), "--logs", "use"],
+                                stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
+        try:
+            run_id = proc.stdout.readline().strip()
+            c = client(kiln_server)
+            until(lambda: "waiting for gate ask" in err.read_text(), what="the approval gate is named")
+            assert (f"waiting for gate ask (go on?): approve with python -m kiln approve {run_id} ask "
+                    f"(or python -m kiln reject {run_id} ask)") in err.read_text()
+            c.approve(run_id, "ask")
+            until(lambda: "signal" in err.read_text(), what="the signal gate is named")
+            assert (f"waiting for a signal of type string at gate value: send one with "
+                    f"python -m kiln signal {run_id} value VALUE") in err.read_text()
+            c.signal(run_id, "value", "9")
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 0, err.read_text()
+    assert out.splitlines() == []
+    assert err.read_text().count("waiting") == 2

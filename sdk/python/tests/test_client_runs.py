@@ -95,14 +95,18 @@ def test_events_stream_with_gates_approved_and_signalled(kiln_server):
         reasons.append((ev.reason, ev.node))
         if (ev.reason, ev.node) == ("Waiting", "ask"):
             sent = c.approve(run.id, "ask", reason="looks right")
-            assert sent["sent"] == "approve"
+            assert (sent.run, sent.task, sent.sent) == (run.id, "ask", "approve")
+            assert isinstance(sent, kiln.GateSent) and sent.by.startswith("admin (token ")
         if (ev.reason, ev.node) == ("Waiting", "value"):
-            assert c.signal(run.id, "value", "42")["sent"] == "signal"
+            sent = c.signal(run.id, "value", "42")
+            assert (sent.run, sent.task, sent.sent) == (run.id, "value", "signal")
     # The stream ends by itself once the run has ended.
     assert ("Waiting", "ask") in reasons and ("Waiting", "value") in reasons
     done = c.get(run.id)
     assert done.succeeded and done.outputs == {} and done.node("use").outputs == {"got": "got-42"}
     assert done.node("ask").gate.decision and done.node("value").gate.value == "42"
+    ask = done.node("ask").gate
+    assert ask.reason == "looks right" and ask.by.startswith("admin") and ask.at is not None and ask.extra == {}
 
     listed = c.events(run.id)
     assert [e.seq for e in listed] == sorted(e.seq for e in listed) and len(listed) == len(reasons)
@@ -115,7 +119,7 @@ def test_reject_fails_the_gate(kiln_server):
     c = client(kiln_server)
     run = c.submit(GATES)
     until(lambda: c.get(run.id).node("ask").phase == "Running", what="ask waits")
-    assert c.reject(run.id, "ask", reason="no")["sent"] == "reject"
+    assert c.reject(run.id, "ask", reason="no").sent == "reject"
     done = c.wait(run.id, timeout=60)
     assert done.phase == "Failed" and done.node("ask").code == "KLN-3015"
 
@@ -141,7 +145,7 @@ def test_cancel_a_long_task(kiln_server):
     c = client(kiln_server)
     run = c.submit(SLEEPER)
     until(lambda: c.get(run.id).node("nap").phase == "Running", what="nap runs")
-    assert c.cancel(run.id)["requested"] == "cancel"
+    assert c.cancel(run.id) == kiln.RunRequested(run=run.id, requested="cancel")
     started = time.monotonic()
     done = c.wait(run.id, timeout=30)
     assert done.phase == "Cancelled" and time.monotonic() - started < 30
@@ -158,7 +162,7 @@ def test_retry_a_failed_run(kiln_server, tmp_path):
     run = c.submit(wf)
     failed = c.wait(run.id, timeout=60)
     assert failed.phase == "Failed" and failed.node("nap").attempts[-1].exit_code == 3
-    assert c.retry(run.id)["requested"] == "retry"
+    assert c.retry(run.id) == kiln.RunRequested(run=run.id, requested="retry")
     done = c.wait(run.id, timeout=60)
     assert done.id == run.id and done.succeeded
     assert [a.exit_code for a in done.node("nap").attempts][-1] == 0
@@ -174,7 +178,8 @@ def test_rerun_from_a_task_reuses_the_rest(kiln_server):
     assert again.id != first.id and again.rerun_of["run"] == first.id and again.rerun_of["mode"] == "from"
     done = c.wait(again.id, timeout=60)
     assert done.succeeded and done.outputs == {"greeting": "hi-world"}
-    assert "reused" in done.node("greet").extra
+    greet = done.node("greet")
+    assert greet.reused["run"] == first.id and greet.reused["node"] == "greet" and greet.extra == {}
     with pytest.raises(kiln.KilnError, match="mode"):
         c.rerun(first.id, "after", mode="sideways")
 
@@ -185,7 +190,64 @@ def test_delete_a_run(kiln_server):
     with pytest.raises(kiln.KilnError) as e:
         c.delete(run.id)
     assert e.value.code == "KLN-4010" and e.value.status is not None
-    assert c.delete(run.id, force=True)["deleted"] is True
+    assert c.delete(run.id, force=True) == kiln.RunDeleted(run=run.id, deleted=True)
     with pytest.raises(kiln.KilnError) as e:
         c.get(run.id)
     assert e.value.code == "KLN-4001"
+
+
+@pytest.mark.parametrize("name", ["pipline.yaml", "sub/dir/x.yml", "X.JSON", "no-such-file", "C:/x.yaml"])
+def test_a_missing_file_is_kln_1020_and_never_sent(kiln_server, tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    c = client(kiln_server)
+    with pytest.raises(kiln.KilnError) as e:
+        c.submit(name)
+    err = e.value
+    assert (err.code, err.file, err.status) == ("KLN-1020", name, None)
+    assert str(err) == (f"KLN-1020 {name}: cannot read the file: no such file or directory "
+                        "(hint: check the path and that the file is readable)")
+    assert c.list_runs().items == []
+
+
+def test_a_directory_is_kln_1020(kiln_server, tmp_path):
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).submit(tmp_path)
+    assert e.value.code == "KLN-1020" and "is a directory" in e.value.message
+
+
+def test_submit_takes_a_dict_and_a_list_of_dicts(kiln_server):
+    c = client(kiln_server)
+    doc = {"apiVersion": "kiln.dev/v1alpha1", "kind": "Workflow", "metadata": {"name": "as-dict"},
+           "spec": {"tasks": [{"name": "a", "command": ["/bin/sh", "-c", "echo from-dict"]}]}}
+    run = c.wait(c.submit(doc).id, timeout=60)
+    assert run.name == "as-dict" and run.succeeded and list(c.logs(run.id, "a")) == ["from-dict"]
+    runtime = {"apiVersion": "kiln.dev/v1alpha1", "kind": "TrainingRuntime", "metadata": {"name": "mine"},
+               "spec": {"mlPolicy": {"numNodes": 1, "plain": {}}}}
+    job = {"apiVersion": "kiln.dev/v1alpha1", "kind": "TrainJob", "metadata": {"name": "with-rt"},
+           "spec": {"runtimeRef": {"name": "mine"},
+                    "trainer": {"command": ["/bin/sh", "-c", "echo trained"]}}}
+    both = c.wait(c.submit([job, runtime]).id, timeout=60)
+    assert both.name == "with-rt" and both.succeeded, both.status
+    with pytest.raises(kiln.KilnError) as e:
+        c.submit({"apiVersion": "kiln.dev/v1alpha1", "kind": "Workflow", "metadata": {"name": "x"},
+                  "spec": {"tasks": [{"name": "a", "comand": ["true"]}]}})
+    assert e.value.code == "KLN-1002" and e.value.file == "request"
+    with pytest.raises(kiln.KilnError) as e:
+        c.submit({"when": datetime.datetime.now()})
+    assert e.value.code == "KLN-4002" and "JSON" in e.value.message
+
+
+def test_suspend_and_unsuspend_answer_what_the_run_was_set_to(kiln_server):
+    c = client(kiln_server)
+    runtime = {"apiVersion": "kiln.dev/v1alpha1", "kind": "TrainingRuntime", "metadata": {"name": "plain"},
+               "spec": {"mlPolicy": {"numNodes": 1, "plain": {}}}}
+    job = {"apiVersion": "kiln.dev/v1alpha1", "kind": "TrainJob", "metadata": {"name": "napper"},
+           "spec": {"runtimeRef": {"name": "plain"}, "trainer": {"command": ["/bin/sh", "-c", "sleep 120"]}}}
+    run = c.submit([job, runtime])
+    until(lambda: c.get(run.id).phase == "Running", what="the job runs")
+    assert c.suspend(run.id) == kiln.RunSuspension(run=run.id, suspend=True)
+    assert until(lambda: c.get(run.id).suspend, what="the run is suspended")
+    assert c.unsuspend(run.id) == kiln.RunSuspension(run=run.id, suspend=False)
+    assert c.get(run.id).suspend is False
+    assert c.cancel(run.id).requested == "cancel"
+    assert c.wait(run.id, timeout=30).phase == "Cancelled"

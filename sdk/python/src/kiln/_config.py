@@ -4,25 +4,36 @@ Each comes from the first that has it: the argument, the environment
 (KILN_SERVER, KILN_TOKEN, KILN_PROJECT), then the current context of
 KILN_HOME/config.yaml (~/.kiln/config.yaml when KILN_HOME is unset).
 
-The standard library reads no YAML, so this module reads the shape the CLI
-documents and nothing more: a ``contexts:`` list of mappings of plain or
-quoted scalars (name, server, token, project) and ``current-context:``.
-Other top-level keys (the server's settings) are skipped whole. Anything
-else in those two keys is a KLN-1001 error naming the line, never a guess.
+The standard library reads no YAML, so :mod:`kiln._yaml` reads the subset
+the file is written in (block or flow mappings and lists of one-line
+scalars), and this module checks its keys as strictly as the kiln CLI
+does: an unknown key (``projekt:``) is a KLN-1001 error naming it and its
+line, a bare ``yes`` or ``1.0`` where text belongs a KLN-1021, never a guess.
+The server's settings (store, backend, kubernetes, ...) are read and left
+alone.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import pathlib
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from .errors import NO_CONTEXT, PARSE, KilnError
+from . import _yaml
+from .errors import BARE_VALUE, NO_CONTEXT, PARSE, KilnError
 
-_KEY = re.compile(r"^([A-Za-z][\w-]*)\s*:(?:\s+(.*))?$")
-_CONTEXT_KEYS = ("name", "server", "token", "project")
+#: The keys of a context, and of the file (internal/cli: fileConfig, cliContext).
+CONTEXT_KEYS = ("name", "server", "token", "project")
+TOP_KEYS = ("contexts", "current-context", "store", "backend", "kubernetes", "cache", "party", "serve")
+
+#: YAML 1.1's booleans, and what starts a number; a plain integer reads as its text in the CLI too.
+_BOOLS = frozenset("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split())
+_NUMBER = re.compile(r"^[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|0o[0-7_]+|[0-9][0-9_]*|(\.[0-9_]+|[0-9][0-9_]*(\.[0-9_]*)?)"
+                     r"([eE][-+]?[0-9]+)?|\.(inf|Inf|INF)|\.(nan|NaN|NAN))$")
+_INT = re.compile(r"^-?(0|[1-9][0-9]*)$")
 
 
 @dataclass
@@ -75,85 +86,59 @@ def current_context(path: pathlib.Path) -> Dict[str, str]:
 
 
 def parse(text: str, name: str = "config.yaml") -> Tuple[List[Dict[str, str]], str]:
-    """The contexts and current-context of a configuration file's text."""
-    lines = _lines(text, name)
-    contexts: List[Dict[str, str]] = []
-    current = ""
-    i = 0
-    while i < len(lines):
-        num, indent, body = lines[i]
-        if indent:
-            raise _unreadable(name, num, "an indented line outside a top-level key")
-        m = _KEY.match(body)
-        if not m:
-            raise _unreadable(name, num, "not a top-level `key: value` line")
-        key, value = m.group(1), m.group(2)
-        end = i + 1
-        while end < len(lines) and (lines[end][1] > 0 or lines[end][2].startswith("- ")):
-            end += 1
-        if key == "current-context":
-            if end != i + 1 or value is None:
-                raise _unreadable(name, num, "current-context takes one plain or quoted name")
-            current = _scalar(value, name, num)
-        elif key == "contexts":
-            if value not in (None, "[]"):
-                raise _unreadable(name, num, "contexts is read as a block list of mappings")
-            contexts = _contexts(lines[i + 1:end], name)
-        i = end
-    return contexts, current
+    """The contexts and current-context of a configuration file's text.
+
+    Each context is a dict of the keys it sets (a null value reads as "",
+    as the kiln CLI reads it)."""
+    doc = _yaml.load(text, name)
+    if doc is None:
+        return [], ""
+    if not isinstance(doc, _yaml.Map):
+        raise _error(name, 1, "the file is not a mapping of keys (contexts:, current-context: ...)")
+    for key, line in doc.lines.items():
+        if key not in TOP_KEYS:
+            raise _unknown(name, line, key, TOP_KEYS, "the file")
+    current = _text(doc.get("current-context"), name, doc.lines.get("current-context", 1), "current-context")
+    return _contexts(doc.get("contexts"), name, doc.lines.get("contexts", 1)), current
 
 
-def _contexts(lines: List[Tuple[int, int, str]], name: str) -> List[Dict[str, str]]:
+def _contexts(value: Any, name: str, line: int) -> List[Dict[str, str]]:
+    if value is None:
+        return []
+    if not isinstance(value, _yaml.Seq):
+        raise _error(name, line, "contexts is a list of contexts (- {name: ..., server: ...})")
     out: List[Dict[str, str]] = []
-    item_indent, key_col = -1, -1
-    for num, indent, body in lines:
-        if body.startswith("- "):
-            if item_indent not in (-1, indent):
-                raise _unreadable(name, num, "the list's items are not aligned")
-            rest = body[2:].lstrip()
-            item_indent, key_col = indent, indent + len(body) - len(rest)
-            body = rest
-            out.append({})
-        elif not out or indent != key_col:
-            raise _unreadable(name, num, "a context's keys line up under its first key")
-        m = _KEY.match(body)
-        if not m or m.group(1) not in _CONTEXT_KEYS or m.group(2) is None:
-            raise _unreadable(name, num, "a context holds name, server, token and project, each `key: value`")
-        out[-1][m.group(1)] = _scalar(m.group(2), name, num)
+    for item, at in zip(value, value.lines):
+        if not isinstance(item, _yaml.Map):
+            raise _error(name, at, "a context is a mapping of name, server, token and project")
+        for key, key_line in item.lines.items():
+            if key not in CONTEXT_KEYS:
+                raise _unknown(name, key_line, key, CONTEXT_KEYS, "a context")
+        out.append({k: _text(v, name, item.lines[k], k) for k, v in item.items()})
     return out
 
 
-def _lines(text: str, name: str) -> List[Tuple[int, int, str]]:
-    """(line number, indentation, text) of each line with content, comments dropped."""
-    out = []
-    for num, raw in enumerate(text.splitlines(), 1):
-        if "\t" in raw[: len(raw) - len(raw.lstrip())]:
-            raise _unreadable(name, num, "a tab in the indentation")
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#") or stripped in ("---", "..."):
-            continue
-        out.append((num, len(raw) - len(raw.lstrip(" ")), stripped))
-    return out
+def _text(value: Any, name: str, line: int, key: str) -> str:
+    """A scalar as the kiln CLI reads it into a string; a bare value YAML
+    reads as a boolean or a number other than a plain integer is refused."""
+    if value is None:
+        return ""
+    if isinstance(value, (_yaml.Map, _yaml.Seq)):
+        raise _error(name, line, f"{key} takes one value, not a {'mapping' if isinstance(value, dict) else 'list'}")
+    if isinstance(value, _yaml.Plain) and (value in _BOOLS or (_NUMBER.match(value) and not _INT.match(value))):
+        raise KilnError(BARE_VALUE, f"line {line}: {key}: the bare value {str(value)!r} reads as a boolean or "
+                        "a number in YAML", file=name, hint=f'quote it: {key}: "{value}"')
+    return str(value)
 
 
-def _scalar(value: str, name: str, num: int) -> str:
-    """A plain or quoted scalar, its trailing comment dropped."""
-    value = value.strip()
-    if value[:1] in ("'", '"'):
-        q = value[0]
-        end = value.find(q, 1)
-        rest = value[end + 1:].strip() if end > 0 else "x"
-        if end < 0 or (rest and not rest.startswith("#")) or "\\" in value[1:end]:
-            raise _unreadable(name, num, "a quoted value this reader does not take")
-        return value[1:end]
-    value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
-    if value[:1] in ("[", "{", "&", "*", "!", "|", ">", "%", "@", "`"):
-        raise _unreadable(name, num, f"the value {value!r} is not a plain scalar")
-    return value
+def _unknown(name: str, line: int, key: str, known: Tuple[str, ...], where: str) -> KilnError:
+    close = difflib.get_close_matches(key, known, n=1)
+    guess = f"did you mean {close[0]}? " if close else ""
+    return KilnError(PARSE, f"line {line}: unknown key {key!r} in {where}", file=name,
+                     hint=f"{guess}{where} takes {', '.join(known)}")
 
 
-def _unreadable(name: str, num: int, why: str) -> KilnError:
-    return KilnError(PARSE, f"line {num}: {why}; the kiln Python package reads only the documented "
-                     "shape (contexts: a list of name/server/token/project, current-context: NAME)",
-                     file=name, hint="see docs/cli.md, Contexts; or give server= and token= "
+def _error(name: str, line: int, why: str) -> KilnError:
+    return KilnError(PARSE, f"line {line}: {why}", file=name,
+                     hint="see kiln config --help for the shape; or give server= and token= "
                      "(KILN_SERVER, KILN_TOKEN) instead")

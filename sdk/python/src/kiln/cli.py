@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
+import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from .client import RERUN_MODES, Client
 from .errors import USAGE, KilnError
 from .dsl.cli import add_subcommands as _add_pipelines
-from .models import Run, to_json
+from .models import NodeStatus, Run, to_json
 
 Register = Callable[[Any], None]
 
@@ -75,18 +77,85 @@ def _ended(run: Run) -> int:
     return 1
 
 
+class Waiting:
+    """Says on standard error, once each, the gates a run waits on and the
+    command that ends the wait, so that a command that waits is never
+    silently blocked."""
+
+    def __init__(self, prog: str, run_id: str) -> None:
+        self.prog = prog
+        self.run_id = run_id
+        self.told: set = set()
+
+    def check(self, run: Run) -> None:
+        """Tells of each gate of run that waits now and was not told of yet."""
+        for node in run.status.nodes:
+            if node.name in self.told or node.gate is None or node.phase != "Running" or node.gate.decision:
+                continue
+            self.told.add(node.name)
+            print(self.line(node), file=sys.stderr, flush=True)
+
+    def line(self, node: NodeStatus) -> str:
+        """What to say of the gate node."""
+        gate, cmd = node.gate, f"{self.prog} {{}} {self.run_id} {node.name}"
+        about = f" ({gate.message})" if gate and gate.message else ""
+        if gate and gate.kind == "signal":
+            kind = f" of type {gate.type}" if gate.type else ""
+            return (f"waiting for a signal{kind} at gate {node.name}{about}: "
+                    f"send one with {cmd.format('signal')} VALUE")
+        if gate and gate.kind == "sleep":
+            return f"waiting: gate {node.name} sleeps until {gate.sleep_until or 'its time'}"
+        return (f"waiting for gate {node.name}{about}: approve with {cmd.format('approve')} "
+                f"(or {cmd.format('reject')})")
+
+
+def wait_telling(c: Client, run_id: str, prog: str, timeout: Optional[float] = None, poll: float = 0.5) -> Run:
+    """Client.wait that says on standard error which gates the run waits on."""
+    waiting = Waiting(prog, run_id)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        run = c.get(run_id)
+        if run.done:
+            return run
+        waiting.check(run)
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(f"run {run_id} is still {run.phase} after {timeout:g}s")
+        time.sleep(poll if deadline is None else max(0.0, min(poll, deadline - time.monotonic())))
+
+
+def _follow(c: Client, run_id: str, task: str, prog: str) -> None:
+    """Prints task's lines as they come while a thread tells of the gates
+    the run waits on (the task may wait behind one)."""
+    waiting, stop = Waiting(prog, run_id), threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(1.0):
+            try:
+                waiting.check(c.get(run_id))
+            except KilnError:
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        for line in c.logs(run_id, task, follow=True):
+            print(line, flush=True)
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
+
+
 # --- handlers ------------------------------------------------------------------------
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
     c = client_of(args)
     run = c.submit(args.file, params=parse_params(args.param), project=args.project, cache=args.cache)
-    print(run.id)
+    print(run.id, flush=True)
     if args.logs:
-        for line in c.logs(run.id, args.logs, follow=True):
-            print(line, flush=True)
+        _follow(c, run.id, args.logs, args.prog)
     if args.wait or args.logs:
-        return _ended(c.wait(run.id))
+        return _ended(wait_telling(c, run.id, args.prog))
     return 0
 
 
@@ -111,7 +180,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_wait(args: argparse.Namespace) -> int:
-    run = client_of(args).wait(args.run, timeout=args.timeout)
+    run = wait_telling(client_of(args), args.run, args.prog, timeout=args.timeout)
     print(f"{run.id} {run.phase}")
     return _ended(run)
 
@@ -144,7 +213,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         out = c.signal(args.run, args.task, args.value, reason=args.reason)
     else:
         out = getattr(c, args.verb)(args.run, args.task, reason=args.reason)
-    print(f"{args.run}/{args.task}: {out.get('sent', args.verb)} sent")
+    print(f"{args.run}/{args.task}: {out.sent or args.verb} sent")
     return 0
 
 
@@ -187,8 +256,9 @@ def _add_runs(sub: Any) -> None:
     p.add_argument("-p", "--param", action="append", metavar="NAME=VALUE", help="a parameter (repeatable)")
     _project_option(p)
     p.add_argument("--cache", choices=["on", "off", "overwrite"])
-    p.add_argument("--wait", action="store_true", help="wait for the run to end; exit 1 unless it succeeds")
-    p.add_argument("--logs", metavar="TASK", help="follow TASK's logs, then wait")
+    p.add_argument("--wait", action="store_true",
+                   help="wait for the run to end (saying which gates it waits on); exit 1 unless it succeeds")
+    p.add_argument("--logs", metavar="TASK", help="follow TASK's logs, then wait as --wait does")
     p.set_defaults(func=_cmd_submit)
 
     p = sub.add_parser("get", help="show a run")
@@ -258,9 +328,14 @@ def _add_actions(sub: Any) -> None:
 COMMANDS: List[Register] = [_add_runs, _add_actions, _add_pipelines]
 
 
-def build_parser(commands: Optional[Sequence[Register]] = None) -> argparse.ArgumentParser:
-    """The parser of ``python -m kiln``, with the subcommands of commands (default COMMANDS)."""
-    parser = argparse.ArgumentParser(prog="python -m kiln", description="Write, submit and follow kiln runs.")
+#: The command's name when it runs as ``python -m kiln``.
+MODULE_PROG = "python -m kiln"
+
+
+def build_parser(commands: Optional[Sequence[Register]] = None, prog: str = MODULE_PROG) -> argparse.ArgumentParser:
+    """The parser of the command called prog (``python -m kiln``, or
+    ``kiln-py``), with the subcommands of commands (default COMMANDS)."""
+    parser = argparse.ArgumentParser(prog=prog, description="Write, submit and follow kiln runs.")
     parser.add_argument("--server", help="the kiln server's URL (env KILN_SERVER; default the current context's)")
     parser.add_argument("--token", help="the API token (env KILN_TOKEN; default the current context's)")
     parser.add_argument("--project", help="the project (env KILN_PROJECT; default the current context's)")
@@ -270,13 +345,14 @@ def build_parser(commands: Optional[Sequence[Register]] = None) -> argparse.Argu
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Runs one command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+def main(argv: Optional[Sequence[str]] = None, prog: str = MODULE_PROG) -> int:
+    """Runs one command of the command called prog; returns the exit status."""
+    args = build_parser(prog=prog).parse_args(argv)
+    args.prog = prog
     try:
         return int(args.func(args) or 0)
     except KilnError as e:
-        print(str(e), file=sys.stderr)
+        print(str(e.for_cli(prog)), file=sys.stderr)
         return 2 if e.code == USAGE else 1
     except TimeoutError as e:
         print(str(e), file=sys.stderr)

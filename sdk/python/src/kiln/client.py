@@ -19,9 +19,9 @@ from . import _config
 from ._http import Transport, lines, multipart, sse
 from ._http import api_path as _path
 from ._resources import Resources
-from ._source import Spec, read_spec
-from .errors import USAGE, KilnError
-from .models import Event, Run, RunChange, RunList, format_time
+from ._source import Spec, read_specs
+from .errors import NO_SERVER_HINT, SERVER_UNREACHABLE, USAGE, KilnError
+from .models import Event, GateSent, Run, RunChange, RunDeleted, RunList, RunRequested, RunSuspension, format_time
 
 #: A time filter: a datetime, or text the server reads (RFC 3339, or a duration before now such as "2h").
 TimeArg = Union[datetime, timedelta, str, None]
@@ -44,7 +44,7 @@ class Client(Resources):
     server, token and project are the arguments, else KILN_SERVER,
     KILN_TOKEN and KILN_PROJECT, else the current context of
     KILN_HOME/config.yaml. ``server`` is None when none is configured; a
-    call then fails with KLN-5060. timeout bounds each request that is not
+    call then fails with KLN-5060 "no kiln server is configured". timeout bounds each request that is not
     a stream (seconds; None waits for ever); streams (logs that follow,
     watches, event streams) are bounded only while connecting.
     """
@@ -78,8 +78,7 @@ class Client(Resources):
 
     def _need_server(self) -> None:
         if not self.server:
-            raise self._http.unreachable(RuntimeError(
-                "no server is configured (give server=, set KILN_SERVER, or a current context)"))
+            raise KilnError(SERVER_UNREACHABLE, "no kiln server is configured", hint=NO_SERVER_HINT)
 
     def _project(self, project: Optional[str]) -> Optional[str]:
         return project or self.project
@@ -92,14 +91,16 @@ class Client(Resources):
         """Submits a Workflow or TrainJob and returns the new run.
 
         spec is YAML or JSON text (str or bytes), a path (a pathlib.Path, or
-        a str naming an existing file), or an object with ``to_yaml()``.
+        a one-line str ending in .yaml, .yml or .json or holding no ':'; a
+        file that cannot be read is KLN-1020 and nothing is sent), a dict
+        (sent as JSON), a list of these, or an object with ``to_yaml()``.
         files are more documents sent beside it (TrainingRuntimes). params
         set the workflow's parameters; cache is "on", "off" or "overwrite";
         workdir (default: this process's directory) is where a server on
         this machine resolves relative names. A spec the server refuses is
         a KilnError with its code, file and field.
         """
-        docs = [read_spec(spec, filename)] + [read_spec(f) for f in files]
+        docs = read_specs(spec, filename) + [d for f in files for d in read_specs(f)]
         fields: Dict[str, List[str]] = {
             "param": [f"{k}={v}" for k, v in (params or {}).items()],
             "project": [p for p in [self._project(project)] if p],
@@ -216,13 +217,15 @@ class Client(Resources):
                  "since": _when(since), "timestamps": timestamps}
         return lines(self._stream(_path("runs", run_id, "tasks", task, "logs"), query))
 
-    def cancel(self, run_id: str) -> Dict[str, Any]:
-        """Asks the server to cancel the run; the run ends Cancelled soon after."""
-        return self._call("POST", _path("runs", run_id, "cancel"))
+    def cancel(self, run_id: str) -> RunRequested:
+        """Asks the server to cancel the run; the run ends Cancelled soon after
+        (``wait`` for it). Returns the acknowledgement: run and requested ("cancel")."""
+        return RunRequested.from_json(self._call("POST", _path("runs", run_id, "cancel")))
 
-    def retry(self, run_id: str) -> Dict[str, Any]:
-        """Runs a Failed or Cancelled run again from where it stopped (the same run ID)."""
-        return self._call("POST", _path("runs", run_id, "retry"))
+    def retry(self, run_id: str) -> RunRequested:
+        """Runs a Failed or Cancelled run again from where it stopped (the same
+        run ID). Returns the acknowledgement: run and requested ("retry")."""
+        return RunRequested.from_json(self._call("POST", _path("runs", run_id, "retry")))
 
     def rerun(self, run_id: str, node: str, mode: str = "from", params: Optional[Mapping[str, Any]] = None,
               cache: Optional[str] = None) -> Run:
@@ -237,34 +240,35 @@ class Client(Resources):
             body["cache"] = cache
         return Run.from_json(self._json_body("POST", _path("runs", run_id, "rerun"), body))
 
-    def suspend(self, run_id: str) -> Dict[str, Any]:
-        """Suspends the run's training jobs."""
-        return self._call("POST", _path("runs", run_id, "suspend"))
+    def suspend(self, run_id: str) -> RunSuspension:
+        """Suspends the run's training jobs; returns run and suspend (True)."""
+        return RunSuspension.from_json(self._call("POST", _path("runs", run_id, "suspend")))
 
-    def unsuspend(self, run_id: str) -> Dict[str, Any]:
-        """Resumes the run's suspended training jobs."""
-        return self._call("POST", _path("runs", run_id, "unsuspend"))
+    def unsuspend(self, run_id: str) -> RunSuspension:
+        """Resumes the run's suspended training jobs; returns run and suspend (False)."""
+        return RunSuspension.from_json(self._call("POST", _path("runs", run_id, "unsuspend")))
 
-    def delete(self, run_id: str, force: bool = False) -> Dict[str, Any]:
+    def delete(self, run_id: str, force: bool = False) -> RunDeleted:
         """Deletes an ended run: records, logs and outputs. force cancels an
-        unfinished run first. KLN-4010 for a run that has not ended."""
-        return self._call("DELETE", _path("runs", run_id), {"force": "true" if force else "false"})
+        unfinished run first. KLN-4010 for a run that has not ended. Returns
+        run and deleted (True)."""
+        return RunDeleted.from_json(self._call("DELETE", _path("runs", run_id), {"force": "true" if force else "false"}))
 
-    def approve(self, run_id: str, node: str, reason: str = "") -> Dict[str, Any]:
-        """Approves the approval gate node; KLN-4014 when it is not waiting."""
-        return self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
-                               {"approve": True, "reason": reason})
+    def approve(self, run_id: str, node: str, reason: str = "") -> GateSent:
+        """Approves the approval gate node; KLN-4014 when it is not waiting.
+        Returns run, task, sent ("approve") and by (the token's name)."""
+        return GateSent.from_json(self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
+                                  {"approve": True, "reason": reason}))
 
-    def reject(self, run_id: str, node: str, reason: str = "") -> Dict[str, Any]:
-        """Rejects the approval gate node (the gate fails)."""
-        return self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
-                               {"approve": False, "reason": reason})
+    def reject(self, run_id: str, node: str, reason: str = "") -> GateSent:
+        """Rejects the approval gate node (the gate fails); returns a GateSent (sent "reject")."""
+        return GateSent.from_json(self._json_body("POST", _path("runs", run_id, "nodes", node, "approve"),
+                                  {"approve": False, "reason": reason}))
 
-    def signal(self, run_id: str, node: str, value: str, reason: str = "") -> Dict[str, Any]:
-        """Sends value to the signal gate node, which outputs it."""
-        return self._json_body("POST", _path("runs", run_id, "nodes", node, "signal"),
-                               {"value": str(value), "reason": reason})
+    def signal(self, run_id: str, node: str, value: str, reason: str = "") -> GateSent:
+        """Sends value to the signal gate node, which outputs it; returns a GateSent (sent "signal")."""
+        return GateSent.from_json(self._json_body("POST", _path("runs", run_id, "nodes", node, "signal"),
+                                  {"value": str(value), "reason": reason}))
 
     def _files(self, spec: Union[Spec, Sequence[Spec]]) -> List[Tuple[str, bytes]]:
-        many = isinstance(spec, (list, tuple))
-        return [read_spec(s) for s in (spec if many else [spec])]
+        return read_specs(spec)

@@ -6,6 +6,9 @@ from typing import Any, List, Mapping, Optional
 
 #: The codes this package raises itself; the registry is api/v1alpha1/codes.go.
 PARSE = "KLN-1001"
+READ = "KLN-1020"
+BARE_VALUE = "KLN-1021"
+DUPLICATE_KEY = "KLN-1022"
 RUN_NOT_FOUND = "KLN-4001"
 USAGE = "KLN-4002"
 UNAUTHENTICATED = "KLN-4003"
@@ -24,6 +27,23 @@ UNREACHABLE_HINT = (
     "check the URL given as server=, in KILN_SERVER or in the current context of "
     "KILN_HOME/config.yaml, and that kiln serve runs there"
 )
+
+NO_SERVER_HINT = (
+    "set KILN_SERVER (and KILN_TOKEN), pass server= (and token=), or make a context with a server "
+    "current in KILN_HOME/config.yaml (kiln config use-context NAME)"
+)
+
+#: The same hints as the command line gives them: its flags, not Python's
+#: arguments ({prog} is the command's name).
+CLI_HINTS = {
+    CLIENT_HINTS[UNAUTHENTICATED]: "give the server's token with --token, in KILN_TOKEN, or as token: in the "
+                                   "current context",
+    CLIENT_HINTS["KLN-4004"]: "{prog} whoami shows the token's role and projects",
+    UNREACHABLE_HINT: "check the URL given with --server, in KILN_SERVER or in the current context of "
+                      "KILN_HOME/config.yaml, and that kiln serve runs there",
+    NO_SERVER_HINT: "give --server (and --token), set KILN_SERVER (and KILN_TOKEN), or make a context with a "
+                    "server current in KILN_HOME/config.yaml (kiln config use-context NAME)",
+}
 
 
 class KilnError(Exception):
@@ -87,6 +107,14 @@ class KilnError(Exception):
 
     def __str__(self) -> str:
         return "\n".join(e._line() for e in self.errors)
+
+    def for_cli(self, prog: str) -> "KilnError":
+        """self, with the hints that name Python arguments (server=,
+        token=) rewritten to name the command line's flags."""
+        for err in self.errors:
+            if err.hint in CLI_HINTS:
+                err.hint = CLI_HINTS[err.hint].format(prog=prog)
+        return self
 
     def __repr__(self) -> str:
         return f"KilnError(code={self.code!r}, message={self.message!r}, field={self.field!r}, status={self.status!r})"

@@ -1,9 +1,10 @@
 """Typed views of what the kiln API returns.
 
 Every class is built leniently from the API's JSON with ``from_json``:
-camelCase keys become snake_case attributes, timestamps become aware
-``datetime`` values, and keys this version does not know are kept in
-``extra`` (a newer server may add fields) rather than refused.
+every property of the API's schema (api/openapi/openapi.json) is a
+snake_case attribute, timestamps become aware ``datetime`` values, nested
+objects the package does not model stay dicts, and only keys a newer
+server adds land in ``extra`` rather than being refused.
 """
 
 from __future__ import annotations
@@ -106,12 +107,14 @@ class GateStatus:
     decision: str = ""
     value: str = ""
     by: str = ""
+    reason: str = ""
+    at: Optional[datetime] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "GateStatus":
         """A GateStatus from the API's JSON."""
-        times = ("waiting_since", "wake_at", "sleep_until")
+        times = ("waiting_since", "wake_at", "sleep_until", "at")
         return _build(cls, data, {t: parse_time for t in times})
 
 
@@ -132,7 +135,28 @@ class NodeStatus:
     attempts: List[AttemptStatus] = field(default_factory=list)
     conditions: List[Dict[str, Any]] = field(default_factory=list)
     gate: Optional[GateStatus] = None
+    #: Attempts of earlier tries of a retried run (not counted against retries).
+    attempt_base: int = 0
+    #: What the cache did: result (Hit, Miss, Stored, ...), key, sourceRun, ...
+    cache: Optional[Dict[str, Any]] = None
+    #: A map's, dynamic or subworkflow task's children by phase (total, succeeded, ...).
+    children: Optional[Dict[str, Any]] = None
+    #: What a map, dynamic or subworkflow task expanded into, as the server keeps it.
+    expansion: Any = None
+    #: A federated task's shares at each party.
+    parties: List[Dict[str, Any]] = field(default_factory=list)
+    #: A training job's process counts per replica group (name, active, succeeded, failed, stopped).
+    replicas: List[Dict[str, Any]] = field(default_factory=list)
+    #: Where a rerun's reused result comes from: run, node, attempt.
+    reused: Optional[Dict[str, Any]] = None
+    #: What a training job reports of its progress (progressPercentage, metrics, ...).
+    trainer_status: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        why = f", code={self.code!r}, message={self.message!r}" if self.code else ""
+        return (f"NodeStatus(name={self.name!r}, phase={self.phase!r}, attempts={len(self.attempts)}, "
+                f"outputs={self.outputs!r}{why})")
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "NodeStatus":
@@ -223,7 +247,19 @@ class Run:
     rerun_of: Optional[Dict[str, Any]] = None
     workflow: Optional[Dict[str, Any]] = None
     status: RunStatus = field(default_factory=RunStatus)
+    #: How a federated run takes part: initiator, party, run, roles, shares.
+    federation: Optional[Dict[str, Any]] = None
+    #: The workflows the run's subworkflow tasks run, as submitted.
+    subworkflows: List[Dict[str, Any]] = field(default_factory=list)
     extra: Dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """Short, for a notebook: id, name, phase (and why), progress and outputs."""
+        p = self.status.progress
+        progress = f"{p.done}/{p.total}" if p else "-"
+        why = f", code={self.status.code!r}" if self.status.code else ""
+        return (f"Run(id={self.id!r}, name={self.name!r}, phase={self.phase!r}{why}, "
+                f"progress={progress!r}, outputs={self.outputs!r})")
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Run":
@@ -292,6 +328,65 @@ class Event:
     def from_json(cls, data: Mapping[str, Any]) -> "Event":
         """An Event from the API's JSON."""
         return _build(cls, data, {"time": parse_time})
+
+
+@dataclass
+class RunRequested:
+    """The answer to cancel and retry: the engine acts on the request in its next round."""
+
+    run: str = ""
+    requested: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunRequested":
+        """A RunRequested from the API's JSON."""
+        return _build(cls, data, {})
+
+
+@dataclass
+class RunSuspension:
+    """The answer to suspend and unsuspend: what the run's ``suspend`` was set to."""
+
+    run: str = ""
+    suspend: bool = False
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunSuspension":
+        """A RunSuspension from the API's JSON."""
+        return _build(cls, data, {})
+
+
+@dataclass
+class RunDeleted:
+    """The answer to delete: ``deleted`` is always True."""
+
+    run: str = ""
+    deleted: bool = False
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RunDeleted":
+        """A RunDeleted from the API's JSON."""
+        return _build(cls, data, {})
+
+
+@dataclass
+class GateSent:
+    """The answer to approve, reject and signal: which gate, what was sent
+    (approve, reject or signal) and by whom."""
+
+    run: str = ""
+    task: str = ""
+    sent: str = ""
+    by: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "GateSent":
+        """A GateSent from the API's JSON."""
+        return _build(cls, data, {})
 
 
 @dataclass
