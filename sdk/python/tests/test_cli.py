@@ -104,7 +104,8 @@ def test_errors_print_like_the_kiln_cli(kiln_server, tmp_path):
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.startswith(f"KLN-1002 {bad}: Workflow/hello: spec.tasks[0].comand: unknown field")
     missing = kiln_py(kiln_server, "get", "no-such-run")
-    assert (missing.returncode, missing.stderr) == (1, "KLN-4001 Run/no-such-run: no such run\n")
+    # The hint kiln's own CLI prints for this code, which the server spells out.
+    assert (missing.returncode, missing.stderr) == (1, "KLN-4001 Run/no-such-run: no such run (hint: list runs with kiln get runs)\n")
     token = kiln_py(kiln_server, "--token", "kln_wrong", "list")
     assert token.returncode == 1 and token.stderr.startswith("KLN-4003: ") and "kln_wrong" not in token.stderr
     assert "give the server's token with --token, in KILN_TOKEN" in token.stderr and "token=" not in token.stderr

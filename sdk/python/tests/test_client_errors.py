@@ -26,7 +26,7 @@ def test_unknown_run_is_404_kln_4001(kiln_server):
     with pytest.raises(kiln.KilnError) as e:
         client(kiln_server).get("no-such-run")
     assert (e.value.code, e.value.status, e.value.object) == ("KLN-4001", 404, "Run/no-such-run")
-    assert str(e.value) == "KLN-4001 Run/no-such-run: no such run"
+    assert str(e.value) == "KLN-4001 Run/no-such-run: no such run (hint: list runs with kiln get runs)"
 
 
 def test_bad_token_is_kln_4003_and_never_shown(kiln_server):

@@ -17,7 +17,8 @@ INTERNAL = "KLN-4009"
 NO_CONTEXT = "KLN-4052"
 SERVER_UNREACHABLE = "KLN-5060"
 
-#: Hints for codes whose server-side hint speaks of HTTP rather than of this package.
+#: Hints for codes whose server-side hint speaks of HTTP rather than of
+#: this package: they replace the server's.
 CLIENT_HINTS = {
     UNAUTHENTICATED: "give the server's token as token=, in KILN_TOKEN, or as token: in the current context",
     "KLN-4004": "Client().whoami() shows the token's role and projects",
@@ -85,7 +86,7 @@ class KilnError(Exception):
             field=str(data.get("field") or ""),
             file=str(data.get("file") or ""),
             object=str(data.get("object") or ""),
-            hint=str(data.get("hint") or CLIENT_HINTS.get(str(data.get("code")), "")),
+            hint=CLIENT_HINTS.get(str(data.get("code")), str(data.get("hint") or "")),
             status=status,
         )
 
