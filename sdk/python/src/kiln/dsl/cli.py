@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from ..client import Client
 from ..errors import KilnError
-from .runner import run
+from .runner import check_params, failure, run
 from .trainjob import TrainJob
 from .workflow import Workflow
 
@@ -76,17 +76,40 @@ def _compile(a: argparse.Namespace) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
+    """Runs the pipeline; prints the run's ID and phase, then its outputs, or
+    why it failed (code, task, message, the logs command and their last lines)."""
     try:
         params = _params(a.param)
     except ValueError as e:
         raise KilnError("KLN-4002", str(e)) from e
-    result = run(_load(a.pipeline), params, client=_client(a), project=getattr(a, "project", None),
+    pipeline = _load(a.pipeline)
+    try:
+        check_params(pipeline, params)
+    except TypeError as e:
+        raise KilnError("KLN-4002", str(e), object=f"Workflow/{pipeline.name}") from e
+    result = run(pipeline, params, client=_client(a), project=getattr(a, "project", None),
                  workdir=a.workdir, check=False, wait=not a.no_wait)
-    data = result if isinstance(result, dict) else None
-    run_id = data["id"] if data else result.id
-    phase = (data.get("status") or {}).get("phase", "") if data else getattr(result, "phase", "")
-    print(f"Run {run_id} {phase}")
-    return 0 if phase in ("Succeeded", "") or a.no_wait else 1
+    print(f"Run {result.id} {result.phase}")
+    if a.no_wait:
+        return 0
+    if result.phase == "Succeeded":
+        for name, value in (result.outputs or {}).items():
+            print(f"  {name}: {value}")
+        return 0
+    err = failure(result, _tail(result, _client(a)))
+    print(str(err), file=sys.stderr)
+    return 1
+
+
+def _tail(result: Any, client: Any) -> List[str]:
+    """The failed task's last log lines, from the server when one is configured."""
+    from .runner import _server_client, _tail as tail  # noqa: PLC0415
+
+    try:
+        c = _server_client(client)
+    except KilnError:
+        c = None
+    return tail(result, c, None, None)
 
 
 def add_subcommands(subparsers: Any) -> None:

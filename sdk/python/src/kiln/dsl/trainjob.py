@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+import sys
 import types
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from . import _embed
-from .document import Document
+from .document import Document, origin_of
 from ..errors import KilnError
 from .options import env_list
 from .refs import render
@@ -39,6 +40,9 @@ class TrainJob(Document):
         if (command is None) == (function is None):
             raise ValueError(f"TrainJob {name}: give exactly one of command=[...] and function=")
         self.name = name
+        caller = sys._getframe(1).f_code.co_filename  # noqa: SLF001 - where the TrainJob is built
+        self.origin = origin_of(function if isinstance(function, types.FunctionType) else None,
+                                caller if caller.endswith(".py") else "", name)
         self.labels = dict(labels or {})
         self.train = Train(runtime, num_nodes=num_nodes, num_proc_per_node=num_proc_per_node,
                            resources_per_node=resources_per_node, image=image)
