@@ -66,7 +66,7 @@ class TrainJob(Document):
         task = FunctionTask(fn, kiln_name(fn.__name__), python, _no_options(), None)
         inputs = task.bind((), dict(arguments))
         prog = _embed.program(fn, f"TrainJob {self.name}", {n: task.inputs[n] for n in inputs},
-                              [n for n, _ in task.returns], task.artifacts)
+                              [n for n, _ in task.returns], task.artifacts, returns=task.named, training=True)
         args = []
         for n, v in inputs.items():
             args += ["--" + n, render(v, f"TrainJob {self.name} argument {n}")]
