@@ -138,7 +138,7 @@ def test_a_failed_local_run_names_the_task_its_message_and_logs(local, tmp_path)
     text = str(err)
     assert err.code == "KLN-3002" and err.task == "explode"
     assert "task explode" in text and "exited with code 4" in text
-    assert f"python -m kiln logs {run_id} explode" in text
+    assert f"read its logs with: kiln logs {run_id} explode" in text  # a local run: the kiln CLI reads them
     assert "about to fail with 4" in text  # the log's last lines
     assert text.count(run_id) == 2  # the object, and the logs command
 
@@ -255,6 +255,6 @@ def test_cli_run_prints_outputs_or_the_failure(local, tmp_path):
     run_id = bad.stdout.split()[1]
     out = bad.stdout + bad.stderr
     assert "Failed" in out and "KLN-3002" in out and "task boom" in out and "exited with code 5" in out
-    assert f"python -m kiln logs {run_id} boom" in out and "boom log line" in out
+    assert f"kiln logs {run_id} boom" in out and "boom log line" in out
     typo = _cli("run", "p.py:adds", "-p", "a=x", cwd=tmp_path, env=env)
     assert typo.returncode == 2 and "workflow adds param a: expected int, got 'x'" in typo.stderr

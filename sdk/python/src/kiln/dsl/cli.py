@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from ..client import Client
 from ..errors import KilnError
-from .runner import check_params, failure, run
+from .runner import check_params, failure, log_tail as tail, run, server_client
 from .trainjob import TrainJob
 from .workflow import Workflow
 
@@ -96,20 +96,17 @@ def _run(a: argparse.Namespace) -> int:
         for name, value in (result.outputs or {}).items():
             print(f"  {name}: {value}")
         return 0
-    err = failure(result, _tail(result, _client(a)))
-    print(str(err), file=sys.stderr)
+    c = _server(a)
+    print(str(failure(result, tail(result, c, None, None), local=c is None)), file=sys.stderr)
     return 1
 
 
-def _tail(result: Any, client: Any) -> List[str]:
-    """The failed task's last log lines, from the server when one is configured."""
-    from .runner import _server_client, _tail as tail  # noqa: PLC0415
-
+def _server(a: argparse.Namespace) -> Any:
+    """The Client the run went through, None for a local run."""
     try:
-        c = _server_client(client)
+        return server_client(_client(a))
     except KilnError:
-        c = None
-    return tail(result, c, None, None)
+        return None
 
 
 def add_subcommands(subparsers: Any) -> None:

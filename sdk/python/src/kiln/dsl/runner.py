@@ -127,9 +127,10 @@ def failed_task(run: Run) -> Any:
     return None
 
 
-def failure(run: Run, log_tail: Optional[List[str]] = None) -> KilnError:
+def failure(run: Run, lines: Optional[List[str]] = None, *, local: bool = False) -> KilnError:
     """A KilnError that says why run did not succeed: its code, the task
-    that failed, its message, how to read its logs and, when given, their
+    that failed, its message, how to read its logs (``kiln logs`` for a
+    local run, ``python -m kiln logs`` for a server's) and, when given, their
     last lines. The Run is in ``err.run``, the task's name in ``err.task``."""
     status = run.status
     code, message = status.code, status.message or ""
@@ -138,18 +139,20 @@ def failure(run: Run, log_tail: Optional[List[str]] = None) -> KilnError:
     if node is not None:
         code = code or node.code
         message = node.message or message
-    text = f"{run.phase}: " + (f"task {task}: " if task and f"task {task} " not in message else "") + message
-    hint = f"read its logs with: python -m kiln logs {run.id} {task}" if task else ""
-    if log_tail:
-        text += "\n" + "\n".join(f"  | {line}" for line in log_tail)
-    err = KilnError(code or ("KLN-3007" if run.phase == "Cancelled" else "KLN-3002"), text.rstrip(": "),
-                    object=f"Run/{run.id}", field=task, hint=hint)
+    if task and f"task {task}" not in message:
+        message = f"task {task} failed: {message}" if run.phase == "Failed" else f"task {task}: {message}"
+    logs = "kiln logs" if local else "python -m kiln logs"
+    hint = f"read its logs with: {logs} {run.id} {task}" if task else ""
+    if lines:
+        message += "; its log ends:\n" + "".join(f"  | {line}\n" for line in lines)
+    err = KilnError(code or ("KLN-3007" if run.phase == "Cancelled" else "KLN-3002"),
+                    message or f"the run {run.phase}", object=f"Run/{run.id}", hint=hint)
     err.run = run  # type: ignore[attr-defined]
     err.task = task  # type: ignore[attr-defined]
     return err
 
 
-def _tail(run: Run, client: Any, home: Optional[str], kiln_bin: Optional[str], n: int = 10) -> List[str]:
+def log_tail(run: Run, client: Any, home: Optional[str], kiln_bin: Optional[str], n: int = 10) -> List[str]:
     """The last n lines of the failed task's log (empty when they cannot be read)."""
     node = failed_task(run)
     if node is None or node.phase != "Failed":
@@ -165,7 +168,7 @@ def _tail(run: Run, client: Any, home: Optional[str], kiln_bin: Optional[str], n
         return []
 
 
-def _server_client(client: Any) -> Any:
+def server_client(client: Any) -> Any:
     """client, or a Client from the environment when one is configured (None otherwise)."""
     if client is not None:
         return client
@@ -215,7 +218,7 @@ def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = 
     raises a KilnError with its code, the Run in ``err.run``.
     """
     check_params(spec, params)
-    c = _server_client(client)
+    c = server_client(client)
     if c is None:
         if not wait:
             raise ValueError("a local run always waits (the engine lives in the kiln run process); "
@@ -227,7 +230,7 @@ def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = 
             return result
         result = c.wait(result.id, timeout=timeout)
     if check and result.phase != "Succeeded":
-        raise failure(result, _tail(result, c, None, kiln_bin))
+        raise failure(result, log_tail(result, c, None, kiln_bin), local=c is None)
     return result
 
 
