@@ -25,6 +25,11 @@ class TrainJob(Document):
     ``xgboost``, ``tensorflow``, ``jax``, ``plain`` or a stored one);
     ``command`` runs in every process, or ``function`` (a self-contained
     Python function, run with ``python``) with literal ``arguments``.
+
+    Its run has one task, named ``trainer``: follow its processes' output
+    with ``client.logs(run.id, "trainer", follow=True)``, or
+    ``python -m kiln logs RUN trainer`` (``kiln logs RUN trainer`` for a
+    local run).
     """
 
     def __init__(self, name: str, *, runtime: str = "torch-distributed", command: Optional[Sequence[str]] = None,
