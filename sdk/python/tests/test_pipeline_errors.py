@@ -258,3 +258,15 @@ def test_cli_run_prints_outputs_or_the_failure(local, tmp_path):
     assert f"kiln logs {run_id} boom" in out and "boom log line" in out
     typo = _cli("run", "p.py:adds", "-p", "a=x", cwd=tmp_path, env=env)
     assert typo.returncode == 2 and "workflow adds param a: expected int, got 'x'" in typo.stderr
+
+
+hello_job = kiln.TrainJob("hello", runtime="plain", num_nodes=1,
+                          command=["python3", "-c", "print('hello from the trainer')"])
+
+
+def test_a_trainjob_runs_one_task_named_trainer_as_documented(kiln_server, tmp_path):
+    client = kiln.Client(server=kiln_server.url, token=kiln_server.token)
+    run = hello_job.run(client=client, workdir=str(tmp_path), timeout=60)
+    assert [n.name for n in run.status.nodes] == ["trainer"]
+    assert any("hello from the trainer" in line for line in client.logs(run.id, "trainer", follow=True))
+    assert hello_job.origin.endswith("test_pipeline_errors.py:hello")
