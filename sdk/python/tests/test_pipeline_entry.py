@@ -4,6 +4,8 @@ each shape (one output, several, bools, artifacts)."""
 
 from __future__ import annotations
 
+import os
+import pathlib
 from typing import NamedTuple
 
 import pytest
@@ -117,3 +119,40 @@ def test_another_global_says_how_to_return_several_values():
         kiln.task(f)
     assert "reads the global name(s) Other" in str(e.value)
     assert "return a plain tuple, a dict by output name, or the NamedTuple of the return annotation" in str(e.value)
+
+
+NT_FILE = '''
+import os
+import pathlib
+from typing import NamedTuple
+import kiln
+
+class Pair(NamedTuple):
+    lo: int
+    hi: int
+
+@kiln.task
+def span(a: int, b: int) -> Pair:
+    return Pair(min(a, b), max(a, b))
+
+@kiln.workflow(name="spans")
+def spans(a: int = 5, b: int = 2):
+    p = span(a=a, b=b)
+    return {"lo": p.outputs.lo, "hi": p.outputs.hi}
+'''
+
+
+def test_cli_compiles_a_file_whose_task_returns_a_namedtuple(kiln_bin, tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "spans.py").write_text(NT_FILE)
+    src = str(pathlib.Path(__file__).resolve().parents[1] / "src")
+    out = subprocess.run([sys.executable, "-m", "kiln", "compile", "spans.py:spans", "-o", "spans.yaml"],
+                         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": src})
+    assert out.returncode == 0, out.stderr
+    checked = subprocess.run([kiln_bin, "validate", "spans.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    ran = subprocess.run([kiln_bin, "--home", str(tmp_path / "home"), "run", "-q", "spans.yaml"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert ran.returncode == 0 and "hi=5" in ran.stdout and "lo=2" in ran.stdout, ran.stdout + ran.stderr

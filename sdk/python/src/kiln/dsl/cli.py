@@ -27,6 +27,7 @@ def load(ref: str) -> Any:
         if spec is None or spec.loader is None:
             raise ValueError(f"{module_name}: cannot load this file")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # typing.get_type_hints reads a NamedTuple's module from here
         sys.path.insert(0, os.path.dirname(os.path.abspath(module_name)))
         spec.loader.exec_module(module)
     else:
