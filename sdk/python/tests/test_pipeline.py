@@ -172,7 +172,7 @@ def test_a_failed_run_raises_with_its_code(local, tmp_path):
     with pytest.raises(KilnError) as e:
         fails.run(workdir=str(tmp_path))
     assert e.value.code == "KLN-3002"
-    assert e.value.field == "fail-loudly"
+    assert e.value.task == "fail-loudly" and "task fail-loudly failed" in str(e.value)
     assert _phase(e.value.run) == "Failed"
     run = fails.run(workdir=str(tmp_path), check=False)
     assert _phase(run) == "Failed"

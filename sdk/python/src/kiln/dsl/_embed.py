@@ -10,57 +10,55 @@ import dis
 import inspect
 import textwrap
 import types
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
-# The entry that follows the function in the program. It reads
-# ``--name value`` pairs, converts each to the parameter's type, calls the
-# function, and writes its return value to $KILN_OUTPUTS/<name>. In a
-# training job every process runs it and only rank 0 writes the outputs.
-_ENTRY = '''
-
-def _kiln_main(argv):
-    import os
-    import sys
-    types = {types!r}
-    outputs = {outputs!r}
-    artifacts = {artifacts!r}
-    kwargs = {{}}
-    for i in range(0, len(argv), 2):
-        name, text = argv[i][2:], argv[i + 1]
-        kind = types[name]
-        if kind == "bool":
-            low = text.strip().lower()
-            if low not in ("true", "false", "1", "0", "yes", "no"):
-                sys.exit("parameter %s: %r is not a bool" % (name, text))
-            kwargs[name] = low in ("true", "1", "yes")
-        elif kind == "int":
-            kwargs[name] = int(text)
-        elif kind == "float":
-            kwargs[name] = float(text)
-        else:
-            kwargs[name] = text
-    out = os.environ.get("KILN_OUTPUTS", ".")
-    for name, filename in artifacts.items():
-        kwargs[name] = os.path.join(out, filename)
-    result = {func}(**kwargs)
-    for var in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "DMLC_TASK_ID", "JAX_PROCESS_ID"):
-        if os.environ.get(var, "0") != "0":
-            return
-    if not outputs:
-        return
-    if len(outputs) == 1 and not isinstance(result, (tuple, dict)):
-        result = (result,)
-    for i, name in enumerate(outputs):
-        value = result[name] if isinstance(result, dict) else result[i]
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        with open(os.path.join(out, name), "w") as f:
-            f.write(str(value))
-
-
-if __name__ == "__main__":
-    _kiln_main(__import__("sys").argv[1:])
+# Pieces of the entry that follows the function in the program, each added
+# only when the task's signature needs it.
+_BOOL = '''
+def _kiln_bool(name, text):
+    if text.strip().lower() not in ("true", "false", "1", "0", "yes", "no"):
+        raise SystemExit("parameter %s: %r is not a bool" % (name, text))
+    return text.strip().lower() in ("true", "1", "yes")
 '''
+_TEXT = '''
+def _kiln_write(name, value):
+    with open(os.path.join(_kiln_out, name), "w") as f:
+        f.write(("true" if value else "false") if isinstance(value, bool) else str(value))
+'''
+# In a training job every process runs the function; only rank 0 writes.
+_RANKS = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "DMLC_TASK_ID", "JAX_PROCESS_ID")
+_CONVERT = {"int": "int({})", "float": "float({})", "bool": "_kiln_bool({name!r}, {})"}
+
+
+def _entry(func: str, params: Dict[str, str], outputs: List[str], artifacts: Dict[str, str],
+           named: bool, training: bool) -> str:
+    """The code after the function: parse ``--name value`` arguments, call
+    it, write its return values to $KILN_OUTPUTS/NAME. named: the outputs
+    are a NamedTuple's fields (a tuple or a dict by field name)."""
+    head = ["", "import os" if outputs or artifacts else "", "import sys" if params else ""]
+    head.append(_BOOL if "bool" in params.values() else "")
+    head.append('_kiln_out = os.environ.get("KILN_OUTPUTS", ".")' if outputs or artifacts else "")
+    head.append(_TEXT if outputs else "")
+    kwargs = [f"{n}=" + _CONVERT.get(kind, "{}").format(f"_kiln_args[{'--' + n!r}]", name=n)
+              for n, kind in params.items()]
+    kwargs += [f"{n}=os.path.join(_kiln_out, {f!r})" for n, f in artifacts.items()]
+    body = ["", 'if __name__ == "__main__":']
+    if params:
+        body.append("    _kiln_args = dict(zip(sys.argv[1::2], sys.argv[2::2]))")
+    body.append(f"    {'result = ' if outputs else ''}{func}({', '.join(kwargs)})")
+    if outputs:
+        indent = "    "
+        if training:
+            body.append(f"    if all(os.environ.get(v, \"0\") == \"0\" for v in {_RANKS!r}):")
+            indent = "        "
+        if not named:
+            body.append(f"{indent}_kiln_write({outputs[0]!r}, result)")
+        else:
+            if len(outputs) == 1:
+                body.append(f"{indent}result = result if isinstance(result, (tuple, dict)) else (result,)")
+            body.append(f"{indent}for i, name in enumerate({outputs!r}):")
+            body.append(f"{indent}    _kiln_write(name, result[name] if isinstance(result, dict) else result[i])")
+    return "\n\n" + "\n".join(line for line in head if line).strip() + "\n" + "\n".join(body) + "\n"
 
 
 class EmbedError(ValueError):
@@ -86,8 +84,9 @@ def _globals_read(fn: types.FunctionType) -> List[str]:
     return names
 
 
-def check_self_contained(fn: types.FunctionType, what: str) -> None:
-    """Raises EmbedError unless fn can run from its source alone."""
+def check_self_contained(fn: types.FunctionType, what: str, allowed: Tuple[str, ...] = ()) -> None:
+    """Raises EmbedError unless fn can run from its source alone (names in
+    allowed are defined by the program)."""
     if fn.__name__ == "<lambda>":
         raise EmbedError(f"{what}: a lambda cannot be a task; write a def with its imports inside it")
     if fn.__code__.co_freevars:
@@ -95,11 +94,14 @@ def check_self_contained(fn: types.FunctionType, what: str) -> None:
             f"{what}: the function reads {', '.join(fn.__code__.co_freevars)} from the function around it; "
             "a task's function runs alone in another process: pass the value as a parameter"
         )
-    outside = [n for n in _globals_read(fn) if n != fn.__name__ and not hasattr(builtins, n) and not n.startswith("@")]
+    outside = [n for n in _globals_read(fn)
+               if n != fn.__name__ and n not in allowed and not hasattr(builtins, n) and not n.startswith("@")]
     if outside:
         raise EmbedError(
             f"{what}: the function reads the global name(s) {', '.join(outside)}; a task's function runs "
-            "alone in another process: import modules inside the function and pass values as parameters"
+            "alone in another process: import modules inside the function and pass values as parameters "
+            "(to return several values, return a plain tuple, a dict by output name, or the NamedTuple of "
+            "the return annotation)"
         )
 
 
@@ -119,14 +121,22 @@ def function_source(fn: types.FunctionType, what: str) -> str:
 
 
 def program(fn: types.FunctionType, what: str, params: Dict[str, str], outputs: List[str],
-            artifacts: Dict[str, str]) -> str:
+            artifacts: Dict[str, str], *, returns: Optional[type] = None, training: bool = False) -> str:
     """The Python program of a task: fn's source and the entry calling it.
 
     params maps each parameter given on the command line to its type's name
-    (str, int, float, bool); artifacts maps output-artifact parameters to the
-    file they get in the outputs directory; outputs names the return values.
+    (str, int, float, bool, path); artifacts maps output-artifact parameters
+    to the file they get in the outputs directory; outputs names the return
+    values. returns is the return annotation when it is a NamedTuple: the
+    program defines it (fields only), so ``return Stats(...)`` works.
+    training adds the check that only rank 0 writes the outputs.
     """
-    check_self_contained(fn, what)
+    named = returns is not None
+    check_self_contained(fn, what, (returns.__name__,) if named else ())
     src = function_source(fn, what)
-    entry = _ENTRY.format(types=params, outputs=outputs, artifacts=artifacts, func=fn.__name__)
-    return "from __future__ import annotations\n\n" + src + entry
+    prelude = ""
+    if named and returns.__name__ in _globals_read(fn):
+        prelude = (f"{returns.__name__} = __import__(\"collections\").namedtuple("
+                   f"{returns.__name__!r}, {list(returns._fields)!r})\n\n\n")
+    entry = _entry(fn.__name__, params, outputs, artifacts, named, training)
+    return "from __future__ import annotations\n\n" + prelude + src + entry

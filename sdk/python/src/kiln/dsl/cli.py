@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from ..client import Client
 from ..errors import KilnError
-from .runner import run
+from .runner import check_params, failure, log_tail as tail, run, server_client
 from .trainjob import TrainJob
 from .workflow import Workflow
 
@@ -27,6 +27,7 @@ def load(ref: str) -> Any:
         if spec is None or spec.loader is None:
             raise ValueError(f"{module_name}: cannot load this file")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # typing.get_type_hints reads a NamedTuple's module from here
         sys.path.insert(0, os.path.dirname(os.path.abspath(module_name)))
         spec.loader.exec_module(module)
     else:
@@ -76,17 +77,37 @@ def _compile(a: argparse.Namespace) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
+    """Runs the pipeline; prints the run's ID and phase, then its outputs, or
+    why it failed (code, task, message, the logs command and their last lines)."""
     try:
         params = _params(a.param)
     except ValueError as e:
         raise KilnError("KLN-4002", str(e)) from e
-    result = run(_load(a.pipeline), params, client=_client(a), project=getattr(a, "project", None),
+    pipeline = _load(a.pipeline)
+    try:
+        check_params(pipeline, params)
+    except TypeError as e:
+        raise KilnError("KLN-4002", str(e), object=f"Workflow/{pipeline.name}") from e
+    result = run(pipeline, params, client=_client(a), project=getattr(a, "project", None),
                  workdir=a.workdir, check=False, wait=not a.no_wait)
-    data = result if isinstance(result, dict) else None
-    run_id = data["id"] if data else result.id
-    phase = (data.get("status") or {}).get("phase", "") if data else getattr(result, "phase", "")
-    print(f"Run {run_id} {phase}")
-    return 0 if phase in ("Succeeded", "") or a.no_wait else 1
+    print(f"Run {result.id} {result.phase}")
+    if a.no_wait:
+        return 0
+    if result.phase == "Succeeded":
+        for name, value in (result.outputs or {}).items():
+            print(f"  {name}: {value}")
+        return 0
+    c = _server(a)
+    print(str(failure(result, tail(result, c, None, None), local=c is None)), file=sys.stderr)
+    return 1
+
+
+def _server(a: argparse.Namespace) -> Any:
+    """The Client the run went through, None for a local run."""
+    try:
+        return server_client(_client(a))
+    except KilnError:
+        return None
 
 
 def add_subcommands(subparsers: Any) -> None:

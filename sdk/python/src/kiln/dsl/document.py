@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import inspect
 import os
-from typing import Any, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 from . import _yaml
 
 
+def origin_of(fn: Optional[Callable[..., Any]], fallback_file: str = "", name: str = "") -> str:
+    """Where a document was defined, as ``FILE.py:FUNCTION``: the file
+    relative to the current directory when it lies beneath it."""
+    path = ""
+    if fn is not None:
+        try:
+            path = inspect.getsourcefile(fn) or ""
+        except TypeError:
+            path = ""
+        name = getattr(fn, "__qualname__", name)
+    path = path or fallback_file
+    if not path:
+        return ""
+    rel = os.path.relpath(os.path.abspath(path))
+    if not rel.startswith(os.pardir + os.sep) and rel != os.pardir:
+        path = rel
+    return f"{path}:{name}" if name else path
+
+
 class Document:
-    """A kiln document built in Python; subclasses give ``to_dict()``."""
+    """A kiln document built in Python; subclasses give ``to_dict()`` and
+    set ``origin``, where it was defined (``FILE.py:FUNCTION``), which runs
+    and errors name instead of a file that does not exist."""
+
+    origin: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
         """The document as the dict its YAML holds."""
@@ -28,7 +52,7 @@ class Document:
         """Checks the YAML with ``kiln validate``; a KilnError listing every problem."""
         from .runner import validate  # noqa: PLC0415 - the runner imports the documents
 
-        validate(self.to_yaml(), kiln_bin=kiln_bin)
+        validate(self.to_yaml(), kiln_bin=kiln_bin, origin=self.origin)
 
     def run(self, params: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
         """Runs the document and returns its Run: see ``kiln.run``."""

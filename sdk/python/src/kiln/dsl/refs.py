@@ -16,7 +16,68 @@ if TYPE_CHECKING:  # pragma: no cover
 current_builder: contextvars.ContextVar[Any] = contextvars.ContextVar("kiln_workflow_builder", default=None)
 
 
-class Param:
+class _Placeholder:
+    """What params and outputs share: they are placeholders that kiln fills in
+    at run time, so using one as a Python value while the workflow function
+    runs (arithmetic, comparison, truth, iteration, len, index) is an error
+    that says what to do instead."""
+
+    def _refuse(self, what: str) -> TypeError:
+        return TypeError(
+            f"{self!r} is a placeholder that kiln fills in at run time ({self}); the workflow function runs "
+            f"once, at compile time, so it cannot {what}. Instead: build text with an f-string "
+            f"(f\"--n={{x}}\"), run a task only when a condition holds with when=\"...\" (a CEL "
+            "condition on params and outputs), or compute the value in a task and pass its output on"
+        )
+
+    def __bool__(self) -> bool:
+        raise self._refuse("be tested for truth (if/and/or/not)")
+
+    def __iter__(self) -> Any:
+        raise self._refuse("be iterated over (for a map over values, write the workflow in YAML with forEach)")
+
+    def __len__(self) -> int:
+        raise self._refuse("take len()")
+
+    def __index__(self) -> int:
+        raise self._refuse("be used as an integer (range, an index)")
+
+    def __getitem__(self, key: Any) -> Any:
+        raise self._refuse("be indexed")
+
+    def __int__(self) -> int:
+        raise self._refuse("be converted with int()")
+
+    def __float__(self) -> float:
+        raise self._refuse("be converted with float()")
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _arith(symbol: str) -> Any:
+    def refuse(self: _Placeholder, other: Any = None) -> Any:
+        raise self._refuse(f"be used in arithmetic ({symbol})")
+    return refuse
+
+
+def _compare(symbol: str) -> Any:
+    def refuse(self: _Placeholder, other: Any) -> Any:
+        raise self._refuse(f"be compared ({symbol})")
+    return refuse
+
+
+for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"),
+                    ("mod", "%"), ("pow", "**")):
+    setattr(_Placeholder, f"__{_name}__", _arith(_sym))
+    setattr(_Placeholder, f"__r{_name}__", _arith(_sym))
+for _name, _sym in (("neg", "-"), ("pos", "+"), ("abs", "abs()")):
+    setattr(_Placeholder, f"__{_name}__", _arith(_sym))
+for _name, _sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
+    setattr(_Placeholder, f"__{_name}__", _compare(_sym))
+
+
+class Param(_Placeholder):
     """A workflow parameter, as the workflow function receives it; it reads
     as ``{{params.NAME}}`` (a string at run time)."""
 
@@ -41,7 +102,7 @@ class Param:
         return f"Param({self.name!r})"
 
 
-class Output:
+class Output(_Placeholder):
     """One output of a task call: a parameter (a small value) or an
     artifact (a file or directory; it reads as an absolute path)."""
 
@@ -110,12 +171,17 @@ class TaskCall:
 
     @property
     def output(self) -> Output:
-        """The task's only output (a TypeError when it has none or several)."""
+        """The task's only output, or its only output parameter when it also
+        has artifacts (a TypeError when that is not one)."""
         names = list(self.outputs)
         if len(names) != 1:
+            params = [n for n in names if self.outputs[n].kind == "parameter"]
+            if len(params) == 1:
+                return self.outputs[params[0]]
+            spell = " or ".join(f".outputs.{n}" for n in names) or "none to name"
             raise TypeError(
-                f"task {self.name} has {len(names)} outputs ({', '.join(names) or 'none'}): "
-                "name one with .outputs[NAME]"
+                f"task {self.name} has {len(names)} outputs ({', '.join(names) or 'none'}) and "
+                f"{len(params)} output parameters: name one, {spell}"
             )
         return self.outputs[names[0]]
 

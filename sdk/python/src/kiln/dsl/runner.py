@@ -60,15 +60,28 @@ def errors_from(stderr: str) -> Optional[KilnError]:
     return first
 
 
-def validate(text: str, *, kiln_bin: Optional[str] = None) -> None:
-    """Checks YAML text with ``kiln validate``; raises a KilnError listing each problem."""
+def _named(err: Optional[KilnError], temp: str, origin: Optional[str]) -> Optional[KilnError]:
+    """err with each error that names the file kiln read (temp: a temporary
+    path or "-") naming origin, where the document was defined, instead."""
+    if err is None or not origin:
+        return err
+    for e in getattr(err, "errors", None) or [err]:
+        if e.file == temp:
+            e.file = origin
+    err.args = (str(err.args[0]).replace(f"{temp}: ", f"{origin}: "),) if err.args else err.args
+    return err
+
+
+def validate(text: str, *, kiln_bin: Optional[str] = None, origin: Optional[str] = None) -> None:
+    """Checks YAML text with ``kiln validate``; raises a KilnError listing
+    each problem, naming origin (where the document was defined) as its file."""
     with tempfile.TemporaryDirectory(prefix="kiln-") as d:
         path = os.path.join(d, "workflow.yaml")
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         p = subprocess.run([kiln_binary(kiln_bin), "validate", path], capture_output=True, text=True, check=False)
     if p.returncode != 0:
-        err = errors_from(p.stderr + p.stdout)
+        err = _named(errors_from(p.stderr + p.stdout), path, origin)
         raise err or KilnError("KLN-4009", f"kiln validate failed: {(p.stderr or p.stdout).strip()}")
 
 
@@ -98,7 +111,7 @@ def run_local(spec: Any, params: Optional[Mapping[str, Any]] = None, *, project:
                        cwd=os.path.abspath(workdir or os.getcwd()), check=False)
     m = _RUN_LINE.search(p.stdout + "\n" + p.stderr)
     if not m:
-        err = errors_from(p.stderr + "\n" + p.stdout)
+        err = _named(errors_from(p.stderr + "\n" + p.stdout), "-", getattr(spec, "origin", None))
         raise err or KilnError("KLN-4009", f"kiln run ended with {p.returncode}: {(p.stderr or p.stdout).strip()}")
     got = subprocess.run(base + ["get", "runs", m.group(1), "-o", "json"], capture_output=True, text=True, check=False)
     if got.returncode != 0:
@@ -106,28 +119,89 @@ def run_local(spec: Any, params: Optional[Mapping[str, Any]] = None, *, project:
     return Run.from_json(json.loads(got.stdout))
 
 
-def failure(run: Run) -> KilnError:
-    """A KilnError that says why run did not succeed: its code, else its first failed node's."""
-    status = run.status
-    code, message, field = status.code, status.message or "", ""
-    for node in status.nodes:
+def failed_task(run: Run) -> Any:
+    """The first node of run that failed or was cancelled with a code (None when none did)."""
+    for node in run.status.nodes:
         if node.phase in ("Failed", "Cancelled") and node.code:
-            code = code or node.code
-            field = node.name
-            message = message or node.message or ""
-            break
+            return node
+    return None
+
+
+def failure(run: Run, lines: Optional[List[str]] = None, *, local: bool = False) -> KilnError:
+    """A KilnError that says why run did not succeed: its code, the task
+    that failed, its message, how to read its logs (``kiln logs`` for a
+    local run, ``python -m kiln logs`` for a server's) and, when given, their
+    last lines. The Run is in ``err.run``, the task's name in ``err.task``."""
+    status = run.status
+    code, message = status.code, status.message or ""
+    node = failed_task(run)
+    task = node.name if node is not None else ""
+    if node is not None:
+        code = code or node.code
+        message = node.message or message
+    if task and f"task {task}" not in message:
+        message = f"task {task} failed: {message}" if run.phase == "Failed" else f"task {task}: {message}"
+    logs = "kiln logs" if local else "python -m kiln logs"
+    hint = f"read its logs with: {logs} {run.id} {task}" if task else ""
+    if lines:
+        message += "; its log ends:\n" + "".join(f"  | {line}\n" for line in lines)
     err = KilnError(code or ("KLN-3007" if run.phase == "Cancelled" else "KLN-3002"),
-                    f"run {run.id} {run.phase}: {message}".rstrip(": "), object=f"Run/{run.id}", field=field)
+                    message or f"the run {run.phase}", object=f"Run/{run.id}", hint=hint)
     err.run = run  # type: ignore[attr-defined]
+    err.task = task  # type: ignore[attr-defined]
     return err
 
 
-def _server_client(client: Any) -> Any:
+def log_tail(run: Run, client: Any, home: Optional[str], kiln_bin: Optional[str], n: int = 10) -> List[str]:
+    """The last n lines of the failed task's log (empty when they cannot be read)."""
+    node = failed_task(run)
+    if node is None or node.phase != "Failed":
+        return []
+    try:
+        if client is not None:
+            return list(client.logs(run.id, node.name, tail=n))
+        base = [kiln_binary(kiln_bin)] + (["--home", str(home)] if home else [])
+        p = subprocess.run(base + ["logs", run.id, node.name, "--tail", str(n)], capture_output=True, text=True,
+                           check=False, timeout=30)
+        return p.stdout.splitlines()[-n:] if p.returncode == 0 else []
+    except (KilnError, OSError, subprocess.SubprocessError):
+        return []
+
+
+def server_client(client: Any) -> Any:
     """client, or a Client from the environment when one is configured (None otherwise)."""
     if client is not None:
         return client
     c = Client()
     return c if getattr(c, "server", None) else None
+
+
+def server_filename(origin: str, workdir: str) -> str:
+    """The file name to submit a document defined at origin (``FILE.py:FUNC``)
+    under. A server records the name joined to the workdir and starts tasks
+    in that file's directory, so the origin goes as ``BASENAME.py:FUNC`` when
+    the .py file lies in workdir (recorded as its true path); otherwise as
+    "-", which names no file and starts tasks in workdir."""
+    path, _, _ = origin.rpartition(":")
+    if path and os.path.dirname(os.path.abspath(path)) == os.path.abspath(workdir):
+        return os.path.basename(origin)
+    return "-"
+
+
+def _submit(c: Any, spec: Any, params: Optional[Mapping[str, Any]], project: Optional[str],
+            cache: Optional[str], workdir: str) -> Run:
+    """Submits spec with c; the server's errors name spec's origin as their file."""
+    origin = getattr(spec, "origin", "") or ""
+    name = server_filename(origin, workdir) if origin else None
+    try:
+        return c.submit(spec, params=_texts(params) or None, project=project, cache=cache, workdir=workdir,
+                        filename=name)
+    except KilnError as e:
+        if name:
+            for err in e.errors or [e]:
+                if err.file in (name, os.path.join(workdir, name)):
+                    err.file = origin
+        raise
 
 
 def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = None, wait: bool = True,
@@ -143,18 +217,65 @@ def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = 
     directory). With ``check`` (the default) a run that did not succeed
     raises a KilnError with its code, the Run in ``err.run``.
     """
-    c = _server_client(client)
+    check_params(spec, params)
+    c = server_client(client)
     if c is None:
         if not wait:
             raise ValueError("a local run always waits (the engine lives in the kiln run process); "
                              "configure a server to submit without waiting")
         result = run_local(spec, params, project=project, workdir=workdir, kiln_bin=kiln_bin, cache=cache)
     else:
-        result = c.submit(spec, params=_texts(params) or None, project=project, cache=cache,
-                          workdir=os.path.abspath(workdir or os.getcwd()))
+        result = _submit(c, spec, params, project, cache, os.path.abspath(workdir or os.getcwd()))
         if not wait:
             return result
         result = c.wait(result.id, timeout=timeout)
     if check and result.phase != "Succeeded":
-        raise failure(result)
+        raise failure(result, log_tail(result, c, None, kiln_bin), local=c is None)
     return result
+
+
+_KINDS = {bool: "bool", int: "int", float: "float", str: "str"}
+
+
+def _kind(annotation: Any) -> Optional[str]:
+    """"bool", "int", "float" or "str" for such an annotation (or its string form), else None."""
+    if isinstance(annotation, str):
+        return annotation if annotation in _KINDS.values() else None
+    return _KINDS.get(annotation)
+
+
+def _fits(kind: str, value: Any) -> bool:
+    """Whether value (a Python value or the text of one) is a kind."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if kind == "bool":
+            return text in ("true", "false", "1", "0", "yes", "no")
+        try:
+            {"int": int, "float": float}.get(kind, str)(value)
+        except ValueError:
+            return False
+        return True
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return True
+
+
+def check_params(spec: Any, params: Optional[Mapping[str, Any]]) -> None:
+    """Raises a TypeError, before anything runs, for a param value that is
+    not of its annotated type (bool, int, float or str) in the workflow
+    function's signature, and a KilnError (KLN-1014) for an unknown param."""
+    declared = {p.name: p for p in getattr(spec, "params", None) or []}
+    if not declared:
+        return
+    name = getattr(spec, "name", "")
+    for key, value in (params or {}).items():
+        if key not in declared:
+            raise KilnError("KLN-1014", f"workflow {name} has no param {key!r} (its params: {', '.join(declared)})",
+                            object=f"Workflow/{name}")
+        kind = _kind(declared[key].annotation)
+        if kind and not _fits(kind, value):
+            raise TypeError(f"workflow {name} param {key}: expected {kind}, got {value!r}")

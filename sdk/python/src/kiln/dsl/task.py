@@ -130,11 +130,20 @@ class FunctionTask(Task):
         self.artifacts: Dict[str, str] = {}  # output artifact parameter -> file name
         for p in self.signature.parameters.values():
             self._parameter(p)
-        self.returns = _return_outputs(fn, _annotation(fn, self.signature.return_annotation))
+        ann = _annotation(fn, self.signature.return_annotation)
+        self.returns = _return_outputs(fn, ann)
+        #: The return annotation when it is a NamedTuple (the program defines it).
+        self.named = ann if isinstance(ann, type) and issubclass(ann, tuple) and hasattr(ann, "_fields") else None
         clash = {n for n, _ in self.returns} & set(self.artifacts)
         if clash:
             raise TypeError(f"task {self.name}: {', '.join(clash)} is both a return value and an OutputPath")
-        _embed.program(fn, f"task {self.name}", {}, [], {})  # check it embeds, now
+        self.program({})  # check it embeds, now
+
+    def program(self, params: Dict[str, str], what: str = "", training: bool = False) -> str:
+        """The task's Python program for the given parameters (name -> type);
+        training adds the check that only rank 0 writes outputs."""
+        return _embed.program(self.fn, what or f"task {self.name}", params, [n for n, _ in self.returns],
+                              self.artifacts, returns=self.named, training=training)
 
     def _parameter(self, p: inspect.Parameter) -> None:
         """Records one parameter of the function as an input or an output artifact."""
@@ -195,7 +204,7 @@ class FunctionTask(Task):
 
     def command_of(self, call: TaskCall) -> Tuple[List[str], List[str], Dict[str, Any]]:
         params = {n: self.inputs[n] for n in call.inputs}
-        prog = _embed.program(self.fn, f"task {call.name}", params, [n for n, _ in self.returns], self.artifacts)
+        prog = self.program(params, f"task {call.name}", call.overrides.get("train", self.train) is not None)
         args: List[str] = []
         for n, v in call.inputs.items():
             args += ["--" + n, render(v, f"task {call.name} argument {n}")]

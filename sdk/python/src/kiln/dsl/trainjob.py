@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+import sys
 import types
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from . import _embed
-from .document import Document
+from .document import Document, origin_of
 from ..errors import KilnError
 from .options import env_list
 from .refs import render
@@ -24,6 +25,11 @@ class TrainJob(Document):
     ``xgboost``, ``tensorflow``, ``jax``, ``plain`` or a stored one);
     ``command`` runs in every process, or ``function`` (a self-contained
     Python function, run with ``python``) with literal ``arguments``.
+
+    Its run has one task, named ``trainer``: follow its processes' output
+    with ``client.logs(run.id, "trainer", follow=True)``, or
+    ``python -m kiln logs RUN trainer`` (``kiln logs RUN trainer`` for a
+    local run).
     """
 
     def __init__(self, name: str, *, runtime: str = "torch-distributed", command: Optional[Sequence[str]] = None,
@@ -39,6 +45,9 @@ class TrainJob(Document):
         if (command is None) == (function is None):
             raise ValueError(f"TrainJob {name}: give exactly one of command=[...] and function=")
         self.name = name
+        caller = sys._getframe(1).f_code.co_filename  # noqa: SLF001 - where the TrainJob is built
+        self.origin = origin_of(function if isinstance(function, types.FunctionType) else None,
+                                caller if caller.endswith(".py") else "", name)
         self.labels = dict(labels or {})
         self.train = Train(runtime, num_nodes=num_nodes, num_proc_per_node=num_proc_per_node,
                            resources_per_node=resources_per_node, image=image)
@@ -62,7 +71,7 @@ class TrainJob(Document):
         task = FunctionTask(fn, kiln_name(fn.__name__), python, _no_options(), None)
         inputs = task.bind((), dict(arguments))
         prog = _embed.program(fn, f"TrainJob {self.name}", {n: task.inputs[n] for n in inputs},
-                              [n for n, _ in task.returns], task.artifacts)
+                              [n for n, _ in task.returns], task.artifacts, returns=task.named, training=True)
         args = []
         for n, v in inputs.items():
             args += ["--" + n, render(v, f"TrainJob {self.name} argument {n}")]

@@ -7,7 +7,7 @@ import inspect
 import re
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from .document import Document
+from .document import Document, origin_of
 from ..errors import KilnError
 from .refs import Output, Param, TaskCall, current_builder, duration, render
 from .task import Task, kiln_name
@@ -142,6 +142,7 @@ class Workflow(Document):
                  timeout: Any = None, fail_fast: Optional[bool] = None, image: Optional[str] = None,
                  descriptions: Optional[Dict[str, str]] = None) -> None:
         self.fn = fn
+        self.origin = origin_of(fn)
         self.name = name or kiln_name(fn.__name__)
         self.labels = dict(labels or {})
         self.timeout = duration(timeout, f"workflow {self.name} timeout")
