@@ -99,3 +99,12 @@ type Answer struct {
 
 // bound is a parameter's Maximum.
 func bound(v float64) *float64 { return &v }
+
+// Parameters many operations take.
+var (
+	runID        = Param{Name: "id", In: "path", Type: ""}
+	pathName     = Param{Name: "name", In: "path", Type: ""}
+	projectParam = Param{Name: "project", In: "query", Type: "", Default: "default"}
+	partRun      = Param{Name: "run", In: "path", Type: "", Description: "the federated run's ID at its initiator (not the part's)"}
+	kilnParty    = Param{Name: "Kiln-Party", In: "header", Type: "", Description: "the calling party, which the credential must have been issued to", Required: true}
+)

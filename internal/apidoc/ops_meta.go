@@ -31,7 +31,6 @@ func metaOperations() []Operation {
 			Description: "The JSON Schema (draft 7) of the documents of a kind: workflow.json, trainjob.json and so on, or kiln.json, which takes a document of any kind. Editors with YAML support read it for completion and checks. 404 (KLN-4054) for a name the server has no schema of, listing those it has.",
 			Params:      []Param{{Name: "name", In: "path", Type: "", Description: "the schema's file name, such as kiln.json or workflow.json"}},
 			Answers:     []Answer{{Status: http.StatusOK, Description: "the schema", Stream: "application/schema+json", StreamDescription: "a JSON Schema, draft 7"}},
-			Errors:      []int{http.StatusNotFound},
 		},
 		{
 			Method: "GET", Path: "/api/v1/version", ID: "getVersion", Tag: "meta", Role: Public,
