@@ -1,5 +1,5 @@
 """Fixtures shared by the SDK's tests: the kiln binary, a fresh kiln home,
-and a real ``kiln serve`` on it.
+local runs on it (no server configured), and a real ``kiln serve`` on it.
 
 KILN_BIN names the binary (``make test`` sets it to bin/kiln); without it the
 tests look for bin/kiln at the repository's root.
@@ -45,6 +45,16 @@ def kiln_home(tmp_path):
     _traversable(home)
     yield home
     _stop_supervisor(home)
+
+
+@pytest.fixture
+def local(monkeypatch, kiln_bin, kiln_home):
+    """Local runs (no server configured) on a fresh home."""
+    monkeypatch.setenv("KILN_BIN", kiln_bin)
+    monkeypatch.setenv("KILN_HOME", str(kiln_home))
+    for var in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
+        monkeypatch.delenv(var, raising=False)
+    return kiln_home
 
 
 def _stop_supervisor(home):

@@ -29,27 +29,16 @@ def _run_json(kiln_bin, home, run_id):
 
 
 def _phase(run):
-    return run["status"]["phase"] if isinstance(run, dict) else run.phase
+    return run.phase
 
 
 def _id(run):
-    return run["id"] if isinstance(run, dict) else run.id
+    return run.id
 
 
 def _node_outputs(run, name):
-    if isinstance(run, dict):
-        return next(n for n in run["status"]["nodes"] if n["name"] == name).get("outputs", {})
     return run.node(name).outputs
 
-
-@pytest.fixture
-def local(monkeypatch, kiln_bin, kiln_home):
-    """Local runs (no server configured) on a fresh home."""
-    monkeypatch.setenv("KILN_BIN", kiln_bin)
-    monkeypatch.setenv("KILN_HOME", str(kiln_home))
-    for var in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
-        monkeypatch.delenv(var, raising=False)
-    return kiln_home
 
 
 def _example():

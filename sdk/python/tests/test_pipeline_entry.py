@@ -13,15 +13,6 @@ import pytest
 import kiln
 
 
-@pytest.fixture
-def local(monkeypatch, kiln_bin, kiln_home):
-    """Local runs (no server configured) on a fresh home."""
-    monkeypatch.setenv("KILN_BIN", kiln_bin)
-    monkeypatch.setenv("KILN_HOME", str(kiln_home))
-    for var in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
-        monkeypatch.delenv(var, raising=False)
-    return kiln_home
-
 
 class Stats(NamedTuple):
     mean: float

@@ -20,15 +20,6 @@ HERE = pathlib.Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 
 
-@pytest.fixture
-def local(monkeypatch, kiln_bin, kiln_home):
-    """Local runs (no server configured) on a fresh home."""
-    monkeypatch.setenv("KILN_BIN", kiln_bin)
-    monkeypatch.setenv("KILN_HOME", str(kiln_home))
-    for var in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
-        monkeypatch.delenv(var, raising=False)
-    return kiln_home
-
 
 @kiln.task
 def echo_flag(flag: bool, n: int) -> str:

@@ -13,7 +13,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
+from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Type, TypeVar
 
 #: The phases in which a run (or a node) has ended.
 FINAL_PHASES = frozenset({"Succeeded", "Failed", "Cancelled", "Skipped"})
@@ -65,12 +65,24 @@ def _build(cls: Type[T], data: Optional[Mapping[str, Any]], convert: Mapping[str
     return cls(**kwargs, extra=extra)  # type: ignore[call-arg]
 
 
+class _Model:
+    """A dataclass read leniently from the API's JSON: its keys, in snake
+    case, converted as _convert says; unknown keys kept in ``extra``."""
+
+    _convert: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
+
+    @classmethod
+    def from_json(cls: Type[T], data: Mapping[str, Any]) -> T:
+        """An instance from the API's JSON."""
+        return _build(cls, data, cls._convert)  # type: ignore[attr-defined]
+
+
 def _list(cls: Any) -> Callable[[Any], list]:
     return lambda items: [cls.from_json(x) for x in items or []]
 
 
 @dataclass
-class AttemptStatus:
+class AttemptStatus(_Model):
     """One try of a task: its processes' outcome."""
 
     number: int = 0
@@ -88,14 +100,11 @@ class AttemptStatus:
     dropped: List[str] = field(default_factory=list)
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "AttemptStatus":
-        """An AttemptStatus from the API's JSON."""
-        return _build(cls, data, {"started_at": parse_time, "finished_at": parse_time})
+    _convert = {"started_at": parse_time, "finished_at": parse_time}
 
 
 @dataclass
-class GateStatus:
+class GateStatus(_Model):
     """What a gate task (approval, signal, sleep) waits for and what it got."""
 
     kind: str = ""
@@ -111,15 +120,11 @@ class GateStatus:
     at: Optional[datetime] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "GateStatus":
-        """A GateStatus from the API's JSON."""
-        times = ("waiting_since", "wake_at", "sleep_until", "at")
-        return _build(cls, data, {t: parse_time for t in times})
+    _convert = {t: parse_time for t in ("waiting_since", "wake_at", "sleep_until", "at")}
 
 
 @dataclass
-class NodeStatus:
+class NodeStatus(_Model):
     """One task (node) of a run: its phase, outputs and attempts."""
 
     name: str = ""
@@ -158,13 +163,10 @@ class NodeStatus:
         return (f"NodeStatus(name={self.name!r}, phase={self.phase!r}, attempts={len(self.attempts)}, "
                 f"outputs={self.outputs!r}{why})")
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "NodeStatus":
-        """A NodeStatus from the API's JSON."""
-        return _build(cls, data, {
-            "started_at": parse_time, "finished_at": parse_time, "retry_at": parse_time,
-            "attempts": _list(AttemptStatus), "gate": GateStatus.from_json,
-        })
+    _convert = {
+        "started_at": parse_time, "finished_at": parse_time, "retry_at": parse_time,
+        "attempts": _list(AttemptStatus), "gate": GateStatus.from_json,
+    }
 
     @property
     def done(self) -> bool:
@@ -173,21 +175,16 @@ class NodeStatus:
 
 
 @dataclass
-class RunOutputs:
+class RunOutputs(_Model):
     """A workflow's outputs: parameters (name to value) and artifacts (name to path)."""
 
     parameters: Dict[str, str] = field(default_factory=dict)
     artifacts: Dict[str, str] = field(default_factory=dict)
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RunOutputs":
-        """RunOutputs from the API's JSON."""
-        return _build(cls, data, {})
-
 
 @dataclass
-class RunProgress:
+class RunProgress(_Model):
     """How many of a run's tasks there are and how many have ended."""
 
     total: int = 0
@@ -199,14 +196,9 @@ class RunProgress:
     running: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RunProgress":
-        """RunProgress from the API's JSON."""
-        return _build(cls, data, {})
-
 
 @dataclass
-class RunStatus:
+class RunStatus(_Model):
     """Where a run stands: its phase, why, and its nodes."""
 
     phase: str = ""
@@ -219,17 +211,14 @@ class RunStatus:
     progress: Optional[RunProgress] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RunStatus":
-        """A RunStatus from the API's JSON."""
-        return _build(cls, data, {
-            "started_at": parse_time, "finished_at": parse_time, "nodes": _list(NodeStatus),
-            "outputs": RunOutputs.from_json, "progress": RunProgress.from_json,
-        })
+    _convert = {
+        "started_at": parse_time, "finished_at": parse_time, "nodes": _list(NodeStatus),
+        "outputs": RunOutputs.from_json, "progress": RunProgress.from_json,
+    }
 
 
 @dataclass
-class Run:
+class Run(_Model):
     """One run of a Workflow or TrainJob. ``workflow`` and the rest of the
     stored spec stay JSON (dicts), as the server sent them."""
 
@@ -261,10 +250,7 @@ class Run:
         return (f"Run(id={self.id!r}, name={self.name!r}, phase={self.phase!r}{why}, "
                 f"progress={progress!r}, outputs={self.outputs!r})")
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Run":
-        """A Run from the API's JSON."""
-        return _build(cls, data, {"created_at": parse_time, "status": RunStatus.from_json})
+    _convert = {"created_at": parse_time, "status": RunStatus.from_json}
 
     @property
     def phase(self) -> str:
@@ -296,21 +282,18 @@ class Run:
 
 
 @dataclass
-class RunList:
+class RunList(_Model):
     """A page of runs and the cursor of the next page ("" on the last)."""
 
     items: List[Run] = field(default_factory=list)
     next: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RunList":
-        """A RunList from the API's JSON."""
-        return _build(cls, data, {"items": _list(Run)})
+    _convert = {"items": _list(Run)}
 
 
 @dataclass
-class Event:
+class Event(_Model):
     """One thing that happened to a run, numbered by ``seq`` within it."""
 
     seq: int = 0
@@ -324,56 +307,38 @@ class Event:
     time: Optional[datetime] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Event":
-        """An Event from the API's JSON."""
-        return _build(cls, data, {"time": parse_time})
+    _convert = {"time": parse_time}
 
 
 @dataclass
-class RunRequested:
+class RunRequested(_Model):
     """The answer to cancel and retry: the engine acts on the request in its next round."""
 
     run: str = ""
     requested: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RunRequested":
-        """A RunRequested from the API's JSON."""
-        return _build(cls, data, {})
-
 
 @dataclass
-class RunSuspension:
+class RunSuspension(_Model):
     """The answer to suspend and unsuspend: what the run's ``suspend`` was set to."""
 
     run: str = ""
     suspend: bool = False
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RunSuspension":
-        """A RunSuspension from the API's JSON."""
-        return _build(cls, data, {})
-
 
 @dataclass
-class RunDeleted:
+class RunDeleted(_Model):
     """The answer to delete: ``deleted`` is always True."""
 
     run: str = ""
     deleted: bool = False
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RunDeleted":
-        """A RunDeleted from the API's JSON."""
-        return _build(cls, data, {})
-
 
 @dataclass
-class GateSent:
+class GateSent(_Model):
     """The answer to approve, reject and signal: which gate, what was sent
     (approve, reject or signal) and by whom."""
 
@@ -382,11 +347,6 @@ class GateSent:
     sent: str = ""
     by: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "GateSent":
-        """A GateSent from the API's JSON."""
-        return _build(cls, data, {})
 
 
 @dataclass
@@ -401,7 +361,7 @@ class RunChange:
 
 
 @dataclass
-class Resource:
+class Resource(_Model):
     """A Kubernetes-shaped object (TrainingRuntime, WorkflowTemplate,
     Schedule, ProjectQuota): metadata, spec and status stay JSON."""
 
@@ -412,10 +372,6 @@ class Resource:
     status: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls: Type[T], data: Mapping[str, Any]) -> T:
-        """The object from the API's JSON."""
-        return _build(cls, data, {})
 
     @property
     def name(self) -> str:
@@ -448,7 +404,7 @@ class Secret:
 
 
 @dataclass
-class WhoAmI:
+class WhoAmI(_Model):
     """Who the server takes the token for; ``authenticated`` is False without a valid one."""
 
     name: str = ""
@@ -457,14 +413,9 @@ class WhoAmI:
     authenticated: bool = False
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "WhoAmI":
-        """A WhoAmI from the API's JSON."""
-        return _build(cls, data, {})
-
 
 @dataclass
-class Version:
+class Version(_Model):
     """The server's build: version, commit, Go version and platform."""
 
     version: str = ""
@@ -474,11 +425,6 @@ class Version:
     go: str = ""
     platform: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Version":
-        """A Version from the API's JSON."""
-        return _build(cls, data, {})
 
 
 def _camel(name: str) -> str:
