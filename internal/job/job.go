@@ -207,6 +207,22 @@ type Status struct {
 	// Report is a kind's own account of how the attempt ended (a
 	// federated attempt's shares, as JSON), for its node's Reporter.
 	Report []byte
+	// Queue, on a running attempt, says that some of its processes still
+	// wait for the cluster to place them (their pods are not bound to a
+	// node yet); nil once every process is placed, and on backends that
+	// start processes at once.
+	Queue *Queue `json:",omitempty"`
+}
+
+// Queue says why a launched attempt's processes wait to be placed.
+type Queue struct {
+	// Reason is the scheduler's reason ("Unschedulable"), or
+	// "WaitingForScheduler" while no scheduler has written one.
+	Reason string
+	// Message is the scheduler's own words, with the pod they are about.
+	Message string
+	// Processes names the processes that wait, in the spec's order.
+	Processes []string
 }
 
 // Succeeded reports whether the attempt exited 0 and its outputs were read.

@@ -61,6 +61,7 @@ func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits)
 	st.Dropped = out.Dropped
 	switch {
 	case !out.Decided:
+		st.Queue = queueOf(spec, pods)
 		return st
 	case out.Failed:
 		return failed(st, &procs[slices.IndexFunc(procs, func(p procState) bool { return p.name == out.Decider })], procs, spec.Clean == job.CleanNone)
@@ -173,8 +174,8 @@ func fill(st *job.Status, procs []procState, left bool) {
 }
 
 // stuckPod reports a pod that cannot make progress on its own: its image
-// cannot be pulled, its container cannot be configured, or no node takes
-// it, for longer than the limits allow.
+// cannot be pulled, its container cannot be configured, or it was not
+// placed on a node, for longer than the limits allow.
 func stuckPod(spec *job.Spec, pod *corev1.Pod, now time.Time, lim limits) (job.Status, bool) {
 	age := now.Sub(pod.CreationTimestamp.Time)
 	stuck := func(code apiv1.Code, msg string) (job.Status, bool) {
@@ -202,15 +203,16 @@ func stuckPod(spec *job.Spec, pod *corev1.Pod, now time.Time, lim limits) (job.S
 			}
 		}
 	}
+	// The schedule timeout counts from the pod's creation, whether or not
+	// a scheduler said why it waits: a pod whose scheduler does not run
+	// gets no condition at all.
 	timeout := spec.Container.ScheduleTimeout
 	if timeout == 0 {
 		timeout = lim.Unschedulable
 	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
-			timeout > 0 && age >= timeout {
-			return stuck(apiv1.CodeUnschedulable, fmt.Sprintf("pod %s stayed unschedulable for %s: %s", pod.Name, timeout, c.Message))
-		}
+	if timeout > 0 && age >= timeout && unbound(pod) {
+		_, why := waitReason(pod)
+		return stuck(apiv1.CodeUnschedulable, fmt.Sprintf("not placed on a node within %s of its creation: %s", timeout, why))
 	}
 	return job.Status{}, false
 }
