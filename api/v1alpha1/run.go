@@ -152,6 +152,9 @@ type ReplicaGroupStatus struct {
 	Name string `json:"name"`
 	// Active processes run now.
 	Active int `json:"active"`
+	// Pending processes were launched but wait for the cluster to place
+	// them (their pods are not bound to a node yet): they do not run.
+	Pending int `json:"pending,omitempty"`
 	// Succeeded and Failed processes ended on their own, with exit
 	// status 0 or not.
 	Succeeded int `json:"succeeded"`

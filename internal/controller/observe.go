@@ -56,6 +56,7 @@ func (c *Controller) observed(r *round, i int, st *job.Status) {
 	switch st.State {
 	case job.StateRunning:
 		c.dropped(r, i, st) // an elastic gang that lost a host runs on
+		c.queued(r, i, st)
 	case job.StateUnknown:
 		// Recorded as started but never launched (the engine stopped in
 		// between): launch it now, under the same ID.

@@ -117,6 +117,11 @@ type Change struct {
 	Started *job.Spec
 	// Ended is the status of an attempt that just ended, else nil.
 	Ended *job.Status
+	// Queue, when set, says why some processes of the running attempt
+	// wait for the cluster to place them; Placed says every one of them
+	// was placed since it was last shown queued.
+	Queue  *job.Queue
+	Placed bool
 	// Time is when it happened.
 	Time time.Time
 }

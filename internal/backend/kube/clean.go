@@ -24,6 +24,7 @@ func (b *Backend) Release(ctx context.Context, id job.AttemptID, succeeded bool)
 	delete(b.decided, id)
 	delete(b.reported, id)
 	delete(b.lost, id)
+	delete(b.queues, id)
 	b.mu.Unlock()
 	if spec == nil || isGang(spec) || len(spec.Files) > 0 || len(spec.SecretEnv) > 0 || recorded {
 		if err := b.deleteAux(ctx, a); err != nil {

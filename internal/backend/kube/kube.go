@@ -83,6 +83,7 @@ type Backend struct {
 	decided   map[job.AttemptID]job.Status // records this process wrote or read
 	reported  map[job.AttemptID]bool       // attempts Watch has reported
 	lost      map[job.AttemptID]int        // hosts of running elastic gangs Watch has reported lost
+	queues    map[job.AttemptID]string     // why running attempts wait to be placed, as Watch reported it
 	lim       limits
 	janitorAt time.Time
 }
@@ -120,7 +121,7 @@ func start(ctx context.Context, cfg Config, ns string, core *coreClient, dyn dyn
 	b := &Backend{
 		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan job.AttemptID, 1024), stop: make(chan struct{}),
 		specs: map[job.AttemptID]*job.Spec{}, gone: map[job.AttemptID]string{}, decided: map[job.AttemptID]job.Status{}, reported: map[job.AttemptID]bool{},
-		lost:  map[job.AttemptID]int{},
+		lost: map[job.AttemptID]int{}, queues: map[job.AttemptID]string{},
 		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName},
 		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
 	}

@@ -63,3 +63,24 @@ func queueOf(spec *job.Spec, pods map[int]*corev1.Pod) *job.Queue {
 	}
 	return q
 }
+
+// queueChanged reports whether st, of a running attempt, waits to be
+// placed for another reason than Watch last reported, or no longer waits,
+// so the engine's records follow the scheduler.
+func (b *Backend) queueChanged(id job.AttemptID, st job.Status) bool {
+	if st.State != job.StateRunning {
+		return false
+	}
+	key := ""
+	if q := st.Queue; q != nil {
+		key = fmt.Sprintf("%s\x00%s\x00%d", q.Reason, q.Message, len(q.Processes))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	was, seen := b.queues[id]
+	if was == key && (seen || key == "") {
+		return false
+	}
+	b.queues[id] = key
+	return true
+}

@@ -80,11 +80,12 @@ func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st jo
 			b.mu.Lock()
 			b.reported[id] = true
 			delete(b.lost, id)
+			delete(b.queues, id)
 			b.mu.Unlock()
 			exited(id, st)
 			return
 		}
-		if b.newlyLost(id, st) { // an elastic gang lost a pod and runs on
+		if b.newlyLost(id, st) || b.queueChanged(id, st) { // an elastic gang lost a pod and runs on; a gang was placed
 			exited(id, st)
 		}
 	}

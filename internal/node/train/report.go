@@ -23,6 +23,7 @@ func (Handler) Report(ns *apiv1.NodeStatus, c node.Change) {
 	if c.Phase != "" {
 		conditions(ns, c.Phase, c.Reason, c.Message, c.Time)
 	}
+	placement(ns, c)
 	if c.Phase == apiv1.PhaseSucceeded {
 		completed(ns, c.Time)
 	}
