@@ -3,7 +3,7 @@
 # process gets SIGTERM and ten seconds, then SIGKILL.
 cd "$(dirname "$0")/.."
 DIR=$PWD/.k8s
-for name in kwok kube-controller-manager kube-scheduler kube-apiserver etcd; do
+for name in scheduler-plugins kwok kube-controller-manager kube-scheduler kube-apiserver etcd; do
   f=$DIR/$name.pid
   [ -f "$f" ] || continue
   pid=$(cat "$f")

@@ -2,11 +2,17 @@
 # Start a real Kubernetes control plane on this machine, without Docker:
 # etcd (Debian's etcd-server), kube-apiserver, kube-scheduler and
 # kube-controller-manager built from the Go module k8s.io/kubernetes (cached
-# in .k8s/bin), and kwok faking 4 nodes of 8 CPUs and 32Gi. Writes
-# .k8s/kubeconfig; hack/k8s-down.sh stops everything.
+# in .k8s/bin), kwok faking 4 nodes of 8 CPUs and 32Gi, and a second
+# scheduler, scheduler-plugins' coscheduling (gangs all or nothing, named
+# scheduler-plugins-scheduler), built from sigs.k8s.io/scheduler-plugins.
+# Writes .k8s/kubeconfig; hack/k8s-down.sh stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K8S_VERSION=v1.33.4 STAGING_VERSION=v0.33.4 KWOK_VERSION=v0.7.0
+# The scheduler-plugins release of Kubernetes 1.33 (it asks for 1.33.5; the
+# replace lines below hold it to the control plane's 1.33.4, so the two
+# builds share the Go build cache).
+SCHED_PLUGINS_VERSION=v0.33.5
 DIR=$PWD/.k8s
 BIN=$DIR/bin
 mkdir -p "$BIN" "$DIR/logs" "$DIR/pki"
@@ -19,12 +25,35 @@ build() {
   printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager"\n\t_ "k8s.io/kubernetes/cmd/kube-scheduler"\n)\n' > "$mod/tools.go"
   (cd "$mod" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes@$K8S_VERSION")
   # k8s.io/kubernetes requires its staging modules at v0.0.0: pin each to its release.
-  local gomod; gomod="$(go env GOMODCACHE)/k8s.io/kubernetes@$K8S_VERSION/go.mod"
-  for m in $(grep -E '^\s+k8s.io/[a-z-]+ v0.0.0$' "$gomod" | awk '{print $1}' | sort -u); do
-    echo "replace $m => $m $STAGING_VERSION" >> "$mod/go.mod"
-  done
+  staging_replaces >> "$mod/go.mod"
   (cd "$mod" && GOFLAGS=-mod=mod go mod tidy && go build -o "$BIN/" k8s.io/kubernetes/cmd/kube-apiserver \
     k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler)
+}
+
+# staging_replaces: a replace line for every staging module of
+# k8s.io/kubernetes (required at v0.0.0), pinning it to its release.
+staging_replaces() {
+  local gomod; gomod="$(go env GOMODCACHE)/k8s.io/kubernetes@$K8S_VERSION/go.mod"
+  for m in $(grep -E '^\s+k8s.io/[a-z-]+ v0.0.0$' "$gomod" | awk '{print $1}' | sort -u); do
+    echo "replace $m => $m $STAGING_VERSION"
+  done
+}
+
+# build_coscheduling builds scheduler-plugins' scheduler (kube-scheduler with
+# the Coscheduling plugin and the PodGroup controller compiled in) and keeps
+# its PodGroup CRD next to it.
+build_coscheduling() {
+  [ -x "$BIN/scheduler-plugins" ] && [ -f "$BIN/podgroups-crd.yaml" ] && return
+  local mod=$DIR/build-coscheduling start=$SECONDS
+  mkdir -p "$mod"
+  printf 'module kilncosched\n\ngo 1.26\n\nrequire sigs.k8s.io/scheduler-plugins %s\n\nreplace k8s.io/kubernetes => k8s.io/kubernetes %s\n' \
+    "$SCHED_PLUGINS_VERSION" "$K8S_VERSION" > "$mod/go.mod"
+  staging_replaces >> "$mod/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/scheduler-plugins/cmd/scheduler"\n' > "$mod/tools.go"
+  (cd "$mod" && GOFLAGS=-mod=mod go mod tidy && go build -o "$BIN/scheduler-plugins" sigs.k8s.io/scheduler-plugins/cmd/scheduler)
+  cp "$(go env GOMODCACHE)/sigs.k8s.io/scheduler-plugins@$SCHED_PLUGINS_VERSION/manifests/coscheduling/crd.yaml" "$BIN/podgroups-crd.yaml"
+  chmod u+w "$BIN/podgroups-crd.yaml"
+  echo "k8s-up: built scheduler-plugins $SCHED_PLUGINS_VERSION in $((SECONDS - start))s"
 }
 
 start() { # name command...
@@ -42,14 +71,66 @@ wait_for() { # what url
   exit 1
 }
 
-# Already up (a developer's cluster, or CI's): keep it.
+# apply_crd creates the CustomResourceDefinition of file, named name, or
+# replaces the one there (the schema-less stub of an older k8s-up), and
+# waits until its group is served.
+apply_crd() { # file name group/version
+  local url=https://127.0.0.1:6443/apis/apiextensions.k8s.io/v1/customresourcedefinitions rv
+  rv=$(curl -fsk -H "Authorization: Bearer $TOKEN" "$url/$2" 2> /dev/null |
+    grep -o '"resourceVersion": *"[0-9]*"' | head -1 | grep -o '[0-9][0-9]*' || true)
+  if [ -z "$rv" ]; then
+    curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/yaml' -X POST --data-binary @"$1" "$url" > /dev/null
+  else
+    sed "s/^  name: $2\$/&\n  resourceVersion: \"$rv\"/" "$1" |
+      curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/yaml' -X PUT --data-binary @- "$url/$2" > /dev/null
+  fi
+  wait_for "the $2 CRD" "https://127.0.0.1:6443/apis/$3"
+}
+
+# start_coscheduling runs scheduler-plugins' scheduler as a second
+# scheduler, scheduler-plugins-scheduler, with the Coscheduling plugin as
+# the project's manifests configure it (manifests/coscheduling), on the
+# admin kubeconfig, after the real PodGroup CRD. Kept if it runs already.
+start_coscheduling() {
+  if [ -f "$DIR/scheduler-plugins.pid" ] && kill -0 "$(cat "$DIR/scheduler-plugins.pid")" 2> /dev/null; then
+    return
+  fi
+  build_coscheduling
+  apply_crd "$BIN/podgroups-crd.yaml" podgroups.scheduling.x-k8s.io scheduling.x-k8s.io/v1alpha1
+  cat > "$DIR/scheduler-plugins.yaml" <<CFG
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+clientConnection: {kubeconfig: "$DIR/kubeconfig"}
+profiles:
+- schedulerName: scheduler-plugins-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: Coscheduling}]
+    queueSort:
+      enabled: [{name: Coscheduling}]
+      disabled: [{name: "*"}]
+  pluginConfig:
+  - name: Coscheduling
+    args: {permitWaitingTimeSeconds: 10}
+CFG
+  start scheduler-plugins "$BIN/scheduler-plugins" --config "$DIR/scheduler-plugins.yaml" \
+    --bind-address 127.0.0.1 --secure-port 10359
+  wait_for scheduler-plugins https://127.0.0.1:10359/healthz
+}
+
+# Already up (a developer's cluster, or CI's): keep it, adding the
+# coscheduling scheduler if it does not run.
 if [ -f "$DIR/kubeconfig" ] && [ -f "$DIR/pki/tokens.csv" ] &&
   curl -fsk -H "Authorization: Bearer $(cut -d, -f1 "$DIR/pki/tokens.csv")" https://127.0.0.1:6443/readyz > /dev/null 2>&1; then
+  TOKEN=$(cut -d, -f1 "$DIR/pki/tokens.csv")
+  start_coscheduling
   echo "k8s-up: already running; KUBECONFIG=$DIR/kubeconfig"
   exit 0
 fi
 
 build
+build_coscheduling
 [ -x "$BIN/kwok" ] || GOBIN=$BIN go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 command -v etcd > /dev/null || { echo "k8s-up: etcd is missing (apt-get install etcd-server)" >&2; exit 1; }
 
@@ -104,9 +185,11 @@ post() { # path: POST stdin as JSON
     "https://127.0.0.1:6443$1" -d @- > /dev/null
 }
 
-# The PodGroup kinds of the two gang schedulers kiln can use, so that the
-# API accepts kiln's PodGroups (no gang scheduler runs here).
-for crd in "scheduling.x-k8s.io v1alpha1" "scheduling.volcano.sh v1beta1"; do
+# Volcano's PodGroup kind, so that the API accepts kiln's PodGroups for
+# it; no Volcano scheduler runs here (its build is not worth it: see
+# docs/design/0003-kubernetes.md). scheduler-plugins' real CRD and
+# scheduler come with start_coscheduling.
+for crd in "scheduling.volcano.sh v1beta1"; do
   set -- $crd
   post /apis/apiextensions.k8s.io/v1/customresourcedefinitions <<CRD
 {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -117,6 +200,7 @@ for crd in "scheduling.x-k8s.io v1alpha1" "scheduling.volcano.sh v1beta1"; do
                         "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}
 CRD
 done
+start_coscheduling
 
 for i in 0 1 2 3; do
   post /api/v1/nodes <<NODE

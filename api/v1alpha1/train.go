@@ -172,7 +172,20 @@ type GangPolicy struct {
 	// ScheduleTimeoutSeconds fails a job that could not be admitted whole
 	// within this time. Default: wait as long as it takes.
 	ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
+	// Scheduler is the gang scheduler that places the job's pods on a
+	// cluster, as Kubeflow Trainer's podGroupPolicy picks it: the
+	// kubernetes backend gives each attempt its PodGroup. "coscheduling"
+	// (scheduler-plugins) or "volcano"; empty (the default) leaves it to
+	// the backend's gangScheduler setting. Local runs ignore it: kiln's
+	// own pool admits a gang whole.
+	Scheduler string `json:"scheduler,omitempty"`
 }
+
+// Gang schedulers a GangPolicy can name.
+const (
+	GangSchedulerCoscheduling = "coscheduling"
+	GangSchedulerVolcano      = "volcano"
+)
 
 // FailurePolicy says which failures restart a gang.
 type FailurePolicy struct {

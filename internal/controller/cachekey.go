@@ -54,6 +54,7 @@ func (c *Controller) cacheKey(ctx context.Context, rs *runState, i int) (key, wh
 	// from the machine, which variables are secret.
 	spec.ID, spec.SecretEnv, spec.Project = job.AttemptID{}, nil, ""
 	spec.Container.MilliCPU, spec.Container.Memory, spec.Container.GPU, spec.Container.ScheduleTimeout = 0, 0, 0, 0
+	spec.Container.PodGroup = nil
 	key, err = cache.KeyOf(struct {
 		V                      int
 		Project, Version, Kind string

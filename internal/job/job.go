@@ -120,6 +120,30 @@ type Container struct {
 	// ScheduleTimeout bounds how long the attempt's pods may stay
 	// unschedulable; 0 means the backend's default.
 	ScheduleTimeout time.Duration
+	// PodGroup, set by the training runtime's pod-group policy, says
+	// which gang scheduler places the gang and how; nil leaves it to the
+	// backend's own setting.
+	PodGroup *PodGroup `json:",omitempty"`
+}
+
+// Gang schedulers a PodGroup can be for.
+const (
+	// PodGroupCoscheduling is scheduler-plugins' Coscheduling plugin.
+	PodGroupCoscheduling = "coscheduling"
+	// PodGroupVolcano is Volcano's scheduler.
+	PodGroupVolcano = "volcano"
+)
+
+// PodGroup is a gang's pod group: its pods are placed all together or
+// not at all, by the gang scheduler Kind names.
+type PodGroup struct {
+	// Kind is PodGroupCoscheduling or PodGroupVolcano.
+	Kind string
+	// MinMember is how many of the gang's hosts must be placed together.
+	MinMember int
+	// ScheduleTimeout is how long the scheduler holds part of the gang
+	// placed while it waits for the rest; 0: the scheduler's default.
+	ScheduleTimeout time.Duration
 }
 
 // Process is one process of an attempt.

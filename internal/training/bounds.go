@@ -45,6 +45,7 @@ func CheckRuntime(rt *apiv1.TrainingRuntimeSpec) []Problem {
 	m.checkElastic(rt)
 	if g := rt.GangPolicy; g != nil {
 		m.count("gangPolicy.scheduleTimeoutSeconds", g.ScheduleTimeoutSeconds, 1, int32(MaxDuration/time.Second))
+		m.checkPodGroup(g)
 	}
 	if f := rt.FailurePolicy; f != nil {
 		m.count("failurePolicy.maxRestarts", f.MaxRestarts, 0, MaxRestarts)

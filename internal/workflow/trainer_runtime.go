@@ -103,18 +103,25 @@ func (c *conversion) mpi(p *trainerv1.MPIMLPolicySource) *apiv1.MPIPolicy {
 	return &apiv1.MPIPolicy{NumProcPerNode: p.NumProcPerNode}
 }
 
-// gangPolicy keeps coscheduling's timeout: kiln admits gangs whole itself.
+// gangPolicy keeps the gang scheduler the podGroupPolicy picks, whose
+// PodGroup the kubernetes backend makes, and coscheduling's timeout,
+// which kiln's own admission honours too.
 func (c *conversion) gangPolicy(p *trainerv1.PodGroupPolicy) *apiv1.GangPolicy {
-	if p == nil {
+	switch {
+	case p == nil:
 		return nil
+	case p.Coscheduling != nil:
+		if len(p.Volcano) > 0 {
+			c.ignore("spec.podGroupPolicy.volcano", "coscheduling is set too, and a gang has one scheduler: kiln makes coscheduling's PodGroup")
+		}
+		return &apiv1.GangPolicy{ScheduleTimeoutSeconds: p.Coscheduling.ScheduleTimeoutSeconds, Scheduler: apiv1.GangSchedulerCoscheduling}
+	case len(p.Volcano) > 0:
+		if v := strings.TrimSpace(string(p.Volcano)); v != "{}" && v != "null" {
+			c.ignore("spec.podGroupPolicy.volcano", "kiln makes Volcano's PodGroup with the gang's size and resources; Volcano's options (networkTopology) are not used")
+		}
+		return &apiv1.GangPolicy{Scheduler: apiv1.GangSchedulerVolcano}
 	}
-	if len(p.Volcano) > 0 {
-		c.ignore("spec.podGroupPolicy.volcano", "kiln admits the gang all or nothing itself; Volcano's options are not used")
-	}
-	if p.Coscheduling == nil {
-		return nil
-	}
-	return &apiv1.GangPolicy{ScheduleTimeoutSeconds: p.Coscheduling.ScheduleTimeoutSeconds}
+	return nil
 }
 
 // jobSet reads the trainer of the runtime's template: the node job's, or

@@ -109,9 +109,5 @@ func (b *Backend) deleteSelected(ctx context.Context, sel string) error {
 			return err
 		}
 	}
-	if gvr, ok := podGroupResources[b.cfg.GangScheduler]; ok && b.cfg.GangScheduler != GangNone {
-		err := b.dynamic.Resource(gvr).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
-		return ignoreNotFound(err)
-	}
-	return nil
+	return b.deletePodGroups(ctx, sel)
 }

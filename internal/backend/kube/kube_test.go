@@ -41,25 +41,37 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	h := &harness{Backend: b, c: c, reports: make(chan report, 16)}
 	done := make(chan struct{})
 	go func() {
-		b.Watch(ctx, func(id job.AttemptID, st job.Status) { h.reports <- report{id, st} }, func() {})
+		b.Watch(ctx, func(id job.AttemptID, st job.Status) {
+			select {
+			case h.reports <- report{id, st}:
+			case <-ctx.Done():
+			}
+		}, func() {})
 		close(done)
 	}()
 	t.Cleanup(func() { cancel(); <-done; b.Close() })
 	return h
 }
 
+// wait returns the next report of an attempt that ended or lost a host;
+// reports of a running gang's placement (queued, placed) are passed over.
 func (h *harness) wait(t *testing.T, id job.AttemptID) job.Status {
 	t.Helper()
-	select {
-	case r := <-h.reports:
-		if r.id != id {
-			t.Fatalf("report for %s, want %s", r.id, id)
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case r := <-h.reports:
+			if r.st.State == job.StateRunning && len(r.st.Dropped) == 0 {
+				continue
+			}
+			if r.id != id {
+				t.Fatalf("report for %s, want %s", r.id, id)
+			}
+			return r.st
+		case <-deadline:
+			t.Fatalf("no report for %s", id)
 		}
-		return r.st
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no report for %s", id)
 	}
-	return job.Status{}
 }
 
 func (h *harness) pods(t *testing.T, id job.AttemptID) []corev1.Pod {

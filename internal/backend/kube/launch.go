@@ -51,7 +51,7 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 		}
 	}
 	if objs.PodGroup != nil {
-		gvr := podGroupResources[b.cfg.GangScheduler]
+		gvr := podGroupGVR(objs.PodGroup)
 		if _, err := b.dynamic.Resource(gvr).Namespace(b.ns).Create(ctx, objs.PodGroup, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return fmt.Errorf("creating pod group %s: %w", objs.PodGroup.GetName(), err)
 		}

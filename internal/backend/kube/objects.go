@@ -94,6 +94,7 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 		}
 	}
 	gang := isGang(spec)
+	plan := planGang(spec, sh)
 	out := &objects{}
 	if gang {
 		out.Service = service(a, sh)
@@ -101,14 +102,14 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 	if len(spec.Files) > 0 {
 		out.Files = &corev1.ConfigMap{ObjectMeta: meta(a, a.Base+"-files", sh), Data: spec.Files}
 	}
-	if gang && sh.GangScheduler != GangNone {
-		out.PodGroup = podGroup(a, spec, sh, minMember(spec))
+	if gang && plan.Kind != GangNone {
+		out.PodGroup = podGroup(a, spec, sh, plan)
 	}
 	if len(spec.SecretEnv) > 0 {
 		out.Secret = secret(a, spec, sh)
 	}
 	for _, h := range hosts(spec) {
-		out.Pods = append(out.Pods, pod(a, spec, tmpl, sh, h, gang))
+		out.Pods = append(out.Pods, pod(a, spec, tmpl, sh, h, gang, plan))
 	}
 	return out, nil
 }
@@ -134,7 +135,7 @@ func service(a attempt, sh shape) *corev1.Service {
 }
 
 // pod builds the pod of host h: one container per process placed there.
-func pod(a attempt, spec *job.Spec, tmpl *apiv1.PodTemplate, sh shape, h int, gang bool) *corev1.Pod {
+func pod(a attempt, spec *job.Spec, tmpl *apiv1.PodTemplate, sh shape, h int, gang bool, plan gangPlan) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: meta(a, a.podName(h, gang), sh)}
 	p.Labels = merged(tmpl.Metadata.Labels, p.Labels)
 	p.Labels[LabelHost] = strconv.Itoa(h)
@@ -166,14 +167,14 @@ func pod(a attempt, spec *job.Spec, tmpl *apiv1.PodTemplate, sh shape, h int, ga
 	if gang {
 		p.Spec.Hostname, p.Spec.Subdomain = p.Name, a.Base
 	}
-	switch sh.GangScheduler {
+	switch plan.Kind {
 	case GangCoscheduling:
 		p.Labels["scheduling.x-k8s.io/pod-group"] = a.Base
 	case GangVolcano:
 		p.Annotations["scheduling.k8s.io/group-name"] = a.Base
 	}
-	if gang && sh.SchedulerName != "" && p.Spec.SchedulerName == "" {
-		p.Spec.SchedulerName = sh.SchedulerName
+	if gang && plan.SchedulerName != "" && p.Spec.SchedulerName == "" {
+		p.Spec.SchedulerName = plan.SchedulerName
 	}
 	return p
 }
@@ -265,12 +266,12 @@ func resources(ct job.Container, r corev1.ResourceRequirements) corev1.ResourceR
 }
 
 // podGroup is the gang scheduler's PodGroup: schedule all pods or none.
-func podGroup(a attempt, spec *job.Spec, sh shape, pods int) *unstructured.Unstructured {
+func podGroup(a attempt, spec *job.Spec, sh shape, plan gangPlan) *unstructured.Unstructured {
 	apiVersion := "scheduling.x-k8s.io/v1alpha1"
-	if sh.GangScheduler == GangVolcano {
+	if plan.Kind == GangVolcano {
 		apiVersion = "scheduling.volcano.sh/v1beta1"
 	}
-	n := int64(pods)
+	n := int64(plan.MinMember)
 	min := map[string]any{}
 	ct := spec.Container
 	if ct.MilliCPU > 0 {
@@ -283,8 +284,8 @@ func podGroup(a attempt, spec *job.Spec, sh shape, pods int) *unstructured.Unstr
 		min[GPUResource] = strconv.FormatInt(ct.GPU*n, 10)
 	}
 	groupSpec := map[string]any{"minMember": n, "minResources": min}
-	if sh.GangScheduler == GangCoscheduling && ct.ScheduleTimeout > 0 {
-		groupSpec["scheduleTimeoutSeconds"] = int64(ct.ScheduleTimeout.Seconds())
+	if plan.Kind == GangCoscheduling && plan.Timeout > 0 {
+		groupSpec["scheduleTimeoutSeconds"] = int64(plan.Timeout.Seconds())
 	}
 	m := meta(a, a.Base, sh)
 	u := &unstructured.Unstructured{Object: map[string]any{

@@ -63,6 +63,7 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 		return err
 	}
 	training.SetGroups(spec)
+	training.EnforcePodGroupPolicy(j, spec)
 	spec.Clean = j.Clean()
 	return nil
 }
