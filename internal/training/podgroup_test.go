@@ -21,7 +21,7 @@ func TestEnforcePodGroupPolicy(t *testing.T) {
 		want    *job.PodGroup
 	}{
 		"a runtime that names no scheduler leaves it to the backend": {plain(nil), nil},
-		"a timeout alone leaves it to the backend too": {plain(&apiv1.GangPolicy{ScheduleTimeoutSeconds: i32(30)}), nil},
+		"a timeout alone leaves it to the backend too":               {plain(&apiv1.GangPolicy{ScheduleTimeoutSeconds: i32(30)}), nil},
 		"coscheduling with its timeout": {
 			plain(&apiv1.GangPolicy{Scheduler: "coscheduling", ScheduleTimeoutSeconds: i32(30)}),
 			&job.PodGroup{Kind: job.PodGroupCoscheduling, MinMember: 3, ScheduleTimeout: 30 * time.Second},
