@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -47,7 +46,7 @@ func (h *harness) bound(t *testing.T, id job.AttemptID) int {
 // for (pods of earlier tests are deleted as their namespaces go).
 func waitRoom(t *testing.T, h *harness, n int) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	free := func() int {
 		pods, err := h.c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -82,10 +81,10 @@ func waitRoom(t *testing.T, h *harness, n int) {
 // stop aborts an attempt and waits until its pods are gone.
 func (h *harness) stop(t *testing.T, id job.AttemptID) {
 	t.Helper()
-	if err := h.Abort(context.Background(), id, 0); err != nil {
+	if err := h.Abort(t.Context(), id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Release(context.Background(), id, false); err != nil {
+	if err := h.Release(t.Context(), id, false); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the aborted gang's pods to go", func() bool { return len(h.pods(t, id)) == 0 })
@@ -94,7 +93,7 @@ func (h *harness) stop(t *testing.T, id job.AttemptID) {
 func TestCoschedulingBindsAGangThatFitsWhole(t *testing.T) {
 	h := newHarness(t, Config{GangScheduler: GangCoscheduling})
 	waitRoom(t, h, 3)
-	ctx := context.Background()
+	ctx := t.Context()
 	spec := coscheduled("r-gfits/train/1", 3)
 	if err := h.Launch(ctx, spec); err != nil {
 		t.Fatal(err)
@@ -120,7 +119,7 @@ func TestCoschedulingBindsAGangThatFitsWhole(t *testing.T) {
 func TestCoschedulingNeverBindsHalfOfTwoGangs(t *testing.T) {
 	h := newHarness(t, Config{GangScheduler: GangCoscheduling})
 	waitRoom(t, h, 4)
-	ctx := context.Background()
+	ctx := t.Context()
 	a, b := coscheduled("r-ganga/train/1", 3), coscheduled("r-gangb/train/1", 3)
 	for _, s := range []*job.Spec{a, b} {
 		if err := h.Launch(ctx, s); err != nil {
@@ -169,7 +168,7 @@ func TestCoschedulingNeverBindsHalfOfTwoGangs(t *testing.T) {
 func TestCoschedulingGangTooBigTimesOutWithTheSchedulersReason(t *testing.T) {
 	h := newHarness(t, Config{GangScheduler: GangCoscheduling})
 	waitRoom(t, h, 4)
-	ctx := context.Background()
+	ctx := t.Context()
 	spec := coscheduled("r-gbig/train/1", 5) // 5 nodes' worth on 4 nodes
 	spec.Container.ScheduleTimeout = 8 * time.Second
 	start := time.Now()
@@ -195,7 +194,7 @@ func TestCoschedulingGangTooBigTimesOutWithTheSchedulersReason(t *testing.T) {
 
 func TestMisnamedSchedulerTimesOutFromCreation(t *testing.T) {
 	h := newHarness(t, Config{GangScheduler: GangCoscheduling, SchedulerName: "no-such-scheduler"})
-	ctx := context.Background()
+	ctx := t.Context()
 	spec := coscheduled("r-gnone/train/1", 2)
 	spec.Container.MilliCPU = 100
 	spec.Container.ScheduleTimeout = 3 * time.Second
