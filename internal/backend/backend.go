@@ -36,7 +36,9 @@ type Notifier interface {
 	// (Outputs not read: call Observe for those), and resync when reports
 	// may have been missed, until ctx ends. Calls come from one goroutine.
 	// An elastic gang that lost a host and runs on is reported too, with
-	// a Running status whose Dropped names it.
+	// a Running status whose Dropped names it, and so is a running gang
+	// whose placement changed: some of it waits to be placed (Queue set,
+	// with the scheduler's reason) or every process was placed since.
 	Watch(ctx context.Context, exited func(id job.AttemptID, st job.Status), resync func())
 }
 
