@@ -200,9 +200,9 @@ func writeTrainStatus(w io.Writer, r *apiv1.Run) {
 		for _, c := range n.Conditions {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.LastTransitionTime.Local().Format("15:04:05"), oneLine(c.Message))
 		}
-		fmt.Fprintln(tw, "  REPLICAS\tACTIVE\tSUCCEEDED\tFAILED\tSTOPPED")
+		fmt.Fprintln(tw, "  REPLICAS\tPENDING\tACTIVE\tSUCCEEDED\tFAILED\tSTOPPED")
 		for _, g := range n.Replicas {
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", g.Name, g.Active, g.Succeeded, g.Failed, g.Stopped)
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\n", g.Name, g.Pending, g.Active, g.Succeeded, g.Failed, g.Stopped)
 		}
 		tw.Flush()
 	}
