@@ -77,6 +77,16 @@ func TestDecideQueuedGang(t *testing.T) {
 			pods: map[int]*corev1.Pod{0: bound(0), 1: pending(1, "s", "Unschedulable", pgMsg)},
 			now:  time.Minute, state: job.StateExited, code: apiv1.CodeUnschedulable, contains: pgMsg,
 		},
+		"a gang's timeout quotes every distinct reason of its pods": {
+			spec: timed(gangSpec(3, ""), 8*time.Second),
+			pods: map[int]*corev1.Pod{
+				0: pending(0, "s", "Unschedulable", "0/1 nodes are available: 1 optimistic rejection in PostFilter."),
+				1: pending(1, "s", "Unschedulable", "0/1 nodes are available: 1 optimistic rejection in PostFilter."),
+				2: pending(2, "s", "Unschedulable", "0/4 nodes are available: 4 Insufficient cpu. PodGroup ns/g gets rejected due to Pod p2 is unschedulable even after PostFilter"),
+			},
+			now: 8 * time.Second, state: job.StateExited, code: apiv1.CodeUnschedulable,
+			contains: "pod p0: 0/1 nodes are available: 1 optimistic rejection in PostFilter.; pod p2: 0/4 nodes are available: 4 Insufficient cpu. PodGroup ns/g gets rejected",
+		},
 		"a bound pod never times out": {
 			spec: timed(gangSpec(1, ""), time.Second), pods: map[int]*corev1.Pod{0: bound(0)},
 			now: time.Hour, state: job.StateRunning,

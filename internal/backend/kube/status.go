@@ -46,9 +46,12 @@ func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits)
 		if t := pods[h].Status.StartTime; t != nil && (st.StartedAt.IsZero() || t.Time.Before(st.StartedAt)) {
 			st.StartedAt = t.Time
 		}
-		if stuck, ok := stuckPod(spec, pods[h], now, lim); ok {
+		if stuck, ok := stuckPod(pods[h], now, lim); ok {
 			return stuck
 		}
+	}
+	if stuck, ok := unplaced(spec, pods, now, lim); ok {
+		return stuck
 	}
 	procs := make([]procState, len(spec.Processes))
 	members := make([]job.Member, len(spec.Processes))
@@ -174,9 +177,9 @@ func fill(st *job.Status, procs []procState, left bool) {
 }
 
 // stuckPod reports a pod that cannot make progress on its own: its image
-// cannot be pulled, its container cannot be configured, or it was not
-// placed on a node, for longer than the limits allow.
-func stuckPod(spec *job.Spec, pod *corev1.Pod, now time.Time, lim limits) (job.Status, bool) {
+// cannot be pulled or its container cannot be configured, for longer than
+// the limits allow. A pod no node takes is unplaced's.
+func stuckPod(pod *corev1.Pod, now time.Time, lim limits) (job.Status, bool) {
 	age := now.Sub(pod.CreationTimestamp.Time)
 	stuck := func(code apiv1.Code, msg string) (job.Status, bool) {
 		return job.Status{State: job.StateExited, ExitCode: -1, Code: string(code), Message: msg, Permanent: true}, true
@@ -202,17 +205,6 @@ func stuckPod(spec *job.Spec, pod *corev1.Pod, now time.Time, lim limits) (job.S
 				return stuck(apiv1.CodeContainerConfig, msg)
 			}
 		}
-	}
-	// The schedule timeout counts from the pod's creation, whether or not
-	// a scheduler said why it waits: a pod whose scheduler does not run
-	// gets no condition at all.
-	timeout := spec.Container.ScheduleTimeout
-	if timeout == 0 {
-		timeout = lim.Unschedulable
-	}
-	if timeout > 0 && age >= timeout && unbound(pod) {
-		_, why := waitReason(pod)
-		return stuck(apiv1.CodeUnschedulable, fmt.Sprintf("not placed on a node within %s of its creation: %s", timeout, why))
 	}
 	return job.Status{}, false
 }
