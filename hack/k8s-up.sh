@@ -186,8 +186,9 @@ post() { # path: POST stdin as JSON
 }
 
 # Volcano's PodGroup kind, so that the API accepts kiln's PodGroups for
-# it; no Volcano scheduler runs here (its build is not worth it: see
-# docs/design/0003-kubernetes.md). scheduler-plugins' real CRD and
+# it; no Volcano scheduler runs here (the module proxy does not serve
+# volcano.sh/volcano to this machine, and Volcano needs its controllers
+# and queues beside its scheduler). scheduler-plugins' real CRD and
 # scheduler come with start_coscheduling.
 for crd in "scheduling.volcano.sh v1beta1"; do
   set -- $crd
