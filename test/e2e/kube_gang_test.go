@@ -82,3 +82,49 @@ func trainNode(t *testing.T, run *apiv1.Run) apiv1.NodeStatus {
 	t.Fatalf("run %s has no training job", run.ID)
 	return apiv1.NodeStatus{}
 }
+
+// coscheduledJob is a 2-node TrainJob whose runtime, not the backend's
+// configuration, asks for scheduler-plugins' coscheduling.
+const coscheduledJob = `apiVersion: kiln.dev/v1alpha1
+kind: TrainingRuntime
+metadata: {name: cosched}
+spec:
+  mlPolicy: {numNodes: 2, plain: {}}
+  gangPolicy: {scheduler: coscheduling, scheduleTimeoutSeconds: 60}
+---
+apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: together}
+spec:
+  runtimeRef: {name: cosched}
+  trainer:
+    image: busybox:1.36
+    command: [sh, -c, "echo placed"]
+    resourcesPerNode: {cpu: 500m, memory: 16Mi}
+  podTemplate:
+    metadata:
+      annotations: {kwok.kiln.dev/exit-code: "0", kwok.kiln.dev/delay: 1s}
+`
+
+// TestKubeRuntimePodGroupPolicyPicksTheGangScheduler: the backend names no
+// gang scheduler; the runtime's pod-group policy gives the job a PodGroup
+// and the real coscheduling scheduler places its pods together.
+func TestKubeRuntimePodGroupPolicyPicksTheGangScheduler(t *testing.T) {
+	c := newCluster(t)
+	home := c.home(t)
+	r := kiln(t, home, "run", writeFile(t, t.TempDir(), "job.yaml", coscheduledJob))
+	if r.code != 0 {
+		t.Fatalf("kiln run exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := runID(t, r.stdout)
+	pods := c.pods(t, id)
+	if len(pods) != 2 {
+		t.Fatalf("%d pods, want 2", len(pods))
+	}
+	for _, p := range pods {
+		if p.Spec.SchedulerName != "scheduler-plugins-scheduler" || p.Labels["scheduling.x-k8s.io/pod-group"] == "" || p.Spec.NodeName == "" {
+			t.Errorf("pod %s: scheduler %q, pod group %q, node %q; want the coscheduler's, placed", p.Name,
+				p.Spec.SchedulerName, p.Labels["scheduling.x-k8s.io/pod-group"], p.Spec.NodeName)
+		}
+	}
+}
