@@ -297,7 +297,7 @@ func CodeInfos() []CodeInfo {
 		{CodeEvicted, "the cluster evicted the pod (node pressure, preemption or drain)", "see the message; the attempt is retried per its retry policy"},
 		{CodeImagePull, "the cluster cannot pull the container image (ErrImagePull, ImagePullBackOff, InvalidImageName)", "check the image name and tag, and imagePullSecrets in podTemplate"},
 		{CodeContainerConfig, "the cluster cannot create the container (CreateContainerConfigError): a secret, config map or volume it names is missing", "create the object the message names, or fix podTemplate"},
-		{CodeUnschedulable, "the pods stayed unschedulable past the schedule timeout; none of them was left behind", "ask for less (resources, numNodes) or add nodes; the message is the scheduler's"},
+		{CodeUnschedulable, "the pods were not all placed on nodes within the schedule timeout, counted from their creation; none of them was left behind", "ask for less (resources, numNodes) or add nodes; the message is the scheduler's, or says that no scheduler of the pods' schedulerName answered (is the gang scheduler running?)"},
 		{CodeKubeConfig, "no usable Kubernetes client configuration (kubeconfig, context, namespace)", "check --kubeconfig, --kube-context and --namespace, or KUBECONFIG"},
 		{CodePodLost, "a pod of a running attempt was deleted by someone other than kiln", "see the cluster's events; the attempt is retried per its retry policy"},
 		{CodeStorageScheme, "an initializer's storageUri has a scheme kiln cannot fetch (hf://, gs://, ...)", "use a local path, file://, http:// or https://; fetch other sources in the trainer's own code"},
