@@ -1,0 +1,46 @@
+package kube
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// Permissions are the RBAC rules the backend needs in its namespace when
+// it creates PodGroups for gangScheduler ("" for none): every verb it
+// uses on every resource, and nothing more. It reads and writes nothing
+// outside its namespace, so a Role grants them all. The Role in
+// deploy/kubernetes grants exactly these (a test there checks it); a
+// change to what the backend calls must change this table too.
+func Permissions(gangScheduler string) []rbacv1.PolicyRule {
+	rules := []rbacv1.PolicyRule{
+		// Launch and Join create them, the informer lists and watches
+		// them, settle and stopEarlier delete some, Abort, Release and
+		// RemoveRun delete an attempt's or a run's by label, Release
+		// marks them for the janitor (patch).
+		core("pods", "create", "delete", "deletecollection", "list", "patch", "watch"),
+		// Logs reads them.
+		core("pods/log", "get"),
+		// Files and status records: created by Launch and writeRecord,
+		// watched by the informer, read back when another engine wrote
+		// the record first, deleted by label.
+		core("configmaps", "create", "deletecollection", "get", "list", "watch"),
+		// A task's secret env: created by Launch, deleted by label.
+		core("secrets", "create", "deletecollection"),
+		// A gang's headless Service: created by Launch (and by an engine
+		// that adopts a gang), listed and deleted by label.
+		core("services", "create", "delete", "list"),
+		// A training job's workspace: created by Launch, deleted with
+		// its run.
+		core("persistentvolumeclaims", "create", "deletecollection"),
+	}
+	if gvr, ok := podGroupResources[gangScheduler]; ok {
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{gvr.Group}, Resources: []string{gvr.Resource},
+			Verbs: []string{"create", "deletecollection"},
+		})
+	}
+	return rules
+}
+
+func core(resource string, verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{resource}, Verbs: verbs}
+}
