@@ -87,7 +87,13 @@ func (h *harness) pods(t *testing.T, id job.AttemptID) []corev1.Pod {
 // eventually polls cond until it holds, failing the test after 30s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	eventuallyWithin(t, 30*time.Second, what, cond)
+}
+
+// eventuallyWithin is eventually with a deadline of its own.
+func eventuallyWithin(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(limit)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
