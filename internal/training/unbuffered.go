@@ -19,11 +19,14 @@ const Unbuffered = "PYTHONUNBUFFERED"
 // (each container of a pod) kiln starts, never into a pod template's sidecars.
 // Python reads any non-empty value as on; kiln writes "1", as the operator
 // does for JAX (its PyTorch code writes "0", which Python reads the same).
-func WithUnbuffered(env []string) []string {
+func WithUnbuffered(env []string) []string { return withDefault(env, Unbuffered, "1") }
+
+// withDefault returns env with key=value added unless env sets key.
+func withDefault(env []string, key, value string) []string {
 	for _, kv := range env {
-		if strings.HasPrefix(kv, Unbuffered+"=") {
+		if strings.HasPrefix(kv, key+"=") {
 			return env
 		}
 	}
-	return with(env, Unbuffered, "1")
+	return with(env, key, value)
 }

@@ -27,6 +27,7 @@ const createWorkers = 16
 // Service coming last is also how a restarted engine knows that a gang
 // missing a pod was whole once (see vanished): keep it last.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
+	spec = mpiGang(spec, b.ns)
 	b.remember(spec)
 	a := names(spec.ID)
 	if _, ok := b.record(a); ok {
@@ -46,6 +47,9 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 		if err := b.core.create(ctx, "secrets", objs.Secret); ignoreExists(err) != nil {
 			return fmt.Errorf("creating secret %s: %w", objs.Secret.Name, err)
 		}
+	}
+	if err := b.createSSHSecret(ctx, spec); err != nil {
+		return err
 	}
 	if objs.Files != nil {
 		if err := b.core.create(ctx, "configmaps", objs.Files); ignoreExists(err) != nil {
@@ -114,6 +118,7 @@ func ignoreExists(err error) error {
 // the Service exists; one that finds a pod of a whole gang gone fails the
 // attempt (see vanished) rather than let the engine relaunch it.
 func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
+	spec = mpiGang(spec, b.ns)
 	adopted := b.remember(spec)
 	st, err := b.settle(ctx, spec)
 	if err == nil && st.State == job.StateUnknown {

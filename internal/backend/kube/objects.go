@@ -154,6 +154,9 @@ func pod(a attempt, spec *job.Spec, tmpl *apiv1.PodTemplate, sh shape, h int, ga
 	for i, share := range shares(spec.Container, len(procs)) {
 		p.Spec.Containers = append(p.Spec.Containers, container(spec, procs[i], base, share))
 	}
+	if hasWorkers(spec) {
+		mountSSH(p, a, len(procs))
+	}
 	mountWorkspace(p, spec, a, len(p.Spec.Containers))
 	p.Spec.Containers = append(p.Spec.Containers, sidecars...)
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{
