@@ -229,6 +229,7 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, share jo
 		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v})
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "KILN_OUTPUTS", Value: OutputsDir})
+	c.Env = append(c.Env, noGPUs(spec.Container, share)...)
 	c.Env = append(env, c.Env...) // kiln's come last and win
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-outputs", MountPath: OutputsDir})
 	for _, name := range sortedKeys(spec.Files) {

@@ -1,6 +1,10 @@
 package kube
 
-import "kiln.dev/kiln/internal/job"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"kiln.dev/kiln/internal/job"
+)
 
 // shares splits what a node asks for (ct's CPU, memory and GPUs: the pod's
 // resources) among the n process containers of its pod, so that each
@@ -32,4 +36,16 @@ func part(total int64, n, i int) int64 {
 		q++
 	}
 	return q
+}
+
+// noGPUs is the environment of a process container that got no GPU of a
+// node that has some: NVIDIA's container runtime shows a container every
+// GPU of its machine when its image says NVIDIA_VISIBLE_DEVICES=all (as
+// CUDA images do) and the device plugin gave it none, so such a process
+// would see, and share, its neighbours' GPUs. "void" shows it none.
+func noGPUs(node, share job.Container) []corev1.EnvVar {
+	if node.GPU == 0 || share.GPU > 0 {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: "void"}}
 }

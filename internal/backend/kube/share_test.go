@@ -92,6 +92,23 @@ func TestEveryProcessContainerGetsItsShare(t *testing.T) {
 	for _, p := range objs.Pods {
 		wantShares(t, p, want)
 	}
+
+	// Two GPUs for three processes: the third sees none, not all.
+	objs, err = build(multiProc("r-share/train/1", 1, 3, job.Container{GPU: 2}), shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range objs.Pods[0].Spec.Containers {
+		got := ""
+		for _, e := range c.Env {
+			if e.Name == "NVIDIA_VISIBLE_DEVICES" {
+				got = e.Value
+			}
+		}
+		if want := map[bool]string{true: "void", false: ""}[i == 2]; got != want {
+			t.Errorf("container %s: NVIDIA_VISIBLE_DEVICES=%q, want %q", c.Name, got, want)
+		}
+	}
 }
 
 // The cluster takes the split: the API server accepts the pods as built
