@@ -8,7 +8,9 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -53,50 +55,52 @@ var SSHDCommand = []string{"/usr/sbin/sshd", "-De"}
 // restart reads the same gang.
 func mpiGang(spec *job.Spec, ns string) *job.Spec {
 	hf, ok := spec.Files[HostfileName]
-	if !ok || spec.Leader == "" || len(spec.Processes) == 0 || isWorker(spec.Processes[len(spec.Processes)-1]) {
+	lead := slices.IndexFunc(spec.Processes, func(p job.Process) bool { return p.Name == spec.Leader })
+	if !ok || lead < 0 || hasWorkers(spec) {
 		return spec
 	}
-	a := names(spec.ID)
-	var lines []string
-	var named []int
-	for _, line := range strings.Split(strings.TrimSpace(hf), "\n") {
-		host, slots, _ := strings.Cut(strings.TrimSpace(line), " ")
-		h := -1
-		for i := range hostsNamed(hf) {
-			if host == a.podName(i, true)+"."+a.Base {
-				h = i
-			}
-		}
-		if h < 0 {
-			return spec // not this attempt's hosts: mpirun's own business
-		}
-		named = append(named, h)
-		lines = append(lines, fmt.Sprintf("%s.%s.svc %s", host, ns, strings.TrimSpace(slots)))
+	file, named, ok := fqdnHostfile(names(spec.ID), hf, ns)
+	if !ok {
+		return spec // not this attempt's hosts: mpirun's own business
 	}
 	out := *spec
-	out.Files = map[string]string{}
-	for k, v := range spec.Files {
-		out.Files[k] = v
-	}
-	out.Files[HostfileName] = strings.Join(lines, "\n") + "\n"
 	out.Processes = slices.Clone(spec.Processes)
-	leader := spec.Processes[slices.IndexFunc(spec.Processes, func(p job.Process) bool { return p.Name == spec.Leader })]
 	for _, h := range named {
 		if slices.ContainsFunc(spec.Processes, func(p job.Process) bool { return p.Host == h }) {
 			continue
 		}
 		out.Processes = append(out.Processes, job.Process{
-			Name: fmt.Sprintf("node-%d", h), Command: SSHDCommand, Env: leader.Env, Host: h, Group: "node",
+			Name: fmt.Sprintf("node-%d", h), Command: SSHDCommand, Env: spec.Processes[lead].Env, Host: h, Group: "node",
 		})
 	}
 	if len(out.Processes) == len(spec.Processes) {
 		return spec // every rank on the launcher's host: no ssh
 	}
+	out.Files = maps.Clone(spec.Files)
+	out.Files[HostfileName] = file
 	return &out
 }
 
-// hostsNamed bounds the host indexes a hostfile can name: one per line.
-func hostsNamed(hf string) int { return strings.Count(strings.TrimSpace(hf), "\n") + 1 }
+// fqdnHostfile rewrites a hostfile of this attempt's hosts, as Network
+// names them (<pod>.<service>), to their full DNS names in namespace ns,
+// keeping each line's slots, and returns the host indexes it names. It
+// reports false when a line names another host.
+func fqdnHostfile(a attempt, hf, ns string) (string, []int, bool) {
+	var b strings.Builder
+	var named []int
+	for _, line := range strings.Split(strings.TrimSpace(hf), "\n") {
+		host, slots, _ := strings.Cut(strings.TrimSpace(line), " ")
+		pod, ok := strings.CutSuffix(host, "."+a.Base)
+		n, ok2 := strings.CutPrefix(pod, a.Base+"-")
+		h, err := strconv.Atoi(n)
+		if !ok || !ok2 || err != nil || a.podName(h, true) != pod {
+			return "", nil, false
+		}
+		named = append(named, h)
+		fmt.Fprintf(&b, "%s.%s.svc %s\n", host, ns, strings.TrimSpace(slots))
+	}
+	return b.String(), named, true
+}
 
 // isWorker reports whether p is an MPI worker's sshd that mpiGang added.
 func isWorker(p job.Process) bool { return slices.Equal(p.Command, SSHDCommand) }
