@@ -21,8 +21,10 @@ func mpiSpec(id string, nodes, slots int) *job.Spec {
 		hf += a.podName(h, true) + "." + a.Base + " slots=" + string(rune('0'+slots)) + "\n"
 	}
 	spec.Files[HostfileName] = hf
-	spec.Processes = []job.Process{{Name: "launcher", Group: "launcher", Command: []string{"mpirun", "python3", "t.py"},
-		Env: []string{"OMPI_MCA_orte_default_hostfile=/kiln/hostfile", "A=1"}}}
+	spec.Processes = []job.Process{{
+		Name: "launcher", Group: "launcher", Command: []string{"mpirun", "python3", "t.py"},
+		Env: []string{"OMPI_MCA_orte_default_hostfile=/kiln/hostfile", "A=1"},
+	}}
 	return spec
 }
 
