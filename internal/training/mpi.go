@@ -28,6 +28,13 @@ func (mpi) Build(j *Job, in *Input, spec *job.Spec) error {
 	spec.Files = map[string]string{"hostfile": hostfile(in.Network.Hosts[:j.NumNodes], j.NumProcPerNode)}
 	env := with(in.Env, "OMPI_MCA_orte_default_hostfile", filepath.Join(in.Dir, "hostfile"),
 		"OMPI_ALLOW_RUN_AS_ROOT", "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+	// As the MPI operator sets them for its launcher: host names stay
+	// whole (a worker is <pod>.<service>.<namespace>.svc, which its short
+	// name does not resolve to), and ssh retries while the workers' sshd
+	// start. Nothing uses them when every rank is on this machine. A value
+	// the user sets stands.
+	env = withDefault(env, "OMPI_MCA_orte_keep_fqdn_hostnames", "true")
+	env = withDefault(env, "OMPI_MCA_plm_rsh_args", SSHArgs)
 	cmd := in.Command
 	if base := filepath.Base(cmd[0]); base != "mpirun" && base != "mpiexec" {
 		cmd = append([]string{"mpirun", "-np", strconv.Itoa(total)}, cmd...)
@@ -36,6 +43,13 @@ func (mpi) Build(j *Job, in *Input, spec *job.Spec) error {
 	spec.Leader = "launcher"
 	return nil
 }
+
+// SSHArgs are the ssh options mpirun reaches workers with: retry while a
+// worker's sshd starts (the MPI operator's ConnectionAttempts=10), and
+// accept the host key a worker generated when it started, which no
+// launcher can know in advance (the MPI operator's images set the same in
+// their ssh_config). The launcher still proves itself with the job's key.
+const SSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
 
 // hostfile lists each host with its slots. Nodes that share a host (all
 // of them, on one machine) share one line: OpenMPI refuses a host listed twice.

@@ -84,7 +84,7 @@ func TestKubeKubeflowTrainerExamplesGetTheirFrameworksEnv(t *testing.T) {
 		pods int
 		env  []string
 	}{
-		{"mpi.yaml", 1, []string{"OMPI_MCA_orte_default_hostfile"}},
+		{"mpi.yaml", 2, []string{"OMPI_MCA_orte_default_hostfile"}}, // the launcher and a worker
 		{"xgboost.yaml", 2, []string{"DMLC_TRACKER_URI", "DMLC_TASK_ID", "DMLC_NUM_WORKER"}},
 		{"jax.yaml", 3, []string{"JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID"}},
 	}

@@ -23,8 +23,11 @@ const createWorkers = 16
 // What pods need at creation (files, PodGroup) comes first; the Service
 // comes last, so the cluster computes its endpoints once for the whole
 // gang rather than again for each pod as it is created. Ranks retry their
-// rendezvous until the names resolve, a few milliseconds later.
+// rendezvous until the names resolve, a few milliseconds later. The
+// Service coming last is also how a restarted engine knows that a gang
+// missing a pod was whole once (see vanished): keep it last.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
+	spec = mpiGang(spec, b.ns)
 	b.remember(spec)
 	a := names(spec.ID)
 	if _, ok := b.record(a); ok {
@@ -44,6 +47,9 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 		if err := b.core.create(ctx, "secrets", objs.Secret); ignoreExists(err) != nil {
 			return fmt.Errorf("creating secret %s: %w", objs.Secret.Name, err)
 		}
+	}
+	if err := b.createSSHSecret(ctx, spec); err != nil {
+		return err
 	}
 	if objs.Files != nil {
 		if err := b.core.create(ctx, "configmaps", objs.Files); ignoreExists(err) != nil {
@@ -109,10 +115,18 @@ func ignoreExists(err error) error {
 // Observe returns the attempt's status as its pods (or its record) show it,
 // stopping what is left of a gang that is decided. An engine that adopts a
 // running gang (after a crash between its pods and its Service) makes sure
-// the Service exists.
+// the Service exists; one that finds a pod of a whole gang gone fails the
+// attempt (see vanished) rather than let the engine relaunch it.
 func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
+	spec = mpiGang(spec, b.ns)
 	adopted := b.remember(spec)
 	st, err := b.settle(ctx, spec)
+	if err == nil && st.State == job.StateUnknown {
+		var lost bool
+		if lost, err = b.adoptLost(ctx, spec); lost {
+			st, err = b.settle(ctx, spec)
+		}
+	}
 	if err == nil && adopted && isGang(spec) && st.State == job.StateRunning {
 		err = b.createService(ctx, service(names(spec.ID), b.shape))
 	}

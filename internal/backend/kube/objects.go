@@ -146,13 +146,17 @@ func pod(a attempt, spec *job.Spec, tmpl *apiv1.PodTemplate, sh shape, h int, ga
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	base, sidecars := splitMain(p.Spec.Containers)
 	p.Spec.Containers = nil
-	first := true
+	var procs []job.Process
 	for _, proc := range spec.Processes {
-		if proc.Host != h {
-			continue
+		if proc.Host == h {
+			procs = append(procs, proc)
 		}
-		p.Spec.Containers = append(p.Spec.Containers, container(spec, proc, base, first))
-		first = false
+	}
+	for i, share := range shares(spec.Container, len(procs)) {
+		p.Spec.Containers = append(p.Spec.Containers, container(spec, procs[i], base, share))
+	}
+	if hasWorkers(spec) {
+		mountSSH(p, a, len(procs))
 	}
 	mountWorkspace(p, spec, a, len(p.Spec.Containers))
 	p.Spec.Containers = append(p.Spec.Containers, sidecars...)
@@ -195,9 +199,9 @@ func splitMain(cs []corev1.Container) (corev1.Container, []corev1.Container) {
 }
 
 // container is one process's container: the template's main container
-// with kiln's image, command, environment and mounts. The pod's resources
-// go on its first container.
-func container(spec *job.Spec, proc job.Process, base corev1.Container, first bool) corev1.Container {
+// with kiln's image, command, environment and mounts, and share, its part
+// of the pod's resources (see shares).
+func container(spec *job.Spec, proc job.Process, base corev1.Container, share job.Container) corev1.Container {
 	c := *base.DeepCopy()
 	c.Name = containerName(proc)
 	if spec.Container.Image != "" {
@@ -226,14 +230,13 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, first bo
 		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v})
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "KILN_OUTPUTS", Value: OutputsDir})
+	c.Env = append(c.Env, noGPUs(spec.Container, share)...)
 	c.Env = append(env, c.Env...) // kiln's come last and win
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-outputs", MountPath: OutputsDir})
 	for _, name := range sortedKeys(spec.Files) {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-files", MountPath: path.Join(KilnDir, name), SubPath: name})
 	}
-	if first {
-		c.Resources = resources(spec.Container, c.Resources)
-	}
+	c.Resources = resources(share, c.Resources)
 	return c
 }
 

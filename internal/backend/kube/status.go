@@ -38,6 +38,8 @@ func decide(spec *job.Spec, pods map[int]*corev1.Pod, now time.Time, lim limits)
 	hs := hosts(spec)
 	for _, h := range hs {
 		if pods[h] == nil {
+			// Not launched yet, or launched and a pod since vanished:
+			// Observe tells which (vanished), from the cluster.
 			return job.Status{State: job.StateUnknown}
 		}
 	}

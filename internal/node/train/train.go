@@ -58,7 +58,7 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
-	in := &training.Input{Command: cmd, Env: env, Network: a.Network, Dir: a.Dir, Attempt: a.ID}
+	in := &training.Input{Command: cmd, Env: training.WithUnbuffered(env), Network: a.Network, Dir: a.Dir, Attempt: a.ID}
 	if err := j.Plugin.Build(j, in, spec); err != nil {
 		return err
 	}
