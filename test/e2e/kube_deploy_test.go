@@ -241,8 +241,8 @@ func refusesWhatIsNotGranted(t *testing.T, c *cluster, kc string) {
 			_, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 			return err
 		},
-		"read secrets":      func() error { _, err := cs.CoreV1().Secrets(c.ns).List(ctx, metav1.ListOptions{}); return err },
-		"get a pod by name": func() error { _, err := cs.CoreV1().Pods(c.ns).Get(ctx, "any", metav1.GetOptions{}); return err },
+		"read secrets":          func() error { _, err := cs.CoreV1().Secrets(c.ns).List(ctx, metav1.ListOptions{}); return err },
+		"read a secret by name": func() error { _, err := cs.CoreV1().Secrets(c.ns).Get(ctx, "any", metav1.GetOptions{}); return err },
 		"update a pod": func() error {
 			_, err := cs.CoreV1().Pods(c.ns).Update(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "any"}}, metav1.UpdateOptions{})
 			return err

@@ -13,10 +13,11 @@ import (
 func Permissions(gangScheduler string) []rbacv1.PolicyRule {
 	rules := []rbacv1.PolicyRule{
 		// Launch and Join create them, the informer lists and watches
-		// them, settle and stopEarlier delete some, Abort, Release and
-		// RemoveRun delete an attempt's or a run's by label, Release
+		// them, an engine adopting a whole gang reads a missing one
+		// (vanished), settle and stopEarlier delete some, Abort, Release
+		// and RemoveRun delete an attempt's or a run's by label, Release
 		// marks them for the janitor (patch).
-		core("pods", "create", "delete", "deletecollection", "list", "patch", "watch"),
+		core("pods", "create", "delete", "deletecollection", "get", "list", "patch", "watch"),
 		// Logs reads them.
 		core("pods/log", "get"),
 		// Files and status records: created by Launch and writeRecord,
@@ -26,8 +27,9 @@ func Permissions(gangScheduler string) []rbacv1.PolicyRule {
 		// A task's secret env: created by Launch, deleted by label.
 		core("secrets", "create", "deletecollection"),
 		// A gang's headless Service: created by Launch (and by an engine
-		// that adopts a gang), listed and deleted by label.
-		core("services", "create", "delete", "list"),
+		// that adopts a gang), read when it adopts one with pods
+		// missing (vanished), listed and deleted by label.
+		core("services", "create", "delete", "get", "list"),
 		// A training job's workspace: created by Launch, deleted with
 		// its run.
 		core("persistentvolumeclaims", "create", "deletecollection"),

@@ -13,9 +13,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/testcluster"
@@ -105,6 +107,30 @@ func TestPermissionsAreWhatTheBackendUses(t *testing.T) {
 		if err := b.Release(ctx, s.ID, s == task); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// An engine that adopts a whole gang with a pod gone reads the gang's
+	// Service and that pod from the API server (vanished).
+	lost := gang(1)
+	lost.ID.Node = "lost"
+	if err := b.Launch(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the gang to be whole", func() bool { return len(b.podsOf(names(lost.ID))) == 2 })
+	gone := names(lost.ID).podName(1, true)
+	if err := c.Client.CoreV1().Pods(ns).Delete(ctx, gone, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pod to be gone", func() bool {
+		_, err := c.Client.CoreV1().Pods(ns).Get(ctx, gone, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	adopter, err := start(ctx, cfg, ns, core, dyn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adopter.Close()
+	if st, err := adopter.Observe(ctx, lost); err != nil || st.Code != string(apiv1.CodePodLost) {
+		t.Fatalf("adopting the gang that lost %s: %+v, %v; want %s", gone, st, err, apiv1.CodePodLost)
 	}
 	workspace := &job.Spec{
 		ID: job.AttemptID{Run: run, Node: "init", Number: 1}, Processes: []job.Process{{Command: []string{"x"}}},
