@@ -2,6 +2,7 @@ package artifacttest
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
@@ -56,7 +57,7 @@ func cleanPrefix(t *testing.T, c artifact.S3Config) {
 	if err != nil {
 		return
 	}
-	ctx := t.Context() // still live in Cleanup's callbacks
+	ctx := context.WithoutCancel(t.Context()) // cancelled before Cleanup runs
 	blobs, err := r.List(ctx, "")
 	if err != nil {
 		t.Logf("cleaning the test's S3 prefix: %v", err)
