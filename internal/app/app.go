@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
@@ -82,6 +83,9 @@ type Config struct {
 	// without --store are refused instead of starting a store of their
 	// own there.
 	Serving bool
+	// Artifacts chooses the artifact repository; the zero value keeps
+	// the cache's bytes under Home/cache and uploads no task artifacts.
+	Artifacts Artifacts
 	// Party is this kiln's party identity (kiln serve --party), and
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
@@ -102,8 +106,11 @@ type App struct {
 	Kube       *kube.Backend
 	Controller *controller.Controller
 	// Cache keeps the results of cached tasks, under Home/cache.
-	Cache   *cache.Cache
-	Metrics *metrics.Metrics
+	Cache *cache.Cache
+	// Artifacts is the artifact repository: the cache's bytes, and the
+	// tasks' output artifacts when it is an S3 bucket.
+	Artifacts artifact.Repository
+	Metrics   *metrics.Metrics
 	// GC deletes runs that are due, and runs deleted on request.
 	GC   *gc.Collector
 	Home string
@@ -172,7 +179,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
-	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log})
+	a.Artifacts = openArtifacts(home, st, cfg.Artifacts)
+	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log, Repository: a.Artifacts})
 	a.Controller, err = controller.New(controller.Config{
 		Store: st, Backend: a.Backend, Pool: pool, Handlers: builtin.Registry(),
 		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,

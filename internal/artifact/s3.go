@@ -35,11 +35,11 @@ type S3Config struct {
 
 // String describes c without its secret key.
 func (c S3Config) String() string {
-	scheme := "https"
-	if c.Insecure {
-		scheme = "http"
+	u := c.Endpoint
+	if !strings.Contains(u, "://") {
+		u = map[bool]string{false: "https://", true: "http://"}[c.Insecure] + u
 	}
-	return fmt.Sprintf("s3 %s://%s/%s/%s", scheme, c.Endpoint, c.Bucket, c.Prefix)
+	return fmt.Sprintf("s3 %s/%s/%s", u, c.Bucket, c.Prefix)
 }
 
 // S3 is a Repository in a bucket of an S3-compatible store: blob

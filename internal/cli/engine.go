@@ -101,6 +101,9 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 	if cfg.Store, err = e.backend.store(e.home); err != nil {
 		return nil, err
 	}
+	if cfg.Artifacts, err = e.backend.artifacts(e.home); err != nil {
+		return nil, err
+	}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, err
