@@ -106,11 +106,13 @@ type App struct {
 	Kube       *kube.Backend
 	Controller *controller.Controller
 	// Cache keeps the results of cached tasks, under Home/cache.
-	Cache *cache.Cache
-	// Artifacts is the artifact repository: the cache's bytes, and the
-	// tasks' output artifacts when it is an S3 bucket.
-	Artifacts artifact.Repository
-	Metrics   *metrics.Metrics
+	Cache   *cache.Cache
+	Metrics *metrics.Metrics
+
+	// Repository holds the tasks' output artifacts when an S3 bucket is
+	// configured; nil otherwise (they stay in the output directories).
+	Repository artifact.Repository
+
 	// GC deletes runs that are due, and runs deleted on request.
 	GC   *gc.Collector
 	Home string
@@ -179,12 +181,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
-	a.Artifacts = openArtifacts(home, st, cfg.Artifacts)
-	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log, Repository: a.Artifacts})
+	var cacheRepo artifact.Repository
+	cacheRepo, a.Repository = openArtifacts(home, st, cfg.Artifacts)
+	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log, Repository: cacheRepo})
 	a.Controller, err = controller.New(controller.Config{
 		Store: st, Backend: a.Backend, Pool: pool, Handlers: builtin.Registry(),
 		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,
-		Cache: a.Cache,
+		Cache: a.Cache, Artifacts: a.Repository,
 	})
 	if err != nil {
 		st.Close()

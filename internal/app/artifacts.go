@@ -33,15 +33,26 @@ type Artifacts struct {
 // ArtifactSecretProject is the project whose secret holds the S3 credentials.
 const ArtifactSecretProject = "default"
 
-// openArtifacts returns the repository cfg names. An S3 repository is
-// reached on first use, not here: commands that never touch artifacts
-// (kiln secret set, which may be what stores its credentials) work while
-// the store is unreachable or the secret is missing.
-func openArtifacts(home string, st store.Secrets, cfg Artifacts) artifact.Repository {
+// openArtifacts returns the repositories cfg names: the cache's, and the
+// tasks' output artifacts' (nil without S3: they stay in the attempts'
+// output directories). In a bucket they are two prefixes, PREFIX/cache/
+// and PREFIX/artifacts/, because pruning the cache deletes the blobs no
+// cache entry names. An S3 repository is reached on first use, not here:
+// commands that never touch artifacts (kiln secret set, which may be what
+// stores its credentials) work while the store is unreachable or the
+// secret is missing.
+func openArtifacts(home string, st store.Secrets, cfg Artifacts) (cacheRepo, tasks artifact.Repository) {
 	if cfg.S3 == nil {
-		return artifact.NewDir(filepath.Join(home, "cache"))
+		return artifact.NewDir(filepath.Join(home, "cache")), nil
 	}
-	return &lazyS3{cfg: cfg, secrets: st}
+	sub := func(p string) *lazyS3 {
+		c := cfg
+		s3 := *cfg.S3
+		s3.Prefix += p
+		c.S3 = &s3
+		return &lazyS3{cfg: c, secrets: st}
+	}
+	return sub("cache/"), sub("artifacts/")
 }
 
 // lazyS3 is an S3 repository opened, with its credentials and a check of

@@ -48,7 +48,7 @@ func TestArtifactsFromASecret(t *testing.T) {
 			} else {
 				_ = st.DeleteSecret(t.Context(), ArtifactSecretProject, "s3")
 			}
-			repo := openArtifacts(t.TempDir(), st, cfg)
+			_, repo := openArtifacts(t.TempDir(), st, cfg)
 			_, err := repo.Put(t.Context(), file)
 			if tc.wantCode == "" {
 				if err != nil {

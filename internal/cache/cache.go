@@ -115,7 +115,7 @@ func (c *Cache) Lookup(ctx context.Context, key string, maxAge time.Duration, no
 // again when they are placed (Materialize).
 func (c *Cache) verify(ctx context.Context, e *apiv1.CacheEntry) string {
 	for _, a := range e.Artifacts {
-		for _, f := range filesOf(a) {
+		for _, f := range artifact.Files(a) {
 			b, err := c.repo.Stat(ctx, f.Digest)
 			switch {
 			case errors.Is(err, artifact.ErrNotFound):
@@ -132,15 +132,4 @@ func (c *Cache) verify(ctx context.Context, e *apiv1.CacheEntry) string {
 		}
 	}
 	return ""
-}
-
-// isDir says whether a is a directory artifact.
-func isDir(a apiv1.CachedArtifact) bool { return a.Dir || a.Files != nil }
-
-// filesOf lists an artifact's blobs: itself, or a directory's files.
-func filesOf(a apiv1.CachedArtifact) []apiv1.CachedFile {
-	if !isDir(a) {
-		return []apiv1.CachedFile{{Path: "", Digest: a.Digest, Size: a.Size, Mode: a.Mode}}
-	}
-	return a.Files
 }

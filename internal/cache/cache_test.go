@@ -179,7 +179,7 @@ func blobOf(t *testing.T, c *Cache, e *apiv1.CacheEntry, name, rel string) strin
 		if a.Name != name {
 			continue
 		}
-		for _, f := range filesOf(a) {
+		for _, f := range artifact.Files(a) {
 			if f.Path == rel {
 				return c.repo.(*artifact.Dir).Path(f.Digest)
 			}

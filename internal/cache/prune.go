@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
 )
 
 // PruneParams says which entries a prune removes: those expired (past
@@ -65,7 +66,7 @@ func (c *Cache) Remove(ctx context.Context, keys []string) (apiv1.CachePruned, e
 	for _, k := range keys {
 		if e, err := c.store.CacheEntry(ctx, k); err == nil {
 			for _, a := range e.Artifacts {
-				for _, f := range filesOf(a) {
+				for _, f := range artifact.Files(a) {
 					named[f.Digest] = true
 				}
 			}
@@ -94,7 +95,7 @@ func (c *Cache) sweep(ctx context.Context, named map[string]bool) (int64, error)
 	needed := map[string]bool{}
 	for _, e := range entries {
 		for _, a := range e.Artifacts {
-			for _, f := range filesOf(a) {
+			for _, f := range artifact.Files(a) {
 				needed[f.Digest] = true
 			}
 		}

@@ -29,6 +29,7 @@ type engine interface {
 	server.CacheKeeper    // the stored results of cached tasks
 	server.PartyKeeper    // the parties of federated runs
 	server.QuotaKeeper    // the projects' quotas
+	server.ArtifactKeeper // the artifacts runs' tasks stored
 }
 
 // reader reads runs and their events.
