@@ -28,3 +28,16 @@ func (c *Client) Artifact(ctx context.Context, id apiv1.RunID, node, name string
 	_, err = io.Copy(w, resp.Body)
 	return err
 }
+
+// CacheArtifact copies artifact name of the cache entry key names, of
+// project's (every project the token may read when empty), to w.
+func (c *Client) CacheArtifact(ctx context.Context, project, key, name string, w io.Writer) error {
+	path := "/api/v1/cache/" + url.PathEscape(key) + "/artifacts/" + url.PathEscape(name) + "?project=" + url.QueryEscape(project)
+	resp, err := c.send(ctx, "GET", path, "", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
+}

@@ -28,5 +28,16 @@ func artifactOperations() []Operation {
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the artifact's bytes", Stream: "application/octet-stream", StreamDescription: "a file's bytes, or (application/x-tar) a directory's files"}},
 		},
+		{
+			Method: "GET", Path: "/api/v1/cache/{key}/artifacts/{name}", ID: "getCacheArtifact", Tag: "cache", Role: Viewer,
+			Summary:     "download an artifact of a cached result",
+			Description: "The bytes of one artifact of a cache entry, checked against its digest as they are read: a file's bytes, or a directory's files as a tar stream (the entry's artifact says which: GET /api/v1/cache); 404 KLN-4025 when the key names no entry the token may read, KLN-4055 when the entry has no such artifact.",
+			Params: []Param{
+				{Name: "key", In: "path", Type: "", Description: "the entry's key, whole or its first 8 or more hex digits"},
+				{Name: "name", In: "path", Type: "", Description: "the artifact's name"},
+				projectParam,
+			},
+			Answers: []Answer{{Status: http.StatusOK, Description: "the artifact's bytes", Stream: "application/octet-stream", StreamDescription: "a file's bytes, or a directory's files as a tar stream"}},
+		},
 	}
 }

@@ -71,3 +71,35 @@ func writeTar(ctx context.Context, r artifact.Repository, a apiv1.CachedArtifact
 	}
 	return tw.Close()
 }
+
+// CacheArtifact writes artifact name of the cache entry key names (whole,
+// or a prefix of at least 8 hex digits) of project's (every project's
+// when empty) to w: a file's bytes, or a directory's files as a tar
+// stream. KLN-4025 for a key that names no entry, KLN-4055 for a name
+// the entry does not have.
+func (a *App) CacheArtifact(ctx context.Context, project, key, name string, w io.Writer) error {
+	entries, err := a.Cache.List(ctx, apiv1.CacheQuery{Project: project})
+	if err != nil {
+		return err
+	}
+	full, err := matchKey(entries, project, key)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Key != full {
+			continue
+		}
+		for _, ca := range e.Artifacts {
+			if ca.Name != name {
+				continue
+			}
+			it := apiv1.RunArtifact{Node: e.Task, CachedArtifact: ca}
+			if !artifact.IsDir(ca) {
+				return transferErr(a.Cache.Repository().Get(ctx, ca.Digest, w), it)
+			}
+			return transferErr(writeTar(ctx, a.Cache.Repository(), ca, w), it)
+		}
+	}
+	return apiv1.Errorf(apiv1.CodeNoArtifact, fmt.Sprintf("cache entry %s holds no artifact %s", key, name))
+}

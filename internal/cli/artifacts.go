@@ -2,6 +2,7 @@ package cli
 
 import (
 	"archive/tar"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -89,10 +90,11 @@ func newArtifactsGetCmd(e *env) *cobra.Command {
 				if a.Node != node || a.Name != name {
 					continue
 				}
+				fetch := func(w io.Writer) error { return eng.Artifact(cmd.Context(), apiv1.RunID(args[0]), node, name, w) }
 				if a.Dir || a.Files != nil {
-					return getDir(cmd, e, eng, a, out)
+					return getDir(e, fetch, args[1], cmp.Or(out, name))
 				}
-				return getFile(cmd, e, eng, a, out)
+				return getFile(e, fetch, out)
 			}
 			return &apiv1.Error{
 				Code: apiv1.CodeNoArtifact, Message: fmt.Sprintf("task %s of run %s stored no artifact %s", node, args[0], name),
@@ -104,17 +106,18 @@ func newArtifactsGetCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// getFile writes a file artifact to out, or standard output.
-func getFile(cmd *cobra.Command, e *env, eng engine, a apiv1.RunArtifact, out string) error {
+// getFile writes a file artifact, which fetch copies, to out, or
+// standard output.
+func getFile(e *env, fetch func(io.Writer) error, out string) error {
 	if out == "" || out == "-" {
-		return eng.Artifact(cmd.Context(), apiv1.RunID(cmd.Flags().Arg(0)), a.Node, a.Name, e.stdout)
+		return fetch(e.stdout)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".kiln-artifact-*")
 	if err != nil {
-		return &apiv1.Error{Code: apiv1.CodeUsage, Field: "--output", Message: err.Error()}
+		return &apiv1.Error{Code: apiv1.CodeUsage, Field: "--out", Message: err.Error()}
 	}
 	defer os.Remove(tmp.Name()) // gone once renamed
-	err = eng.Artifact(cmd.Context(), apiv1.RunID(cmd.Flags().Arg(0)), a.Node, a.Name, tmp)
+	err = fetch(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -124,15 +127,11 @@ func getFile(cmd *cobra.Command, e *env, eng engine, a apiv1.RunArtifact, out st
 	return os.Rename(tmp.Name(), out)
 }
 
-// getDir extracts a directory artifact's tar stream into out.
-func getDir(cmd *cobra.Command, e *env, eng engine, a apiv1.RunArtifact, out string) error {
-	if out == "" {
-		out = a.Name
-	}
+// getDir extracts a directory artifact's tar stream, which fetch copies,
+// into out.
+func getDir(e *env, fetch func(io.Writer) error, label, out string) error {
 	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(eng.Artifact(cmd.Context(), apiv1.RunID(cmd.Flags().Arg(0)), a.Node, a.Name, pw))
-	}()
+	go func() { pw.CloseWithError(fetch(pw)) }()
 	defer pr.Close()
 	tr := tar.NewReader(pr)
 	n := 0
@@ -156,7 +155,7 @@ func getDir(cmd *cobra.Command, e *env, eng engine, a apiv1.RunArtifact, out str
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "%d files of %s/%s in %s\n", n, a.Node, a.Name, out)
+	fmt.Fprintf(e.stderr, "%d files of %s in %s\n", n, label, out)
 	return nil
 }
 

@@ -18,6 +18,11 @@ type ArtifactKeeper interface {
 	// to w: a file's bytes, or a directory as a tar stream (Dir says
 	// which). KLN-4055 when the task stored no such artifact.
 	Artifact(ctx context.Context, id apiv1.RunID, node, name string, w io.Writer) error
+	// CacheArtifact writes artifact name of the cache entry key names
+	// (whole or by a prefix of 8 or more hex digits) of project's (every
+	// project's when empty) to w, as Artifact does. KLN-4025 for a key
+	// that names no entry, KLN-4055 for a name it does not hold.
+	CacheArtifact(ctx context.Context, project, key, name string, w io.Writer) error
 }
 
 // listArtifacts answers the stored artifacts of a run's tasks.
@@ -84,4 +89,39 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request, p *principa
 // noArtifacts answers a server configured without an ArtifactKeeper.
 func noArtifacts() error {
 	return &httpError{status: http.StatusNotFound, err: apiv1.Errorf(apiv1.CodeNoArtifact, "this server serves no artifacts")}
+}
+
+// getCacheArtifact answers one artifact of a cache entry, of ?project= if
+// set; an entry of a project the caller may not read is answered as one
+// that does not exist.
+func (s *Server) getCacheArtifact(w http.ResponseWriter, r *http.Request, p *principal) error {
+	if s.cfg.Artifacts == nil {
+		return noArtifacts()
+	}
+	projects := []string{r.URL.Query().Get("project")}
+	switch {
+	case projects[0] != "" && !p.may(projects[0]):
+		return forbidden("the token may not read project %q", projects[0])
+	case projects[0] == "" && !p.may("*"):
+		projects = p.projects
+	}
+	key, name := r.PathValue("key"), r.PathValue("name")
+	for _, project := range projects {
+		sw := s.newStream(w, "application/octet-stream")
+		err := s.cfg.Artifacts.CacheArtifact(r.Context(), project, key, name, sw)
+		if apiv1.CodeOf(err) == apiv1.CodeNoCacheEntry && !sw.wrote {
+			continue
+		}
+		if err != nil && !sw.wrote {
+			return err
+		}
+		if err != nil {
+			s.cfg.Log.Warn("cache artifact download ended early", "key", key, "artifact", name, "err", err)
+		}
+		if !sw.wrote {
+			_, _ = sw.Write(nil)
+		}
+		return nil
+	}
+	return &apiv1.Error{Code: apiv1.CodeNoCacheEntry, Field: "key", Message: "no cache entry the token may read has key " + key}
 }

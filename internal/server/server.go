@@ -185,6 +185,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
 		{"GET /api/v1/runs/{id}/artifacts", viewer, s.listArtifacts},
 		{"GET /api/v1/runs/{id}/artifacts/{node}/{name}", viewer, s.getArtifact},
+		{"GET /api/v1/cache/{key}/artifacts/{name}", viewer, s.getCacheArtifact},
 		{"GET /api/v1/runtimes", viewer, s.listRuntimes},
 		{"GET /api/v1/runtimes/{name}", viewer, s.getRuntime},
 		{"DELETE /api/v1/runtimes/{name}", editor, s.deleteRuntime},

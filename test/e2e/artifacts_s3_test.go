@@ -22,6 +22,7 @@ metadata: {name: artifacts}
 spec:
   tasks:
   - name: make
+    cache: {version: "1"}
     command: [sh, -c, 'echo weights > {{outputs.dir}}/model.bin; mkdir -p {{outputs.dir}}/bin; printf "#!/bin/sh\necho tool\n" > {{outputs.dir}}/bin/tool; chmod +x {{outputs.dir}}/bin/tool']
     outputs:
       artifacts: [{name: model, path: model.bin}, {name: bin, path: bin}]
@@ -89,6 +90,16 @@ func TestArtifactsThroughS3(t *testing.T) {
 		t.Errorf("artifacts get of an artifact never stored = exit %d %q; want KLN-4055", r.code, r.stderr)
 	}
 
+	// The cached result's artifacts are in the bucket too (its cache/ prefix).
+	entries := cacheList(t, nil, home)
+	if len(entries) != 1 {
+		t.Fatalf("cache entries = %+v, want make's", entries)
+	}
+	key := entries[0].Key[len("sha256:") : len("sha256:")+12]
+	if r := kiln(t, home, "cache", "get", key, "model"); r.code != 0 || r.stdout != "weights\n" {
+		t.Errorf("cache get %s model = exit %d %q %q", key, r.code, r.stdout, r.stderr)
+	}
+
 	// Through a server on the same home: the API lists and serves them too.
 	base, admin, _ := startServeAs(t, home, nil, nil, "--isolation", "none")
 	remote := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
@@ -97,6 +108,9 @@ func TestArtifactsThroughS3(t *testing.T) {
 	}
 	if r := kilnWithEnv(t, remote, newHome(t), "artifacts", "get", string(id), "make/bin", "-o", filepath.Join(t.TempDir(), "b")); r.code != 0 || !strings.Contains(r.stderr, "1 files") {
 		t.Errorf("artifacts get of a directory through the server = exit %d %q", r.code, r.stderr)
+	}
+	if r := kilnWithEnv(t, remote, newHome(t), "cache", "get", key, "bin", "-o", filepath.Join(t.TempDir(), "c")); r.code != 0 || !strings.Contains(r.stderr, "1 files") {
+		t.Errorf("cache get of a directory through the server = exit %d %q", r.code, r.stderr)
 	}
 	if r := kilnWithEnv(t, remote, newHome(t), "artifacts", "get", string(id), "make/nothing"); r.code == 0 || !strings.Contains(r.stderr, "KLN-4055") {
 		t.Errorf("artifacts get of an artifact never stored through the server = exit %d %q; want KLN-4055", r.code, r.stderr)
