@@ -143,7 +143,7 @@ func (d *Dir) List(_ context.Context, prefix string) ([]Blob, error) {
 			return err
 		}
 		digest := "sha256:" + e.Name()
-		if CheckDigest(digest) != nil || !strings.HasPrefix(digest, prefix) {
+		if !isBlob(digest, prefix) {
 			return nil
 		}
 		fi, err := e.Info()
@@ -169,4 +169,10 @@ func (d *Dir) Delete(_ context.Context, digest string) error {
 		return err
 	}
 	return nil
+}
+
+// isBlob says whether a file named as digest is a blob List keeps: a
+// well-formed digest that starts with prefix.
+func isBlob(digest, prefix string) bool {
+	return CheckDigest(digest) == nil && strings.HasPrefix(digest, prefix)
 }
