@@ -66,9 +66,11 @@ k8s-up: ## start a real control plane with 4 fake nodes (etcd, kube-* built from
 	@command -v etcd > /dev/null && command -v openssl > /dev/null && command -v curl > /dev/null || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends etcd-server openssl curl ca-certificates; }
 	hack/k8s-up.sh
+	hack/s3-up.sh
 
 k8s-down: ## stop the control plane k8s-up started
 	hack/k8s-down.sh
+	hack/s3-down.sh
 
 deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing
 	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \

@@ -168,6 +168,12 @@ const (
 	CodeQuotaWait     Code = "KLN-2040"
 	CodeQuotaRunsWait Code = "KLN-2041"
 	CodePreempted     Code = "KLN-3095"
+	// The artifact repository (issue 18).
+	CodeArtifactConfig      Code = "KLN-1084"
+	CodeArtifactCredentials Code = "KLN-6020"
+	CodeArtifactRepository  Code = "KLN-6021"
+	CodeArtifactTransfer    Code = "KLN-6022"
+	CodeNoArtifact          Code = "KLN-4055"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -332,6 +338,11 @@ func CodeInfos() []CodeInfo {
 		{CodeQuotaRunsWait, "a run stays Pending because its project already has spec.runs unfinished runs running", "wait for one to end, or raise spec.runs of the project's ProjectQuota"},
 		{CodePreempted, "an attempt was stopped to make room for a task of higher priority of its project, or for a project reclaiming its quota; it counts as a failure of the machine and is retried", "give the task a higher priority, or spec.preemption: Never on the project's ProjectQuota to never evict"},
 		{CodeShareOrder, "an order names a share, or an attempt, that the part does not have or that already ended", "orders come from the initiator's engine; a mismatch means the part and the run diverged (see the part's events)"},
+		{CodeArtifactConfig, "the configuration's artifacts section is invalid: artifacts.s3 lacks its endpoint or bucket, or a field has a value it does not allow", "see docs/artifacts.md: artifacts: {s3: {endpoint, bucket, prefix, region, insecure, secret}}"},
+		{CodeArtifactCredentials, "the credentials of the S3 artifact repository cannot be read: the secret artifacts.s3.secret names is not in project default, or its value is not ACCESS_KEY:SECRET_KEY", "printf '%s:%s' \"$ACCESS\" \"$SECRET\" | kiln secret set NAME; or set KILN_S3_ACCESS_KEY and KILN_S3_SECRET_KEY"},
+		{CodeArtifactRepository, "the S3 artifact repository cannot be reached, refused the credentials, or has no such bucket", "check artifacts.s3.endpoint, bucket, insecure (plain HTTP) and the credentials' secret; the message carries the store's answer"},
+		{CodeArtifactTransfer, "a task's output artifact could not be uploaded to the artifact repository, or an input artifact could not be fetched from it", "the message names the artifact and the store's answer; a declared output must exist when the task succeeds"},
+		{CodeNoArtifact, "the run, node or artifact named has no artifact stored in the repository", "kiln artifacts ls RUN lists what a run's tasks stored"},
 	}
 }
 

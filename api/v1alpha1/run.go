@@ -123,6 +123,11 @@ type NodeStatus struct {
 	// Parties are the shares of a federated task, one per party and
 	// role, as the initiator last saw them.
 	Parties []PartyShare `json:"parties,omitempty"`
+	// Artifacts are the task's output artifacts as stored in the artifact
+	// repository (an S3 bucket, when configured) when it succeeded: name,
+	// path, digest and size, and a directory's files. Empty when no
+	// repository is configured: they are then only in its output directory.
+	Artifacts []CachedArtifact `json:"artifacts,omitempty"`
 }
 
 // Condition types of a training job.

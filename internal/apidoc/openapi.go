@@ -19,7 +19,7 @@ const schemaRef = "#/components/schemas/"
 
 // Operations returns every operation of the API.
 func Operations() []Operation {
-	return slices.Concat(metaOperations(), runOperations(), resourceOperations(), federationOperations())
+	return slices.Concat(metaOperations(), runOperations(), artifactOperations(), resourceOperations(), federationOperations())
 }
 
 // OpenAPI builds the OpenAPI 3.0 document of ops from the Go types they

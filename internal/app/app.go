@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
@@ -82,6 +83,9 @@ type Config struct {
 	// without --store are refused instead of starting a store of their
 	// own there.
 	Serving bool
+	// Artifacts chooses the artifact repository; the zero value keeps
+	// the cache's bytes under Home/cache and uploads no task artifacts.
+	Artifacts Artifacts
 	// Party is this kiln's party identity (kiln serve --party), and
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
@@ -104,6 +108,11 @@ type App struct {
 	// Cache keeps the results of cached tasks, under Home/cache.
 	Cache   *cache.Cache
 	Metrics *metrics.Metrics
+
+	// Repository holds the tasks' output artifacts when an S3 bucket is
+	// configured; nil otherwise (they stay in the output directories).
+	Repository artifact.Repository
+
 	// GC deletes runs that are due, and runs deleted on request.
 	GC   *gc.Collector
 	Home string
@@ -172,11 +181,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
-	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log})
+	var cacheRepo artifact.Repository
+	cacheRepo, a.Repository = openArtifacts(home, st, cfg.Artifacts)
+	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log, Repository: cacheRepo})
 	a.Controller, err = controller.New(controller.Config{
 		Store: st, Backend: a.Backend, Pool: pool, Handlers: builtin.Registry(),
 		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,
-		Cache: a.Cache,
+		Cache: a.Cache, Artifacts: a.Repository,
 	})
 	if err != nil {
 		st.Close()

@@ -1,6 +1,7 @@
 // Package cache keeps the results of cached tasks: an index in the store
 // (which outputs are stored under which key) and the artifacts' bytes in
-// a directory beside it, content-addressed by SHA-256. A stored result is
+// an artifact repository (a directory beside the store by default, or an
+// S3-compatible bucket), content-addressed by SHA-256. A stored result is
 // verified against its digests before it is reused; one that does not
 // verify is a miss, never a wrong result.
 package cache
@@ -13,12 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -26,6 +25,7 @@ import (
 // by several processes sharing the home.
 type Cache struct {
 	store   store.Caches
+	repo    artifact.Repository
 	dir     string
 	maxSize int64
 	log     *slog.Logger
@@ -40,19 +40,31 @@ type Options struct {
 	MaxSize int64
 	// Log receives why stored results were not reused.
 	Log *slog.Logger
+	// Repository holds the artifacts' bytes; nil keeps them in the
+	// directory New is given (artifact.NewDir).
+	Repository artifact.Repository
 }
 
-// New returns the cache whose index is st and whose bytes live under dir.
+// New returns the cache whose index is st and whose bytes live in
+// o.Repository, or under dir when it is nil.
 func New(st store.Caches, dir string, o Options) *Cache {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{store: st, dir: dir, maxSize: o.MaxSize, log: log, digests: newDigestMemo()}
+	repo := o.Repository
+	if repo == nil {
+		repo = artifact.NewDir(dir)
+	}
+	return &Cache{store: st, repo: repo, dir: dir, maxSize: o.MaxSize, log: log, digests: newDigestMemo()}
 }
 
-// Dir is the directory holding the artifacts' bytes.
+// Dir is the cache's local directory (the bytes', unless a Repository
+// was given).
 func (c *Cache) Dir() string { return c.dir }
+
+// Repository is where the artifacts' bytes live.
+func (c *Cache) Repository() artifact.Repository { return c.repo }
 
 // KeyOf is the digest of v's JSON: the key of a result decided by v.
 func KeyOf(v any) (string, error) {
@@ -82,7 +94,7 @@ func (c *Cache) Lookup(ctx context.Context, key string, maxAge time.Duration, no
 		return nil, fmt.Sprintf("the stored result of run %s is %s old, more than maxAge %s",
 			e.SourceRun, now.Sub(e.CreatedAt).Round(time.Second), maxAge), nil
 	}
-	if why := c.verify(e); why != "" {
+	if why := c.verify(ctx, e); why != "" {
 		c.log.Warn("a cache entry is damaged; removing it", "key", key, "sourceRun", e.SourceRun, "reason", why)
 		if _, err := c.store.DeleteCacheEntries(ctx, []string{key}); err != nil {
 			return nil, "", fmt.Errorf("removing a damaged cache entry: %w", err)
@@ -96,45 +108,28 @@ func (c *Cache) Lookup(ctx context.Context, key string, maxAge time.Duration, no
 	return e, "", nil
 }
 
-// verify checks every blob of e against its digest and says what is
-// wrong, or "". An altered blob is removed: its bytes are no one's, and
-// the next result that has its digest stores it afresh.
-func (c *Cache) verify(e *apiv1.CacheEntry) string {
+// verify checks every blob of e is stored, with its size (and, in a
+// local directory, its digest), and says what is wrong, or "". An altered
+// blob is removed: its bytes are no one's, and the next result that has
+// its digest stores it afresh. Bytes are checked against their digests
+// again when they are placed (Materialize).
+func (c *Cache) verify(ctx context.Context, e *apiv1.CacheEntry) string {
 	for _, a := range e.Artifacts {
-		for _, f := range filesOf(a) {
-			path := c.blobPath(f.Digest)
-			got, err := hashFile(path)
+		for _, f := range artifact.Files(a) {
+			b, err := c.repo.Stat(ctx, f.Digest)
 			switch {
-			case errors.Is(err, os.ErrNotExist):
+			case errors.Is(err, artifact.ErrNotFound):
 				return fmt.Sprintf("artifact %s: the stored file %s is missing", a.Name, f.Digest)
+			case errors.Is(err, artifact.ErrDamaged):
+				_ = c.repo.Delete(ctx, f.Digest) // gone already is as good
+				return fmt.Sprintf("artifact %s: the stored file was altered (%v)", a.Name, err)
 			case err != nil:
-				_ = os.RemoveAll(path) // not a readable file: the next store writes it afresh
 				return fmt.Sprintf("artifact %s: %v", a.Name, err)
-			case got != f.Digest:
-				_ = os.Remove(path) // gone already is as good
-				return fmt.Sprintf("artifact %s: the stored file was altered (its digest is %s, not %s)", a.Name, got, f.Digest)
+			case b.Size != f.Size:
+				_ = c.repo.Delete(ctx, f.Digest)
+				return fmt.Sprintf("artifact %s: the stored file was altered (%d bytes, not %d)", a.Name, b.Size, f.Size)
 			}
 		}
 	}
 	return ""
-}
-
-// isDir says whether a is a directory artifact.
-func isDir(a apiv1.CachedArtifact) bool { return a.Dir || a.Files != nil }
-
-// filesOf lists an artifact's blobs: itself, or a directory's files.
-func filesOf(a apiv1.CachedArtifact) []apiv1.CachedFile {
-	if !isDir(a) {
-		return []apiv1.CachedFile{{Path: "", Digest: a.Digest, Size: a.Size, Mode: a.Mode}}
-	}
-	return a.Files
-}
-
-// blobPath is where the bytes of digest live.
-func (c *Cache) blobPath(digest string) string {
-	hex := strings.TrimPrefix(digest, "sha256:")
-	if len(hex) < 2 {
-		hex = "00" + hex
-	}
-	return filepath.Join(c.dir, "blobs", "sha256", hex[:2], hex)
 }

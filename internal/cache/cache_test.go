@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
 	"kiln.dev/kiln/internal/store/sqlite"
 )
 
@@ -116,7 +117,7 @@ func TestSaveLookupMaterialize(t *testing.T) {
 	}
 
 	dst := t.TempDir()
-	if err := c.Materialize(got, dst); err != nil {
+	if err := c.Materialize(t.Context(), got, dst); err != nil {
 		t.Fatal(err)
 	}
 	for rel, want := range map[string]struct {
@@ -144,7 +145,7 @@ func TestSaveLookupMaterialize(t *testing.T) {
 			t.Errorf("%s has mode %v, want it readable", rel, fi.Mode())
 		}
 	}
-	if err := c.Materialize(got, dst); err != nil {
+	if err := c.Materialize(t.Context(), got, dst); err != nil {
 		t.Errorf("materializing again over the same directory: %v", err)
 	}
 }
@@ -163,7 +164,7 @@ func TestEmptyDirectoryArtifactIsReused(t *testing.T) {
 		t.Fatalf("an entry whose artifact is an empty directory was not reused: %s", why)
 	}
 	dst := t.TempDir()
-	if err := c.Materialize(got, dst); err != nil {
+	if err := c.Materialize(t.Context(), got, dst); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dst, "logs")); err != nil || !fi.IsDir() {
@@ -178,9 +179,9 @@ func blobOf(t *testing.T, c *Cache, e *apiv1.CacheEntry, name, rel string) strin
 		if a.Name != name {
 			continue
 		}
-		for _, f := range filesOf(a) {
+		for _, f := range artifact.Files(a) {
 			if f.Path == rel {
-				return c.blobPath(f.Digest)
+				return c.repo.(*artifact.Dir).Path(f.Digest)
 			}
 		}
 	}

@@ -2,15 +2,12 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
 )
 
 // PruneParams says which entries a prune removes: those expired (past
@@ -69,8 +66,8 @@ func (c *Cache) Remove(ctx context.Context, keys []string) (apiv1.CachePruned, e
 	for _, k := range keys {
 		if e, err := c.store.CacheEntry(ctx, k); err == nil {
 			for _, a := range e.Artifacts {
-				for _, f := range filesOf(a) {
-					named[filepath.Base(c.blobPath(f.Digest))] = true
+				for _, f := range artifact.Files(a) {
+					named[f.Digest] = true
 				}
 			}
 		}
@@ -98,33 +95,23 @@ func (c *Cache) sweep(ctx context.Context, named map[string]bool) (int64, error)
 	needed := map[string]bool{}
 	for _, e := range entries {
 		for _, a := range e.Artifacts {
-			for _, f := range filesOf(a) {
-				needed[filepath.Base(c.blobPath(f.Digest))] = true
+			for _, f := range artifact.Files(a) {
+				needed[f.Digest] = true
 			}
 		}
 	}
+	blobs, err := c.repo.List(ctx, "")
+	if err != nil {
+		return 0, fmt.Errorf("listing the cache's blobs: %w", err)
+	}
 	var freed int64
-	root := filepath.Join(c.dir, "blobs")
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+	for _, b := range blobs {
+		if needed[b.Digest] || (!named[b.Digest] && time.Since(b.ModTime) < blobGrace) {
+			continue // needed, or maybe about to be named
 		}
-		if err != nil || d.IsDir() || needed[d.Name()] {
-			return err
+		if err := c.repo.Delete(ctx, b.Digest); err == nil {
+			freed += b.Size
 		}
-		fi, err := d.Info()
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil // removed by another prune
-		case err != nil:
-			return err
-		case !named[d.Name()] && time.Since(fi.ModTime()) < blobGrace:
-			return nil // maybe about to be named
-		}
-		if err := os.Remove(path); err == nil {
-			freed += fi.Size()
-		}
-		return nil
-	})
-	return freed, err
+	}
+	return freed, nil
 }

@@ -31,6 +31,8 @@ type fileConfig struct {
 	Cache      cacheFile  `json:"cache,omitempty"`
 	Party      partyFile  `json:"party,omitempty"`
 	Serve      serveFile  `json:"serve,omitempty"`
+	// Artifacts is the artifact repository (artifacts_config.go).
+	Artifacts artifactsFile `json:"artifacts,omitempty"`
 }
 
 type kubeConfig struct {

@@ -13,7 +13,7 @@ import (
 
 func newCacheCmd(e *env) *cobra.Command {
 	c := group("cache", "List and remove the stored results of cached tasks")
-	c.AddCommand(newCacheLsCmd(e), newCacheRmCmd(e), newCachePruneCmd(e))
+	c.AddCommand(newCacheLsCmd(e), newCacheRmCmd(e), newCachePruneCmd(e), newCacheGetCmd(e))
 	return c
 }
 

@@ -29,6 +29,7 @@ type engine interface {
 	server.CacheKeeper    // the stored results of cached tasks
 	server.PartyKeeper    // the parties of federated runs
 	server.QuotaKeeper    // the projects' quotas
+	server.ArtifactKeeper // the artifacts runs' tasks stored
 }
 
 // reader reads runs and their events.
@@ -99,6 +100,9 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 	cfg := app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var err error
 	if cfg.Store, err = e.backend.store(e.home); err != nil {
+		return nil, err
+	}
+	if cfg.Artifacts, err = e.backend.artifacts(e.home); err != nil {
 		return nil, err
 	}
 	for _, opt := range opts {

@@ -35,6 +35,7 @@ var outputFormats = map[string][]string{
 	"kiln get schedules":       append([]string{fmtTable}, data...),
 	"kiln get quotas":          append([]string{fmtTable}, data...),
 	"kiln cache ls":            append([]string{fmtTable}, data...),
+	"kiln artifacts ls":        append([]string{fmtTable}, data...),
 	"kiln party list":          append([]string{fmtTable}, data...),
 	"kiln whoami":              append([]string{fmtTable}, data...),
 	"kiln config get-contexts": {fmtTable, fmtJSON, fmtYAML, fmtName},

@@ -121,6 +121,7 @@ func newRoot(e *env) *cobra.Command {
 		newCancelCmd(e), newSuspendCmd(e, true), newSuspendCmd(e, false), newValidateCmd(e), newSuperviseCmd(e),
 		newServeCmd(e), newTokenCmd(e), newSecretCmd(e), newRetryCmd(e), newApplyCmd(e), newDeleteCmd(e),
 		newApproveCmd(e, true), newApproveCmd(e, false), newSignalCmd(e), newCacheCmd(e), newGCCmd(e), newInitializeCmd(e))
+	root.AddCommand(newArtifactsCmd(e), newArtifactExecCmd())
 	root.AddCommand(newRerunCmd(e))
 	root.AddCommand(newConvertCmd(e))
 	root.AddCommand(newPartyCmd(e))

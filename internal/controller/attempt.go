@@ -20,7 +20,11 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 	rs := r.rs
 	ns := rs.nodes[i]
 	n := ns.attempt.Number + 1
-	spec, err := c.buildSpec(ctx, rs, i, n, hosts)
+	var spec *job.Spec
+	err := c.fetchArtifacts(ctx, rs, i) // before its files are read
+	if err == nil {
+		spec, err = c.buildSpec(ctx, rs, i, n, hosts)
+	}
 	ns.attempt = apiv1.AttemptStatus{Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning, Nodes: hosts}
 	if !ns.waitingSince.IsZero() {
 		c.cfg.Metrics.Admitted(r.now.Sub(ns.waitingSince))

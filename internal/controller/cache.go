@@ -50,7 +50,7 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 			miss = err.Error()
 		}
 		if e != nil {
-			return c.cacheHit(r, i, e, st)
+			return c.cacheHit(ctx, r, i, e, st)
 		}
 		st.Message = miss
 		if miss != cache.NoResult && ns.status.Phase != apiv1.PhaseWaiting { // a stored result was not used: say why
@@ -81,7 +81,7 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 func (c *Controller) storedMeanwhile(ctx context.Context, r *round, i int, st *apiv1.CacheStatus) bool {
 	rs := r.rs
 	e, _, err := c.cfg.Cache.Lookup(ctx, st.Key, rs.plan.Tasks[i].Cache.MaxAge, r.now)
-	if err != nil || e == nil || !c.cacheHit(r, i, e, st) {
+	if err != nil || e == nil || !c.cacheHit(ctx, r, i, e, st) {
 		return false
 	}
 	if err := c.cfg.Store.ReleaseCacheKey(ctx, e.Key, rs.waiter(i)); err != nil {
@@ -99,14 +99,14 @@ func (c *Controller) setCache(r *round, i int, st *apiv1.CacheStatus) {
 // cacheHit ends node i with the stored result e: its output parameters,
 // and its artifacts placed where downstream tasks read them. A result
 // whose artifacts cannot be placed is not reused.
-func (c *Controller) cacheHit(r *round, i int, e *apiv1.CacheEntry, st *apiv1.CacheStatus) bool {
+func (c *Controller) cacheHit(ctx context.Context, r *round, i int, e *apiv1.CacheEntry, st *apiv1.CacheStatus) bool {
 	rs, ns := r.rs, r.rs.nodes[i]
 	if len(e.Artifacts) > 0 {
 		dir, ok := c.hostOutputDir(rs.attemptID(i, 0))
 		if !ok {
 			return false
 		}
-		if err := c.cfg.Cache.Materialize(e, dir); err != nil {
+		if err := c.cfg.Cache.Materialize(ctx, e, dir); err != nil {
 			c.log.Warn("placing a cached result's artifacts; the task runs", "run", rs.run.ID, "task", ns.status.Name, "err", err)
 			return false
 		}

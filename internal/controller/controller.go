@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/cache"
 	"kiln.dev/kiln/internal/job"
@@ -60,6 +61,11 @@ type Config struct {
 	Metrics Metrics
 	// Cache keeps the results of cached tasks; nil runs every task.
 	Cache *cache.Cache
+	// Artifacts, if set, receives every succeeded task's output
+	// artifacts (recorded in its status) and gives them back to the tasks
+	// that read them where their files are missing; nil keeps them in
+	// the output directories only.
+	Artifacts artifact.Repository
 	// Secrets gives the values task environments reference; nil has none.
 	Secrets Secrets
 }

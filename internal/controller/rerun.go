@@ -257,7 +257,7 @@ func ReusedNode(src apiv1.RunID, n apiv1.NodeStatus) apiv1.NodeStatus {
 		}
 	}
 	return apiv1.NodeStatus{
-		Name: n.Name, Phase: apiv1.PhaseSucceeded, Kind: n.Kind, Outputs: n.Outputs, Reused: from,
+		Name: n.Name, Phase: apiv1.PhaseSucceeded, Kind: n.Kind, Outputs: n.Outputs, Reused: from, Artifacts: n.Artifacts,
 		Message: "reused from " + string(from.Run),
 	}
 }

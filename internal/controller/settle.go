@@ -20,6 +20,7 @@ func (c *Controller) settle(ctx context.Context, r *round) {
 			i := r.doneQ[0]
 			r.doneQ = r.doneQ[1:]
 			c.cacheEnded(ctx, r, i)
+			c.artifactsEnded(ctx, r, i)
 			c.nodeDone(r, i)
 		case len(rs.unresolved) > 0:
 			i := rs.unresolved[0]

@@ -63,6 +63,8 @@ type Config struct {
 	Runtimes RuntimeKeeper
 	// Cache keeps the results of cached tasks; nil serves no cache routes.
 	Cache CacheKeeper
+	// Artifacts serves the artifacts runs' tasks stored.
+	Artifacts ArtifactKeeper
 	// Limits bound what clients may take of the server. Zero fields take
 	// the defaults of DefaultLimits.
 	Limits Limits
@@ -181,6 +183,9 @@ func (s *Server) routes() []route {
 		{"POST /api/v1/runs/{id}/nodes/{node}/signal", editor, s.signal},
 		{"GET /api/v1/runs/{id}/events", viewer, s.events},
 		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
+		{"GET /api/v1/runs/{id}/artifacts", viewer, s.listArtifacts},
+		{"GET /api/v1/runs/{id}/artifacts/{node}/{name}", viewer, s.getArtifact},
+		{"GET /api/v1/cache/{key}/artifacts/{name}", viewer, s.getCacheArtifact},
 		{"GET /api/v1/runtimes", viewer, s.listRuntimes},
 		{"GET /api/v1/runtimes/{name}", viewer, s.getRuntime},
 		{"DELETE /api/v1/runtimes/{name}", editor, s.deleteRuntime},
@@ -326,7 +331,7 @@ func codeStatus(c apiv1.Code) int {
 		return status
 	}
 	switch c {
-	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoSchedule, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime, apiv1.CodeNoQuota:
+	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoSchedule, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime, apiv1.CodeNoQuota, apiv1.CodeNoArtifact:
 		return http.StatusNotFound
 	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting, apiv1.CodeBuiltinRuntime:
 		return http.StatusConflict

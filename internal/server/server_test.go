@@ -279,7 +279,9 @@ func TestSubmitWatchAndRead(t *testing.T) {
 
 func TestAuthAndProjects(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	// Two unauthenticated requests per route, from one address: more
+	// than the default allowance of a client without a token.
+	e := newEnvWith(t, func(c *Config) { c.Limits.ClientBurst = 1000 })
 	runB := e.submit(t, e.admin, "?project=b")
 	for _, r := range (&Server{}).routes() {
 		if r.role == public {

@@ -38,6 +38,7 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 				Name: "a", Phase: apiv1.PhaseSucceeded, Expansion: []byte(`[1]`),
 				TrainerStatus: &apiv1.TrainerStatus{ProgressPercentage: new(int32(50))},
 				Parties:       []apiv1.PartyShare{{Party: "y", Role: "host", Task: "a", State: apiv1.ShareSucceeded}},
+				Artifacts:     []apiv1.CachedArtifact{{Name: "model", Path: "model.bin", Digest: "sha256:00", Size: 1}},
 			}},
 			Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: string(id) + "/a/1"}}},
 		}); err != nil {

@@ -79,6 +79,7 @@ func unmigrate(t *testing.T, path string) {
 		`DROP TABLE leadership`, `ALTER TABLE runs DROP COLUMN lease_term`, `ALTER TABLE events DROP COLUMN term`, // 0021
 		`DROP TABLE schedules`,      // 0022
 		`DROP TABLE project_quotas`, // 0023
+		`DROP TABLE node_artifacts`, // 0025
 		fmt.Sprintf(`PRAGMA user_version = %d`, at),
 	} {
 		if _, err := db.ExecContext(t.Context(), q); err != nil {

@@ -33,6 +33,9 @@ func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 		if err := s.putPartyShares(ctx, tx, c); err != nil {
 			return err
 		}
+		if err := s.putNodeArtifacts(ctx, tx, c); err != nil {
+			return err
+		}
 		return s.insertEventsAt(ctx, tx, c.Run, c.Events, c.Term)
 	})
 }

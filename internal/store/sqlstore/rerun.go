@@ -36,6 +36,9 @@ func (s *Store) createPreset(ctx context.Context, tx *sql.Tx, p *store.CreateRun
 		if _, err := tx.ExecContext(ctx, `INSERT INTO preset_nodes (run_id, node, reused) VALUES (?,?,?)`, r.ID, n.Name, reused); err != nil {
 			return err
 		}
+		if err := putPresetArtifacts(ctx, tx, r.ID, n); err != nil {
+			return err
+		}
 	}
 	return nil
 }

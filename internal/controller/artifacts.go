@@ -1,0 +1,88 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/artifact"
+)
+
+// artifactsEnded uploads the declared output artifacts of node i, which
+// just ended, to the artifact repository if it succeeded, and records
+// them in its status (name, path, digest, size). An artifact that cannot
+// be stored is said in an event with KLN-6022; the task's own success
+// stands. Uploading again after a crash is harmless: blobs are
+// content-addressed.
+func (c *Controller) artifactsEnded(ctx context.Context, r *round, i int) {
+	rs, ns := r.rs, r.rs.nodes[i]
+	o := rs.plan.Tasks[i].Spec.Outputs
+	if c.cfg.Artifacts == nil || ns.status.Phase != apiv1.PhaseSucceeded || o == nil || len(o.Artifacts) == 0 || !rs.kinds[i].attempts {
+		return
+	}
+	dir, ok := c.artifactDir(rs, i)
+	if !ok {
+		return // the backend's outputs are not on this machine (pods upload their own)
+	}
+	var stored []apiv1.CachedArtifact
+	for _, a := range o.Artifacts {
+		ca := apiv1.CachedArtifact{Name: a.Name, Path: a.Path}
+		if err := artifact.Upload(ctx, c.cfg.Artifacts, &ca, filepath.Join(dir, filepath.FromSlash(a.Path))); err != nil {
+			c.log.Warn("storing an output artifact", "run", rs.run.ID, "task", ns.status.Name, "artifact", a.Name, "err", err)
+			r.events = append(r.events, apiv1.Event{
+				Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: apiv1.PhaseSucceeded, Reason: "ArtifactNotStored", Time: r.now,
+				Message: fmt.Sprintf("%s: output artifact %s (%s) could not be stored in the artifact repository: %v",
+					apiv1.CodeArtifactTransfer, a.Name, a.Path, err),
+			})
+			continue
+		}
+		stored = append(stored, ca)
+	}
+	ns.status.Artifacts = stored
+	r.nodes[i] = true
+}
+
+// artifactDir is the directory node i's artifacts are read from on this
+// machine: its last attempt's outputs, or where the cache placed them.
+func (c *Controller) artifactDir(rs *runState, i int) (string, bool) {
+	if cs := rs.nodes[i].status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
+		return cs.OutputDir, cs.OutputDir != ""
+	}
+	return c.hostOutputDir(rs.producer(i))
+}
+
+// fetchArtifacts places the stored artifacts of node i's upstream tasks
+// where node i reads them, for those whose files are not there (another
+// machine ran them, or their directories were removed).
+func (c *Controller) fetchArtifacts(ctx context.Context, rs *runState, i int) error {
+	if c.cfg.Artifacts == nil {
+		return nil
+	}
+	for _, up := range rs.plan.Graph.Upstream(i) {
+		ns := rs.nodes[up]
+		if ns.status.Phase != apiv1.PhaseSucceeded || len(ns.status.Artifacts) == 0 {
+			continue
+		}
+		dir, ok := c.artifactDir(rs, up)
+		if !ok {
+			continue
+		}
+		for _, a := range ns.status.Artifacts {
+			dst := filepath.Join(dir, filepath.FromSlash(a.Path))
+			if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+				continue // here already (or unreadable: the task says so)
+			}
+			if err := artifact.Download(ctx, c.cfg.Artifacts, a, dst); err != nil {
+				return &apiv1.Error{
+					Code:    apiv1.CodeArtifactTransfer,
+					Message: fmt.Sprintf("fetching artifact %s of task %s (%s) from the artifact repository: %v", a.Name, ns.status.Name, a.Digest, err),
+				}
+			}
+		}
+	}
+	return nil
+}
