@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 const mpiTrainJob = `apiVersion: kiln.dev/v1alpha1
@@ -101,5 +99,5 @@ func TestKubeMPITrainJobReachesItsWorkers(t *testing.T) {
 		t.Fatalf("cancel: %s", r.stderr)
 	}
 	_ = cmd.Wait()
-	waitPhase(t, home, id, apiv1.PhaseCancelled)
+	waitCancelled(t, home, id)
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // TestKubePyTorchJobPodsCarryTheOperatorsEnv runs the PyTorchJob of
@@ -54,5 +52,5 @@ func TestKubePyTorchJobPodsCarryTheOperatorsEnv(t *testing.T) {
 		t.Fatalf("cancel: %s", r.stderr)
 	}
 	_ = cmd.Wait()
-	waitPhase(t, home, id, apiv1.PhaseCancelled)
+	waitCancelled(t, home, id)
 }

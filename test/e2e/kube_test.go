@@ -217,10 +217,11 @@ func newestRun(t *testing.T, home string) apiv1.RunID {
 	return id
 }
 
-func waitPhase(t *testing.T, home string, id apiv1.RunID, phase apiv1.Phase) {
+// waitCancelled waits until run id is Cancelled.
+func waitCancelled(t *testing.T, home string, id apiv1.RunID) {
 	t.Helper()
-	waitFor(t, "run "+string(phase), func() bool {
-		return describe(t, home, id).Status.Phase == phase
+	waitFor(t, "run Cancelled", func() bool {
+		return describe(t, home, id).Status.Phase == apiv1.PhaseCancelled
 	})
 }
 

@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
-
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -162,5 +160,5 @@ func kubeTrainJobMatchesGolden(t *testing.T, doc string) {
 		t.Fatalf("cancel: %s", r.stderr)
 	}
 	_ = cmd.Wait()
-	waitPhase(t, home, id, apiv1.PhaseCancelled)
+	waitCancelled(t, home, id)
 }

@@ -112,7 +112,7 @@ func TestKubeKubeflowTrainerExamplesGetTheirFrameworksEnv(t *testing.T) {
 				t.Fatalf("cancel: %s", r.stderr)
 			}
 			_ = cmd.Wait()
-			waitPhase(t, home, id, apiv1.PhaseCancelled)
+			waitCancelled(t, home, id)
 		})
 	}
 }
