@@ -39,8 +39,13 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10m, or a count such as 2000
 	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/resource
 	go test -run '^$$' -fuzz '^FuzzSubmit$$' -fuzztime $(FUZZTIME) ./internal/server
 
-bench: build deps k8s-up ## print the benchmark table (kiln against raw process starts, same run)
-	go run ./test/bench -kiln bin/kiln
+# KILN_KUBECONFIG: a cluster already up (k8s-up is then skipped); BENCH: the
+# bench's flags (BENCH="-only kube"). The kube group also times Kubeflow
+# training-operator, built from its module by hack/training-operator.sh.
+BENCH_KUBECONFIG = $(or $(KILN_KUBECONFIG),$(CURDIR)/.k8s/kubeconfig)
+bench: build deps $(if $(KILN_KUBECONFIG),,k8s-up) ## print the benchmark table (kiln against raw process starts, same run)
+	crds=$$(hack/training-operator.sh) && go run ./test/bench -kiln bin/kiln -kubeconfig $(BENCH_KUBECONFIG) \
+		-training-operator .k8s/bin/training-operator.v1 -training-operator-crds "$$crds" $(BENCH)
 
 chaos: deps ## the full chaos test: 3 replicas on one PostgreSQL, 200 runs, the leader killed 50 times and paused past its lease 3 times
 	KILN_REQUIRE_PG=1 KILN_CHAOS_RUNS=200 KILN_CHAOS_KILLS=50 KILN_CHAOS_STOPS=3 KILN_CHAOS_REPORT=$(CURDIR)/chaos.txt \

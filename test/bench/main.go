@@ -29,7 +29,7 @@ type row struct {
 	met                                   bool
 }
 
-var root, only, kubeconfig *string
+var root, only, kubeconfig, operatorBin, operatorCRDs *string
 
 // want reports whether the group of rows is to be measured.
 func want(group string) bool {
@@ -42,6 +42,8 @@ func main() {
 	root = flag.String("root", ".", "the repository, for its examples")
 	only = flag.String("only", "", "run only these groups: engine, cache, training, server, store, kube (comma separated)")
 	kubeconfig = flag.String("kubeconfig", ".k8s/kubeconfig", "the test cluster (make k8s-up), for the kube group")
+	operatorBin = flag.String("training-operator", "", "Kubeflow training-operator's binary (hack/training-operator.sh), for the kube group's third baseline; none: no such row")
+	operatorCRDs = flag.String("training-operator-crds", "", "the directory of its CRDs (hack/training-operator.sh prints it)")
 	flag.Parse()
 	b := &bench{kiln: *kiln, cpus: *cpus, dir: mustTemp()}
 	rows := b.all()

@@ -15,8 +15,8 @@ import (
 	"kiln.dev/kiln/internal/job"
 )
 
-// createWorkers bounds the pods of one gang created at once.
-const createWorkers = 16
+// CreateWorkers bounds the pods of one gang created at once.
+const CreateWorkers = 16
 
 // Launch creates the attempt's objects, each only if it does not exist
 // yet: a launch repeated after a crash finds the pods it made before.
@@ -85,7 +85,7 @@ func (b *Backend) createPods(ctx context.Context, pods []*corev1.Pod) error {
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
-		sem   = make(chan struct{}, createWorkers)
+		sem   = make(chan struct{}, CreateWorkers)
 	)
 	for _, p := range pods {
 		sem <- struct{}{}
