@@ -25,6 +25,9 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 	if err == nil {
 		spec, err = c.buildSpec(ctx, rs, i, n, hosts)
 	}
+	if err == nil {
+		c.podArtifacts(rs, i, spec)
+	}
 	ns.attempt = apiv1.AttemptStatus{Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning, Nodes: hosts}
 	if !ns.waitingSince.IsZero() {
 		c.cfg.Metrics.Admitted(r.now.Sub(ns.waitingSince))
@@ -111,6 +114,9 @@ func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.C
 func (c *Controller) attemptEnded(r *round, i int, v node.Verdict) {
 	if v.Phase == apiv1.PhaseSucceeded {
 		c.attemptSucceeded(r, i, v.Outputs)
+		if v.Artifacts != nil { // stored by the attempt's own processes
+			r.rs.nodes[i].status.Artifacts = v.Artifacts
+		}
 		return
 	}
 	c.attemptFailed(r, i, v)
