@@ -77,9 +77,17 @@ func NewS3(c S3Config) (*S3, error) {
 	return &S3{cfg: c, c: cl, bucket: c.Bucket, prefix: c.Prefix}, nil
 }
 
-// Config is the configuration s was made from, keys included: for
-// handing to a process that reaches the same bucket (a pod's wrapper).
-func (s *S3) Config() S3Config { return s.cfg }
+// S3Configured is a repository in a bucket that can say where it is.
+type S3Configured interface {
+	// S3Config is the bucket's configuration, keys included, for handing
+	// to a process that reaches the same bucket (a pod's wrapper).
+	S3Config(ctx context.Context) (S3Config, error)
+}
+
+var _ S3Configured = (*S3)(nil)
+
+// S3Config implements S3Configured: the configuration s was made from.
+func (s *S3) S3Config(context.Context) (S3Config, error) { return s.cfg, nil }
 
 // Check reaches the store and says whether the bucket is there.
 func (s *S3) Check(ctx context.Context) error {

@@ -104,13 +104,13 @@ type podInput struct {
 // artifacts are stored when it succeeds. The bucket's keys go in the
 // processes' environment as secret variables, which a container backend
 // keeps in a Secret.
-func (c *Controller) podArtifacts(rs *runState, i int, spec *job.Spec) {
-	s3, ok := c.cfg.Artifacts.(*artifact.S3)
+func (c *Controller) podArtifacts(ctx context.Context, rs *runState, i int, spec *job.Spec) error {
+	s3, ok := c.cfg.Artifacts.(artifact.S3Configured)
 	if !ok || spec.Federated != nil || len(spec.Processes) == 0 {
-		return
+		return nil
 	}
 	if _, here := c.hostOutputDir(spec.ID); here {
-		return // the controller moves them itself (artifactsEnded, fetchArtifacts)
+		return nil // the controller moves them itself (artifactsEnded, fetchArtifacts)
 	}
 	var in []podInput
 	for _, up := range rs.plan.Graph.Upstream(i) {
@@ -130,9 +130,12 @@ func (c *Controller) podArtifacts(rs *runState, i int, spec *job.Spec) {
 		}
 	}
 	if len(in) == 0 && len(out) == 0 {
-		return
+		return nil
 	}
-	cfg := s3.Config()
+	cfg, err := s3.S3Config(ctx)
+	if err != nil {
+		return err
+	}
 	st := &job.ArtifactStore{Endpoint: cfg.Endpoint, Bucket: cfg.Bucket, Prefix: cfg.Prefix, Region: cfg.Region, Insecure: cfg.Insecure}
 	if len(in) > 0 {
 		b, _ := json.Marshal(in) // plain data always encodes
@@ -153,4 +156,5 @@ func (c *Controller) podArtifacts(rs *runState, i int, spec *job.Spec) {
 		}
 		spec.SecretEnv = append(spec.SecretEnv, k)
 	}
+	return nil
 }

@@ -26,7 +26,7 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 		spec, err = c.buildSpec(ctx, rs, i, n, hosts)
 	}
 	if err == nil {
-		c.podArtifacts(rs, i, spec)
+		err = c.podArtifacts(ctx, rs, i, spec)
 	}
 	ns.attempt = apiv1.AttemptStatus{Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning, Nodes: hosts}
 	if !ns.waitingSince.IsZero() {
