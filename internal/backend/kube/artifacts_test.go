@@ -2,6 +2,7 @@ package kube
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,5 +197,20 @@ func TestParseTermination(t *testing.T) {
 				t.Errorf("= %q, %q, %v; want %q, %q", outs, stored, err, tc.outs, tc.stored)
 			}
 		})
+	}
+}
+
+// An attempt with artifacts to move and no kiln image is refused, coded.
+func TestStoreWithoutKilnImageIsRefused(t *testing.T) {
+	t.Parallel()
+	spec := &job.Spec{ID: mustID("r-noimg/make/1"), Processes: []job.Process{{Command: []string{"true"}}},
+		Store: &job.ArtifactStore{Endpoint: "http://s3:9000", Bucket: "b"}}
+	_, err := build(spec, shape{})
+	var coded *apiv1.Error
+	if !errors.As(err, &coded) || coded.Code != apiv1.CodeArtifactConfig || coded.Field != "kubernetes.kilnImage" {
+		t.Fatalf("build = %v, want %s naming kubernetes.kilnImage", err, apiv1.CodeArtifactConfig)
+	}
+	if _, err := build(spec, shape{KilnImage: "kiln:1"}); err != nil {
+		t.Fatal(err)
 	}
 }
