@@ -38,10 +38,13 @@ func storeArtifacts(p *corev1.Pod, spec *job.Spec, image string) {
 		VolumeMounts: []corev1.VolumeMount{mount},
 	})
 	env := []corev1.EnvVar{
-		{Name: "KILN_S3_ENDPOINT", Value: st.Endpoint}, {Name: "KILN_S3_BUCKET", Value: st.Bucket},
-		{Name: "KILN_S3_PREFIX", Value: st.Prefix}, {Name: "KILN_S3_REGION", Value: st.Region},
+		{Name: "KILN_S3_ENDPOINT", Value: st.Endpoint},
+		{Name: "KILN_S3_BUCKET", Value: st.Bucket},
+		{Name: "KILN_S3_PREFIX", Value: st.Prefix},
+		{Name: "KILN_S3_REGION", Value: st.Region},
 		{Name: "KILN_S3_INSECURE", Value: strconv.FormatBool(st.Insecure)},
-		{Name: "KILN_ARTIFACT_INPUTS", Value: st.Inputs}, {Name: "KILN_ARTIFACT_OUTPUTS", Value: st.Outputs},
+		{Name: "KILN_ARTIFACT_INPUTS", Value: st.Inputs},
+		{Name: "KILN_ARTIFACT_OUTPUTS", Value: st.Outputs},
 	}
 	for i := range p.Spec.Containers {
 		c := &p.Spec.Containers[i]

@@ -48,13 +48,19 @@ func TestPodsStoreTheirArtifacts(t *testing.T) {
 	h := newHarness(t, Config{KilnImage: "registry.example/kiln:test"})
 	spec := withAnnotations(&job.Spec{
 		ID: mustID("r-store/make/1"),
-		Processes: []job.Process{{Command: []string{"sh", "-c",
-			`cat "$KILN_OUTPUTS/up/x.txt" > "$KILN_OUTPUTS/seen"; printf %s "${KILN_S3_SECRET_KEY:-unset}" > "$KILN_OUTPUTS/key"; printf weights > "$KILN_OUTPUTS/model.bin"`},
-			Env: []string{"A=1", "KILN_S3_ACCESS_KEY=" + s3.AccessKey, "KILN_S3_SECRET_KEY=" + s3.SecretKey}}},
+		Processes: []job.Process{{
+			Command: []string{
+				"sh", "-c",
+				`cat "$KILN_OUTPUTS/up/x.txt" > "$KILN_OUTPUTS/seen"; printf %s "${KILN_S3_SECRET_KEY:-unset}" > "$KILN_OUTPUTS/key"; printf weights > "$KILN_OUTPUTS/model.bin"`,
+			},
+			Env: []string{"A=1", "KILN_S3_ACCESS_KEY=" + s3.AccessKey, "KILN_S3_SECRET_KEY=" + s3.SecretKey},
+		}},
 		SecretEnv: []string{"KILN_S3_ACCESS_KEY", "KILN_S3_SECRET_KEY"},
 		Outputs:   []string{"seen", "key"}, Artifacts: []string{"model.bin"},
-		Store: &job.ArtifactStore{Endpoint: s3.Endpoint, Bucket: s3.Bucket, Prefix: s3.Prefix, Region: s3.Region,
-			Inputs: string(inputs), Outputs: string(outputs)},
+		Store: &job.ArtifactStore{
+			Endpoint: s3.Endpoint, Bucket: s3.Bucket, Prefix: s3.Prefix, Region: s3.Region,
+			Inputs: string(inputs), Outputs: string(outputs),
+		},
 	}, nil)
 	if err := h.Launch(t.Context(), spec); err != nil {
 		t.Fatal(err)
@@ -203,8 +209,10 @@ func TestParseTermination(t *testing.T) {
 // An attempt with artifacts to move and no kiln image is refused, coded.
 func TestStoreWithoutKilnImageIsRefused(t *testing.T) {
 	t.Parallel()
-	spec := &job.Spec{ID: mustID("r-noimg/make/1"), Processes: []job.Process{{Command: []string{"true"}}},
-		Store: &job.ArtifactStore{Endpoint: "http://s3:9000", Bucket: "b"}}
+	spec := &job.Spec{
+		ID: mustID("r-noimg/make/1"), Processes: []job.Process{{Command: []string{"true"}}},
+		Store: &job.ArtifactStore{Endpoint: "http://s3:9000", Bucket: "b"},
+	}
 	_, err := build(spec, shape{})
 	var coded *apiv1.Error
 	if !errors.As(err, &coded) || coded.Code != apiv1.CodeArtifactConfig || coded.Field != "kubernetes.kilnImage" {

@@ -95,8 +95,10 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 		}
 	}
 	if spec.Store != nil && sh.KilnImage == "" {
-		return nil, &apiv1.Error{Code: apiv1.CodeArtifactConfig, Field: "kubernetes.kilnImage",
-			Message: "pods fetch and store their artifacts in artifacts.s3 with kiln itself: set kubernetes.kilnImage (or --kiln-image) to an image that holds kiln"}
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeArtifactConfig, Field: "kubernetes.kilnImage",
+			Message: "pods fetch and store their artifacts in artifacts.s3 with kiln itself: set kubernetes.kilnImage (or --kiln-image) to an image that holds kiln",
+		}
 	}
 	gang := isGang(spec)
 	plan := planGang(spec, sh)
