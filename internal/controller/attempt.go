@@ -25,9 +25,6 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 	if err == nil {
 		spec, err = c.buildSpec(ctx, rs, i, n, hosts)
 	}
-	if err == nil {
-		err = c.podArtifacts(ctx, rs, i, spec)
-	}
 	ns.attempt = apiv1.AttemptStatus{Number: n, ID: rs.attemptID(i, n).String(), Phase: apiv1.PhaseRunning, Nodes: hosts}
 	if !ns.waitingSince.IsZero() {
 		c.cfg.Metrics.Admitted(r.now.Sub(ns.waitingSince))
@@ -77,6 +74,9 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts in
 	err := k.Build(ctx, a, spec)
 	if err == nil && rs.part != nil {
 		err = rs.federate(i, n, spec, a.Dir)
+	}
+	if err == nil {
+		err = c.podArtifacts(ctx, rs, i, spec) // after federate: a federated attempt has no pods
 	}
 	spec.Project = projectOf(rs.run)
 	return spec, err
