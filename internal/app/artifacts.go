@@ -116,6 +116,15 @@ func (l *lazyS3) credentials(ctx context.Context, c *artifact.S3Config) error {
 	return nil
 }
 
+// S3Config implements artifact.S3Configured, opening the bucket first.
+func (l *lazyS3) S3Config(ctx context.Context) (artifact.S3Config, error) {
+	r, err := l.open(ctx)
+	if err != nil {
+		return artifact.S3Config{}, err
+	}
+	return r.S3Config(ctx)
+}
+
 // Put implements artifact.Repository.
 func (l *lazyS3) Put(ctx context.Context, path string) (artifact.Blob, error) {
 	r, err := l.open(ctx)

@@ -46,6 +46,7 @@ func (c S3Config) String() string {
 // sha256:HEX is the object PREFIX + "sha256/" + HEX. Objects are only
 // ever written whole, so a reader never sees part of one.
 type S3 struct {
+	cfg    S3Config
 	c      *minio.Client
 	bucket string
 	prefix string
@@ -73,8 +74,20 @@ func NewS3(c S3Config) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact: %s: %w", c, err)
 	}
-	return &S3{c: cl, bucket: c.Bucket, prefix: c.Prefix}, nil
+	return &S3{cfg: c, c: cl, bucket: c.Bucket, prefix: c.Prefix}, nil
 }
+
+// S3Configured is a repository in a bucket that can say where it is.
+type S3Configured interface {
+	// S3Config is the bucket's configuration, keys included, for handing
+	// to a process that reaches the same bucket (a pod's wrapper).
+	S3Config(ctx context.Context) (S3Config, error)
+}
+
+var _ S3Configured = (*S3)(nil)
+
+// S3Config implements S3Configured: the configuration s was made from.
+func (s *S3) S3Config(context.Context) (S3Config, error) { return s.cfg, nil }
 
 // Check reaches the store and says whether the bucket is there.
 func (s *S3) Check(ctx context.Context) error {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +35,10 @@ const (
 	envArtifactOutputs = "KILN_ARTIFACT_OUTPUTS"
 )
 
+// artifactsRecord heads the stored outputs' list in a termination
+// message (the kubernetes backend reads it back).
+const artifactsRecord = "!artifacts"
+
 // artifactInput is an artifact to place at Dst before the command starts.
 type artifactInput struct {
 	Dst      string               `json:"dst"`
@@ -45,13 +50,18 @@ type artifactInput struct {
 // the bucket, runs the command, and when it succeeds stores the declared
 // outputs and writes what it stored, as JSON, to --record.
 func newArtifactExecCmd() *cobra.Command {
-	var record string
+	var record, termination, install string
 	cmd := &cobra.Command{
-		Use:    "artifact-exec [--record FILE] -- COMMAND [ARG...]",
+		Use:    "artifact-exec [--record FILE | --termination FILE] -- COMMAND [ARG...]",
 		Short:  "Run a task between fetching its input artifacts and storing its outputs (the wrapper of kiln's pods)",
 		Hidden: true,
-		Args:   between(1, -1, "kiln artifact-exec runs a command: kiln artifact-exec -- COMMAND [ARG...]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if install != "" {
+				return installSelf(install)
+			}
+			if err := between(1, -1, "kiln artifact-exec runs a command: kiln artifact-exec -- COMMAND [ARG...]")(cmd, args); err != nil {
+				return err
+			}
 			repo, err := repositoryFromEnv()
 			if err != nil {
 				return err
@@ -60,6 +70,7 @@ func newArtifactExecCmd() *cobra.Command {
 				return err
 			}
 			c := exec.CommandContext(cmd.Context(), args[0], args[1:]...)
+			c.Env = withoutKeys(os.Environ())
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := c.Run(); err != nil {
 				var ee *exec.ExitError
@@ -68,11 +79,39 @@ func newArtifactExecCmd() *cobra.Command {
 				}
 				return &apiv1.Error{Code: apiv1.CodeStart, Message: fmt.Sprintf("starting %s: %v", args[0], err)}
 			}
-			return storeOutputs(cmd, repo, record)
+			return storeOutputs(cmd, repo, record, termination)
 		},
 	}
 	cmd.Flags().StringVar(&record, "record", "", "write the stored outputs' list (JSON) to this file (default standard error)")
+	cmd.Flags().StringVar(&termination, "termination", "", `append the stored outputs' list to this container termination message as a record "!artifacts <bytes>" and the JSON`)
+	cmd.Flags().StringVar(&install, "install", "", "copy this kiln binary to this path and exit (a pod's init container)")
 	return cmd
+}
+
+// withoutKeys is env less the bucket's keys: the task itself never sees them.
+func withoutKeys(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != envS3Access && k != envS3Secret {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// installSelf copies the running kiln binary to dst, executable, so a
+// task container without kiln can run it from a shared volume.
+func installSelf(dst string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o755)
 }
 
 // repositoryFromEnv is the bucket the KILN_S3_* variables name.
@@ -107,7 +146,7 @@ func fetchInputs(cmd *cobra.Command, repo artifact.Repository) error {
 
 // storeOutputs stores the artifacts KILN_ARTIFACT_OUTPUTS lists, from
 // under KILN_OUTPUTS, and records them.
-func storeOutputs(cmd *cobra.Command, repo artifact.Repository, record string) error {
+func storeOutputs(cmd *cobra.Command, repo artifact.Repository, record, termination string) error {
 	var out []apiv1.CachedArtifact
 	if v := os.Getenv(envArtifactOutputs); v != "" {
 		if err := json.Unmarshal([]byte(v), &out); err != nil {
@@ -122,6 +161,14 @@ func storeOutputs(cmd *cobra.Command, repo artifact.Repository, record string) e
 		}
 	}
 	b, _ := json.Marshal(out) // plain data always encodes
+	if termination != "" {
+		f, err := os.OpenFile(termination, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(f, "%s %d\n%s", artifactsRecord, len(b), b)
+		return errors.Join(err, f.Close())
+	}
 	if record == "" {
 		_, err := fmt.Fprintln(cmd.ErrOrStderr(), string(b))
 		return err

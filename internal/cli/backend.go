@@ -45,6 +45,9 @@ type kubeConfig struct {
 	CleanTTL             string `json:"cleanTTL,omitempty"`
 	UnschedulableTimeout string `json:"unschedulableTimeout,omitempty"`
 	StuckTimeout         string `json:"stuckTimeout,omitempty"`
+	// KilnImage is an image holding kiln, whose binary pods copy to run
+	// their tasks under kiln artifact-exec when artifacts.s3 is set.
+	KilnImage string `json:"kilnImage,omitempty"`
 }
 
 // backendFlags choose where attempts run. They are persistent flags of
@@ -64,6 +67,7 @@ func (b *backendFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file for --backend kubernetes (default $KUBECONFIG, then ~/.kube/config; in a pod, the in-cluster config)")
 	fs.StringVar(&k.Context, "kube-context", "", "kubeconfig context for --backend kubernetes (default the kubeconfig's current one)")
 	fs.StringVar(&k.Namespace, "namespace", "", "namespace for kiln's pods (default the context's, else default)")
+	fs.StringVar(&k.KilnImage, "kiln-image", "", "an image holding kiln (at /usr/local/bin/kiln or on its PATH): pods copy it to fetch and store their artifacts in artifacts.s3")
 	fs.StringVar(&k.GangScheduler, "gang-scheduler", "", "create PodGroups for training gangs: coscheduling (scheduler-plugins) or volcano")
 	fs.StringVar(&k.CleanPolicy, "clean-policy", "", "delete a finished attempt's pods: Never (default), OnSuccess or Always")
 	fs.StringVar(&k.CleanTTL, "clean-ttl", "", "wait this long after an attempt ends before deleting its pods (e.g. 1h)")
@@ -113,6 +117,7 @@ func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
 	over("gang-scheduler", &k.GangScheduler, flags.Kubernetes.GangScheduler)
 	over("clean-policy", &k.CleanPolicy, flags.Kubernetes.CleanPolicy)
 	over("clean-ttl", &k.CleanTTL, flags.Kubernetes.CleanTTL)
+	over("kiln-image", &k.KilnImage, flags.Kubernetes.KilnImage)
 	kc, err := k.compile(path)
 	return cfg.Backend, kc, err
 }
@@ -122,6 +127,7 @@ func (k *kubeConfig) compile(file string) (kube.Config, error) {
 	out := kube.Config{
 		Kubeconfig: k.Kubeconfig, Context: k.Context, Namespace: k.Namespace,
 		GangScheduler: k.GangScheduler, SchedulerName: k.SchedulerName, CleanPolicy: kube.CleanPolicy(k.CleanPolicy),
+		KilnImage: k.KilnImage,
 	}
 	bad := func(field, msg string) error {
 		return &apiv1.Error{Code: apiv1.CodeInvalidValue, File: file, Field: "kubernetes." + field, Message: msg}

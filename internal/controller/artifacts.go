@@ -2,14 +2,17 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/artifact"
+	"kiln.dev/kiln/internal/job"
 )
 
 // artifactsEnded uploads the declared output artifacts of node i, which
@@ -83,6 +86,75 @@ func (c *Controller) fetchArtifacts(ctx context.Context, rs *runState, i int) er
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// podInput is an artifact a pod's wrapper places at Dst before its
+// command starts: kiln artifact-exec's KILN_ARTIFACT_INPUTS.
+type podInput struct {
+	Dst      string               `json:"dst"`
+	Artifact apiv1.CachedArtifact `json:"artifact"`
+}
+
+// podArtifacts makes spec's processes fetch and store node i's artifacts
+// themselves (spec.Store) when the repository is a bucket and the
+// backend's outputs are not on this machine: the recorded artifacts of
+// its upstream tasks are placed where it reads them, its declared output
+// artifacts are stored when it succeeds. The bucket's keys go in the
+// processes' environment as secret variables, which a container backend
+// keeps in a Secret.
+func (c *Controller) podArtifacts(ctx context.Context, rs *runState, i int, spec *job.Spec) error {
+	s3, ok := c.cfg.Artifacts.(artifact.S3Configured)
+	if !ok || spec.Federated != nil || len(spec.Processes) == 0 {
+		return nil
+	}
+	if _, here := c.hostOutputDir(spec.ID); here {
+		return nil // the controller moves them itself (artifactsEnded, fetchArtifacts)
+	}
+	var in []podInput
+	for _, up := range rs.plan.Graph.Upstream(i) {
+		ns := rs.nodes[up]
+		if ns.status.Phase != apiv1.PhaseSucceeded {
+			continue
+		}
+		dir := c.cfg.Backend.OutputDir(rs.producer(up))
+		for _, a := range ns.status.Artifacts {
+			in = append(in, podInput{Dst: path.Join(dir, a.Path), Artifact: a})
+		}
+	}
+	var out []apiv1.CachedArtifact
+	if o := rs.plan.Tasks[i].Spec.Outputs; o != nil && rs.kinds[i].attempts {
+		for _, a := range o.Artifacts {
+			out = append(out, apiv1.CachedArtifact{Name: a.Name, Path: a.Path})
+		}
+	}
+	if len(in) == 0 && len(out) == 0 {
+		return nil
+	}
+	cfg, err := s3.S3Config(ctx)
+	if err != nil {
+		return err
+	}
+	st := &job.ArtifactStore{Endpoint: cfg.Endpoint, Bucket: cfg.Bucket, Prefix: cfg.Prefix, Region: cfg.Region, Insecure: cfg.Insecure}
+	if len(in) > 0 {
+		b, _ := json.Marshal(in) // plain data always encodes
+		st.Inputs = string(b)
+	}
+	if len(out) > 0 {
+		b, _ := json.Marshal(out)
+		st.Outputs = string(b)
+	}
+	spec.Store = st
+	for _, kv := range [][2]string{{"KILN_S3_ACCESS_KEY", cfg.AccessKey}, {"KILN_S3_SECRET_KEY", cfg.SecretKey}} {
+		k, v := kv[0], kv[1]
+		if v == "" {
+			continue
+		}
+		for p := range spec.Processes {
+			spec.Processes[p].Env = append(spec.Processes[p].Env, k+"="+v)
+		}
+		spec.SecretEnv = append(spec.SecretEnv, k)
 	}
 	return nil
 }

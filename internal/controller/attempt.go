@@ -75,6 +75,9 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts in
 	if err == nil && rs.part != nil {
 		err = rs.federate(i, n, spec, a.Dir)
 	}
+	if err == nil {
+		err = c.podArtifacts(ctx, rs, i, spec) // after federate: a federated attempt has no pods
+	}
 	spec.Project = projectOf(rs.run)
 	return spec, err
 }
@@ -111,6 +114,9 @@ func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.C
 func (c *Controller) attemptEnded(r *round, i int, v node.Verdict) {
 	if v.Phase == apiv1.PhaseSucceeded {
 		c.attemptSucceeded(r, i, v.Outputs)
+		if v.Artifacts != nil { // stored by the attempt's own processes
+			r.rs.nodes[i].status.Artifacts = v.Artifacts
+		}
 		return
 	}
 	c.attemptFailed(r, i, v)

@@ -58,6 +58,24 @@ type Spec struct {
 	// Federated, if set, makes the attempt a federated task's: its shares
 	// run at other kiln servers (parties), and no process runs here.
 	Federated *Federated `json:",omitempty"`
+	// Store, if set, makes the attempt's own processes fetch their input
+	// artifacts from an S3 artifact repository and store their outputs
+	// there (kiln artifact-exec), for backends whose outputs kiln cannot
+	// read on its own machine. The keys are in the processes' Env,
+	// named in SecretEnv.
+	Store *ArtifactStore `json:",omitempty"`
+}
+
+// ArtifactStore is the S3 artifact repository an attempt's processes
+// fetch from and store to, and what they move.
+type ArtifactStore struct {
+	Endpoint, Bucket, Prefix, Region string
+	Insecure                         bool
+	// Inputs is the JSON list of artifacts to place before the command
+	// starts (kiln artifact-exec's KILN_ARTIFACT_INPUTS); Outputs the
+	// JSON list of output artifacts to store when it succeeds
+	// (KILN_ARTIFACT_OUTPUTS). Empty: none.
+	Inputs, Outputs string
 }
 
 // Federated is what a federated attempt runs at the parties.
@@ -222,6 +240,10 @@ type Status struct {
 	// OutputError says why a declared output (parameter or artifact)
 	// could not be read.
 	OutputError string
+	// Artifacts is the JSON list of output artifacts the attempt's
+	// processes stored themselves (see Spec.Store), as kiln artifact-exec
+	// records them; empty if they stored none.
+	Artifacts string `json:",omitempty"`
 	// Code is a KLN code for a cause the backend recognised (the cluster
 	// killed a container for its memory, say); Message then holds the
 	// backend's own words. Permanent says a retry cannot help.

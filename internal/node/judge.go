@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/json"
 	"fmt"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -28,7 +29,13 @@ func JudgeExit(st *job.Status) Verdict {
 	case st.OutputError != "":
 		return fail(apiv1.CodeOutput, st.OutputError, true)
 	}
-	return Verdict{Phase: apiv1.PhaseSucceeded, Outputs: st.Outputs}
+	var stored []apiv1.CachedArtifact
+	if st.Artifacts != "" {
+		if err := json.Unmarshal([]byte(st.Artifacts), &stored); err != nil {
+			return fail(apiv1.CodeOutput, fmt.Sprintf("the list of artifacts the task stored is not JSON: %v", err), true)
+		}
+	}
+	return Verdict{Phase: apiv1.PhaseSucceeded, Outputs: st.Outputs, Artifacts: stored}
 }
 
 // ExitMessage says how the deciding process of st ended.

@@ -87,6 +87,9 @@ type Verdict struct {
 	System bool
 	// Outputs are the output parameters of a successful attempt.
 	Outputs map[string]string
+	// Artifacts are the output artifacts a successful attempt's own
+	// processes stored in the artifact repository (job.Spec.Store).
+	Artifacts []apiv1.CachedArtifact
 }
 
 // Networked is implemented by kinds whose attempts span several hosts

@@ -63,6 +63,9 @@ type Config struct {
 	QPS   float32
 	Burst int
 	Log   *slog.Logger
+	// KilnImage holds the kiln binary that pods copy to fetch and store
+	// their artifacts themselves (job.Spec.Store); required for those.
+	KilnImage string
 }
 
 // Backend is the kubernetes backend.
@@ -122,7 +125,7 @@ func start(ctx context.Context, cfg Config, ns string, core *coreClient, dyn dyn
 		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan job.AttemptID, 1024), stop: make(chan struct{}),
 		specs: map[job.AttemptID]*job.Spec{}, gone: map[job.AttemptID]string{}, decided: map[job.AttemptID]job.Status{}, reported: map[job.AttemptID]bool{},
 		lost: map[job.AttemptID]int{}, queues: map[job.AttemptID]string{},
-		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName},
+		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName, KilnImage: cfg.KilnImage},
 		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
 	}
 	managed := LabelManagedBy + "=" + managedBy

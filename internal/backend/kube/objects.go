@@ -55,6 +55,7 @@ type shape struct {
 	Namespace     string
 	GangScheduler string
 	SchedulerName string
+	KilnImage     string
 }
 
 // isGang reports whether spec is a training job's gang rather than one
@@ -91,6 +92,12 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 	if len(spec.Container.PodTemplate) > 0 {
 		if err := json.Unmarshal(spec.Container.PodTemplate, tmpl); err != nil {
 			return nil, fmt.Errorf("reading the pod template: %w", err)
+		}
+	}
+	if spec.Store != nil && sh.KilnImage == "" {
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeArtifactConfig, Field: "kubernetes.kilnImage",
+			Message: "pods fetch and store their artifacts in artifacts.s3 with kiln itself: set kubernetes.kilnImage (or --kiln-image) to an image that holds kiln",
 		}
 	}
 	gang := isGang(spec)
@@ -159,6 +166,7 @@ func pod(a attempt, spec *job.Spec, tmpl *apiv1.PodTemplate, sh shape, h int, ga
 		mountSSH(p, a, len(procs))
 	}
 	mountWorkspace(p, spec, a, len(p.Spec.Containers))
+	storeArtifacts(p, spec, sh.KilnImage)
 	p.Spec.Containers = append(p.Spec.Containers, sidecars...)
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{
 		Name: "kiln-outputs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},

@@ -43,26 +43,38 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // parseOutputs reads the output parameters back from a termination message
 // and checks that each wanted one is there.
 func parseOutputs(msg string, wanted []string) (map[string]string, error) {
-	out := map[string]string{}
+	out, _, err := parseTermination(msg, wanted)
+	return out, err
+}
+
+// parseTermination reads a termination message: the output parameters, each
+// wanted one checked, and the JSON list of artifacts the task stored
+// itself ("" if none was recorded).
+func parseTermination(msg string, wanted []string) (map[string]string, string, error) {
+	out, stored := map[string]string{}, ""
 	for rest := msg; rest != ""; {
 		header, body, ok := strings.Cut(rest, "\n")
 		name, size, ok2 := strings.Cut(header, " ")
 		n, err := strconv.Atoi(size)
 		if !ok || !ok2 || err != nil || n < 0 || n > len(body) {
-			return nil, fmt.Errorf("the termination message is not kiln's output record (at %q); output parameters must be at most %d bytes together", trim(header), maxTerminationMessage)
+			return nil, "", fmt.Errorf("the termination message is not kiln's output record (at %q); output parameters and the stored artifacts' list must be at most %d bytes together", trim(header), maxTerminationMessage)
 		}
-		if name == missingRecord {
+		switch name {
+		case missingRecord:
 			a := body[:n]
-			return nil, fmt.Errorf("output artifact %q was not written to $KILN_OUTPUTS/%s", a, a)
+			return nil, "", fmt.Errorf("output artifact %q was not written to $KILN_OUTPUTS/%s", a, a)
+		case artifactsRecord:
+			stored, rest = body[:n], body[n:]
+			continue
 		}
 		out[name], rest = body[:n], body[n:]
 	}
 	for _, w := range wanted {
 		if _, ok := out[w]; !ok {
-			return nil, fmt.Errorf("output parameter %q was not written to $KILN_OUTPUTS/%s", w, w)
+			return nil, "", fmt.Errorf("output parameter %q was not written to $KILN_OUTPUTS/%s", w, w)
 		}
 	}
-	return out, nil
+	return out, stored, nil
 }
 
 func trim(s string) string {

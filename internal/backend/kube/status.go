@@ -133,7 +133,7 @@ func failed(st job.Status, f *procState, procs []procState, left bool) job.Statu
 func succeeded(st job.Status, spec *job.Spec, procs []procState) job.Status {
 	st.State = job.StateExited
 	fill(&st, procs, spec.Clean == job.CleanNone)
-	if len(spec.Outputs) == 0 && len(spec.Artifacts) == 0 {
+	if len(spec.Outputs) == 0 && len(spec.Artifacts) == 0 && spec.Store == nil {
 		return st
 	}
 	msg := ""
@@ -143,12 +143,16 @@ func succeeded(st job.Status, spec *job.Spec, procs []procState) job.Status {
 			break
 		}
 	}
-	out, err := parseOutputs(msg, spec.Outputs)
+	out, stored, err := parseTermination(msg, spec.Outputs)
 	if err != nil {
 		st.OutputError = err.Error()
 		return st
 	}
-	st.Outputs = out
+	if spec.Store != nil && spec.Store.Outputs != "" && stored == "" {
+		st.OutputError = "the task's wrapper (kiln artifact-exec) recorded no stored artifacts in its termination message"
+		return st
+	}
+	st.Outputs, st.Artifacts = out, stored
 	return st
 }
 
