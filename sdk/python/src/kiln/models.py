@@ -150,8 +150,10 @@ class NodeStatus(_Model):
     expansion: Any = None
     #: A federated task's shares at each party.
     parties: List[Dict[str, Any]] = field(default_factory=list)
-    #: A training job's process counts per replica group (name, active, succeeded, failed, stopped).
+    #: A training job's process counts per replica group (name, active, pending, succeeded, ...).
     replicas: List[Dict[str, Any]] = field(default_factory=list)
+    #: The output artifacts the task stored in the artifact repository (name, path, digest, size, files).
+    artifacts: List[Dict[str, Any]] = field(default_factory=list)
     #: Where a rerun's reused result comes from: run, node, attempt.
     reused: Optional[Dict[str, Any]] = None
     #: What a training job reports of its progress (progressPercentage, metrics, ...).
