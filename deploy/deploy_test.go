@@ -59,31 +59,13 @@ func read(t *testing.T, path string, into any) {
 	}
 }
 
-// grants lists a set of rules as "group/resource: verbs", one entry per
-// group and resource, verbs sorted, so that two sets that grant the same
-// compare equal however they are written.
-func grants(rules []rbacv1.PolicyRule) map[string][]string {
-	out := map[string][]string{}
-	for _, r := range rules {
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				k := g + "/" + res
-				out[k] = append(out[k], r.Verbs...)
-				slices.Sort(out[k])
-				out[k] = slices.Compact(out[k])
-			}
-		}
-	}
-	return out
-}
-
 // TestRoleGrantsWhatTheBackendNeeds: the Role is the backend's own table
 // of permissions, no verb more or less, and so is it with each gang
 // scheduler's component applied.
 func TestRoleGrantsWhatTheBackendNeeds(t *testing.T) {
 	var role rbacv1.Role
 	read(t, "kubernetes/role.yaml", &role)
-	if diff := cmp.Diff(grants(kube.Permissions("")), grants(role.Rules)); diff != "" {
+	if diff := cmp.Diff(kube.Grants(kube.Permissions("")), kube.Grants(role.Rules)); diff != "" {
 		t.Errorf("kubernetes/role.yaml grants (+) other than kube.Permissions(\"\") (-):\n%s", diff)
 	}
 	for _, gs := range []string{kube.GangCoscheduling, kube.GangVolcano} {
@@ -114,7 +96,7 @@ func TestRoleGrantsWhatTheBackendNeeds(t *testing.T) {
 				}
 			}
 		}
-		if diff := cmp.Diff(grants(kube.Permissions(gs)), grants(rules)); diff != "" {
+		if diff := cmp.Diff(kube.Grants(kube.Permissions(gs)), kube.Grants(rules)); diff != "" {
 			t.Errorf("with component %s the Role grants (+) other than kube.Permissions(%q) (-):\n%s", gs, gs, diff)
 		}
 		if want := []string{"--gang-scheduler=" + gs}; !slices.Equal(args, want) {

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"slices"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -45,4 +47,22 @@ func Permissions(gangScheduler string) []rbacv1.PolicyRule {
 
 func core(resource string, verbs ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{resource}, Verbs: verbs}
+}
+
+// Grants lists rules as "group/resource" to its sorted verbs, so that two
+// sets of rules that grant the same compare equal however they are
+// written (a Role's YAML beside this table, or the requests recorded).
+func Grants(rules []rbacv1.PolicyRule) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				k := g + "/" + res
+				out[k] = append(out[k], r.Verbs...)
+				slices.Sort(out[k])
+				out[k] = slices.Compact(out[k])
+			}
+		}
+	}
+	return out
 }

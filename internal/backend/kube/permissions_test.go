@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -150,7 +149,7 @@ func TestPermissionsAreWhatTheBackendUses(t *testing.T) {
 		t.Errorf("the backend asked %v of volcano's podgroups, want only the release's deletecollection", other)
 	}
 	delete(got, "scheduling.volcano.sh/podgroups")
-	if diff := cmp.Diff(grantsOf(Permissions(GangCoscheduling)), got); diff != "" {
+	if diff := cmp.Diff(Grants(Permissions(GangCoscheduling)), got); diff != "" {
 		t.Errorf("the backend used (+) other than kube.Permissions (-):\n%s", diff)
 	}
 }
@@ -226,20 +225,4 @@ func authorized(r *http.Request) (string, string, bool) {
 		verb = "deletecollection"
 	}
 	return group + "/" + resource, verb, true
-}
-
-// grantsOf lists rules as "group/resource": sorted verbs.
-func grantsOf(rules []rbacv1.PolicyRule) map[string][]string {
-	out := map[string][]string{}
-	for _, r := range rules {
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				k := g + "/" + res
-				out[k] = append(out[k], r.Verbs...)
-				slices.Sort(out[k])
-				out[k] = slices.Compact(out[k])
-			}
-		}
-	}
-	return out
 }
