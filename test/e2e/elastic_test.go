@@ -147,12 +147,11 @@ func TestElasticTorchOutlivesALostNode(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = wait.Process.Kill(); _ = wait.Wait() })
 	waitFor(t, "the other job to wait for room", func() bool { return nodePhase(t, home, "blocker") == apiv1.PhaseWaiting })
-	var launch struct{ PIDs []int }
-	b, err := os.ReadFile(filepath.Join(e.att, "launch.json"))
-	if err != nil || json.Unmarshal(b, &launch) != nil || len(launch.PIDs) != 3 {
-		t.Fatalf("launch.json: %v %s", err, b)
+	pids, err := local.AttemptPIDs(home, string(e.id)+"/trainer/1")
+	if err != nil || len(pids) != 3 {
+		t.Fatalf("launch record: %v %v", pids, err)
 	}
-	if err := syscall.Kill(-launch.PIDs[2], syscall.SIGKILL); err != nil { // node-2's torchrun and its worker
+	if err := syscall.Kill(-pids[2], syscall.SIGKILL); err != nil { // node-2's torchrun and its worker
 		t.Fatal(err)
 	}
 	run, events := e.wait()

@@ -5,7 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A process's stdout and stderr reach their log files through the
@@ -16,7 +19,9 @@ import (
 // the chunk begins and the time it was read, both little-endian int64s
 // (Unix nanoseconds). A record is written before its chunk, so every
 // byte a reader finds in a log has its time. Attempts started before the
-// index existed have none, and their lines no time.
+// index existed have none, and their lines no time. A log and its index
+// are created with the stream's first chunk: a process that writes
+// nothing leaves no file, which readers take for an empty log.
 
 // timesSuffix names a log's time index.
 const timesSuffix = ".times"
@@ -41,21 +46,31 @@ type capture struct {
 	done   chan struct{}
 }
 
-// openCapture creates log file name in dir and a pipe to it: the process
-// writes to w; start copies what it writes.
+// openCapture makes a pipe to log file name in dir: the process writes to
+// w; start copies what it writes.
 func openCapture(dir, name string) (c *capture, w *os.File, err error) {
-	path := filepath.Join(dir, name)
-	log, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	r, w, err := capturePipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	_ = os.Remove(path + timesSuffix) // an index left by a start that failed
-	r, w, err := os.Pipe()
-	if err != nil {
-		log.Close()
-		return nil, nil, err
+	return &capture{r: r, path: filepath.Join(dir, name), done: make(chan struct{})}, w, nil
+}
+
+// capturePipe makes a pipe whose read end the runtime's poller waits on
+// and whose write end stays blocking, for the process: the few calls
+// os.Pipe and os/exec would spend making both ends non-blocking, then the
+// write end blocking again, are not made.
+func capturePipe() (r, w *os.File, err error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
 	}
-	return &capture{r: r, log: log, path: path, done: make(chan struct{})}, w, nil
+	if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 
 // start copies the stream until every writer has closed it.
@@ -63,8 +78,7 @@ func (c *capture) start() { go c.copy() }
 
 func (c *capture) copy() {
 	defer close(c.done)
-	defer c.closeIndex()
-	defer c.log.Close()
+	defer c.closeFiles()
 	defer c.r.Close()
 	buf := make([]byte, captureBuffer)
 	for {
@@ -79,14 +93,13 @@ func (c *capture) copy() {
 	}
 }
 
-// write records when chunk b arrived, then appends it to the log.
+// write records when chunk b arrived, then appends it to the log,
+// creating both with the first chunk.
 func (c *capture) write(b []byte, at time.Time) error {
-	if c.index == nil {
-		f, err := os.OpenFile(c.path+timesSuffix, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
+	if c.log == nil {
+		if err := c.create(); err != nil {
 			return err
 		}
-		c.index = f
 	}
 	var rec [timeRecordSize]byte
 	binary.LittleEndian.PutUint64(rec[:8], uint64(c.off))
@@ -97,6 +110,23 @@ func (c *capture) write(b []byte, at time.Time) error {
 	n, err := c.log.Write(b)
 	c.off += int64(n)
 	return err
+}
+
+// create creates the log and its index, the index first: a reader never
+// finds a log without the index its times are in.
+func (c *capture) create() error {
+	const flags = os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	index, err := os.OpenFile(c.path+timesSuffix, flags, 0o600)
+	if err != nil {
+		return err
+	}
+	log, err := os.OpenFile(c.path, flags, 0o600)
+	if err != nil {
+		index.Close()
+		return err
+	}
+	c.index, c.log = index, log
+	return nil
 }
 
 // wait waits until the stream is copied, or, once d has passed, stops
@@ -110,14 +140,12 @@ func (c *capture) wait(d time.Duration) {
 	}
 }
 
-func (c *capture) closeIndex() {
-	if c.index != nil {
+func (c *capture) closeFiles() {
+	if c.log != nil {
 		_ = c.index.Close()
+		_ = c.log.Close()
 	}
 }
 
 // abandon closes a capture whose process never started.
-func (c *capture) abandon() {
-	c.r.Close()
-	c.log.Close()
-}
+func (c *capture) abandon() { c.r.Close() }

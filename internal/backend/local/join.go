@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"syscall"
 
@@ -97,7 +96,7 @@ func (s *Supervisor) join(a JoinArgs) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.adopt(a.ID, g, started, dir)
+	s.adopt(a.ID, g, started)
 	g.joining = slices.DeleteFunc(g.joining, func(n string) bool {
 		return slices.ContainsFunc(todo, func(p ProcessArgs) bool { return p.Name == n })
 	})
@@ -106,7 +105,7 @@ func (s *Supervisor) join(a JoinArgs) error {
 
 // adopt makes started members of g, unless g ended or began stopping
 // while they started: then they are killed. s.mu must be held.
-func (s *Supervisor) adopt(id string, g *gang, started []*member, dir string) {
+func (s *Supervisor) adopt(id string, g *gang, started []*member) {
 	if s.gangs[id] != g || g.stopping {
 		for _, m := range started {
 			_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
@@ -116,7 +115,7 @@ func (s *Supervisor) adopt(id string, g *gang, started []*member, dir string) {
 	}
 	g.members = append(g.members, started...)
 	g.running += len(started)
-	_ = writeJSON(filepath.Join(dir, "launch.json"), s.launchRecord(g.members, g.started)) // adoption after a restart finds them
+	_ = s.journal.append(journalEntry{ID: id, Launch: s.launchRecord(g.members, g.started)}) // adoption after a restart finds them
 	for _, m := range started {
 		go s.wait(id, g, m)
 	}

@@ -17,7 +17,11 @@ import (
 // Layout of $KILN_HOME that the local backend owns:
 //
 //	supervisor.sock, supervisor.lock, supervisor.log
-//	runs/<run>/<task>/<attempt>/{stdout,stderr,launch.json,status.json,outputs/}
+//	runs/<run>/_attempts.jsonl (the journal: journal.go)
+//	runs/<run>/<task>/<attempt>/{stdout,stderr,*.times,outputs/}
+//
+// Attempts of homes from before the journal also have launch.json and
+// status.json in their directory.
 
 // attemptID is <run>/<task>/<number>. A child task's name is its
 // parent's, a dot and its own (train.3, gen.prep, onExit.notify): dots
@@ -56,7 +60,7 @@ func SocketPath(home string) string {
 	return filepath.Join(os.TempDir(), "kiln-"+hex.EncodeToString(sum[:8])+".sock")
 }
 
-// launchRecord is written when an attempt's processes have started.
+// launchRecord is recorded when an attempt's processes have started.
 type launchRecord struct {
 	PIDs       []int     `json:"pids"`
 	StartTicks []uint64  `json:"startTicks"`
@@ -64,7 +68,7 @@ type launchRecord struct {
 	StartedAt  time.Time `json:"startedAt"`
 }
 
-// statusRecord is written when an attempt has ended or could not start.
+// statusRecord is recorded when an attempt has ended or could not start.
 type statusRecord struct {
 	ExitCode  int            `json:"exitCode"`
 	Signal    string         `json:"signal,omitempty"`

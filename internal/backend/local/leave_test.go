@@ -46,12 +46,12 @@ func TestCleanNoneLeavesTheRestOfTheGangRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitExit(t, second)
-	var launch launchRecord
-	if found, err := readJSON(filepath.Join(AttemptDir(h.home, first.ID), "launch.json"), &launch); !found || err != nil || len(launch.PIDs) != 2 {
-		t.Fatalf("launch record %+v (%v)", launch, err)
+	pids, err := AttemptPIDs(h.home, first.ID.String())
+	if err != nil || len(pids) != 2 {
+		t.Fatalf("launch record %v (%v)", pids, err)
 	}
 	waitUntil(t, "the restart to stop the rank its last attempt left", func() bool {
-		return syscall.Kill(launch.PIDs[1], 0) != nil
+		return syscall.Kill(pids[1], 0) != nil
 	})
 	if b, _ := os.ReadFile(log); strings.Contains(string(b), "survived") {
 		t.Errorf("the left rank ran to its end beside the restart: %q", b)

@@ -133,10 +133,11 @@ func TestAttemptOfADeadSupervisorIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var launch launchRecord
-	if _, err := readJSON(filepath.Join(AttemptDir(h.home, spec.ID), "launch.json"), &launch); err != nil {
-		t.Fatal(err)
+	recs, err := readRecords(h.home, spec.ID.String())
+	if err != nil || recs.launch == nil {
+		t.Fatalf("launch record %+v (%v)", recs, err)
 	}
+	launch := recs.launch
 	if err := syscall.Kill(info.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

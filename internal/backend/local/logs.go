@@ -39,8 +39,9 @@ const logSettle = 50 * time.Millisecond
 func (b *Backend) Logs(ctx context.Context, id job.AttemptID, opts backend.LogOptions, w io.Writer) error {
 	m := newMerger(AttemptDir(b.cfg.Home, id), w, opts)
 	defer m.close()
+	end := newEndWatch(b.cfg.Home, id.String())
 	for {
-		ended := !opts.Follow || exists(filepath.Join(m.dir, "status.json"))
+		ended := !opts.Follow || end.ended()
 		if err := m.poll(ended); err != nil || ended {
 			return err
 		}

@@ -60,31 +60,48 @@ func (c *pathCache) lookPath(name string, env []string) (string, error) {
 // directories above it usually exist already, so it tries the direct
 // mkdir first and walks up only when a parent is missing. With traverse,
 // the directories it makes are 0711 whatever the umask, so that tasks
-// running as other users reach their attempt without listing others.
-func makeAttemptDir(dir string, traverse bool) error {
+// running as other users reach their attempt without listing others. It
+// reports whether it made dir: false if dir was there.
+func makeAttemptDir(dir string, traverse bool) (bool, error) {
 	made := []string{dir}
 	err := os.Mkdir(dir, 0o755)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		// The run's and the task's directories are new too.
+		// The task's directory is new too (a task's first attempt), and
+		// perhaps the run's (its first task).
 		made = append(made, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
-		err = os.MkdirAll(dir, 0o755)
+		err = mkdirParent(dir)
 	case errors.Is(err, os.ErrExist):
 		made, err = nil, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, d := range made {
 		if !traverse {
 			break
 		}
 		if err := os.Chmod(d, 0o711); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := os.Mkdir(filepath.Join(dir, outputsDir), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return false, err
+	}
+	return made != nil, nil
+}
+
+// mkdirParent makes dir whose parent is missing: the parent first, and
+// its parent only if that is missing too, with one call per directory
+// where os.MkdirAll would look at each first.
+func mkdirParent(dir string) error {
+	parent := filepath.Dir(dir)
+	err := os.Mkdir(parent, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		err = os.MkdirAll(parent, 0o755)
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	return nil
+	return os.Mkdir(dir, 0o755)
 }

@@ -62,6 +62,7 @@ func (s *Supervisor) RemoveRun(a RemoveRunArgs, _ *Empty) error {
 		}
 	}
 	s.mu.Unlock()
+	s.journal.forget(a.Run)
 	return removeTree(RunDir(s.home, a.Run))
 }
 

@@ -67,6 +67,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 			return ln.Close()
 		case <-tick.C:
 			sup.writeUnwritten()
+			sup.journal.closeIdle(cfg.IdleTimeout / 10)
 			if conns.Load() == 0 && sup.idle(cfg.IdleTimeout) {
 				return ln.Close()
 			}

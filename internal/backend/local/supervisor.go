@@ -45,7 +45,8 @@ type Supervisor struct {
 	// left to end on their own (cleanPodPolicy None).
 	leftovers map[string]*gang
 	paths     *pathCache
-	exits     []Exit // recent exits; exits[i] has sequence base+i+1
+	journal   *journal // the runs' records of launches and ends
+	exits     []Exit   // recent exits; exits[i] has sequence base+i+1
 	base      uint64
 	changed   chan struct{} // closed and replaced on every exit, and when a node starts waiting
 	// unwritten are exits whose status file could not be written yet.
@@ -86,7 +87,7 @@ func NewSupervisor(home string) *Supervisor {
 	_, _ = rand.Read(b)
 	return &Supervisor{
 		home: home, instance: hex.EncodeToString(b), ledger: resource.NewLedger(), accounts: newAccounts(home),
-		gangs: map[string]*gang{}, leftovers: map[string]*gang{}, paths: newPathCache(), unwritten: map[string]statusRecord{},
+		gangs: map[string]*gang{}, leftovers: map[string]*gang{}, paths: newPathCache(), journal: newJournal(home), unwritten: map[string]statusRecord{},
 		changed: make(chan struct{}), lastBusy: time.Now(),
 	}
 }
@@ -103,13 +104,22 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 		return err
 	}
 	s.mu.Lock()
-	if _, known := s.gangs[a.ID]; known || exists(filepath.Join(dir, "launch.json")) || exists(filepath.Join(dir, "status.json")) {
+	if _, known := s.gangs[a.ID]; known {
 		s.ledger.Release(a.Release...)
 		s.mu.Unlock()
 		return nil
 	}
 	g := &gang{rule: job.Rule{Leader: a.Leader, MinHosts: a.MinHosts}, leave: a.Leave} // reserves the ID
 	s.gangs[a.ID] = g
+	s.mu.Unlock()
+	fresh, err := s.claimDir(dir, a)
+	s.mu.Lock()
+	if err == nil && !fresh {
+		delete(s.gangs, a.ID)
+		s.ledger.Release(a.Release...)
+		s.mu.Unlock()
+		return nil
+	}
 	s.stopLeftovers(a.ID)
 	if a.Room != nil {
 		s.ledger.Hold(session, *a.Room)
@@ -118,7 +128,10 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 	s.ledger.Release(a.Release...)
 	s.mu.Unlock()
 
-	members, err := s.startAll(dir, a, s.paths)
+	var members []*member
+	if err == nil {
+		members, err = s.startAll(dir, a, s.paths)
+	}
 	now := time.Now().UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -129,7 +142,7 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 		s.recordExit(a.ID, statusRecord{ExitCode: -1, StartError: err.Error(), NotFound: errors.As(err, &nf), StartedAt: now, FinishedAt: now})
 		return nil
 	}
-	if err := writeJSON(filepath.Join(dir, "launch.json"), s.launchRecord(members, now)); err != nil {
+	if err := s.journal.append(journalEntry{ID: a.ID, Launch: s.launchRecord(members, now)}); err != nil {
 		for _, m := range members {
 			_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 		}
@@ -146,8 +159,43 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 	return nil
 }
 
-func (s *Supervisor) launchRecord(members []*member, now time.Time) launchRecord {
-	rec := launchRecord{Supervisor: s.instance, StartedAt: now}
+// claimDir makes the attempt's directory and reports whether the attempt
+// is new. Its directory is made by the attempt's first start, or by a stop
+// that came before it: only then are the records looked at, to tell an
+// attempt started or stopped before (not new) from one whose start was
+// cut short (new: started again).
+func (s *Supervisor) claimDir(dir string, a StartArgs) (bool, error) {
+	made, err := makeAttemptDir(dir, a.Sandbox != nil && a.Sandbox.Mode == IsolateUsers)
+	if err != nil || made {
+		return true, err
+	}
+	s.mu.Lock()
+	_, unwritten := s.unwritten[a.ID]
+	s.mu.Unlock()
+	if unwritten {
+		return false, nil
+	}
+	recs, err := readRecords(s.home, a.ID)
+	fresh := recs.launch == nil && recs.exit == nil
+	if err == nil && fresh {
+		removeLogs(dir, a.Processes) // of the start cut short: its logs are made anew only once written to
+	}
+	return fresh, err
+}
+
+// removeLogs removes the logs of processes in dir, and their indexes.
+func removeLogs(dir string, processes []ProcessArgs) {
+	for _, p := range processes {
+		for _, stream := range []string{"stdout", "stderr"} {
+			name := filepath.Join(dir, logName(p.Name, stream))
+			_ = os.Remove(name)
+			_ = os.Remove(name + timesSuffix)
+		}
+	}
+}
+
+func (s *Supervisor) launchRecord(members []*member, now time.Time) *launchRecord {
+	rec := &launchRecord{Supervisor: s.instance, StartedAt: now}
 	for _, m := range members {
 		pid := m.cmd.Process.Pid
 		rec.PIDs = append(rec.PIDs, pid)
@@ -161,9 +209,6 @@ func (s *Supervisor) launchRecord(members []*member, now time.Time) launchRecord
 func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*member, error) {
 	if len(a.Processes) == 0 {
 		return nil, errors.New("no process to start")
-	}
-	if err := makeAttemptDir(dir, a.Sandbox != nil && a.Sandbox.Mode == IsolateUsers); err != nil {
-		return nil, err
 	}
 	for name, content := range a.Files {
 		if strings.ContainsAny(name, "/\\") {
@@ -249,12 +294,25 @@ func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confi
 		Path: path, Args: p.Command, Env: env, Dir: workingDir, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
+	if null := devNull(); null != nil {
+		cmd.Stdin = null
+	}
 	box.apply(cmd, path)
 	if cmd.Dir == "" {
 		cmd.Dir = dir
 	}
 	return cmd, []*capture{out, errs}, nil
 }
+
+// devNull is every process's standard input, opened once: os/exec would
+// open and close /dev/null for each process.
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil
+	}
+	return f
+})
 
 // closeFiles closes this process's ends of a started (or failed) command's
 // pipes: the process holds its own.
@@ -414,11 +472,6 @@ func (s *Supervisor) wake() {
 	s.changed = make(chan struct{})
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // signalName is a signal's name, "SIGKILL", as people know it.
 func signalName(sig syscall.Signal) string {
 	if name := unix.SignalName(sig); name != "" {
@@ -427,13 +480,9 @@ func signalName(sig syscall.Signal) string {
 	return sig.String()
 }
 
-// writeStatus writes an attempt's status file.
+// writeStatus records an attempt's end in its run's journal.
 func (s *Supervisor) writeStatus(id string, rec statusRecord) error {
-	dir, err := attemptDir(s.home, id)
-	if err != nil {
-		return err
-	}
-	return writeJSON(filepath.Join(dir, "status.json"), rec)
+	return s.journal.append(journalEntry{ID: id, Exit: &rec})
 }
 
 // writeUnwritten tries again to write the exits that could not be written.

@@ -2,7 +2,6 @@ package local
 
 import (
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -19,9 +18,10 @@ func (s *Supervisor) Signal(a SignalArgs, _ *Empty) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g, ok := s.gangs[a.ID]
+	_, unwritten := s.unwritten[a.ID]
 	switch {
-	case !ok && !exists(filepath.Join(dir, "launch.json")) && !exists(filepath.Join(dir, "status.json")):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	case !ok && !unwritten && !s.recorded(a.ID):
+		if err := os.MkdirAll(dir, 0o755); err != nil { // tells a later start to look at the records
 			return err
 		}
 		now := time.Now().UTC()
@@ -57,12 +57,11 @@ func (s *Supervisor) terminate(g *gang, grace time.Duration) {
 }
 
 // State reports what is known of an attempt. An attempt started by an
-// earlier supervisor that has no status file is lost: nobody waited on it.
-// Whatever is left of its process group is killed, so a retry never runs
-// beside it.
+// earlier supervisor whose end is not recorded is lost: nobody waited on
+// it. Whatever is left of its process group is killed, so a retry never
+// runs beside it.
 func (s *Supervisor) State(a StateArgs, r *StateReply) error {
-	dir, err := attemptDir(s.home, a.ID)
-	if err != nil {
+	if err := checkID(a.ID); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -77,21 +76,27 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 		r.Exited, r.Status = true, rec
 		return nil
 	}
-	found, err := readJSON(filepath.Join(dir, "status.json"), &r.Status)
-	if err != nil || found {
-		r.Exited = found
+	recs, err := readRecords(s.home, a.ID)
+	if err != nil || recs.launch == nil {
+		if recs.exit != nil {
+			r.Exited, r.Status = true, *recs.exit
+		}
 		return err
 	}
-	var launch launchRecord
-	found, err = readJSON(filepath.Join(dir, "launch.json"), &launch)
-	if err != nil || !found {
-		return err
-	}
-	if launch.Supervisor == s.instance {
+	if recs.exit == nil && recs.launch.Supervisor == s.instance {
 		// Started by us, exited between the two checks above.
-		r.Exited, err = readJSON(filepath.Join(dir, "status.json"), &r.Status)
-		return err
+		recs, err = readRecords(s.home, a.ID)
 	}
+	switch {
+	case err != nil:
+		return err
+	case recs.exit != nil:
+		r.Exited, r.Status = true, *recs.exit
+		return nil
+	case recs.launch.Supervisor == s.instance:
+		return nil
+	}
+	launch := recs.launch
 	for i, pid := range launch.PIDs {
 		if launch.StartTicks[i] != 0 && startTicks(pid) == launch.StartTicks[i] {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
@@ -99,6 +104,13 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 	}
 	r.Lost = true
 	return nil
+}
+
+// recorded reports whether attempt id's launch or end is recorded. A
+// record that cannot be read counts as one: the attempt is left alone.
+func (s *Supervisor) recorded(id string) bool {
+	recs, err := readRecords(s.home, id)
+	return err != nil || recs.launch != nil || recs.exit != nil
 }
 
 // waitExits returns the IDs of attempts that exited after sequence number
