@@ -11,33 +11,38 @@ import (
 )
 
 // Apply implements store.Writer. The first statement is the fence: it
-// touches the run only if c.Owner still holds its lease.
+// touches the run only if c.Owner still holds its lease. Changes of other
+// runs applied at the same time may share its transaction
+// (groupcommit.go); its answer is its own.
 func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 	defer s.coded(&err)
-	return s.withTx(ctx, func(tx *sql.Tx) error {
-		if err := fenceTerm(ctx, tx, c.Term); err != nil {
-			return err
-		}
-		if err := s.fence(ctx, tx, c); err != nil {
-			return err
-		}
-		if err := s.upsertNodes(ctx, tx, c); err != nil {
-			return err
-		}
-		if err := s.upsertAttempts(ctx, tx, c); err != nil {
-			return err
-		}
-		if err := s.putTrainerStatuses(ctx, tx, c); err != nil {
-			return err
-		}
-		if err := s.putPartyShares(ctx, tx, c); err != nil {
-			return err
-		}
-		if err := s.putNodeArtifacts(ctx, tx, c); err != nil {
-			return err
-		}
-		return s.insertEventsAt(ctx, tx, c.Run, c.Events, c.Term)
-	})
+	return s.applyGrouped(ctx, c)
+}
+
+// applyChange writes c in tx, fenced by its owner and term.
+func (s *Store) applyChange(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+	if err := fenceTerm(ctx, tx, c.Term); err != nil {
+		return err
+	}
+	if err := s.fence(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := s.upsertNodes(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := s.upsertAttempts(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := s.putTrainerStatuses(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := s.putPartyShares(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := s.putNodeArtifacts(ctx, tx, c); err != nil {
+		return err
+	}
+	return s.insertEventsAt(ctx, tx, c.Run, c.Events, c.Term)
 }
 
 func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {

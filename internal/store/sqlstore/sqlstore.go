@@ -48,6 +48,7 @@ type Store struct {
 	dialect Dialect
 	stmts   statements
 	sealer  *sealer
+	group   grouper // Apply's changes waiting to be committed together
 }
 
 var _ store.Store = (*Store)(nil)

@@ -1,0 +1,150 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"kiln.dev/kiln/internal/store"
+)
+
+// Rounds of different runs that fall together are committed together:
+// while one transaction commits, the changes that arrive queue up, and
+// the next transaction writes them all, each in a savepoint of its own,
+// so that one change refused (its run's lease lost, say) leaves the
+// others whole. A change is stored, or refused, before Apply returns; a
+// commit that fails fails every change in it, and none of them is
+// stored. The writer that finds no transaction under way commits the
+// changes waiting; once done, it hands the changes that arrived meanwhile
+// to one of their writers, so no writer commits others' changes for long
+// and no goroutine of the store's own runs.
+
+// grouper queues the changes waiting for a transaction.
+type grouper struct {
+	mu      sync.Mutex
+	pending []*pendingChange
+	busy    bool // a writer is committing a group
+}
+
+// pendingChange is one Apply waiting for its group's commit.
+type pendingChange struct {
+	ctx  context.Context
+	c    *store.Change
+	done chan error    // its answer
+	lead chan struct{} // its writer is to commit the next group
+}
+
+// applyGrouped stores c with whatever other changes are waiting.
+func (s *Store) applyGrouped(ctx context.Context, c *store.Change) error {
+	p := &pendingChange{ctx: ctx, c: c, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	g := &s.group
+	g.mu.Lock()
+	g.pending = append(g.pending, p)
+	commit := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	if commit {
+		s.commitNext()
+	}
+	for {
+		select {
+		case err := <-p.done:
+			return err
+		case <-p.lead:
+			s.commitNext()
+		}
+	}
+}
+
+// commitNext commits the changes waiting now, then hands the next group
+// to the writer of the first change that arrived meanwhile, if any.
+func (s *Store) commitNext() {
+	g := &s.group
+	g.mu.Lock()
+	batch := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+	s.commitGroup(batch)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.pending) == 0 {
+		g.busy = false
+		return
+	}
+	g.pending[0].lead <- struct{}{}
+}
+
+// commitGroup writes batch in one transaction and answers each change.
+func (s *Store) commitGroup(batch []*pendingChange) {
+	if len(batch) == 1 { // no savepoint needed
+		p := batch[0]
+		p.done <- s.withTx(p.ctx, func(tx *sql.Tx) error { return s.applyChange(p.ctx, tx, p.c) })
+		return
+	}
+	errs := make([]error, len(batch))
+	ctx, release := whileAnyWaits(batch)
+	defer release()
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range batch {
+			if err := p.ctx.Err(); err != nil {
+				errs[i] = err
+				continue
+			}
+			var err error
+			errs[i], err = s.applySaved(p.ctx, tx, p.c, i)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for i, p := range batch {
+		if err != nil {
+			errs[i] = errors.Join(err, errs[i])
+		}
+		p.done <- errs[i]
+	}
+}
+
+// applySaved applies c in savepoint n of tx: if c is refused, what it
+// wrote is undone and the error is c's alone. A savepoint that cannot be
+// made or undone fails the whole transaction.
+func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, c *store.Change, n int) (refused, failed error) {
+	name := fmt.Sprintf("change_%d", n)
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+		return nil, err
+	}
+	if refused = s.applyChange(ctx, tx, c); refused != nil {
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); err != nil {
+			return refused, err
+		}
+	}
+	_, failed = tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
+	return refused, failed
+}
+
+// whileAnyWaits is a context that ends once every change's has: the
+// group's transaction is given up only when nobody waits for it. Call
+// release when the transaction is over.
+func whileAnyWaits(batch []*pendingChange) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var left atomic.Int64
+	left.Store(int64(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, p := range batch {
+		stops[i] = context.AfterFunc(p.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
