@@ -42,10 +42,15 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10m, or a count such as 2000
 # KILN_KUBECONFIG: a cluster already up (k8s-up is then skipped); BENCH: the
 # bench's flags (BENCH="-only kube"). The kube group also times Kubeflow
 # training-operator, built from its module by hack/training-operator.sh.
+# The dagu group runs the same DAGs through dagu, built from its source by
+# hack/dagu.sh (DAGU_SRC: a clone of it, where GitHub cannot be reached);
+# where it cannot be built, the table has no dagu rows and says why above.
 BENCH_KUBECONFIG = $(or $(KILN_KUBECONFIG),$(CURDIR)/.k8s/kubeconfig)
 bench: build deps $(if $(KILN_KUBECONFIG),,k8s-up) ## print the benchmark table (kiln against raw process starts, same run)
-	crds=$$(hack/training-operator.sh) && go run ./test/bench -kiln bin/kiln -kubeconfig $(BENCH_KUBECONFIG) \
-		-training-operator .k8s/bin/training-operator.v1 -training-operator-crds "$$crds" $(BENCH)
+	crds=$$(hack/training-operator.sh) && \
+	{ dagu=$$(hack/dagu.sh) || { echo "bench: dagu not built (see above): no dagu rows" >&2; dagu=; }; } && \
+	go run ./test/bench -kiln bin/kiln -kubeconfig $(BENCH_KUBECONFIG) \
+		-training-operator .k8s/bin/training-operator.v1 -training-operator-crds "$$crds" -dagu "$$dagu" $(BENCH)
 
 chaos: deps ## the full chaos test: 3 replicas on one PostgreSQL, 200 runs, the leader killed 50 times and paused past its lease 3 times
 	KILN_REQUIRE_PG=1 KILN_CHAOS_RUNS=200 KILN_CHAOS_KILLS=50 KILN_CHAOS_STOPS=3 KILN_CHAOS_REPORT=$(CURDIR)/chaos.txt \

@@ -29,7 +29,7 @@ type row struct {
 	met                                   bool
 }
 
-var root, only, kubeconfig, operatorBin, operatorCRDs *string
+var root, only, kubeconfig, operatorBin, operatorCRDs, dagu *string
 
 // maxTasks is the largest run the engine group measures.
 var maxTasks *int
@@ -43,12 +43,13 @@ func main() {
 	kiln := flag.String("kiln", "bin/kiln", "the kiln binary to measure")
 	cpus := flag.Int("cpus", 2, "the pool size and the baseline's parallelism")
 	root = flag.String("root", ".", "the repository, for its examples")
-	only = flag.String("only", "", "run only these groups: engine, cache, training, server, store, kube (comma separated)")
+	only = flag.String("only", "", "run only these groups: engine, cache, training, server, store, kube, dagu (comma separated)")
 	kubeconfig = flag.String("kubeconfig", ".k8s/kubeconfig", "the test cluster (make k8s-up), for the kube group")
 	operatorBin = flag.String("training-operator", "", "Kubeflow training-operator's binary (hack/training-operator.sh), for the kube group's third baseline; none: no such row")
 	operatorCRDs = flag.String("training-operator-crds", "", "the directory of its CRDs (hack/training-operator.sh prints it)")
 	maxTasks = flag.Int("max-tasks", 100000, "the engine group's largest run (100, 1000, 10000 or 100000 tasks)")
 	rawN := flag.Int("raw-true", 0, "start this many true processes one at a time and exit (traced by the system-call row)")
+	dagu = flag.String("dagu", "", "dagu's binary (hack/dagu.sh), for the dagu group; none: no such rows")
 	flag.Parse()
 	if *rawN > 0 {
 		rawTrue(*rawN, 1)
@@ -106,6 +107,9 @@ func (b *bench) all() []row {
 	}
 	if want("kube") {
 		rows = append(rows, b.kubeGang(*kubeconfig, 64)...)
+	}
+	if want("dagu") && *dagu != "" {
+		rows = append(rows, b.daguGroup(*dagu)...)
 	}
 	return rows
 }
