@@ -86,6 +86,13 @@ type Config struct {
 	// Artifacts chooses the artifact repository; the zero value keeps
 	// the cache's bytes under Home/cache and uploads no task artifacts.
 	Artifacts Artifacts
+	// Exiting says that the process ends right after Close (a kiln
+	// command): the SQLite store then leaves its connections, and its
+	// WAL, to the exit to close, which spares it the fsyncs of copying
+	// the WAL into the database file now and of starting a new one at the
+	// next open (see sqlite.Options.Exiting). Nothing is less safe: a
+	// process killed at that point leaves the same files.
+	Exiting bool
 	// Party is this kiln's party identity (kiln serve --party), and
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
@@ -142,7 +149,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := local.CheckReachable(home, cfg.Isolation.Mode); err != nil {
 		return nil, err
 	}
-	st, replicated, err := openStore(ctx, home, cfg.Store, cfg.Serving)
+	st, replicated, err := openStore(ctx, home, cfg.Store, cfg.Serving, cfg.Exiting)
 	if err != nil {
 		return nil, err
 	}

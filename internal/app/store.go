@@ -27,15 +27,16 @@ const homeStoreFile = "store"
 // openStore opens the store url names: SQLite in home by default, or
 // PostgreSQL, which several kiln servers may share (replicated reports
 // that: kiln serve then elects one leader). serving marks the home as the
-// PostgreSQL store's; a home so marked opens no other store.
-func openStore(ctx context.Context, home, url string, serving bool) (st store.Store, replicated bool, err error) {
+// PostgreSQL store's; a home so marked opens no other store. exiting is
+// Config.Exiting.
+func openStore(ctx context.Context, home, url string, serving, exiting bool) (st store.Store, replicated bool, err error) {
 	key := os.Getenv("KILN_SECRET_KEY_FILE")
 	switch {
 	case url == "" || url == StoreSQLite:
 		if err := checkHomeStore(home, ""); err != nil {
 			return nil, false, err
 		}
-		st, err = sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{SecretKeyFile: key})
+		st, err = sqlite.Open(ctx, filepath.Join(home, "kiln.db"), sqlite.Options{SecretKeyFile: key, Exiting: exiting})
 		return st, false, err
 	case isPostgres(url):
 		if err := checkHomeStore(home, postgres.Where(url)); err != nil {

@@ -34,7 +34,7 @@ func TestAHomeOfReplicasOpensNoOtherStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, url := range []string{"", "sqlite", "postgres://kiln@db:5432/other"} {
-		_, _, err := openStore(context.Background(), home, url, false)
+		_, _, err := openStore(context.Background(), home, url, false, false)
 		if c := apiv1.Errors(err); len(c) == 0 || c[0].Code != apiv1.CodeHomeStore {
 			t.Errorf("openStore(%q) = %v, want KLN-5053", url, err)
 		}

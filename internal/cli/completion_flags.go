@@ -18,10 +18,13 @@ func wireFlagCompletion(root *cobra.Command, e *env) {
 	_ = root.RegisterFlagCompletionFunc("context", completeContexts(e))
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.LocalFlags().Lookup("output") != nil {
+		// c.Flags() before parsing holds the command's own flags alone;
+		// LocalFlags would merge every parent's persistent flags into
+		// every command first, a tenth of a kiln process's start.
+		if ownFlag(c, "output") {
 			_ = c.RegisterFlagCompletionFunc("output", completeOutput)
 		}
-		if c.LocalFlags().Lookup("phase") != nil {
+		if ownFlag(c, "phase") {
 			_ = c.RegisterFlagCompletionFunc("phase", completePhases)
 		}
 		for _, sub := range c.Commands() {
@@ -29,6 +32,11 @@ func wireFlagCompletion(root *cobra.Command, e *env) {
 		}
 	}
 	walk(root)
+}
+
+// ownFlag reports whether c itself, not a parent, defines the flag name.
+func ownFlag(c *cobra.Command, name string) bool {
+	return c.Flags().Lookup(name) != nil || c.PersistentFlags().Lookup(name) != nil
 }
 
 // completePhases completes the last of comma-separated phases, in lower

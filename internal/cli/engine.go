@@ -97,7 +97,7 @@ func (e *env) open(ctx context.Context, u use, pool *poolFlags) (engine, func(),
 // openApp opens the embedded app: with the configured backend when the
 // command works runs or reads what the backend keeps (logs on a cluster).
 func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(*app.Config) error) (*app.App, error) {
-	cfg := app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := app.Config{Home: e.home, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Exiting: e.exits}
 	var err error
 	if cfg.Store, err = e.backend.store(e.home); err != nil {
 		return nil, err

@@ -38,6 +38,9 @@ type env struct {
 	// readsBackend is set by commands that read what the backend keeps
 	// (logs): they open the configured backend, not just the store.
 	readsBackend bool
+	// exits is set when the process ends as soon as the command does
+	// (Exit): the store is then left for the exit to close.
+	exits bool
 	// ctx picks a context of the configuration file, and the token;
 	// resolveContext settles server, token and contextProject from it.
 	ctx            contextFlags
@@ -50,14 +53,27 @@ type env struct {
 }
 
 // Main runs kiln with args and returns its exit code. No panic escapes.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(&env{stdin: stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+// Exit runs kiln with the process's arguments and standard files, as
+// Main, and ends the process with its exit code. Knowing that nothing
+// follows, a command leaves its store to the exit to close (see
+// app.Config.Exiting), which Main, whose caller goes on, must not.
+func Exit() {
+	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, exits: true}, os.Args[1:]))
+}
+
+// run runs kiln with args in e and returns its exit code.
+func run(e *env, args []string) (code int) {
+	stdin, stdout, stderr := e.stdin, e.stdout, e.stderr
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "kiln: internal error: %v\nplease report this with the command you ran\n", r)
 			code = exitFailed
 		}
 	}()
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -22,7 +22,11 @@ var (
 	unmarshalerType  = reflect.TypeFor[json.Unmarshaler]()
 	quantityType     = reflect.TypeFor[apiv1.Quantity]()
 	kubeQuantityType = reflect.TypeFor[kresource.Quantity]()
-	rawJSONType      = reflect.TypeFor[json.RawMessage]()
+	// podTemplateType reads itself only to spare encoding/json the pod
+	// spec's types until one is written (see its MarshalJSON): its fields
+	// are checked as any struct's.
+	podTemplateType = reflect.TypeFor[apiv1.PodTemplate]()
+	rawJSONType     = reflect.TypeFor[json.RawMessage]()
 )
 
 // checkShape checks every value of doc against the Go type it decodes
@@ -103,7 +107,7 @@ func (w *shapeWalk) walk(node *yaml3.Node, v any, typ reflect.Type, path string)
 		return w.kubeQuantity(node, v, path)
 	case typ == rawJSONType:
 		return w.anyValue(node, v, path)
-	case typ.Kind() != reflect.String && reflect.PointerTo(typ).Implements(unmarshalerType):
+	case typ.Kind() != reflect.String && typ != podTemplateType && reflect.PointerTo(typ).Implements(unmarshalerType):
 		return v // a type that reads itself decides for itself
 	}
 	switch typ.Kind() {

@@ -47,6 +47,9 @@ func create(ctx context.Context, path string, opt Options) error {
 			_ = os.Remove(p)
 		}
 	}()
+	// Closing must copy the WAL into the file before it is linked into
+	// place: the WAL is not linked with it.
+	opt.Exiting = false
 	s, err := open(ctx, name, opt)
 	if err != nil {
 		return err

@@ -34,9 +34,10 @@ var migrations embed.FS
 // The SQL is sqlstore's, spoken in this package's dialect.
 type Store struct {
 	*sqlstore.Store
-	path string
-	db   *sql.DB // reads
-	wdb  *sql.DB // writes: one connection
+	path    string
+	db      *sql.DB // reads
+	wdb     *sql.DB // writes: one connection
+	exiting bool    // Options.Exiting
 }
 
 var _ store.Store = (*Store)(nil)
@@ -50,6 +51,15 @@ type Options struct {
 	// SecretKeyFile is where the key that seals secret values is kept;
 	// default secret.key beside the database. It is made on first use.
 	SecretKeyFile string
+	// Exiting says that the process ends right after Close, as a kiln
+	// command does. Close then leaves the file to the process's exit to
+	// close, as a killed process would: the WAL stays for the next opener
+	// to read, instead of being copied into the database file and
+	// deleted, which costs two fsyncs at Close and two more (the new
+	// WAL's header and its directory) at the next process's first write.
+	// Every commit is as safe either way: in the WAL, and read back from
+	// it by the next opener (see FullSync for power loss).
+	Exiting bool
 }
 
 // Open opens or creates the store at path and brings its schema up to date.
@@ -74,7 +84,7 @@ func open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, openError(path, err)
 	}
 	wdb.SetMaxOpenConns(1)
-	s := &Store{path: path, wdb: wdb}
+	s := &Store{path: path, wdb: wdb, exiting: opt.Exiting}
 	if err := s.migrateWhenFree(ctx, path); err != nil {
 		wdb.Close()
 		return nil, err
@@ -93,6 +103,15 @@ func open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, openError(path, err)
 	}
 	return s, nil
+}
+
+// Close closes the store; with Options.Exiting it leaves the
+// connections open for the process's exit to close, and the WAL with them.
+func (s *Store) Close() error {
+	if s.exiting {
+		return nil
+	}
+	return s.Store.Close()
 }
 
 // migrateWhenFree migrates, waiting out another process that holds the
