@@ -20,8 +20,9 @@ import (
 	"kiln.dev/kiln/internal/resource"
 )
 
-// maxExits is how many recent exits the supervisor remembers for watchers.
-const maxExits = 1 << 16
+// maxExits is how many recent exits the supervisor remembers for
+// watchers, at least: it keeps up to twice as many.
+const maxExits = 1 << 14
 
 // gangGrace is how long the rest of a gang gets between SIGTERM and
 // SIGKILL after one of its processes failed: a rank that dies takes its
@@ -458,9 +459,13 @@ func (s *Supervisor) recordExit(id string, rec statusRecord) {
 // elastic gang that lost a host, runs on. s.mu must be held.
 func (s *Supervisor) publish(id string, rec statusRecord) {
 	s.exits = append(s.exits, Exit{ID: id, Status: rec})
-	if len(s.exits) > maxExits {
+	if len(s.exits) >= 2*maxExits {
+		// The oldest half goes at once, so that keeping the last
+		// maxExits costs each exit a constant share of one copy (a copy
+		// per exit, past the first maxExits, made a run of 100,000 tasks
+		// quadratic).
 		drop := len(s.exits) - maxExits
-		s.exits = append([]Exit(nil), s.exits[drop:]...)
+		s.exits = append(make([]Exit, 0, 2*maxExits), s.exits[drop:]...)
 		s.base += uint64(drop)
 	}
 	s.wake()
