@@ -196,7 +196,7 @@ func scanJournal(path, id string) (attemptRecords, error) {
 	}
 	defer f.Close()
 	var recs attemptRecords
-	err = eachLine(f, id, func(e *journalEntry) { recs.add(e) })
+	_, err = recs.read(f, id)
 	return recs, err
 }
 
@@ -210,21 +210,27 @@ func (r *attemptRecords) add(e *journalEntry) {
 	}
 }
 
-// eachLine calls fn with each whole line of r that is about attempt id.
-func eachLine(r *os.File, id string, fn func(*journalEntry)) error {
+// read takes in the whole lines of rd about attempt id, and returns how
+// many bytes they and the other whole lines span: a last line without
+// its newline is being written, or was cut by a crash, and is left.
+func (r *attemptRecords) read(rd io.Reader, id string) (int64, error) {
 	prefix := linePrefix(id)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		if !bytes.HasPrefix(sc.Bytes(), prefix) {
-			continue
+	br := bufio.NewReaderSize(rd, 64<<10)
+	var whole int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return whole, err
 		}
+		whole += int64(len(line))
 		var e journalEntry
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			fn(&e)
+		if bytes.HasPrefix(line, prefix) && json.Unmarshal(line, &e) == nil {
+			r.add(&e)
 		}
 	}
-	return sc.Err()
 }
 
 // linePrefix is how every journal line about attempt id begins: the ID is
@@ -270,24 +276,13 @@ func (w *endWatch) journalEnded() bool {
 		return false
 	}
 	defer f.Close()
-	if _, err := f.Seek(w.off, 0); err != nil {
+	if _, err := f.Seek(w.off, io.SeekStart); err != nil {
 		return false
 	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return false
-	}
-	whole := bytes.LastIndexByte(b, '\n') + 1
-	w.off += int64(whole)
 	var recs attemptRecords
-	prefix := linePrefix(w.id)
-	for line := range bytes.Lines(b[:whole]) {
-		var e journalEntry
-		if bytes.HasPrefix(line, prefix) && json.Unmarshal(line, &e) == nil {
-			recs.add(&e)
-		}
-	}
-	return recs.exit != nil
+	whole, err := recs.read(f, w.id)
+	w.off += whole
+	return err == nil && recs.exit != nil
 }
 
 // legacyEnded reports whether an attempt from before the journal has its
