@@ -19,9 +19,10 @@ import (
 // the chunk begins and the time it was read, both little-endian int64s
 // (Unix nanoseconds). A record is written before its chunk, so every
 // byte a reader finds in a log has its time. Attempts started before the
-// index existed have none, and their lines no time. A log and its index
-// are created with the stream's first chunk: a process that writes
-// nothing leaves no file, which readers take for an empty log.
+// index existed have none, and their lines no time. The log is created
+// before the process starts, so that a task finds its logs in place and
+// cannot plant something there first; its index is created with the
+// first chunk. Neither is opened through a link the task made.
 
 // timesSuffix names a log's time index.
 const timesSuffix = ".times"
@@ -46,15 +47,26 @@ type capture struct {
 	done   chan struct{}
 }
 
-// openCapture makes a pipe to log file name in dir: the process writes to
-// w; start copies what it writes.
+// openCapture creates log file name in dir and a pipe to it: the process
+// writes to w; start copies what it writes.
 func openCapture(dir, name string) (c *capture, w *os.File, err error) {
-	r, w, err := capturePipe()
+	path := filepath.Join(dir, name)
+	log, err := os.OpenFile(path, logFlags|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &capture{r: r, path: filepath.Join(dir, name), done: make(chan struct{})}, w, nil
+	_ = os.Remove(path + timesSuffix) // an index left by a start that failed
+	r, w, err := capturePipe()
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	return &capture{r: r, log: log, path: path, done: make(chan struct{})}, w, nil
 }
+
+// logFlags open a log or its index for writing, never through a link
+// and never blocking on a pipe a task may have put in its place.
+const logFlags = os.O_CREATE | os.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
 // capturePipe makes a pipe whose read end the runtime's poller waits on
 // and whose write end stays blocking, for the process: the few calls
@@ -93,13 +105,14 @@ func (c *capture) copy() {
 	}
 }
 
-// write records when chunk b arrived, then appends it to the log,
-// creating both with the first chunk.
+// write records when chunk b arrived, then appends it to the log.
 func (c *capture) write(b []byte, at time.Time) error {
-	if c.log == nil {
-		if err := c.create(); err != nil {
+	if c.index == nil {
+		f, err := os.OpenFile(c.path+timesSuffix, logFlags|os.O_APPEND, 0o600)
+		if err != nil {
 			return err
 		}
+		c.index = f
 	}
 	var rec [timeRecordSize]byte
 	binary.LittleEndian.PutUint64(rec[:8], uint64(c.off))
@@ -110,23 +123,6 @@ func (c *capture) write(b []byte, at time.Time) error {
 	n, err := c.log.Write(b)
 	c.off += int64(n)
 	return err
-}
-
-// create creates the log and its index, the index first: a reader never
-// finds a log without the index its times are in.
-func (c *capture) create() error {
-	const flags = os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	index, err := os.OpenFile(c.path+timesSuffix, flags, 0o600)
-	if err != nil {
-		return err
-	}
-	log, err := os.OpenFile(c.path, flags, 0o600)
-	if err != nil {
-		index.Close()
-		return err
-	}
-	c.index, c.log = index, log
-	return nil
 }
 
 // wait waits until the stream is copied, or, once d has passed, stops
@@ -141,11 +137,14 @@ func (c *capture) wait(d time.Duration) {
 }
 
 func (c *capture) closeFiles() {
-	if c.log != nil {
+	if c.index != nil {
 		_ = c.index.Close()
-		_ = c.log.Close()
 	}
+	_ = c.log.Close()
 }
 
 // abandon closes a capture whose process never started.
-func (c *capture) abandon() { c.r.Close() }
+func (c *capture) abandon() {
+	c.r.Close()
+	c.log.Close()
+}

@@ -50,7 +50,10 @@ func TestAStartCutShortStartsAgainWithFreshLogs(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "stdout")); err != nil || string(b) != "again\n" {
 		t.Errorf("stdout is %q (%v), want the second start's alone", b, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "stderr")); err == nil {
-		t.Error("the first start's stderr is still there, though the second wrote none")
+	if b, err := os.ReadFile(filepath.Join(dir, "stderr")); err != nil || len(b) != 0 {
+		t.Errorf("stderr is %q (%v), want the second start's, empty", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "stdout"+timesSuffix)); err != nil {
+		t.Errorf("stdout's index: %v, want the second start's", err)
 	}
 }

@@ -177,22 +177,7 @@ func (s *Supervisor) claimDir(dir string, a StartArgs) (bool, error) {
 		return false, nil
 	}
 	recs, err := readRecords(s.home, a.ID)
-	fresh := recs.launch == nil && recs.exit == nil
-	if err == nil && fresh {
-		removeLogs(dir, a.Processes) // of the start cut short: its logs are made anew only once written to
-	}
-	return fresh, err
-}
-
-// removeLogs removes the logs of processes in dir, and their indexes.
-func removeLogs(dir string, processes []ProcessArgs) {
-	for _, p := range processes {
-		for _, stream := range []string{"stdout", "stderr"} {
-			name := filepath.Join(dir, logName(p.Name, stream))
-			_ = os.Remove(name)
-			_ = os.Remove(name + timesSuffix)
-		}
-	}
+	return recs.launch == nil && recs.exit == nil, err
 }
 
 func (s *Supervisor) launchRecord(members []*member, now time.Time) *launchRecord {
