@@ -208,7 +208,9 @@ func (rs *runState) paramNames() []string {
 	return names
 }
 
-// release lets group p's next roots start, up to its cap.
+// release lets group p's next roots start, up to its cap. A root that
+// ended before (an item that succeeded before kiln retry) takes no place
+// under the cap: it will not end again to give its place back.
 func (c *Controller) release(r *round, p int) {
 	rs := r.rs
 	g := rs.groups[p]
@@ -218,6 +220,9 @@ func (c *Controller) release(r *round, p int) {
 	for g.next < len(g.roots) && (g.limit == 0 || g.inflight < g.limit) {
 		i := g.roots[g.next]
 		g.next++
+		if rs.nodes[i].status.Phase.Done() {
+			continue
+		}
 		g.inflight++
 		rs.unresolved = append(rs.unresolved, i)
 	}
