@@ -256,10 +256,12 @@ func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
 
 // Retry runs a Failed or Cancelled run again from where it stopped: its
 // tasks that did not succeed start afresh (with fresh retry budgets),
-// those that did keep their outputs. This engine works on it. Any other
+// those that did keep their outputs, and its exit handler runs again at
+// the new end, as Argo's retry does. This engine works on it. Any other
 // run cannot be retried: KLN-4010.
 func (c *Controller) Retry(ctx context.Context, id apiv1.RunID) error {
-	if err := c.cfg.Store.RetryRun(ctx, id, c.owner(), c.leaseUntil()); err != nil {
+	r := store.Retry{Owner: c.owner(), Until: c.leaseUntil(), Restart: []string{workflow.ExitNode}}
+	if err := c.cfg.Store.RetryRun(ctx, id, r); err != nil {
 		return runError(id, err, "only a Failed or Cancelled run can be retried")
 	}
 	if c.Following() {

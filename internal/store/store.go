@@ -80,18 +80,28 @@ type Runs interface {
 	// ErrPhase for a run that has ended and ErrNotFound for an unknown one.
 	RequestCancel(ctx context.Context, id apiv1.RunID) error
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
-	// owner until until: its tasks that did not succeed become Pending
-	// (their gate status and gate inputs dropped: a gate waits afresh;
-	// their trainer status dropped: they report afresh), those that did
-	// keep their outputs, and the run's progress is counted afresh from
-	// its nodes. Preset nodes (CreateRunParams) keep their state: a
-	// rerun's tasks left out stay out. ErrPhase if the run has not ended
-	// or succeeded.
-	RetryRun(ctx context.Context, id apiv1.RunID, owner string, until time.Time) error
+	// r.Owner until r.Until: its tasks that did not succeed, and those
+	// r.Restart names with their children, become Pending (their gate
+	// status and gate inputs dropped: a gate waits afresh; their trainer
+	// status dropped: they report afresh), the others keep their outputs,
+	// and the run's progress is counted afresh from its nodes. Preset
+	// nodes (CreateRunParams) keep their state: a rerun's tasks left out
+	// stay out. ErrPhase if the run has not ended or succeeded.
+	RetryRun(ctx context.Context, id apiv1.RunID, r Retry) error
 	// RequestSuspend sets whether a run's training jobs should be
 	// suspended, for its owner to act on. ErrPhase for a run that has
 	// ended, ErrNotFound for an unknown one.
 	RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error
+}
+
+// Retry is how RetryRun tries a run again.
+type Retry struct {
+	Owner string    // the engine that owns the run from now on
+	Until time.Time // until when its lease holds
+	// Restart names nodes that run again even if they succeeded (the
+	// exit handler, which runs at each end of the run), their children
+	// included: a child of node N is named N.something.
+	Restart []string
 }
 
 // Writer saves what one reconcile round changed.

@@ -93,7 +93,7 @@ func testGateStatusAndRetry(t *testing.T, s store.Store) {
 		t.Errorf("gate statuses (-want +got):\n%s", diff)
 	}
 	finish(t, s, "g1", apiv1.PhaseFailed)
-	if err := s.RetryRun(t.Context(), "g1", "me", t0.Add(time.Hour)); err != nil {
+	if err := s.RetryRun(t.Context(), "g1", store.Retry{Owner: "me", Until: t0.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	run = get(t, s, "g1")

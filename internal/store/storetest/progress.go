@@ -44,7 +44,7 @@ func testProgress(t *testing.T, s store.Store) {
 	if diff := cmp.Diff(ts, run.Status.Nodes[0].TrainerStatus); diff != "" {
 		t.Errorf("trainer status (-want +got):\n%s", diff)
 	}
-	if err := s.RetryRun(t.Context(), "r1", "me", t0.Add(time.Hour)); err != nil {
+	if err := s.RetryRun(t.Context(), "r1", store.Retry{Owner: "me", Until: t0.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	run = get(t, s, "r1")

@@ -77,7 +77,7 @@ func testRetryKeepsPresetNodes(t *testing.T, s store.Store) {
 		Run: "r2", Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0},
 		Nodes: []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0}},
 	})
-	if err := s.RetryRun(t.Context(), "r2", "me", t0.Add(time.Hour)); err != nil {
+	if err := s.RetryRun(t.Context(), "r2", store.Retry{Owner: "me", Until: t0.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	run := get(t, s, "r2")

@@ -167,13 +167,19 @@ func testRetryRun(t *testing.T, s store.Store) {
 			{Name: "a", Phase: apiv1.PhaseSucceeded, Outputs: map[string]string{"x": "1"}},
 			{Name: "b", Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0},
 		},
+		Added: []apiv1.NodeStatus{
+			{Name: "end", Phase: apiv1.PhaseSucceeded},
+			{Name: "end.x_y", Phase: apiv1.PhaseSucceeded},
+			{Name: "endless", Phase: apiv1.PhaseSucceeded},
+		},
 		Attempts: []store.AttemptRow{
 			{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: "r1/a/1", Phase: apiv1.PhaseSucceeded}},
+			{Node: "end.x_y", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: "r1/end.x_y/1", Phase: apiv1.PhaseSucceeded}},
 			{Node: "b", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: "r1/b/1", Phase: apiv1.PhaseFailed, ExitCode: &exit}},
 			{Node: "b", AttemptStatus: apiv1.AttemptStatus{Number: 2, ID: "r1/b/2", Phase: apiv1.PhaseFailed, ExitCode: &exit}},
 		},
 	})
-	if err := s.RetryRun(t.Context(), "r1", "retrier", t0.Add(time.Hour)); err != nil {
+	if err := s.RetryRun(t.Context(), "r1", store.Retry{Owner: "retrier", Until: t0.Add(time.Hour), Restart: []string{"end"}}); err != nil {
 		t.Fatal(err)
 	}
 	run := get(t, s, "r1")
@@ -182,13 +188,20 @@ func testRetryRun(t *testing.T, s store.Store) {
 		a.Phase != apiv1.PhaseSucceeded || a.Outputs["x"] != "1" || b.Phase != apiv1.PhasePending || b.AttemptBase != 2 || len(b.Attempts) != 2 {
 		t.Errorf("after RetryRun: run %s, a %+v, b %+v; want Pending, a kept, b Pending past its 2 attempts", run.Status.Phase, a, b)
 	}
+	// The restarted node and its child run again; a node whose name only
+	// starts with the same letters does not.
+	end, child, other := run.Status.Nodes[2], run.Status.Nodes[3], run.Status.Nodes[4]
+	if end.Phase != apiv1.PhasePending || child.Phase != apiv1.PhasePending || child.AttemptBase != 1 || other.Phase != apiv1.PhaseSucceeded {
+		t.Errorf("after RetryRun restarting end: end %s, end.x_y %s (base %d), endless %s; want Pending, Pending (base 1), Succeeded",
+			end.Phase, child.Phase, child.AttemptBase, other.Phase)
+	}
 	if err := s.Apply(t.Context(), &store.Change{Run: "r1", Owner: "retrier", Events: []apiv1.Event{{Reason: "Mine", Time: t0}}}); err != nil {
 		t.Errorf("the retrier does not own the run: %v", err)
 	}
-	if err := s.RetryRun(t.Context(), "r1", "retrier", t0); !errors.Is(err, store.ErrPhase) {
+	if err := s.RetryRun(t.Context(), "r1", store.Retry{Owner: "retrier", Until: t0}); !errors.Is(err, store.ErrPhase) {
 		t.Errorf("retrying a Pending run = %v, want ErrPhase", err)
 	}
-	if err := s.RetryRun(t.Context(), "nope", "retrier", t0); !errors.Is(err, store.ErrNotFound) {
+	if err := s.RetryRun(t.Context(), "nope", store.Retry{Owner: "retrier", Until: t0}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RetryRun(unknown) = %v, want ErrNotFound", err)
 	}
 }
