@@ -76,7 +76,7 @@ func (c *Controller) condition(r *round, i int) bool {
 }
 
 // conditionData is what node i's condition reads: its scope's params,
-// the tasks it names, and its item.
+// the tasks it names, its item, and the run's result.
 func (rs *runState) conditionData(i int, cond *expr.Condition) expr.Data {
 	d := expr.Data{Params: rs.run.Params, Tasks: map[string]expr.TaskData{}}
 	sc := rs.scopes[i]
@@ -84,10 +84,13 @@ func (rs *runState) conditionData(i int, cond *expr.Condition) expr.Data {
 		d.Params = sc.params
 	}
 	for _, name := range cond.Tasks() {
-		if u, ok := rs.plan.Index[rs.prefix(i)+name]; ok {
+		if u, ok := rs.taskNamed(i, name); ok {
 			st := rs.nodes[u].status
 			d.Tasks[name] = expr.TaskData{Phase: string(st.Phase), Outputs: st.Outputs}
 		}
+	}
+	if cond.ReadsWorkflow() {
+		d.Workflow = expr.WorkflowData{Status: rs.resultSoFar(), Failures: rs.failures()}
 	}
 	if sc != nil && sc.item != nil {
 		dec := json.NewDecoder(bytes.NewReader(sc.item))
@@ -98,6 +101,20 @@ func (rs *runState) conditionData(i int, cond *expr.Condition) expr.Data {
 		}
 	}
 	return d
+}
+
+// taskNamed finds the node that name means to node i: a task of its own
+// scope, else of its group's (an onExit task reads the tasks of the
+// workflow it ends).
+func (rs *runState) taskNamed(i int, name string) (int, bool) {
+	if u, ok := rs.plan.Index[rs.prefix(i)+name]; ok {
+		return u, true
+	}
+	if p := rs.parent[i]; p >= 0 {
+		u, ok := rs.plan.Index[rs.prefix(p)+name]
+		return u, ok
+	}
+	return 0, false
 }
 
 // numbers turns the JSON numbers in v into int64 when they are whole, so
@@ -120,4 +137,23 @@ func numbers(v any) any {
 		}
 	}
 	return v
+}
+
+// resultSoFar is the run's result as its onExit tasks see it: Failed once
+// a task failed or the run is being stopped, else Succeeded.
+func (rs *runState) resultSoFar() string {
+	if len(rs.failed) > 0 || rs.stopping != "" {
+		return string(apiv1.PhaseFailed)
+	}
+	return string(apiv1.PhaseSucceeded)
+}
+
+// failures are the run's top-level tasks that failed, in the order they did.
+func (rs *runState) failures() []expr.FailureData {
+	out := make([]expr.FailureData, 0, len(rs.failed))
+	for _, name := range rs.failed {
+		st := rs.nodes[rs.plan.Index[name]].status
+		out = append(out, expr.FailureData{Name: st.Name, Phase: string(st.Phase), Code: string(st.Code), Message: st.Message})
+	}
+	return out
 }

@@ -223,21 +223,17 @@ func itemValue(sc *scope, path []string) (string, bool) {
 func (rs *runState) workflowStatus(what string) (string, bool) {
 	switch what {
 	case "status":
-		if len(rs.failed) > 0 || rs.stopping != "" {
-			return string(apiv1.PhaseFailed), true
-		}
-		return string(apiv1.PhaseSucceeded), true
+		return rs.resultSoFar(), true
 	case "failures":
 		type failure struct {
-			Name    string     `json:"name"`
-			Phase   string     `json:"phase"`
-			Code    apiv1.Code `json:"code,omitempty"`
-			Message string     `json:"message,omitempty"`
+			Name    string `json:"name"`
+			Phase   string `json:"phase"`
+			Code    string `json:"code,omitempty"`
+			Message string `json:"message,omitempty"`
 		}
 		out := []failure{}
-		for _, name := range rs.failed {
-			st := rs.nodes[rs.plan.Index[name]].status
-			out = append(out, failure{Name: st.Name, Phase: string(st.Phase), Code: st.Code, Message: st.Message})
+		for _, f := range rs.failures() {
+			out = append(out, failure(f))
 		}
 		b, _ := json.Marshal(out) // strings always encode
 		return string(b), true

@@ -10,11 +10,12 @@ import (
 
 // Condition is a compiled when: expression. It is safe for concurrent use.
 type Condition struct {
-	src    string
-	prg    cel.Program
-	params []string
-	tasks  []string
-	item   bool
+	src      string
+	prg      cel.Program
+	params   []string
+	tasks    []string
+	item     bool
+	workflow bool
 }
 
 // CompileCondition compiles src against env. Its errors are *Error values,
@@ -50,7 +51,7 @@ func CompileCondition(src string, env Env) (*Condition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("planning %q: %w", src, err)
 	}
-	return &Condition{src: src, prg: prg, params: r.params, tasks: r.tasks, item: r.item}, nil
+	return &Condition{src: src, prg: prg, params: r.params, tasks: r.tasks, item: r.item, workflow: r.workflow}, nil
 }
 
 // issueError turns CEL's first issue into an *Error.
@@ -68,7 +69,7 @@ func celMessage(msg string) string {
 	msg = strings.TrimPrefix(msg, "Syntax error: ")
 	if name, ok := strings.CutPrefix(msg, "undeclared reference to '"); ok {
 		name, _, _ = strings.Cut(name, "'")
-		return fmt.Sprintf("unknown name %q; a condition reads params, tasks, item and itemIndex", name)
+		return fmt.Sprintf("unknown name %q; a condition reads params, tasks, item, itemIndex and (in onExit tasks) workflow", name)
 	}
 	return msg
 }
@@ -89,6 +90,10 @@ func (c *Condition) Tasks() []string { return slices.Clone(c.tasks) }
 // ReadsItem reports whether the condition reads item or itemIndex: it is
 // then a condition on each item of a map, not on the map.
 func (c *Condition) ReadsItem() bool { return c.item }
+
+// ReadsWorkflow reports whether the condition reads workflow: the run's
+// result, known once every other task has ended.
+func (c *Condition) ReadsWorkflow() bool { return c.workflow }
 
 // String returns the condition's source.
 func (c *Condition) String() string { return c.src }

@@ -256,7 +256,7 @@ func TestCompileConditionErrors(t *testing.T) {
 		},
 		"an unknown name": {
 			src:  `epochs > 3`,
-			want: &expr.Error{Line: 1, Column: 1, Message: `unknown name "epochs"; a condition reads params, tasks, item and itemIndex`},
+			want: &expr.Error{Line: 1, Column: 1, Message: `unknown name "epochs"; a condition reads params, tasks, item, itemIndex and (in onExit tasks) workflow`},
 		},
 		"a problem on the second line": {
 			src:  "tasks.eval.succeeded &&\n  params.lr == \"1\"",

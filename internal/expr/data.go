@@ -18,6 +18,32 @@ type Data struct {
 	Item any
 	// ItemIndex is the index of Item in the map task's items, from 0.
 	ItemIndex int
+	// Workflow is the run's result so far, for an onExit task's
+	// condition. Unused unless the condition was compiled with
+	// Env.Workflow.
+	Workflow WorkflowData
+}
+
+// WorkflowData is the run's result as onExit tasks see it.
+type WorkflowData struct {
+	// Status is "Succeeded" or "Failed".
+	Status string
+	// Failures are the run's tasks that failed, in the order they did.
+	Failures []FailureData
+}
+
+// FailureData is one task that failed.
+type FailureData struct {
+	Name, Phase, Code, Message string
+}
+
+// celWorkflow is what a condition sees of d.
+func (d WorkflowData) celWorkflow() workflow {
+	w := workflow{Status: d.Status, Failures: make([]failure, len(d.Failures))}
+	for i, f := range d.Failures {
+		w.Failures[i] = failure(f)
+	}
+	return w
 }
 
 // TaskData is the result of one task.
@@ -45,7 +71,11 @@ func (c *Condition) activation(d Data) (interpreter.Activation, error) {
 		}
 		tasks[t] = newTask(td)
 	}
-	return &activation{params: d.Params, tasks: tasks, item: d.Item, itemIndex: d.ItemIndex}, nil
+	a := &activation{params: d.Params, tasks: tasks, item: d.Item, itemIndex: d.ItemIndex}
+	if c.workflow {
+		a.workflow = d.Workflow.celWorkflow()
+	}
+	return a, nil
 }
 
 // activation is a condition's variables, resolved by name.
@@ -54,6 +84,7 @@ type activation struct {
 	tasks     map[string]task
 	item      any
 	itemIndex int
+	workflow  workflow
 }
 
 var _ interpreter.Activation = (*activation)(nil)
@@ -69,6 +100,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.item, true
 	case varItemIndex:
 		return a.itemIndex, true
+	case varWorkflow:
+		return a.workflow, true
 	}
 	return nil, false
 }

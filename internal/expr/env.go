@@ -20,6 +20,9 @@ type Env struct {
 	// Item is true for the children of a map task: they may read item and
 	// itemIndex.
 	Item bool
+	// Workflow is true for onExit tasks: they may read workflow.status
+	// and workflow.failures.
+	Workflow bool
 }
 
 // Names of the variables a condition sees.
@@ -28,6 +31,7 @@ const (
 	varTasks     = "tasks"
 	varItem      = "item"
 	varItemIndex = "itemIndex"
+	varWorkflow  = "workflow"
 )
 
 // task is what a condition sees of a task: tasks.<name>. Its CEL type is
@@ -56,6 +60,21 @@ func newTask(d TaskData) task {
 	}
 }
 
+// workflow is what an onExit task's condition sees of the run: its
+// result so far and the tasks that failed, of CEL type kiln.Workflow.
+type workflow struct {
+	Status   string    `cel:"status"`
+	Failures []failure `cel:"failures"`
+}
+
+// failure is one element of workflow.failures, of CEL type kiln.Failure.
+type failure struct {
+	Name    string `cel:"name"`
+	Phase   string `cel:"phase"`
+	Code    string `cel:"code"`
+	Message string `cel:"message"`
+}
+
 // isTaskField reports whether kiln.Task has a field named name.
 func isTaskField(name string) bool {
 	switch name {
@@ -71,7 +90,7 @@ const costLimit = 1_000_000
 
 // celEnv is the CEL environment every condition compiles in. It declares
 // item and itemIndex always; the name check refuses them outside map
-// tasks. It is built once, on first use, and never changed after: building
+// tasks, and workflow outside onExit tasks. It is built once, on first use, and never changed after: building
 // it takes several times as long as compiling a condition (0.2 to 0.7 ms
 // against 0.05).
 var celEnv = sync.OnceValues(func() (*cel.Env, error) {
@@ -79,6 +98,8 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		ext.NativeTypes(
 			types.NativeTypeFor[task](types.NativeTypeAlias("kiln.Task")),
 			types.NativeTypeFor[outputs](types.NativeTypeAlias("kiln.Outputs")),
+			types.NativeTypeFor[workflow](types.NativeTypeAlias("kiln.Workflow")),
+			types.NativeTypeFor[failure](types.NativeTypeAlias("kiln.Failure")),
 			ext.ParseStructTags(true),
 		),
 		ext.Strings(),
@@ -88,5 +109,6 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable(varTasks, cel.MapType(cel.StringType, cel.ObjectType("kiln.Task"))),
 		cel.Variable(varItem, cel.DynType),
 		cel.Variable(varItemIndex, cel.IntType),
+		cel.Variable(varWorkflow, cel.ObjectType("kiln.Workflow")),
 	)
 })

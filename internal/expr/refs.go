@@ -17,14 +17,15 @@ import (
 // tasks it reads. CEL's type checker cannot do this: params, tasks and
 // outputs.parameters are maps, whose keys it does not know.
 type refs struct {
-	env    Env
-	src    string
-	info   *ast.SourceInfo
-	bound  map[string]int // comprehension variables in scope, which hide ours
-	params []string       // in order of first appearance, each once
-	tasks  []string
-	item   bool   // the condition reads item or itemIndex
-	err    *Error // the first problem found
+	env      Env
+	src      string
+	info     *ast.SourceInfo
+	bound    map[string]int // comprehension variables in scope, which hide ours
+	params   []string       // in order of first appearance, each once
+	tasks    []string
+	item     bool   // the condition reads item or itemIndex
+	workflow bool   // the condition reads workflow
+	err      *Error // the first problem found
 }
 
 // path is what a chain of selects and indexes denotes, as far as refs
@@ -91,10 +92,22 @@ func (r *refs) children(e ast.Expr) {
 	}
 }
 
-// ident refuses item and itemIndex outside the children of a map task.
+// ident refuses item and itemIndex outside the children of a map task,
+// and workflow outside onExit tasks.
 func (r *refs) ident(e ast.Expr) {
 	name := e.AsIdent()
-	if r.bound[name] > 0 || (name != varItem && name != varItemIndex) {
+	if r.bound[name] > 0 {
+		return
+	}
+	if name == varWorkflow {
+		if r.env.Workflow {
+			r.workflow = true
+			return
+		}
+		r.fail(at{e.ID(), 0}, "workflow (its status and failures) is read by onExit tasks only")
+		return
+	}
+	if name != varItem && name != varItemIndex {
 		return
 	}
 	if r.env.Item {

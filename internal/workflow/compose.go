@@ -43,10 +43,10 @@ func triggerNames() string {
 // exit compiles a workflow's onExit tasks into the node that runs them,
 // after every other task, whatever became of them.
 func (c *checker) exit(p *Plan, tasks []apiv1.Task, params map[string]bool) {
-	c.inExit = true
+	c.inExit, c.exitMain = true, p
 	sub := &Plan{Workflow: p.Workflow, FailFast: true, File: p.File, Object: p.Object}
 	c.tasks(sub, "spec.onExit", tasks, params)
-	c.inExit = false
+	c.inExit, c.exitMain = false, nil
 	top := len(p.Tasks)
 	spec := &apiv1.Task{Name: ExitNode}
 	p.Tasks = append(p.Tasks, Task{Spec: spec, Kind: apiv1.NodeKindExit, Trigger: apiv1.TriggerAllDone, Sub: &Sub{Name: ExitNode, Plan: sub}})

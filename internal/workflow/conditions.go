@@ -35,14 +35,22 @@ func (c *checker) dependsTasks(base string, tasks []apiv1.Task, p *Plan) [][]str
 }
 
 // conditions compiles each task's when expression against the plan's
-// params and tasks; the tasks it reads must be upstream of it.
+// params and tasks; the tasks it reads must be upstream of it. An onExit
+// task's condition also reads the run's result (workflow) and the tasks
+// of the workflow it ends, which have all ended when it starts; where an
+// onExit task has the name of one of those, the name is the onExit task's.
 func (c *checker) conditions(base string, tasks []apiv1.Task, p *Plan, params map[string]bool) {
 	if !slices.ContainsFunc(tasks, func(t apiv1.Task) bool { return t.When != "" }) {
 		return // most workflows: no need to list every task's outputs
 	}
-	env := expr.Env{Tasks: map[string][]string{}}
+	env := expr.Env{Tasks: map[string][]string{}, Workflow: c.inExit}
 	for name := range params {
 		env.Params = append(env.Params, name)
+	}
+	if c.exitMain != nil {
+		for i := range c.exitMain.Tasks {
+			env.Tasks[c.exitMain.Tasks[i].Spec.Name] = c.exitMain.Tasks[i].Outputs().Params()
+		}
 	}
 	for i := range p.Tasks {
 		env.Tasks[p.Tasks[i].Spec.Name] = p.Tasks[i].Outputs().Params()

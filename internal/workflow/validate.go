@@ -44,8 +44,10 @@ type checker struct {
 	// lib does not hold; nil finds none.
 	stored *lookup
 	// exit says the tasks being compiled are onExit tasks, which may read
-	// {{workflow.status}} and {{workflow.failures}}.
-	inExit bool
+	// {{workflow.status}} and {{workflow.failures}}; exitMain is then the
+	// plan whose onExit they are, whose tasks their conditions may read.
+	inExit   bool
+	exitMain *Plan
 	// fed is the federation of the workflow being compiled, nil when it
 	// is not federated; fedAdmission and fedParty are its timeouts.
 	fed                    *apiv1.Federation
