@@ -94,15 +94,15 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 // pick pops ready nodes to ask the pool about: the first, and then those
 // that fit in est, looking past at most maxMisfits that do not; with all,
 // every node up to maxClaims (room may be granted to any of them). Every
-// node popped goes into tried, to be put back unless it starts. Nodes
-// that suspend, while the run is suspended, are suspended instead.
+// node popped goes into tried, to be put back unless it starts. While the
+// run is suspended, nodes are suspended instead: nothing new starts.
 func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request, all bool) []readyItem {
 	rs := r.rs
 	var batch []readyItem
 	misfits := 0
 	for len(batch) < maxClaims && rs.ready.Len() > 0 {
 		it := rs.ready.pop()
-		if r.suspend && rs.kinds[it.node].suspends {
+		if r.suspend {
 			c.suspendNode(r, it.node, "suspended before it started")
 			continue
 		}

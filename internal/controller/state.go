@@ -60,6 +60,7 @@ type runState struct {
 	resync     bool            // observe every active node
 	cancelReq  bool
 	suspendReq bool              // nodes that suspend should be suspended
+	suspendLog bool              // the request last recorded as an event
 	preempts   map[string]string // attempts other runs' nodes preempted, and by whom (quota.go)
 
 	preemptedBy map[int]string // nodes whose attempt is being stopped for a preemption, and by whom
@@ -167,7 +168,7 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 	if plan.Timeout > 0 && run.Status.StartedAt != nil {
 		rs.deadline = run.Status.StartedAt.Add(plan.Timeout)
 	}
-	rs.suspendReq = run.Suspend
+	rs.suspendReq, rs.suspendLog = run.Suspend, run.Suspend
 	rs.index(now)
 	rs.countProgress()
 	return rs, nil

@@ -7,14 +7,17 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// suspension stops the run's running nodes that suspend while it is
-// suspended, parks its ready ones, and makes suspended ones ready again
-// once it no longer is. Nodes of other kinds carry on either way.
+// suspension stops the run's running nodes that suspend (training jobs,
+// which start again on resume) while it is suspended and parks its ready
+// nodes of every kind, so that nothing new starts; it makes them ready
+// again once the run no longer is. Running nodes of other kinds finish,
+// as Argo's suspend lets running pods finish.
 func (c *Controller) suspension(r *round) {
 	rs := r.rs
 	if rs.stopping != "" {
 		return
 	}
+	logSuspension(r)
 	if r.suspend {
 		for i := range rs.active {
 			if rs.kinds[i].suspends {
@@ -22,10 +25,8 @@ func (c *Controller) suspension(r *round) {
 			}
 		}
 		for _, i := range rs.ready.nodes() {
-			if rs.kinds[i].suspends {
-				rs.ready.remove(i)
-				c.suspendNode(r, i, "suspended before it started")
-			}
+			rs.ready.remove(i)
+			c.suspendNode(r, i, "suspended before it started")
 		}
 		return
 	}
@@ -35,6 +36,21 @@ func (c *Controller) suspension(r *round) {
 		rs.nodes[i].waiting = false
 		rs.enqueue(i)
 	}
+}
+
+// logSuspension records, once, that the run was asked to suspend or to
+// resume.
+func logSuspension(r *round) {
+	rs := r.rs
+	if r.suspend == rs.suspendLog {
+		return
+	}
+	rs.suspendLog = r.suspend
+	reason, msg := "SuspendRequested", "suspend requested: nothing new starts, running training jobs stop, other running tasks finish"
+	if !r.suspend {
+		reason, msg = "UnsuspendRequested", "unsuspend requested: what was suspended starts again"
+	}
+	r.events = append(r.events, apiv1.Event{Phase: rs.run.Status.Phase, Reason: reason, Message: msg, Time: r.now})
 }
 
 // showSuspended shows the run Suspended while nothing of it runs, waits
