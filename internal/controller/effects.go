@@ -55,7 +55,11 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 // reached, the node is observed again, and relaunched if it never started.
 func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, spec *job.Spec) {
 	c.launches.Go(func() {
-		if err := c.cfg.Backend.Launch(ctx, spec); err != nil {
+		err := c.cfg.Backend.Launch(ctx, spec)
+		if err == nil {
+			rs.launchDone(i, spec.ID.Number, c.now())
+		}
+		if err != nil {
 			if ctx.Err() == nil {
 				c.log.Error("launching; will retry", "attempt", spec.ID, "err", err)
 				rs.markDirty(i)

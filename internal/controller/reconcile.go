@@ -217,7 +217,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 	}
 	for i := range rs.active {
 		if ns := rs.nodes[i]; ns.stop == "" {
-			consider(deadline(startOf(ns.attempt.StartedAt), rs.plan.Tasks[i].Timeout))
+			consider(rs.attemptDeadline(i))
 		}
 	}
 	for i := range rs.queued {

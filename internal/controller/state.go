@@ -45,6 +45,7 @@ type runState struct {
 	stopCode   apiv1.Code     // why it stops
 	stopMsg    string         // and in words
 	deadline   time.Time      // run timeout, zero if none
+	suspendLog bool           // the suspend request last recorded as an event
 	owed       []int          // attempts being stopped when the run was loaded: stop them again
 
 	progress   apiv1.RunProgress // the run's nodes counted by phase (see progress.go)
@@ -60,8 +61,8 @@ type runState struct {
 	resync     bool            // observe every active node
 	cancelReq  bool
 	suspendReq bool              // nodes that suspend should be suspended
-	suspendLog bool              // the request last recorded as an event
 	preempts   map[string]string // attempts other runs' nodes preempted, and by whom (quota.go)
+	launched   map[int]launched  // nodes whose current attempt's launch returned, and when
 
 	preemptedBy map[int]string // nodes whose attempt is being stopped for a preemption, and by whom
 }

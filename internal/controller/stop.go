@@ -120,7 +120,7 @@ func (c *Controller) skipStopped(r *round, i int, msg string) {
 func (c *Controller) timeouts(r *round) {
 	rs := r.rs
 	for i := range rs.active {
-		if expired(deadline(startOf(rs.nodes[i].attempt.StartedAt), rs.plan.Tasks[i].Timeout), r.now) {
+		if expired(rs.attemptDeadline(i), r.now) {
 			c.stopAttempt(r, i, apiv1.CodeAttemptTimeout)
 		}
 	}

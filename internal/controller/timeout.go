@@ -2,6 +2,12 @@ package controller
 
 import "time"
 
+// launched is when the backend had started attempt number of a node.
+type launched struct {
+	number int
+	at     time.Time
+}
+
 // deadline is when something that began at start and may last d must
 // end; zero when there is no limit or it has not begun.
 func deadline(start time.Time, d time.Duration) time.Time {
@@ -23,4 +29,31 @@ func startOf(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return *t
+}
+
+// launchDone records that node i's attempt number had started by at.
+func (rs *runState) launchDone(i, number int, at time.Time) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.launched == nil {
+		rs.launched = map[int]launched{}
+	}
+	rs.launched[i] = launched{number, at}
+}
+
+// attemptDeadline is when node i's running attempt exceeds its task's
+// timeout: counted from when its processes started, as far as this engine
+// saw it (the launch returned), not from when the engine decided to start
+// it, so that a launch slowed by load does not eat the attempt's time.
+// An attempt adopted from an earlier engine counts from its record.
+func (rs *runState) attemptDeadline(i int) time.Time {
+	ns := rs.nodes[i]
+	start := startOf(ns.attempt.StartedAt)
+	rs.mu.Lock()
+	l, ok := rs.launched[i]
+	rs.mu.Unlock()
+	if ok && l.number == ns.attempt.Number && l.at.After(start) {
+		start = l.at
+	}
+	return deadline(start, rs.plan.Tasks[i].Timeout)
 }

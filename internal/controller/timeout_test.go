@@ -3,6 +3,9 @@ package controller
 import (
 	"testing"
 	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/workflow"
 )
 
 func TestDeadlines(t *testing.T) {
@@ -37,5 +40,38 @@ func TestDeadlines(t *testing.T) {
 	}
 	if !startOf(nil).IsZero() || !startOf(&t0).Equal(t0) {
 		t.Error("startOf must read a time behind a pointer, zero for nil")
+	}
+}
+
+// TestAttemptTimeoutCountsFromTheLaunch: a task's timeout counts from
+// when its processes had started, not from when the engine decided to
+// start them; a launch of an older attempt, or one recorded before the
+// decision, changes nothing.
+func TestAttemptTimeoutCountsFromTheLaunch(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	cases := map[string]struct {
+		launch *launched
+		want   time.Time
+	}{
+		"not launched yet: from the decision": {want: t0.Add(time.Second)},
+		"a slow launch: from its end":         {launch: &launched{2, t0.Add(700 * time.Millisecond)}, want: t0.Add(1700 * time.Millisecond)},
+		"the previous attempt's launch":       {launch: &launched{1, t0.Add(700 * time.Millisecond)}, want: t0.Add(time.Second)},
+		"a launch before the record":          {launch: &launched{2, t0.Add(-time.Second)}, want: t0.Add(time.Second)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rs := &runState{
+				nodes: []*nodeState{{attempt: apiv1.AttemptStatus{Number: 2, StartedAt: &t0}}},
+				plan:  &workflow.Plan{Tasks: []workflow.Task{{Timeout: time.Second}}},
+			}
+			if tc.launch != nil {
+				rs.launchDone(0, tc.launch.number, tc.launch.at)
+			}
+			if got := rs.attemptDeadline(0); !got.Equal(tc.want) {
+				t.Errorf("deadline = %s, want %s", got.Sub(t0), tc.want.Sub(t0))
+			}
+		})
 	}
 }
