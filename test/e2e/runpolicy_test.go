@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,21 @@ func TestCleanPodPolicy(t *testing.T) {
 		if got := logs(); strings.Contains(got, "survived") || !strings.Contains(got, "started") {
 			t.Errorf("%s: the sleeper's log is %q; want it started and stopped", tc.policy, got)
 		}
+	}
+}
+
+// TestRestartPolicyNeverHoldsForAKilledRank: a rank killed by SIGKILL (as
+// the out-of-memory killer does) fails a job whose restartPolicy is Never
+// at once, naming the signal; the engine's system retries do not start
+// the gang again against the user's policy.
+func TestRestartPolicyNeverHoldsForAKilledRank(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	lock := filepath.Join(t.TempDir(), "killed")
+	script := `if mkdir ` + lock + ` 2>/dev/null; then kill -9 $$; fi; exec sleep 300` // one rank kills itself
+	run := failedRun(t, home, policyJob(t, "{backoffLimit: 0, restartPolicy: Never}", "plain", 2, script))
+	n := nodeNamed(t, run, "trainer")
+	if len(n.Attempts) != 1 || n.Code != apiv1.CodeNotRestarted || !strings.Contains(n.Message, "SIGKILL") || !strings.Contains(n.Message, "restartPolicy is Never") {
+		t.Errorf("%d attempts, code %s, message %q; want one attempt failed with KLN-3026 naming SIGKILL and the policy", len(n.Attempts), n.Code, n.Message)
 	}
 }

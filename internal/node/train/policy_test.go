@@ -28,19 +28,25 @@ func TestJudgeFollowsTheRestartPolicyOfTheFailedGroup(t *testing.T) {
 		failed    string
 		exit      int
 		signal    string
+		system    bool // the machine killed it (SIGKILL from outside kiln: an OOM kill)
 		permanent bool
 	}{
-		{"worker-0", 3, "", true},
-		{"worker-0", 137, "", false},
-		{"chief-0", -1, "SIGTERM", false},
-		{"ps-0", 137, "", true},
+		{"worker-0", 3, "", false, true},
+		{"worker-0", 137, "", false, false},
+		{"chief-0", -1, "SIGTERM", false, false},
+		{"ps-0", 137, "", false, true},
+		{"ps-0", -1, "SIGKILL", true, true}, // Never means never, whoever killed it
+		{"worker-0", -1, "SIGKILL", true, false},
 	} {
-		v := h.Judge(tk, &job.Status{State: job.StateExited, ExitCode: tc.exit, Signal: tc.signal, Failed: tc.failed})
-		if v.Permanent != tc.permanent {
-			t.Errorf("%s exit %d %s = %+v, want permanent %v", tc.failed, tc.exit, tc.signal, v, tc.permanent)
+		v := h.Judge(tk, &job.Status{State: job.StateExited, ExitCode: tc.exit, Signal: tc.signal, Failed: tc.failed, System: tc.system})
+		if v.Permanent != tc.permanent || v.System != tc.system {
+			t.Errorf("%s exit %d %s = %+v, want permanent %v, system %v", tc.failed, tc.exit, tc.signal, v, tc.permanent, tc.system)
 		}
 		if tc.permanent && (v.Code != apiv1.CodeNotRestarted || !strings.Contains(v.Message, "not restarted")) {
 			t.Errorf("%s exit %d = %+v, want KLN-3026 saying why", tc.failed, tc.exit, v)
+		}
+		if tc.signal != "" && !strings.Contains(v.Message, tc.signal) {
+			t.Errorf("%s killed by %s = %q, want the signal named", tc.failed, tc.signal, v.Message)
 		}
 	}
 }

@@ -97,9 +97,12 @@ func DirEnv(name string) string {
 
 // Judge implements node.Handler: a failed gang names the process that
 // took it down, and only the runtime's retryable exit codes restart it.
+// The job's restartPolicy holds for a process the machine killed too (an
+// out-of-memory kill): Never means no attempt starts after it, not even
+// from the engine's system retries.
 func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 	v := node.JudgeExit(st)
-	if v.Code != apiv1.CodeExit || st.System {
+	if v.Code != apiv1.CodeExit {
 		return v
 	}
 	if st.Failed != "" {
@@ -112,6 +115,9 @@ func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 	if ok, why := training.Restartable(t.Train.RestartPolicy(group), st.ExitCode, st.Signal); !ok {
 		v.Code, v.Permanent = apiv1.CodeNotRestarted, true
 		v.Message += fmt.Sprintf(" (not restarted: %s for replica group %s)", why, group)
+		return v
+	}
+	if st.System {
 		return v
 	}
 	if t.Train.Elastic != nil && len(st.Dropped) > 0 {
