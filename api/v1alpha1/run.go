@@ -70,6 +70,31 @@ type RunStatus struct {
 	// Progress counts the run's tasks by phase; nil for a run stored
 	// before kiln kept it.
 	Progress *RunProgress `json:"progress,omitempty"`
+	// Suspended is the time the run spent suspended, which its timeout
+	// (a TrainJob's activeDeadlineSeconds) does not count; nil if it never
+	// was.
+	Suspended *SuspendedTime `json:"suspended,omitempty"`
+}
+
+// SuspendedTime is the time a run spent suspended.
+type SuspendedTime struct {
+	// Since is when the current suspension began; nil while the run is
+	// not suspended.
+	Since *time.Time `json:"since,omitempty"`
+	// Seconds is the time spent suspended before Since, in all.
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// Spent is the time s counts as suspended at now.
+func (s *SuspendedTime) Spent(now time.Time) time.Duration {
+	if s == nil {
+		return 0
+	}
+	d := time.Duration(s.Seconds * float64(time.Second))
+	if s.Since != nil && now.After(*s.Since) {
+		d += now.Sub(*s.Since)
+	}
+	return d
 }
 
 // NodeStatus is the observed state of one task of a run.

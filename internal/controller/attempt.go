@@ -163,8 +163,18 @@ func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
 // are skipped (settle), and with failFast a task at the top stops the run
 // starting anything; a child's failure is its group's to judge.
 func (c *Controller) failNode(r *round, i int, code apiv1.Code, msg string) {
-	r.setNode(i, apiv1.PhaseFailed, "Failed", code, msg)
+	r.setNode(i, apiv1.PhaseFailed, failReason(code), code, msg)
 	if r.rs.parent[i] < 0 && stopsRun(r.rs.plan.FailFast, r.rs.stopping) {
 		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
 	}
+}
+
+// failReason is the reason a failure with code is recorded with: a run
+// or an attempt out of time is DeadlineExceeded, as Kubernetes Jobs and
+// Kubeflow Trainer say it.
+func failReason(code apiv1.Code) string {
+	if code == apiv1.CodeRunTimeout || code == apiv1.CodeAttemptTimeout {
+		return "DeadlineExceeded"
+	}
+	return "Failed"
 }

@@ -136,9 +136,9 @@ func (c *Controller) finishIfDone(r *round) {
 	case rs.stopping == apiv1.PhaseCancelling:
 		r.setRun(apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, rs.stopMsg)
 	case rs.stopCode == apiv1.CodeRunTimeout:
-		r.setRun(apiv1.PhaseFailed, "Failed", rs.stopCode, rs.stopMsg)
+		r.setRun(apiv1.PhaseFailed, failReason(rs.stopCode), rs.stopCode, rs.stopMsg)
 	case len(rs.failed) > 0:
-		r.setRun(apiv1.PhaseFailed, "Failed", rs.failedCode(), rs.failedMessage())
+		r.setRun(apiv1.PhaseFailed, failReason(rs.failedCode()), rs.failedCode(), rs.failedMessage())
 	default:
 		c.runOutputs(r)
 		r.setRun(apiv1.PhaseSucceeded, "Succeeded", "", rs.succeededMessage())
@@ -224,7 +224,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 		consider(deadline(rs.nodes[i].waitingSince, rs.plan.Tasks[i].AdmissionTimeout))
 	}
 	if rs.stopping == "" {
-		consider(rs.deadline)
+		consider(rs.runDeadline())
 	}
 	rs.gateWake(consider, c.now())
 	if len(rs.cacheWait) > 0 {

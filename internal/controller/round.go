@@ -114,16 +114,13 @@ func (r *round) setAttempt(i int) {
 }
 
 // runStarted marks the run Running when its first node starts (the
-// first since kiln retry), and starts its timeout.
+// first since kiln retry), which starts its timeout.
 func (r *round) runStarted() {
 	rs := r.rs
 	if rs.run.Status.StartedAt != nil {
 		return
 	}
 	rs.run.Status.StartedAt = r.timePtr()
-	if rs.plan.Timeout > 0 {
-		rs.deadline = r.now.Add(rs.plan.Timeout)
-	}
 	r.setRun(apiv1.PhaseRunning, "Started", "", "")
 }
 

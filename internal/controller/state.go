@@ -44,7 +44,6 @@ type runState struct {
 	stopping   apiv1.Phase    // Failing or Cancelling once the run stops
 	stopCode   apiv1.Code     // why it stops
 	stopMsg    string         // and in words
-	deadline   time.Time      // run timeout, zero if none
 	suspendLog bool           // the suspend request last recorded as an event
 	owed       []int          // attempts being stopped when the run was loaded: stop them again
 
@@ -165,9 +164,6 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 	}
 	for k := n; k < len(run.Status.Nodes); k++ {
 		rs.stored[run.Status.Nodes[k].Name] = k
-	}
-	if plan.Timeout > 0 && run.Status.StartedAt != nil {
-		rs.deadline = run.Status.StartedAt.Add(plan.Timeout)
 	}
 	rs.suspendReq, rs.suspendLog = run.Suspend, run.Suspend
 	rs.index(now)

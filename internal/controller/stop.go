@@ -28,7 +28,7 @@ func (c *Controller) stopIfNeeded(r *round, cancel bool) {
 		return
 	case cancel:
 		c.stopRun(r, apiv1.PhaseCancelling, apiv1.CodeCancelled, "cancelled on request")
-	case expired(rs.deadline, r.now) && rs.stopping == "":
+	case expired(rs.runDeadline(), r.now) && rs.stopping == "":
 		c.stopRun(r, apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its timeout of %s", rs.plan.Timeout))
 	}
 }

@@ -39,9 +39,10 @@ func (c *Controller) suspension(r *round) {
 }
 
 // logSuspension records, once, that the run was asked to suspend or to
-// resume.
+// resume, and when: the run's timeout does not count the time between.
 func logSuspension(r *round) {
 	rs := r.rs
+	clockSuspension(r)
 	if r.suspend == rs.suspendLog {
 		return
 	}
@@ -51,6 +52,27 @@ func logSuspension(r *round) {
 		reason, msg = "UnsuspendRequested", "unsuspend requested: what was suspended starts again"
 	}
 	r.events = append(r.events, apiv1.Event{Phase: rs.run.Status.Phase, Reason: reason, Message: msg, Time: r.now})
+}
+
+// clockSuspension starts the run's suspension clock when it is suspended
+// (a TrainJob submitted suspended included) and stops it, adding the
+// time to the total, when it is not.
+func clockSuspension(r *round) {
+	st := &r.rs.run.Status
+	running := st.Suspended != nil && st.Suspended.Since != nil
+	switch {
+	case r.suspend && !running:
+		if st.Suspended == nil {
+			st.Suspended = &apiv1.SuspendedTime{}
+		}
+		st.Suspended.Since = r.timePtr()
+	case !r.suspend && running:
+		st.Suspended.Seconds += r.now.Sub(*st.Suspended.Since).Seconds()
+		st.Suspended.Since = nil
+	default:
+		return
+	}
+	r.runDirty = true
 }
 
 // showSuspended shows the run Suspended while nothing of it runs, waits

@@ -57,3 +57,14 @@ func (rs *runState) attemptDeadline(i int) time.Time {
 	}
 	return deadline(start, rs.plan.Tasks[i].Timeout)
 }
+
+// runDeadline is when the run exceeds its timeout: its start, plus the
+// timeout, plus the time it spent suspended. Zero while it is suspended
+// (the clock is stopped), before it starts, or without a timeout.
+func (rs *runState) runDeadline() time.Time {
+	st := &rs.run.Status
+	if rs.plan.Timeout <= 0 || st.StartedAt == nil || (st.Suspended != nil && st.Suspended.Since != nil) {
+		return time.Time{}
+	}
+	return st.StartedAt.Add(rs.plan.Timeout + st.Suspended.Spent(*st.StartedAt)) // Since is nil: the total alone
+}

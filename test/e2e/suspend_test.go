@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -66,5 +68,64 @@ spec:
 	if run.Status.Phase != apiv1.PhaseSucceeded || readOrEmpty(ledger) != "first\nsecond\n" || !hasEvent(t, home, id, "UnsuspendRequested") {
 		t.Errorf("after unsuspend: run %s, ledger %q, UnsuspendRequested %v; want Succeeded, both tasks once, the event",
 			run.Status.Phase, readOrEmpty(ledger), hasEvent(t, home, id, "UnsuspendRequested"))
+	}
+}
+
+// deadlineJob is a TrainJob of one node running command, with an
+// activeDeadlineSeconds of 2, submitted suspended if suspended.
+func deadlineJob(t *testing.T, suspended bool, command string) string {
+	t.Helper()
+	return writeFile(t, t.TempDir(), "job.yaml", fmt.Sprintf(`apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: deadline}
+spec:
+  runtimeRef: {name: plain}
+  suspend: %v
+  runPolicy: {activeDeadlineSeconds: 2}
+  trainer:
+    numNodes: 1
+    resourcesPerNode: {cpu: 100m}
+    command: [sh, -c, %q]
+`, suspended, command))
+}
+
+// TestTrainJobDeadlineCountsOnlyTimeNotSuspended: a TrainJob that starts
+// suspended (as Kueue submits them) outlives its activeDeadlineSeconds
+// while suspended and runs once unsuspended, as Kubernetes Jobs and
+// Trainer reset the deadline on resume; one that runs past its deadline
+// fails with Trainer's DeadlineExceeded.
+func TestTrainJobDeadlineCountsOnlyTimeNotSuspended(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	cmd := startKiln(t, home, "run", "-q", deadlineJob(t, true, "true"))
+	waitFor(t, "the job to be suspended", func() bool {
+		list := runs(t, home)
+		return len(list) == 1 && list[0].Status.Phase == apiv1.PhaseSuspended && list[0].Status.StartedAt != nil
+	})
+	id := runs(t, home)[0].ID
+	started := *describe(t, home, id).Status.StartedAt
+	for time.Since(started) < 3*time.Second { // past the deadline of 2 s, suspended
+		<-time.After(50 * time.Millisecond)
+	}
+	if run := describe(t, home, id); run.Status.Phase != apiv1.PhaseSuspended {
+		t.Fatalf("suspended past its deadline the job is %s (%s); want still Suspended", run.Status.Phase, run.Status.Message)
+	}
+	if r := kiln(t, home, "unsuspend", string(id)); r.code != 0 {
+		t.Fatalf("kiln unsuspend: %d %s", r.code, r.stderr)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the unsuspended job: %v\n%s", err, kiln(t, home, "describe", "run", string(id)).stdout)
+	}
+	run := describe(t, home, id)
+	if s := run.Status.Suspended; run.Status.Phase != apiv1.PhaseSucceeded || s == nil || s.Since != nil || s.Seconds < 3 {
+		t.Errorf("after unsuspend: %s, suspension %+v; want Succeeded, at least 3 s suspended and none now", run.Status.Phase, s)
+	}
+
+	late := failedRun(t, home, deadlineJob(t, false, "exec sleep 300"))
+	trainer := nodeNamed(t, late, "trainer")
+	if late.Status.Code != apiv1.CodeRunTimeout || !slices.ContainsFunc(trainer.Conditions, func(c apiv1.Condition) bool {
+		return c.Type == apiv1.ConditionFailed && c.Status == "True" && c.Reason == "DeadlineExceeded"
+	}) {
+		t.Errorf("a job past its deadline: %s, conditions %+v; want %s and a Failed condition for DeadlineExceeded", late.Status.Code, trainer.Conditions, apiv1.CodeRunTimeout)
 	}
 }

@@ -50,7 +50,7 @@ func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {
 	var err error
 	if st := c.Status; st != nil {
 		res, err = tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx, st.Phase, st.Code, st.Message,
-			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), jsonIfSet(st.Outputs), jsonIfSet(st.Progress), c.Run, c.Owner)
+			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), jsonIfSet(st.Outputs), jsonIfSet(st.Progress), jsonIfSet(st.Suspended), c.Run, c.Owner)
 	} else {
 		// The row is locked (LockRows) or the write lock is held, so the
 		// owner read here cannot change before the commit.

@@ -77,22 +77,22 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 	})
 }
 
-const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs, cache_mode, progress`
+const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs, cache_mode, progress, suspension`
 
 func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 	var r apiv1.Run
-	var labels, params, outputs, progress string
+	var labels, params, outputs, progress, suspension string
 	var created int64
 	var started, finished sql.NullInt64
 	err := row.Scan(&r.ID, &r.Name, &r.Kind, &labels, &params, &r.Source, &r.WorkDir, &created,
-		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs, &r.Cache, &progress)
+		&r.Status.Phase, &r.Status.Code, &r.Status.Message, &started, &finished, &r.Suspend, &r.Project, &outputs, &r.Cache, &progress, &suspension)
 	if err != nil {
 		return nil, err
 	}
 	r.CreatedAt = *timeOf(sql.NullInt64{Int64: created, Valid: true})
 	r.Status.StartedAt, r.Status.FinishedAt = timeOf(started), timeOf(finished)
 	err = errors.Join(json.Unmarshal([]byte(labels), &r.Labels), json.Unmarshal([]byte(params), &r.Params),
-		unmarshalIf(outputs, &r.Status.Outputs), unmarshalIf(progress, &r.Status.Progress))
+		unmarshalIf(outputs, &r.Status.Outputs), unmarshalIf(progress, &r.Status.Progress), unmarshalIf(suspension, &r.Status.Suspended))
 	return &r, err
 }
 

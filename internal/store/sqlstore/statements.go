@@ -20,7 +20,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB, d Dialect) error 
 		text string
 	}{
 		{&st.updateRun, `UPDATE runs SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?, done = ?,
-			outputs = ?, progress = ? WHERE id = ? AND owner = ?`},
+			outputs = ?, progress = ?, suspension = ? WHERE id = ? AND owner = ?`},
 		{&st.fence, `SELECT 1 FROM runs WHERE id = ? AND owner = ?` + d.LockRows()},
 		{&st.updateNode, `UPDATE nodes SET phase = ?, code = ?, message = ?, started_at = ?, finished_at = ?,
 			retry_at = ?, outputs = ?, conditions = ?, replicas = ?, kind = ?, children = ?, gate = ?, cache = ?

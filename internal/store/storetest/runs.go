@@ -162,7 +162,7 @@ func testRetryRun(t *testing.T, s store.Store) {
 	mustCreate(t, s, NewRun("r1", "me"))
 	exit := 1
 	apply(t, s, &store.Change{
-		Run: "r1", Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0},
+		Run: "r1", Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0, Suspended: &apiv1.SuspendedTime{Seconds: 2.5}},
 		Nodes: []apiv1.NodeStatus{
 			{Name: "a", Phase: apiv1.PhaseSucceeded, Outputs: map[string]string{"x": "1"}},
 			{Name: "b", Phase: apiv1.PhaseFailed, Code: apiv1.CodeExit, FinishedAt: &t0},
@@ -179,6 +179,9 @@ func testRetryRun(t *testing.T, s store.Store) {
 			{Node: "b", AttemptStatus: apiv1.AttemptStatus{Number: 2, ID: "r1/b/2", Phase: apiv1.PhaseFailed, ExitCode: &exit}},
 		},
 	})
+	if got := get(t, s, "r1").Status.Suspended; got == nil || got.Seconds != 2.5 || got.Since != nil {
+		t.Errorf("suspension stored as %+v, want 2.5 s in all and none now", got)
+	}
 	if err := s.RetryRun(t.Context(), "r1", store.Retry{Owner: "retrier", Until: t0.Add(time.Hour), Restart: []string{"end"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +190,9 @@ func testRetryRun(t *testing.T, s store.Store) {
 	if run.Status.Phase != apiv1.PhasePending || run.Status.FinishedAt != nil ||
 		a.Phase != apiv1.PhaseSucceeded || a.Outputs["x"] != "1" || b.Phase != apiv1.PhasePending || b.AttemptBase != 2 || len(b.Attempts) != 2 {
 		t.Errorf("after RetryRun: run %s, a %+v, b %+v; want Pending, a kept, b Pending past its 2 attempts", run.Status.Phase, a, b)
+	}
+	if run.Status.Suspended != nil {
+		t.Errorf("after RetryRun the suspension is %+v: the retried run's timeout counts afresh", run.Status.Suspended)
 	}
 	// The restarted node and its child run again; a node whose name only
 	// starts with the same letters does not.

@@ -216,7 +216,7 @@ SCHEMAS = {
     kiln.WhoAmI: "Whoami", kiln.Version: "Version", kiln.RunRequested: "RunRequested",
     kiln.RunSuspension: "RunSuspension", kiln.RunDeleted: "RunDeleted", kiln.GateSent: "GateSent",
     kiln.TrainingRuntime: "TrainingRuntime", kiln.WorkflowTemplate: "WorkflowTemplate",
-    kiln.Schedule: "Schedule", kiln.ProjectQuota: "ProjectQuota",
+    kiln.Schedule: "Schedule", kiln.ProjectQuota: "ProjectQuota", kiln.SuspendedTime: "SuspendedTime",
 }
 MODELLED = {name: cls.__name__ for cls, name in SCHEMAS.items()}
 

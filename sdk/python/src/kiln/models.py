@@ -200,6 +200,19 @@ class RunProgress(_Model):
 
 
 @dataclass
+class SuspendedTime(_Model):
+    """The time a run spent suspended, which its timeout does not count:
+    ``seconds`` in all before ``since``, when the current suspension began
+    (None while the run is not suspended)."""
+
+    since: Optional[datetime] = None
+    seconds: float = 0.0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    _convert = {"since": parse_time}
+
+
+@dataclass
 class RunStatus(_Model):
     """Where a run stands: its phase, why, and its nodes."""
 
@@ -211,11 +224,13 @@ class RunStatus(_Model):
     nodes: List[NodeStatus] = field(default_factory=list)
     outputs: Optional[RunOutputs] = None
     progress: Optional[RunProgress] = None
+    suspended: Optional[SuspendedTime] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _convert = {
         "started_at": parse_time, "finished_at": parse_time, "nodes": _list(NodeStatus),
         "outputs": RunOutputs.from_json, "progress": RunProgress.from_json,
+        "suspended": SuspendedTime.from_json,
     }
 
 
