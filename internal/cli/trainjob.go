@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -111,11 +112,40 @@ func listTrainJobs(cmd *cobra.Command, e *env, eng engine, output string) error 
 		return err
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tRUN\tSTATE\tAGE")
+	fmt.Fprintln(tw, "NAME\tRUN\tSTATE\tAGE\tMESSAGE")
 	for _, r := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.ID, phaseState(r), age(r.CreatedAt))
+		state, why := listedState(cmd, eng, r)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.ID, state, age(r.CreatedAt), why)
 	}
 	return tw.Flush()
+}
+
+// listedState is a listed job's state and, while it is queued, why: a
+// job that has not ended is read whole, for its conditions (a gang still
+// waiting for room is Queued, not Running); an ended one is told by its
+// phase.
+func listedState(cmd *cobra.Command, eng engine, r *apiv1.Run) (string, string) {
+	if r.Status.Phase.Done() || r.Suspend {
+		return phaseState(r), ""
+	}
+	run, err := eng.GetRun(cmd.Context(), r.ID)
+	if err != nil {
+		return phaseState(r), ""
+	}
+	view, ok := trainerv1.ViewOf(run)
+	state := ""
+	if ok {
+		state = trainJobState(view)
+	}
+	if state == "" || state == apiv1.ConditionCreated {
+		return phaseState(r), ""
+	}
+	for _, c := range view.Status.Conditions {
+		if c.Type == apiv1.ConditionQueued && state == apiv1.ConditionQueued {
+			return state, strings.TrimSpace(c.Reason + ": " + c.Message)
+		}
+	}
+	return state, ""
 }
 
 // phaseState is a run's phase in the words of Trainer's conditions.
