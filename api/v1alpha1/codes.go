@@ -94,6 +94,7 @@ const (
 	CodeNoCacheEntry    Code = "KLN-4025"
 	CodeNoLogs          Code = "KLN-4026"
 	CodeRerunGone       Code = "KLN-4027"
+	CodeRunInUse        Code = "KLN-4030"
 	CodeNotTrainJob     Code = "KLN-4032"
 	CodeNoRuntime       Code = "KLN-4028"
 	CodeBuiltinRuntime  Code = "KLN-4029"
@@ -270,6 +271,7 @@ func CodeInfos() []CodeInfo {
 		{CodeNoTemplate, "the project has no WorkflowTemplate of the given name", "list a project's templates with kiln get templates --project P"},
 		{CodeNoLogs, "the task ran no process in this run (its result came from the cache, or a rerun reused it), so it has no logs here", "read the logs of the run the message names"},
 		{CodeRerunGone, "a task a rerun would reuse was produced by a run that has been deleted, and its outputs with it", "rerun from that task, so that it runs again"},
+		{CodeRunInUse, "the run is not deleted: a rerun that has not ended reuses its results and reads their files", "delete it once the rerun has ended (kiln gc and TTLs wait for that by themselves)"},
 		{CodeNotTrainJob, "kiln get trainjob names a run that is not of a TrainJob, or a name no TrainJob run has", "list TrainJob runs with kiln get runs; a Workflow's training tasks are shown by kiln describe run"},
 		{CodeNoRuntime, "no runtime of the given kind and name is stored (in the project, for a TrainingRuntime), or not in the version asked for", "list runtimes with kiln get runtimes --project P; a ClusterTrainingRuntime needs --kind ClusterTrainingRuntime"},
 		{CodeNoQuota, "the project has no ProjectQuota", "list the projects' quotas with kiln get quotas; the quota's name is its project's"},

@@ -54,11 +54,17 @@ func (a *App) DeleteRun(ctx context.Context, id apiv1.RunID, force bool) error {
 	}
 	err = a.GC.Delete(ctx, id)
 	var pe *store.PhaseError
+	var inUse *store.InUseError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return noRun(id)
 	case errors.As(err, &pe):
 		return unfinished(id, pe.Phase)
+	case errors.As(err, &inUse):
+		return &apiv1.Error{
+			Code: apiv1.CodeRunInUse, Object: "Run/" + string(id),
+			Message: fmt.Sprintf("the run is read by %s, a rerun that has not ended: it reuses this run's results", inUse.Readers[0]),
+		}
 	}
 	return err
 }

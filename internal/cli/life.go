@@ -91,6 +91,10 @@ func printDeletions(e *env, deleted []gc.Deletion, dryRun bool, output string) e
 		verb = "would delete"
 	}
 	for _, d := range deleted {
+		if d.Deferred != "" {
+			fmt.Fprintf(e.stdout, "deferred %s (%s: %s): %s\n", d.Run, d.Reason, d.Detail, d.Deferred)
+			continue
+		}
 		fmt.Fprintf(e.stdout, "%s %s (%s: %s)\n", verb, d.Run, d.Reason, d.Detail)
 	}
 	if len(deleted) == 0 {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -56,12 +57,16 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Deletion is one run deleted, or one that would be with a dry run.
+// Deletion is one run deleted, or one that would be with a dry run, or
+// one due that is kept for now (Deferred).
 type Deletion struct {
 	Run    apiv1.RunID `json:"run"`
 	Reason string      `json:"reason"`
 	// Detail says why, for people.
 	Detail string `json:"detail"`
+	// Deferred, if set, says why the run is kept for now: reruns that
+	// have not ended read its results. A later collection deletes it.
+	Deferred string `json:"deferred,omitempty"`
 }
 
 // Collector finds and deletes runs.
@@ -86,8 +91,8 @@ func New(cfg Config) *Collector {
 // Collect deletes every run due for deletion and every orphan directory,
 // and returns what it deleted; with dryRun it deletes nothing and returns
 // what it would delete. A run another collector deleted first is left
-// out. It goes on past a run it cannot delete and returns the errors
-// joined.
+// out; one that reruns still read from is kept and returned Deferred. It
+// goes on past a run it cannot delete and returns the errors joined.
 func (c *Collector) Collect(ctx context.Context, dryRun bool) ([]Deletion, error) {
 	due, err := c.due(ctx)
 	if err != nil {
@@ -101,11 +106,16 @@ func (c *Collector) Collect(ctx context.Context, dryRun bool) ([]Deletion, error
 	var errs []error
 	for _, d := range append(due, orphans...) {
 		if dryRun {
+			d, err = c.wouldDefer(ctx, d)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			done = append(done, d)
 			continue
 		}
-		ok, err := c.remove(ctx, d)
-		if ok {
+		d, ok, err := c.remove(ctx, d)
+		if ok || d.Deferred != "" {
 			done = append(done, d)
 		}
 		if err != nil {
@@ -153,24 +163,54 @@ func class(p apiv1.Phase) string {
 }
 
 // remove deletes one run, or one orphan directory, and reports whether
-// this collector deleted it.
-func (c *Collector) remove(ctx context.Context, d Deletion) (bool, error) {
+// this collector deleted it; a run reruns read from is returned Deferred.
+func (c *Collector) remove(ctx context.Context, d Deletion) (Deletion, bool, error) {
 	if d.Reason == ReasonOrphan {
 		if err := c.removeFiles(ctx, d.Run); err != nil {
-			return false, err
+			return d, false, err
 		}
 		c.deleted("orphan run directory removed", d)
-		return true, nil
+		return d, true, nil
 	}
 	err := c.cfg.Store.DeleteRun(ctx, d.Run)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPhase) {
-		return false, nil // another collector deleted it, or it was retried
-	}
-	if err != nil {
-		return false, fmt.Errorf("deleting run %s: %w", d.Run, err)
+	var inUse *store.InUseError
+	switch {
+	case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPhase):
+		return d, false, nil // another collector deleted it, or it was retried
+	case errors.As(err, &inUse):
+		d.Deferred = readBy(inUse.Readers)
+		c.cfg.Log.Info("run deletion deferred", "run", d.Run, "reason", d.Reason, "deferred", d.Deferred)
+		return d, false, nil
+	case err != nil:
+		return d, false, fmt.Errorf("deleting run %s: %w", d.Run, err)
 	}
 	c.deleted("run deleted", d)
-	return true, c.removeFiles(ctx, d.Run)
+	return d, true, c.removeFiles(ctx, d.Run)
+}
+
+// wouldDefer is d as a dry run reports it: Deferred if reruns read from
+// its run.
+func (c *Collector) wouldDefer(ctx context.Context, d Deletion) (Deletion, error) {
+	if d.Reason == ReasonOrphan {
+		return d, nil
+	}
+	readers, err := c.cfg.Store.Readers(ctx, d.Run)
+	if err != nil {
+		return d, fmt.Errorf("finding the runs that read run %s: %w", d.Run, err)
+	}
+	if len(readers) > 0 {
+		d.Deferred = readBy(readers)
+	}
+	return d, nil
+}
+
+// readBy says why a run is kept: the reruns that read from it.
+func readBy(readers []apiv1.RunID) string {
+	ids := make([]string, len(readers))
+	for i, r := range readers {
+		ids[i] = string(r)
+	}
+	return "kept while " + strings.Join(ids, ", ") + " (a rerun that has not ended) reads its results"
 }
 
 // deleted logs and counts one deletion.

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -15,8 +18,13 @@ type Life interface {
 	// DeleteRun removes a finished run and every row that belongs to it
 	// (its spec, nodes, node expansions, attempts, events and gate
 	// inputs) in one transaction. ErrNotFound for an unknown run,
-	// *PhaseError (ErrPhase) for one that has not finished.
+	// *PhaseError (ErrPhase) for one that has not finished, *InUseError
+	// (ErrInUse) for one a rerun that has not ended reads from.
 	DeleteRun(ctx context.Context, id apiv1.RunID) error
+	// Readers returns the runs that have not ended and reuse results of
+	// run id (reruns, whose tasks read the reused tasks' outputs and
+	// files), in ID order.
+	Readers(ctx context.Context, id apiv1.RunID) ([]apiv1.RunID, error)
 	// ExpiredRuns returns the finished runs whose spec's
 	// ttlSecondsAfterFinished has passed at now, longest expired first.
 	ExpiredRuns(ctx context.Context, now time.Time) ([]RunRef, error)
@@ -52,3 +60,24 @@ type RunRef struct {
 	// Keep is the history limit of its class, for a run over it.
 	Keep int
 }
+
+// ErrInUse is returned for deleting a run that other runs, which have
+// not ended, read from.
+var ErrInUse = errors.New("store: the run is read by runs that have not ended")
+
+// InUseError is ErrInUse with the runs that read from Run.
+type InUseError struct {
+	Run     apiv1.RunID
+	Readers []apiv1.RunID
+}
+
+func (e *InUseError) Error() string {
+	ids := make([]string, len(e.Readers))
+	for i, r := range e.Readers {
+		ids[i] = string(r)
+	}
+	return fmt.Sprintf("run %s is read by %s: %v", e.Run, strings.Join(ids, ", "), ErrInUse)
+}
+
+// Is makes errors.Is(err, ErrInUse) hold for an *InUseError.
+func (e *InUseError) Is(target error) bool { return target == ErrInUse }

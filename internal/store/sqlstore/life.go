@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -61,6 +62,13 @@ func (s *Store) DeleteRun(ctx context.Context, id apiv1.RunID) (err error) {
 		if !done {
 			return &store.PhaseError{Run: id, Phase: phase}
 		}
+		readers, err := readers(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if len(readers) > 0 {
+			return &store.InUseError{Run: id, Readers: readers}
+		}
 		for _, table := range runTables {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, id); err != nil {
 				return fmt.Errorf("deleting run %s from %s: %w", id, table, err)
@@ -69,6 +77,40 @@ func (s *Store) DeleteRun(ctx context.Context, id apiv1.RunID) (err error) {
 		_, err = tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id)
 		return err
 	})
+}
+
+// Readers implements store.Life.
+func (s *Store) Readers(ctx context.Context, id apiv1.RunID) (_ []apiv1.RunID, err error) {
+	defer s.coded(&err)
+	return readers(ctx, s.db, id)
+}
+
+// rowsQuerier is what a query of many rows needs of a *sql.DB or a *sql.Tx.
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readers lists the unfinished runs with a node that reuses a result of
+// run id. A preset node's reused column is the JSON of apiv1.Reused,
+// which starts with the run it names; substr, not LIKE, as an ID may hold
+// LIKE's wildcards.
+func readers(ctx context.Context, q rowsQuerier, id apiv1.RunID) ([]apiv1.RunID, error) {
+	prefix := `{"run":` + mustJSON(id)
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT p.run_id FROM preset_nodes p JOIN runs r ON r.id = p.run_id
+		WHERE r.done = 0 AND substr(p.reused, 1, ?) = ? ORDER BY p.run_id`, utf8.RuneCountInString(prefix), prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []apiv1.RunID
+	for rows.Next() {
+		var r apiv1.RunID
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 const refColumns = `id, name, project, phase, finished_at`

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -90,4 +91,37 @@ func testRetryKeepsPresetNodes(t *testing.T, s store.Store) {
 		t.Errorf("after RetryRun of a rerun: phases (-want +got):\n%s\na reused %+v, rerunOf %+v; want a kept reused, c left out, b Pending",
 			diff, run.Status.Nodes[0].Reused, run.RerunOf)
 	}
+}
+
+// testRerunKeepsItsSource: a run that a rerun which has not ended reuses
+// results of is not deleted (ErrInUse, naming the rerun); a run whose
+// ID only starts the same is; once the rerun ends, the source goes too.
+func testRerunKeepsItsSource(t *testing.T, s store.Store) {
+	finish(t, s, mustCreateRun(t, s, "src"), apiv1.PhaseSucceeded)
+	finish(t, s, mustCreateRun(t, s, "src-2"), apiv1.PhaseSucceeded)
+	mustCreate(t, s, rerunParams("re", "src"))
+	var inUse *store.InUseError
+	if err := s.DeleteRun(t.Context(), "src"); !errors.As(err, &inUse) || !errors.Is(err, store.ErrInUse) || len(inUse.Readers) != 1 || inUse.Readers[0] != "re" {
+		t.Fatalf("DeleteRun(a rerun's source) = %v, want ErrInUse naming the rerun", err)
+	}
+	if r, err := s.Readers(t.Context(), "src"); err != nil || len(r) != 1 || r[0] != "re" {
+		t.Errorf("Readers(src) = %v, %v; want [re]", r, err)
+	}
+	if err := s.DeleteRun(t.Context(), "src-2"); err != nil {
+		t.Errorf("DeleteRun(src-2), which no rerun reads = %v", err)
+	}
+	finish(t, s, "re", apiv1.PhaseSucceeded)
+	if r, err := s.Readers(t.Context(), "src"); err != nil || len(r) != 0 {
+		t.Errorf("Readers(src) once the rerun ended = %v, %v; want none", r, err)
+	}
+	if err := s.DeleteRun(t.Context(), "src"); err != nil {
+		t.Errorf("DeleteRun(src) once the rerun ended = %v", err)
+	}
+}
+
+// mustCreateRun creates a plain run id and returns its ID.
+func mustCreateRun(t *testing.T, s store.Store, id apiv1.RunID) apiv1.RunID {
+	t.Helper()
+	mustCreate(t, s, NewRun(id, "me"))
+	return id
 }

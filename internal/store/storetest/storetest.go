@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("gate inputs to an unknown run or node or an ended run are refused", func(t *testing.T) { t.Parallel(); testGateInputRefusals(t, newStore(t)) })
 	t.Run("a deleted run leaves no row behind and the others untouched", func(t *testing.T) { t.Parallel(); testDeleteRun(t, newStore(t)) })
 	t.Run("an unfinished or unknown run is not deleted", func(t *testing.T) { t.Parallel(); testDeleteRunRefusals(t, newStore(t)) })
+	t.Run("a run a live rerun reads from is not deleted", func(t *testing.T) { t.Parallel(); testRerunKeepsItsSource(t, newStore(t)) })
 	t.Run("finished runs expire their TTL after they finished", func(t *testing.T) { t.Parallel(); testExpiredRuns(t, newStore(t)) })
 	t.Run("runs beyond their name's history limit are found, oldest first", func(t *testing.T) { t.Parallel(); testRunsOverHistory(t, newStore(t)) })
 	t.Run("a node's kind and gate status are kept and a retry makes a gate wait afresh", func(t *testing.T) { t.Parallel(); testGateStatusAndRetry(t, newStore(t)) })
