@@ -91,6 +91,7 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildr
 	fmt.Fprintln(w, "Tasks:")
 	newNodeTable(r, allChildren).write(w)
 	writeTrainStatus(w, r)
+	writeTaskProgress(w, r)
 	fmt.Fprintln(w, "Events:")
 	for _, ev := range events {
 		fmt.Fprintf(w, "  %s\n", eventLine(ev))
@@ -177,6 +178,17 @@ func quoteCut(s string) string {
 		return strconv.Quote(s[:64]) + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// writeTaskProgress shows the last progress report ($KILN_PROGRESS) of
+// the tasks that are not training jobs (those show theirs with their
+// conditions).
+func writeTaskProgress(w io.Writer, r *apiv1.Run) {
+	for _, n := range r.Status.Nodes {
+		if n.TrainerStatus != nil && len(n.Conditions) == 0 {
+			fmt.Fprintf(w, "Progress of %s: %s\n", n.Name, trainerLine(n.TrainerStatus))
+		}
+	}
 }
 
 // writeTrainStatus shows the conditions and replica counts of training jobs.

@@ -21,7 +21,7 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 		}
 		ns := r.rs.nodes[i]
 		if rep != nil && rep.attempt == ns.attempt.Number && (!rep.status.Succeeded() || !r.rs.hasOutputs(i)) {
-			c.observed(r, i, &rep.status)
+			c.observedEnd(ctx, r, i, &rep.status)
 			continue
 		}
 		if ns.spec == nil {
@@ -39,9 +39,18 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 			errs = append(errs, fmt.Errorf("observing %s: %w", ns.spec.ID, err))
 			continue
 		}
-		c.observed(r, i, &st)
+		c.observedEnd(ctx, r, i, &st)
 	}
 	return errors.Join(errs...)
+}
+
+// observedEnd is observed, with node i's last progress report read first
+// when its attempt exited.
+func (c *Controller) observedEnd(ctx context.Context, r *round, i int, st *job.Status) {
+	if st.State == job.StateExited {
+		c.lastReport(ctx, r, i)
+	}
+	c.observed(r, i, st)
 }
 
 // hasOutputs reports whether node i declares outputs that only Observe

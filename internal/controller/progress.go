@@ -90,20 +90,36 @@ func (c *Controller) readProgress(ctx context.Context, r *round) {
 			rs.progressAt = map[int]time.Time{}
 		}
 		rs.progressAt[i] = r.now
-		ns := rs.nodes[i]
-		id := rs.attemptID(i, ns.attempt.Number)
-		data, err := fr.ReadFile(ctx, id, p.ProgressFile(&rs.plan.Tasks[i]), progressLimit)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				c.log.Debug("progress report not read", "attempt", id, "error", err)
-			}
-			continue
+		c.readReport(ctx, r, i, fr)
+	}
+}
+
+// lastReport reads node i's progress report once more as its attempt
+// ends, so that a report written just before the exit is kept.
+func (c *Controller) lastReport(ctx context.Context, r *round, i int) {
+	fr, ok := c.cfg.Backend.(backend.FileReader)
+	if ok && r.rs.kinds[i].progressor != nil {
+		c.readReport(ctx, r, i, fr)
+	}
+}
+
+// readReport reads node i's progress report through fr and applies it.
+func (c *Controller) readReport(ctx context.Context, r *round, i int, fr backend.FileReader) {
+	rs := r.rs
+	p := rs.kinds[i].progressor
+	ns := rs.nodes[i]
+	id := rs.attemptID(i, ns.attempt.Number)
+	data, err := fr.ReadFile(ctx, id, p.ProgressFile(&rs.plan.Tasks[i]), progressLimit)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.log.Debug("progress report not read", "attempt", id, "error", err)
 		}
-		before := ns.status
-		if p.Progress(&ns.status, data, r.now) {
-			r.nodes[i] = true
-			r.announce(i, &before)
-		}
+		return
+	}
+	before := ns.status
+	if p.Progress(&ns.status, data, r.now) {
+		r.nodes[i] = true
+		r.announce(i, &before)
 	}
 }
 

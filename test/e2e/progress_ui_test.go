@@ -86,3 +86,44 @@ spec:
 		t.Errorf("the run's page shows progress %q at the end", done)
 	}
 }
+
+// TestWebUIShowsAPlainTasksProgress: a plain task's report to
+// $KILN_PROGRESS shows on its node and in its panel, as a training job's.
+func TestWebUIShowsAPlainTasksProgress(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	home := newHome(t)
+	base, admin, _ := startServe(t, home)
+	dir := sharedDir(t)
+	release := filepath.Join(dir, "release")
+	run := postRun(t, base, admin, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: plain-progress}
+spec:
+  tasks:
+  - name: prep
+    command: [sh, -c, 'printf "{\"progressPercentage\": 30, \"metrics\": {\"rows\": 1200}}" > "$KILN_PROGRESS"; while [ ! -e `+release+` ]; do sleep 0.05; done']
+`)
+	wait := func(script string) chromedp.Action {
+		return chromedp.Poll(script, nil, chromedp.WithPollingTimeout(60*time.Second))
+	}
+	var node, panel string
+	steps := []chromedp.Action{
+		chromedp.Navigate(base + "/?token=" + admin + "#/runs/" + string(run.ID)),
+		wait(`(document.querySelector('g.node[data-name="prep"]') || {}).textContent?.includes("30%")`),
+		chromedp.TextContent(`g.node[data-name="prep"]`, &node),
+		chromedp.Click(`g.node[data-name="prep"] rect`),
+		chromedp.WaitVisible(`#trainer-status`),
+		chromedp.Text(`#trainer-status`, &panel),
+		chromedp.ActionFunc(func(context.Context) error { return os.WriteFile(release, nil, 0o644) }),
+		wait(`document.querySelector("h2 .phase.Succeeded") !== null`),
+	}
+	for i, s := range steps {
+		if err := chromedp.Run(ctx, s); err != nil {
+			t.Fatalf("driving the UI, step %d of %d: %v", i+1, len(steps), err)
+		}
+	}
+	if !strings.Contains(node, "30%") || !strings.HasPrefix(panel, "Progress: 30% · rows=1200 (reported ") {
+		t.Errorf("the plain task's node reads %q and its panel %q; want its 30%% and rows=1200", node, panel)
+	}
+}

@@ -53,7 +53,7 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
-	env = append(env, ProgressEnv+"="+filepath.Join(outputs, ProgressFile))
+	env = append(env, node.ProgressEnv+"="+filepath.Join(outputs, node.ProgressFile))
 	env, err = initializerEnv(a, env, spec)
 	if err != nil {
 		return err

@@ -304,5 +304,9 @@ function panel(run, node) {
     box.append(attemptsTable(run, node));
   }
   if (node.kind === "train" || node.conditions || node.replicas) box.append(...trainingView(run, node));
+  else if (node.trainerStatus) {
+    box.append(el("p", { id: "trainer-status" }, "Progress: " + trainerText(node.trainerStatus) + // the task's $KILN_PROGRESS
+      " (reported " + when(node.trainerStatus.lastUpdatedTime) + ")"));
+  }
   return box;
 }
