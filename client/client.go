@@ -110,6 +110,12 @@ func (c *Client) Cancel(ctx context.Context, id apiv1.RunID) error {
 	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/cancel", nil, nil)
 }
 
+// Stop asks the server to stop a run: its running tasks are stopped,
+// nothing else starts, and its exit handlers run.
+func (c *Client) Stop(ctx context.Context, id apiv1.RunID) error {
+	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/stop", nil, nil)
+}
+
 // DeleteRun deletes a run that has ended: its records, logs and outputs.
 // With force the server cancels an unfinished run first and deletes it
 // once it has ended. KLN-4010 for a run that has not ended (or did not

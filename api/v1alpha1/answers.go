@@ -22,12 +22,12 @@ type Whoami struct {
 	Authenticated bool `json:"authenticated"`
 }
 
-// RunRequested answers a request that a run be cancelled or retried:
+// RunRequested answers a request that a run be cancelled, stopped or retried:
 // the engine acts on it in its next round.
 type RunRequested struct {
 	// Run is the run asked.
 	Run RunID `json:"run"`
-	// Requested is what was asked: cancel or retry.
+	// Requested is what was asked: cancel, stop or retry.
 	Requested string `json:"requested"`
 }
 

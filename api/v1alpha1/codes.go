@@ -74,6 +74,7 @@ const (
 	CodeTooFewSucceeded Code = "KLN-3017"
 	CodeTriggerRule     Code = "KLN-3018"
 	CodeChildFailed     Code = "KLN-3019"
+	CodeStopped         Code = "KLN-3020"
 	CodeTickMissed      Code = "KLN-3090"
 	CodeTickSkipped     Code = "KLN-3091"
 	CodeTickFailed      Code = "KLN-3092"
@@ -252,6 +253,7 @@ func CodeInfos() []CodeInfo {
 		{CodeTooFewSucceeded, "fewer items of a map task succeeded than its minSuccesses or minSuccessRatio asks", "see the failed items in kiln describe run"},
 		{CodeTriggerRule, "the task did not start because its trigger rule or depends expression was not met by how its upstream tasks ended", "see the upstream tasks' phases"},
 		{CodeChildFailed, "a task of a dynamic fragment, subworkflow or exit handler failed", "see the failed child in kiln describe run"},
+		{CodeStopped, "the run was stopped on request (kiln stop): its running tasks were stopped, nothing else started, and its exit handlers ran", "kiln retry runs what did not succeed again"},
 		{CodeTickMissed, "a Schedule's tick started no run because it was found later than spec.startingDeadlineSeconds allows (the server was down, or suspended)", "raise startingDeadlineSeconds to catch up longer outages; kiln get schedule NAME -o yaml counts the ticks missed"},
 		{CodeTickSkipped, "a Schedule's tick started no run because an earlier run of it had not finished and its concurrencyPolicy is Forbid", "use concurrencyPolicy Allow or Replace, or make the runs shorter than the schedule's period"},
 		{CodeTickFailed, "a Schedule's tick could not start its run: its WorkflowTemplate is gone, or the workflow no longer checks", "read the message in kiln get schedule NAME -o yaml; fix or store the template and the next tick runs"},

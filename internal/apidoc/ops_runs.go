@@ -81,6 +81,17 @@ func runOperations() []Operation {
 			Errors:  []int{http.StatusConflict},
 		},
 		{
+			Method: "POST", Path: "/api/v1/runs/{id}/stop", ID: "stopRun", Tag: "runs", Role: Editor,
+			Summary: "stop a run, running its exit handlers",
+			Description: "Stop a run as argo stop does: its running tasks are stopped, nothing else starts, its exit handlers run, " +
+				"and it ends Failed (KLN-3020); cancel ends it without them. 409 (KLN-4010) for a run that has ended.",
+			Params: []Param{
+				runID,
+			},
+			Answers: []Answer{{Status: http.StatusAccepted, Description: "the stop is asked", Type: apiv1.RunRequested{}}},
+			Errors:  []int{http.StatusConflict},
+		},
+		{
 			Method: "POST", Path: "/api/v1/runs/{id}/retry", ID: "retryRun", Tag: "runs", Role: Editor,
 			Summary:     "run a Failed or Cancelled run again from where it stopped",
 			Description: "Run a Failed or Cancelled run again from where it stopped; tasks that succeeded keep their outputs.",

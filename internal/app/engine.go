@@ -191,7 +191,21 @@ func (a *App) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.
 // run, this one takes it over, stops it, and returns once it has ended.
 // A run that ended is KLN-4010.
 func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error {
-	if err := a.Controller.Cancel(ctx, id); err != nil {
+	return a.askAndAdopt(ctx, id, a.Controller.Cancel)
+}
+
+// Stop asks for run id to be stopped, its exit handlers run. If no live
+// engine works the run, this one takes it over, stops it, and returns
+// once it has ended. A run that ended is KLN-4010.
+func (a *App) Stop(ctx context.Context, id apiv1.RunID) error {
+	return a.askAndAdopt(ctx, id, a.Controller.Stop)
+}
+
+// askAndAdopt records a request about run id with ask; if no live engine
+// works the run, this one takes it over, asks again, and waits until the
+// run has ended.
+func (a *App) askAndAdopt(ctx context.Context, id apiv1.RunID, ask func(context.Context, apiv1.RunID) error) error {
+	if err := ask(ctx, id); err != nil {
 		return err
 	}
 	if a.Controller.Owns(id) {
@@ -201,7 +215,7 @@ func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error {
 	if err != nil || len(claimed) == 0 {
 		return err
 	}
-	if err := a.Controller.Cancel(ctx, id); err != nil {
+	if err := ask(ctx, id); err != nil {
 		return err
 	}
 	select {

@@ -134,7 +134,7 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.PersistentPostRun = func(*cobra.Command, []string) { stopProfile() }
 	root.AddCommand(newRunCmd(e), newResumeCmd(e), newGetCmd(e), newDescribeCmd(e), newLogsCmd(e),
-		newCancelCmd(e), newSuspendCmd(e, true), newSuspendCmd(e, false), newValidateCmd(e), newSuperviseCmd(e),
+		newCancelCmd(e), newStopCmd(e), newSuspendCmd(e, true), newSuspendCmd(e, false), newValidateCmd(e), newSuperviseCmd(e),
 		newServeCmd(e), newTokenCmd(e), newSecretCmd(e), newRetryCmd(e), newApplyCmd(e), newDeleteCmd(e),
 		newApproveCmd(e, true), newApproveCmd(e, false), newSignalCmd(e), newCacheCmd(e), newGCCmd(e), newInitializeCmd(e))
 	root.AddCommand(newArtifactsCmd(e), newArtifactExecCmd())

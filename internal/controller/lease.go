@@ -50,6 +50,9 @@ func (c *Controller) renew(ctx context.Context) {
 		if req.Cancel {
 			c.requestCancel(req.Run)
 		}
+		if req.Stop {
+			c.requestStop(req.Run)
+		}
 		c.setSuspend(req.Run, req.Suspend)
 	}
 }

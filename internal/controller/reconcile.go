@@ -31,12 +31,12 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	}
 	r := newRound(rs, c.now())
 	r.wakes = c.wakeSeq()
-	dirty, cancel, suspend := rs.takeWork()
-	r.suspend = suspend
+	dirty, asked := rs.takeWork()
+	r.suspend = asked.suspend
 	c.payOwedStops(r)
 	observeErr := c.observe(ctx, r, dirty)
 	c.readProgress(ctx, r)
-	c.stopIfNeeded(r, cancel)
+	c.stopIfNeeded(r, asked)
 	c.suspension(r)
 	c.timeouts(r)
 	c.preemptions(r)
@@ -135,7 +135,7 @@ func (c *Controller) finishIfDone(r *round) {
 	switch {
 	case rs.stopping == apiv1.PhaseCancelling:
 		r.setRun(apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, rs.stopMsg)
-	case rs.stopCode == apiv1.CodeRunTimeout:
+	case rs.stopCode == apiv1.CodeRunTimeout, rs.stopCode == apiv1.CodeStopped:
 		r.setRun(apiv1.PhaseFailed, failReason(rs.stopCode), rs.stopCode, rs.stopMsg)
 	case len(rs.failed) > 0:
 		r.setRun(apiv1.PhaseFailed, failReason(rs.failedCode()), rs.failedCode(), rs.failedMessage())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/workflow"
 )
 
 // settle carries out what the round's changes mean for other nodes: each
@@ -154,10 +155,26 @@ func (rs *runState) blocked(i int) string {
 
 // runsOnFailure reports whether node i, or a group it is in, has a
 // trigger rule other than allSucceeded: such a node runs on while the
-// run fails (a report, the onExit tasks).
+// run fails (a report, the onExit tasks). A run stopped on request runs
+// its exit handlers alone.
 func (rs *runState) runsOnFailure(i int) bool {
+	if rs.stopCode == apiv1.CodeStopped {
+		return rs.inExitHandler(i)
+	}
 	for ; i >= 0; i = rs.parent[i] {
 		if t := &rs.plan.Tasks[i]; t.Trigger != apiv1.TriggerAllSucceeded || t.Depends != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// inExitHandler reports whether node i is the run's exit handler or one
+// of its tasks.
+func (rs *runState) inExitHandler(i int) bool {
+	exit, ok := rs.plan.Index[workflow.ExitNode]
+	for ; ok && i >= 0; i = rs.parent[i] {
+		if i == exit {
 			return true
 		}
 	}

@@ -59,6 +59,7 @@ type runState struct {
 	dirty      map[int]*report // nodes to observe; the report, if the backend sent one
 	resync     bool            // observe every active node
 	cancelReq  bool
+	stopReq    bool
 	suspendReq bool              // nodes that suspend should be suspended
 	preempts   map[string]string // attempts other runs' nodes preempted, and by whom (quota.go)
 	launched   map[int]launched  // nodes whose current attempt's launch returned, and when
@@ -275,7 +276,7 @@ func (rs *runState) markExited(i, n int, st job.Status) {
 }
 
 // takeWork returns and clears what other goroutines asked of the run.
-func (rs *runState) takeWork() (dirty map[int]*report, cancel, suspend bool) {
+func (rs *runState) takeWork() (dirty map[int]*report, asked requests) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	dirty, rs.dirty = rs.dirty, map[int]*report{}
@@ -287,5 +288,10 @@ func (rs *runState) takeWork() (dirty map[int]*report, cancel, suspend bool) {
 		}
 		rs.resync = false
 	}
-	return dirty, rs.cancelReq, rs.suspendReq
+	return dirty, requests{cancel: rs.cancelReq, stop: rs.stopReq, suspend: rs.suspendReq}
+}
+
+// requests are what users asked of a run, as the round sees them.
+type requests struct {
+	cancel, stop, suspend bool
 }

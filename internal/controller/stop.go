@@ -20,14 +20,18 @@ func (c *Controller) payOwedStops(r *round) {
 }
 
 // stopIfNeeded starts cancelling or failing the run when asked to or when
-// its deadline passed.
-func (c *Controller) stopIfNeeded(r *round, cancel bool) {
+// its deadline passed. A stop ends the run as a failure whose exit
+// handlers run (argo stop); a cancel ends it at once (argo terminate),
+// and wins over a stop under way.
+func (c *Controller) stopIfNeeded(r *round, asked requests) {
 	rs := r.rs
 	switch {
 	case rs.stopping == apiv1.PhaseCancelling:
 		return
-	case cancel:
+	case asked.cancel:
 		c.stopRun(r, apiv1.PhaseCancelling, apiv1.CodeCancelled, "cancelled on request")
+	case asked.stop && rs.stopCode != apiv1.CodeStopped:
+		c.stopRun(r, apiv1.PhaseFailing, apiv1.CodeStopped, "stopped on request")
 	case expired(rs.runDeadline(), r.now) && rs.stopping == "":
 		c.stopRun(r, apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its timeout of %s", rs.plan.Timeout))
 	}
@@ -39,7 +43,7 @@ func (c *Controller) stopRun(r *round, phase apiv1.Phase, code apiv1.Code, msg s
 	rs := r.rs
 	rs.stopping, rs.stopCode, rs.stopMsg = phase, code, msg
 	r.setRun(phase, string(phase), code, msg)
-	if code == apiv1.CodeCancelled || code == apiv1.CodeRunTimeout {
+	if code == apiv1.CodeCancelled || code == apiv1.CodeRunTimeout || code == apiv1.CodeStopped {
 		for i := range rs.active {
 			c.stopAttempt(r, i, code)
 		}

@@ -192,6 +192,30 @@ func (c *Controller) Cancel(ctx context.Context, id apiv1.RunID) error {
 	return nil
 }
 
+// requestStop has run id stopped, if this engine works it.
+func (c *Controller) requestStop(id apiv1.RunID) {
+	rs := c.lookup(id)
+	if rs == nil {
+		return
+	}
+	rs.mu.Lock()
+	rs.stopReq = true
+	rs.mu.Unlock()
+	c.queue.Add(id)
+}
+
+// Stop records a stop request in the store and acts on it at once if
+// this engine owns the run: its running tasks are stopped, nothing else
+// starts, its exit handlers run and it ends Failed (KLN-3020), as argo
+// stop does. A run that has ended cannot be stopped: KLN-4010.
+func (c *Controller) Stop(ctx context.Context, id apiv1.RunID) error {
+	if err := c.cfg.Store.RequestStop(ctx, id); err != nil {
+		return runError(id, err, "only a run that has not ended can be stopped")
+	}
+	c.requestStop(id)
+	return nil
+}
+
 // runError turns the store's refusal of a request about run id into the
 // coded error a user sees.
 func runError(id apiv1.RunID, err error, rule string) error {

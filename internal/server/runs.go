@@ -118,6 +118,19 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p *principal) er
 	return nil
 }
 
+// stop ends a run, running its exit handlers.
+func (s *Server) stop(w http.ResponseWriter, r *http.Request, p *principal) error {
+	run, err := s.run(r, p)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Engine.Stop(r.Context(), run.ID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: "stop"})
+	return nil
+}
+
 // retry runs a Failed or Cancelled run again from where it stopped.
 func (s *Server) retry(w http.ResponseWriter, r *http.Request, p *principal) error {
 	run, err := s.run(r, p)

@@ -34,6 +34,9 @@ type Engine interface {
 type runner interface {
 	Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error)
 	Cancel(ctx context.Context, id apiv1.RunID) error
+	// Stop ends a run that has not ended: its running tasks are stopped,
+	// nothing else starts, its exit handlers run (argo stop).
+	Stop(ctx context.Context, id apiv1.RunID) error
 	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
 	Retry(ctx context.Context, id apiv1.RunID) error
 	// Rerun starts a new run of run id's stored spec, from, only or
@@ -175,6 +178,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/runs/{id}/trainjob", viewer, s.getTrainJob},
 		{"DELETE /api/v1/runs/{id}", editor, s.deleteRun},
 		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
+		{"POST /api/v1/runs/{id}/stop", editor, s.stop},
 		{"POST /api/v1/runs/{id}/retry", editor, s.retry},
 		{"POST /api/v1/runs/{id}/rerun", editor, s.rerun},
 		{"POST /api/v1/runs/{id}/suspend", editor, s.suspend(true)},

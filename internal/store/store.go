@@ -79,6 +79,10 @@ type Runs interface {
 	// RequestCancel marks a run to be cancelled by its owner. It returns
 	// ErrPhase for a run that has ended and ErrNotFound for an unknown one.
 	RequestCancel(ctx context.Context, id apiv1.RunID) error
+	// RequestStop marks a run to be stopped by its owner: ended, its exit
+	// handlers run (a cancel requested before wins). ErrPhase for a run
+	// that has ended, ErrNotFound for an unknown one.
+	RequestStop(ctx context.Context, id apiv1.RunID) error
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
 	// r.Owner until r.Until: its tasks that did not succeed, and those
 	// r.Restart names with their children, become Pending (their gate
@@ -326,11 +330,12 @@ type Token struct {
 	Revoked   bool      `json:"revoked,omitempty"`
 }
 
-// Request is what other processes asked of a run: to cancel it, and
-// whether its training jobs should be suspended.
+// Request is what other processes asked of a run: to cancel it or stop
+// it, and whether it should be suspended.
 type Request struct {
 	Run     apiv1.RunID
 	Cancel  bool
+	Stop    bool
 	Suspend bool
 }
 

@@ -84,9 +84,11 @@ func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) (_ [
 		defer rows.Close()
 		for rows.Next() {
 			var r store.Request
-			if err := rows.Scan(&r.Run, &r.Cancel, &r.Suspend); err != nil {
+			var asked int
+			if err := rows.Scan(&r.Run, &asked, &r.Suspend); err != nil {
 				return err
 			}
+			r.Cancel, r.Stop = asked == 1, asked == 2
 			reqs = append(reqs, r)
 		}
 		return rows.Err()

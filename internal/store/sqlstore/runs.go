@@ -275,6 +275,13 @@ func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) (err error) {
 	return s.request(ctx, id, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0`, id)
 }
 
+// RequestStop implements store.Runs. cancel_requested is 1 for a cancel,
+// 2 for a stop; a cancel asked before stays.
+func (s *Store) RequestStop(ctx context.Context, id apiv1.RunID) (err error) {
+	defer s.coded(&err)
+	return s.request(ctx, id, `UPDATE runs SET cancel_requested = CASE WHEN cancel_requested = 1 THEN 1 ELSE 2 END WHERE id = ? AND done = 0`, id)
+}
+
 // request runs an update of an unfinished run; when it changes nothing,
 // it tells an unknown run (ErrNotFound) from a finished one (ErrPhase).
 func (s *Store) request(ctx context.Context, id apiv1.RunID, query string, args ...any) error {

@@ -220,8 +220,9 @@ func testClaimRace(t *testing.T, s store.Store) {
 }
 
 func testCancel(t *testing.T, s store.Store) {
-	mustCreate(t, s, NewRun("r1", "me"))
-	mustCreate(t, s, NewRun("r2", "me"))
+	for _, id := range []apiv1.RunID{"r1", "r2", "r3", "r4"} {
+		mustCreate(t, s, NewRun(id, "me"))
+	}
 	if err := s.RequestCancel(t.Context(), "r2"); err != nil {
 		t.Fatal(err)
 	}
@@ -231,11 +232,24 @@ func testCancel(t *testing.T, s store.Store) {
 	if err := s.RequestSuspend(t.Context(), "r1", true); err != nil {
 		t.Fatal(err)
 	}
+	// A stop asked after a cancel leaves the cancel; a stop alone is a stop.
+	for _, id := range []apiv1.RunID{"r2", "r3"} {
+		if err := s.RequestStop(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RequestStop(t.Context(), "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RequestStop(unknown) = %v, want ErrNotFound", err)
+	}
+	finish(t, s, "r4", apiv1.PhaseSucceeded)
+	if err := s.RequestStop(t.Context(), "r4"); !errors.Is(err, store.ErrPhase) {
+		t.Errorf("RequestStop(ended) = %v, want ErrPhase", err)
+	}
 	reqs, err := s.RenewLeases(t.Context(), store.RenewLeasesParams{Owner: "me", Until: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.Request{{Run: "r1", Suspend: true}, {Run: "r2", Cancel: true}}
+	want := []store.Request{{Run: "r1", Suspend: true}, {Run: "r2", Cancel: true}, {Run: "r3", Stop: true}}
 	if diff := cmp.Diff(want, reqs); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}

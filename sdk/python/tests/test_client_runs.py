@@ -152,6 +152,20 @@ def test_cancel_a_long_task(kiln_server):
     assert done.node("nap").phase == "Cancelled"
 
 
+def test_stop_runs_the_exit_handlers(kiln_server):
+    c = client(kiln_server)
+    wf = SLEEPER.replace("name: sleeper", "name: stopped") + """  onExit:
+  - name: notify
+    command: ["true"]
+"""
+    run = c.submit(wf)
+    until(lambda: c.get(run.id).node("nap").phase == "Running", what="nap runs")
+    assert c.stop(run.id) == kiln.RunRequested(run=run.id, requested="stop")
+    done = c.wait(run.id, timeout=30)
+    assert done.phase == "Failed" and done.status.code == "KLN-3020"
+    assert done.node("onExit.notify").phase == "Succeeded"
+
+
 def test_retry_a_failed_run(kiln_server, tmp_path):
     c = client(kiln_server)
     flags = tmp_path / "flags"

@@ -293,8 +293,9 @@ def _add_runs(sub: Any) -> None:
 
 
 def _add_actions(sub: Any) -> None:
-    for verb, text in (("cancel", "cancel a run"), ("retry", "run a Failed or Cancelled run again"),
-                       ("suspend", "suspend a run's training jobs"), ("unsuspend", "resume them")):
+    for verb, text in (("cancel", "cancel a run"), ("stop", "stop a run, running its exit handlers"),
+                       ("retry", "run a Failed or Cancelled run again"),
+                       ("suspend", "suspend a run: nothing new starts"), ("unsuspend", "resume it")):
         p = sub.add_parser(verb, help=text)
         p.add_argument("run")
         p.set_defaults(func=_cmd_simple(verb))

@@ -222,6 +222,13 @@ class Client(Resources):
         (``wait`` for it). Returns the acknowledgement: run and requested ("cancel")."""
         return RunRequested.from_json(self._call("POST", _path("runs", run_id, "cancel")))
 
+    def stop(self, run_id: str) -> RunRequested:
+        """Asks the server to stop the run as ``argo stop`` does: its running
+        tasks are stopped, nothing else starts but its exit handlers, and it
+        ends Failed (KLN-3020); ``cancel`` skips the exit handlers. Returns
+        the acknowledgement: run and requested ("stop")."""
+        return RunRequested.from_json(self._call("POST", _path("runs", run_id, "stop")))
+
     def retry(self, run_id: str) -> RunRequested:
         """Runs a Failed or Cancelled run again from where it stopped (the same
         run ID). Returns the acknowledgement: run and requested ("retry")."""

@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// stopWorkflow is a run whose first task waits (writing "started" to
+// ledger), whose other tasks, one that runs on failure included, follow
+// it, and whose exit handler writes the run's status to exits.
+func stopWorkflow(ledger, exits string) string {
+	return `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: stoppable}
+spec:
+  tasks:
+  - name: long
+    command: [sh, -c, 'echo started >> ` + ledger + `; exec sleep 300']
+  - name: next
+    dependsOn: [long]
+    command: [sh, -c, 'echo next >> ` + ledger + `']
+  - name: report
+    dependsOn: [long]
+    trigger: allDone
+    command: [sh, -c, 'echo report >> ` + ledger + `']
+  onExit:
+  - name: notify
+    command: [sh, -c, 'echo "{{workflow.status}}" >> ` + exits + `']
+`
+}
+
+// TestStopRunsTheExitHandlersAndCancelDoesNot: kiln stop (argo stop)
+// stops the running task, starts nothing else, not even a task that runs
+// on failure, but runs the exit handlers, and the run ends Failed with
+// KLN-3020; kiln cancel (argo terminate) runs no exit handler.
+func TestStopRunsTheExitHandlersAndCancelDoesNot(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		verb  string
+		phase apiv1.Phase
+		code  apiv1.Code
+		exits string
+	}{
+		{"stop", apiv1.PhaseFailed, apiv1.CodeStopped, "Failed\n"},
+		{"cancel", apiv1.PhaseCancelled, apiv1.CodeCancelled, ""},
+	} {
+		t.Run(tc.verb, func(t *testing.T) {
+			t.Parallel()
+			home, dir := newHome(t), t.TempDir()
+			ledger, exits := filepath.Join(dir, "ledger"), filepath.Join(dir, "exits")
+			cmd := startKiln(t, home, "run", "-q", writeFile(t, dir, "wf.yaml", stopWorkflow(ledger, exits)))
+			waitFor(t, "the long task to start", func() bool { return fileHasLine(ledger) })
+			id := runs(t, home)[0].ID
+			if r := kiln(t, home, tc.verb, string(id)); r.code != 0 || !strings.Contains(r.stdout, tc.verb+" requested") {
+				t.Fatalf("kiln %s: %d %s%s", tc.verb, r.code, r.stdout, r.stderr)
+			}
+			_ = cmd.Wait()
+			run := describe(t, home, id)
+			if run.Status.Phase != tc.phase || run.Status.Code != tc.code {
+				t.Errorf("after kiln %s the run is %s %s, want %s %s", tc.verb, run.Status.Phase, run.Status.Code, tc.phase, tc.code)
+			}
+			if got := readOrEmpty(ledger); got != "started\n" {
+				t.Errorf("after kiln %s the tasks wrote %q; want only the first, nothing started after", tc.verb, got)
+			}
+			if got := readOrEmpty(exits); got != tc.exits {
+				t.Errorf("after kiln %s the exit handler wrote %q, want %q", tc.verb, got, tc.exits)
+			}
+			if r := kiln(t, home, tc.verb, string(id)); r.code == 0 || !strings.Contains(r.stderr, "KLN-4010") {
+				t.Errorf("kiln %s of an ended run: %d %s; want KLN-4010", tc.verb, r.code, r.stderr)
+			}
+		})
+	}
+}
