@@ -124,9 +124,14 @@ func (c *Client) DeleteRun(ctx context.Context, id apiv1.RunID, force bool) erro
 	return c.do(ctx, "DELETE", "/api/v1/runs/"+url.PathEscape(string(id))+"?force="+strconv.FormatBool(force), nil, nil)
 }
 
-// Retry asks the server to run a Failed or Cancelled run again from where it stopped.
-func (c *Client) Retry(ctx context.Context, id apiv1.RunID) error {
-	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/retry", nil, nil)
+// Retry asks the server to run a Failed or Cancelled run again from
+// where it stopped, as req says.
+func (c *Client) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	return c.doType(ctx, "POST", "/api/v1/runs/"+url.PathEscape(string(id))+"/retry", "application/json", b, nil)
 }
 
 // Suspend asks the server to suspend (or unsuspend) a run's training jobs.

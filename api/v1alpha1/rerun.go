@@ -39,6 +39,21 @@ type RerunRequest struct {
 	Cache CacheMode `json:"cache,omitempty"`
 }
 
+// RetryRequest says how a Failed or Cancelled run is tried again (POST
+// /api/v1/runs/{id}/retry; an empty body is the plain retry): what did not
+// succeed runs again, and the exit handlers, as Argo's retry does.
+type RetryRequest struct {
+	// Params change parameters for what runs again; the others keep
+	// their values. Tasks that succeeded keep their outputs.
+	Params map[string]string `json:"params,omitempty"`
+	// RestartSuccessful runs Nodes again even though they succeeded,
+	// with every task downstream of them (Argo's --restart-successful
+	// with --node-field-selector).
+	RestartSuccessful bool `json:"restartSuccessful,omitempty"`
+	// Nodes are the top-level tasks RestartSuccessful restarts.
+	Nodes []string `json:"nodes,omitempty"`
+}
+
 // RerunOf links a rerun to the run it was made from.
 type RerunOf struct {
 	// Run is the source run.

@@ -93,11 +93,16 @@ func runOperations() []Operation {
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/retry", ID: "retryRun", Tag: "runs", Role: Editor,
-			Summary:     "run a Failed or Cancelled run again from where it stopped",
-			Description: "Run a Failed or Cancelled run again from where it stopped; tasks that succeeded keep their outputs.",
+			Summary: "run a Failed or Cancelled run again from where it stopped",
+			Description: "Run a Failed or Cancelled run again from where it stopped: what did not succeed runs again " +
+				"(skipped and cancelled map items included) and the exit handlers run again; tasks that succeeded keep " +
+				"their outputs unless restartSuccessful names them. The body is optional.",
 			Params: []Param{
 				runID,
 			},
+			Body: &Body{Optional: true, Type: apiv1.RetryRequest{}, Example: apiv1.RetryRequest{
+				Params: map[string]string{"lr": "0.01"}, RestartSuccessful: true, Nodes: []string{"train"},
+			}},
 			Answers: []Answer{{Status: http.StatusAccepted, Description: "the retry is asked", Type: apiv1.RunRequested{}}},
 			Errors:  []int{http.StatusConflict},
 		},

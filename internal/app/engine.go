@@ -232,8 +232,8 @@ func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 }
 
 // Retry runs a Failed or Cancelled run again from where it stopped, on
-// this engine.
-func (a *App) Retry(ctx context.Context, id apiv1.RunID) error {
+// this engine, as req says (controller.Controller.Retry).
+func (a *App) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest) error {
 	run, err := a.Store.GetRun(ctx, id)
 	if err == nil && run.Federation != nil && run.Federation.Part {
 		return notAPart(run)
@@ -245,7 +245,7 @@ func (a *App) Retry(ctx context.Context, id apiv1.RunID) error {
 			Hint:    "rerun it from the task that failed, at its initiator: kiln rerun " + string(run.Federation.Run) + " --from TASK",
 		}
 	}
-	return a.Controller.Retry(ctx, id)
+	return a.Controller.Retry(ctx, id, req)
 }
 
 // SendGateInput sends an approval, a rejection (in.Approve) or a signal

@@ -424,7 +424,7 @@ func TestRetryAfterFailureRunsOnlyWhatDidNotSucceed(t *testing.T) {
 	if err := os.WriteFile(fixed, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Retry(t.Context(), id); err != nil {
+	if err := e.Retry(t.Context(), id, apiv1.RetryRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	run := e.wait(t, id)
@@ -438,7 +438,7 @@ func TestRetryAfterFailureRunsOnlyWhatDidNotSucceed(t *testing.T) {
 	if len(use.Attempts) != 3 || use.AttemptBase != 2 || use.Attempts[2].ID != string(id)+"/use/3" {
 		t.Errorf("use: %d attempts, base %d; want a third attempt after a base of 2", len(use.Attempts), use.AttemptBase)
 	}
-	if err := e.Retry(t.Context(), id); apiv1.CodeOf(err) != apiv1.CodeRunPhase {
+	if err := e.Retry(t.Context(), id, apiv1.RetryRequest{}); apiv1.CodeOf(err) != apiv1.CodeRunPhase {
 		t.Errorf("retrying a succeeded run = %v, want %s", err, apiv1.CodeRunPhase)
 	}
 }

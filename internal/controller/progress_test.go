@@ -47,7 +47,7 @@ func TestProgressCountsMapChildrenAndFollowsARetry(t *testing.T) {
 	if err := os.WriteFile(fixed, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Retry(t.Context(), id); err != nil {
+	if err := e.Retry(t.Context(), id, apiv1.RetryRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	run = e.wait(t, id)

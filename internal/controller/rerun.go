@@ -166,6 +166,13 @@ func rerunChoices(plan *workflow.Plan, src *apiv1.Run, mode apiv1.RerunMode, nam
 // rerunNode is the index of top-level task name in plan, or a coded error
 // that says why name is not one a rerun can start from.
 func rerunNode(plan *workflow.Plan, src *apiv1.Run, name string) (int, error) {
+	return topTask(plan, src, name, "a rerun starts at")
+}
+
+// topTask is the index of top-level task name in plan, or a coded error
+// that says why name is not a top-level task, which what (as "a rerun
+// starts at") needs.
+func topTask(plan *workflow.Plan, src *apiv1.Run, name, what string) (int, error) {
 	if i, ok := plan.Index[name]; ok && name != workflow.ExitNode {
 		return i, nil
 	}
@@ -181,7 +188,7 @@ func rerunNode(plan *workflow.Plan, src *apiv1.Run, name string) (int, error) {
 		Hint:    "name one of its tasks: " + strings.Join(tasks, ", "),
 	}
 	if top := topOf(src, name); top != "" && top != name {
-		e.Message = fmt.Sprintf("%s is a child of task %s; a rerun starts at a top-level task", name, top)
+		e.Message = fmt.Sprintf("%s is a child of task %s; %s a top-level task", name, top, what)
 		e.Hint = "name its parent: " + top
 	} else if name == workflow.ExitNode {
 		e.Message = "onExit is the workflow's exit handler, not a task; it runs in --from and --until reruns"

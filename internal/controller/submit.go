@@ -278,22 +278,6 @@ func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
 	return c.track(ctx, rs)
 }
 
-// Retry runs a Failed or Cancelled run again from where it stopped: its
-// tasks that did not succeed start afresh (with fresh retry budgets),
-// those that did keep their outputs, and its exit handler runs again at
-// the new end, as Argo's retry does. This engine works on it. Any other
-// run cannot be retried: KLN-4010.
-func (c *Controller) Retry(ctx context.Context, id apiv1.RunID) error {
-	r := store.Retry{Owner: c.owner(), Until: c.leaseUntil(), Restart: []string{workflow.ExitNode}}
-	if err := c.cfg.Store.RetryRun(ctx, id, r); err != nil {
-		return runError(id, err, "only a Failed or Cancelled run can be retried")
-	}
-	if c.Following() {
-		return nil // the leader claims it
-	}
-	return c.load(ctx, id)
-}
-
 // subworkflows lists the workflows plan runs as subworkflows, by name.
 func subworkflows(plan *workflow.Plan) []*apiv1.Workflow {
 	uses := plan.Uses()

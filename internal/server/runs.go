@@ -137,7 +137,13 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, p *principal) err
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Engine.Retry(r.Context(), run.ID); err != nil {
+	var req apiv1.RetryRequest
+	if r.ContentLength != 0 { // an empty body is the plain retry
+		if err := decodeJSON(r, &req); err != nil {
+			return err
+		}
+	}
+	if err := s.cfg.Engine.Retry(r.Context(), run.ID, req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: "retry"})

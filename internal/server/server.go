@@ -38,7 +38,8 @@ type runner interface {
 	// nothing else starts, its exit handlers run (argo stop).
 	Stop(ctx context.Context, id apiv1.RunID) error
 	Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error
-	Retry(ctx context.Context, id apiv1.RunID) error
+	// Retry runs a Failed or Cancelled run again, as req says.
+	Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest) error
 	// Rerun starts a new run of run id's stored spec, from, only or
 	// until one of its tasks (see apiv1.RerunRequest), and returns it.
 	Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest) (*apiv1.Run, error)

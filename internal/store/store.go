@@ -106,6 +106,8 @@ type Retry struct {
 	// exit handler, which runs at each end of the run), their children
 	// included: a child of node N is named N.something.
 	Restart []string
+	// Params, if not nil, replace the run's params.
+	Params map[string]string
 }
 
 // Writer saves what one reconcile round changed.

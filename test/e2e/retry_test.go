@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,60 @@ spec:
 	bad := writeFile(t, dir, "bad.yaml", strings.Replace(readOrEmpty(wf), "  onExit:\n", "  - {name: peek, when: 'workflow.status == \"Failed\"', command: [\"true\"]}\n  onExit:\n", 1))
 	if r := kiln(t, home, "validate", bad); r.code == 0 || !strings.Contains(r.stderr, "KLN-") || !strings.Contains(r.stderr, "onExit tasks only") {
 		t.Errorf("a main task reading workflow: %d %s; want a coded error saying onExit tasks only", r.code, r.stderr)
+	}
+}
+
+// TestRetryWithParamsAndRestartSuccessful: kiln retry -p changes a param
+// for what runs again, --restart-successful --node runs a task that
+// succeeded again with everything downstream of it, and the rest keeps
+// its outputs; bad requests are coded errors that change nothing.
+func TestRetryWithParamsAndRestartSuccessful(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: tune}
+spec:
+  params: [{name: lr, default: "bad"}]
+  tasks:
+  - name: prep
+    command: [sh, -c, 'echo prep >> `+ledger+`']
+  - name: train
+    dependsOn: [prep]
+    command: [sh, -c, 'echo "train {{params.lr}}" >> `+ledger+`; [ "{{params.lr}}" != bad ]']
+  - name: side
+    command: [sh, -c, 'echo side >> `+ledger+`']
+`)
+	if r := kilnBounded(t, home, "run", "-q", wf); r.code != 1 {
+		t.Fatalf("first run exited %d, want 1: %s", r.code, r.stderr)
+	}
+	id := string(runs(t, home)[0].ID)
+	for _, bad := range []struct {
+		args []string
+		code string
+	}{
+		{[]string{"-p", "nope=1"}, "KLN-1014"},
+		{[]string{"--restart-successful", "--node", "nope"}, "KLN-4020"},
+		{[]string{"--node", "prep"}, "KLN-4002"},
+	} {
+		if r := kilnBounded(t, home, append([]string{"retry", id}, bad.args...)...); r.code == 0 || !strings.Contains(r.stderr, bad.code) {
+			t.Errorf("kiln retry %v: %d %s; want %s", bad.args, r.code, r.stderr, bad.code)
+		}
+	}
+	if p := describe(t, home, apiv1.RunID(id)).Status.Phase; p != apiv1.PhaseFailed {
+		t.Fatalf("after refused retries the run is %s, want still Failed", p)
+	}
+	if r := kilnBounded(t, home, "retry", "-q", id, "-p", "lr=0.1", "--restart-successful", "--node", "prep"); r.code != 0 {
+		t.Fatalf("kiln retry: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	got := strings.Split(strings.TrimSpace(readOrEmpty(ledger)), "\n")
+	slices.Sort(got)
+	want := []string{"prep", "prep", "side", "train 0.1", "train bad"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ledger %q, want %q: prep restarted, train again with lr=0.1, side kept", got, want)
+	}
+	if run := describe(t, home, apiv1.RunID(id)); run.Params["lr"] != "0.1" || run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Errorf("after the retry: params %v, phase %s; want lr=0.1 and Succeeded", run.Params, run.Status.Phase)
 	}
 }

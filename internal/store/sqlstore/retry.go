@@ -46,6 +46,11 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, r store.Retry) (er
 			suspension = '', cancel_requested = 0, owner = ?, lease_until = ? WHERE id = ?`, apiv1.PhasePending, r.Owner, r.Until.UnixNano(), id); err != nil {
 			return err
 		}
+		if r.Params != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET params = ? WHERE id = ?`, mustJSON(r.Params), id); err != nil {
+				return err
+			}
+		}
 		if err := retryProgress(ctx, tx, id); err != nil {
 			return err
 		}

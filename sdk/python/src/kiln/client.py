@@ -229,10 +229,21 @@ class Client(Resources):
         the acknowledgement: run and requested ("stop")."""
         return RunRequested.from_json(self._call("POST", _path("runs", run_id, "stop")))
 
-    def retry(self, run_id: str) -> RunRequested:
+    def retry(self, run_id: str, params: Optional[Mapping[str, Any]] = None,
+              restart: Optional[Sequence[str]] = None) -> RunRequested:
         """Runs a Failed or Cancelled run again from where it stopped (the same
-        run ID). Returns the acknowledgement: run and requested ("retry")."""
-        return RunRequested.from_json(self._call("POST", _path("runs", run_id, "retry")))
+        run ID): what did not succeed, and the exit handlers. ``params`` change
+        params for what runs again; ``restart`` names top-level tasks to run
+        again although they succeeded, with everything downstream of them.
+        Returns the acknowledgement: run and requested ("retry")."""
+        body: Dict[str, Any] = {}
+        if params:
+            body["params"] = {k: str(v) for k, v in params.items()}
+        if restart:
+            body["restartSuccessful"], body["nodes"] = True, list(restart)
+        if not body:
+            return RunRequested.from_json(self._call("POST", _path("runs", run_id, "retry")))
+        return RunRequested.from_json(self._json_body("POST", _path("runs", run_id, "retry"), body))
 
     def rerun(self, run_id: str, node: str, mode: str = "from", params: Optional[Mapping[str, Any]] = None,
               cache: Optional[str] = None) -> Run:
