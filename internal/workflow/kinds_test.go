@@ -187,6 +187,18 @@ func TestCompileReportsEveryProblemOfTheNewFields(t *testing.T) {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x, '{{item.a.b}}'], forEach: {items: [1]}}\n",
 			want: []problem{{apiv1.CodeTemplate, "spec.tasks[0].command[1]"}},
 		},
+		"{{item.FIELD}} over a range, or over items that lack the field": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x, '{{item.lr}}', '{{item.index}}'], forEach: {range: {count: 3}}}\n" +
+				"  - {name: b, command: [x, '{{item.lr}}'], forEach: {items: [{lr: 1}, {rate: 2}]}}\n" +
+				"  - {name: c, command: [x, '{{item.lr}}'], forEach: {items: [{lr: 1}, 5]}}\n" +
+				"  - {name: d, command: [x, '{{item.lr}}'], forEach: {items: [{lr: 1}, {lr: 2}]}}\n",
+			want: []problem{{apiv1.CodeTemplate, "spec.tasks[0].command[1]"}, {apiv1.CodeTemplate, "spec.tasks[1].command[1]"}, {apiv1.CodeTemplate, "spec.tasks[2].command[1]"}},
+		},
+		"a map's artifact read downstream": {
+			spec: "spec:\n  tasks:\n  - {name: m, command: [x], forEach: {range: {count: 2}}, outputs: {artifacts: [{name: model, path: m}]}}\n" +
+				"  - {name: u, dependsOn: [m], command: [x, '{{tasks.m.outputs.artifacts.model}}']}\n",
+			want: []problem{{apiv1.CodeTemplate, "spec.tasks[1].command[1]"}},
+		},
 		"{{workflow.status}} outside onExit": {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x, '{{workflow.status}}']}\n  onExit:\n  - {name: e, command: [x, '{{workflow.name}}']}\n",
 			want: []problem{{apiv1.CodeTemplate, "spec.tasks[0].command[1]"}, {apiv1.CodeTemplate, "spec.onExit[0].command[1]"}},

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -92,6 +93,9 @@ func (c *checker) checkRef(r template.Ref, task int, p *Plan, params map[string]
 		if len(r.Path) > 2 {
 			return "an item is read as {{item}}, {{item.<field>}} or {{item.index}}"
 		}
+		if len(r.Path) == 2 && r.Path[1] != "index" {
+			return itemField(p.Tasks[task].Spec.ForEach, r.Path[1])
+		}
 		return ""
 	case r.Path[0] == "workflow":
 		if !c.inExit || (r.Raw != "workflow.status" && r.Raw != "workflow.failures") {
@@ -136,6 +140,10 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 		if !slices.ContainsFunc(outs.Artifacts, func(a apiv1.Artifact) bool { return a.Name == name }) {
 			return fmt.Sprintf("task %q declares no output artifact %q", r.Path[1], name)
 		}
+		if p.Tasks[up].Spec.ForEach != nil {
+			return fmt.Sprintf("task %q is a map: its items' artifacts are not gathered into one yet; "+
+				"read its output parameters (a JSON list, one per item), or have each item write where the next task reads", r.Path[1])
+		}
 	default:
 		return "outputs are referenced as outputs.parameters.<name> or outputs.artifacts.<name>"
 	}
@@ -146,4 +154,30 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 // upstream outputs.
 func BuiltinRefs() []string {
 	return []string{"outputs.dir", "run.id", "run.name", "task.name", "task.attempt"}
+}
+
+// itemField says why the items of f may lack field, or "" when every
+// item is known to have it (or the items are known only at run time).
+func itemField(f *apiv1.ForEach, field string) string {
+	if f.Range != nil {
+		return fmt.Sprintf("the items of a range are numbers, which have no field %q: read {{item}} or {{item.index}}", field)
+	}
+	for k, raw := range f.Items {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			return fmt.Sprintf("item %d (%s) is not a mapping, so it has no field %q", k, clip(string(raw)), field)
+		}
+		if _, ok := fields[field]; !ok {
+			return fmt.Sprintf("item %d (%s) has no field %q", k, clip(string(raw)), field)
+		}
+	}
+	return ""
+}
+
+// clip is s cut to a length an error message can quote.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }

@@ -220,7 +220,8 @@ func TestRerunOfAFailedRunAndRefusals(t *testing.T) {
 	}
 
 	// A rerun that fails is retried as any run is: its failed tasks run
-	// again, and the tasks it left out stay out.
+	// again, and its exit handler at the new end, and the tasks it left out
+	// stay out.
 	if r := kiln(t, b.home, "rerun", string(src), "--until", "train"); r.code != 1 {
 		t.Fatalf("--until train exited %d, want 1 (train is still broken): %s%s", r.code, r.stdout, r.stderr)
 	}
@@ -234,7 +235,7 @@ func TestRerunOfAFailedRunAndRefusals(t *testing.T) {
 	if r := kiln(t, b.home, "retry", string(until)); r.code != 0 {
 		t.Fatalf("retry of the rerun exited %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	if got, want := b.ran(t), []string{"train"}; !slices.Equal(got, want) {
+	if got, want := b.ran(t), []string{"notify", "train"}; !slices.Equal(got, want) {
 		t.Errorf("retry of the --until rerun ran %v, want %v", got, want)
 	}
 	wantNodes(t, describe(t, b.home, until), src, nil, []string{"eval", "side"})
