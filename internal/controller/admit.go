@@ -102,7 +102,7 @@ func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request, al
 	misfits := 0
 	for len(batch) < maxClaims && rs.ready.Len() > 0 {
 		it := rs.ready.pop()
-		if r.suspend {
+		if r.suspend && rs.stopCode != apiv1.CodeStopped { // a stop's exit handlers run
 			c.suspendNode(r, it.node, "suspended before it started")
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,6 +153,31 @@ func (c *Controller) skipLeftovers(r *round) {
 		if !ns.status.Phase.Done() {
 			c.skipNode(r, i, "", "not started: "+r.rs.stopMsg)
 		}
+	}
+	r.skipUnbuilt()
+}
+
+// skipUnbuilt ends, Skipped, the stored children of groups that did not
+// expand again in this try of the run (a retried map that was cancelled
+// before it started): no engine will build them now, and a finished run
+// holds no node that has not ended.
+func (r *round) skipUnbuilt() {
+	rs := r.rs
+	ks := slices.Sorted(maps.Values(rs.stored))
+	for _, k := range ks {
+		n := rs.run.Status.Nodes[k]
+		if n.Phase.Done() {
+			continue
+		}
+		if n.Children == nil {
+			rs.progress.Move(n.Phase, apiv1.PhaseSkipped)
+		}
+		msg := fmt.Sprintf("not started: task %s ended without running its children in this try of the run", n.Parent)
+		n.Phase, n.Code, n.Message, n.FinishedAt = apiv1.PhaseSkipped, "", msg, r.timePtr()
+		n.Attempts, n.Expansion = nil, nil
+		rs.run.Status.Nodes[k] = n
+		r.unbuilt = append(r.unbuilt, n)
+		r.events = append(r.events, apiv1.Event{Node: n.Name, Phase: n.Phase, Reason: "Skipped", Message: msg, Time: r.now})
 	}
 }
 

@@ -36,11 +36,12 @@ type round struct {
 	granted      bool             // the pool holds room granted to this engine's nodes that no one asked for
 	wakes        uint64           // the engine's wake count when the round began (see addStarved)
 
-	doneQ    []int        // nodes that ended in this round, for settle
-	expandQ  []int        // nodes whose own attempt succeeded and that now expand
-	touched  map[int]bool // groups whose children changed, to gather
-	added    []int        // nodes made in this round (children), in order
-	expanded map[int]bool // nodes that expanded in this round: their expansion is written
+	doneQ    []int              // nodes that ended in this round, for settle
+	expandQ  []int              // nodes whose own attempt succeeded and that now expand
+	touched  map[int]bool       // groups whose children changed, to gather
+	added    []int              // nodes made in this round (children), in order
+	unbuilt  []apiv1.NodeStatus // stored children this try never built, ended with the run
+	expanded map[int]bool       // nodes that expanded in this round: their expansion is written
 }
 
 // attemptKey names attempt number of node node within a run.
@@ -167,6 +168,7 @@ func (r *round) change(owner string) *store.Change {
 		}
 		c.Nodes = append(c.Nodes, st)
 	}
+	c.Nodes = append(c.Nodes, r.unbuilt...)
 	for k, a := range r.attempts {
 		if ns := r.rs.nodes[k.node]; ns.attempt.Number == k.number {
 			a = ns.attempt // the current attempt, as it stands at the end of the round

@@ -5,22 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
 
-// notPreset keeps a retry off the nodes a rerun preset (the tasks it left
-// out), for the run given as its one argument.
-const notPreset = ` AND name NOT IN (SELECT node FROM preset_nodes WHERE run_id = ?)`
-
 // RetryRun implements store.Runs.
 func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, r store.Retry) (err error) {
 	defer s.coded(&err)
-	again, args := runsAgain(id, r.Restart)
 	return s.withTx(ctx, func(tx *sql.Tx) error {
 		var phase apiv1.Phase
 		err := tx.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&phase)
@@ -33,13 +28,11 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, r store.Retry) (er
 		if phase != apiv1.PhaseFailed && phase != apiv1.PhaseCancelled {
 			return &store.PhaseError{Run: id, Phase: phase}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_inputs WHERE run_id = ? AND node IN
-			(SELECT name FROM nodes WHERE `+again+`)`, append([]any{id}, args...)...); err != nil {
+		again, err := runsAgain(ctx, tx, id, r.Restart)
+		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET phase = ?, code = '', message = '', finished_at = NULL,
-			retry_at = NULL, gate = '', attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)
-			WHERE `+again, append([]any{apiv1.PhasePending}, args...)...); err != nil {
+		if err := resetNodes(ctx, tx, id, again); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET phase = ?, code = '', message = '', started_at = NULL, finished_at = NULL, done = 0,
@@ -56,22 +49,79 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, r store.Retry) (er
 		}
 		return s.insertEvents(ctx, tx, id, []apiv1.Event{{
 			Phase: apiv1.PhasePending, Reason: "Retried",
-			Message: "retried after " + string(phase) + ": tasks that did not succeed run again", Time: time.Now().UTC(),
+			Message: "retried after " + string(phase) + ": tasks that did not succeed run again, and the exit handlers", Time: time.Now().UTC(),
 		}})
 	})
 }
 
-// runsAgain is the condition on a node of run id that a retry makes
-// Pending, and its arguments: it did not succeed, or it is (or is a child
-// of) a node named in restart; and a rerun did not preset it.
-func runsAgain(id apiv1.RunID, restart []string) (string, []any) {
-	var or strings.Builder
-	args := []any{id, apiv1.PhaseSucceeded}
-	or.WriteString(`phase != ?`)
-	for _, n := range restart {
-		// substr, not LIKE: a name may hold LIKE's wildcards (_).
-		or.WriteString(` OR name = ? OR substr(name, 1, ?) = ?`)
-		args = append(args, n, utf8.RuneCountInString(n)+1, n+".")
+// runsAgain lists the nodes of run id that a retry makes Pending: those
+// that did not succeed, and those restart names with their children,
+// except the children of a group that succeeded and is not restarted (a
+// map's item that failed within its minSuccessRatio stays as it ended),
+// and except the nodes a rerun preset (the tasks it left out).
+func runsAgain(ctx context.Context, tx *sql.Tx, id apiv1.RunID, restart []string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name, parent, phase FROM nodes WHERE run_id = ?
+		AND name NOT IN (SELECT node FROM preset_nodes WHERE run_id = ?) ORDER BY position`, id, id)
+	if err != nil {
+		return nil, err
 	}
-	return `run_id = ? AND (` + or.String() + `)` + notPreset, append(args, id)
+	type row struct {
+		name, parent string
+		phase        apiv1.Phase
+	}
+	var all []row
+	byName := map[string]row{}
+	for rows.Next() {
+		var n row
+		if err := rows.Scan(&n.name, &n.parent, &n.phase); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, n)
+		byName[n.name] = n
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	restarted := func(name string) bool {
+		return slices.ContainsFunc(restart, func(r string) bool { return name == r || strings.HasPrefix(name, r+".") })
+	}
+	kept := func(n row) bool { return n.phase == apiv1.PhaseSucceeded && !restarted(n.name) }
+	var out []string
+	for _, n := range all {
+		if kept(n) {
+			continue
+		}
+		inKept := false
+		for p, ok := byName[n.parent]; ok && !inKept; p, ok = byName[p.parent] {
+			inKept = kept(p)
+		}
+		if !inKept {
+			out = append(out, n.name)
+		}
+	}
+	return out, nil
+}
+
+// resetNodes makes the named nodes of run id Pending, past the attempts
+// they had, their gate inputs dropped, in chunks of maxVars names.
+func resetNodes(ctx context.Context, tx *sql.Tx, id apiv1.RunID, names []string) error {
+	for start := 0; start < len(names); start += maxVars {
+		chunk := names[start:min(start+maxVars, len(names))]
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, id)
+		for _, n := range chunk {
+			args = append(args, n)
+		}
+		in := `run_id = ? AND name IN (` + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + `)`
+		if _, err := tx.ExecContext(ctx, `DELETE FROM gate_inputs WHERE `+strings.Replace(in, "name IN", "node IN", 1), args...); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET phase = ?, code = '', message = '', finished_at = NULL,
+			retry_at = NULL, gate = '', attempt_base = (SELECT COUNT(*) FROM attempts a WHERE a.run_id = nodes.run_id AND a.node = nodes.name)
+			WHERE `+in, append([]any{apiv1.PhasePending}, args...)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

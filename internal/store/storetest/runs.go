@@ -228,3 +228,34 @@ func testReleaseLease(t *testing.T, s store.Store) {
 		t.Errorf("claim after release = %v, %v; want r1", got, err)
 	}
 }
+
+// testRetryKeepsWhatASucceededGroupHolds: a retry leaves the children of
+// a group that succeeded as they ended (a map item that failed within the
+// map's minSuccessRatio), and resets those of a group that failed.
+func testRetryKeepsWhatASucceededGroupHolds(t *testing.T, s store.Store) {
+	p := NewRun("r1", "me")
+	p.Nodes = []string{"ok", "bad"}
+	mustCreate(t, s, p)
+	apply(t, s, &store.Change{
+		Run: "r1", Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed, FinishedAt: &t0},
+		Nodes: []apiv1.NodeStatus{{Name: "ok", Phase: apiv1.PhaseSucceeded}, {Name: "bad", Phase: apiv1.PhaseFailed}},
+		Added: []apiv1.NodeStatus{
+			{Name: "ok.0", Parent: "ok", Phase: apiv1.PhaseFailed}, {Name: "ok.1", Parent: "ok", Phase: apiv1.PhaseSucceeded},
+			{Name: "bad.0", Parent: "bad", Phase: apiv1.PhaseFailed}, {Name: "bad.1", Parent: "bad", Phase: apiv1.PhaseSucceeded},
+		},
+	})
+	if err := s.RetryRun(t.Context(), "r1", store.Retry{Owner: "me", Until: t0.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]apiv1.Phase{}
+	for _, n := range get(t, s, "r1").Status.Nodes {
+		got[n.Name] = n.Phase
+	}
+	want := map[string]apiv1.Phase{
+		"ok": apiv1.PhaseSucceeded, "ok.0": apiv1.PhaseFailed, "ok.1": apiv1.PhaseSucceeded,
+		"bad": apiv1.PhasePending, "bad.0": apiv1.PhasePending, "bad.1": apiv1.PhaseSucceeded,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("phases after the retry (-want +got):\n%s", diff)
+	}
+}

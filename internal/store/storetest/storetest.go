@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("events page by sequence and limit", func(t *testing.T) { t.Parallel(); testEventPages(t, newStore(t)) })
 	t.Run("requests about an ended run are refused with its phase", func(t *testing.T) { t.Parallel(); testRequestPhases(t, newStore(t)) })
 	t.Run("retry makes a failed run pending from where it stopped", func(t *testing.T) { t.Parallel(); testRetryRun(t, newStore(t)) })
+	t.Run("retry keeps what a group that succeeded holds", func(t *testing.T) { t.Parallel(); testRetryKeepsWhatASucceededGroupHolds(t, newStore(t)) })
 	t.Run("a released lease can be claimed at once", func(t *testing.T) { t.Parallel(); testReleaseLease(t, newStore(t)) })
 	t.Run("secrets are kept per project and never listed with values", func(t *testing.T) { t.Parallel(); testSecrets(t, newStore(t)) })
 	t.Run("templates are kept per project and a replace keeps when one was created", func(t *testing.T) { t.Parallel(); testTemplates(t, newStore(t)) })
