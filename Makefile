@@ -52,7 +52,13 @@ bench: build deps $(if $(KILN_KUBECONFIG),,k8s-up) ## print the benchmark table 
 	go run ./test/bench -kiln bin/kiln -kubeconfig $(BENCH_KUBECONFIG) \
 		-training-operator .k8s/bin/training-operator.v1 -training-operator-crds "$$crds" -dagu "$$dagu" $(BENCH)
 
-chaos: deps ## the full chaos test: 3 replicas on one PostgreSQL, 200 runs, the leader killed 50 times and paused past its lease 3 times
+# CHAOS_SCENARIOS: how many scenarios the lifecycle model test plays
+# (about 4 s each); CHAOS_SEED: the first seed (a new one each time by default).
+CHAOS_SCENARIOS ?= 2000
+CHAOS_SEED ?= $(shell date +%s)
+chaos: deps ## the lifecycle model test over CHAOS_SCENARIOS generated scenarios, then the full replica chaos test: 3 replicas on one PostgreSQL, 200 runs, the leader killed 50 times and paused past its lease 3 times
+	KILN_MODEL_SCENARIOS=$(CHAOS_SCENARIOS) KILN_MODEL_BASE=$(CHAOS_SEED) KILN_MODEL_KEEPGOING=1 \
+		go test -count=1 -run 'TestLifecycleModel$$' -timeout 0 ./test/e2e/
 	KILN_REQUIRE_PG=1 KILN_CHAOS_RUNS=200 KILN_CHAOS_KILLS=50 KILN_CHAOS_STOPS=3 KILN_CHAOS_REPORT=$(CURDIR)/chaos.txt \
 		go test -count=1 -v -run 'TestReplicasChaos$$' -timeout 90m ./test/e2e/
 	@cat chaos.txt
