@@ -15,7 +15,10 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 	var errs []error
 	for _, i := range r.launch {
 		ns := r.rs.nodes[i]
-		if !r.rs.active[i] || ns.spec == nil {
+		// A node the round also stops (a cancel taken as this engine
+		// relaunched an attempt an earlier one never launched) does not
+		// start: the abort below records it as stopped before it started.
+		if !r.rs.active[i] || ns.spec == nil || ns.stop != "" {
 			continue
 		}
 		c.launchAsync(ctx, r.rs, i, ns.spec)

@@ -68,7 +68,12 @@ func (c *Controller) observed(r *round, i int, st *job.Status) {
 		c.queued(r, i, st)
 	case job.StateUnknown:
 		// Recorded as started but never launched (the engine stopped in
-		// between): launch it now, under the same ID.
+		// between): launch it now, under the same ID, unless it is being
+		// stopped: then it ends as stopped, never started.
+		if why := r.rs.nodes[i].stop; why != "" {
+			c.stopped(r, i, why)
+			return
+		}
 		r.launch = append(r.launch, i)
 	case job.StateLost:
 		if why := r.rs.nodes[i].stop; why != "" {

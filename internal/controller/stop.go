@@ -45,6 +45,9 @@ func (c *Controller) stopRun(r *round, phase apiv1.Phase, code apiv1.Code, msg s
 	r.setRun(phase, string(phase), code, msg)
 	if code == apiv1.CodeCancelled || code == apiv1.CodeRunTimeout || code == apiv1.CodeStopped {
 		for i := range rs.active {
+			if code == apiv1.CodeStopped && rs.inExitHandler(i) {
+				continue // a stop runs the exit handler, one already running included
+			}
 			c.stopAttempt(r, i, code)
 		}
 	}
