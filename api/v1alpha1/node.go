@@ -23,6 +23,8 @@ const (
 	NodeKindSubworkflow NodeKind = "subworkflow"
 	// NodeKindGate waits for an approval, a time or a signal.
 	NodeKindGate NodeKind = "gate"
+	// NodeKindSensor waits for something outside the run: a file.
+	NodeKindSensor NodeKind = "sensor"
 	// NodeKindExit is the node that runs a workflow's onExit tasks, as
 	// children, once every other task has ended.
 	NodeKindExit NodeKind = "exit"

@@ -115,6 +115,25 @@ type Gate struct {
 	OnTimeout GateTimeoutAction `json:"onTimeout,omitempty"`
 }
 
+// Sensor waits for something outside the run; exactly one kind is set.
+type Sensor struct {
+	// File waits until a path exists on the engine's machine.
+	File *FileSensor `json:"file,omitempty"`
+	// Poll is how often it looks, as a Go duration (default 5s, at least 100ms).
+	Poll string `json:"poll,omitempty"`
+	// Timeout bounds the wait, as a Go duration; empty waits as long as it takes.
+	Timeout string `json:"timeout,omitempty"`
+	// OnTimeout is what a timeout does: fail (the default, KLN-3016) or skip.
+	OnTimeout GateTimeoutAction `json:"onTimeout,omitempty"`
+}
+
+// FileSensor waits until a file or directory exists.
+type FileSensor struct {
+	// Path is an absolute path (templates allowed: {{params.day}}); the
+	// task's output parameter "path" is it, once found.
+	Path string `json:"path"`
+}
+
 // ApproveGate waits for a yes or a no.
 type ApproveGate struct {
 	// Message is shown to whoever decides.

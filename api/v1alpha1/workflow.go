@@ -123,6 +123,10 @@ type Task struct {
 	// Gate makes the task wait for an approval, a time or a signal
 	// instead of running anything.
 	Gate *Gate `json:"gate,omitempty"`
+	// Sensor makes the task wait until something outside the run is
+	// there (a file), looking again every poll, instead of running
+	// anything (Airflow's FileSensor).
+	Sensor *Sensor `json:"sensor,omitempty"`
 	// Initialize fetches a training job's dataset or model (kiln writes it
 	// for a TrainJob's spec.initializer).
 	Initialize *InitializeTask `json:"initialize,omitempty"`

@@ -155,7 +155,7 @@ var quantityType = reflect.TypeFor[apiv1.Quantity]()
 // enums are the values of kiln's string types that take a few.
 var enums = map[reflect.Type][]string{
 	reflect.TypeFor[apiv1.Phase]():             values(apiv1.PhasePending, apiv1.PhaseWaiting, apiv1.PhaseRunning, apiv1.PhaseRetrying, apiv1.PhaseFailing, apiv1.PhaseCancelling, apiv1.PhaseSucceeded, apiv1.PhaseFailed, apiv1.PhaseCancelled, apiv1.PhaseSkipped, apiv1.PhaseSuspended),
-	reflect.TypeFor[apiv1.NodeKind]():          values(apiv1.NodeKindCommand, apiv1.NodeKindTrain, apiv1.NodeKindInitializer, apiv1.NodeKindMap, apiv1.NodeKindDynamic, apiv1.NodeKindSubworkflow, apiv1.NodeKindGate, apiv1.NodeKindExit, apiv1.NodeKindFederated),
+	reflect.TypeFor[apiv1.NodeKind]():          values(apiv1.NodeKindCommand, apiv1.NodeKindTrain, apiv1.NodeKindInitializer, apiv1.NodeKindMap, apiv1.NodeKindDynamic, apiv1.NodeKindSubworkflow, apiv1.NodeKindGate, apiv1.NodeKindSensor, apiv1.NodeKindExit, apiv1.NodeKindFederated),
 	reflect.TypeFor[apiv1.CacheMode]():         values(apiv1.CacheOn, apiv1.CacheOff, apiv1.CacheOverwrite),
 	reflect.TypeFor[apiv1.RerunMode]():         values(apiv1.RerunFrom, apiv1.RerunOnly, apiv1.RerunUntil),
 	reflect.TypeFor[apiv1.TriggerRule]():       values(apiv1.TriggerAllSucceeded, apiv1.TriggerAllDone, apiv1.TriggerOneSucceeded, apiv1.TriggerOneFailed, apiv1.TriggerNoneFailed),

@@ -28,27 +28,7 @@ func (c *Controller) startWait(ctx context.Context, r *round, i int) {
 	ns.status.StartedAt = r.timePtr()
 	r.runStarted()
 	rs.gates[i] = true
-	r.setNode(i, apiv1.PhaseRunning, "Waiting", "", waitingFor(st))
-}
-
-// waitingFor says what a gate waits for.
-func waitingFor(st *apiv1.GateStatus) string {
-	var s string
-	switch st.Kind {
-	case "approve":
-		s = "waiting for approval (kiln approve or kiln reject)"
-	case "signal":
-		s = fmt.Sprintf("waiting for a value of type %s (kiln signal)", st.Type)
-	default:
-		s = "sleeping"
-	}
-	if st.WakeAt != nil {
-		s += " until " + st.WakeAt.UTC().Format(time.RFC3339)
-	}
-	if st.Message != "" {
-		s += ": " + st.Message
-	}
-	return s
+	r.setNode(i, apiv1.PhaseRunning, "Waiting", "", rs.kinds[i].waiter.Describe(st))
 }
 
 // gates ends the waits that are over: an input arrived, a sleep or a
@@ -76,7 +56,7 @@ func (c *Controller) gates(ctx context.Context, r *round) error {
 			c.endWait(r, i, apiv1.PhaseSkipped, "", v.Message)
 		case v.Phase == apiv1.PhaseSucceeded:
 			ns.status.Outputs = v.Outputs
-			c.endWait(r, i, apiv1.PhaseSucceeded, "", decision(ns.status.Gate))
+			c.endWait(r, i, apiv1.PhaseSucceeded, "", rs.kinds[i].waiter.Describe(ns.status.Gate))
 		default:
 			delete(rs.gates, i)
 			r.nodes[i] = true
@@ -93,33 +73,13 @@ func (c *Controller) endWait(r *round, i int, phase apiv1.Phase, code apiv1.Code
 	r.setNode(i, phase, reason, code, msg)
 }
 
-// decision says how a gate's wait ended.
-func decision(st *apiv1.GateStatus) string {
-	s := st.Decision
-	switch {
-	case st.Decision == "timedOut" && st.Value != "":
-		s = fmt.Sprintf("timed out; took its default %q", st.Value)
-	case st.Decision == "timedOut":
-		s = "timed out"
-	case st.Value != "":
-		s += " " + fmt.Sprintf("%q", st.Value)
-	}
-	if st.By != "" {
-		s += " by " + st.By
-	}
-	if st.Reason != "" {
-		s += ": " + st.Reason
-	}
-	return s
-}
-
 // gateInputs reads, for each waiting gate that takes one, the first input
 // sent since it began waiting. A gate that only sleeps needs none.
 func (c *Controller) gateInputs(ctx context.Context, rs *runState) (map[string]*apiv1.GateInput, error) {
 	out := map[string]*apiv1.GateInput{}
 	asks := false
 	for i := range rs.gates {
-		asks = asks || rs.nodes[i].status.Gate.Kind != "sleep"
+		asks = asks || rs.kinds[i].waiter.TakesInput(rs.nodes[i].status.Gate)
 	}
 	if !asks {
 		return out, nil
@@ -142,15 +102,15 @@ func sentDuring(st *apiv1.GateStatus, in *apiv1.GateInput) bool {
 	return st.WaitingSince == nil || !in.At.Before(*st.WaitingSince)
 }
 
-// gateWake is when the run must look at its gates again: the earliest
-// wake time, and soon while a gate waits for a person.
+// gateWake is when the run must look at its waiting nodes again: the
+// earliest wake time, and soon while one waits for a person.
 func (rs *runState) gateWake(consider func(time.Time), now time.Time) {
 	for i := range rs.gates {
 		st := rs.nodes[i].status.Gate
 		if st.WakeAt != nil {
 			consider(*st.WakeAt)
 		}
-		if st.Kind != "sleep" {
+		if rs.kinds[i].waiter.TakesInput(st) {
 			consider(now.Add(gatePoll))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ func TestControllerNeverAsksWhichKindANodeIs(t *testing.T) {
 		"kiln.dev/kiln/internal/node/train", "kiln.dev/kiln/internal/node/builtin",
 		"kiln.dev/kiln/internal/node/mapper", "kiln.dev/kiln/internal/node/dynamic",
 		"kiln.dev/kiln/internal/node/subworkflow", "kiln.dev/kiln/internal/node/gate",
+		"kiln.dev/kiln/internal/node/sensor",
 	}
 	forbiddenSelectors := map[string]string{
 		"Train":               "a training job's own fields",
@@ -37,9 +39,16 @@ func TestControllerNeverAsksWhichKindANodeIs(t *testing.T) {
 		"NodeKindSubworkflow": "a kind by name",
 		"NodeKindGate":        "a kind by name",
 		"NodeKindExit":        "a kind by name",
+		"NodeKindSensor":      "a kind by name",
+		"GateApprove":         "a gate's kind by name",
+		"GateSleep":           "a gate's kind by name",
+		"GateSignal":          "a gate's kind by name",
 		"Map":                 "a map's own fields",
 		"ForEach":             "a map's own fields",
 	}
+	// A waiter's own words: what a gate or a sensor waits for is its
+	// handler's to say (node.Waiter.Describe, TakesInput).
+	forbiddenStrings := []string{"sleep", "approve", "signal", "file", "sensor"}
 	fset := token.NewFileSet()
 	checked := 0
 	for _, file := range files {
@@ -60,6 +69,11 @@ func TestControllerNeverAsksWhichKindANodeIs(t *testing.T) {
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if v, err := strconv.Unquote(lit.Value); err == nil && slices.Contains(forbiddenStrings, v) {
+					t.Errorf("%s names %q, a kind of waiting node: ask the node's handler instead", fset.Position(lit.Pos()), v)
+				}
+			}
 			if sel, ok := n.(*ast.SelectorExpr); ok {
 				if what, bad := forbiddenSelectors[sel.Sel.Name]; bad {
 					t.Errorf("%s uses .%s, %s: ask the node's handler instead", fset.Position(sel.Pos()), sel.Sel.Name, what)

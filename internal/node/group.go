@@ -81,15 +81,26 @@ func (g *Group) Done() bool {
 }
 
 // Waiter is implemented by kinds whose node waits instead of running
-// anything (gates): it holds no resources while it waits.
+// anything (gates, sensors): it holds no resources while it waits. The
+// engine knows nothing of what a waiter waits for: it looks again at
+// st.WakeAt (which Wait and Decide set: a sleep's end, a timeout, the
+// next poll), soon after an input arrives, and every second while the
+// waiter takes input.
 type Waiter interface {
 	// Wait starts the node's wait and says what it waits for.
 	Wait(ctx context.Context, t *workflow.Task, in Inputs, now time.Time) (*apiv1.GateStatus, error)
 	// Decide says whether the wait is over: given what was sent to the
-	// gate since it began waiting (nil if nothing) and the time. A final
-	// verdict comes with done; skip says the node ends Skipped.
+	// node since it began waiting (nil if nothing) and the time. A final
+	// verdict comes with done; skip says the node ends Skipped. It may
+	// move st.WakeAt, to be looked at again then.
 	Decide(t *workflow.Task, st *apiv1.GateStatus, in *apiv1.GateInput, now time.Time) (v Verdict, skip, done bool)
-	// Accepts checks an input sent to a waiting gate whose status is st:
-	// nil, or a coded error saying why the gate does not take it.
+	// Accepts checks an input sent to a waiting node whose status is st:
+	// nil, or a coded error saying why the node does not take it.
 	Accepts(st *apiv1.GateStatus, in apiv1.GateInput) error
+	// TakesInput reports whether a node waiting as st says reads what
+	// people send it (an approval, a signal).
+	TakesInput(st *apiv1.GateStatus) bool
+	// Describe says, for people, what a node waiting as st says waits for
+	// or, once st holds a decision, how its wait ended.
+	Describe(st *apiv1.GateStatus) string
 }

@@ -10,9 +10,9 @@ func (c *checker) cache(field string, t *apiv1.Task, out *Task) {
 		return
 	}
 	f := field + ".cache"
-	if t.Gate != nil || t.Workflow != nil || t.Dynamic != nil {
+	if t.Gate != nil || t.Workflow != nil || t.Dynamic != nil || t.Sensor != nil {
 		c.addHint(apiv1.CodeInvalidValue, f, "set cache on the tasks that run processes: a command, a training job or a map's items",
-			"cache does not apply to a gate, subworkflow or dynamic task")
+			"cache does not apply to a gate, sensor, subworkflow or dynamic task")
 		return
 	}
 	out.Cache = &Cache{Version: t.Cache.Version, MaxAge: c.duration(f+".maxAge", t.Cache.MaxAge)}

@@ -126,6 +126,7 @@ func (c *checker) unfederable(field string, t *apiv1.Task) {
 		{"dynamic", t.Dynamic != nil},
 		{"workflow", t.Workflow != nil},
 		{"gate", t.Gate != nil},
+		{"sensor", t.Sensor != nil},
 		{"initialize", t.Initialize != nil},
 		{"cache", t.Cache != nil},
 		{"depends", t.Depends != ""},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,19 @@ type Gate struct {
 	Default *string
 }
 
+// Sensor is a sensor task, compiled.
+type Sensor struct {
+	// Path is the file it waits for, as a template.
+	Path string
+	// Poll is how often it looks; Timeout bounds the wait (0: none), and
+	// OnTimeout says what a timeout does (fail or skip).
+	Poll, Timeout time.Duration
+	OnTimeout     apiv1.GateTimeoutAction
+}
+
+// DefaultSensorPoll is how often a sensor looks when it does not say.
+const DefaultSensorPoll = 5 * time.Second
+
 // The kinds of gate.
 const (
 	GateApprove = "approve"
@@ -85,18 +99,21 @@ var SignalTypes = []string{"string", "int", "float", "bool", "json"}
 // go with a command or a training job.
 func (c *checker) kind(field string, t *apiv1.Task, out *Task) {
 	runs := 0
-	for _, set := range []bool{len(t.Command) > 0 || t.Train != nil, t.Workflow != nil, t.Gate != nil} {
+	for _, set := range []bool{len(t.Command) > 0 || t.Train != nil, t.Workflow != nil, t.Gate != nil, t.Sensor != nil} {
 		if set {
 			runs++
 		}
 	}
 	if runs > 1 {
-		c.add(apiv1.CodeInvalidValue, field, "task %q sets more than one of command (or train), workflow and gate: set one", t.Name)
+		c.add(apiv1.CodeInvalidValue, field, "task %q sets more than one of command (or train), workflow, gate and sensor: set one", t.Name)
 	}
 	switch {
 	case t.Gate != nil:
 		out.Kind = apiv1.NodeKindGate
 		out.Gate = c.gate(field+".gate", t.Gate)
+	case t.Sensor != nil:
+		out.Kind = apiv1.NodeKindSensor
+		out.Sensor = c.sensor(field+".sensor", t.Sensor)
 	case t.Workflow != nil:
 		out.Kind = apiv1.NodeKindSubworkflow
 		out.Sub = &Sub{Name: t.Workflow.Name, Params: t.Workflow.Params}
@@ -111,10 +128,10 @@ func (c *checker) kind(field string, t *apiv1.Task, out *Task) {
 	if t.ForEach != nil {
 		c.forEach(field, t, out)
 	}
-	if t.ForEach != nil && (t.Dynamic != nil || t.Workflow != nil || t.Gate != nil) {
-		c.add(apiv1.CodeInvalidValue, field+".forEach", "forEach maps a command or a training job; it cannot go with dynamic, workflow or gate")
+	if t.ForEach != nil && (t.Dynamic != nil || t.Workflow != nil || t.Gate != nil || t.Sensor != nil) {
+		c.add(apiv1.CodeInvalidValue, field+".forEach", "forEach maps a command or a training job; it cannot go with dynamic, workflow, gate or sensor")
 	}
-	if out.Kind == apiv1.NodeKindGate || out.Kind == apiv1.NodeKindSubworkflow {
+	if out.Kind == apiv1.NodeKindGate || out.Kind == apiv1.NodeKindSubworkflow || out.Kind == apiv1.NodeKindSensor {
 		c.noAttemptFields(field, t)
 	}
 }
@@ -380,6 +397,38 @@ func (t *Task) Outputs() *apiv1.Outputs {
 		return &apiv1.Outputs{Parameters: []apiv1.OutputParameter{{Name: "value"}}}
 	case t.Gate != nil && t.Gate.Kind == GateApprove:
 		return &apiv1.Outputs{Parameters: []apiv1.OutputParameter{{Name: "approved"}}}
+	case t.Sensor != nil:
+		return &apiv1.Outputs{Parameters: []apiv1.OutputParameter{{Name: "path"}}}
 	}
 	return t.Spec.Outputs
+}
+
+// sensor compiles a sensor task: a file's path, a poll of at least 100ms
+// (default 5s), an optional timeout that fails or skips the task.
+func (c *checker) sensor(field string, s *apiv1.Sensor) *Sensor {
+	out := &Sensor{Poll: DefaultSensorPoll, Timeout: c.duration(field+".timeout", s.Timeout), OnTimeout: s.OnTimeout}
+	if s.Poll != "" {
+		out.Poll = c.duration(field+".poll", s.Poll)
+		if out.Poll > 0 && out.Poll < 100*time.Millisecond {
+			c.add(apiv1.CodeOutOfRange, field+".poll", "poll %s is too short: at least 100ms", s.Poll)
+		}
+	}
+	switch {
+	case s.File == nil:
+		c.add(apiv1.CodeRequired, field+".file", "a sensor needs what it waits for: file: {path: /abs/path}")
+	case s.File.Path == "":
+		c.add(apiv1.CodeRequired, field+".file.path", "path is required: the absolute path of the file to wait for")
+	case !hasTemplate(s.File.Path) && !filepath.IsAbs(s.File.Path):
+		c.add(apiv1.CodeInvalidValue, field+".file.path", "path %q is not absolute: the sensor looks on the engine's machine, which has no working directory of the task's", s.File.Path)
+	default:
+		out.Path = s.File.Path
+	}
+	switch s.OnTimeout {
+	case "":
+		out.OnTimeout = apiv1.GateTimeoutFail
+	case apiv1.GateTimeoutFail, apiv1.GateTimeoutSkip:
+	default:
+		c.add(apiv1.CodeInvalidValue, field+".onTimeout", "onTimeout %q is not fail or skip", s.OnTimeout)
+	}
+	return out
 }

@@ -194,6 +194,17 @@ func TestCompileReportsEveryProblemOfTheNewFields(t *testing.T) {
 				"  - {name: d, command: [x, '{{item.lr}}'], forEach: {items: [{lr: 1}, {lr: 2}]}}\n",
 			want: []problem{{apiv1.CodeTemplate, "spec.tasks[0].command[1]"}, {apiv1.CodeTemplate, "spec.tasks[1].command[1]"}, {apiv1.CodeTemplate, "spec.tasks[2].command[1]"}},
 		},
+		"sensors without a file, with a relative path, a short poll or onTimeout succeed": {
+			spec: "spec:\n  tasks:\n  - {name: a, sensor: {poll: 1s}}\n" +
+				"  - {name: b, sensor: {file: {path: data/READY}}}\n" +
+				"  - {name: c, sensor: {file: {path: /x}, poll: 10ms, onTimeout: succeed}}\n" +
+				"  - {name: d, sensor: {file: {path: /x}}, command: [x]}\n",
+			want: []problem{
+				{apiv1.CodeRequired, "spec.tasks[0].sensor.file"}, {apiv1.CodeInvalidValue, "spec.tasks[1].sensor.file.path"},
+				{apiv1.CodeOutOfRange, "spec.tasks[2].sensor.poll"}, {apiv1.CodeInvalidValue, "spec.tasks[2].sensor.onTimeout"},
+				{apiv1.CodeInvalidValue, "spec.tasks[3]"},
+			},
+		},
 		"a map's artifact read downstream": {
 			spec: "spec:\n  tasks:\n  - {name: m, command: [x], forEach: {range: {count: 2}}, outputs: {artifacts: [{name: model, path: m}]}}\n" +
 				"  - {name: u, dependsOn: [m], command: [x, '{{tasks.m.outputs.artifacts.model}}']}\n",

@@ -98,6 +98,8 @@ type Task struct {
 	Sub *Sub
 	// Gate is a gate task's wait, nil for other kinds.
 	Gate *Gate
+	// Sensor is a sensor task's wait, nil for other kinds.
+	Sensor *Sensor
 	// Cache makes the task's results reusable; nil if it sets no cache.
 	Cache *Cache
 	// Federated is a federated task's shares, nil for other kinds. A

@@ -45,6 +45,9 @@ func (c *checker) kindRefs(base string, t *apiv1.Task, i int, p *Plan, params ma
 	if t.Gate != nil && t.Gate.Sleep != nil {
 		c.refs(base+".gate.sleep.until", t.Gate.Sleep.Until, i, p, params)
 	}
+	if t.Sensor != nil && t.Sensor.File != nil {
+		c.refs(base+".sensor.file.path", t.Sensor.File.Path, i, p, params)
+	}
 	if t.Workflow != nil {
 		for j, v := range t.Workflow.Params {
 			c.refs(fmt.Sprintf("%s.workflow.params[%d].value", base, j), v.Value, i, p, params)

@@ -214,7 +214,7 @@ func (c *checker) task(field string, t *apiv1.Task) Task {
 		out = c.trainTask(field, t)
 	case t.Initialize != nil:
 		out = c.initializeTask(field, t)
-	case t.Gate != nil || t.Workflow != nil:
+	case t.Gate != nil || t.Workflow != nil || t.Sensor != nil:
 		out = Task{Spec: t}
 	default:
 		out = c.commandTask(field, t)
@@ -227,7 +227,7 @@ func (c *checker) task(field string, t *apiv1.Task) Task {
 
 func (c *checker) commandTask(field string, t *apiv1.Task) Task {
 	if len(t.Command) == 0 || t.Command[0] == "" {
-		c.addHint(apiv1.CodeRequired, field+".command", "a task runs a command, a training job (train), a workflow or a gate",
+		c.addHint(apiv1.CodeRequired, field+".command", "a task runs a command, a training job (train), a workflow, a gate or a sensor",
 			"command is required and its first item must not be empty")
 	}
 	c.env(field+".env", t.Env)

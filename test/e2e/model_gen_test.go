@@ -24,6 +24,7 @@ const (
 	kindApprove nodeKind = "approve" // an approval gate
 	kindSignal  nodeKind = "signal"  // a signal gate
 	kindSleep   nodeKind = "sleep"   // a sleep gate of one second
+	kindSensor  nodeKind = "sensor"  // a file sensor that waits for the release file
 )
 
 // behaviour is what a generated command does after it appends its ledger line.
@@ -85,7 +86,7 @@ var kindWeights = []struct {
 	weight int
 }{
 	{kindPlain, 30}, {kindOutput, 10}, {kindMap, 20}, {kindSub, 10}, {kindTrain, 8},
-	{kindApprove, 8}, {kindSignal, 6}, {kindSleep, 5},
+	{kindApprove, 8}, {kindSignal, 6}, {kindSleep, 5}, {kindSensor, 5},
 }
 
 // drawKind draws a kind by kindWeights.
@@ -126,7 +127,7 @@ func (w *genWorkflow) genNode(rng *rand.Rand, i int) genNode {
 	case kindMap:
 		genMap(rng, &nd)
 	}
-	nd.Retries = kind != kindSub && !nd.isGate() && rng.Intn(4) == 0
+	nd.Retries = kind != kindSub && kind != kindSensor && !nd.isGate() && rng.Intn(4) == 0
 	candidates := w.names(nd.isGate())
 	rng.Shuffle(len(candidates), func(a, b int) { candidates[a], candidates[b] = candidates[b], candidates[a] })
 	nd.Deps = candidates[:min(len(candidates), rng.Intn(3))]
@@ -189,7 +190,7 @@ func (nd *genNode) isGate() bool {
 // it hangs (or an item or its subworkflow's task does), or it is a gate
 // that waits for a decision or a signal.
 func (nd *genNode) holds() bool {
-	return nd.Behave == behaveHang || nd.HangItem >= 0 || nd.Kind == kindApprove || nd.Kind == kindSignal
+	return nd.Behave == behaveHang || nd.HangItem >= 0 || nd.Kind == kindApprove || nd.Kind == kindSignal || nd.Kind == kindSensor
 }
 
 // tainted reports whether the node or a node upstream of it holds.
@@ -305,6 +306,8 @@ func (nd genNode) yaml(p modelPaths) string {
 		b.WriteString("    gate: {signal: {type: string}}\n")
 	case kindSleep:
 		b.WriteString("    gate: {sleep: {duration: 1s}}\n")
+	case kindSensor:
+		fmt.Fprintf(&b, "    sensor: {file: {path: %s}, poll: 100ms}\n", p.release)
 	}
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"kiln.dev/kiln/internal/node/gate"
 	"kiln.dev/kiln/internal/node/initializer"
 	"kiln.dev/kiln/internal/node/mapper"
+	"kiln.dev/kiln/internal/node/sensor"
 	"kiln.dev/kiln/internal/node/subworkflow"
 	"kiln.dev/kiln/internal/node/train"
 )
@@ -26,6 +27,7 @@ func Handlers() []node.Handler {
 		subworkflow.New(),
 		subworkflow.Exit(),
 		gate.New(),
+		sensor.New(),
 		initializer.New(executable()),
 		federated.New(),
 	}

@@ -128,3 +128,51 @@ func timedOut(g *workflow.Gate, st *apiv1.GateStatus) (node.Verdict, bool, bool)
 	}
 	return node.Verdict{Phase: apiv1.PhaseFailed, Code: apiv1.CodeGateTimeout, Message: msg, Permanent: true}, false, true
 }
+
+// TakesInput implements node.Waiter: approvals and signals do, sleeps
+// do not.
+func (Handler) TakesInput(st *apiv1.GateStatus) bool { return st.Kind != workflow.GateSleep }
+
+// Describe implements node.Waiter: what the gate waits for, or how its
+// wait ended.
+func (Handler) Describe(st *apiv1.GateStatus) string {
+	if st.Decision != "" {
+		return decision(st)
+	}
+	var s string
+	switch st.Kind {
+	case workflow.GateApprove:
+		s = "waiting for approval (kiln approve or kiln reject)"
+	case workflow.GateSignal:
+		s = fmt.Sprintf("waiting for a value of type %s (kiln signal)", st.Type)
+	default:
+		s = "sleeping"
+	}
+	if st.WakeAt != nil {
+		s += " until " + st.WakeAt.UTC().Format(time.RFC3339)
+	}
+	if st.Message != "" {
+		s += ": " + st.Message
+	}
+	return s
+}
+
+// decision says how a gate's wait ended.
+func decision(st *apiv1.GateStatus) string {
+	s := st.Decision
+	switch {
+	case st.Decision == "timedOut" && st.Value != "":
+		s = fmt.Sprintf("timed out; took its default %q", st.Value)
+	case st.Decision == "timedOut":
+		s = "timed out"
+	case st.Value != "":
+		s += " " + fmt.Sprintf("%q", st.Value)
+	}
+	if st.By != "" {
+		s += " by " + st.By
+	}
+	if st.Reason != "" {
+		s += ": " + st.Reason
+	}
+	return s
+}
