@@ -200,8 +200,10 @@ func TestCompileReportsEveryProblemOfTheNewFields(t *testing.T) {
 				"  - {name: c, sensor: {file: {path: /x}, poll: 10ms, onTimeout: succeed}}\n" +
 				"  - {name: d, sensor: {file: {path: /x}}, command: [x]}\n",
 			want: []problem{
-				{apiv1.CodeRequired, "spec.tasks[0].sensor.file"}, {apiv1.CodeInvalidValue, "spec.tasks[1].sensor.file.path"},
-				{apiv1.CodeOutOfRange, "spec.tasks[2].sensor.poll"}, {apiv1.CodeInvalidValue, "spec.tasks[2].sensor.onTimeout"},
+				{apiv1.CodeRequired, "spec.tasks[0].sensor.file"},
+				{apiv1.CodeInvalidValue, "spec.tasks[1].sensor.file.path"},
+				{apiv1.CodeOutOfRange, "spec.tasks[2].sensor.poll"},
+				{apiv1.CodeInvalidValue, "spec.tasks[2].sensor.onTimeout"},
 				{apiv1.CodeInvalidValue, "spec.tasks[3]"},
 			},
 		},

@@ -85,8 +85,15 @@ var kindWeights = []struct {
 	kind   nodeKind
 	weight int
 }{
-	{kindPlain, 30}, {kindOutput, 10}, {kindMap, 20}, {kindSub, 10}, {kindTrain, 8},
-	{kindApprove, 8}, {kindSignal, 6}, {kindSleep, 5}, {kindSensor, 5},
+	{kindPlain, 30},
+	{kindOutput, 10},
+	{kindMap, 20},
+	{kindSub, 10},
+	{kindTrain, 8},
+	{kindApprove, 8},
+	{kindSignal, 6},
+	{kindSleep, 5},
+	{kindSensor, 5},
 }
 
 // drawKind draws a kind by kindWeights.
@@ -373,9 +380,20 @@ var opWeights = []struct {
 	op     string
 	weight int
 }{
-	{"cancel", 6}, {"stop", 4}, {"kill9", 14}, {"kill9cancel", 3}, {"suspend", 6}, {"unsuspend", 4},
-	{"approve", 8}, {"reject", 3}, {"signal", 6}, {"release", 8}, {"finish", 8},
-	{"retry", 14}, {"rerun", 6}, {"gc", 4},
+	{"cancel", 6},
+	{"stop", 4},
+	{"kill9", 14},
+	{"kill9cancel", 3},
+	{"suspend", 6},
+	{"unsuspend", 4},
+	{"approve", 8},
+	{"reject", 3},
+	{"signal", 6},
+	{"release", 8},
+	{"finish", 8},
+	{"retry", 14},
+	{"rerun", 6},
+	{"gc", 4},
 }
 
 // genOps draws 2 to 7 operations to apply after the run starts.

@@ -108,8 +108,10 @@ type modelConfig struct {
 
 // readModelConfig reads the flags and the environment.
 func readModelConfig(t *testing.T) modelConfig {
-	cfg := modelConfig{base: 1, n: defaultModelScenarios, known: knownDefects, shrink: os.Getenv("KILN_MODEL_SHRINK") != "0",
-		keepGoing: os.Getenv("KILN_MODEL_KEEPGOING") == "1"}
+	cfg := modelConfig{
+		base: 1, n: defaultModelScenarios, known: knownDefects, shrink: os.Getenv("KILN_MODEL_SHRINK") != "0",
+		keepGoing: os.Getenv("KILN_MODEL_KEEPGOING") == "1",
+	}
 	if v := envInt(t, "KILN_MODEL_BASE"); v != 0 {
 		cfg.base = v
 	}
@@ -316,13 +318,15 @@ func (d *driver) note(format string, args ...any) {
 // playScenario plays sc in a fresh home under base and returns its trace
 // and the first violation.
 func playScenario(t *testing.T, base string, sc scenario, known map[string]bool) ([]string, error) {
-	dir, err := os.MkdirTemp(base, "scenario-")
+	dir, err := os.MkdirTemp(base, "scenario-") //nolint:usetesting // removed as each scenario ends, not after thousands of them
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := &driver{t: t, sc: sc, dir: dir, home: filepath.Join(dir, "home"), known: known}
-	d.p = modelPaths{ledger: filepath.Join(dir, "ledger"), exits: filepath.Join(dir, "exits"),
-		fix: filepath.Join(dir, "fix"), release: filepath.Join(dir, "release")}
+	d.p = modelPaths{
+		ledger: filepath.Join(dir, "ledger"), exits: filepath.Join(dir, "exits"),
+		fix: filepath.Join(dir, "fix"), release: filepath.Join(dir, "release"),
+	}
 	defer d.cleanup()
 	if err := os.Mkdir(d.home, 0o755); err != nil {
 		t.Fatal(err)

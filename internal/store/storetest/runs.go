@@ -240,8 +240,10 @@ func testRetryKeepsWhatASucceededGroupHolds(t *testing.T, s store.Store) {
 		Run: "r1", Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed, FinishedAt: &t0},
 		Nodes: []apiv1.NodeStatus{{Name: "ok", Phase: apiv1.PhaseSucceeded}, {Name: "bad", Phase: apiv1.PhaseFailed}},
 		Added: []apiv1.NodeStatus{
-			{Name: "ok.0", Parent: "ok", Phase: apiv1.PhaseFailed}, {Name: "ok.1", Parent: "ok", Phase: apiv1.PhaseSucceeded},
-			{Name: "bad.0", Parent: "bad", Phase: apiv1.PhaseFailed}, {Name: "bad.1", Parent: "bad", Phase: apiv1.PhaseSucceeded},
+			{Name: "ok.0", Parent: "ok", Phase: apiv1.PhaseFailed},
+			{Name: "ok.1", Parent: "ok", Phase: apiv1.PhaseSucceeded},
+			{Name: "bad.0", Parent: "bad", Phase: apiv1.PhaseFailed},
+			{Name: "bad.1", Parent: "bad", Phase: apiv1.PhaseSucceeded},
 		},
 	})
 	if err := s.RetryRun(t.Context(), "r1", store.Retry{Owner: "me", Until: t0.Add(time.Hour)}); err != nil {
