@@ -47,7 +47,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		}
 	}
 	for calls := 0; calls < maxAdmitCalls; calls++ {
-		batch := c.pick(r, &tried, est, broad)
+		batch := r.pick(&tried, est, broad)
 		if len(batch) == 0 && len(r.released) == 0 {
 			break
 		}
@@ -69,7 +69,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 				continue
 			}
 			r.starved = true
-			c.markWaiting(r, it.node, last)
+			r.markWaiting(it.node, last)
 			if len(last.Preempt) > 0 {
 				c.preempt(r, it.node, last.Preempt)
 			}
@@ -87,7 +87,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 	}
 	r.granted = last.Granted > 0
 	restore()
-	c.showWaiting(r, last)
+	r.showWaiting(last)
 	return c.giveBack(ctx, r) // the room of attempts that could not start
 }
 
@@ -96,17 +96,17 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 // every node up to maxClaims (room may be granted to any of them). Every
 // node popped goes into tried, to be put back unless it starts. While the
 // run is suspended, nodes are suspended instead: nothing new starts.
-func (c *Controller) pick(r *round, tried *[]readyItem, est resource.Request, all bool) []readyItem {
+func (r *round) pick(tried *[]readyItem, est resource.Request, all bool) []readyItem {
 	rs := r.rs
 	var batch []readyItem
 	misfits := 0
 	for len(batch) < maxClaims && rs.ready.Len() > 0 {
 		it := rs.ready.pop()
 		if r.suspend && rs.stopCode != apiv1.CodeStopped { // a stop's exit handlers run
-			c.suspendNode(r, it.node, "suspended before it started")
+			r.suspendNode(it.node, "suspended before it started")
 			continue
 		}
-		if c.holdShare(r, it.node) {
+		if r.holdShare(it.node) {
 			continue
 		}
 		*tried = append(*tried, it)
@@ -167,7 +167,7 @@ func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 	r.released, r.releasedRoom = nil, resource.Request{}
 	r.admitted = append(r.admitted, cl.Holder) // given back if the round is not saved
 	c.startAttempt(ctx, r, it.node, rs.hostsAdmitted(it.node, 0))
-	c.showWaiting(r, resource.Admission{Free: free})
+	r.showWaiting(resource.Admission{Free: free})
 	r.starved = r.starved || rs.ready.Len() > 0 // told when room comes back elsewhere
 	return true, nil
 }
@@ -224,12 +224,12 @@ func (c *Controller) setFreeGuess(free resource.Request) {
 // showWaiting shows, for every node that became ready and is still
 // queued, why it waits: the same reason as the last node the pool
 // answered, which was ahead of it.
-func (c *Controller) showWaiting(r *round, last resource.Admission) {
+func (r *round) showWaiting(last resource.Admission) {
 	rs := r.rs
 	for _, i := range rs.fresh {
 		if rs.ready.has(i) && !rs.nodes[i].waiting {
 			r.starved = true
-			c.markWaiting(r, i, last)
+			r.markWaiting(i, last)
 		}
 	}
 	rs.fresh = rs.fresh[:0]
@@ -237,7 +237,7 @@ func (c *Controller) showWaiting(r *round, last resource.Admission) {
 
 // markWaiting shows node i as waiting for room, and why, once each time
 // it becomes ready; its admission timeout counts from the first time.
-func (c *Controller) markWaiting(r *round, i int, a resource.Admission) {
+func (r *round) markWaiting(i int, a resource.Admission) {
 	ns := r.rs.nodes[i]
 	if ns.waiting {
 		return

@@ -94,7 +94,7 @@ func (c *Controller) buildFailed(r *round, i int, err error) {
 
 // endAttempt records node i's attempt as ended, takes the node out of the
 // active set and gives its room back.
-func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.Code, msg string, system bool) {
+func (r *round) endAttempt(i int, phase apiv1.Phase, code apiv1.Code, msg string, system bool) {
 	rs := r.rs
 	ns := rs.nodes[i]
 	ns.attempt.Phase, ns.attempt.Code, ns.attempt.Message, ns.attempt.System = phase, code, msg, system
@@ -113,7 +113,7 @@ func (c *Controller) endAttempt(r *round, i int, phase apiv1.Phase, code apiv1.C
 // attemptEnded applies node i's verdict on its attempt.
 func (c *Controller) attemptEnded(r *round, i int, v node.Verdict) {
 	if v.Phase == apiv1.PhaseSucceeded {
-		c.attemptSucceeded(r, i, v.Outputs)
+		r.attemptSucceeded(i, v.Outputs)
 		if v.Artifacts != nil { // stored by the attempt's own processes
 			r.rs.nodes[i].status.Artifacts = v.Artifacts
 		}
@@ -122,9 +122,9 @@ func (c *Controller) attemptEnded(r *round, i int, v node.Verdict) {
 	c.attemptFailed(r, i, v)
 }
 
-func (c *Controller) attemptSucceeded(r *round, i int, outputs map[string]string) {
+func (r *round) attemptSucceeded(i int, outputs map[string]string) {
 	rs := r.rs
-	c.endAttempt(r, i, apiv1.PhaseSucceeded, "", "", false)
+	r.endAttempt(i, apiv1.PhaseSucceeded, "", "", false)
 	rs.nodes[i].status.Outputs = outputs
 	if rs.kinds[i].grouper != nil { // its children run next
 		r.nodes[i] = true
@@ -138,8 +138,8 @@ func (c *Controller) attemptSucceeded(r *round, i int, outputs map[string]string
 // retry, from the task's retries or the system budget, or fails the node.
 func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
 	rs := r.rs
-	c.endAttempt(r, i, apiv1.PhaseFailed, v.Code, v.Message, v.System)
-	if c.shareFailed(r, i, v.Code, v.Message) {
+	r.endAttempt(i, apiv1.PhaseFailed, v.Code, v.Message, v.System)
+	if r.shareFailed(i, v.Code, v.Message) {
 		return
 	}
 	ns := rs.nodes[i]
@@ -151,7 +151,7 @@ func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
 		msg = fmt.Sprintf("attempt %d failed: %s; %s", ns.attempt.Number, v.Message, d.note)
 	}
 	if !d.retry {
-		c.failNode(r, i, v.Code, msg)
+		r.failNode(i, v.Code, msg)
 		return
 	}
 	ns.status.RetryAt = &d.at
@@ -162,10 +162,10 @@ func (c *Controller) attemptFailed(r *round, i int, v node.Verdict) {
 // failNode fails node i for good: its dependents that need it to succeed
 // are skipped (settle), and with failFast a task at the top stops the run
 // starting anything; a child's failure is its group's to judge.
-func (c *Controller) failNode(r *round, i int, code apiv1.Code, msg string) {
+func (r *round) failNode(i int, code apiv1.Code, msg string) {
 	r.setNode(i, apiv1.PhaseFailed, failReason(code), code, msg)
 	if r.rs.parent[i] < 0 && stopsRun(r.rs.plan.FailFast, r.rs.stopping) {
-		c.stopRun(r, apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
+		r.stopRun(apiv1.PhaseFailing, code, fmt.Sprintf("task %s failed", r.rs.nodes[i].status.Name))
 	}
 }
 

@@ -29,7 +29,7 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 		return false
 	}
 	if rs.run.Cache == apiv1.CacheOff {
-		c.setCache(r, i, &apiv1.CacheStatus{Result: apiv1.CacheBypassed, Message: "the run does not use the cache (--cache off)"})
+		r.setCache(i, &apiv1.CacheStatus{Result: apiv1.CacheBypassed, Message: "the run does not use the cache (--cache off)"})
 		return false
 	}
 	key, why, err := c.cacheKey(ctx, rs, i)
@@ -37,7 +37,7 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 	case err != nil: // its attempt fails to build too, and says why
 		return false
 	case why != "":
-		c.setCache(r, i, &apiv1.CacheStatus{Result: apiv1.CacheUnavailable, Message: why})
+		r.setCache(i, &apiv1.CacheStatus{Result: apiv1.CacheUnavailable, Message: why})
 		return false
 	}
 	st := &apiv1.CacheStatus{Key: key, Result: apiv1.CacheMiss}
@@ -64,13 +64,13 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 		Key: key, Holder: rs.waiter(i), Owner: c.cfg.Owner, Now: r.now, Until: r.now.Add(c.cfg.LeaseTTL),
 	})
 	if err == nil && holder != rs.waiter(i) {
-		return c.waitForCache(r, i, st, holder)
+		return r.waitForCache(i, st, holder)
 	}
 	if err == nil && st.Result == apiv1.CacheMiss && c.storedMeanwhile(ctx, r, i, st) {
 		return true
 	}
 	delete(rs.cacheWait, i)
-	c.setCache(r, i, st)
+	r.setCache(i, st)
 	return false
 }
 
@@ -91,7 +91,7 @@ func (c *Controller) storedMeanwhile(ctx context.Context, r *round, i int, st *a
 }
 
 // setCache records what the cache did for node i.
-func (c *Controller) setCache(r *round, i int, st *apiv1.CacheStatus) {
+func (r *round) setCache(i int, st *apiv1.CacheStatus) {
 	r.rs.nodes[i].status.Cache = st
 	r.nodes[i] = true
 }
@@ -123,7 +123,7 @@ func (c *Controller) cacheHit(ctx context.Context, r *round, i int, e *apiv1.Cac
 }
 
 // waitForCache makes node i wait while holder computes the same result.
-func (c *Controller) waitForCache(r *round, i int, st *apiv1.CacheStatus, holder string) bool {
+func (r *round) waitForCache(i int, st *apiv1.CacheStatus, holder string) bool {
 	rs, ns := r.rs, r.rs.nodes[i]
 	rs.cacheWait[i] = true
 	st.Message = "waiting for " + holder + ", which computes the same result"

@@ -54,7 +54,7 @@ func (rs *runState) prefix(i int) string {
 // condition evaluates node i's when expression: a false one skips the
 // node, one that cannot be evaluated fails it (KLN-3014). It reports
 // whether the node may start.
-func (c *Controller) condition(r *round, i int) bool {
+func (r *round) condition(i int) bool {
 	rs := r.rs
 	cond := rs.plan.Tasks[i].When
 	if cond == nil {
@@ -63,7 +63,7 @@ func (c *Controller) condition(r *round, i int) bool {
 	ok, err := cond.Eval(rs.conditionData(i, cond))
 	switch {
 	case err != nil:
-		c.failNode(r, i, apiv1.CodeCondition, err.Error())
+		r.failNode(i, apiv1.CodeCondition, err.Error())
 		return false
 	case !ok:
 		if g := rs.groups[rs.parent[i]]; g != nil {

@@ -65,7 +65,7 @@ func (rs *runState) specHosts(i int) int {
 // dropped records the processes whose failure node i's gang outlived (an
 // elastic gang's lost hosts): on the attempt, and one event each, saying
 // which host and how it ended.
-func (c *Controller) dropped(r *round, i int, st *job.Status) {
+func (r *round) dropped(i int, st *job.Status) {
 	ns := r.rs.nodes[i]
 	for _, name := range st.Dropped {
 		if slices.Contains(ns.attempt.Dropped, name) {

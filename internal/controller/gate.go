@@ -21,7 +21,7 @@ func (c *Controller) startWait(ctx context.Context, r *round, i int) {
 	st, err := rs.kinds[i].waiter.Wait(ctx, &rs.plan.Tasks[i], c.inputs(rs, i, rs.attemptID(i, 1)), r.now)
 	if err != nil {
 		code, msg := codeOf(err)
-		c.failNode(r, i, code, msg)
+		r.failNode(i, code, msg)
 		return
 	}
 	ns.status.Gate = st
@@ -42,7 +42,7 @@ func (c *Controller) gates(ctx context.Context, r *round) error {
 		for i := range rs.gates {
 			st := rs.nodes[i].status.Gate
 			st.Decision, st.At = "cancelled", r.timePtr()
-			c.endWait(r, i, apiv1.PhaseCancelled, apiv1.CodeCancelled, "stopped waiting: "+rs.stopMsg)
+			r.endWait(i, apiv1.PhaseCancelled, apiv1.CodeCancelled, "stopped waiting: "+rs.stopMsg)
 		}
 		return nil
 	}
@@ -53,21 +53,21 @@ func (c *Controller) gates(ctx context.Context, r *round) error {
 		switch {
 		case !done:
 		case skip:
-			c.endWait(r, i, apiv1.PhaseSkipped, "", v.Message)
+			r.endWait(i, apiv1.PhaseSkipped, "", v.Message)
 		case v.Phase == apiv1.PhaseSucceeded:
 			ns.status.Outputs = v.Outputs
-			c.endWait(r, i, apiv1.PhaseSucceeded, "", rs.kinds[i].waiter.Describe(ns.status.Gate))
+			r.endWait(i, apiv1.PhaseSucceeded, "", rs.kinds[i].waiter.Describe(ns.status.Gate))
 		default:
 			delete(rs.gates, i)
 			r.nodes[i] = true
-			c.failNode(r, i, v.Code, v.Message)
+			r.failNode(i, v.Code, v.Message)
 		}
 	}
 	return err
 }
 
 // endWait ends gate i's wait in phase.
-func (c *Controller) endWait(r *round, i int, phase apiv1.Phase, code apiv1.Code, msg string) {
+func (r *round) endWait(i int, phase apiv1.Phase, code apiv1.Code, msg string) {
 	delete(r.rs.gates, i)
 	reason := string(phase)
 	r.setNode(i, phase, reason, code, msg)

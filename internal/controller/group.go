@@ -48,12 +48,12 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 	ch, err := rs.kinds[i].grouper.Expand(ctx, x)
 	if err != nil {
 		code, msg := codeOf(err)
-		c.failNode(r, i, code, msg)
+		r.failNode(i, code, msg)
 		return
 	}
 	g := rs.addChildren(i, ch, c.cfg.Handlers)
 	if g == nil {
-		c.failNode(r, i, apiv1.CodeStart, "a child's kind has no handler")
+		r.failNode(i, apiv1.CodeStart, "a child's kind has no handler")
 		return
 	}
 	rs.groups[i] = g
@@ -82,7 +82,7 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 		ns.status.StartedAt = r.timePtr()
 	}
 	r.setNode(i, apiv1.PhaseRunning, "Expanded", "", fmt.Sprintf("%d children", len(g.children)))
-	c.release(r, i)
+	r.release(i)
 	r.touched[i] = true
 }
 
@@ -211,7 +211,7 @@ func (rs *runState) paramNames() []string {
 // release lets group p's next roots start, up to its cap. A root that
 // ended before (an item that succeeded before kiln retry) takes no place
 // under the cap: it will not end again to give its place back.
-func (c *Controller) release(r *round, p int) {
+func (r *round) release(p int) {
 	rs := r.rs
 	g := rs.groups[p]
 	if g == nil {
@@ -286,7 +286,7 @@ func (c *Controller) gather(r *round, p int) {
 	if !view.Done() {
 		if !g.hopeless {
 			g.hopeless = true
-			c.skipUnstartedChildren(r, p)
+			r.skipUnstartedChildren(p)
 		}
 		return
 	}
@@ -301,19 +301,19 @@ func (c *Controller) gather(r *round, p int) {
 		// nothing of its own failed: the run's stop left its children unstarted
 		r.setNode(p, apiv1.PhaseSkipped, "Skipped", "", fmt.Sprintf("not finished: %s (%s)", rs.stopMsg, childSummary(g.counts)))
 	default:
-		c.failNode(r, p, v.Code, v.Message)
+		r.failNode(p, v.Code, v.Message)
 	}
 }
 
 // skipUnstartedChildren skips group p's children that have not started,
 // and its roots not yet released.
-func (c *Controller) skipUnstartedChildren(r *round, p int) {
+func (r *round) skipUnstartedChildren(p int) {
 	rs := r.rs
 	g := rs.groups[p]
 	why := fmt.Sprintf("not started: task %s can no longer succeed", rs.nodes[p].status.Name)
 	for _, k := range g.children {
 		if pendingPhase(rs.nodes[k].status.Phase) {
-			c.skipNode(r, k, "", why)
+			r.skipNode(k, "", why)
 		}
 	}
 	g.next = len(g.roots)

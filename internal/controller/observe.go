@@ -64,8 +64,8 @@ func (rs *runState) hasOutputs(i int) bool {
 func (c *Controller) observed(r *round, i int, st *job.Status) {
 	switch st.State {
 	case job.StateRunning:
-		c.dropped(r, i, st) // an elastic gang that lost a host runs on
-		c.queued(r, i, st)
+		r.dropped(i, st) // an elastic gang that lost a host runs on
+		r.queued(i, st)
 	case job.StateUnknown:
 		// Recorded as started but never launched (the engine stopped in
 		// between): launch it now, under the same ID, unless it is being
@@ -98,7 +98,7 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 		ns.attempt.ExitCode = &st.ExitCode
 	}
 	ns.attempt.Signal = st.Signal
-	c.dropped(r, i, st)
+	r.dropped(i, st)
 	if !st.StartedAt.IsZero() {
 		ns.attempt.StartedAt = &st.StartedAt
 	}
@@ -116,11 +116,11 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 func (c *Controller) stopped(r *round, i int, why apiv1.Code) {
 	switch why {
 	case apiv1.CodeCancelled:
-		c.endAttempt(r, i, apiv1.PhaseCancelled, apiv1.CodeCancelled, "stopped on request", false)
+		r.endAttempt(i, apiv1.PhaseCancelled, apiv1.CodeCancelled, "stopped on request", false)
 		r.setNode(i, apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, "stopped on request")
 	case apiv1.CodeSuspended:
-		c.endAttempt(r, i, apiv1.PhaseCancelled, apiv1.CodeSuspended, "stopped: the run was suspended", false)
-		c.suspendNode(r, i, "suspended on request; its processes were stopped and its resources released")
+		r.endAttempt(i, apiv1.PhaseCancelled, apiv1.CodeSuspended, "stopped: the run was suspended", false)
+		r.suspendNode(i, "suspended on request; its processes were stopped and its resources released")
 	case apiv1.CodeShareAborted:
 		c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: why, Message: r.rs.abortMessage(i)})
 	case apiv1.CodePreempted:

@@ -76,14 +76,14 @@ func (c *Controller) readOrders(ctx context.Context, r *round) error {
 	p.orders = orders
 	for i, ns := range r.rs.nodes {
 		if o, ok := orders[ns.status.Name]; ok && !ns.status.Phase.Done() {
-			c.obey(r, i, o)
+			r.obey(i, o)
 		}
 	}
 	return nil
 }
 
 // obey acts on order o for node i.
-func (c *Controller) obey(r *round, i int, o store.ShareOrderRow) {
+func (r *round) obey(i int, o store.ShareOrderRow) {
 	rs, p, ns := r.rs, r.rs.part, r.rs.nodes[i]
 	switch {
 	case o.Action == apiv1.OrderStart && p.held[i] && o.Attempt == ns.attempt.Number+1:
@@ -92,18 +92,18 @@ func (c *Controller) obey(r *round, i int, o store.ShareOrderRow) {
 		rs.ready.pushFront(i, rs.plan.Tasks[i].Spec.Priority)
 		rs.fresh = append(rs.fresh, i)
 	case rs.active[i] && (o.Attempt > ns.attempt.Number || o.Action != apiv1.OrderStart) && o.Attempt >= ns.attempt.Number:
-		c.stopAttempt(r, i, apiv1.CodeShareAborted) // stopped, or a later attempt was ordered
+		r.stopAttempt(i, apiv1.CodeShareAborted) // stopped, or a later attempt was ordered
 	case ends(o.Action) && !rs.active[i]:
-		c.endShare(r, i, o)
+		r.endShare(i, o)
 	}
 	if o.Action != apiv1.OrderStart && o.Action != apiv1.OrderReserve && !rs.active[i] {
-		c.giveBackReservation(r, i)
+		r.giveBackReservation(i)
 	}
 }
 
 // giveBackReservation gives back the room reserved for node i's next
 // attempt, which will not start as reserved: once per attempt.
-func (c *Controller) giveBackReservation(r *round, i int) {
+func (r *round) giveBackReservation(i int) {
 	holder := r.rs.attemptID(i, r.rs.nodes[i].attempt.Number+1).String()
 	if r.rs.part.given[holder] {
 		return
@@ -118,24 +118,24 @@ func ends(action string) bool { return action == apiv1.OrderSkip || action == ap
 
 // endShare ends node i, which the initiator will not run again: Failed
 // if an attempt of it failed or the federated run failed, else Skipped.
-func (c *Controller) endShare(r *round, i int, o store.ShareOrderRow) {
+func (r *round) endShare(i int, o store.ShareOrderRow) {
 	rs, ns := r.rs, r.rs.nodes[i]
 	delete(rs.part.held, i)
 	delete(rs.retrying, i)
 	rs.ready.remove(i)
 	switch {
 	case ns.attempt.Number > 0:
-		c.failNode(r, i, ns.attempt.Code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, ns.attempt.Message, o.Reason))
+		r.failNode(i, ns.attempt.Code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, ns.attempt.Message, o.Reason))
 	case o.Action == apiv1.OrderFail:
-		c.failNode(r, i, apiv1.CodeShareAborted, "not run: "+o.Reason)
+		r.failNode(i, apiv1.CodeShareAborted, "not run: "+o.Reason)
 	default:
-		c.skipNode(r, i, "", "skipped by the initiator: "+o.Reason)
+		r.skipNode(i, "", "skipped by the initiator: "+o.Reason)
 	}
 }
 
 // holdShare keeps node i, ready in a part, from starting until the initiator
 // orders its next attempt, and reports whether it did.
-func (c *Controller) holdShare(r *round, i int) bool {
+func (r *round) holdShare(i int) bool {
 	p, ns := r.rs.part, r.rs.nodes[i]
 	if p == nil || p.startOrdered(ns.status.Name, ns.attempt.Number+1) {
 		return false
@@ -156,14 +156,14 @@ const reasonHeld = "WaitingForInitiator"
 
 // shareFailed keeps node i of a part, whose attempt failed, waiting for
 // the initiator: it reports false when the run is no part, or stops.
-func (c *Controller) shareFailed(r *round, i int, code apiv1.Code, msg string) bool {
+func (r *round) shareFailed(i int, code apiv1.Code, msg string) bool {
 	rs := r.rs
 	if rs.part == nil || rs.stopping != "" {
 		return false
 	}
 	ns := rs.nodes[i]
 	if o := rs.part.orders[ns.status.Name]; ends(o.Action) {
-		c.failNode(r, i, code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, msg, o.Reason))
+		r.failNode(i, code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, msg, o.Reason))
 		return true
 	}
 	ns.status.RetryAt = r.timePtr()

@@ -25,7 +25,7 @@ const (
 // fits): the node's message says why in the scheduler's words, and its
 // handler, if it reports, shows the job Queued rather than Running. Once
 // every process is placed the node says so. Each change is shown once.
-func (c *Controller) queued(r *round, i int, st *job.Status) {
+func (r *round) queued(i int, st *job.Status) {
 	ns := r.rs.nodes[i]
 	if ns.status.Phase != apiv1.PhaseRunning {
 		return

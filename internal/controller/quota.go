@@ -180,7 +180,7 @@ func (c *Controller) preempt(r *round, i int, victims []string) {
 	for _, v := range victims {
 		run := apiv1.RunID(v[:max(strings.IndexByte(v, '/'), 0)])
 		if run == r.rs.run.ID {
-			c.preemptHere(r, v, msg)
+			r.preemptHere(v, msg)
 			continue
 		}
 		rs := c.lookup(run)
@@ -200,19 +200,19 @@ func (c *Controller) preempt(r *round, i int, victims []string) {
 
 // preemptions stops the attempts of r's run that other runs' nodes
 // preempted.
-func (c *Controller) preemptions(r *round) {
+func (r *round) preemptions() {
 	rs := r.rs
 	rs.mu.Lock()
 	got := rs.preempts
 	rs.preempts = nil
 	rs.mu.Unlock()
 	for v, msg := range got {
-		c.preemptHere(r, v, msg)
+		r.preemptHere(v, msg)
 	}
 }
 
 // preemptHere stops attempt v of r's run, if it still runs.
-func (c *Controller) preemptHere(r *round, v, msg string) {
+func (r *round) preemptHere(v, msg string) {
 	rs := r.rs
 	slash, last := strings.IndexByte(v, '/'), strings.LastIndexByte(v, '/')
 	if slash < 0 || last <= slash {
@@ -227,7 +227,7 @@ func (c *Controller) preemptHere(r *round, v, msg string) {
 		rs.preemptedBy = map[int]string{}
 	}
 	rs.preemptedBy[i] = msg
-	c.stopAttempt(r, i, apiv1.CodePreempted)
+	r.stopAttempt(i, apiv1.CodePreempted)
 }
 
 // preemptedMessage is what a preempted attempt of node i records.

@@ -35,19 +35,19 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	r.wakes = c.wakeSeq()
 	dirty, asked := rs.takeWork()
 	r.suspend = asked.suspend
-	c.payOwedStops(r)
+	r.payOwedStops()
 	observeErr := c.observe(ctx, r, dirty)
 	c.readProgress(ctx, r)
-	c.stopIfNeeded(r, asked)
-	c.suspension(r)
-	c.timeouts(r)
-	c.preemptions(r)
+	r.stopIfNeeded(asked)
+	r.suspension()
+	r.timeouts()
+	r.preemptions()
 	gateErr := errors.Join(c.gates(ctx, r), c.readOrders(ctx, r))
-	c.retriesDue(r)
+	r.retriesDue()
 	c.cacheWaits(ctx, r)
 	admitErr := c.settleAndAdmit(ctx, r)
 	admitErr = errors.Join(admitErr, c.grow(ctx, r))
-	c.showSuspended(r)
+	r.showSuspended()
 	c.finishIfDone(r)
 	kept, err := c.commit(ctx, r)
 	if err != nil || !kept {
@@ -133,7 +133,7 @@ func (c *Controller) finishIfDone(r *round) {
 	if rs.finished < len(rs.nodes) && rs.stopping == "" {
 		return // waiting on nodes that are neither ready nor blocked: cannot happen in a DAG
 	}
-	c.skipLeftovers(r)
+	r.skipLeftovers()
 	switch {
 	case rs.stopping == apiv1.PhaseCancelling:
 		r.setRun(apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, rs.stopMsg)
@@ -148,10 +148,10 @@ func (c *Controller) finishIfDone(r *round) {
 }
 
 // skipLeftovers skips what a stopped run never reached.
-func (c *Controller) skipLeftovers(r *round) {
+func (r *round) skipLeftovers() {
 	for i, ns := range r.rs.nodes {
 		if !ns.status.Phase.Done() {
-			c.skipNode(r, i, "", "not started: "+r.rs.stopMsg)
+			r.skipNode(i, "", "not started: "+r.rs.stopMsg)
 		}
 	}
 	r.skipUnbuilt()

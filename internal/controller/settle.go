@@ -22,7 +22,7 @@ func (c *Controller) settle(ctx context.Context, r *round) {
 			r.doneQ = r.doneQ[1:]
 			c.cacheEnded(ctx, r, i)
 			c.artifactsEnded(ctx, r, i)
-			c.nodeDone(r, i)
+			r.nodeDone(i)
 		case len(rs.unresolved) > 0:
 			i := rs.unresolved[0]
 			rs.unresolved = rs.unresolved[1:]
@@ -44,7 +44,7 @@ func (c *Controller) settle(ctx context.Context, r *round) {
 }
 
 // nodeDone tells node i's dependents and its group that it ended.
-func (c *Controller) nodeDone(r *round, i int) {
+func (r *round) nodeDone(i int) {
 	rs := r.rs
 	for _, d := range rs.plan.Graph.Downstream(i) {
 		rs.pendingUp[d]--
@@ -55,7 +55,7 @@ func (c *Controller) nodeDone(r *round, i int) {
 	if p := rs.parent[i]; p >= 0 {
 		if g := rs.groups[p]; g != nil {
 			g.childDone(rs, i)
-			c.release(r, p)
+			r.release(p)
 		}
 		r.touched[p] = true
 	}
@@ -78,14 +78,14 @@ func (c *Controller) resolve(ctx context.Context, r *round, i int) {
 	case !final:
 		return
 	case !met:
-		c.skipNode(r, i, code, why)
+		r.skipNode(i, code, why)
 		return
 	}
 	if why := rs.blocked(i); why != "" {
-		c.skipNode(r, i, "", why)
+		r.skipNode(i, "", why)
 		return
 	}
-	if ok := c.condition(r, i); ok {
+	if ok := r.condition(i); ok {
 		c.begin(ctx, r, i)
 	}
 }
@@ -198,7 +198,7 @@ func (c *Controller) begin(ctx context.Context, r *round, i int) {
 }
 
 // skipNode ends node i, which never started, as Skipped.
-func (c *Controller) skipNode(r *round, i int, code apiv1.Code, msg string) {
+func (r *round) skipNode(i int, code apiv1.Code, msg string) {
 	if ns := r.rs.nodes[i]; !ns.status.Phase.Done() {
 		r.rs.ready.remove(i)
 		reason := "Skipped"

@@ -10,7 +10,7 @@ import (
 // payOwedStops stops again the attempts that the run's previous engine was
 // stopping when it went away: a cancel cut short by a second Ctrl-C or a
 // kill -9 still ends as a cancel. Abort is idempotent.
-func (c *Controller) payOwedStops(r *round) {
+func (r *round) payOwedStops() {
 	for _, i := range r.rs.owed {
 		if r.rs.active[i] {
 			r.abort = append(r.abort, i)
@@ -23,23 +23,23 @@ func (c *Controller) payOwedStops(r *round) {
 // its deadline passed. A stop ends the run as a failure whose exit
 // handlers run (argo stop); a cancel ends it at once (argo terminate),
 // and wins over a stop under way.
-func (c *Controller) stopIfNeeded(r *round, asked requests) {
+func (r *round) stopIfNeeded(asked requests) {
 	rs := r.rs
 	switch {
 	case rs.stopping == apiv1.PhaseCancelling:
 		return
 	case asked.cancel:
-		c.stopRun(r, apiv1.PhaseCancelling, apiv1.CodeCancelled, "cancelled on request")
+		r.stopRun(apiv1.PhaseCancelling, apiv1.CodeCancelled, "cancelled on request")
 	case asked.stop && rs.stopCode != apiv1.CodeStopped:
-		c.stopRun(r, apiv1.PhaseFailing, apiv1.CodeStopped, "stopped on request")
+		r.stopRun(apiv1.PhaseFailing, apiv1.CodeStopped, "stopped on request")
 	case expired(rs.runDeadline(), r.now) && rs.stopping == "":
-		c.stopRun(r, apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its timeout of %s", rs.plan.Timeout))
+		r.stopRun(apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its timeout of %s", rs.plan.Timeout))
 	}
 }
 
 // stopRun stops the run: nothing new starts and, when cancelling or on a
 // timeout, running attempts are stopped too.
-func (c *Controller) stopRun(r *round, phase apiv1.Phase, code apiv1.Code, msg string) {
+func (r *round) stopRun(phase apiv1.Phase, code apiv1.Code, msg string) {
 	rs := r.rs
 	rs.stopping, rs.stopCode, rs.stopMsg = phase, code, msg
 	r.setRun(phase, string(phase), code, msg)
@@ -48,14 +48,14 @@ func (c *Controller) stopRun(r *round, phase apiv1.Phase, code apiv1.Code, msg s
 			if code == apiv1.CodeStopped && rs.inExitHandler(i) {
 				continue // a stop runs the exit handler, one already running included
 			}
-			c.stopAttempt(r, i, code)
+			r.stopAttempt(i, code)
 		}
 	}
-	c.skipUnstarted(r, msg)
+	r.skipUnstarted(msg)
 }
 
 // stopAttempt asks the backend, after the commit, to stop node i's attempt.
-func (c *Controller) stopAttempt(r *round, i int, why apiv1.Code) {
+func (r *round) stopAttempt(i int, why apiv1.Code) {
 	ns := r.rs.nodes[i]
 	if ns.stop == "" {
 		ns.stop = why
@@ -65,18 +65,18 @@ func (c *Controller) stopAttempt(r *round, i int, why apiv1.Code) {
 
 // skipUnstarted ends every node that has not started and never will:
 // the run is stopping. A failing run keeps the nodes that run on failure.
-func (c *Controller) skipUnstarted(r *round, msg string) {
+func (r *round) skipUnstarted(msg string) {
 	rs := r.rs
 	keep := func(i int) bool { return rs.stopping != apiv1.PhaseCancelling && rs.runsOnFailure(i) }
 	for _, i := range rs.ready.nodes() {
 		if !keep(i) {
-			c.skipNode(r, i, "", "not started: "+msg)
+			r.skipNode(i, "", "not started: "+msg)
 		}
 	}
 	for i := range rs.cacheWait {
 		if !keep(i) {
 			delete(rs.cacheWait, i)
-			c.skipNode(r, i, "", "not started: "+msg)
+			r.skipNode(i, "", "not started: "+msg)
 		}
 	}
 	for i := range rs.retrying {
@@ -94,7 +94,7 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 	}
 	for i, ns := range rs.nodes {
 		if (ns.status.Phase == apiv1.PhasePending || ns.status.Phase == apiv1.PhaseWaiting) && !keep(i) {
-			c.skipStopped(r, i, msg)
+			r.skipStopped(i, msg)
 		}
 	}
 }
@@ -102,7 +102,7 @@ func (c *Controller) skipUnstarted(r *round, msg string) {
 // skipStopped skips node i, which the stopping run will not start: for
 // a failed upstream task when there is one (the closer reason), else for
 // the stop.
-func (c *Controller) skipStopped(r *round, i int, msg string) {
+func (r *round) skipStopped(i int, msg string) {
 	if ns := r.rs.nodes[i]; ns.attempt.Number > 0 { // it ran, and waited to run again
 		r.rs.ready.remove(i)
 		if r.rs.part != nil {
@@ -116,19 +116,19 @@ func (c *Controller) skipStopped(r *round, i int, msg string) {
 		return
 	}
 	if _, final, code, why := r.rs.trigger(i); final && code == apiv1.CodeUpstreamFailed {
-		c.skipNode(r, i, code, why)
+		r.skipNode(i, code, why)
 		return
 	}
-	c.skipNode(r, i, "", "not started: "+msg)
+	r.skipNode(i, "", "not started: "+msg)
 }
 
 // timeouts stops attempts that ran past their node's timeout, and fails
 // nodes that waited for room past their admission timeout.
-func (c *Controller) timeouts(r *round) {
+func (r *round) timeouts() {
 	rs := r.rs
 	for i := range rs.active {
 		if expired(rs.attemptDeadline(i), r.now) {
-			c.stopAttempt(r, i, apiv1.CodeAttemptTimeout)
+			r.stopAttempt(i, apiv1.CodeAttemptTimeout)
 		}
 	}
 	for i := range rs.queued {
@@ -137,14 +137,14 @@ func (c *Controller) timeouts(r *round) {
 			continue
 		}
 		rs.ready.remove(i)
-		c.failNode(r, i, apiv1.CodeScheduleTimeout, fmt.Sprintf("could not be admitted whole within its admission timeout of %s; it was %s",
+		r.failNode(i, apiv1.CodeScheduleTimeout, fmt.Sprintf("could not be admitted whole within its admission timeout of %s; it was %s",
 			t.AdmissionTimeout, rs.nodes[i].status.Message))
 	}
 }
 
 // retriesDue makes nodes whose backoff has elapsed ready again, ahead of
 // their equals.
-func (c *Controller) retriesDue(r *round) {
+func (r *round) retriesDue() {
 	rs := r.rs
 	for i := range rs.retrying {
 		ns := rs.nodes[i]

@@ -12,7 +12,7 @@ import (
 // nodes of every kind, so that nothing new starts; it makes them ready
 // again once the run no longer is. Running nodes of other kinds finish,
 // as Argo's suspend lets running pods finish.
-func (c *Controller) suspension(r *round) {
+func (r *round) suspension() {
 	rs := r.rs
 	if rs.stopping != "" {
 		return
@@ -21,12 +21,12 @@ func (c *Controller) suspension(r *round) {
 	if r.suspend {
 		for i := range rs.active {
 			if rs.kinds[i].suspends {
-				c.stopAttempt(r, i, apiv1.CodeSuspended)
+				r.stopAttempt(i, apiv1.CodeSuspended)
 			}
 		}
 		for _, i := range rs.ready.nodes() {
 			rs.ready.remove(i)
-			c.suspendNode(r, i, "suspended before it started")
+			r.suspendNode(i, "suspended before it started")
 		}
 		return
 	}
@@ -78,7 +78,7 @@ func clockSuspension(r *round) {
 // showSuspended shows the run Suspended while nothing of it runs, waits
 // to retry or is ready, and some of it is suspended; and as it was once
 // something is again.
-func (c *Controller) showSuspended(r *round) {
+func (r *round) showSuspended() {
 	rs := r.rs
 	if rs.stopping != "" || rs.run.Status.Phase.Done() {
 		return
@@ -96,7 +96,7 @@ func (c *Controller) showSuspended(r *round) {
 }
 
 // suspendNode parks node i until the run is unsuspended.
-func (c *Controller) suspendNode(r *round, i int, msg string) {
+func (r *round) suspendNode(i int, msg string) {
 	r.rs.nodes[i].waiting = false
 	r.rs.suspended[i] = true
 	r.setNode(i, apiv1.PhaseSuspended, "Suspended", "", msg)
