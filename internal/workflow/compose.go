@@ -110,8 +110,9 @@ func (p *Plan) DeclaredOutputs() *apiv1.Outputs {
 func (c *checker) subworkflows(base string, p *Plan) {
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
-		if t.Kind != apiv1.NodeKindSubworkflow || t.Sub == nil || t.Sub.Name == "" {
-			continue
+		runsSub := t.Kind == apiv1.NodeKindSubworkflow || (t.Map != nil && t.Map.Child.Kind == apiv1.NodeKindSubworkflow)
+		if !runsSub || t.Sub == nil || t.Sub.Name == "" {
+			continue // a map's child shares its task's Sub: compiling one compiles both
 		}
 		field := fmt.Sprintf("%s[%d].workflow.name", base, i)
 		if slices.Contains(c.running, t.Sub.Name) {
@@ -205,7 +206,7 @@ func (p *Plan) Uses() map[string]*apiv1.Workflow {
 	walk = func(p *Plan) {
 		for _, t := range p.Tasks {
 			if t.Sub != nil && t.Sub.Plan != nil {
-				if t.Kind == apiv1.NodeKindSubworkflow {
+				if t.Kind == apiv1.NodeKindSubworkflow || (t.Map != nil && t.Map.Child.Kind == apiv1.NodeKindSubworkflow) {
 					out[t.Sub.Name] = t.Sub.Plan.Workflow
 				}
 				walk(t.Sub.Plan)

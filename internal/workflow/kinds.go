@@ -128,10 +128,11 @@ func (c *checker) kind(field string, t *apiv1.Task, out *Task) {
 	if t.ForEach != nil {
 		c.forEach(field, t, out)
 	}
-	if t.ForEach != nil && (t.Dynamic != nil || t.Workflow != nil || t.Gate != nil || t.Sensor != nil) {
-		c.add(apiv1.CodeInvalidValue, field+".forEach", "forEach maps a command or a training job; it cannot go with dynamic, workflow, gate or sensor")
+	if t.ForEach != nil && (t.Dynamic != nil || t.Gate != nil || t.Sensor != nil) {
+		c.add(apiv1.CodeInvalidValue, field+".forEach", "forEach maps a command, a training job or a workflow; it cannot go with dynamic, gate or sensor")
 	}
-	if out.Kind == apiv1.NodeKindGate || out.Kind == apiv1.NodeKindSubworkflow || out.Kind == apiv1.NodeKindSensor {
+	mapsWorkflow := out.Map != nil && out.Map.Child.Kind == apiv1.NodeKindSubworkflow
+	if out.Kind == apiv1.NodeKindGate || out.Kind == apiv1.NodeKindSubworkflow || out.Kind == apiv1.NodeKindSensor || mapsWorkflow {
 		c.noAttemptFields(field, t)
 	}
 }

@@ -283,9 +283,12 @@ func takenAt(detail runDetail, what string, sent time.Time) time.Time {
 	return time.Time{}
 }
 
-// checkNoStart checks that no attempt of the run started between when
-// the engine took what (a cancel, a suspend) sent at sent, and to; when
-// no event says when it took it, between sent plus stopSlack and to.
+// checkNoStart checks that the engine started no attempt of the run
+// between when it took what (a cancel, a suspend) sent at sent, and to;
+// when no event says when it took it, between sent plus stopSlack and to.
+// An attempt's start is the engine's decision (its "Started" event): a
+// launch decided before the cancel forks its processes a moment later,
+// and the cancel then stops them.
 func (d *driver) checkNoStart(r *runModel, what string, sent, to time.Time) error {
 	detail, err := d.describeDetail(r.id)
 	if err != nil {
@@ -297,11 +300,23 @@ func (d *driver) checkNoStart(r *runModel, what string, sent, to time.Time) erro
 	}
 	for _, n := range detail.Status.Nodes {
 		for _, a := range n.Attempts {
-			if s := a.StartedAt; s != nil && s.After(from) && s.Before(to) {
+			if s := decidedAt(detail, n.Name, a); s != nil && s.After(from) && s.Before(to) {
 				return violated(what+"-start", "attempt %d of %s started %s after %s",
 					a.Number, n.Name, s.Sub(from).Round(time.Millisecond), how)
 			}
 		}
 	}
 	return nil
+}
+
+// decidedAt is when the engine started attempt a of node: its Started
+// event, else the attempt's own record.
+func decidedAt(detail runDetail, node string, a apiv1.AttemptStatus) *time.Time {
+	for _, ev := range detail.Events {
+		if ev.Node == node && ev.Attempt == a.Number && ev.Reason == "Started" {
+			t := ev.Time
+			return &t
+		}
+	}
+	return a.StartedAt
 }

@@ -52,6 +52,7 @@ type genNode struct {
 	MinRatio    float64 // 0: none (all must succeed)
 	FailItem    int     // the item that fails until fixed; -1: none
 	HangItem    int     // the item that hangs until released; -1: none
+	OfSub       bool    // each item runs the inner workflow (inner-<name>), not a command
 }
 
 // genWorkflow is a generated workflow: top-level nodes in order (each
@@ -134,12 +135,12 @@ func (w *genWorkflow) genNode(rng *rand.Rand, i int) genNode {
 	case kindMap:
 		genMap(rng, &nd)
 	}
-	nd.Retries = kind != kindSub && kind != kindSensor && !nd.isGate() && rng.Intn(4) == 0
+	nd.Retries = kind != kindSub && kind != kindSensor && !nd.isGate() && !nd.OfSub && rng.Intn(4) == 0
 	candidates := w.names(nd.isGate())
 	rng.Shuffle(len(candidates), func(a, b int) { candidates[a], candidates[b] = candidates[b], candidates[a] })
 	nd.Deps = candidates[:min(len(candidates), rng.Intn(3))]
 	slices.Sort(nd.Deps)
-	if kind == kindPlain || kind == kindOutput || kind == kindMap {
+	if kind == kindPlain || kind == kindOutput || (kind == kindMap && !nd.OfSub) {
 		for _, d := range nd.Deps {
 			if w.node(d).Kind == kindOutput {
 				nd.Reads = d
@@ -164,6 +165,7 @@ func genMap(rng *rand.Rand, nd *genNode) {
 	if rng.Intn(5) == 0 {
 		nd.HangItem = (nd.FailItem + 1) % nd.Count
 	}
+	nd.OfSub = rng.Intn(4) == 0
 }
 
 // names lists the nodes generated so far; for a gate, only those that
@@ -272,6 +274,11 @@ func (w genWorkflow) yaml(p modelPaths) string {
 			ledgerLine(p), p.exits)
 	}
 	for _, nd := range w.Nodes {
+		if nd.OfSub {
+			fmt.Fprintf(&b, "---\napiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: inner-%s}\nspec:\n  params: [{name: i}]\n  tasks:\n"+
+				"  - {name: i, resources: {cpu: 10m}, command: [sh, -c, '%s%s']}\n", nd.Name, ledgerLine(p),
+				strings.ReplaceAll(nd.itemScript(p), "{{item.index}}", "{{params.i}}"))
+		}
 		if nd.Kind == kindSub {
 			fmt.Fprintf(&b, "---\napiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: inner-%s}\nspec:\n  tasks:\n"+
 				"  - {name: i, resources: {cpu: 10m}, command: [sh, -c, '%s']}\n", nd.Name, script(p, nd.Behave))
@@ -302,6 +309,10 @@ func (nd genNode) yaml(p modelPaths) string {
 		fmt.Fprintf(&b, "    resources: {cpu: 10m}\n    outputs: {parameters: [{name: v}]}\n    command: [sh, -c, '%s%s; echo val-%s > $KILN_OUTPUTS/v']\n",
 			script(p, nd.Behave), reads, nd.Name)
 	case kindMap:
+		if nd.OfSub {
+			fmt.Fprintf(&b, "    forEach: %s\n    workflow: {name: inner-%s, params: [{name: i, value: \"{{item.index}}\"}]}\n", nd.forEach(), nd.Name)
+			break
+		}
 		fmt.Fprintf(&b, "    forEach: %s\n    resources: {cpu: 10m}\n    command: [sh, -c, '%s%s%s']\n", nd.forEach(), ledgerLine(p), reads, nd.itemScript(p))
 	case kindSub:
 		fmt.Fprintf(&b, "    workflow: {name: inner-%s}\n", nd.Name)

@@ -117,10 +117,11 @@ func firstFailure(g *node.Group) string {
 	return ""
 }
 
-// gathered is each output parameter's values as a JSON list.
+// gathered is each output parameter's values as a JSON list: those the
+// map's task declares, or, for a map of a workflow, the workflow's.
 func gathered(t *workflow.Task, g *node.Group) map[string]string {
 	out := map[string]string{}
-	for _, name := range t.Spec.Outputs.Params() {
+	for _, name := range t.Map.Child.Outputs().Params() {
 		vals := make([]*string, len(g.Children))
 		for i, c := range g.Children {
 			if v, ok := c.Outputs[name]; ok {

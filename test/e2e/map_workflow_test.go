@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// TestAMapRunsAWorkflowPerItem: forEach with workflow runs the workflow
+// once per item (Flyte's map over a launch plan, Argo's loop over a DAG
+// template), its params read from the item, and gathers the workflow's
+// outputs into one list per output; a rerun from the map finds the
+// workflow in the run's stored spec; a stored template can be mapped too.
+func TestAMapRunsAWorkflowPerItem(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	seen := filepath.Join(dir, "seen")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: sweep}
+spec:
+  tasks:
+  - name: grid
+    forEach: {items: [{lr: "0.1"}, {lr: "0.01"}, {lr: "0.001"}], maxParallel: 2}
+    workflow:
+      name: train-eval
+      params: [{name: lr, value: "{{item.lr}}"}]
+  - name: report
+    dependsOn: [grid]
+    command: [sh, -c, 'echo "$0" > `+seen+`', "{{tasks.grid.outputs.parameters.score}}"]
+---
+apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: train-eval}
+spec:
+  params: [{name: lr}]
+  outputs:
+    parameters: [{name: score, value: "{{tasks.eval.outputs.parameters.score}}"}]
+  tasks:
+  - name: train
+    command: ["true"]
+  - name: eval
+    dependsOn: [train]
+    command: [sh, -c, 'echo "s-{{params.lr}}" > $KILN_OUTPUTS/score']
+    outputs: {parameters: [{name: score}]}
+`)
+	if r := kilnBounded(t, home, "run", "-q", wf); r.code != 0 {
+		t.Fatalf("kiln run: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := strings.TrimSpace(readOrEmpty(seen)); got != `["s-0.1","s-0.01","s-0.001"]` {
+		t.Errorf("report read %s, want the three items' scores in item order", got)
+	}
+	id := runs(t, home)[0].ID
+	run := describe(t, home, id)
+	if n := nodeNamed(t, run, "grid.1.eval"); n.Phase != apiv1.PhaseSucceeded || n.Outputs["score"] != "s-0.01" {
+		t.Errorf("grid.1.eval is %s with %v; want Succeeded with s-0.01", n.Phase, n.Outputs)
+	}
+	if r := kilnBounded(t, home, "rerun", "-q", string(id), "--from", "grid"); r.code != 0 {
+		t.Errorf("kiln rerun --from grid: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+
+	tmpl := writeFile(t, dir, "tmpl.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: WorkflowTemplate
+metadata: {name: echo-lr}
+spec:
+  params: [{name: lr}]
+  tasks:
+  - {name: say, command: [sh, -c, 'echo "{{params.lr}}" >> `+filepath.Join(dir, "said")+`']}
+`)
+	if r := kiln(t, home, "apply", "-f", tmpl); r.code != 0 {
+		t.Fatalf("kiln apply: %d %s", r.code, r.stderr)
+	}
+	mapped := writeFile(t, dir, "mapped.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: mapped}
+spec:
+  tasks:
+  - name: each
+    forEach: {range: {count: 2}}
+    workflow: {name: echo-lr, params: [{name: lr, value: "{{item}}"}]}
+`)
+	if r := kilnBounded(t, home, "run", "-q", mapped); r.code != 0 || strings.Count(readOrEmpty(filepath.Join(dir, "said")), "\n") != 2 {
+		t.Errorf("a map of a stored template: %d %s%s, said %q; want two runs of it", r.code, r.stdout, r.stderr, readOrEmpty(filepath.Join(dir, "said")))
+	}
+
+	bad := writeFile(t, dir, "bad.yaml", strings.Replace(readOrEmpty(wf), "    workflow:\n", "    resources: {cpu: 1}\n    workflow:\n", 1))
+	if r := kiln(t, home, "validate", bad); r.code == 0 || !strings.Contains(r.stderr, "spec.tasks[0].resources") {
+		t.Errorf("a map of a workflow with resources: %d %s; want refused at spec.tasks[0].resources", r.code, r.stderr)
+	}
+}
