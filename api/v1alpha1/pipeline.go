@@ -198,6 +198,8 @@ type GateStatus struct {
 	// WakeAt is when the gate next wakes by itself: its sleep's end or
 	// its timeout, whichever comes first.
 	WakeAt *time.Time `json:"wakeAt,omitempty"`
+	// NextLook is when a node that polls (a sensor) looks again.
+	NextLook *time.Time `json:"nextLook,omitempty"`
 	// SleepUntil is when a sleep ends.
 	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
 	// Decision is how the wait ended: approved, rejected, signalled,

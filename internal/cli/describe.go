@@ -163,6 +163,9 @@ func gateLine(g *apiv1.GateStatus) string {
 		}
 		b.WriteString(wake + clock(*g.WakeAt))
 	}
+	if g.NextLook != nil {
+		b.WriteString(", looks again " + clock(*g.NextLook))
+	}
 	if g.Message != "" {
 		b.WriteString(": " + quoteCut(g.Message))
 	}

@@ -93,7 +93,11 @@ func (nt *nodeTable) node(n *apiv1.NodeStatus, depth int) {
 		nt.t.row("", "", "", "", "", "", "outputs: "+outputsLine(n.Outputs))
 	}
 	if n.Gate != nil {
-		nt.t.row("", "", "", "", "", "", "gate: "+gateLine(n.Gate))
+		label := "gate: "
+		if n.Kind == apiv1.NodeKindSensor {
+			label = "sensor: "
+		}
+		nt.t.row("", "", "", "", "", "", label+gateLine(n.Gate))
 	}
 	nt.childrenOf(n, depth+1)
 }

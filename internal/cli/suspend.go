@@ -11,9 +11,9 @@ import (
 // newSuspendCmd builds kiln suspend (suspend true) or kiln unsuspend.
 func newSuspendCmd(e *env, suspend bool) *cobra.Command {
 	verb := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
-	short := "Suspend a run's training jobs: stop their processes and release their resources"
+	short := "Suspend a run: start nothing new, stop its training jobs, freeze its timeouts; running tasks finish"
 	if !suspend {
-		short = "Start a run's suspended training jobs again"
+		short = "Resume a suspended run: what was suspended starts again"
 	}
 	cmd := &cobra.Command{
 		Use:   verb + " RUN",

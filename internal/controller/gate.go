@@ -49,7 +49,11 @@ func (c *Controller) gates(ctx context.Context, r *round) error {
 	inputs, err := c.gateInputs(ctx, rs)
 	for i := range rs.gates {
 		ns := rs.nodes[i]
-		v, skip, done := rs.kinds[i].waiter.Decide(&rs.plan.Tasks[i], ns.status.Gate, inputs[ns.status.Name], r.now)
+		in := inputs[ns.status.Name]
+		if r.suspend && in == nil {
+			continue // its clock is stopped while the run is suspended; an input is still taken
+		}
+		v, skip, done := rs.kinds[i].waiter.Decide(&rs.plan.Tasks[i], ns.status.Gate, in, r.now)
 		switch {
 		case !done:
 		case skip:
@@ -109,6 +113,9 @@ func (rs *runState) gateWake(consider func(time.Time), now time.Time) {
 		st := rs.nodes[i].status.Gate
 		if st.WakeAt != nil {
 			consider(*st.WakeAt)
+		}
+		if st.NextLook != nil {
+			consider(*st.NextLook)
 		}
 		if rs.kinds[i].waiter.TakesInput(st) {
 			consider(now.Add(gatePoll))

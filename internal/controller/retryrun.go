@@ -43,7 +43,7 @@ func (c *Controller) retryPlan(ctx context.Context, id apiv1.RunID, req apiv1.Re
 	if req.RestartSuccessful != (len(req.Nodes) > 0) {
 		return &apiv1.Error{
 			Code: apiv1.CodeUsage, Object: "Run/" + string(id), Field: "nodes",
-			Message: "restartSuccessful and nodes go together: name the tasks that run again although they succeeded",
+			Message: "--restart-successful and --node (restartSuccessful and nodes in the API) go together: name the tasks that run again although they succeeded",
 			Hint:    "kiln retry RUN --restart-successful --node TASK",
 		}
 	}

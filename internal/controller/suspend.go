@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -67,12 +68,30 @@ func clockSuspension(r *round) {
 		}
 		st.Suspended.Since = r.timePtr()
 	case !r.suspend && running:
-		st.Suspended.Seconds += r.now.Sub(*st.Suspended.Since).Seconds()
+		d := r.now.Sub(*st.Suspended.Since)
+		st.Suspended.Seconds += d.Seconds()
 		st.Suspended.Since = nil
+		r.shiftWaits(d)
 	default:
 		return
 	}
 	r.runDirty = true
+}
+
+// shiftWaits moves the clocks of the run's waiting nodes (gates,
+// sensors) by d, the time the run was suspended: their timeouts and
+// sleeps do not count it, as the run's own timeout does not.
+func (r *round) shiftWaits(d time.Duration) {
+	for i := range r.rs.gates {
+		st := r.rs.nodes[i].status.Gate
+		for _, t := range []**time.Time{&st.WaitingSince, &st.WakeAt, &st.SleepUntil, &st.NextLook} {
+			if *t != nil {
+				moved := (*t).Add(d)
+				*t = &moved
+			}
+		}
+		r.nodes[i] = true
+	}
 }
 
 // showSuspended shows the run Suspended while nothing of it runs, waits

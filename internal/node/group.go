@@ -83,16 +83,16 @@ func (g *Group) Done() bool {
 // Waiter is implemented by kinds whose node waits instead of running
 // anything (gates, sensors): it holds no resources while it waits. The
 // engine knows nothing of what a waiter waits for: it looks again at
-// st.WakeAt (which Wait and Decide set: a sleep's end, a timeout, the
-// next poll), soon after an input arrives, and every second while the
-// waiter takes input.
+// st.WakeAt (a sleep's end, a timeout) and st.NextLook (a poll), which
+// Wait and Decide set, soon after an input arrives, and every second
+// while the waiter takes input.
 type Waiter interface {
 	// Wait starts the node's wait and says what it waits for.
 	Wait(ctx context.Context, t *workflow.Task, in Inputs, now time.Time) (*apiv1.GateStatus, error)
 	// Decide says whether the wait is over: given what was sent to the
 	// node since it began waiting (nil if nothing) and the time. A final
 	// verdict comes with done; skip says the node ends Skipped. It may
-	// move st.WakeAt, to be looked at again then.
+	// move st.NextLook, to be looked at again then.
 	Decide(t *workflow.Task, st *apiv1.GateStatus, in *apiv1.GateInput, now time.Time) (v Verdict, skip, done bool)
 	// Accepts checks an input sent to a waiting node whose status is st:
 	// nil, or a coded error saying why the node does not take it.

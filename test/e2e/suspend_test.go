@@ -129,3 +129,50 @@ func TestTrainJobDeadlineCountsOnlyTimeNotSuspended(t *testing.T) {
 		t.Errorf("a job past its deadline: %s, conditions %+v; want %s and a Failed condition for DeadlineExceeded", late.Status.Code, trainer.Conditions, apiv1.CodeRunTimeout)
 	}
 }
+
+// TestAGateTimeoutDoesNotCountTimeSuspended: a gate's timeout is frozen
+// while its run is suspended, and an approval sent meanwhile is taken.
+func TestAGateTimeoutDoesNotCountTimeSuspended(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: held}
+spec:
+  tasks:
+  - name: ok
+    gate: {approve: {}, timeout: 2s}
+  - name: after
+    dependsOn: [ok]
+    command: ["true"]
+`)
+	cmd := startKiln(t, home, "run", "-q", wf)
+	waitFor(t, "the gate to wait", func() bool {
+		list := runs(t, home)
+		return len(list) == 1 && nodeNamed(t, describe(t, home, list[0].ID), "ok").Phase == apiv1.PhaseRunning
+	})
+	id := runs(t, home)[0].ID
+	if r := kiln(t, home, "suspend", string(id)); r.code != 0 {
+		t.Fatalf("kiln suspend: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, "the engine to take the suspend", func() bool { return hasEvent(t, home, id, "SuspendRequested") })
+	since := *nodeNamed(t, describe(t, home, id), "ok").Gate.WaitingSince
+	for time.Since(since) < 3*time.Second { // past the gate's timeout of 2 s, suspended
+		<-time.After(50 * time.Millisecond)
+	}
+	if n := nodeNamed(t, describe(t, home, id), "ok"); n.Phase != apiv1.PhaseRunning {
+		t.Fatalf("suspended past its timeout the gate is %s (%s); want still waiting", n.Phase, n.Message)
+	}
+	if r := kiln(t, home, "approve", string(id), "ok"); r.code != 0 {
+		t.Fatalf("kiln approve: %d %s", r.code, r.stderr)
+	}
+	if r := kiln(t, home, "unsuspend", string(id)); r.code != 0 {
+		t.Fatalf("kiln unsuspend: %d %s", r.code, r.stderr)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the run: %v\n%s", err, kiln(t, home, "describe", "run", string(id)).stdout)
+	}
+	if n := nodeNamed(t, describe(t, home, id), "ok"); n.Phase != apiv1.PhaseSucceeded || n.Gate.Decision != "approved" {
+		t.Errorf("the gate ended %s (%s); want approved", n.Phase, n.Gate.Decision)
+	}
+}

@@ -37,7 +37,7 @@ func New() Handler { return Handler{} }
 func (Handler) Kind() apiv1.NodeKind { return apiv1.NodeKindSensor }
 
 // Wait implements node.Waiter: the path, templates expanded, to look at
-// at once.
+// at once; WakeAt is the timeout, if any.
 func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now time.Time) (*apiv1.GateStatus, error) {
 	path, err := in.Expand(t.Sensor.Path)
 	if err != nil {
@@ -46,7 +46,12 @@ func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now tim
 	if !filepath.IsAbs(path) {
 		return nil, &apiv1.Error{Code: apiv1.CodeInvalidValue, Field: "sensor.file.path", Message: fmt.Sprintf("%q is not an absolute path", path)}
 	}
-	return &apiv1.GateStatus{Kind: KindFile, Message: filepath.Clean(path), WaitingSince: &now, WakeAt: &now}, nil
+	st := &apiv1.GateStatus{Kind: KindFile, Message: filepath.Clean(path), WaitingSince: &now, NextLook: &now}
+	if t.Sensor.Timeout > 0 {
+		timeout := now.Add(t.Sensor.Timeout)
+		st.WakeAt = &timeout
+	}
+	return st, nil
 }
 
 // Decide implements node.Waiter: found when the path exists (its output
@@ -56,7 +61,7 @@ func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now tim
 func (Handler) Decide(t *workflow.Task, st *apiv1.GateStatus, _ *apiv1.GateInput, now time.Time) (node.Verdict, bool, bool) {
 	s := t.Sensor
 	if _, err := os.Stat(st.Message); err == nil {
-		st.Decision, st.At, st.WakeAt = "found", &now, nil
+		st.Decision, st.At, st.NextLook = "found", &now, nil
 		return node.Verdict{Phase: apiv1.PhaseSucceeded, Outputs: map[string]string{"path": st.Message}}, false, true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		st.Reason = err.Error() // cannot look (a directory it may not read): it looks again
@@ -66,7 +71,7 @@ func (Handler) Decide(t *workflow.Task, st *apiv1.GateStatus, _ *apiv1.GateInput
 		timeout = st.WaitingSince.Add(s.Timeout)
 	}
 	if !timeout.IsZero() && !now.Before(timeout) {
-		st.Decision, st.At, st.WakeAt = "timedOut", &timeout, nil
+		st.Decision, st.At, st.NextLook = "timedOut", &timeout, nil
 		msg := fmt.Sprintf("%s did not appear within the sensor's timeout of %s", st.Message, s.Timeout)
 		if s.OnTimeout == apiv1.GateTimeoutSkip {
 			return node.Verdict{Message: msg + "; skipped (onTimeout: skip)"}, true, true
@@ -77,7 +82,7 @@ func (Handler) Decide(t *workflow.Task, st *apiv1.GateStatus, _ *apiv1.GateInput
 	if !timeout.IsZero() && timeout.Before(next) {
 		next = timeout
 	}
-	st.WakeAt = &next
+	st.NextLook = &next
 	return node.Verdict{}, false, false
 }
 

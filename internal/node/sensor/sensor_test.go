@@ -37,14 +37,14 @@ func TestSensorWaitsForAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := filepath.Join(dir, "READY")
-	if st.Kind != sensor.KindFile || st.Message != want || !st.WakeAt.Equal(t0) || h.TakesInput(st) {
-		t.Fatalf("Wait = %+v; want the file's path, to look at once, and no input taken", st)
+	if st.Kind != sensor.KindFile || st.Message != want || !st.NextLook.Equal(t0) || !st.WakeAt.Equal(t0.Add(25*time.Second)) || h.TakesInput(st) {
+		t.Fatalf("Wait = %+v; want the file's path, to look at once, the timeout as its wake time, and no input taken", st)
 	}
-	if _, _, done := h.Decide(task, st, nil, t0); done || !st.WakeAt.Equal(t0.Add(10*time.Second)) {
-		t.Errorf("no file yet: done %v, next look %v; want to look again after the poll", done, st.WakeAt)
+	if _, _, done := h.Decide(task, st, nil, t0); done || !st.NextLook.Equal(t0.Add(10*time.Second)) {
+		t.Errorf("no file yet: done %v, next look %v; want to look again after the poll", done, st.NextLook)
 	}
-	if _, _, done := h.Decide(task, st, nil, t0.Add(20*time.Second)); done || !st.WakeAt.Equal(t0.Add(25*time.Second)) {
-		t.Errorf("near the timeout: done %v, next look %v; want to look again at the timeout", done, st.WakeAt)
+	if _, _, done := h.Decide(task, st, nil, t0.Add(20*time.Second)); done || !st.NextLook.Equal(t0.Add(25*time.Second)) {
+		t.Errorf("near the timeout: done %v, next look %v; want to look again at the timeout", done, st.NextLook)
 	}
 	if err := os.WriteFile(want, nil, 0o644); err != nil {
 		t.Fatal(err)

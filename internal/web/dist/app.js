@@ -176,7 +176,8 @@ function gateBox(run, n, key) {
   const g = n.gate;
   const box = el("section", { class: "gate waiting", "data-key": key, "data-gate": n.name },
     el("p", {}, el("strong", {}, n.name), " waits for " + waitsFor(g) + (g.waitingSince ? ", since " + when(g.waitingSince) : "") +
-      (g.wakeAt && g.kind !== "sleep" ? "; times out " + when(g.wakeAt) : "")),
+      (g.wakeAt && g.kind !== "sleep" ? "; times out " + when(g.wakeAt) : "") +
+      (g.nextLook ? "; looks again " + when(g.nextLook) : "")),
     g.message ? el("p", { class: "message" }, g.message) : null);
   if (g.kind === "sleep" || !writer()) return box;
   const reason = el("input", { class: "reason", placeholder: "reason (optional)" });

@@ -105,13 +105,15 @@ class AttemptStatus(_Model):
 
 @dataclass
 class GateStatus(_Model):
-    """What a gate task (approval, signal, sleep) waits for and what it got."""
+    """What a gate task (approval, signal, sleep) or a sensor waits for and
+    what it got; ``next_look`` is when a sensor looks again."""
 
     kind: str = ""
     message: str = ""
     type: str = ""
     waiting_since: Optional[datetime] = None
     wake_at: Optional[datetime] = None
+    next_look: Optional[datetime] = None
     sleep_until: Optional[datetime] = None
     decision: str = ""
     value: str = ""
@@ -120,7 +122,7 @@ class GateStatus(_Model):
     at: Optional[datetime] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
-    _convert = {t: parse_time for t in ("waiting_since", "wake_at", "sleep_until", "at")}
+    _convert = {t: parse_time for t in ("waiting_since", "wake_at", "next_look", "sleep_until", "at")}
 
 
 @dataclass
