@@ -249,7 +249,7 @@ func CodeInfos() []CodeInfo {
 		{CodeFragment, "the workflow fragment a dynamic task wrote is not valid", "the message lists each problem of the fragment; fix the program that writes it"},
 		{CodeCondition, "a task's when condition failed to evaluate", "check the values it reads; the message gives the error"},
 		{CodeRejected, "an approval gate was rejected", "see who rejected it and why in kiln describe run"},
-		{CodeGateTimeout, "a gate was not approved, signalled or woken within its timeout", "raise gate.timeout, or set onTimeout"},
+		{CodeGateTimeout, "a gate was not approved, signalled or woken, or a sensor did not find what it waits for, within its timeout", "raise gate.timeout or sensor.timeout, or set onTimeout"},
 		{CodeTooFewSucceeded, "fewer items of a map task succeeded than its minSuccesses or minSuccessRatio asks", "see the failed items in kiln describe run"},
 		{CodeTriggerRule, "the task did not start because its trigger rule or depends expression was not met by how its upstream tasks ended", "see the upstream tasks' phases"},
 		{CodeChildFailed, "a task of a dynamic fragment, subworkflow or exit handler failed", "see the failed child in kiln describe run"},
