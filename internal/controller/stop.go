@@ -37,8 +37,9 @@ func (r *round) stopIfNeeded(asked requests) {
 	}
 }
 
-// stopRun stops the run: nothing new starts and, when cancelling or on a
-// timeout, running attempts are stopped too.
+// stopRun stops the run: nothing new starts and, when cancelling,
+// stopping on request (but the exit handler) or on a timeout, running
+// attempts are stopped too.
 func (r *round) stopRun(phase apiv1.Phase, code apiv1.Code, msg string) {
 	rs := r.rs
 	rs.stopping, rs.stopCode, rs.stopMsg = phase, code, msg
