@@ -21,7 +21,7 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 		if !r.rs.active[i] || ns.spec == nil || ns.stop != "" {
 			continue
 		}
-		c.launchAsync(ctx, r.rs, i, ns.spec)
+		c.launchAsync(ctx, r.rs, i, ns, ns.spec)
 	}
 	for _, i := range r.abort {
 		if ns := r.rs.nodes[i]; ns.spec != nil {
@@ -56,11 +56,11 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 // launchAsync launches an attempt without holding up the run's next
 // round: forking takes longer than a round. If the backend cannot be
 // reached, the node is observed again, and relaunched if it never started.
-func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, spec *job.Spec) {
+func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, ns *nodeState, spec *job.Spec) {
 	c.launches.Go(func() {
 		err := c.cfg.Backend.Launch(ctx, spec)
 		if err == nil {
-			rs.launchDone(i, spec.ID.Number, c.now())
+			ns.launched.Store(&launched{spec.ID.Number, c.now()})
 		}
 		if err != nil {
 			if ctx.Err() == nil {

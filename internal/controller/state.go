@@ -62,7 +62,6 @@ type runState struct {
 	stopReq    bool
 	suspendReq bool              // nodes that suspend should be suspended
 	preempts   map[string]string // attempts other runs' nodes preempted, and by whom (quota.go)
-	launched   map[int]launched  // nodes whose current attempt's launch returned, and when
 
 	preemptedBy map[int]string // nodes whose attempt is being stopped for a preemption, and by whom
 }
@@ -119,6 +118,9 @@ type nodeState struct {
 	// spent is what the node's failures spent of its retries and of the
 	// system budget; attempts the engine stopped spend neither.
 	spent budget
+	// launched is when the launch of an attempt of the node returned,
+	// set by the goroutine that launched it.
+	launched atomic.Pointer[launched]
 }
 
 // attemptID is the ID of attempt n of node i.

@@ -31,16 +31,6 @@ func startOf(t *time.Time) time.Time {
 	return *t
 }
 
-// launchDone records that node i's attempt number had started by at.
-func (rs *runState) launchDone(i, number int, at time.Time) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.launched == nil {
-		rs.launched = map[int]launched{}
-	}
-	rs.launched[i] = launched{number, at}
-}
-
 // attemptDeadline is when node i's running attempt exceeds its task's
 // timeout: counted from when its processes started, as far as this engine
 // saw it (the launch returned), not from when the engine decided to start
@@ -49,10 +39,7 @@ func (rs *runState) launchDone(i, number int, at time.Time) {
 func (rs *runState) attemptDeadline(i int) time.Time {
 	ns := rs.nodes[i]
 	start := startOf(ns.attempt.StartedAt)
-	rs.mu.Lock()
-	l, ok := rs.launched[i]
-	rs.mu.Unlock()
-	if ok && l.number == ns.attempt.Number && l.at.After(start) {
+	if l := ns.launched.Load(); l != nil && l.number == ns.attempt.Number && l.at.After(start) {
 		start = l.at
 	}
 	return deadline(start, rs.plan.Tasks[i].Timeout)

@@ -67,7 +67,7 @@ func TestAttemptTimeoutCountsFromTheLaunch(t *testing.T) {
 				plan:  &workflow.Plan{Tasks: []workflow.Task{{Timeout: time.Second}}},
 			}
 			if tc.launch != nil {
-				rs.launchDone(0, tc.launch.number, tc.launch.at)
+				rs.nodes[0].launched.Store(tc.launch)
 			}
 			if got := rs.attemptDeadline(0); !got.Equal(tc.want) {
 				t.Errorf("deadline = %s, want %s", got.Sub(t0), tc.want.Sub(t0))
