@@ -83,7 +83,7 @@ func (c *Controller) readProgress(ctx context.Context, r *round) {
 	}
 	for i := range rs.active {
 		p := rs.kinds[i].progressor
-		if p == nil || r.now.Sub(rs.progressAt[i]) < progressPoll {
+		if p == nil || r.now.Sub(rs.lastRead(i)) < progressPoll {
 			continue
 		}
 		if rs.progressAt == nil {
@@ -123,6 +123,16 @@ func (c *Controller) readReport(ctx context.Context, r *round, i int, fr backend
 	}
 }
 
+// lastRead is when node i's progress report was last read: at first,
+// when its attempt started, so that a task shorter than a poll is read
+// once, as it ends (lastReport).
+func (rs *runState) lastRead(i int) time.Time {
+	if t, ok := rs.progressAt[i]; ok {
+		return t
+	}
+	return startOf(rs.nodes[i].attempt.StartedAt)
+}
+
 // progressWake is when the run must read its nodes' progress reports again.
 func (c *Controller) progressWake(rs *runState, consider func(time.Time)) {
 	if _, ok := c.cfg.Backend.(backend.FileReader); !ok {
@@ -130,7 +140,7 @@ func (c *Controller) progressWake(rs *runState, consider func(time.Time)) {
 	}
 	for i := range rs.active {
 		if rs.kinds[i].progressor != nil {
-			consider(rs.progressAt[i].Add(progressPoll))
+			consider(rs.lastRead(i).Add(progressPoll))
 		}
 	}
 }
