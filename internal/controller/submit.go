@@ -171,12 +171,23 @@ func (c *Controller) Done(id apiv1.RunID) <-chan struct{} {
 
 // requestCancel asks the engine to cancel run id, if it owns it.
 func (c *Controller) requestCancel(id apiv1.RunID) {
+	c.request(id, func(rs *runState) { rs.cancelReq = true })
+}
+
+// requestStop has run id stopped, if this engine works it.
+func (c *Controller) requestStop(id apiv1.RunID) {
+	c.request(id, func(rs *runState) { rs.stopReq = true })
+}
+
+// request records, with set, a request about run id for its next round, and
+// wakes it, if this engine works it.
+func (c *Controller) request(id apiv1.RunID, set func(*runState)) {
 	rs := c.lookup(id)
 	if rs == nil {
 		return
 	}
 	rs.mu.Lock()
-	rs.cancelReq = true
+	set(rs)
 	rs.mu.Unlock()
 	c.queue.Add(id)
 }
@@ -190,18 +201,6 @@ func (c *Controller) Cancel(ctx context.Context, id apiv1.RunID) error {
 	}
 	c.requestCancel(id)
 	return nil
-}
-
-// requestStop has run id stopped, if this engine works it.
-func (c *Controller) requestStop(id apiv1.RunID) {
-	rs := c.lookup(id)
-	if rs == nil {
-		return
-	}
-	rs.mu.Lock()
-	rs.stopReq = true
-	rs.mu.Unlock()
-	c.queue.Add(id)
 }
 
 // Stop records a stop request in the store and acts on it at once if

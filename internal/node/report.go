@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +27,16 @@ const (
 	maxMetrics    = 256
 	maxMetricText = 64
 )
+
+// ProgressVar is the variable that tells attempt a's processes where to
+// report their progress: KILN_PROGRESS=<its output directory>/ProgressFile.
+func ProgressVar(a *Attempt) (string, error) {
+	outputs, err := a.Inputs.Expand("{{outputs.dir}}")
+	if err != nil {
+		return "", err
+	}
+	return ProgressEnv + "=" + filepath.Join(outputs, ProgressFile), nil
+}
 
 // ReportProgress sets ns's reported progress from a progress file's
 // content, read at now, and reports whether that changed anything: data

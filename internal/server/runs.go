@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -106,28 +107,27 @@ func (s *Server) getTrainJob(w http.ResponseWriter, r *http.Request, p *principa
 	return nil
 }
 
+// cancel cancels a run (argo terminate).
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p *principal) error {
-	run, err := s.run(r, p)
-	if err != nil {
-		return err
-	}
-	if err := s.cfg.Engine.Cancel(r.Context(), run.ID); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: "cancel"})
-	return nil
+	return s.askRun(w, r, p, "cancel", s.cfg.Engine.Cancel)
 }
 
-// stop ends a run, running its exit handlers.
+// stop ends a run, running its exit handlers (argo stop).
 func (s *Server) stop(w http.ResponseWriter, r *http.Request, p *principal) error {
+	return s.askRun(w, r, p, "stop", s.cfg.Engine.Stop)
+}
+
+// askRun asks the engine, with ask, for what of the run the request
+// names, and answers that it was asked.
+func (s *Server) askRun(w http.ResponseWriter, r *http.Request, p *principal, what string, ask func(context.Context, apiv1.RunID) error) error {
 	run, err := s.run(r, p)
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Engine.Stop(r.Context(), run.ID); err != nil {
+	if err := ask(r.Context(), run.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: "stop"})
+	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: what})
 	return nil
 }
 

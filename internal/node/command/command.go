@@ -5,7 +5,6 @@ package command
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -36,12 +35,11 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
-	outputs, err := a.Inputs.Expand("{{outputs.dir}}")
+	progress, err := node.ProgressVar(a)
 	if err != nil {
 		return err
 	}
-	env = append(env, node.ProgressEnv+"="+filepath.Join(outputs, node.ProgressFile))
-	spec.Processes = []job.Process{{Command: cmd, Env: env}}
+	spec.Processes = []job.Process{{Command: cmd, Env: append(env, progress)}}
 	return nil
 }
 

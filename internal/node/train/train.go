@@ -8,7 +8,6 @@ package train
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -49,11 +48,11 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
-	outputs, err := a.Inputs.Expand("{{outputs.dir}}")
+	progress, err := node.ProgressVar(a)
 	if err != nil {
 		return err
 	}
-	env = append(env, node.ProgressEnv+"="+filepath.Join(outputs, node.ProgressFile))
+	env = append(env, progress)
 	env, err = initializerEnv(a, env, spec)
 	if err != nil {
 		return err
