@@ -201,7 +201,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	if replicated {
-		a.Controller.Follow()
+		a.Controller.Leadership().Follow()
 	}
 	a.Metrics.SetSource(a)
 	a.Metrics.SetLeadership(a.leading)
@@ -326,7 +326,7 @@ func (a *App) Close() error {
 
 // Claim takes over unfinished runs whose engine is gone (ids empty: all).
 func (a *App) Claim(ctx context.Context, ids ...apiv1.RunID) ([]apiv1.RunID, error) {
-	claimed, err := a.Controller.Claim(ctx, ids, ownerDead)
+	claimed, err := a.Controller.Runs().Claim(ctx, ids, ownerDead)
 	if a.Party != "" {
 		a.watchClaimed(ctx, claimed)
 	}
@@ -342,7 +342,7 @@ func (a *App) RunsByPhase(ctx context.Context) (map[apiv1.Phase]int, error) {
 }
 
 // TasksByPhase implements metrics.Source.
-func (a *App) TasksByPhase() map[apiv1.Phase]int { return a.Controller.TasksByPhase() }
+func (a *App) TasksByPhase() map[apiv1.Phase]int { return a.Controller.Runs().TasksByPhase() }
 
 // QueueDepth implements metrics.Source.
 func (a *App) QueueDepth() int { return a.Controller.QueueDepth() }

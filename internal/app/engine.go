@@ -52,7 +52,7 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 		return nil, err
 	}
 	src, dir := placeSource(l.Doc.File, s.WorkDir)
-	run, err := a.Controller.Submit(ctx, controller.SubmitParams{
+	run, err := a.Controller.Runs().Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
 		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)), Federation: fed, ID: id,
 	})
@@ -191,14 +191,14 @@ func (a *App) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.
 // run, this one takes it over, stops it, and returns once it has ended.
 // A run that ended is KLN-4010.
 func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error {
-	return a.askAndAdopt(ctx, id, a.Controller.Cancel)
+	return a.askAndAdopt(ctx, id, a.Controller.Runs().Cancel)
 }
 
 // Stop asks for run id to be stopped, its exit handlers run. If no live
 // engine works the run, this one takes it over, stops it, and returns
 // once it has ended. A run that ended is KLN-4010.
 func (a *App) Stop(ctx context.Context, id apiv1.RunID) error {
-	return a.askAndAdopt(ctx, id, a.Controller.Stop)
+	return a.askAndAdopt(ctx, id, a.Controller.Runs().Stop)
 }
 
 // askAndAdopt records a request about run id with ask; if no live engine
@@ -208,7 +208,7 @@ func (a *App) askAndAdopt(ctx context.Context, id apiv1.RunID, ask func(context.
 	if err := ask(ctx, id); err != nil {
 		return err
 	}
-	if a.Controller.Owns(id) {
+	if a.Controller.Runs().Owns(id) {
 		return nil // this engine works it, and acts on the request
 	}
 	claimed, err := a.Claim(ctx, id)
@@ -219,7 +219,7 @@ func (a *App) askAndAdopt(ctx context.Context, id apiv1.RunID, ask func(context.
 		return err
 	}
 	select {
-	case <-a.Controller.Done(id):
+	case <-a.Controller.Runs().Done(id):
 	case <-ctx.Done():
 	}
 	return nil
@@ -228,7 +228,7 @@ func (a *App) askAndAdopt(ctx context.Context, id apiv1.RunID, ask func(context.
 // Suspend asks for run id's training jobs to be suspended (or started
 // again). The engine working the run acts on it within a second.
 func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
-	return a.Controller.Suspend(ctx, id, suspend)
+	return a.Controller.Runs().Suspend(ctx, id, suspend)
 }
 
 // Retry runs a Failed or Cancelled run again from where it stopped, on
@@ -245,7 +245,7 @@ func (a *App) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest)
 			Hint:    "rerun it from the task that failed, at its initiator: kiln rerun " + string(run.Federation.Run) + " --from TASK",
 		}
 	}
-	return a.Controller.Retry(ctx, id, req)
+	return a.Controller.Runs().Retry(ctx, id, req)
 }
 
 // SendGateInput sends an approval, a rejection (in.Approve) or a signal
@@ -308,11 +308,11 @@ func noSecret(project, name string) error {
 
 // Changes returns a channel that receives a value after each round this
 // engine saves, and a function to stop receiving.
-func (a *App) Changes() (<-chan struct{}, func()) { return a.Controller.Changes() }
+func (a *App) Changes() (<-chan struct{}, func()) { return a.Controller.Runs().Changes() }
 
 // Done returns a channel closed once this engine no longer works run id:
 // it ended, or another engine took it over.
-func (a *App) Done(id apiv1.RunID) <-chan struct{} { return a.Controller.Done(id) }
+func (a *App) Done(id apiv1.RunID) <-chan struct{} { return a.Controller.Runs().Done(id) }
 
 // checkCacheMode refuses a submission's unknown cache mode.
 func checkCacheMode(m apiv1.CacheMode) error {

@@ -30,7 +30,7 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 	}
 	id := apiv1.PartID(req.Run, a.Party)
 	if _, err := a.Store.GetRun(ctx, id); err == nil {
-		return a.Controller.PartStatus(ctx, id)
+		return a.Controller.Parts().PartStatus(ctx, id)
 	}
 	part, shares, err := workflow.PartOf(req.Workflow, a.Party)
 	if err != nil {
@@ -53,11 +53,11 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 			return apiv1.PartStatus{}, err
 		}
 	}
-	_, err = a.Controller.Submit(ctx, sp)
+	_, err = a.Controller.Runs().Submit(ctx, sp)
 	if err != nil && !errors.Is(err, store.ErrConflict) { // a twin request made it first
 		return apiv1.PartStatus{}, err
 	}
-	return a.Controller.PartStatus(ctx, id)
+	return a.Controller.Parts().PartStatus(ctx, id)
 }
 
 // checkPartRequest checks that from may have this party take part in
@@ -103,7 +103,7 @@ func (a *App) PartStatus(ctx context.Context, from string, run apiv1.RunID) (api
 	if err != nil {
 		return apiv1.PartStatus{}, err
 	}
-	return a.Controller.PartStatus(ctx, id)
+	return a.Controller.Parts().PartStatus(ctx, id)
 }
 
 // OrderShare carries out the initiator's order for task of this party's
@@ -130,7 +130,7 @@ func (a *App) OrderShare(ctx context.Context, from string, run apiv1.RunID, task
 			return apiv1.ShareStatus{}, err
 		}
 	}
-	return a.Controller.OrderShare(ctx, id, task, row)
+	return a.Controller.Parts().OrderShare(ctx, id, task, row)
 }
 
 // StopPart cancels this party's part of run, or ends what of it has not
@@ -171,7 +171,7 @@ func (a *App) endPart(ctx context.Context, id apiv1.RunID, failed bool) error {
 		if failed {
 			o.Action, o.Reason = apiv1.OrderFail, "the federated run failed at its initiator ("+run.Federation.Initiator+")"
 		}
-		if _, err := a.Controller.OrderShare(ctx, id, n.Name, o); err != nil {
+		if _, err := a.Controller.Parts().OrderShare(ctx, id, n.Name, o); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -89,7 +89,7 @@ func (a *App) checkFederated(ctx context.Context, wf *apiv1.Workflow) (*apiv1.Fe
 // not answer is asked again, with backoff, for up to closeFor.
 func (a *App) closeParts(ctx context.Context, id apiv1.RunID, roles map[string][]string) {
 	select {
-	case <-a.Controller.Done(id):
+	case <-a.Controller.Runs().Done(id):
 	case <-ctx.Done():
 		return
 	}

@@ -27,14 +27,14 @@ const claimEvery = 500 * time.Millisecond
 // if set, is told when this server wins, and what it should know then.
 func (a *App) Lead(ctx context.Context, address string, say func(string)) error {
 	a.elector = leader.New(leader.Config{
-		Store: a.Store, Holder: a.Controller.Owner(), Address: address, IsDead: ownerDead, Log: a.log,
+		Store: a.Store, Holder: a.Controller.Leadership().Owner(), Address: address, IsDead: ownerDead, Log: a.log,
 	})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fenced := make(chan struct{})
 	go func() {
 		select {
-		case <-a.Controller.Fenced():
+		case <-a.Controller.Leadership().Fenced():
 			close(fenced)
 			cancel()
 		case <-ctx.Done():
@@ -42,14 +42,14 @@ func (a *App) Lead(ctx context.Context, address string, say func(string)) error 
 	}()
 	err := a.elector.Run(ctx, func(term int64, before store.Leader) {
 		a.log.Info("this replica leads", "term", term, "address", address)
-		a.Controller.Lead(term)
+		a.Controller.Leadership().Lead(term)
 		a.Start()
 		go a.claimLoop(ctx)
 		if say == nil {
 			return
 		}
 		say(fmt.Sprintf("this server leads (term %d): it runs the engine and adopts the runs of the leader before it", term))
-		if h := hostOf(before.Holder); a.Kube == nil && h != "" && h != hostOf(a.Controller.Owner()) {
+		if h := hostOf(before.Holder); a.Kube == nil && h != "" && h != hostOf(a.Controller.Leadership().Owner()) {
 			say("warning: the leader before this one ran on host " + h + ": the local tasks it started there cannot be adopted " +
 				"from this machine, and will be found lost and run again. Replicas that run local tasks must share one machine (docs/team.md)")
 		}
@@ -99,7 +99,7 @@ func (a *App) claimLoop(ctx context.Context) {
 // shared always leads.
 func (a *App) Leadership() (store.Leader, bool) {
 	if !a.Replicated || a.elector == nil {
-		return store.Leader{Holder: a.Controller.Owner(), Address: a.Advertise}, !a.Replicated
+		return store.Leader{Holder: a.Controller.Leadership().Owner(), Address: a.Advertise}, !a.Replicated
 	}
 	return a.elector.Leader()
 }

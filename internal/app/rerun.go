@@ -25,7 +25,7 @@ func (a *App) Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest)
 	if err := notAPart(src); err != nil {
 		return nil, err
 	}
-	run, err := a.Controller.Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req})
+	run, err := a.Controller.Runs().Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req})
 	if err == nil && run.Federation != nil {
 		a.watchFederated(run.ID, run.Federation.Roles)
 	}

@@ -199,7 +199,7 @@ func adopt(ctx context.Context, e *env, a *app.App) {
 // submitted to it while it ran, and neither was adopted.
 func adoptOnce(ctx context.Context, a *app.App) ([]apiv1.RunID, error) {
 	start := time.Now()
-	had := a.Controller.Owned()
+	had := a.Controller.Runs().Owned()
 	claimed, err := a.Claim(ctx)
 	var adopted []apiv1.RunID
 	for _, id := range claimed {

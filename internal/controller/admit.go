@@ -35,10 +35,10 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 	if handed, err := c.handOver(ctx, r); handed || err != nil {
 		return err
 	}
-	est := c.freeGuess().Add(r.releasedRoom)
+	est := c.room.freeGuess().Add(r.releasedRoom)
 	last := resource.Admission{Free: est}
 	var tried []readyItem
-	taken, broad := map[int]bool{}, c.quotasOn() // with quotas every ready node waits in the pool's queue, for its project's fair share
+	taken, broad := map[int]bool{}, c.quota.quotasOn() // with quotas every ready node waits in the pool's queue, for its project's fair share
 	restore := func() {
 		for _, it := range tried {
 			if !taken[it.node] {
@@ -75,7 +75,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 			}
 		}
 		est = last.Free
-		c.setFreeGuess(est)
+		c.room.setFreeGuess(est)
 		if last.Granted > 0 && !broad { // room was granted to waiting nodes: ask about them all, whatever is free
 			restore()
 			tried, broad = tried[:0], true
@@ -146,11 +146,11 @@ func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]re
 // call to the pool a round. It reports false when the round must ask.
 func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 	rs := r.rs
-	if len(r.released) == 0 || r.suspend || rs.part != nil || c.othersStarved(rs.run.ID) || c.quotasOn() {
+	if len(r.released) == 0 || r.suspend || rs.part != nil || c.room.othersStarved(rs.run.ID) || c.quota.quotasOn() {
 		return false, nil
 	}
 	it, _ := rs.ready.peek()
-	req, free := rs.plan.Tasks[it.node].Request, c.freeGuess()
+	req, free := rs.plan.Tasks[it.node].Request, c.room.freeGuess()
 	more := rs.ready.Len() > 1 && rs.plan.MinRequest.Fits(free.Add(r.releasedRoom).Sub(req))
 	if !req.Fits(r.releasedRoom) || more {
 		return false, nil
@@ -204,21 +204,6 @@ func (rs *runState) claim(i, n int) resource.Claim {
 		c.Step, c.Steps = t.PerHost, t.MaxHosts-t.MinHosts
 	}
 	return c
-}
-
-// freeGuess is what the pool last said was free: the round's guess of
-// what may fit, before it asks. Other engines change it unannounced, so
-// the first node is always asked about.
-func (c *Controller) freeGuess() resource.Request {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.free
-}
-
-func (c *Controller) setFreeGuess(free resource.Request) {
-	c.mu.Lock()
-	c.free = free
-	c.mu.Unlock()
 }
 
 // showWaiting shows, for every node that became ready and is still

@@ -119,7 +119,12 @@ type noMetrics struct{}
 func (noMetrics) Reconciled(time.Duration) {}
 func (noMetrics) Admitted(time.Duration)   {}
 
-// Controller runs the runs it owns.
+// Controller runs the runs it owns: it keeps the loop, the one commit
+// per round and the side effects, and leaves the rest to its components:
+// the runs it works and the operations on them (Runs), leadership among
+// replicas (Leadership), federation orders (Parts), admission (the pool,
+// quotas and the runs waiting for room), the cache and artifacts, and
+// what waits for input (gates, sensors).
 type Controller struct {
 	cfg   Config
 	log   *slog.Logger
@@ -127,16 +132,14 @@ type Controller struct {
 
 	launches sync.WaitGroup // launches in flight
 
-	mu       sync.Mutex
-	free     resource.Request // what the pool last said was free: the next round's guess
-	runs     map[apiv1.RunID]*runState
-	starved  map[apiv1.RunID]bool // runs with ready nodes that did not fit
-	wakes    uint64               // counts wakeStarved calls: a round that saw fewer was answered before the last wake
-	hold     holdoff
-	outages  map[apiv1.RunID]*outage // runs whose rounds the store could not take
-	watchers map[chan struct{}]bool
-	lead     leadership
-	quota    quotaState // run limits of the projects' quotas (quota.go)
+	runs    *Runs
+	parts   *Parts
+	lead    *Leadership
+	room    *roomWaits  // runs waiting for room, and what the pool last said was free
+	quota   *quotaState // run limits of the projects' quotas (quota.go)
+	hold    *holdoff
+	outages *outages // runs whose rounds the store could not take
+	reports *reports // reads running nodes' progress reports
 }
 
 // New returns a controller; Run starts it. Store, Backend, Pool and
@@ -147,16 +150,22 @@ func New(cfg Config) (*Controller, error) {
 	}
 	cfg = withDefaults(cfg)
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[apiv1.RunID](5*time.Millisecond, 30*time.Second)
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"})
 	c := &Controller{
-		cfg: cfg, log: cfg.Log, free: cfg.Pool.Capacity(),
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[apiv1.RunID]{Name: "runs"}),
-		runs:     map[apiv1.RunID]*runState{},
-		starved:  map[apiv1.RunID]bool{},
-		watchers: map[chan struct{}]bool{},
-		hold:     newHoldoff(),
-		outages:  map[apiv1.RunID]*outage{},
+		cfg: cfg, log: cfg.Log, queue: queue,
+		lead:    newLeadership(cfg.Owner, cfg.LeaseTTL, cfg.Log),
+		room:    newRoomWaits(cfg.Pool.Capacity(), queue.Add),
+		quota:   &quotaState{enqueue: queue.Add},
+		hold:    newHoldoff(),
+		outages: newOutages(),
+		reports: newReports(cfg.Backend, cfg.Log),
 	}
-	c.lead.fenced = make(chan struct{})
+	c.runs = &Runs{
+		cfg: cfg, lead: c.lead, enqueue: queue.Add, restore: c.restore,
+		byID: map[apiv1.RunID]*runState{}, watchers: map[chan struct{}]bool{},
+	}
+	c.parts = &Parts{store: cfg.Store, pool: cfg.Pool, runs: c.runs}
+	c.runs.parts = c.parts
 	return c, nil
 }
 
@@ -220,7 +229,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(id)
-	if wait := c.heldOff(id); wait > 0 {
+	if wait := c.hold.heldOff(id); wait > 0 {
 		c.queue.AddAfter(id, wait)
 		return true
 	}
@@ -229,14 +238,15 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	c.cfg.Metrics.Reconciled(time.Since(start))
 	switch {
 	case err != nil && ctx.Err() == nil:
-		wait := c.failed(id)
+		wait := c.hold.failed(id)
 		c.log.Error("reconcile failed; will retry", "run", id, "in", wait, "err", err)
 		c.queue.AddAfter(id, wait)
 		return true
 	case res.RequeueAfter > 0:
 		c.queue.AddAfter(id, res.RequeueAfter)
 	}
-	c.succeeded(id)
+	c.queue.Forget(id)
+	c.hold.succeeded(id)
 	return true
 }
 
@@ -245,43 +255,16 @@ func (c *Controller) now() time.Time { return time.Now().UTC() }
 // QueueDepth is how many runs wait for a reconcile.
 func (c *Controller) QueueDepth() int { return c.queue.Len() }
 
-// TasksByPhase counts the tasks of the runs this engine works on. It reads
-// the nodes' last saved phases, taking no run's lock for long.
-func (c *Controller) TasksByPhase() map[apiv1.Phase]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := map[apiv1.Phase]int{apiv1.PhaseRunning: 0, apiv1.PhaseRetrying: 0, apiv1.PhaseSuspended: 0}
-	for _, rs := range c.runs {
-		out[apiv1.PhaseRunning] += int(rs.running.Load())
-		out[apiv1.PhaseRetrying] += int(rs.backingOff.Load())
-		out[apiv1.PhaseSuspended] += int(rs.parked.Load())
-	}
-	return out
-}
-
-func (c *Controller) lookup(id apiv1.RunID) *runState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.runs[id]
-}
-
 // forget drops a run this engine no longer owns, and withdraws its nodes
 // from the pool's queue.
 func (c *Controller) forget(rs *runState) {
-	c.mu.Lock()
-	mine := c.runs[rs.run.ID] == rs
-	if mine {
-		delete(c.runs, rs.run.ID)
-		delete(c.starved, rs.run.ID)
-		delete(c.outages, rs.run.ID)
-		delete(c.hold.until, rs.run.ID)
-		close(rs.done)
-	}
-	c.mu.Unlock()
-	if !mine {
+	if !c.runs.remove(rs) {
 		return
 	}
-	c.dropRun(rs, true)
+	c.hold.succeeded(rs.run.ID)
+	c.room.forget(rs.run.ID)
+	c.outages.recorded(rs.run.ID)
+	c.quota.dropRun(rs, true)
 	if w := rs.waiters(); len(w) > 0 {
 		if err := c.cfg.Pool.Withdraw(context.Background(), w...); err != nil {
 			c.log.Warn("withdrawing a run's waiting nodes", "run", rs.run.ID, "err", err)
@@ -293,9 +276,9 @@ func (c *Controller) forget(rs *runState) {
 // attempt of a run another engine owns gave its room back: runs waiting
 // for room try again.
 func (c *Controller) attemptExited(id job.AttemptID, st job.Status) {
-	rs := c.lookup(apiv1.RunID(id.Run))
+	rs := c.runs.get(apiv1.RunID(id.Run))
 	if rs == nil {
-		c.wakeStarved("", 0)
+		c.room.wake("", 0)
 		return
 	}
 	if i, ok := rs.plan.Index[id.Node]; ok {
@@ -306,14 +289,12 @@ func (c *Controller) attemptExited(id job.AttemptID, st job.Status) {
 
 // resyncAll has every owned run observe all its active attempts.
 func (c *Controller) resyncAll() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for id, rs := range c.runs {
+	c.runs.each(func(rs *runState) {
 		rs.mu.Lock()
 		rs.resync = true
 		rs.mu.Unlock()
-		c.queue.Add(id)
-	}
+		c.queue.Add(rs.run.ID)
+	})
 }
 
 func (c *Controller) resyncLoop(ctx context.Context) {
@@ -329,48 +310,12 @@ func (c *Controller) resyncLoop(ctx context.Context) {
 	}
 }
 
-// othersStarved reports whether a run other than id waits for room.
-func (c *Controller) othersStarved(id apiv1.RunID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.starved) > 1 || (len(c.starved) == 1 && !c.starved[id])
-}
+// Leadership is how the engine stands among replicas of its store.
+func (c *Controller) Leadership() *Leadership { return c.lead }
 
-// wakeSeq returns the count of wakes so far, for a round to remember
-// before it asks the pool.
-func (c *Controller) wakeSeq() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.wakes
-}
+// Runs are the runs the engine works, and what users ask of them.
+func (c *Controller) Runs() *Runs { return c.runs }
 
-// addStarved marks run id as waiting for room, as the pool answered when
-// the engine had seen seen wakes. If more came since, the room they
-// announced may not have been in that answer: the run goes round again.
-func (c *Controller) addStarved(id apiv1.RunID, seen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.starved[id] = true
-	if c.wakes != seen {
-		c.queue.Add(id)
-	}
-}
-
-// wakeStarved enqueues the runs that wait for room, after from (or
-// someone else, "") gave some back. It returns seen moved past this
-// wake when no other came since seen, for from's own addStarved.
-func (c *Controller) wakeStarved(from apiv1.RunID, seen uint64) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.wakes == seen {
-		seen++
-	}
-	c.wakes++
-	for id := range c.starved {
-		delete(c.starved, id)
-		if id != from {
-			c.queue.Add(id)
-		}
-	}
-	return seen
-}
+// Parts carry out the initiator's orders on this party's parts of
+// federated runs.
+func (c *Controller) Parts() *Parts { return c.parts }

@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 // backend, admitting against the supervisor's shared ledger, as kiln does.
 type engine struct {
 	*Controller
+	*Runs // the controller's, for the tests to submit and wait
 	store   *sqlite.Store
 	backend *local.Backend
 	pool    *local.Pool
@@ -117,7 +118,7 @@ func startEngine(t *testing.T, home string, st *sqlite.Store, cpus int64, owner 
 		})
 	}
 	t.Cleanup(stop)
-	return &engine{Controller: c, store: st, backend: be, pool: pool, home: home, stop: stop}
+	return &engine{Controller: c, Runs: c.Runs(), store: st, backend: be, pool: pool, home: home, stop: stop}
 }
 
 // submit compiles a workflow written in YAML and submits it.

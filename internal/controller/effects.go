@@ -45,10 +45,10 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 	}
 	seen := r.wakes
 	if r.freed || r.granted {
-		seen = c.wakeStarved(r.rs.run.ID, seen)
+		seen = c.room.wake(r.rs.run.ID, seen)
 	}
 	if r.starved {
-		c.addStarved(r.rs.run.ID, seen)
+		c.room.add(r.rs.run.ID, seen)
 	}
 	return errors.Join(errs...)
 }

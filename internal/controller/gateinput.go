@@ -42,7 +42,7 @@ func (c *Controller) SendGateInput(ctx context.Context, id apiv1.RunID, node str
 	if err := c.cfg.Store.AddGateInput(ctx, id, node, in); err != nil {
 		return runError(id, err, rule)
 	}
-	if c.lookup(id) != nil {
+	if c.runs.get(id) != nil {
 		c.queue.Add(id)
 	}
 	return nil

@@ -144,9 +144,9 @@ func TestSendGateInputRecordsAndWakesAnOwnedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.mu.Lock()
-	c.runs["wf-mine"] = &runState{run: mine} // as if loaded: only lookup reads it here
-	c.mu.Unlock()
+	c.runs.mu.Lock()
+	c.runs.byID["wf-mine"] = &runState{run: mine} // as if loaded: only lookup reads it here
+	c.runs.mu.Unlock()
 
 	no, seven, given := false, "7", gateT0.Add(time.Hour)
 	before := time.Now().UTC()

@@ -20,7 +20,7 @@ func (c *Controller) leaseLoop(ctx context.Context) {
 			c.renew(ctx)
 			// Room may have come back in ways no exit announces (another
 			// engine went away, a higher priority stopped waiting).
-			c.wakeStarved("", 0)
+			c.room.wake("", 0)
 		}
 	}
 }
@@ -33,7 +33,7 @@ func (c *Controller) grantLoop(ctx context.Context, g Granter) {
 		case <-ctx.Done():
 			return
 		case <-g.Granted():
-			c.wakeStarved("", 0)
+			c.room.wake("", 0)
 		}
 	}
 }
@@ -47,12 +47,6 @@ func (c *Controller) renew(ctx context.Context) {
 		return
 	}
 	for _, req := range reqs {
-		if req.Cancel {
-			c.requestCancel(req.Run)
-		}
-		if req.Stop {
-			c.requestStop(req.Run)
-		}
-		c.setSuspend(req.Run, req.Suspend)
+		c.runs.asked(req)
 	}
 }

@@ -48,7 +48,7 @@ func (c *Controller) observe(ctx context.Context, r *round, dirty map[int]*repor
 // when its attempt exited.
 func (c *Controller) observedEnd(ctx context.Context, r *round, i int, st *job.Status) {
 	if st.State == job.StateExited {
-		c.lastReport(ctx, r, i)
+		c.reports.last(ctx, r, i)
 	}
 	c.observed(r, i, st)
 }

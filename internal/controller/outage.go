@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -19,29 +20,38 @@ type outage struct {
 	err    string
 }
 
+// outages are the outages of the engine's runs not yet recorded. They
+// are safe for concurrent use.
+type outages struct {
+	mu    sync.Mutex
+	byRun map[apiv1.RunID]*outage
+}
+
+func newOutages() *outages { return &outages{byRun: map[apiv1.RunID]*outage{}} }
+
 // unsaved notes that run id's round could not be written for err, if err
 // is the store's (a KLN-5xxx code).
-func (c *Controller) unsaved(id apiv1.RunID, err error) {
+func (u *outages) unsaved(id apiv1.RunID, err error) {
 	var coded *apiv1.Error
 	if !errors.As(err, &coded) || !strings.HasPrefix(string(coded.Code), "KLN-5") {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o, ok := c.outages[id]
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	o, ok := u.byRun[id]
 	if !ok {
 		o = &outage{since: time.Now().UTC(), code: coded.Code, err: coded.Text()}
-		c.outages[id] = o
+		u.byRun[id] = o
 	}
 	o.rounds++
 }
 
-// outageEvent is the event that records run id's outage, if it had one
+// event is the event that records run id's outage, if it had one
 // not yet recorded.
-func (c *Controller) outageEvent(id apiv1.RunID, phase apiv1.Phase, now time.Time) (apiv1.Event, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o, ok := c.outages[id]
+func (u *outages) event(id apiv1.RunID, phase apiv1.Phase, now time.Time) (apiv1.Event, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	o, ok := u.byRun[id]
 	if !ok {
 		return apiv1.Event{}, false
 	}
@@ -53,9 +63,9 @@ func (c *Controller) outageEvent(id apiv1.RunID, phase apiv1.Phase, now time.Tim
 	}, true
 }
 
-// outageRecorded forgets run id's outage once its event is written.
-func (c *Controller) outageRecorded(id apiv1.RunID) {
-	c.mu.Lock()
-	delete(c.outages, id)
-	c.mu.Unlock()
+// recorded forgets run id's outage once its event is written.
+func (u *outages) recorded(id apiv1.RunID) {
+	u.mu.Lock()
+	delete(u.byRun, id)
+	u.mu.Unlock()
 }

@@ -47,13 +47,13 @@ func (p *partState) startOrdered(task string, n int) bool {
 	return ok && o.Action == apiv1.OrderStart && o.Attempt == n
 }
 
-// loadOrders reads the orders of a part loaded from the store, so that
+// load reads the orders of a part loaded from the store, so that
 // the attempts found running rebuild the spec they were launched with.
-func (c *Controller) loadOrders(ctx context.Context, rs *runState) error {
+func (ps *Parts) load(ctx context.Context, rs *runState) error {
 	if rs.part == nil {
 		return nil
 	}
-	orders, err := c.cfg.Store.ShareOrders(ctx, rs.run.ID)
+	orders, err := ps.store.ShareOrders(ctx, rs.run.ID)
 	if err != nil {
 		return fmt.Errorf("reading the initiator's orders: %w", err)
 	}
@@ -61,15 +61,15 @@ func (c *Controller) loadOrders(ctx context.Context, rs *runState) error {
 	return nil
 }
 
-// readOrders reads the part's latest orders and acts on them: a held
+// read reads the part's latest orders and acts on them: a held
 // node ordered to start is ready again, a running attempt ordered to
 // stop is stopped, a node ordered skipped ends.
-func (c *Controller) readOrders(ctx context.Context, r *round) error {
+func (ps *Parts) read(ctx context.Context, r *round) error {
 	p := r.rs.part
 	if p == nil || r.rs.stopping != "" {
 		return nil
 	}
-	orders, err := c.cfg.Store.ShareOrders(ctx, r.rs.run.ID)
+	orders, err := ps.store.ShareOrders(ctx, r.rs.run.ID)
 	if err != nil {
 		return fmt.Errorf("reading the initiator's orders: %w", err)
 	}

@@ -10,6 +10,15 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
+// Parts carry out, on this party's parts of federated runs, the orders
+// the initiator gives (reserve, start, release, abort, skip), and report
+// the parts' shares for it to decide on. It is safe for concurrent use.
+type Parts struct {
+	store store.Store
+	pool  Pool
+	runs  *Runs // the runs this engine works, woken by orders
+}
+
 // OrderShare carries out the initiator's order o for task of part id and
 // returns the share as it then stands. A reserve asks the pool for the
 // attempt's room at once and holds it (Reserved), or queues for it
@@ -17,8 +26,8 @@ import (
 // kept, replacing the task's last one, and wakes the part. Orders are
 // idempotent; one for an attempt that already ended, or a release, abort
 // or skip of a part that ended, changes nothing.
-func (c *Controller) OrderShare(ctx context.Context, id apiv1.RunID, task string, o store.ShareOrderRow) (apiv1.ShareStatus, error) {
-	run, err := c.cfg.Store.GetRun(ctx, id)
+func (ps *Parts) OrderShare(ctx context.Context, id apiv1.RunID, task string, o store.ShareOrderRow) (apiv1.ShareStatus, error) {
+	run, err := ps.store.GetRun(ctx, id)
 	if err != nil {
 		return apiv1.ShareStatus{}, runError(id, err, "orders go to a party's part of a federated run")
 	}
@@ -33,14 +42,14 @@ func (c *Controller) OrderShare(ctx context.Context, id apiv1.RunID, task string
 		return shareStatusOf(ns, o), nil
 	}
 	var live *apiv1.ShareStatus
-	if live, err = c.actOnPool(ctx, id, ns, o); err != nil {
+	if live, err = ps.actOnPool(ctx, id, ns, o); err != nil {
 		return apiv1.ShareStatus{}, err
 	}
-	if err := c.cfg.Store.PutShareOrder(ctx, id, task, o); err != nil {
+	if err := ps.store.PutShareOrder(ctx, id, task, o); err != nil {
 		return apiv1.ShareStatus{}, runError(id, err, "orders go to a part that has not ended")
 	}
-	if c.lookup(id) != nil {
-		c.queue.Add(id)
+	if rs := ps.runs.get(id); rs != nil {
+		ps.runs.enqueue(id)
 	}
 	st := shareStatusOf(ns, o)
 	if live != nil {
@@ -77,8 +86,8 @@ func stale(ns *apiv1.NodeStatus, o store.ShareOrderRow) bool {
 
 // actOnPool reserves or gives back the room of the attempt o orders, and
 // returns what the pool said of a reservation (nil for other orders).
-func (c *Controller) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.NodeStatus, o store.ShareOrderRow) (*apiv1.ShareStatus, error) {
-	rs := c.lookup(id)
+func (ps *Parts) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.NodeStatus, o store.ShareOrderRow) (*apiv1.ShareStatus, error) {
+	rs := ps.runs.get(id)
 	if o.Action != apiv1.OrderReserve && o.Action != apiv1.OrderRelease {
 		return nil, nil
 	}
@@ -92,17 +101,17 @@ func (c *Controller) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.No
 	cl := rs.claim(i, o.Attempt)
 	waiter := shareWaiter(cl.Holder)
 	if o.Action == apiv1.OrderRelease {
-		return nil, errors.Join(c.cfg.Pool.Release(ctx, cl.Holder), c.cfg.Pool.Withdraw(ctx, waiter))
+		return nil, errors.Join(ps.pool.Release(ctx, cl.Holder), ps.pool.Withdraw(ctx, waiter))
 	}
 	least := cl.Less(max(cl.Steps, 0))
-	if capacity := c.cfg.Pool.Capacity(); !least.Fits(capacity) {
+	if capacity := ps.pool.Capacity(); !least.Fits(capacity) {
 		return &apiv1.ShareStatus{
 			State: apiv1.ShareFailed, Code: apiv1.CodeShareNeverFits,
 			Message: fmt.Sprintf("the share needs %s and this party's pool holds %s in all", least, capacity),
 		}, nil
 	}
 	cl.Waiter = waiter
-	answers, err := c.cfg.Pool.Admit(ctx, nil, []resource.Claim{cl})
+	answers, err := ps.pool.Admit(ctx, nil, []resource.Claim{cl})
 	if err != nil {
 		return nil, fmt.Errorf("reserving room for %s: %w", cl.Holder, err)
 	}
@@ -115,27 +124,27 @@ func (c *Controller) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.No
 
 // PartStatus returns part id as it stands: each share's latest order and
 // how its attempt went.
-func (c *Controller) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.PartStatus, error) {
-	run, err := c.cfg.Store.GetRun(ctx, id)
+func (ps *Parts) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.PartStatus, error) {
+	run, err := ps.store.GetRun(ctx, id)
 	if err != nil {
 		return apiv1.PartStatus{}, runError(id, err, "a party's part of a federated run")
 	}
 	if run.Federation == nil || !run.Federation.Part {
 		return apiv1.PartStatus{}, orderError(id, "", "the run is not a party's part of a federated run")
 	}
-	orders, err := c.cfg.Store.ShareOrders(ctx, id)
+	orders, err := ps.store.ShareOrders(ctx, id)
 	if err != nil {
 		return apiv1.PartStatus{}, runError(id, err, "a party's part of a federated run")
 	}
-	ps := apiv1.PartStatus{
+	out := apiv1.PartStatus{
 		Run: run.Federation.Run, Part: id, Party: run.Federation.Party, Phase: run.Status.Phase,
 		Shares: make(map[string]apiv1.ShareStatus, len(run.Status.Nodes)),
 	}
 	for k := range run.Status.Nodes {
 		n := &run.Status.Nodes[k]
-		ps.Shares[n.Name] = shareStatusOf(n, orders[n.Name])
+		out.Shares[n.Name] = shareStatusOf(n, orders[n.Name])
 	}
-	return ps, nil
+	return out, nil
 }
 
 // shareStatusOf is a share as its node and its latest order o say: how

@@ -4,11 +4,24 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend"
 )
+
+// reports reads the progress reports of running nodes through a backend
+// that can read an attempt's files; with one that cannot, nothing.
+type reports struct {
+	files backend.FileReader // nil: the backend reads no files
+	log   *slog.Logger
+}
+
+func newReports(b backend.Backend, log *slog.Logger) *reports {
+	fr, _ := b.(backend.FileReader)
+	return &reports{files: fr, log: log}
+}
 
 const (
 	// progressPoll is how often the engine reads the progress report of a
@@ -65,14 +78,13 @@ func (r *round) saveProgress() {
 	}
 }
 
-// readProgress reads the reports of the running nodes that report their
+// read reads the reports of the running nodes that report their
 // progress (node.Progressor, looked up with the kind), each at most every progressPoll, through a
 // backend that can read an attempt's files. A report that is missing,
 // too large or not valid changes nothing: the last good one stays, and
 // the node runs on.
-func (c *Controller) readProgress(ctx context.Context, r *round) {
-	fr, ok := c.cfg.Backend.(backend.FileReader)
-	if !ok {
+func (p *reports) read(ctx context.Context, r *round) {
+	if p.files == nil {
 		return
 	}
 	rs := r.rs
@@ -82,42 +94,40 @@ func (c *Controller) readProgress(ctx context.Context, r *round) {
 		}
 	}
 	for i := range rs.active {
-		p := rs.kinds[i].progressor
-		if p == nil || r.now.Sub(rs.lastRead(i)) < progressPoll {
+		if rs.kinds[i].progressor == nil || r.now.Sub(rs.lastRead(i)) < progressPoll {
 			continue
 		}
 		if rs.progressAt == nil {
 			rs.progressAt = map[int]time.Time{}
 		}
 		rs.progressAt[i] = r.now
-		c.readReport(ctx, r, i, fr)
+		p.report(ctx, r, i)
 	}
 }
 
-// lastReport reads node i's progress report once more as its attempt
-// ends, so that a report written just before the exit is kept.
-func (c *Controller) lastReport(ctx context.Context, r *round, i int) {
-	fr, ok := c.cfg.Backend.(backend.FileReader)
-	if ok && r.rs.kinds[i].progressor != nil {
-		c.readReport(ctx, r, i, fr)
+// last reads node i's progress report once more as its attempt ends,
+// so that a report written just before the exit is kept.
+func (p *reports) last(ctx context.Context, r *round, i int) {
+	if p.files != nil && r.rs.kinds[i].progressor != nil {
+		p.report(ctx, r, i)
 	}
 }
 
-// readReport reads node i's progress report through fr and applies it.
-func (c *Controller) readReport(ctx context.Context, r *round, i int, fr backend.FileReader) {
+// report reads node i's progress report and applies it.
+func (p *reports) report(ctx context.Context, r *round, i int) {
 	rs := r.rs
-	p := rs.kinds[i].progressor
+	kind := rs.kinds[i].progressor
 	ns := rs.nodes[i]
 	id := rs.attemptID(i, ns.attempt.Number)
-	data, err := fr.ReadFile(ctx, id, p.ProgressFile(&rs.plan.Tasks[i]), progressLimit)
+	data, err := p.files.ReadFile(ctx, id, kind.ProgressFile(&rs.plan.Tasks[i]), progressLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			c.log.Debug("progress report not read", "attempt", id, "error", err)
+			p.log.Debug("progress report not read", "attempt", id, "error", err)
 		}
 		return
 	}
 	before := ns.status
-	if p.Progress(&ns.status, data, r.now) {
+	if kind.Progress(&ns.status, data, r.now) {
 		r.nodes[i] = true
 		r.announce(i, &before)
 	}
@@ -133,9 +143,9 @@ func (rs *runState) lastRead(i int) time.Time {
 	return startOf(rs.nodes[i].attempt.StartedAt)
 }
 
-// progressWake is when the run must read its nodes' progress reports again.
-func (c *Controller) progressWake(rs *runState, consider func(time.Time)) {
-	if _, ok := c.cfg.Backend.(backend.FileReader); !ok {
+// wake is when the run must read its nodes' progress reports again.
+func (p *reports) wake(rs *runState, consider func(time.Time)) {
+	if p.files == nil {
 		return
 	}
 	for i := range rs.active {

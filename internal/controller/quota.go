@@ -22,6 +22,7 @@ type QuotaPool interface {
 // the limit on each project's started runs, which runs count against it,
 // and which wait for it. The pool keeps the rest.
 type quotaState struct {
+	enqueue func(apiv1.RunID) // has a run go round
 	mu      sync.Mutex
 	on      bool                                // any project has a quota
 	limits  map[string]int                      // spec.runs by project
@@ -38,6 +39,11 @@ type quotaState struct {
 // kiln run on the home of a kiln serve on PostgreSQL), whose quotas an
 // engine that never had any must not turn off.
 func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota) error {
+	return c.quota.set(ctx, c.cfg.Pool, quotas)
+}
+
+// set takes the projects' quotas (see SetQuotas).
+func (qs *quotaState) set(ctx context.Context, pool Pool, quotas []apiv1.ProjectQuota) error {
 	ledger, limits := map[string]resource.Quota{}, map[string]int{}
 	var bad []string
 	for _, q := range quotas {
@@ -51,7 +57,6 @@ func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota)
 			limits[q.Metadata.Name] = q.Spec.Runs
 		}
 	}
-	qs := &c.quota
 	qs.mu.Lock()
 	qs.limits, qs.on = limits, len(ledger) > 0
 	push := qs.pushed || len(ledger) > 0
@@ -64,14 +69,14 @@ func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota)
 	}
 	qs.mu.Unlock()
 	for _, id := range wake {
-		c.queue.Add(id)
+		qs.enqueue(id)
 	}
 	var err error
-	if p, ok := c.cfg.Pool.(QuotaPool); ok && push {
+	if p, ok := pool.(QuotaPool); ok && push {
 		if err = p.SetQuotas(ctx, ledger); err != nil && len(ledger) == 0 {
-			c.quota.mu.Lock()
-			c.quota.pushed = true // clear them again next time
-			c.quota.mu.Unlock()
+			qs.mu.Lock()
+			qs.pushed = true // clear them again next time
+			qs.mu.Unlock()
 		}
 	}
 	if len(bad) > 0 {
@@ -86,20 +91,19 @@ func (c *Controller) Logger() *slog.Logger { return c.log }
 // quotasOn reports whether any project has a quota: then the pool
 // decides who is next among projects, and the engine hands no room over
 // between its own attempts without asking.
-func (c *Controller) quotasOn() bool {
-	c.quota.mu.Lock()
-	defer c.quota.mu.Unlock()
-	return c.quota.on
+func (qs *quotaState) quotasOn() bool {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	return qs.on
 }
 
 // runsQuotaHolds reports whether run rs must stay Pending because its
 // project has as many started runs as its quota's spec.runs; if not, a run
 // that has not started counts against the limit from now (releaseRunSlot
 // gives its place back if it does not start in the round).
-func (c *Controller) runsQuotaHolds(r *round) bool {
+func (qs *quotaState) runsQuotaHolds(r *round) bool {
 	rs := r.rs
 	p, id := projectOf(rs.run), rs.run.ID
-	qs := &c.quota
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	limit := qs.limits[p]
@@ -119,20 +123,19 @@ func (c *Controller) runsQuotaHolds(r *round) bool {
 
 // releaseRunSlot gives back the place a run took against its project's
 // run limit if it still has not started.
-func (c *Controller) releaseRunSlot(rs *runState) {
+func (qs *quotaState) releaseRunSlot(rs *runState) {
 	if rs.run.Status.StartedAt != nil {
 		return
 	}
-	c.dropRun(rs, false)
+	qs.dropRun(rs, false)
 }
 
 // noteRun counts a started, unfinished run against its project's limit
 // (an engine that adopts runs counts them too).
-func (c *Controller) noteRun(rs *runState) {
+func (qs *quotaState) noteRun(rs *runState) {
 	if rs.run.Status.StartedAt == nil || rs.run.Status.Phase.Done() {
 		return
 	}
-	qs := &c.quota
 	qs.mu.Lock()
 	addTo(&qs.started, projectOf(rs.run), rs.run.ID)
 	qs.mu.Unlock()
@@ -140,9 +143,8 @@ func (c *Controller) noteRun(rs *runState) {
 
 // dropRun stops counting rs against its project's limit; when it ended
 // (gone), the runs its limit holds go round again.
-func (c *Controller) dropRun(rs *runState, gone bool) {
+func (qs *quotaState) dropRun(rs *runState, gone bool) {
 	p, id := projectOf(rs.run), rs.run.ID
-	qs := &c.quota
 	qs.mu.Lock()
 	_, counted := qs.started[p][id]
 	delete(qs.started[p], id)
@@ -157,7 +159,7 @@ func (c *Controller) dropRun(rs *runState, gone bool) {
 	}
 	qs.mu.Unlock()
 	for _, w := range wake {
-		c.queue.Add(w)
+		qs.enqueue(w)
 	}
 }
 
@@ -183,7 +185,7 @@ func (c *Controller) preempt(r *round, i int, victims []string) {
 			r.preemptHere(v, msg)
 			continue
 		}
-		rs := c.lookup(run)
+		rs := c.runs.get(run)
 		if rs == nil {
 			c.log.Warn("a preemption victim's run is not this engine's", "attempt", v)
 			continue

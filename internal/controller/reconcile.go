@@ -27,22 +27,22 @@ type Result struct {
 // the backend failed) and the run is retried with backoff. A task that
 // fails is not an error here: it is recorded in the run's status.
 func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, error) {
-	rs := c.lookup(id)
+	rs := c.runs.get(id)
 	if rs == nil {
 		return Result{}, nil // not ours, or already finished
 	}
 	r := newRound(rs, c.now())
-	r.wakes = c.wakeSeq()
+	r.wakes = c.room.seq()
 	dirty, asked := rs.takeWork()
 	r.suspend = asked.suspend
 	r.payOwedStops()
 	observeErr := c.observe(ctx, r, dirty)
-	c.readProgress(ctx, r)
+	c.reports.read(ctx, r)
 	r.stopIfNeeded(asked)
 	r.suspension()
 	r.timeouts()
 	r.preemptions()
-	gateErr := errors.Join(c.gates(ctx, r), c.readOrders(ctx, r))
+	gateErr := errors.Join(c.gates(ctx, r), c.parts.read(ctx, r))
 	r.retriesDue()
 	c.cacheWaits(ctx, r)
 	admitErr := c.settleAndAdmit(ctx, r)
@@ -54,7 +54,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, err
 	}
 	sideErr := c.sideEffects(ctx, r)
-	c.noteRun(rs)
+	c.quota.noteRun(rs)
 	rs.running.Store(int64(len(rs.active)))
 	rs.backingOff.Store(int64(len(rs.retrying)))
 	rs.parked.Store(int64(len(rs.suspended)))
@@ -70,10 +70,10 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 // once, so this goes on while admitting changes more (a few times at
 // most: what is left waits for the next round, which the ready nodes ask for).
 func (c *Controller) settleAndAdmit(ctx context.Context, r *round) error {
-	if c.runsQuotaHolds(r) { // it stays Pending: nothing of it is decided yet
+	if c.quota.runsQuotaHolds(r) { // it stays Pending: nothing of it is decided yet
 		return nil
 	}
-	defer c.releaseRunSlot(r.rs)
+	defer c.quota.releaseRunSlot(r.rs)
 	var errs []error
 	for range 4 {
 		c.settle(ctx, r)
@@ -90,8 +90,8 @@ func (c *Controller) settleAndAdmit(ctx context.Context, r *round) error {
 // another engine took the run over.
 func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 	ch := r.change(c.cfg.Owner)
-	ch.Term = c.lead.term.Load()
-	outage, hadOutage := c.outageEvent(r.rs.run.ID, r.rs.run.Status.Phase, r.now)
+	ch.Term = c.lead.Term()
+	outage, hadOutage := c.outages.event(r.rs.run.ID, r.rs.run.Status.Phase, r.now)
 	if hadOutage {
 		ch.Events = append(ch.Events, outage)
 	}
@@ -101,17 +101,17 @@ func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 	err := c.cfg.Store.Apply(ctx, ch)
 	if err == nil {
 		if hadOutage {
-			c.outageRecorded(r.rs.run.ID)
+			c.outages.recorded(r.rs.run.ID)
 		}
 		c.logEnd(r)
-		c.notify()
+		c.runs.changed()
 		return true, nil
 	}
-	c.unsaved(r.rs.run.ID, err)
+	c.outages.unsaved(r.rs.run.ID, err)
 	// The round's changes exist only in memory: room admitted for
 	// attempts that will not start goes back.
 	relErr := c.cfg.Pool.Release(ctx, r.admitted...)
-	if c.wasFenced(err) {
+	if c.lead.wasFenced(err) {
 		c.forget(r.rs)
 		return false, nil
 	}
@@ -257,7 +257,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 	if len(rs.cacheWait) > 0 {
 		consider(c.now().Add(cachePoll))
 	}
-	c.progressWake(rs, consider)
+	c.reports.wake(rs, consider)
 	c.growWake(rs, consider)
 	if next.IsZero() {
 		return 0
@@ -279,7 +279,7 @@ func (c *Controller) reload(ctx context.Context, old *runState) error {
 		return err
 	}
 	fresh.done = old.done
-	return c.track(ctx, fresh)
+	return c.runs.track(ctx, fresh)
 }
 
 // plural is word, with an s unless n is 1.

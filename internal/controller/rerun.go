@@ -33,7 +33,7 @@ type RerunParams struct {
 // that has not ended, KLN-4020 for a node that is not a top-level task,
 // KLN-4021 for an --only node whose upstream task did not succeed,
 // KLN-1014 for a param the workflow does not declare.
-func (c *Controller) Rerun(ctx context.Context, p RerunParams) (*apiv1.Run, error) {
+func (rt *Runs) Rerun(ctx context.Context, p RerunParams) (*apiv1.Run, error) {
 	src := p.Source
 	if !src.Status.Phase.Done() {
 		return nil, &apiv1.Error{
@@ -60,10 +60,10 @@ func (c *Controller) Rerun(ctx context.Context, p RerunParams) (*apiv1.Run, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := c.producersKept(ctx, src, preset); err != nil {
+	if err := rt.producersKept(ctx, src, preset); err != nil {
 		return nil, err
 	}
-	return c.Submit(ctx, SubmitParams{
+	return rt.Submit(ctx, SubmitParams{
 		Plan: plan, Params: params, Source: src.Source, WorkDir: src.WorkDir, Suspend: plan.Suspend, Project: src.Project,
 		RerunOf: &apiv1.RerunOf{Run: src.ID, Mode: p.Mode, Node: p.Node}, Preset: preset,
 		Cache: cmp.Or(p.Cache, apiv1.CacheOverwrite), Federation: rerunFederation(src.Federation),
@@ -301,7 +301,7 @@ func presetNodes(plan *workflow.Plan, preset []apiv1.NodeStatus) []apiv1.NodeSta
 
 // producersKept checks that the runs whose results a rerun reuses are
 // still kept: their outputs' files go with them when they are deleted.
-func (c *Controller) producersKept(ctx context.Context, src *apiv1.Run, preset []apiv1.NodeStatus) error {
+func (rt *Runs) producersKept(ctx context.Context, src *apiv1.Run, preset []apiv1.NodeStatus) error {
 	checked := map[apiv1.RunID]bool{src.ID: true}
 	for _, n := range preset {
 		r := n.Reused
@@ -309,7 +309,7 @@ func (c *Controller) producersKept(ctx context.Context, src *apiv1.Run, preset [
 			continue
 		}
 		checked[r.Run] = true
-		_, err := c.cfg.Store.GetRun(ctx, r.Run)
+		_, err := rt.cfg.Store.GetRun(ctx, r.Run)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return &apiv1.Error{

@@ -20,26 +20,26 @@ import (
 // coded: KLN-4010 for a run that did not fail or was not cancelled,
 // KLN-4020 for a node that is not a top-level task, KLN-1014 for a param
 // the workflow does not declare.
-func (c *Controller) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest) error {
-	r := store.Retry{Owner: c.owner(), Until: c.leaseUntil(), Restart: []string{workflow.ExitNode}}
+func (rt *Runs) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest) error {
+	r := store.Retry{Owner: rt.lead.owner(), Until: rt.lead.leaseUntil(now()), Restart: []string{workflow.ExitNode}}
 	if len(req.Params) > 0 || req.RestartSuccessful || len(req.Nodes) > 0 {
-		if err := c.retryPlan(ctx, id, req, &r); err != nil {
+		if err := rt.retryPlan(ctx, id, req, &r); err != nil {
 			return err
 		}
 	}
-	if err := c.cfg.Store.RetryRun(ctx, id, r); err != nil {
+	if err := rt.cfg.Store.RetryRun(ctx, id, r); err != nil {
 		return runError(id, err, "only a Failed or Cancelled run can be retried")
 	}
-	if c.Following() {
+	if rt.lead.Following() {
 		return nil // the leader claims it
 	}
-	return c.load(ctx, id)
+	return rt.load(ctx, id)
 }
 
 // retryPlan checks req against run id's stored spec and sets, in r, the
 // params it changes and the nodes it restarts: each of req.Nodes and
 // every task downstream of it.
-func (c *Controller) retryPlan(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest, r *store.Retry) error {
+func (rt *Runs) retryPlan(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest, r *store.Retry) error {
 	if req.RestartSuccessful != (len(req.Nodes) > 0) {
 		return &apiv1.Error{
 			Code: apiv1.CodeUsage, Object: "Run/" + string(id), Field: "nodes",
@@ -47,7 +47,7 @@ func (c *Controller) retryPlan(ctx context.Context, id apiv1.RunID, req apiv1.Re
 			Hint:    "kiln retry RUN --restart-successful --node TASK",
 		}
 	}
-	src, err := c.cfg.Store.GetRun(ctx, id)
+	src, err := rt.cfg.Store.GetRun(ctx, id)
 	if err != nil {
 		return runError(id, err, "")
 	}

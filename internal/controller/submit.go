@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/resource"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/workflow"
 )
@@ -46,9 +45,9 @@ type SubmitParams struct {
 // Submit checks that every task fits the pool, saves a new run owned by
 // this engine and starts working on it. It returns the run as saved,
 // before its first round. Nothing is saved when it fails.
-func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, error) {
+func (rt *Runs) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, error) {
 	if p.Federation == nil || !p.Federation.Part { // a part's shares are refused when reserved (KLN-7010)
-		if err := p.Plan.CheckFits(c.cfg.Pool.Capacity()); err != nil {
+		if err := p.Plan.CheckFits(rt.cfg.Pool.Capacity()); err != nil {
 			return nil, err
 		}
 	}
@@ -67,22 +66,22 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 		run := apiv1.Run{
 			ID: id, Name: wf.Metadata.Name, Kind: wf.Kind, Federation: federationOf(p.Federation, id),
 			Labels: wf.Metadata.Labels, Workflow: wf, Subworkflows: subs, Params: p.Params, Source: p.Source, WorkDir: p.WorkDir,
-			CreatedAt: c.now(), Suspend: p.Suspend, Project: p.Project, Cache: p.Cache, RerunOf: p.RerunOf,
+			CreatedAt: now(), Suspend: p.Suspend, Project: p.Project, Cache: p.Cache, RerunOf: p.RerunOf,
 			Status: apiv1.RunStatus{Phase: apiv1.PhasePending, Nodes: presetNodes(p.Plan, p.Preset)},
 		}
-		rs, err := newRunState(&run, p.Plan, c.cfg.Handlers, c.now())
+		rs, err := newRunState(&run, p.Plan, rt.cfg.Handlers, now())
 		if err != nil {
 			return nil, err
 		}
-		err = c.cfg.Store.CreateRun(ctx, store.CreateRunParams{
-			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: c.owner(), Events: warningEvents(p.Warnings, run.CreatedAt),
-			LeaseUntil: c.leaseUntil(), Term: c.lead.term.Load(),
+		err = rt.cfg.Store.CreateRun(ctx, store.CreateRunParams{
+			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: rt.lead.owner(), Events: warningEvents(p.Warnings, run.CreatedAt),
+			LeaseUntil: rt.lead.leaseUntil(now()), Term: rt.lead.Term(),
 		})
 		if errors.Is(err, store.ErrConflict) && try < 5 && p.ID == "" {
 			continue
 		}
 		if err != nil {
-			c.wasFenced(err)
+			rt.lead.wasFenced(err)
 			return nil, fmt.Errorf("saving the run: %w", err)
 		}
 		saved := run // rs.run changes once the run is tracked
@@ -90,10 +89,10 @@ func (c *Controller) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, er
 		for i, ns := range rs.nodes {
 			saved.Status.Nodes[i] = ns.status
 		}
-		if c.Following() {
+		if rt.lead.Following() {
 			return &saved, nil // the leader claims it
 		}
-		return &saved, c.track(ctx, rs)
+		return &saved, rt.track(ctx, rs)
 	}
 }
 
@@ -110,96 +109,37 @@ func suffix() string {
 
 // Claim takes over unfinished runs whose owner is gone (all such runs when
 // ids is empty) and starts working on them. It returns the runs taken.
-func (c *Controller) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner string) bool) ([]apiv1.RunID, error) {
-	if c.Following() {
+func (rt *Runs) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner string) bool) ([]apiv1.RunID, error) {
+	if rt.lead.Following() {
 		return nil, nil
 	}
-	claimed, err := c.cfg.Store.ClaimRuns(ctx, store.ClaimRunsParams{
-		Owner: c.cfg.Owner, Now: c.now(),
-		Until: c.now().Add(c.cfg.LeaseTTL), IDs: ids, IsDead: isDead, Term: c.lead.term.Load(),
+	claimed, err := rt.cfg.Store.ClaimRuns(ctx, store.ClaimRunsParams{
+		Owner: rt.cfg.Owner, Now: now(),
+		Until: now().Add(rt.cfg.LeaseTTL), IDs: ids, IsDead: isDead, Term: rt.lead.Term(),
 	})
 	if err != nil {
-		c.wasFenced(err)
+		rt.lead.wasFenced(err)
 		return nil, fmt.Errorf("claiming runs: %w", err)
 	}
 	for _, id := range claimed {
-		if c.Owns(id) {
+		if rt.Owns(id) {
 			continue
 		}
-		if err := c.load(ctx, id); err != nil {
+		if err := rt.load(ctx, id); err != nil {
 			return claimed, err
 		}
 	}
 	return claimed, nil
 }
 
-// Owns reports whether this engine works run id now.
-func (c *Controller) Owns(id apiv1.RunID) bool { return c.lookup(id) != nil }
-
-// track starts working on rs. The room of the attempts it holds running
-// is counted in the pool first (an adopted run's attempts went on while
-// no engine watched them).
-func (c *Controller) track(ctx context.Context, rs *runState) error {
-	var holds []resource.Claim
-	for i := range rs.active {
-		holds = append(holds, rs.heldClaim(i))
-	}
-	if len(holds) > 0 {
-		if err := c.cfg.Pool.Hold(ctx, holds); err != nil {
-			return fmt.Errorf("counting the room of run %s's running attempts: %w", rs.run.ID, err)
-		}
-	}
-	c.mu.Lock()
-	c.runs[rs.run.ID] = rs
-	c.mu.Unlock()
-	c.queue.Add(rs.run.ID)
-	return nil
-}
-
-// Done returns a channel closed when the engine stops working on run id:
-// it finished, or another engine took it over.
-func (c *Controller) Done(id apiv1.RunID) <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if rs := c.runs[id]; rs != nil {
-		return rs.done
-	}
-	closed := make(chan struct{})
-	close(closed)
-	return closed
-}
-
-// requestCancel asks the engine to cancel run id, if it owns it.
-func (c *Controller) requestCancel(id apiv1.RunID) {
-	c.request(id, func(rs *runState) { rs.cancelReq = true })
-}
-
-// requestStop has run id stopped, if this engine works it.
-func (c *Controller) requestStop(id apiv1.RunID) {
-	c.request(id, func(rs *runState) { rs.stopReq = true })
-}
-
-// request records, with set, a request about run id for its next round, and
-// wakes it, if this engine works it.
-func (c *Controller) request(id apiv1.RunID, set func(*runState)) {
-	rs := c.lookup(id)
-	if rs == nil {
-		return
-	}
-	rs.mu.Lock()
-	set(rs)
-	rs.mu.Unlock()
-	c.queue.Add(id)
-}
-
 // Cancel records a cancel request in the store and acts on it at once if
 // this engine owns the run. A run that has ended cannot be cancelled:
 // KLN-4010.
-func (c *Controller) Cancel(ctx context.Context, id apiv1.RunID) error {
-	if err := c.cfg.Store.RequestCancel(ctx, id); err != nil {
+func (rt *Runs) Cancel(ctx context.Context, id apiv1.RunID) error {
+	if err := rt.cfg.Store.RequestCancel(ctx, id); err != nil {
 		return runError(id, err, "only a run that has not ended can be cancelled")
 	}
-	c.requestCancel(id)
+	rt.request(id, func(rs *runState) { rs.cancelReq = true })
 	return nil
 }
 
@@ -207,11 +147,11 @@ func (c *Controller) Cancel(ctx context.Context, id apiv1.RunID) error {
 // this engine owns the run: its running tasks are stopped, nothing else
 // starts, its exit handlers run and it ends Failed (KLN-3020), as argo
 // stop does. A run that has ended cannot be stopped: KLN-4010.
-func (c *Controller) Stop(ctx context.Context, id apiv1.RunID) error {
-	if err := c.cfg.Store.RequestStop(ctx, id); err != nil {
+func (rt *Runs) Stop(ctx context.Context, id apiv1.RunID) error {
+	if err := rt.cfg.Store.RequestStop(ctx, id); err != nil {
 		return runError(id, err, "only a run that has not ended can be stopped")
 	}
-	c.requestStop(id)
+	rt.request(id, func(rs *runState) { rs.stopReq = true })
 	return nil
 }
 
@@ -228,34 +168,9 @@ func runError(id apiv1.RunID, err error, rule string) error {
 	return err
 }
 
-// Changes returns a channel that receives a value, without blocking the
-// engine, after each saved round, and a function to stop receiving.
-func (c *Controller) Changes() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	c.mu.Lock()
-	c.watchers[ch] = true
-	c.mu.Unlock()
-	return ch, func() {
-		c.mu.Lock()
-		delete(c.watchers, ch)
-		c.mu.Unlock()
-	}
-}
-
-func (c *Controller) notify() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for ch := range c.watchers {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // load reads run id from the store and starts working on it.
-func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
-	run, err := c.cfg.Store.GetRun(ctx, id)
+func (rt *Runs) load(ctx context.Context, id apiv1.RunID) error {
+	run, err := rt.cfg.Store.GetRun(ctx, id)
 	if err != nil {
 		return fmt.Errorf("loading run %s: %w", id, err)
 	}
@@ -264,17 +179,17 @@ func (c *Controller) load(ctx context.Context, id apiv1.RunID) error {
 	if err != nil {
 		return fmt.Errorf("compiling run %s: %w", id, err)
 	}
-	rs, err := newRunState(run, plan, c.cfg.Handlers, c.now())
+	rs, err := newRunState(run, plan, rt.cfg.Handlers, now())
 	if err != nil {
 		return fmt.Errorf("loading run %s: %w", id, err)
 	}
-	if err := c.restore(ctx, rs); err != nil {
+	if err := rt.restore(ctx, rs); err != nil {
 		return fmt.Errorf("loading run %s: %w", id, err)
 	}
-	if err := c.loadOrders(ctx, rs); err != nil {
+	if err := rt.parts.load(ctx, rs); err != nil {
 		return fmt.Errorf("loading run %s: %w", id, err)
 	}
-	return c.track(ctx, rs)
+	return rt.track(ctx, rs)
 }
 
 // subworkflows lists the workflows plan runs as subworkflows, by name.

@@ -121,30 +121,14 @@ func (r *round) suspendNode(i int, msg string) {
 	r.setNode(i, apiv1.PhaseSuspended, "Suspended", "", msg)
 }
 
-// setSuspend records whether run id's nodes that suspend should be
-// suspended, and wakes the run if that changed.
-func (c *Controller) setSuspend(id apiv1.RunID, suspend bool) {
-	rs := c.lookup(id)
-	if rs == nil {
-		return
-	}
-	rs.mu.Lock()
-	changed := rs.suspendReq != suspend
-	rs.suspendReq = suspend
-	rs.mu.Unlock()
-	if changed {
-		c.queue.Add(id)
-	}
-}
-
 // Suspend records in the store whether run id's training jobs should be
 // suspended, and acts on it at once if this engine owns the run. A run
 // that has ended cannot be suspended or unsuspended: KLN-4010.
-func (c *Controller) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
+func (rt *Runs) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 	verb := map[bool]string{true: "suspended", false: "unsuspended"}[suspend]
-	if err := c.cfg.Store.RequestSuspend(ctx, id, suspend); err != nil {
+	if err := rt.cfg.Store.RequestSuspend(ctx, id, suspend); err != nil {
 		return runError(id, err, "only a run that has not ended can be "+verb)
 	}
-	c.setSuspend(id, suspend)
+	rt.request(id, func(rs *runState) { rs.suspendReq = suspend })
 	return nil
 }
