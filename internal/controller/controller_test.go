@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 // backend, admitting against the supervisor's shared ledger, as kiln does.
 type engine struct {
 	*Controller
-	*Runs // the controller's, for the tests to submit and wait
+	*Runs   // the controller's, for the tests to submit and wait
 	store   *sqlite.Store
 	backend *local.Backend
 	pool    *local.Pool
