@@ -258,7 +258,7 @@ func (a *App) SendGateInput(ctx context.Context, id apiv1.RunID, node string, in
 	if in.By == "" {
 		in.By = localUser()
 	}
-	return a.Controller.SendGateInput(ctx, id, node, in)
+	return a.Controller.Runs().SendGateInput(ctx, id, node, in)
 }
 
 // localUser names who runs this process: the account's name, else

@@ -3,10 +3,29 @@ package controller
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/resource"
 )
+
+// admission is where ready nodes take their room: it asks the pool about
+// a run's ready nodes in one call a round, gives back the room of ended
+// attempts, keeps the projects' run limits, has attempts the pool names
+// preempted, and grows running flexible gangs. It starts the nodes the
+// pool admits with start, and rebuilds a growing gang's spec with build.
+type admission struct {
+	pool    Pool
+	backend backend.Backend
+	runs    *Runs
+	room    *roomWaits  // runs waiting for room, and what the pool last said was free
+	quota   *quotaState // run limits of the projects' quotas (quota.go)
+	log     *slog.Logger
+	start   func(ctx context.Context, r *round, i, hosts int)
+	build   func(ctx context.Context, rs *runState, i, number, hosts int) (*job.Spec, error)
+}
 
 const (
 	// maxClaims is how many ready nodes one call asks the pool about.
@@ -26,19 +45,19 @@ const (
 // the pool's answer says more room is free than that guess, or that room
 // was granted to this engine's waiting nodes. A node's admission timeout
 // is checked by timeouts.
-func (c *Controller) admit(ctx context.Context, r *round) error {
+func (ad *admission) admit(ctx context.Context, r *round) error {
 	rs := r.rs
 	if rs.stopping == apiv1.PhaseCancelling || rs.ready.Len() == 0 { // a failing run starts only what runs on failure
 		rs.fresh = rs.fresh[:0]
-		return c.giveBack(ctx, r)
+		return ad.giveBack(ctx, r)
 	}
-	if handed, err := c.handOver(ctx, r); handed || err != nil {
+	if handed, err := ad.handOver(ctx, r); handed || err != nil {
 		return err
 	}
-	est := c.room.freeGuess().Add(r.releasedRoom)
+	est := ad.room.freeGuess().Add(r.releasedRoom)
 	last := resource.Admission{Free: est}
 	var tried []readyItem
-	taken, broad := map[int]bool{}, c.quota.quotasOn() // with quotas every ready node waits in the pool's queue, for its project's fair share
+	taken, broad := map[int]bool{}, ad.quota.quotasOn() // with quotas every ready node waits in the pool's queue, for its project's fair share
 	restore := func() {
 		for _, it := range tried {
 			if !taken[it.node] {
@@ -51,7 +70,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 		if len(batch) == 0 && len(r.released) == 0 {
 			break
 		}
-		answers, err := c.ask(ctx, r, batch)
+		answers, err := ad.ask(ctx, r, batch)
 		if err != nil {
 			restore()
 			return err
@@ -65,17 +84,17 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 					continue
 				}
 				r.admitted = append(r.admitted, holder) // given back if the round is not saved
-				c.startAttempt(ctx, r, it.node, rs.hostsAdmitted(it.node, last.Steps))
+				ad.start(ctx, r, it.node, rs.hostsAdmitted(it.node, last.Steps))
 				continue
 			}
 			r.starved = true
 			r.markWaiting(it.node, last)
 			if len(last.Preempt) > 0 {
-				c.preempt(r, it.node, last.Preempt)
+				ad.preempt(r, it.node, last.Preempt)
 			}
 		}
 		est = last.Free
-		c.room.setFreeGuess(est)
+		ad.room.setFreeGuess(est)
 		if last.Granted > 0 && !broad { // room was granted to waiting nodes: ask about them all, whatever is free
 			restore()
 			tried, broad = tried[:0], true
@@ -88,7 +107,7 @@ func (c *Controller) admit(ctx context.Context, r *round) error {
 	r.granted = last.Granted > 0
 	restore()
 	r.showWaiting(last)
-	return c.giveBack(ctx, r) // the room of attempts that could not start
+	return ad.giveBack(ctx, r) // the room of attempts that could not start
 }
 
 // pick pops ready nodes to ask the pool about: the first, and then those
@@ -125,12 +144,12 @@ func (r *round) pick(tried *[]readyItem, est resource.Request, all bool) []ready
 
 // ask gives back the round's released room and asks the pool about
 // batch's nodes, in one call.
-func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]resource.Admission, error) {
+func (ad *admission) ask(ctx context.Context, r *round, batch []readyItem) ([]resource.Admission, error) {
 	claims := make([]resource.Claim, len(batch))
 	for k, it := range batch {
 		claims[k] = r.rs.nextClaim(it.node)
 	}
-	answers, err := c.cfg.Pool.Admit(ctx, r.released, claims)
+	answers, err := ad.pool.Admit(ctx, r.released, claims)
 	if err != nil {
 		return nil, fmt.Errorf("admitting ready nodes: %w", err)
 	}
@@ -144,19 +163,19 @@ func (c *Controller) ask(ctx context.Context, r *round, batch []readyItem) ([]re
 // (no other run of this engine, and no other engine as far as the pool
 // knows) and nothing more could start: a run alone on the machine pays no
 // call to the pool a round. It reports false when the round must ask.
-func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
+func (ad *admission) handOver(ctx context.Context, r *round) (bool, error) {
 	rs := r.rs
-	if len(r.released) == 0 || r.suspend || rs.part != nil || c.room.othersStarved(rs.run.ID) || c.quota.quotasOn() {
+	if len(r.released) == 0 || r.suspend || rs.part != nil || ad.room.othersStarved(rs.run.ID) || ad.quota.quotasOn() {
 		return false, nil
 	}
 	it, _ := rs.ready.peek()
-	req, free := rs.plan.Tasks[it.node].Request, c.room.freeGuess()
+	req, free := rs.plan.Tasks[it.node].Request, ad.room.freeGuess()
 	more := rs.ready.Len() > 1 && rs.plan.MinRequest.Fits(free.Add(r.releasedRoom).Sub(req))
 	if !req.Fits(r.releasedRoom) || more {
 		return false, nil
 	}
 	cl := rs.nextClaim(it.node).Sized(0) // whole: the room handed over fits it
-	handed, err := c.cfg.Pool.HandOver(ctx, cl, r.released)
+	handed, err := ad.pool.HandOver(ctx, cl, r.released)
 	if err != nil {
 		return false, fmt.Errorf("handing room over to %s: %w", cl.Holder, err)
 	}
@@ -166,7 +185,7 @@ func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 	rs.ready.pop()
 	r.released, r.releasedRoom = nil, resource.Request{}
 	r.admitted = append(r.admitted, cl.Holder) // given back if the round is not saved
-	c.startAttempt(ctx, r, it.node, rs.hostsAdmitted(it.node, 0))
+	ad.start(ctx, r, it.node, rs.hostsAdmitted(it.node, 0))
 	r.showWaiting(resource.Admission{Free: free})
 	r.starved = r.starved || rs.ready.Len() > 0 // told when room comes back elsewhere
 	return true, nil
@@ -174,11 +193,11 @@ func (c *Controller) handOver(ctx context.Context, r *round) (bool, error) {
 
 // giveBack gives back the round's released room when there is nothing to
 // admit.
-func (c *Controller) giveBack(ctx context.Context, r *round) error {
+func (ad *admission) giveBack(ctx context.Context, r *round) error {
 	if len(r.released) == 0 {
 		return nil
 	}
-	if err := c.cfg.Pool.Release(ctx, r.released...); err != nil {
+	if err := ad.pool.Release(ctx, r.released...); err != nil {
 		return fmt.Errorf("giving back the room of ended attempts: %w", err)
 	}
 	r.freed, r.released = true, nil

@@ -21,21 +21,21 @@ import (
 // be stored is said in an event with KLN-6022; the task's own success
 // stands. Uploading again after a crash is harmless: blobs are
 // content-addressed.
-func (c *Controller) artifactsEnded(ctx context.Context, r *round, i int) {
+func (res *results) artifactsEnded(ctx context.Context, r *round, i int) {
 	rs, ns := r.rs, r.rs.nodes[i]
 	o := rs.plan.Tasks[i].Spec.Outputs
-	if c.cfg.Artifacts == nil || ns.status.Phase != apiv1.PhaseSucceeded || o == nil || len(o.Artifacts) == 0 || !rs.kinds[i].attempts {
+	if res.cfg.Artifacts == nil || ns.status.Phase != apiv1.PhaseSucceeded || o == nil || len(o.Artifacts) == 0 || !rs.kinds[i].attempts {
 		return
 	}
-	dir, ok := c.artifactDir(rs, i)
+	dir, ok := res.artifactDir(rs, i)
 	if !ok {
 		return // the backend's outputs are not on this machine (pods upload their own)
 	}
 	var stored []apiv1.CachedArtifact
 	for _, a := range o.Artifacts {
 		ca := apiv1.CachedArtifact{Name: a.Name, Path: a.Path}
-		if err := artifact.Upload(ctx, c.cfg.Artifacts, &ca, filepath.Join(dir, filepath.FromSlash(a.Path))); err != nil {
-			c.log.Warn("storing an output artifact", "run", rs.run.ID, "task", ns.status.Name, "artifact", a.Name, "err", err)
+		if err := artifact.Upload(ctx, res.cfg.Artifacts, &ca, filepath.Join(dir, filepath.FromSlash(a.Path))); err != nil {
+			res.log.Warn("storing an output artifact", "run", rs.run.ID, "task", ns.status.Name, "artifact", a.Name, "err", err)
 			r.events = append(r.events, apiv1.Event{
 				Node: ns.status.Name, Attempt: ns.attempt.Number, Phase: apiv1.PhaseSucceeded, Reason: "ArtifactNotStored", Time: r.now,
 				Message: fmt.Sprintf("%s: output artifact %s (%s) could not be stored in the artifact repository: %v",
@@ -51,18 +51,18 @@ func (c *Controller) artifactsEnded(ctx context.Context, r *round, i int) {
 
 // artifactDir is the directory node i's artifacts are read from on this
 // machine: its last attempt's outputs, or where the cache placed them.
-func (c *Controller) artifactDir(rs *runState, i int) (string, bool) {
+func (res *results) artifactDir(rs *runState, i int) (string, bool) {
 	if cs := rs.nodes[i].status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
 		return cs.OutputDir, cs.OutputDir != ""
 	}
-	return c.hostOutputDir(rs.producer(i))
+	return res.hostOutputDir(rs.producer(i))
 }
 
 // fetchArtifacts places the stored artifacts of node i's upstream tasks
 // where node i reads them, for those whose files are not there (another
 // machine ran them, or their directories were removed).
-func (c *Controller) fetchArtifacts(ctx context.Context, rs *runState, i int) error {
-	if c.cfg.Artifacts == nil {
+func (res *results) fetchArtifacts(ctx context.Context, rs *runState, i int) error {
+	if res.cfg.Artifacts == nil {
 		return nil
 	}
 	for _, up := range rs.plan.Graph.Upstream(i) {
@@ -70,7 +70,7 @@ func (c *Controller) fetchArtifacts(ctx context.Context, rs *runState, i int) er
 		if ns.status.Phase != apiv1.PhaseSucceeded || len(ns.status.Artifacts) == 0 {
 			continue
 		}
-		dir, ok := c.artifactDir(rs, up)
+		dir, ok := res.artifactDir(rs, up)
 		if !ok {
 			continue
 		}
@@ -79,7 +79,7 @@ func (c *Controller) fetchArtifacts(ctx context.Context, rs *runState, i int) er
 			if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
 				continue // here already (or unreadable: the task says so)
 			}
-			if err := artifact.Download(ctx, c.cfg.Artifacts, a, dst); err != nil {
+			if err := artifact.Download(ctx, res.cfg.Artifacts, a, dst); err != nil {
 				return &apiv1.Error{
 					Code:    apiv1.CodeArtifactTransfer,
 					Message: fmt.Sprintf("fetching artifact %s of task %s (%s) from the artifact repository: %v", a.Name, ns.status.Name, a.Digest, err),
@@ -104,12 +104,12 @@ type podInput struct {
 // artifacts are stored when it succeeds. The bucket's keys go in the
 // processes' environment as secret variables, which a container backend
 // keeps in a Secret.
-func (c *Controller) podArtifacts(ctx context.Context, rs *runState, i int, spec *job.Spec) error {
-	s3, ok := c.cfg.Artifacts.(artifact.S3Configured)
+func (res *results) podArtifacts(ctx context.Context, rs *runState, i int, spec *job.Spec) error {
+	s3, ok := res.cfg.Artifacts.(artifact.S3Configured)
 	if !ok || spec.Federated != nil || len(spec.Processes) == 0 {
 		return nil
 	}
-	if _, here := c.hostOutputDir(spec.ID); here {
+	if _, here := res.hostOutputDir(spec.ID); here {
 		return nil // the controller moves them itself (artifactsEnded, fetchArtifacts)
 	}
 	var in []podInput
@@ -118,7 +118,7 @@ func (c *Controller) podArtifacts(ctx context.Context, rs *runState, i int, spec
 		if ns.status.Phase != apiv1.PhaseSucceeded {
 			continue
 		}
-		dir := c.cfg.Backend.OutputDir(rs.producer(up))
+		dir := res.cfg.Backend.OutputDir(rs.producer(up))
 		for _, a := range ns.status.Artifacts {
 			in = append(in, podInput{Dst: path.Join(dir, a.Path), Artifact: a})
 		}

@@ -21,7 +21,7 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 	ns := rs.nodes[i]
 	n := ns.attempt.Number + 1
 	var spec *job.Spec
-	err := c.fetchArtifacts(ctx, rs, i) // before its files are read
+	err := c.results.fetchArtifacts(ctx, rs, i) // before its files are read
 	if err == nil {
 		spec, err = c.buildSpec(ctx, rs, i, n, hosts)
 	}
@@ -55,7 +55,7 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts int) (*job.Spec, error) {
 	k, t := rs.kinds[i], &rs.plan.Tasks[i]
 	id := rs.attemptID(i, n)
-	a := &node.Attempt{ID: id, Task: t, Inputs: c.inputs(rs, i, id), Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
+	a := &node.Attempt{ID: id, Task: t, Inputs: newInputs(&c.cfg, rs, i, id), Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
 	if k.networked != nil {
 		netw, ok := c.cfg.Backend.(backend.Networker)
 		if !ok {
@@ -76,7 +76,7 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts in
 		err = rs.federate(i, n, spec, a.Dir)
 	}
 	if err == nil {
-		err = c.podArtifacts(ctx, rs, i, spec) // after federate: a federated attempt has no pods
+		err = c.results.podArtifacts(ctx, rs, i, spec) // after federate: a federated attempt has no pods
 	}
 	spec.Project = projectOf(rs.run)
 	return spec, err

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -12,6 +13,15 @@ import (
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/store"
 )
+
+// results are what the engine keeps of succeeded tasks beyond their run:
+// their results in the cache, for later runs to reuse, and their output
+// artifacts in the artifact repository, for the tasks that read them
+// where their files are gone.
+type results struct {
+	cfg *Config
+	log *slog.Logger
+}
 
 // cachePoll is how often a node waiting for another run to compute the
 // same result looks again.
@@ -22,17 +32,17 @@ const cachePoll = time.Second
 // wait while another node computes the same key, or lets it run (the
 // node then holds the key, and its result is stored when it succeeds).
 // It reports whether the node was dealt with.
-func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
+func (res *results) fromCache(ctx context.Context, r *round, i int) bool {
 	rs, ns := r.rs, r.rs.nodes[i]
 	t := &rs.plan.Tasks[i]
-	if t.Cache == nil || c.cfg.Cache == nil {
+	if t.Cache == nil || res.cfg.Cache == nil {
 		return false
 	}
 	if rs.run.Cache == apiv1.CacheOff {
 		r.setCache(i, &apiv1.CacheStatus{Result: apiv1.CacheBypassed, Message: "the run does not use the cache (--cache off)"})
 		return false
 	}
-	key, why, err := c.cacheKey(ctx, rs, i)
+	key, why, err := res.cacheKey(ctx, rs, i)
 	switch {
 	case err != nil: // its attempt fails to build too, and says why
 		return false
@@ -44,13 +54,13 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 	if rs.run.Cache == apiv1.CacheOverwrite {
 		st.Result, st.Message = apiv1.CacheBypassed, "the run computes cached tasks afresh and replaces their results (--cache overwrite)"
 	} else {
-		e, miss, err := c.cfg.Cache.Lookup(ctx, key, t.Cache.MaxAge, r.now)
+		e, miss, err := res.cfg.Cache.Lookup(ctx, key, t.Cache.MaxAge, r.now)
 		if err != nil {
-			c.log.Warn("looking up the cache; the task runs", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+			res.log.Warn("looking up the cache; the task runs", "run", rs.run.ID, "task", ns.status.Name, "err", err)
 			miss = err.Error()
 		}
 		if e != nil {
-			return c.cacheHit(ctx, r, i, e, st)
+			return res.cacheHit(ctx, r, i, e, st)
 		}
 		st.Message = miss
 		if miss != cache.NoResult && ns.status.Phase != apiv1.PhaseWaiting { // a stored result was not used: say why
@@ -60,13 +70,13 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 			})
 		}
 	}
-	holder, err := c.cfg.Store.ReserveCacheKey(ctx, store.ReserveCacheKeyParams{
-		Key: key, Holder: rs.waiter(i), Owner: c.cfg.Owner, Now: r.now, Until: r.now.Add(c.cfg.LeaseTTL),
+	holder, err := res.cfg.Store.ReserveCacheKey(ctx, store.ReserveCacheKeyParams{
+		Key: key, Holder: rs.waiter(i), Owner: res.cfg.Owner, Now: r.now, Until: r.now.Add(res.cfg.LeaseTTL),
 	})
 	if err == nil && holder != rs.waiter(i) {
 		return r.waitForCache(i, st, holder)
 	}
-	if err == nil && st.Result == apiv1.CacheMiss && c.storedMeanwhile(ctx, r, i, st) {
+	if err == nil && st.Result == apiv1.CacheMiss && res.storedMeanwhile(ctx, r, i, st) {
 		return true
 	}
 	delete(rs.cacheWait, i)
@@ -78,14 +88,14 @@ func (c *Controller) fromCache(ctx context.Context, r *round, i int) bool {
 // lookup and its reservation: that engine gave the key up as it stored
 // it, so the reservation succeeded, and the task would run again. The
 // key just taken is given back.
-func (c *Controller) storedMeanwhile(ctx context.Context, r *round, i int, st *apiv1.CacheStatus) bool {
+func (res *results) storedMeanwhile(ctx context.Context, r *round, i int, st *apiv1.CacheStatus) bool {
 	rs := r.rs
-	e, _, err := c.cfg.Cache.Lookup(ctx, st.Key, rs.plan.Tasks[i].Cache.MaxAge, r.now)
-	if err != nil || e == nil || !c.cacheHit(ctx, r, i, e, st) {
+	e, _, err := res.cfg.Cache.Lookup(ctx, st.Key, rs.plan.Tasks[i].Cache.MaxAge, r.now)
+	if err != nil || e == nil || !res.cacheHit(ctx, r, i, e, st) {
 		return false
 	}
-	if err := c.cfg.Store.ReleaseCacheKey(ctx, e.Key, rs.waiter(i)); err != nil {
-		c.log.Warn("giving up a cache key; it frees itself with the engine's leases", "run", rs.run.ID, "task", rs.nodes[i].status.Name, "err", err)
+	if err := res.cfg.Store.ReleaseCacheKey(ctx, e.Key, rs.waiter(i)); err != nil {
+		res.log.Warn("giving up a cache key; it frees itself with the engine's leases", "run", rs.run.ID, "task", rs.nodes[i].status.Name, "err", err)
 	}
 	return true
 }
@@ -99,15 +109,15 @@ func (r *round) setCache(i int, st *apiv1.CacheStatus) {
 // cacheHit ends node i with the stored result e: its output parameters,
 // and its artifacts placed where downstream tasks read them. A result
 // whose artifacts cannot be placed is not reused.
-func (c *Controller) cacheHit(ctx context.Context, r *round, i int, e *apiv1.CacheEntry, st *apiv1.CacheStatus) bool {
+func (res *results) cacheHit(ctx context.Context, r *round, i int, e *apiv1.CacheEntry, st *apiv1.CacheStatus) bool {
 	rs, ns := r.rs, r.rs.nodes[i]
 	if len(e.Artifacts) > 0 {
-		dir, ok := c.hostOutputDir(rs.attemptID(i, 0))
+		dir, ok := res.hostOutputDir(rs.attemptID(i, 0))
 		if !ok {
 			return false
 		}
-		if err := c.cfg.Cache.Materialize(ctx, e, dir); err != nil {
-			c.log.Warn("placing a cached result's artifacts; the task runs", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+		if err := res.cfg.Cache.Materialize(ctx, e, dir); err != nil {
+			res.log.Warn("placing a cached result's artifacts; the task runs", "run", rs.run.ID, "task", ns.status.Name, "err", err)
 			return false
 		}
 		st.OutputDir = dir
@@ -137,12 +147,12 @@ func (r *round) waitForCache(i int, st *apiv1.CacheStatus, holder string) bool {
 }
 
 // cacheWaits looks again at the nodes waiting for another run's result.
-func (c *Controller) cacheWaits(ctx context.Context, r *round) {
+func (res *results) cacheWaits(ctx context.Context, r *round) {
 	for i := range r.rs.cacheWait {
 		if r.rs.stopping != "" && !r.rs.runsOnFailure(i) {
 			continue // skipUnstarted ends them
 		}
-		if !c.fromCache(ctx, r, i) {
+		if !res.fromCache(ctx, r, i) {
 			delete(r.rs.cacheWait, i)
 			r.rs.enqueue(i)
 		}
@@ -151,23 +161,23 @@ func (c *Controller) cacheWaits(ctx context.Context, r *round) {
 
 // cacheEnded stores the result of node i, which just ended, if it
 // computed a cached key, or gives the key up for another node to compute.
-func (c *Controller) cacheEnded(ctx context.Context, r *round, i int) {
+func (res *results) cacheEnded(ctx context.Context, r *round, i int) {
 	rs, ns := r.rs, r.rs.nodes[i]
 	st := ns.status.Cache
 	if st == nil || st.Key == "" || (st.Result != apiv1.CacheMiss && st.Result != apiv1.CacheBypassed) {
 		return
 	}
 	if ns.status.Phase == apiv1.PhaseSucceeded && ns.attempt.Phase == apiv1.PhaseSucceeded {
-		c.storeResult(ctx, r, i)
+		res.storeResult(ctx, r, i)
 		return
 	}
-	if err := c.cfg.Store.ReleaseCacheKey(ctx, st.Key, rs.waiter(i)); err != nil {
-		c.log.Warn("giving up a cache key; it frees itself with the engine's leases", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+	if err := res.cfg.Store.ReleaseCacheKey(ctx, st.Key, rs.waiter(i)); err != nil {
+		res.log.Warn("giving up a cache key; it frees itself with the engine's leases", "run", rs.run.ID, "task", ns.status.Name, "err", err)
 	}
 }
 
 // storeResult stores node i's outputs and artifacts under its key.
-func (c *Controller) storeResult(ctx context.Context, r *round, i int) {
+func (res *results) storeResult(ctx context.Context, r *round, i int) {
 	rs, ns := r.rs, r.rs.nodes[i]
 	t, st := &rs.plan.Tasks[i], ns.status.Cache
 	e := &apiv1.CacheEntry{
@@ -180,16 +190,16 @@ func (c *Controller) storeResult(ctx context.Context, r *round, i int) {
 	}
 	var dir string
 	if o := t.Spec.Outputs; o != nil && len(o.Artifacts) > 0 {
-		dir, _ = c.hostOutputDir(rs.attemptID(i, ns.attempt.Number))
+		dir, _ = res.hostOutputDir(rs.attemptID(i, ns.attempt.Number))
 		for _, a := range o.Artifacts {
 			e.Artifacts = append(e.Artifacts, apiv1.CachedArtifact{Name: a.Name, Path: a.Path})
 		}
 	}
-	err := c.cfg.Cache.Save(ctx, e, dir)
+	err := res.cfg.Cache.Save(ctx, e, dir)
 	if err != nil {
-		c.log.Warn("storing a task's result in the cache", "run", rs.run.ID, "task", ns.status.Name, "err", err)
+		res.log.Warn("storing a task's result in the cache", "run", rs.run.ID, "task", ns.status.Name, "err", err)
 		st.Message = "the result could not be stored: " + err.Error()
-		_ = c.cfg.Store.ReleaseCacheKey(ctx, st.Key, rs.waiter(i))
+		_ = res.cfg.Store.ReleaseCacheKey(ctx, st.Key, rs.waiter(i))
 	} else {
 		st.Result = apiv1.CacheStored // Message keeps why it missed
 		r.events = append(r.events, apiv1.Event{
@@ -202,8 +212,8 @@ func (c *Controller) storeResult(ctx context.Context, r *round, i int) {
 
 // hostOutputDir is attempt id's output directory as this process reads
 // it, if the backend's outputs can be read here.
-func (c *Controller) hostOutputDir(id job.AttemptID) (string, bool) {
-	h, ok := c.cfg.Backend.(backend.HostOutputs)
+func (res *results) hostOutputDir(id job.AttemptID) (string, bool) {
+	h, ok := res.cfg.Backend.(backend.HostOutputs)
 	if !ok {
 		return "", false
 	}

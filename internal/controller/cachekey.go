@@ -25,9 +25,9 @@ const cacheKeyVersion = 1
 // and the task's cache version. why says why the node cannot be cached
 // here (an input artifact this process cannot read); err that its
 // attempt cannot be built.
-func (c *Controller) cacheKey(ctx context.Context, rs *runState, i int) (key, why string, err error) {
+func (res *results) cacheKey(ctx context.Context, rs *runState, i int) (key, why string, err error) {
 	k, t := rs.kinds[i], &rs.plan.Tasks[i]
-	ki := &keyInputs{c: c, in: c.inputs(rs, i, rs.attemptID(i, 1))}
+	ki := &keyInputs{cfg: res.cfg, in: newInputs(res.cfg, rs, i, rs.attemptID(i, 1))}
 	a := &node.Attempt{ID: job.AttemptID{Run: "run", Node: "task", Number: 1}, Task: t, Inputs: ki, Dir: "/attempt"}
 	if k.networked != nil {
 		hosts, ports := k.networked.Network(t)
@@ -37,10 +37,10 @@ func (c *Controller) cacheKey(ctx context.Context, rs *runState, i int) (key, wh
 	if err := k.Build(ctx, a, spec); err != nil {
 		return "", "", err
 	}
-	_, readable := c.cfg.Backend.(backend.HostOutputs)
+	_, readable := res.cfg.Backend.(backend.HostOutputs)
 	source := ""
 	if k.versioned != nil {
-		if source, why = k.versioned.Version(ctx, a, c.cfg.Cache.Digest); why != "" {
+		if source, why = k.versioned.Version(ctx, a, res.cfg.Cache.Digest); why != "" {
 			return "", why, nil
 		}
 	}
@@ -81,7 +81,7 @@ func placeholderNetwork(hosts, ports int) job.Network {
 // artifacts by the digest of their content, secrets by the digest of
 // their value, and the attempt's own number and directories by name.
 type keyInputs struct {
-	c          *Controller
+	cfg        *Config
 	in         *inputs
 	unreadable string // why an input artifact could not be read
 }
@@ -103,11 +103,11 @@ func (k *keyInputs) lookup(ref template.Ref) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		if _, readable := k.c.cfg.Backend.(backend.HostOutputs); !readable {
+		if _, readable := k.cfg.Backend.(backend.HostOutputs); !readable {
 			k.unreadable = fmt.Sprintf("its input artifact {{%s}} is kept where kiln cannot read it", ref.Raw)
 			return path, true
 		}
-		d, err := k.c.cfg.Cache.Digest(path)
+		d, err := k.cfg.Cache.Digest(path)
 		if err != nil {
 			k.unreadable = fmt.Sprintf("its input artifact {{%s}} cannot be read: %v", ref.Raw, err)
 			return path, true

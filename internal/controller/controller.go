@@ -132,14 +132,15 @@ type Controller struct {
 
 	launches sync.WaitGroup // launches in flight
 
-	runs    *Runs
-	parts   *Parts
-	lead    *Leadership
-	room    *roomWaits  // runs waiting for room, and what the pool last said was free
-	quota   *quotaState // run limits of the projects' quotas (quota.go)
-	hold    *holdoff
-	outages *outages // runs whose rounds the store could not take
-	reports *reports // reads running nodes' progress reports
+	runs      *Runs
+	parts     *Parts
+	lead      *Leadership
+	admission *admission
+	hold      *holdoff
+	outages   *outages // runs whose rounds the store could not take
+	reports   *reports // reads running nodes' progress reports
+	results   *results // the cache and the artifact repository
+	waits     *waits   // gates and sensors
 }
 
 // New returns a controller; Run starts it. Store, Backend, Pool and
@@ -154,8 +155,6 @@ func New(cfg Config) (*Controller, error) {
 	c := &Controller{
 		cfg: cfg, log: cfg.Log, queue: queue,
 		lead:    newLeadership(cfg.Owner, cfg.LeaseTTL, cfg.Log),
-		room:    newRoomWaits(cfg.Pool.Capacity(), queue.Add),
-		quota:   &quotaState{enqueue: queue.Add},
 		hold:    newHoldoff(),
 		outages: newOutages(),
 		reports: newReports(cfg.Backend, cfg.Log),
@@ -163,6 +162,12 @@ func New(cfg Config) (*Controller, error) {
 	c.runs = &Runs{
 		cfg: cfg, lead: c.lead, enqueue: queue.Add, restore: c.restore,
 		byID: map[apiv1.RunID]*runState{}, watchers: map[chan struct{}]bool{},
+	}
+	c.results = &results{cfg: &c.cfg, log: cfg.Log}
+	c.waits = &waits{cfg: &c.cfg}
+	c.admission = &admission{
+		pool: cfg.Pool, backend: cfg.Backend, runs: c.runs, log: cfg.Log, start: c.startAttempt, build: c.buildSpec,
+		room: newRoomWaits(cfg.Pool.Capacity(), queue.Add), quota: &quotaState{enqueue: queue.Add},
 	}
 	c.parts = &Parts{store: cfg.Store, pool: cfg.Pool, runs: c.runs}
 	c.runs.parts = c.parts
@@ -262,9 +267,9 @@ func (c *Controller) forget(rs *runState) {
 		return
 	}
 	c.hold.succeeded(rs.run.ID)
-	c.room.forget(rs.run.ID)
+	c.admission.room.forget(rs.run.ID)
 	c.outages.recorded(rs.run.ID)
-	c.quota.dropRun(rs, true)
+	c.admission.quota.dropRun(rs, true)
 	if w := rs.waiters(); len(w) > 0 {
 		if err := c.cfg.Pool.Withdraw(context.Background(), w...); err != nil {
 			c.log.Warn("withdrawing a run's waiting nodes", "run", rs.run.ID, "err", err)
@@ -278,7 +283,7 @@ func (c *Controller) forget(rs *runState) {
 func (c *Controller) attemptExited(id job.AttemptID, st job.Status) {
 	rs := c.runs.get(apiv1.RunID(id.Run))
 	if rs == nil {
-		c.room.wake("", 0)
+		c.admission.room.wake("", 0)
 		return
 	}
 	if i, ok := rs.plan.Index[id.Node]; ok {
@@ -309,6 +314,9 @@ func (c *Controller) resyncLoop(ctx context.Context) {
 		}
 	}
 }
+
+// Logger is where the engine writes its own messages.
+func (c *Controller) Logger() *slog.Logger { return c.log }
 
 // Leadership is how the engine stands among replicas of its store.
 func (c *Controller) Leadership() *Leadership { return c.lead }

@@ -37,7 +37,7 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 			}
 		}
 	}
-	errs = append(errs, c.resizeAndJoin(ctx, r))
+	errs = append(errs, c.admission.resizeAndJoin(ctx, r))
 	if len(r.withdraw) > 0 {
 		if err := c.cfg.Pool.Withdraw(ctx, r.withdraw...); err != nil {
 			errs = append(errs, fmt.Errorf("withdrawing nodes from the admission queue: %w", err))
@@ -45,10 +45,10 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 	}
 	seen := r.wakes
 	if r.freed || r.granted {
-		seen = c.room.wake(r.rs.run.ID, seen)
+		seen = c.admission.room.wake(r.rs.run.ID, seen)
 	}
 	if r.starved {
-		c.room.add(r.rs.run.ID, seen)
+		c.admission.room.add(r.rs.run.ID, seen)
 	}
 	return errors.Join(errs...)
 }

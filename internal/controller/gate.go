@@ -8,17 +8,23 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
+// waits are the nodes that wait for something other than room: gates
+// (an approval, a signal, a time) and sensors (a file). What each waits
+// for, and what ends its wait, is its kind's (node.Waiter); waits start
+// them, read what was sent to them and end them.
+type waits struct{ cfg *Config }
+
 // gatePoll is how often a run with a gate waiting for a person reads what
 // was sent to it, when no one wakes the run sooner (an input sent through
 // another process).
 const gatePoll = time.Second
 
-// startWait starts gate i's wait: it holds no room, and its status says
+// start starts gate i's wait: it holds no room, and its status says
 // what it waits for.
-func (c *Controller) startWait(ctx context.Context, r *round, i int) {
+func (w *waits) start(ctx context.Context, r *round, i int) {
 	rs := r.rs
 	ns := rs.nodes[i]
-	st, err := rs.kinds[i].waiter.Wait(ctx, &rs.plan.Tasks[i], c.inputs(rs, i, rs.attemptID(i, 1)), r.now)
+	st, err := rs.kinds[i].waiter.Wait(ctx, &rs.plan.Tasks[i], newInputs(w.cfg, rs, i, rs.attemptID(i, 1)), r.now)
 	if err != nil {
 		code, msg := codeOf(err)
 		r.failNode(i, code, msg)
@@ -31,9 +37,9 @@ func (c *Controller) startWait(ctx context.Context, r *round, i int) {
 	r.setNode(i, apiv1.PhaseRunning, "Waiting", "", rs.kinds[i].waiter.Describe(st))
 }
 
-// gates ends the waits that are over: an input arrived, a sleep or a
+// decide ends the waits that are over: an input arrived, a sleep or a
 // timeout ran out. A run that stops stops its gates' waits.
-func (c *Controller) gates(ctx context.Context, r *round) error {
+func (w *waits) decide(ctx context.Context, r *round) error {
 	rs := r.rs
 	if len(rs.gates) == 0 {
 		return nil
@@ -46,7 +52,7 @@ func (c *Controller) gates(ctx context.Context, r *round) error {
 		}
 		return nil
 	}
-	inputs, err := c.gateInputs(ctx, rs)
+	inputs, err := w.inputs(ctx, rs)
 	for i := range rs.gates {
 		ns := rs.nodes[i]
 		in := inputs[ns.status.Name]
@@ -77,9 +83,9 @@ func (r *round) endWait(i int, phase apiv1.Phase, code apiv1.Code, msg string) {
 	r.setNode(i, phase, reason, code, msg)
 }
 
-// gateInputs reads, for each waiting gate that takes one, the first input
+// inputs reads, for each waiting gate that takes one, the first input
 // sent since it began waiting. A gate that only sleeps needs none.
-func (c *Controller) gateInputs(ctx context.Context, rs *runState) (map[string]*apiv1.GateInput, error) {
+func (w *waits) inputs(ctx context.Context, rs *runState) (map[string]*apiv1.GateInput, error) {
 	out := map[string]*apiv1.GateInput{}
 	asks := false
 	for i := range rs.gates {
@@ -88,7 +94,7 @@ func (c *Controller) gateInputs(ctx context.Context, rs *runState) (map[string]*
 	if !asks {
 		return out, nil
 	}
-	rows, err := c.cfg.Store.GateInputs(ctx, rs.run.ID)
+	rows, err := w.cfg.Store.GateInputs(ctx, rs.run.ID)
 	if err != nil {
 		return out, fmt.Errorf("reading what was sent to the gates of run %s: %w", rs.run.ID, err)
 	}

@@ -21,35 +21,35 @@ import (
 // ended, KLN-4014 for a node that is not a gate waiting for this input or
 // a value that does not parse as the gate's type, KLN-1023 for a value
 // over 64 KiB.
-func (c *Controller) SendGateInput(ctx context.Context, id apiv1.RunID, node string, in apiv1.GateInput) error {
+func (rt *Runs) SendGateInput(ctx context.Context, id apiv1.RunID, node string, in apiv1.GateInput) error {
 	const rule = "only a run that has not ended takes approvals and signals"
-	run, err := c.cfg.Store.GetRun(ctx, id)
+	run, err := rt.cfg.Store.GetRun(ctx, id)
 	if err != nil {
 		return runError(id, err, rule)
 	}
 	if run.Status.Phase.Done() {
 		return &apiv1.Error{Code: apiv1.CodeRunPhase, Object: "Run/" + string(id), Message: fmt.Sprintf("the run is %s; %s", run.Status.Phase, rule)}
 	}
-	if err := c.inputTarget(run, node, in); err != nil {
+	if err := rt.inputTarget(run, node, in); err != nil {
 		return err
 	}
-	if err := c.notDecidedYet(ctx, run, node); err != nil {
+	if err := rt.notDecidedYet(ctx, run, node); err != nil {
 		return err
 	}
 	if in.At.IsZero() {
-		in.At = c.now()
+		in.At = now()
 	}
-	if err := c.cfg.Store.AddGateInput(ctx, id, node, in); err != nil {
+	if err := rt.cfg.Store.AddGateInput(ctx, id, node, in); err != nil {
 		return runError(id, err, rule)
 	}
-	if c.runs.get(id) != nil {
-		c.queue.Add(id)
+	if rt.get(id) != nil {
+		rt.enqueue(id)
 	}
 	return nil
 }
 
 // inputTarget checks that node of run is a gate waiting for in.
-func (c *Controller) inputTarget(run *apiv1.Run, task string, in apiv1.GateInput) error {
+func (rt *Runs) inputTarget(run *apiv1.Run, task string, in apiv1.GateInput) error {
 	n := run.Status.Node(task)
 	if n == nil {
 		return inputRefused(run.ID, fmt.Sprintf("the run has no task %q; %s", task, inputGateList(run)))
@@ -60,7 +60,7 @@ func (c *Controller) inputTarget(run *apiv1.Run, task string, in apiv1.GateInput
 	if n.Phase != apiv1.PhaseRunning && n.Gate.Decision == "" {
 		return inputRefused(run.ID, fmt.Sprintf("task %s is a gate (%s) in phase %s, not waiting", task, n.Gate.Kind, n.Phase))
 	}
-	h, err := c.cfg.Handlers.For(n.Kind)
+	h, err := rt.cfg.Handlers.For(n.Kind)
 	w, ok := h.(node.Waiter)
 	if err != nil || !ok {
 		return inputRefused(run.ID, fmt.Sprintf("task %s is %s, not a gate; %s", task, inputNodeKind(n), inputGateList(run)))
@@ -118,9 +118,9 @@ func inputRefused(id apiv1.RunID, msg string) error {
 // notDecidedYet refuses an input to a gate that already has one its
 // engine has not applied yet: the first decides, and a second sender must
 // not be told theirs took effect.
-func (c *Controller) notDecidedYet(ctx context.Context, run *apiv1.Run, task string) error {
+func (rt *Runs) notDecidedYet(ctx context.Context, run *apiv1.Run, task string) error {
 	n := run.Status.Node(task)
-	rows, err := c.cfg.Store.GateInputs(ctx, run.ID)
+	rows, err := rt.cfg.Store.GateInputs(ctx, run.ID)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func TestSendGateInputRefusesWhatNoGateWaitsFor(t *testing.T) {
 		for name, tc := range cases {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				err := c.SendGateInput(t.Context(), tc.run, tc.node, tc.in)
+				err := c.runs.SendGateInput(t.Context(), tc.run, tc.node, tc.in)
 				if got := apiv1.CodeOf(err); got != tc.wantCode || !strings.Contains(err.Error(), tc.wantSays) {
 					t.Errorf("SendGateInput = %v (code %q); want %s saying %q", err, got, tc.wantCode, tc.wantSays)
 				}
@@ -150,13 +150,13 @@ func TestSendGateInputRecordsAndWakesAnOwnedRun(t *testing.T) {
 
 	no, seven, given := false, "7", gateT0.Add(time.Hour)
 	before := time.Now().UTC()
-	if err := c.SendGateInput(t.Context(), "wf-theirs", "ship", apiv1.GateInput{Approve: &no, Reason: "not today", By: "ann"}); err != nil {
+	if err := c.runs.SendGateInput(t.Context(), "wf-theirs", "ship", apiv1.GateInput{Approve: &no, Reason: "not today", By: "ann"}); err != nil {
 		t.Fatal(err)
 	}
 	if depth := c.QueueDepth(); depth != 0 {
 		t.Errorf("queue depth after an input to a run of another engine = %d, want 0", depth)
 	}
-	if err := c.SendGateInput(t.Context(), "wf-mine", "count", apiv1.GateInput{Value: &seven, By: "bob", At: given}); err != nil {
+	if err := c.runs.SendGateInput(t.Context(), "wf-mine", "count", apiv1.GateInput{Value: &seven, By: "bob", At: given}); err != nil {
 		t.Fatal(err)
 	}
 	if depth := c.QueueDepth(); depth != 1 {

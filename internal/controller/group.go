@@ -42,7 +42,7 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 	rs := r.rs
 	ns := rs.nodes[i]
 	x := &node.Expansion{
-		Task: &rs.plan.Tasks[i], Inputs: c.inputs(rs, i, rs.attemptID(i, max(ns.attempt.Number, 1))),
+		Task: &rs.plan.Tasks[i], Inputs: newInputs(&c.cfg, rs, i, rs.attemptID(i, max(ns.attempt.Number, 1))),
 		Outputs: ns.status.Outputs, Recorded: recorded, Params: rs.paramNames(),
 	}
 	ch, err := rs.kinds[i].grouper.Expand(ctx, x)
@@ -274,7 +274,7 @@ func (c *Controller) gather(r *round, p int) {
 	}
 	view := &node.Group{
 		Counts: g.counts, Children: g.statuses, Plan: g.plan, Base: g.base,
-		Expand: func(s string) (string, error) { return c.scopeInputs(rs, g.scope).Expand(s) },
+		Expand: func(s string) (string, error) { return scopeInputs(&c.cfg, rs, g.scope).Expand(s) },
 	}
 	counts := g.counts
 	ns.status.Children = &counts

@@ -30,10 +30,10 @@ type join struct{ node, host int }
 // most every growPoll, when the pool has room for one more now and the
 // backend can start it in the running attempt; the host joins once the
 // round is saved. Ready nodes were admitted first, in this round.
-func (c *Controller) grow(ctx context.Context, r *round) error {
+func (ad *admission) grow(ctx context.Context, r *round) error {
 	rs := r.rs
-	_, joins := c.cfg.Backend.(backend.Joiner)
-	resizer, resizes := c.cfg.Pool.(Resizer)
+	_, joins := ad.backend.(backend.Joiner)
+	resizer, resizes := ad.pool.(Resizer)
 	if !joins || !resizes || r.suspend || rs.stopping != "" {
 		return nil
 	}
@@ -57,7 +57,7 @@ func (c *Controller) grow(ctx context.Context, r *round) error {
 			continue
 		}
 		if ok {
-			errs = append(errs, c.joined(ctx, r, i, resizer))
+			errs = append(errs, ad.joined(ctx, r, i, resizer))
 		}
 	}
 	return errors.Join(errs...)
@@ -85,11 +85,11 @@ func (rs *runState) growFrom(i int) time.Time {
 
 // joined records that node i's gang took room for one more host: the
 // host, after every host it ever had, joins with the spec rebuilt for it.
-func (c *Controller) joined(ctx context.Context, r *round, i int, resizer Resizer) error {
+func (ad *admission) joined(ctx context.Context, r *round, i int, resizer Resizer) error {
 	rs := r.rs
 	ns := rs.nodes[i]
 	host := rs.specHosts(i)
-	spec, err := c.buildSpec(ctx, rs, i, ns.attempt.Number, host+1)
+	spec, err := ad.build(ctx, rs, i, ns.attempt.Number, host+1)
 	if err != nil {
 		_, back := resizer.Resize(ctx, rs.heldClaim(i))
 		return errors.Join(fmt.Errorf("building %s with one more host: %w", ns.status.Name, err), back)
@@ -107,9 +107,9 @@ func (c *Controller) joined(ctx context.Context, r *round, i int, resizer Resize
 
 // resizeAndJoin, after the round was saved, gives back the room of the
 // hosts flexible gangs lost and starts the hosts that joined.
-func (c *Controller) resizeAndJoin(ctx context.Context, r *round) error {
+func (ad *admission) resizeAndJoin(ctx context.Context, r *round) error {
 	var errs []error
-	if resizer, ok := c.cfg.Pool.(Resizer); ok {
+	if resizer, ok := ad.pool.(Resizer); ok {
 		for _, i := range r.shrink {
 			if !r.rs.active[i] {
 				continue
@@ -120,7 +120,7 @@ func (c *Controller) resizeAndJoin(ctx context.Context, r *round) error {
 			r.freed = true
 		}
 	}
-	if joiner, ok := c.cfg.Backend.(backend.Joiner); ok {
+	if joiner, ok := ad.backend.(backend.Joiner); ok {
 		for _, j := range r.joins {
 			if ns := r.rs.nodes[j.node]; r.rs.active[j.node] && ns.spec != nil {
 				if err := joiner.Join(ctx, ns.spec, j.host); err != nil {
@@ -134,9 +134,9 @@ func (c *Controller) resizeAndJoin(ctx context.Context, r *round) error {
 
 // growWake is when a running flexible gang below its MaxHosts asks for a
 // host again.
-func (c *Controller) growWake(rs *runState, consider func(time.Time)) {
-	_, joins := c.cfg.Backend.(backend.Joiner)
-	_, resizes := c.cfg.Pool.(Resizer)
+func (ad *admission) growWake(rs *runState, consider func(time.Time)) {
+	_, joins := ad.backend.(backend.Joiner)
+	_, resizes := ad.pool.(Resizer)
 	if !joins || !resizes {
 		return
 	}

@@ -19,22 +19,22 @@ import (
 // run: parameters, upstream outputs, its own names and directories, and
 // secrets. It is the engine's side of node.Inputs.
 type inputs struct {
-	c  *Controller
-	rs *runState
-	i  int
-	id job.AttemptID
-	sc *scope // nil at the top
+	cfg *Config
+	rs  *runState
+	i   int
+	id  job.AttemptID
+	sc  *scope // nil at the top
 }
 
 var _ node.Inputs = (*inputs)(nil)
 
-func (c *Controller) inputs(rs *runState, i int, id job.AttemptID) *inputs {
-	return &inputs{c: c, rs: rs, i: i, id: id, sc: rs.scopes[i]}
+func newInputs(cfg *Config, rs *runState, i int, id job.AttemptID) *inputs {
+	return &inputs{cfg: cfg, rs: rs, i: i, id: id, sc: rs.scopes[i]}
 }
 
 // scopeInputs resolves templates in a group's scope, for no attempt.
-func (c *Controller) scopeInputs(rs *runState, sc *scope) *inputs {
-	return &inputs{c: c, rs: rs, i: -1, sc: sc}
+func scopeInputs(cfg *Config, rs *runState, sc *scope) *inputs {
+	return &inputs{cfg: cfg, rs: rs, i: -1, sc: sc}
 }
 
 // Expand implements node.Inputs. Reading the outputs of a task that did
@@ -67,7 +67,7 @@ func (in *inputs) Expand(s string) (string, error) {
 // Env implements node.Inputs. A secret's value goes into the process's
 // environment only; nothing kiln writes holds it.
 func (in *inputs) Env(ctx context.Context, vars []apiv1.EnvVar) (env, secrets []string, err error) {
-	env = append([]string(nil), in.c.cfg.Env...)
+	env = append([]string(nil), in.cfg.Env...)
 	var errs []error
 	for _, e := range vars {
 		v, err := in.value(ctx, e)
@@ -112,7 +112,7 @@ func (in *inputs) lookup(ref template.Ref) (string, bool) {
 	case p[0] == "workflow" && len(p) == 2:
 		return in.rs.workflowStatus(p[1])
 	case ref.Raw == "outputs.dir":
-		return in.c.cfg.Backend.OutputDir(in.id), true
+		return in.cfg.Backend.OutputDir(in.id), true
 	case ref.Raw == "run.id":
 		return in.id.Run, true
 	case ref.Raw == "run.name":
@@ -149,7 +149,7 @@ func (in *inputs) output(task, kind, name string) (string, bool) {
 				if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit {
 					return filepath.Join(cs.OutputDir, a.Path), true // placed from the cache
 				}
-				return filepath.Join(in.c.cfg.Backend.OutputDir(rs.producer(up)), a.Path), true
+				return filepath.Join(in.cfg.Backend.OutputDir(rs.producer(up)), a.Path), true
 			}
 		}
 	}
@@ -173,10 +173,10 @@ func (in *inputs) value(ctx context.Context, e apiv1.EnvVar) (string, error) {
 		return in.Expand(e.Value)
 	}
 	project := projectOf(in.rs.run)
-	if in.c.cfg.Secrets == nil {
+	if in.cfg.Secrets == nil {
 		return "", &apiv1.Error{Code: apiv1.CodeSecret, Field: "env." + e.Name, Message: "this engine keeps no secrets"}
 	}
-	v, err := in.c.cfg.Secrets.Secret(ctx, project, e.ValueFrom.Secret)
+	v, err := in.cfg.Secrets.Secret(ctx, project, e.ValueFrom.Secret)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "", &apiv1.Error{

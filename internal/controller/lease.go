@@ -20,7 +20,7 @@ func (c *Controller) leaseLoop(ctx context.Context) {
 			c.renew(ctx)
 			// Room may have come back in ways no exit announces (another
 			// engine went away, a higher priority stopped waiting).
-			c.room.wake("", 0)
+			c.admission.room.wake("", 0)
 		}
 	}
 }
@@ -33,7 +33,7 @@ func (c *Controller) grantLoop(ctx context.Context, g Granter) {
 		case <-ctx.Done():
 			return
 		case <-g.Granted():
-			c.room.wake("", 0)
+			c.admission.room.wake("", 0)
 		}
 	}
 }

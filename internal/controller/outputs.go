@@ -15,7 +15,7 @@ func (c *Controller) runOutputs(r *round) {
 	if o == nil {
 		return
 	}
-	in := c.scopeInputs(rs, nil)
+	in := scopeInputs(&c.cfg, rs, nil)
 	out := &apiv1.RunOutputs{}
 	for _, list := range []struct {
 		outputs []apiv1.WorkflowOutput

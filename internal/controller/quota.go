@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +38,7 @@ type quotaState struct {
 // kiln run on the home of a kiln serve on PostgreSQL), whose quotas an
 // engine that never had any must not turn off.
 func (c *Controller) SetQuotas(ctx context.Context, quotas []apiv1.ProjectQuota) error {
-	return c.quota.set(ctx, c.cfg.Pool, quotas)
+	return c.admission.quota.set(ctx, c.cfg.Pool, quotas)
 }
 
 // set takes the projects' quotas (see SetQuotas).
@@ -84,9 +83,6 @@ func (qs *quotaState) set(ctx context.Context, pool Pool, quotas []apiv1.Project
 	}
 	return err
 }
-
-// Logger is where the engine writes its own messages.
-func (c *Controller) Logger() *slog.Logger { return c.log }
 
 // quotasOn reports whether any project has a quota: then the pool
 // decides who is next among projects, and the engine hands no room over
@@ -177,7 +173,7 @@ func addTo[T any](m *map[string]map[apiv1.RunID]T, p string, id apiv1.RunID) {
 // preempt has the attempts the pool named stopped, for node i of r's run
 // that waits for their room: those of r's run now, those of other runs
 // in their own rounds.
-func (c *Controller) preempt(r *round, i int, victims []string) {
+func (ad *admission) preempt(r *round, i int, victims []string) {
 	msg := fmt.Sprintf("preempted by %s (priority %d)", r.rs.waiter(i), r.rs.plan.Tasks[i].Spec.Priority)
 	for _, v := range victims {
 		run := apiv1.RunID(v[:max(strings.IndexByte(v, '/'), 0)])
@@ -185,9 +181,9 @@ func (c *Controller) preempt(r *round, i int, victims []string) {
 			r.preemptHere(v, msg)
 			continue
 		}
-		rs := c.runs.get(run)
+		rs := ad.runs.get(run)
 		if rs == nil {
-			c.log.Warn("a preemption victim's run is not this engine's", "attempt", v)
+			ad.log.Warn("a preemption victim's run is not this engine's", "attempt", v)
 			continue
 		}
 		rs.mu.Lock()
@@ -196,7 +192,7 @@ func (c *Controller) preempt(r *round, i int, victims []string) {
 		}
 		rs.preempts[v] = msg
 		rs.mu.Unlock()
-		c.queue.Add(run)
+		ad.runs.enqueue(run)
 	}
 }
 

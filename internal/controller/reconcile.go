@@ -32,7 +32,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, nil // not ours, or already finished
 	}
 	r := newRound(rs, c.now())
-	r.wakes = c.room.seq()
+	r.wakes = c.admission.room.seq()
 	dirty, asked := rs.takeWork()
 	r.suspend = asked.suspend
 	r.payOwedStops()
@@ -42,11 +42,11 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	r.suspension()
 	r.timeouts()
 	r.preemptions()
-	gateErr := errors.Join(c.gates(ctx, r), c.parts.read(ctx, r))
+	gateErr := errors.Join(c.waits.decide(ctx, r), c.parts.read(ctx, r))
 	r.retriesDue()
-	c.cacheWaits(ctx, r)
+	c.results.cacheWaits(ctx, r)
 	admitErr := c.settleAndAdmit(ctx, r)
-	admitErr = errors.Join(admitErr, c.grow(ctx, r))
+	admitErr = errors.Join(admitErr, c.admission.grow(ctx, r))
 	r.showSuspended()
 	c.finishIfDone(r)
 	kept, err := c.commit(ctx, r)
@@ -54,7 +54,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 		return Result{}, err
 	}
 	sideErr := c.sideEffects(ctx, r)
-	c.quota.noteRun(rs)
+	c.admission.quota.noteRun(rs)
 	rs.running.Store(int64(len(rs.active)))
 	rs.backingOff.Store(int64(len(rs.retrying)))
 	rs.parked.Store(int64(len(rs.suspended)))
@@ -70,14 +70,14 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 // once, so this goes on while admitting changes more (a few times at
 // most: what is left waits for the next round, which the ready nodes ask for).
 func (c *Controller) settleAndAdmit(ctx context.Context, r *round) error {
-	if c.quota.runsQuotaHolds(r) { // it stays Pending: nothing of it is decided yet
+	if c.admission.quota.runsQuotaHolds(r) { // it stays Pending: nothing of it is decided yet
 		return nil
 	}
-	defer c.quota.releaseRunSlot(r.rs)
+	defer c.admission.quota.releaseRunSlot(r.rs)
 	var errs []error
 	for range 4 {
 		c.settle(ctx, r)
-		errs = append(errs, c.admit(ctx, r))
+		errs = append(errs, c.admission.admit(ctx, r))
 		if len(r.doneQ) == 0 && len(r.rs.unresolved) == 0 && len(r.expandQ) == 0 && len(r.touched) == 0 {
 			break
 		}
@@ -258,7 +258,7 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 		consider(c.now().Add(cachePoll))
 	}
 	c.reports.wake(rs, consider)
-	c.growWake(rs, consider)
+	c.admission.growWake(rs, consider)
 	if next.IsZero() {
 		return 0
 	}

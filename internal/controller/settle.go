@@ -20,8 +20,8 @@ func (c *Controller) settle(ctx context.Context, r *round) {
 		case len(r.doneQ) > 0:
 			i := r.doneQ[0]
 			r.doneQ = r.doneQ[1:]
-			c.cacheEnded(ctx, r, i)
-			c.artifactsEnded(ctx, r, i)
+			c.results.cacheEnded(ctx, r, i)
+			c.results.artifactsEnded(ctx, r, i)
 			r.nodeDone(i)
 		case len(rs.unresolved) > 0:
 			i := rs.unresolved[0]
@@ -187,9 +187,9 @@ func (c *Controller) begin(ctx context.Context, r *round, i int) {
 	k := r.rs.kinds[i]
 	switch {
 	case k.waiter != nil:
-		c.startWait(ctx, r, i)
+		c.waits.start(ctx, r, i)
 	case k.attempts:
-		if !c.fromCache(ctx, r, i) {
+		if !c.results.fromCache(ctx, r, i) {
 			r.rs.enqueue(i)
 		}
 	default:
