@@ -255,7 +255,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-func (c *Controller) now() time.Time { return time.Now().UTC() }
+// now is the time the engine goes by.
+func now() time.Time { return time.Now().UTC() }
 
 // QueueDepth is how many runs wait for a reconcile.
 func (c *Controller) QueueDepth() int { return c.queue.Len() }

@@ -60,7 +60,7 @@ func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, ns *n
 	c.launches.Go(func() {
 		err := c.cfg.Backend.Launch(ctx, spec)
 		if err == nil {
-			ns.launched.Store(&launched{spec.ID.Number, c.now()})
+			ns.launched.Store(&launched{spec.ID.Number, now()})
 		}
 		if err != nil {
 			if ctx.Err() == nil {

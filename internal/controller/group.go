@@ -333,7 +333,7 @@ func childSummary(c apiv1.ChildCounts) string {
 // restore rebuilds, after a restart, the children of the groups that
 // were running, from what each recorded, and picks up where they were.
 func (c *Controller) restore(ctx context.Context, rs *runState) error {
-	r := newRound(rs, c.now())
+	r := newRound(rs, now())
 	for i := 0; i < len(rs.nodes); i++ {
 		ns := rs.nodes[i]
 		if ns.status.Phase != apiv1.PhaseRunning || ns.status.Expansion == nil || rs.kinds[i].grouper == nil {

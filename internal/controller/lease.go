@@ -39,7 +39,7 @@ func (c *Controller) grantLoop(ctx context.Context, g Granter) {
 }
 
 func (c *Controller) renew(ctx context.Context) {
-	reqs, err := c.cfg.Store.RenewLeases(ctx, store.RenewLeasesParams{Owner: c.cfg.Owner, Until: c.now().Add(c.cfg.LeaseTTL)})
+	reqs, err := c.cfg.Store.RenewLeases(ctx, store.RenewLeasesParams{Owner: c.cfg.Owner, Until: now().Add(c.cfg.LeaseTTL)})
 	if err != nil {
 		if ctx.Err() == nil { // not this engine stopping
 			c.log.Error("renewing leases", "err", err)

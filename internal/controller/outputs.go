@@ -9,13 +9,13 @@ import (
 // runOutputs works out a succeeded run's outputs (spec.outputs) from its
 // tasks'. An output that reads a task that did not run is left out, and
 // an event says so.
-func (c *Controller) runOutputs(r *round) {
+func (r *round) runOutputs(cfg *Config) {
 	rs := r.rs
 	o := rs.plan.Outputs
 	if o == nil {
 		return
 	}
-	in := scopeInputs(&c.cfg, rs, nil)
+	in := scopeInputs(cfg, rs, nil)
 	out := &apiv1.RunOutputs{}
 	for _, list := range []struct {
 		outputs []apiv1.WorkflowOutput

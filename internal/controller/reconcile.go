@@ -31,7 +31,7 @@ func (c *Controller) Reconcile(ctx context.Context, id apiv1.RunID) (Result, err
 	if rs == nil {
 		return Result{}, nil // not ours, or already finished
 	}
-	r := newRound(rs, c.now())
+	r := newRound(rs, now())
 	r.wakes = c.admission.room.seq()
 	dirty, asked := rs.takeWork()
 	r.suspend = asked.suspend
@@ -103,7 +103,7 @@ func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 		if hadOutage {
 			c.outages.recorded(r.rs.run.ID)
 		}
-		c.logEnd(r)
+		logEnd(c.log, r)
 		c.runs.changed()
 		return true, nil
 	}
@@ -142,7 +142,7 @@ func (c *Controller) finishIfDone(r *round) {
 	case len(rs.failed) > 0:
 		r.setRun(apiv1.PhaseFailed, failReason(rs.failedCode()), rs.failedCode(), rs.failedMessage())
 	default:
-		c.runOutputs(r)
+		r.runOutputs(&c.cfg)
 		r.setRun(apiv1.PhaseSucceeded, "Succeeded", "", rs.succeededMessage())
 	}
 }
@@ -253,9 +253,9 @@ func (c *Controller) nextWake(rs *runState) time.Duration {
 	if rs.stopping == "" {
 		consider(rs.runDeadline())
 	}
-	rs.gateWake(consider, c.now())
+	rs.gateWake(consider, now())
 	if len(rs.cacheWait) > 0 {
-		consider(c.now().Add(cachePoll))
+		consider(now().Add(cachePoll))
 	}
 	c.reports.wake(rs, consider)
 	c.admission.growWake(rs, consider)
@@ -271,7 +271,7 @@ func (c *Controller) reload(ctx context.Context, old *runState) error {
 	if err != nil {
 		return fmt.Errorf("reloading run %s: %w", old.run.ID, err)
 	}
-	fresh, err := newRunState(run, old.compiled, c.cfg.Handlers, c.now())
+	fresh, err := newRunState(run, old.compiled, c.cfg.Handlers, now())
 	if err != nil {
 		return err
 	}

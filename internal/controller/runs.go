@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/resource"
@@ -27,8 +26,6 @@ type Runs struct {
 	byID     map[apiv1.RunID]*runState
 	watchers map[chan struct{}]bool
 }
-
-func now() time.Time { return time.Now().UTC() }
 
 // get returns run id's state, or nil when this engine does not work it.
 func (rt *Runs) get(id apiv1.RunID) *runState {
