@@ -16,6 +16,9 @@ import (
 func (r *round) suspension() {
 	rs := r.rs
 	if rs.stopping != "" {
+		if !r.suspend {
+			r.resume() // exit handlers parked while the failing run was suspended
+		}
 		return
 	}
 	logSuspension(r)
@@ -31,6 +34,12 @@ func (r *round) suspension() {
 		}
 		return
 	}
+	r.resume()
+}
+
+// resume makes the run's parked nodes ready again.
+func (r *round) resume() {
+	rs := r.rs
 	for i := range rs.suspended {
 		delete(rs.suspended, i)
 		r.setNode(i, apiv1.PhasePending, "Resumed", "", "unsuspended; waiting to be admitted")

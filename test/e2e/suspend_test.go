@@ -71,6 +71,56 @@ spec:
 	}
 }
 
+// TestUnsuspendRunsTheExitHandlerOfAFailingRun: a task fails while its
+// run is suspended, so the exit handler, ready at once, is parked with
+// the rest; kiln unsuspend starts it and the run ends Failed, with the
+// handler run once. (Found by the model test: the handler stayed parked
+// and the run Failing for ever.)
+func TestUnsuspendRunsTheExitHandlerOfAFailingRun(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger, gate := filepath.Join(dir, "ledger"), filepath.Join(dir, "gate")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: failing}
+spec:
+  tasks:
+  - name: work
+    command: [sh, -c, 'echo work >> `+ledger+`; until test -e `+gate+`; do sleep 0.05; done; exit 3']
+  onExit:
+  - name: notify
+    command: [sh, -c, 'echo notify >> `+ledger+`']
+`)
+	cmd := startKiln(t, home, "run", "-q", wf)
+	waitFor(t, "work to start", func() bool { return fileHasLine(ledger) })
+	id := runs(t, home)[0].ID
+	if r := kiln(t, home, "suspend", string(id)); r.code != 0 {
+		t.Fatalf("kiln suspend: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, "the engine to take the request", func() bool { return hasEvent(t, home, id, "SuspendRequested") })
+	writeFile(t, dir, "gate", "")
+	waitFor(t, "the exit handler to be parked", func() bool {
+		run := describe(t, home, id)
+		n := run.Status.Node("onExit.notify")
+		return n != nil && n.Phase == apiv1.PhaseSuspended
+	})
+	if got := readOrEmpty(ledger); got != "work\n" {
+		t.Fatalf("while suspended the ledger is %q: the exit handler started", got)
+	}
+	if r := kiln(t, home, "unsuspend", string(id)); r.code != 0 {
+		t.Fatalf("kiln unsuspend: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, "the run to end", func() bool { return describe(t, home, id).Status.Phase.Done() })
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the run's kiln exited 0; want the failed run's exit code")
+	}
+	run := describe(t, home, id)
+	notify := run.Status.Node("onExit.notify")
+	if run.Status.Phase != apiv1.PhaseFailed || notify == nil || notify.Phase != apiv1.PhaseSucceeded || readOrEmpty(ledger) != "work\nnotify\n" {
+		t.Errorf("after unsuspend: run %s, notify %+v, ledger %q; want Failed, the handler Succeeded, run once", run.Status.Phase, notify, readOrEmpty(ledger))
+	}
+}
+
 // deadlineJob is a TrainJob of one node running command, with an
 // activeDeadlineSeconds of 2, submitted suspended if suspended.
 func deadlineJob(t *testing.T, suspended bool, command string) string {
