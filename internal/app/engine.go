@@ -16,6 +16,7 @@ import (
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/training"
+	"kiln.dev/kiln/internal/who"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -191,14 +192,14 @@ func (a *App) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.
 // run, this one takes it over, stops it, and returns once it has ended.
 // A run that ended is KLN-4010.
 func (a *App) Cancel(ctx context.Context, id apiv1.RunID) error {
-	return a.askAndAdopt(ctx, id, a.Controller.Runs().Cancel)
+	return a.askAndAdopt(who.Or(ctx, localUser()), id, a.Controller.Runs().Cancel)
 }
 
 // Stop asks for run id to be stopped, its exit handlers run. If no live
 // engine works the run, this one takes it over, stops it, and returns
 // once it has ended. A run that ended is KLN-4010.
 func (a *App) Stop(ctx context.Context, id apiv1.RunID) error {
-	return a.askAndAdopt(ctx, id, a.Controller.Runs().Stop)
+	return a.askAndAdopt(who.Or(ctx, localUser()), id, a.Controller.Runs().Stop)
 }
 
 // askAndAdopt records a request about run id with ask; if no live engine
@@ -228,7 +229,7 @@ func (a *App) askAndAdopt(ctx context.Context, id apiv1.RunID, ask func(context.
 // Suspend asks for run id's training jobs to be suspended (or started
 // again). The engine working the run acts on it within a second.
 func (a *App) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
-	return a.Controller.Runs().Suspend(ctx, id, suspend)
+	return a.Controller.Runs().Suspend(who.Or(ctx, localUser()), id, suspend)
 }
 
 // Retry runs a Failed or Cancelled run again from where it stopped, on
@@ -245,7 +246,7 @@ func (a *App) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest)
 			Hint:    "rerun it from the task that failed, at its initiator: kiln rerun " + string(run.Federation.Run) + " --from TASK",
 		}
 	}
-	return a.Controller.Runs().Retry(ctx, id, req)
+	return a.Controller.Runs().Retry(who.Or(ctx, localUser()), id, req)
 }
 
 // SendGateInput sends an approval, a rejection (in.Approve) or a signal

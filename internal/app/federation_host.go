@@ -14,6 +14,7 @@ import (
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/federation"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/who"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -142,11 +143,11 @@ func (a *App) StopPart(ctx context.Context, from string, run apiv1.RunID, how st
 	}
 	switch how {
 	case federation.StopCancel:
-		return ignoreEnded(a.Cancel(ctx, id))
+		return ignoreEnded(a.Cancel(who.With(ctx, "the federation's initiator, party "+from), id))
 	case federation.StopEnd, federation.StopFail:
 		return a.endPart(ctx, id, how == federation.StopFail)
 	case "suspend", "resume":
-		return ignoreEnded(a.Suspend(ctx, id, how == "suspend"))
+		return ignoreEnded(a.Suspend(who.With(ctx, "the federation's initiator, party "+from), id, how == "suspend"))
 	}
 	return &apiv1.Error{Code: apiv1.CodeShareOrder, Object: "Run/" + string(id), Message: fmt.Sprintf("%q is not a way to stop a part (cancel, end, suspend or resume)", how)}
 }

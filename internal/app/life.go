@@ -11,6 +11,7 @@ import (
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/gc"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/who"
 )
 
 // Defaults of the collector's settings in Config.
@@ -79,7 +80,7 @@ func unfinished(id apiv1.RunID, phase apiv1.Phase) error {
 
 // stopForDelete cancels run id and waits, up to the delete wait, until it has ended.
 func (a *App) stopForDelete(ctx context.Context, id apiv1.RunID) error {
-	if err := a.Cancel(ctx, id); err != nil && apiv1.CodeOf(err) != apiv1.CodeRunPhase {
+	if err := a.Cancel(who.Or(ctx, localUser()+" (kiln delete run --force)"), id); err != nil && apiv1.CodeOf(err) != apiv1.CodeRunPhase {
 		return err
 	}
 	deadline := time.Now().Add(a.deleteWait)

@@ -8,6 +8,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/who"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -21,7 +22,7 @@ import (
 // KLN-4020 for a node that is not a top-level task, KLN-1014 for a param
 // the workflow does not declare.
 func (rt *Runs) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryRequest) error {
-	r := store.Retry{Owner: rt.lead.owner(), Until: rt.lead.leaseUntil(now()), Restart: []string{workflow.ExitNode}}
+	r := store.Retry{Owner: rt.lead.owner(), Until: rt.lead.leaseUntil(now()), Restart: []string{workflow.ExitNode}, By: who.Asks(ctx)}
 	if len(req.Params) > 0 || req.RestartSuccessful || len(req.Nodes) > 0 {
 		if err := rt.retryPlan(ctx, id, req, &r); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/who"
 	"kiln.dev/kiln/internal/workflow"
 )
 
@@ -136,7 +137,7 @@ func (rt *Runs) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner 
 // this engine owns the run. A run that has ended cannot be cancelled:
 // KLN-4010.
 func (rt *Runs) Cancel(ctx context.Context, id apiv1.RunID) error {
-	if err := rt.cfg.Store.RequestCancel(ctx, id); err != nil {
+	if err := rt.cfg.Store.RequestCancel(ctx, id, who.Asks(ctx)); err != nil {
 		return runError(id, err, "only a run that has not ended can be cancelled")
 	}
 	rt.request(id, func(rs *runState) { rs.cancelReq = true })
@@ -148,7 +149,7 @@ func (rt *Runs) Cancel(ctx context.Context, id apiv1.RunID) error {
 // starts, its exit handlers run and it ends Failed (KLN-3020), as argo
 // stop does. A run that has ended cannot be stopped: KLN-4010.
 func (rt *Runs) Stop(ctx context.Context, id apiv1.RunID) error {
-	if err := rt.cfg.Store.RequestStop(ctx, id); err != nil {
+	if err := rt.cfg.Store.RequestStop(ctx, id, who.Asks(ctx)); err != nil {
 		return runError(id, err, "only a run that has not ended can be stopped")
 	}
 	rt.request(id, func(rs *runState) { rs.stopReq = true })

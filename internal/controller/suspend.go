@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/who"
 )
 
 // suspension stops the run's running nodes that suspend (training jobs,
@@ -48,8 +49,9 @@ func (r *round) resume() {
 	}
 }
 
-// logSuspension records, once, that the run was asked to suspend or to
-// resume, and when: the run's timeout does not count the time between.
+// logSuspension records, once, that the engine took a request to suspend
+// or to resume the run (the store recorded the request and who asked),
+// and when: the run's timeout does not count the time between.
 func logSuspension(r *round) {
 	rs := r.rs
 	clockSuspension(r)
@@ -57,9 +59,9 @@ func logSuspension(r *round) {
 		return
 	}
 	rs.suspendLog = r.suspend
-	reason, msg := "SuspendRequested", "suspend requested: nothing new starts, running training jobs stop, other running tasks finish"
+	reason, msg := "SuspendStarted", "suspended: nothing new starts, running training jobs stop, other running tasks finish"
 	if !r.suspend {
-		reason, msg = "UnsuspendRequested", "unsuspend requested: what was suspended starts again"
+		reason, msg = "SuspendEnded", "unsuspended: what was suspended starts again"
 	}
 	r.events = append(r.events, apiv1.Event{Phase: rs.run.Status.Phase, Reason: reason, Message: msg, Time: r.now})
 }
@@ -135,7 +137,7 @@ func (r *round) suspendNode(i int, msg string) {
 // that has ended cannot be suspended or unsuspended: KLN-4010.
 func (rt *Runs) Suspend(ctx context.Context, id apiv1.RunID, suspend bool) error {
 	verb := map[bool]string{true: "suspended", false: "unsuspended"}[suspend]
-	if err := rt.cfg.Store.RequestSuspend(ctx, id, suspend); err != nil {
+	if err := rt.cfg.Store.RequestSuspend(ctx, id, suspend, who.Asks(ctx)); err != nil {
 		return runError(id, err, "only a run that has not ended can be "+verb)
 	}
 	rt.request(id, func(rs *runState) { rs.suspendReq = suspend })

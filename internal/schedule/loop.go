@@ -9,6 +9,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/who"
 )
 
 // Runner is what the loop asks of the engine; the embedded engine
@@ -240,7 +241,7 @@ func (l *Loop) started(s *apiv1.Schedule, st *apiv1.ScheduleStatus, tick time.Ti
 // cancel asks the unfinished runs a Replace policy replaces to stop.
 func (l *Loop) cancel(ctx context.Context, s *apiv1.Schedule, ids []apiv1.RunID) {
 	for _, id := range ids {
-		if err := l.cfg.Runner.Cancel(ctx, id); err != nil && !errors.Is(err, store.ErrPhase) && !isCoded(err) {
+		if err := l.cfg.Runner.Cancel(who.With(ctx, "schedule "+s.Metadata.Name+" (concurrencyPolicy Replace)"), id); err != nil && !errors.Is(err, store.ErrPhase) && !isCoded(err) {
 			l.cfg.Log.Warn("cancelling a run a schedule replaces", "schedule", s.Metadata.Name, "run", id, "err", err)
 		}
 	}

@@ -81,7 +81,12 @@ func decodeJSON(r *http.Request, v any) error {
 // role, as `ci (token 1f2e3d4c, editor)`.
 func (p *principal) sender() string {
 	t := p.token
-	if t.Name == "" {
+	switch {
+	case t == nil && p.party != "":
+		return "party " + p.party
+	case t == nil:
+		return ""
+	case t.Name == "":
 		return fmt.Sprintf("token %s (%s)", t.ID, t.Role)
 	}
 	return fmt.Sprintf("%s (token %s, %s)", t.Name, t.ID, t.Role)

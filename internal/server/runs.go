@@ -11,6 +11,7 @@ import (
 	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/who"
 )
 
 // maxPage bounds a page of runs.
@@ -124,7 +125,7 @@ func (s *Server) askRun(w http.ResponseWriter, r *http.Request, p *principal, wh
 	if err != nil {
 		return err
 	}
-	if err := ask(r.Context(), run.ID); err != nil {
+	if err := ask(who.With(r.Context(), p.sender()), run.ID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: what})
@@ -143,7 +144,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, p *principal) err
 			return err
 		}
 	}
-	if err := s.cfg.Engine.Retry(r.Context(), run.ID, req); err != nil {
+	if err := s.cfg.Engine.Retry(who.With(r.Context(), p.sender()), run.ID, req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, apiv1.RunRequested{Run: run.ID, Requested: "retry"})
@@ -156,7 +157,7 @@ func (s *Server) suspend(suspend bool) func(http.ResponseWriter, *http.Request, 
 		if err != nil {
 			return err
 		}
-		if err := s.cfg.Engine.Suspend(r.Context(), run.ID, suspend); err != nil {
+		if err := s.cfg.Engine.Suspend(who.With(r.Context(), p.sender()), run.ID, suspend); err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusAccepted, apiv1.RunSuspension{Run: run.ID, Suspend: suspend})

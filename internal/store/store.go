@@ -76,13 +76,15 @@ type Runs interface {
 	CountRuns(ctx context.Context) (map[apiv1.Phase]int, error)
 	// ListEvents returns a run's events with Seq > p.After, oldest first.
 	ListEvents(ctx context.Context, p ListEventsParams) ([]apiv1.Event, error)
-	// RequestCancel marks a run to be cancelled by its owner. It returns
+	// RequestCancel marks a run to be cancelled by its owner, and records
+	// who asked (by, if not empty) in a CancelRequested event. It returns
 	// ErrPhase for a run that has ended and ErrNotFound for an unknown one.
-	RequestCancel(ctx context.Context, id apiv1.RunID) error
+	RequestCancel(ctx context.Context, id apiv1.RunID, by string) error
 	// RequestStop marks a run to be stopped by its owner: ended, its exit
-	// handlers run (a cancel requested before wins). ErrPhase for a run
-	// that has ended, ErrNotFound for an unknown one.
-	RequestStop(ctx context.Context, id apiv1.RunID) error
+	// handlers run (a cancel requested before wins); a StopRequested event
+	// names who asked. ErrPhase for a run that has ended, ErrNotFound for
+	// an unknown one.
+	RequestStop(ctx context.Context, id apiv1.RunID, by string) error
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
 	// r.Owner until r.Until: its tasks that did not succeed, and those
 	// r.Restart names with their children, become Pending (their gate
@@ -92,10 +94,11 @@ type Runs interface {
 	// nodes (CreateRunParams) keep their state: a rerun's tasks left out
 	// stay out. ErrPhase if the run has not ended or succeeded.
 	RetryRun(ctx context.Context, id apiv1.RunID, r Retry) error
-	// RequestSuspend sets whether a run's training jobs should be
-	// suspended, for its owner to act on. ErrPhase for a run that has
-	// ended, ErrNotFound for an unknown one.
-	RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) error
+	// RequestSuspend sets whether a run should be suspended, for its
+	// owner to act on, and records who asked in a SuspendRequested or
+	// UnsuspendRequested event. ErrPhase for a run that has ended,
+	// ErrNotFound for an unknown one.
+	RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool, by string) error
 }
 
 // Retry is how RetryRun tries a run again.
@@ -108,6 +111,8 @@ type Retry struct {
 	Restart []string
 	// Params, if not nil, replace the run's params.
 	Params map[string]string
+	// By names who asked for the retry, for its event; may be empty.
+	By string
 }
 
 // Writer saves what one reconcile round changed.

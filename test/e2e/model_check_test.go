@@ -274,8 +274,8 @@ type runDetail struct {
 // when there is none.
 func takenAt(detail runDetail, what string, sent time.Time) time.Time {
 	for _, ev := range detail.Events {
-		took := ev.Node == "" && (what == "cancel" && ev.Phase == apiv1.PhaseCancelling ||
-			what == "suspend" && ev.Reason == "SuspendRequested")
+		took := ev.Node == "" && !strings.HasSuffix(ev.Reason, "Requested") && (what == "cancel" && ev.Phase == apiv1.PhaseCancelling ||
+			what == "suspend" && ev.Reason == "SuspendStarted")
 		if took && ev.Time.After(sent) {
 			return ev.Time
 		}

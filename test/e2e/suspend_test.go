@@ -48,7 +48,7 @@ spec:
 	if r := kiln(t, home, "suspend", string(id)); r.code != 0 {
 		t.Fatalf("kiln suspend: %d %s", r.code, r.stderr)
 	}
-	waitFor(t, "the engine to take the request", func() bool { return hasEvent(t, home, id, "SuspendRequested") })
+	waitFor(t, "the engine to take the request", func() bool { return hasEvent(t, home, id, "SuspendStarted") })
 	writeFile(t, dir, "gate", "")
 	waitFor(t, "the run to show Suspended", func() bool { return describe(t, home, id).Status.Phase == apiv1.PhaseSuspended })
 	run := describe(t, home, id)
@@ -97,7 +97,7 @@ spec:
 	if r := kiln(t, home, "suspend", string(id)); r.code != 0 {
 		t.Fatalf("kiln suspend: %d %s", r.code, r.stderr)
 	}
-	waitFor(t, "the engine to take the request", func() bool { return hasEvent(t, home, id, "SuspendRequested") })
+	waitFor(t, "the engine to take the request", func() bool { return hasEvent(t, home, id, "SuspendStarted") })
 	writeFile(t, dir, "gate", "")
 	waitFor(t, "the exit handler to be parked", func() bool {
 		run := describe(t, home, id)
@@ -205,7 +205,7 @@ spec:
 	if r := kiln(t, home, "suspend", string(id)); r.code != 0 {
 		t.Fatalf("kiln suspend: %d %s", r.code, r.stderr)
 	}
-	waitFor(t, "the engine to take the suspend", func() bool { return hasEvent(t, home, id, "SuspendRequested") })
+	waitFor(t, "the engine to take the suspend", func() bool { return hasEvent(t, home, id, "SuspendStarted") })
 	since := *nodeNamed(t, describe(t, home, id), "ok").Gate.WaitingSince
 	for time.Since(since) < 3*time.Second { // past the gate's timeout of 2 s, suspended
 		<-time.After(50 * time.Millisecond)

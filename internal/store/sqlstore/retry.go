@@ -47,9 +47,13 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, r store.Retry) (er
 		if err := retryProgress(ctx, tx, id); err != nil {
 			return err
 		}
+		by := ""
+		if r.By != "" {
+			by = " by " + r.By
+		}
 		return s.insertEvents(ctx, tx, id, []apiv1.Event{{
 			Phase: apiv1.PhasePending, Reason: "Retried",
-			Message: "retried after " + string(phase) + ": tasks that did not succeed run again, and the exit handlers", Time: time.Now().UTC(),
+			Message: "retried after " + string(phase) + by + ": tasks that did not succeed run again, and the exit handlers", Time: time.Now().UTC(),
 		}})
 	})
 }

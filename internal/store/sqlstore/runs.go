@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -264,43 +265,57 @@ func (s *Store) CountRuns(ctx context.Context) (_ map[apiv1.Phase]int, err error
 }
 
 // RequestSuspend implements store.Runs.
-func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool) (err error) {
+func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool, by string) (err error) {
 	defer s.coded(&err)
-	return s.request(ctx, id, `UPDATE runs SET suspend = ? WHERE id = ? AND done = 0`, suspend, id)
+	what := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
+	reason := map[bool]string{true: "SuspendRequested", false: "UnsuspendRequested"}[suspend]
+	return s.request(ctx, id, requested(reason, what, by), `UPDATE runs SET suspend = ? WHERE id = ? AND done = 0`, suspend, id)
 }
 
 // RequestCancel implements store.Runs.
-func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID) (err error) {
+func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID, by string) (err error) {
 	defer s.coded(&err)
-	return s.request(ctx, id, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0`, id)
+	return s.request(ctx, id, requested("CancelRequested", "cancel", by), `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0`, id)
 }
 
 // RequestStop implements store.Runs. cancel_requested is 1 for a cancel,
 // 2 for a stop; a cancel asked before stays.
-func (s *Store) RequestStop(ctx context.Context, id apiv1.RunID) (err error) {
+func (s *Store) RequestStop(ctx context.Context, id apiv1.RunID, by string) (err error) {
 	defer s.coded(&err)
-	return s.request(ctx, id, `UPDATE runs SET cancel_requested = CASE WHEN cancel_requested = 1 THEN 1 ELSE 2 END WHERE id = ? AND done = 0`, id)
+	return s.request(ctx, id, requested("StopRequested", "stop", by),
+		`UPDATE runs SET cancel_requested = CASE WHEN cancel_requested = 1 THEN 1 ELSE 2 END WHERE id = ? AND done = 0`, id)
 }
 
-// request runs an update of an unfinished run; when it changes nothing,
-// it tells an unknown run (ErrNotFound) from a finished one (ErrPhase).
-func (s *Store) request(ctx context.Context, id apiv1.RunID, query string, args ...any) error {
-	res, err := s.wdb.ExecContext(ctx, query, args...)
-	if err != nil {
-		return err
+// requested is the event that records a request of what, asked by by.
+func requested(reason, what, by string) apiv1.Event {
+	msg := what + " requested"
+	if by != "" {
+		msg += " by " + by
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		return nil
-	}
-	var phase apiv1.Phase
-	err = s.db.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&phase)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
-	case err != nil:
-		return err
-	}
-	return &store.PhaseError{Run: id, Phase: phase}
+	return apiv1.Event{Reason: reason, Message: msg, Time: time.Now().UTC()}
+}
+
+// request runs an update of an unfinished run and records ev, with the
+// run's phase, in one transaction; when the update changes nothing, it
+// tells an unknown run (ErrNotFound) from a finished one (ErrPhase).
+func (s *Store) request(ctx context.Context, id apiv1.RunID, ev apiv1.Event, query string, args ...any) error {
+	return s.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		err = tx.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&ev.Phase)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+		case err != nil:
+			return err
+		case n == 0:
+			return &store.PhaseError{Run: id, Phase: ev.Phase}
+		}
+		return s.insertEvents(ctx, tx, id, []apiv1.Event{ev})
+	})
 }
 
 func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event) error {

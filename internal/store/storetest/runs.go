@@ -144,8 +144,8 @@ func testRequestPhases(t *testing.T, s store.Store) {
 	mustCreate(t, s, NewRun("r1", "me"))
 	finish(t, s, "r1", apiv1.PhaseSucceeded)
 	for name, req := range map[string]func() error{
-		"cancel":  func() error { return s.RequestCancel(t.Context(), "r1") },
-		"suspend": func() error { return s.RequestSuspend(t.Context(), "r1", true) },
+		"cancel":  func() error { return s.RequestCancel(t.Context(), "r1", "ann") },
+		"suspend": func() error { return s.RequestSuspend(t.Context(), "r1", true, "ann") },
 	} {
 		err := req()
 		var pe *store.PhaseError
@@ -153,7 +153,7 @@ func testRequestPhases(t *testing.T, s store.Store) {
 			t.Errorf("%s of a Succeeded run = %v, want ErrPhase saying Succeeded", name, err)
 		}
 	}
-	if err := s.RequestSuspend(t.Context(), "nope", true); !errors.Is(err, store.ErrNotFound) {
+	if err := s.RequestSuspend(t.Context(), "nope", true, "ann"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RequestSuspend(unknown) = %v, want ErrNotFound", err)
 	}
 }

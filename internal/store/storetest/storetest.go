@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,28 +226,31 @@ func testCancel(t *testing.T, s store.Store) {
 	for _, id := range []apiv1.RunID{"r1", "r2", "r3", "r4"} {
 		mustCreate(t, s, NewRun(id, "me"))
 	}
-	if err := s.RequestCancel(t.Context(), "r2"); err != nil {
+	if err := s.RequestCancel(t.Context(), "r2", "ann (token t1, editor)"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RequestCancel(t.Context(), "nope"); !errors.Is(err, store.ErrNotFound) {
+	if err := s.RequestCancel(t.Context(), "nope", "ann"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RequestCancel(unknown) = %v, want ErrNotFound", err)
 	}
-	if err := s.RequestSuspend(t.Context(), "r1", true); err != nil {
+	if err := s.RequestSuspend(t.Context(), "r1", true, ""); err != nil {
 		t.Fatal(err)
 	}
 	// A stop asked after a cancel leaves the cancel; a stop alone is a stop.
 	for _, id := range []apiv1.RunID{"r2", "r3"} {
-		if err := s.RequestStop(t.Context(), id); err != nil {
+		if err := s.RequestStop(t.Context(), id, "bob"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.RequestStop(t.Context(), "nope"); !errors.Is(err, store.ErrNotFound) {
+	if err := s.RequestStop(t.Context(), "nope", "bob"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RequestStop(unknown) = %v, want ErrNotFound", err)
 	}
 	finish(t, s, "r4", apiv1.PhaseSucceeded)
-	if err := s.RequestStop(t.Context(), "r4"); !errors.Is(err, store.ErrPhase) {
+	if err := s.RequestStop(t.Context(), "r4", "bob"); !errors.Is(err, store.ErrPhase) {
 		t.Errorf("RequestStop(ended) = %v, want ErrPhase", err)
 	}
+	wantRequests(t, s, "r2", "CancelRequested: cancel requested by ann (token t1, editor)", "StopRequested: stop requested by bob")
+	wantRequests(t, s, "r1", "SuspendRequested: suspend requested")
+	wantRequests(t, s, "r4")
 	reqs, err := s.RenewLeases(t.Context(), store.RenewLeasesParams{Owner: "me", Until: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -318,5 +323,31 @@ func testTokens(t *testing.T, s store.Store) {
 	}
 	if err := s.RevokeToken(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RevokeToken(unknown) = %v, want ErrNotFound", err)
+	}
+}
+
+// wantRequests checks that run id's request events, in order, are want
+// ("Reason: message"), each with the run's phase.
+func wantRequests(t *testing.T, s store.Store, id apiv1.RunID, want ...string) {
+	t.Helper()
+	evs, err := s.ListEvents(t.Context(), store.ListEventsParams{Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.GetRun(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if strings.HasSuffix(e.Reason, "Requested") {
+			got = append(got, e.Reason+": "+e.Message)
+			if e.Phase != run.Status.Phase && !run.Status.Phase.Done() {
+				t.Errorf("run %s: %s event has phase %s, want the run's %s", id, e.Reason, e.Phase, run.Status.Phase)
+			}
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("run %s: request events %q, want %q", id, got, want)
 	}
 }
