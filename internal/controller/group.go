@@ -275,6 +275,9 @@ func (c *Controller) gather(r *round, p int) {
 	view := &node.Group{
 		Counts: g.counts, Children: g.statuses, Plan: g.plan, Base: g.base,
 		Expand: func(s string) (string, error) { return scopeInputs(&c.cfg, rs, g.scope).Expand(s) },
+		Artifact: func(k int, name string) (string, bool) {
+			return scopeInputs(&c.cfg, rs, nil).output(rs.nodes[g.children[k]].status.Name, "artifacts", name)
+		},
 	}
 	counts := g.counts
 	ns.status.Children = &counts

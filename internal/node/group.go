@@ -68,6 +68,9 @@ type Group struct {
 	Children []*apiv1.NodeStatus
 	// Expand expands a template in the children's scope ({{tasks.<child>...}}).
 	Expand func(s string) (string, error)
+	// Artifact is the path to output artifact name of child k (in
+	// Children's order), if it succeeded and has one.
+	Artifact func(k int, name string) (string, bool)
 	// Plan is the children's plan; Base the outputs of the node's own
 	// attempt, if it ran one.
 	Plan *workflow.Plan

@@ -207,9 +207,9 @@ func TestCompileReportsEveryProblemOfTheNewFields(t *testing.T) {
 				{apiv1.CodeInvalidValue, "spec.tasks[3]"},
 			},
 		},
-		"a map's artifact read downstream": {
+		"a map's artifact its items do not declare": {
 			spec: "spec:\n  tasks:\n  - {name: m, command: [x], forEach: {range: {count: 2}}, outputs: {artifacts: [{name: model, path: m}]}}\n" +
-				"  - {name: u, dependsOn: [m], command: [x, '{{tasks.m.outputs.artifacts.model}}']}\n",
+				"  - {name: u, dependsOn: [m], command: [x, '{{tasks.m.outputs.artifacts.weights}}']}\n",
 			want: []problem{{apiv1.CodeTemplate, "spec.tasks[1].command[1]"}},
 		},
 		"{{workflow.status}} outside onExit": {

@@ -143,10 +143,6 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 		if !slices.ContainsFunc(outs.Artifacts, func(a apiv1.Artifact) bool { return a.Name == name }) {
 			return fmt.Sprintf("task %q declares no output artifact %q", r.Path[1], name)
 		}
-		if p.Tasks[up].Spec.ForEach != nil {
-			return fmt.Sprintf("task %q is a map: its items' artifacts are not gathered into one yet; "+
-				"read its output parameters (a JSON list, one per item), or have each item write where the next task reads", r.Path[1])
-		}
 	default:
 		return "outputs are referenced as outputs.parameters.<name> or outputs.artifacts.<name>"
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,5 +89,66 @@ spec:
 	bad := writeFile(t, dir, "bad.yaml", strings.Replace(readOrEmpty(wf), "    workflow:\n", "    resources: {cpu: 1}\n    workflow:\n", 1))
 	if r := kiln(t, home, "validate", bad); r.code == 0 || !strings.Contains(r.stderr, "spec.tasks[0].resources") {
 		t.Errorf("a map of a workflow with resources: %d %s; want refused at spec.tasks[0].resources", r.code, r.stderr)
+	}
+}
+
+// TestArtifactsLeaveAMap: a downstream task reads a map's output
+// artifact as the JSON list of its items' paths, in item order, null for
+// an item that failed within the map's minSuccessRatio; a map of a
+// workflow gathers the workflow's output artifact the same way.
+func TestArtifactsLeaveAMap(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	seen, seenSub := filepath.Join(dir, "seen"), filepath.Join(dir, "seen-sub")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: shards}
+spec:
+  tasks:
+  - name: shard
+    forEach: {items: ["a", "b", "c"], minSuccessRatio: 0.5}
+    command: [sh, -c, 'test "{{item}}" != b || exit 1; echo "part {{item}}" > $KILN_OUTPUTS/part.txt']
+    outputs: {artifacts: [{name: part, path: part.txt}]}
+  - name: merge
+    dependsOn: [shard]
+    command: [sh, -c, 'printf "%s" "$0" > `+seen+`', "{{tasks.shard.outputs.artifacts.part}}"]
+  - name: per-item
+    forEach: {items: ["x", "y"]}
+    workflow: {name: make-file, params: [{name: word, value: "{{item}}"}]}
+  - name: merge-sub
+    dependsOn: [per-item]
+    command: [sh, -c, 'printf "%s" "$0" > `+seenSub+`', "{{tasks.per-item.outputs.artifacts.file}}"]
+---
+apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: make-file}
+spec:
+  params: [{name: word}]
+  outputs:
+    artifacts: [{name: file, value: "{{tasks.write.outputs.artifacts.out}}"}]
+  tasks:
+  - name: write
+    command: [sh, -c, 'echo "word {{params.word}}" > $KILN_OUTPUTS/out.txt']
+    outputs: {artifacts: [{name: out, path: out.txt}]}
+`)
+	if r := kilnBounded(t, home, "run", "-q", wf); r.code != 0 {
+		t.Fatalf("kiln run: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	for file, want := range map[string][]string{seen: {"part a\n", "", "part c\n"}, seenSub: {"word x\n", "word y\n"}} {
+		var paths []*string
+		if err := json.Unmarshal([]byte(readOrEmpty(file)), &paths); err != nil {
+			t.Fatalf("%s read %q: %v; want a JSON list of paths", filepath.Base(file), readOrEmpty(file), err)
+		}
+		if len(paths) != len(want) {
+			t.Fatalf("%s read %d paths, want %d (one per item)", filepath.Base(file), len(paths), len(want))
+		}
+		for i, p := range paths {
+			switch {
+			case want[i] == "" && p != nil:
+				t.Errorf("%s: item %d failed but has a path %q", filepath.Base(file), i, *p)
+			case want[i] != "" && (p == nil || readOrEmpty(*p) != want[i]):
+				t.Errorf("%s: item %d's path %v does not hold %q", filepath.Base(file), i, p, want[i])
+			}
+		}
 	}
 }

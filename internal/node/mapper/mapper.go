@@ -93,7 +93,8 @@ func quote(v string) string {
 // Gather implements node.Grouper: the map succeeds when at least as many
 // items succeeded as its success policy asks, once all have ended; it is
 // decided as soon as too many failed. Each output parameter is the JSON
-// list of the items' values, in item order (null for an item without one).
+// list of the items' values, in item order (null for an item without one),
+// and each output artifact the JSON list of the items' paths to it.
 func (Handler) Gather(t *workflow.Task, g *node.Group) (node.Verdict, bool) {
 	total := g.Counts.Total - g.Counts.SkippedByCondition
 	need := t.Map.Need(total)
@@ -118,18 +119,41 @@ func firstFailure(g *node.Group) string {
 }
 
 // gathered is each output parameter's values as a JSON list: those the
-// map's task declares, or, for a map of a workflow, the workflow's.
+// map's task declares, or, for a map of a workflow, the workflow's; and
+// each output artifact as the JSON list of the items' paths to it, in
+// item order (null for an item that did not succeed).
 func gathered(t *workflow.Task, g *node.Group) map[string]string {
 	out := map[string]string{}
-	for _, name := range t.Map.Child.Outputs().Params() {
+	outs := t.Map.Child.Outputs()
+	for _, name := range outs.Params() {
 		vals := make([]*string, len(g.Children))
 		for i, c := range g.Children {
 			if v, ok := c.Outputs[name]; ok {
 				vals[i] = &v
 			}
 		}
-		b, _ := json.Marshal(vals) // strings and nulls always encode
-		out[name] = string(b)
+		out[name] = jsonList(vals)
+	}
+	if outs == nil || g.Artifact == nil {
+		return out
+	}
+	for _, a := range outs.Artifacts {
+		paths := make([]*string, len(g.Children))
+		for i, c := range g.Children {
+			if c.Phase != apiv1.PhaseSucceeded {
+				continue
+			}
+			if p, ok := g.Artifact(i, a.Name); ok {
+				paths[i] = &p
+			}
+		}
+		out[a.Name] = jsonList(paths)
 	}
 	return out
+}
+
+// jsonList is vals as a JSON list of strings and nulls.
+func jsonList(vals []*string) string {
+	b, _ := json.Marshal(vals) // strings and nulls always encode
+	return string(b)
 }

@@ -345,3 +345,27 @@ func TestGather(t *testing.T) {
 		})
 	}
 }
+
+// TestGatherArtifacts: a map's output artifact is the JSON list of its
+// items' paths, in item order, null for an item that did not succeed.
+func TestGatherArtifacts(t *testing.T) {
+	t.Parallel()
+	task := nodetest.Compile(t, `spec:
+  tasks:
+  - name: m
+    command: [echo, "{{item}}"]
+    forEach: {items: [a, b, c], minSuccesses: 2}
+    outputs: {artifacts: [{name: part, path: part.txt}]}
+`)
+	g := group(child("0", apiv1.PhaseSucceeded), child("1", apiv1.PhaseFailed), child("2", apiv1.PhaseSucceeded))
+	g.Artifact = func(k int, name string) (string, bool) {
+		if k == 1 {
+			t.Errorf("asked for the path of item 1, which failed")
+		}
+		return fmt.Sprintf("/out/m.%d/%s", k, name), true
+	}
+	got, decided := mapper.New().Gather(task, g)
+	if want := `["/out/m.0/part",null,"/out/m.2/part"]`; !decided || got.Phase != apiv1.PhaseSucceeded || got.Outputs["part"] != want {
+		t.Errorf("gathered %v %s %v, want Succeeded with part = %s", decided, got.Phase, got.Outputs, want)
+	}
+}
