@@ -121,7 +121,7 @@ func (r *round) pick(tried *[]readyItem, est resource.Request, all bool) []ready
 	misfits := 0
 	for len(batch) < maxClaims && rs.ready.Len() > 0 {
 		it := rs.ready.pop()
-		if r.suspend && rs.stopCode != apiv1.CodeStopped { // a stop's exit handlers run
+		if r.suspend && rs.stopCode != apiv1.CodeStopped && !rs.stopLate { // a stop's exit handlers run
 			r.suspendNode(it.node, "suspended before it started")
 			continue
 		}

@@ -44,6 +44,7 @@ type runState struct {
 	stopping   apiv1.Phase    // Failing or Cancelling once the run stops
 	stopCode   apiv1.Code     // why it stops
 	stopMsg    string         // and in words
+	stopLate   bool           // a stop came once only the exit handler ran: it runs on, suspended or not
 	suspendLog bool           // the suspend request last recorded as an event
 	owed       []int          // attempts being stopped when the run was loaded: stop them again
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/workflow"
 )
 
 // payOwedStops stops again the attempts that the run's previous engine was
@@ -30,11 +31,38 @@ func (r *round) stopIfNeeded(asked requests) {
 		return
 	case asked.cancel:
 		r.stopRun(apiv1.PhaseCancelling, apiv1.CodeCancelled, "cancelled on request")
+	case asked.stop && rs.stopCode != apiv1.CodeStopped && rs.exitBegun():
+		r.stopLate()
 	case asked.stop && rs.stopCode != apiv1.CodeStopped:
 		r.stopRun(apiv1.PhaseFailing, apiv1.CodeStopped, "stopped on request")
 	case expired(rs.runDeadline(), r.now) && rs.stopping == "":
 		r.stopRun(apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its timeout of %s", rs.plan.Timeout))
 	}
+}
+
+// exitBegun reports whether the run's main tasks have all ended and its
+// exit handler has begun: its outcome, which the handler reads, is
+// decided.
+func (rs *runState) exitBegun() bool {
+	i, ok := rs.plan.Index[workflow.ExitNode]
+	return ok && rs.nodes[i].status.Phase != apiv1.PhasePending
+}
+
+// stopLate takes a stop that came once the run's tasks had all ended: a
+// stop ends the run's tasks and runs its exit handler, and only the exit
+// handler is left, so the run's outcome, which the handler saw, stands.
+// The handler runs on, and starts even while the run is suspended.
+func (r *round) stopLate() {
+	rs := r.rs
+	if rs.stopLate {
+		return
+	}
+	rs.stopLate = true
+	r.events = append(r.events, apiv1.Event{
+		Phase: rs.run.Status.Phase, Reason: "StopAfterTasks", Time: r.now,
+		Message: "the stop came after the run's tasks had ended: its exit handler runs on, and the run ends as its tasks did",
+	})
+	r.resume()
 }
 
 // stopRun stops the run: nothing new starts and, when cancelling,

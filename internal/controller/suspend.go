@@ -23,7 +23,7 @@ func (r *round) suspension() {
 		return
 	}
 	logSuspension(r)
-	if r.suspend {
+	if r.suspend && !rs.stopLate {
 		for i := range rs.active {
 			if rs.kinds[i].suspends {
 				r.stopAttempt(i, apiv1.CodeSuspended)

@@ -162,13 +162,13 @@ func (d *driver) sawEnd(r *runModel, run apiv1.Run) error {
 	}
 	now := time.Now()
 	if e.cancelled {
-		if err := d.checkNoStart(r, "cancel", e.cancelSent, now); err != nil {
+		if err := d.checkNoStart(r, "cancel", e.cancelSent, now, false); err != nil {
 			return err
 		}
 	}
 	if r.suspended {
 		// The request outlives the run's end: a retry starts suspended.
-		if err := d.checkNoStart(r, "suspend", r.suspendSent, now); err != nil {
+		if err := d.checkNoStart(r, "suspend", r.suspendSent, now, e.stopped); err != nil {
 			return err
 		}
 		r.suspendSent = now
@@ -288,8 +288,9 @@ func takenAt(detail runDetail, what string, sent time.Time) time.Time {
 // when no event says when it took it, between sent plus stopSlack and to.
 // An attempt's start is the engine's decision (its "Started" event): a
 // launch decided before the cancel forks its processes a moment later,
-// and the cancel then stops them.
-func (d *driver) checkNoStart(r *runModel, what string, sent, to time.Time) error {
+// and the cancel then stops them. With stopped, the exit handler's
+// attempts are left out: a stop runs the exit handler, suspended or not.
+func (d *driver) checkNoStart(r *runModel, what string, sent, to time.Time, stopped bool) error {
 	detail, err := d.describeDetail(r.id)
 	if err != nil {
 		return err
@@ -299,6 +300,9 @@ func (d *driver) checkNoStart(r *runModel, what string, sent, to time.Time) erro
 		from, how = sent.Add(stopSlack), fmt.Sprintf("%s after the %s was sent (no event says when the engine took it)", stopSlack, what)
 	}
 	for _, n := range detail.Status.Nodes {
+		if stopped && (n.Name == "onExit" || strings.HasPrefix(n.Name, "onExit.")) {
+			continue
+		}
 		for _, a := range n.Attempts {
 			if s := decidedAt(detail, n.Name, a); s != nil && s.After(from) && s.Before(to) {
 				return violated(what+"-start", "attempt %d of %s started %s after %s",

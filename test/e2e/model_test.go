@@ -583,7 +583,7 @@ func (d *driver) suspend(r *runModel, on bool) error {
 	}
 	if !on && r.suspended {
 		r.suspended = false
-		return d.checkNoStart(r, "suspend", r.suspendSent, sent)
+		return d.checkNoStart(r, "suspend", r.suspendSent, sent, r.last().stopped)
 	}
 	return nil
 }

@@ -74,3 +74,40 @@ func TestStopRunsTheExitHandlersAndCancelDoesNot(t *testing.T) {
 		})
 	}
 }
+
+// TestAStopAfterTheTasksEndedLeavesTheOutcome: a stop that comes while
+// only the exit handler runs (every task ended) has nothing left to stop:
+// the handler runs on, and the run ends as its tasks did, which is what
+// the handler saw; an event says why. (Found by the model test: the run
+// ended Failed after its handler reported Succeeded.)
+func TestAStopAfterTheTasksEndedLeavesTheOutcome(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger, gate := filepath.Join(dir, "ledger"), filepath.Join(dir, "gate")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: late}
+spec:
+  tasks:
+  - name: work
+    command: [sh, -c, 'echo work >> `+ledger+`']
+  onExit:
+  - name: notify
+    command: [sh, -c, 'echo "notify {{workflow.status}}" >> `+ledger+`; until test -e `+gate+`; do sleep 0.05; done']
+`)
+	cmd := startKiln(t, home, "run", "-q", wf)
+	waitFor(t, "the exit handler to start", func() bool { return strings.Contains(readOrEmpty(ledger), "notify") })
+	id := runs(t, home)[0].ID
+	if r := kiln(t, home, "stop", string(id)); r.code != 0 {
+		t.Fatalf("kiln stop: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, "the engine to take the stop", func() bool { return hasEvent(t, home, id, "StopAfterTasks") })
+	writeFile(t, dir, "gate", "")
+	waitFor(t, "the run to end", func() bool { return describe(t, home, id).Status.Phase.Done() })
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the run's kiln exited with %v; want 0, the run succeeded", err)
+	}
+	if run := describe(t, home, id); run.Status.Phase != apiv1.PhaseSucceeded || readOrEmpty(ledger) != "work\nnotify Succeeded\n" {
+		t.Errorf("run %s (%s), ledger %q; want Succeeded, as the exit handler saw", run.Status.Phase, run.Status.Message, readOrEmpty(ledger))
+	}
+}
