@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -36,7 +37,7 @@ func (r *round) stopIfNeeded(asked requests) {
 	case asked.stop && rs.stopCode != apiv1.CodeStopped:
 		r.stopRun(apiv1.PhaseFailing, apiv1.CodeStopped, "stopped on request")
 	case expired(rs.runDeadline(), r.now) && rs.stopping == "":
-		r.stopRun(apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its timeout of %s", rs.plan.Timeout))
+		r.stopRun(apiv1.PhaseFailing, apiv1.CodeRunTimeout, fmt.Sprintf("the run exceeded its %s of %s", cmp.Or(rs.plan.TimeoutName, "timeout"), rs.plan.Timeout))
 	}
 }
 

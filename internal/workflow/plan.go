@@ -24,8 +24,11 @@ type Plan struct {
 	Index map[string]int
 	// Graph holds the dependencies between tasks.
 	Graph *dag.Graph
-	// Timeout bounds the run; 0 means none.
-	Timeout time.Duration
+	// Timeout bounds the run; 0 means none. TimeoutName is what its
+	// users call it: "timeout", or for a job written as Kubeflow's,
+	// "runPolicy.activeDeadlineSeconds".
+	Timeout     time.Duration
+	TimeoutName string
 	// FailFast is spec.failFast with its default (true) applied.
 	FailFast bool
 	// Suspend creates the run with its training jobs suspended (a

@@ -101,7 +101,10 @@ func compileWith(doc *Document, wf *apiv1.Workflow, runtimes *training.Runtimes,
 func (c *checker) workflow(wf *apiv1.Workflow) *Plan {
 	p := &Plan{Workflow: wf, FailFast: wf.Spec.FailFast == nil || *wf.Spec.FailFast, File: c.doc.File, Object: c.doc.Object()}
 	c.name("metadata.name", wf.Metadata.Name)
-	p.Timeout = c.duration("spec.timeout", wf.Spec.Timeout)
+	p.Timeout, p.TimeoutName = c.duration("spec.timeout", wf.Spec.Timeout), "timeout"
+	if wf.Kind != apiv1.KindWorkflow && strings.HasSuffix(wf.Kind, "Job") { // TrainJob, PyTorchJob, ...: spec.runPolicy
+		p.TimeoutName = "runPolicy.activeDeadlineSeconds"
+	}
 	c.life(&wf.Spec)
 	c.federation(wf)
 	params := c.params(wf.Spec.Params)

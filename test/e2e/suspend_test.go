@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,6 +178,9 @@ func TestTrainJobDeadlineCountsOnlyTimeNotSuspended(t *testing.T) {
 		return c.Type == apiv1.ConditionFailed && c.Status == "True" && c.Reason == "DeadlineExceeded"
 	}) {
 		t.Errorf("a job past its deadline: %s, conditions %+v; want %s and a Failed condition for DeadlineExceeded", late.Status.Code, trainer.Conditions, apiv1.CodeRunTimeout)
+	}
+	if want := "the run exceeded its runPolicy.activeDeadlineSeconds of 2s"; !strings.Contains(late.Status.Message, want) {
+		t.Errorf("a job past its deadline says %q, want it to name the field the user wrote: %q", late.Status.Message, want)
 	}
 }
 
