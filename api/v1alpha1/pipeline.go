@@ -71,6 +71,12 @@ type Dynamic struct {
 	// YAML or JSON with tasks (as a workflow's spec.tasks) and, optionally,
 	// outputs (as spec.outputs), which become the task's own outputs.
 	Output string `json:"output"`
+	// Workflows names the workflows the fragment's tasks may run (as
+	// subworkflows, or per map item): Workflows of the files or stored
+	// WorkflowTemplates, checked at submit and kept with the run. A
+	// fragment may also run a stored template it does not name here,
+	// looked up when it runs.
+	Workflows []string `json:"workflows,omitempty"`
 }
 
 // Fragment is what a dynamic task writes: tasks to run as its children,

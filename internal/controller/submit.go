@@ -193,7 +193,7 @@ func (rt *Runs) load(ctx context.Context, id apiv1.RunID) error {
 	return rt.track(ctx, rs)
 }
 
-// subworkflows lists the workflows plan runs as subworkflows, by name.
+// subworkflows lists the workflows a run of plan keeps, by name.
 func subworkflows(plan *workflow.Plan) []*apiv1.Workflow {
 	uses := plan.Uses()
 	names := make([]string, 0, len(uses))

@@ -40,6 +40,10 @@ type Expansion struct {
 	Recorded json.RawMessage
 	// Params are the names of the run's params, for fragments.
 	Params []string
+	// Library holds the workflows the run keeps, and Stored finds the
+	// project's stored templates: what a fragment's tasks may run.
+	Library workflow.Library
+	Stored  workflow.Stored
 }
 
 // Children are the nodes a group runs.

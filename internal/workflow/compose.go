@@ -110,29 +110,37 @@ func (p *Plan) DeclaredOutputs() *apiv1.Outputs {
 func (c *checker) subworkflows(base string, p *Plan) {
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
+		for k, d := range t.Declared {
+			d.Plan = c.resolve(fmt.Sprintf("%s[%d].dynamic.workflows[%d]", base, i, k), d.Name)
+		}
 		runsSub := t.Kind == apiv1.NodeKindSubworkflow || (t.Map != nil && t.Map.Child.Kind == apiv1.NodeKindSubworkflow)
 		if !runsSub || t.Sub == nil || t.Sub.Name == "" {
 			continue // a map's child shares its task's Sub: compiling one compiles both
 		}
-		field := fmt.Sprintf("%s[%d].workflow.name", base, i)
-		if slices.Contains(c.running, t.Sub.Name) {
-			c.addHint(apiv1.CodeSubworkflow, field, "a workflow cannot run itself, directly or through others",
-				"workflows run each other in a cycle: %s -> %s", strings.Join(c.running, " -> "), t.Sub.Name)
-			continue
-		}
-		entry, ok := c.lib[t.Sub.Name]
-		if !ok {
-			entry, ok = c.stored.get(t.Sub.Name)
-		}
-		if !ok {
-			c.missing(field, t.Sub.Name)
-			continue
-		}
-		t.Sub.Plan = c.compileSub(entry)
+		t.Sub.Plan = c.resolve(fmt.Sprintf("%s[%d].workflow.name", base, i), t.Sub.Name)
 		if t.Sub.Plan != nil {
 			c.subParams(fmt.Sprintf("%s[%d].workflow.params", base, i), t.Sub)
 		}
 	}
+}
+
+// resolve compiles the workflow named name, from the files or the
+// project's stored templates, for the task at field; nil if it cannot.
+func (c *checker) resolve(field, name string) *Plan {
+	if slices.Contains(c.running, name) {
+		c.addHint(apiv1.CodeSubworkflow, field, "a workflow cannot run itself, directly or through others",
+			"workflows run each other in a cycle: %s -> %s", strings.Join(c.running, " -> "), name)
+		return nil
+	}
+	entry, ok := c.lib[name]
+	if !ok {
+		entry, ok = c.stored.get(name)
+	}
+	if !ok {
+		c.missing(field, name)
+		return nil
+	}
+	return c.compileSub(entry)
 }
 
 // missing refuses a subworkflow found neither in the files nor, when
@@ -210,6 +218,12 @@ func (p *Plan) Uses() map[string]*apiv1.Workflow {
 					out[t.Sub.Name] = t.Sub.Plan.Workflow
 				}
 				walk(t.Sub.Plan)
+			}
+			for _, d := range t.Declared {
+				if d.Plan != nil {
+					out[d.Name] = d.Plan.Workflow
+					walk(d.Plan)
+				}
 			}
 		}
 	}

@@ -15,7 +15,10 @@ const maxFragment = 1 << 20
 // YAML or JSON with tasks and, optionally, outputs. It is checked as a
 // submitted workflow is, with the same coded errors, each naming the
 // fragment of task as its file; the fragment may read the run's params.
-func CompileFragment(task string, text []byte, params []string) (*Plan, error) {
+// Its tasks may run, as subworkflows or per map item, the workflows of
+// lib (the run's) and, where lib has none of the name, the templates
+// stored finds (the project's; nil finds none).
+func CompileFragment(task string, text []byte, params []string, lib Library, stored Stored) (*Plan, error) {
 	file := fmt.Sprintf("fragment of task %s", task)
 	if len(text) > maxFragment {
 		return nil, &apiv1.Error{
@@ -37,8 +40,12 @@ func CompileFragment(task string, text []byte, params []string) (*Plan, error) {
 	for _, p := range params {
 		wf.Spec.Params = append(wf.Spec.Params, apiv1.Param{Name: p, Default: new(string)})
 	}
-	c := &checker{doc: &doc, runtimes: training.NewRuntimes(), running: []string{task}}
+	found := newLookup(stored)
+	c := &checker{doc: &doc, runtimes: training.NewRuntimes(), running: []string{task}, lib: lib, stored: found}
 	p := c.fragment(wf)
+	if err := found.storeError(); err != nil {
+		return nil, err
+	}
 	// As for a submitted workflow, what decoding found (unknown fields,
 	// bare values decoded as written) hides no other problem.
 	if errs := append(problems, c.errs...); len(errs) > 0 {

@@ -122,7 +122,7 @@ func (c *checker) kind(field string, t *apiv1.Task, out *Task) {
 		}
 	case t.Dynamic != nil:
 		out.Kind = apiv1.NodeKindDynamic
-		c.dynamic(field, t)
+		c.dynamic(field, t, out)
 	}
 	c.cache(field, t, out)
 	if t.ForEach != nil {
@@ -162,7 +162,7 @@ func (c *checker) noAttemptFields(field string, t *apiv1.Task) {
 	}
 }
 
-func (c *checker) dynamic(field string, t *apiv1.Task) {
+func (c *checker) dynamic(field string, t *apiv1.Task, out *Task) {
 	f := field + ".dynamic.output"
 	switch {
 	case t.Dynamic.Output == "":
@@ -173,6 +173,13 @@ func (c *checker) dynamic(field string, t *apiv1.Task) {
 	}
 	if t.Train != nil {
 		c.add(apiv1.CodeInvalidValue, field+".dynamic", "a dynamic task runs a command; a training job cannot write a fragment")
+	}
+	for k, name := range t.Dynamic.Workflows {
+		if name == "" {
+			c.add(apiv1.CodeRequired, fmt.Sprintf("%s.dynamic.workflows[%d]", field, k), "name a Workflow of the files or a stored WorkflowTemplate")
+			continue
+		}
+		out.Declared = append(out.Declared, &Sub{Name: name})
 	}
 }
 

@@ -207,6 +207,10 @@ func TestCompileReportsEveryProblemOfTheNewFields(t *testing.T) {
 				{apiv1.CodeInvalidValue, "spec.tasks[3]"},
 			},
 		},
+		"a dynamic task naming a workflow nobody has": {
+			spec: "spec:\n  tasks:\n  - {name: g, command: [x], dynamic: {output: f, workflows: [nobody, '']}, outputs: {parameters: [{name: f}]}}\n",
+			want: []problem{{apiv1.CodeRequired, "spec.tasks[0].dynamic.workflows[1]"}, {apiv1.CodeSubworkflow, "spec.tasks[0].dynamic.workflows[0]"}},
+		},
 		"a map's artifact its items do not declare": {
 			spec: "spec:\n  tasks:\n  - {name: m, command: [x], forEach: {range: {count: 2}}, outputs: {artifacts: [{name: model, path: m}]}}\n" +
 				"  - {name: u, dependsOn: [m], command: [x, '{{tasks.m.outputs.artifacts.weights}}']}\n",
@@ -630,7 +634,7 @@ func TestCompileFragment(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p, err := CompileFragment("gen", []byte(tc.text), []string{"size"})
+			p, err := CompileFragment("gen", []byte(tc.text), []string{"size"}, nil, nil)
 			if p != nil {
 				t.Errorf("CompileFragment returned a plan with its errors")
 			}
@@ -643,14 +647,14 @@ func TestCompileFragment(t *testing.T) {
 
 func TestCompileFragmentReadsTheRunsParams(t *testing.T) {
 	t.Parallel()
-	p, err := CompileFragment("gen", []byte(`{"tasks": [{"name": "a", "command": ["x", "{{params.size}}"], "forEach": {"range": {"count": 2}}}]}`), []string{"size"})
+	p, err := CompileFragment("gen", []byte(`{"tasks": [{"name": "a", "command": ["x", "{{params.size}}"], "forEach": {"range": {"count": 2}}}]}`), []string{"size"}, nil, nil)
 	if err != nil {
 		t.Fatalf("CompileFragment: %v", err)
 	}
 	if len(p.Tasks) != 1 || p.Tasks[0].Kind != apiv1.NodeKindMap || !p.FailFast || p.Graph == nil {
 		t.Errorf("plan = %+v; want one map task, fail-fast, with a graph", p)
 	}
-	if _, err := CompileFragment("gen", make([]byte, maxFragment+1), nil); apiv1.CodeOf(err) != apiv1.CodeOutOfRange {
+	if _, err := CompileFragment("gen", make([]byte, maxFragment+1), nil, nil, nil); apiv1.CodeOf(err) != apiv1.CodeOutOfRange {
 		t.Errorf("a fragment past %d bytes: %v, want %s", maxFragment, err, apiv1.CodeOutOfRange)
 	}
 }

@@ -243,20 +243,22 @@ func subworkflowNames(docs []Document) map[string]bool {
 // runs lists the workflows that the tasks and onExit tasks of doc run,
 // if it is a Workflow; nil if it is not, or does not decode.
 func runs(doc *Document) []string {
-	if doc.Kind != apiv1.KindWorkflow || !bytes.Contains(doc.JSON, []byte(`"workflow"`)) {
+	if doc.Kind != apiv1.KindWorkflow || !bytes.Contains(doc.JSON, []byte(`"workflow`)) { // "workflow", "workflows"
 		return nil // most workflows run none: no need to decode them again
 	}
 	if doc.runs != nil {
 		return *doc.runs
 	}
+	type task struct {
+		Workflow *struct{ Name string } `json:"workflow"`
+		Dynamic  *struct {
+			Workflows []string `json:"workflows"`
+		} `json:"dynamic"`
+	}
 	var wf struct {
 		Spec struct {
-			Tasks []struct {
-				Workflow *struct{ Name string } `json:"workflow"`
-			} `json:"tasks"`
-			OnExit []struct {
-				Workflow *struct{ Name string } `json:"workflow"`
-			} `json:"onExit"`
+			Tasks  []task `json:"tasks"`
+			OnExit []task `json:"onExit"`
 		} `json:"spec"`
 	}
 	names := []string{}
@@ -264,6 +266,9 @@ func runs(doc *Document) []string {
 		for _, t := range append(wf.Spec.Tasks, wf.Spec.OnExit...) {
 			if t.Workflow != nil {
 				names = append(names, t.Workflow.Name)
+			}
+			if t.Dynamic != nil {
+				names = append(names, t.Dynamic.Workflows...)
 			}
 		}
 	}

@@ -99,6 +99,9 @@ type Task struct {
 	// Sub is the workflow a subworkflow task runs (or, for the exit
 	// node, the onExit tasks), nil for other kinds.
 	Sub *Sub
+	// Declared are the workflows a dynamic task's fragment may run
+	// (dynamic.workflows), compiled.
+	Declared []*Sub
 	// Gate is a gate task's wait, nil for other kinds.
 	Gate *Gate
 	// Sensor is a sensor task's wait, nil for other kinds.

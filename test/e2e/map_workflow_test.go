@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,5 +151,101 @@ spec:
 				t.Errorf("%s: item %d's path %v does not hold %q", filepath.Base(file), i, p, want[i])
 			}
 		}
+	}
+}
+
+// TestAFragmentRunsWorkflowsAndTemplates: a dynamic task's fragment may
+// run a workflow of the run's files (as a subworkflow) and map a stored
+// template over items, as Flyte's @dynamic calls launch plans; the
+// workflows it ran are recorded with it, so that after kill -9 the new
+// engine rebuilds the same children although the template was replaced
+// meanwhile; a fragment naming a workflow nobody has fails with KLN-3013.
+func TestAFragmentRunsWorkflowsAndTemplates(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger, gate := filepath.Join(dir, "ledger"), filepath.Join(dir, "gate")
+	tmpl := func(word string) string {
+		return writeFile(t, t.TempDir(), "tmpl.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: WorkflowTemplate
+metadata: {name: shout}
+spec:
+  params: [{name: num}]
+  tasks:
+  - {name: say, command: [sh, -c, 'until test -e `+gate+`; do sleep 0.05; done; echo "`+word+`-{{params.num}}" >> `+ledger+`']}
+`)
+	}
+	if r := kiln(t, home, "apply", "-f", tmpl("shout")); r.code != 0 {
+		t.Fatalf("kiln apply: %d %s", r.code, r.stderr)
+	}
+	fragment := `{"tasks": [` +
+		`{"name": "prep", "workflow": {"name": "prepare"}},` +
+		`{"name": "each", "dependsOn": ["prep"], "forEach": {"items": ["1", "2"]}, "workflow": {"name": "shout", "params": [{"name": "num", "value": "\173\173item\175\175"}]}}]}` // {{item}}, as printf writes it: the task's own command must not hold it
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: plan-at-run-time}
+spec:
+  tasks:
+  - name: gen
+    dynamic: {output: fragment, workflows: [prepare]}
+    command: [sh, -c, 'printf "$0" > $KILN_OUTPUTS/fragment', '`+fragment+`']
+    outputs: {parameters: [{name: fragment}]}
+---
+apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: prepare}
+spec:
+  tasks:
+  - {name: ready, command: [sh, -c, 'echo prepared >> `+ledger+`']}
+`)
+	first := startKiln(t, home, "run", wf)
+	waitFor(t, "the subworkflow of the fragment to run", func() bool { return fileHasLine(ledger) })
+	id := runs(t, home)[0].ID
+	waitFor(t, "the template's items to start", func() bool {
+		run := describe(t, home, id)
+		n := run.Status.Node("gen.each.1.say")
+		return n != nil && n.Phase == apiv1.PhaseRunning
+	})
+	killNine(t, first)
+	if r := kiln(t, home, "apply", "-f", tmpl("whisper")); r.code != 0 { // replaced meanwhile: the run keeps what it recorded
+		t.Fatalf("kiln apply: %d %s", r.code, r.stderr)
+	}
+	writeFile(t, dir, "gate", "")
+	if r := kilnBounded(t, home, "resume"); r.code != 0 {
+		t.Fatalf("resume exited %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if got, want := sortedLines(t, ledger), []string{"prepared", "shout-1", "shout-2"}; !slices.Equal(got, want) {
+		t.Errorf("the fragment's tasks wrote %v, want %v", got, want)
+	}
+	if run := describe(t, home, id); run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Errorf("run %s: %s", run.Status.Phase, run.Status.Message)
+	}
+
+	bad := writeFile(t, dir, "bad.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: bad-fragment}
+spec:
+  tasks:
+  - name: gen
+    dynamic: {output: fragment}
+    command: [sh, -c, 'echo "{\"tasks\": [{\"name\": \"x\", \"workflow\": {\"name\": \"nobody\"}}]}" > $KILN_OUTPUTS/fragment']
+    outputs: {parameters: [{name: fragment}]}
+`)
+	r := kilnBounded(t, home, "run", "-q", bad)
+	if r.code == 0 || !strings.Contains(r.stderr, "KLN-3013") || !strings.Contains(r.stderr, `"nobody"`) {
+		t.Errorf("a fragment running an unknown workflow: exit %d, %s; want KLN-3013 naming it", r.code, r.stderr)
+	}
+	undeclared := writeFile(t, dir, "undeclared.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: declares-nobody}
+spec:
+  tasks:
+  - name: gen
+    dynamic: {output: fragment, workflows: [nobody]}
+    command: [sh, -c, 'echo "{\"tasks\": []}" > $KILN_OUTPUTS/fragment']
+    outputs: {parameters: [{name: fragment}]}
+`)
+	r = kiln(t, home, "run", "-q", undeclared)
+	if r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodeSubworkflow)) || !strings.Contains(r.stderr, "spec.tasks[0].dynamic.workflows[0]") {
+		t.Errorf("a dynamic task naming a workflow nobody has: exit %d, %s; want %s at submit, naming the field", r.code, r.stderr, apiv1.CodeSubworkflow)
 	}
 }

@@ -7,6 +7,8 @@ package dynamic
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -47,22 +49,68 @@ func (Handler) RunsFirst(*workflow.Task) bool { return true }
 
 // Expand implements node.Grouper: the fragment's tasks, named under the
 // node. A fragment that does not compile fails the node with KLN-3013
-// and every problem found in it.
+// and every problem found in it. The workflows its tasks run (the run's,
+// or the project's stored templates) are recorded with it, so that the
+// children an engine rebuilds are those it made, whatever the project
+// stores meanwhile.
 func (Handler) Expand(_ context.Context, x *node.Expansion) (*node.Children, error) {
-	text := []byte(x.Outputs[x.Task.Spec.Dynamic.Output])
+	rec := record{Fragment: x.Outputs[x.Task.Spec.Dynamic.Output]}
+	lib, stored := x.Library, x.Stored
 	if x.Recorded != nil {
-		var s string
-		if err := json.Unmarshal(x.Recorded, &s); err != nil {
+		var err error
+		if rec, err = readRecord(x.Recorded); err != nil {
 			return nil, err
 		}
-		text = []byte(s)
+		lib, stored = rec.library(), nil
 	}
-	plan, err := workflow.CompileFragment(x.Task.Spec.Name, text, x.Params)
+	plan, err := workflow.CompileFragment(x.Task.Spec.Name, []byte(rec.Fragment), x.Params, lib, stored)
 	if err != nil {
 		return nil, fragmentError(x.Task.Spec.Name, err)
 	}
-	record, _ := json.Marshal(string(text)) // a string always encodes
-	return &node.Children{Plan: plan, Local: true, Record: record}, nil
+	for _, name := range slices.Sorted(maps.Keys(plan.Uses())) {
+		rec.Workflows = append(rec.Workflows, plan.Uses()[name])
+	}
+	return &node.Children{Plan: plan, Local: true, Record: rec.encode()}, nil
+}
+
+// record is what a dynamic node's expansion keeps: the fragment, and the
+// workflows its tasks run.
+type record struct {
+	Fragment  string            `json:"fragment"`
+	Workflows []*apiv1.Workflow `json:"workflows,omitempty"`
+}
+
+// encode is r as recorded: the fragment alone as a JSON string when it
+// runs no workflow (as every record read before workflows were).
+func (r record) encode() json.RawMessage {
+	var b []byte
+	if len(r.Workflows) == 0 {
+		b, _ = json.Marshal(r.Fragment) // a string always encodes
+	} else {
+		b, _ = json.Marshal(r) // workflows decoded from JSON encode again
+	}
+	return b
+}
+
+// readRecord reads a record encode wrote.
+func readRecord(raw json.RawMessage) (record, error) {
+	var r record
+	if len(raw) > 0 && raw[0] == '"' {
+		err := json.Unmarshal(raw, &r.Fragment)
+		return r, err
+	}
+	err := json.Unmarshal(raw, &r)
+	return r, err
+}
+
+// library is the recorded workflows, for the fragment to find again.
+func (r record) library() workflow.Library {
+	lib := workflow.Library{}
+	for _, wf := range r.Workflows {
+		doc := &workflow.Document{APIVersion: apiv1.APIVersion, Kind: apiv1.KindWorkflow, Name: wf.Metadata.Name, File: "the workflows recorded with the fragment"}
+		lib[wf.Metadata.Name] = workflow.LibraryEntry{Doc: doc, Workflow: wf}
+	}
+	return lib
 }
 
 // fragmentError is err, the fragment's problems, as one KLN-3013 that

@@ -14,6 +14,7 @@ import (
 	"kiln.dev/kiln/internal/node/dynamic"
 	"kiln.dev/kiln/internal/node/nodetest"
 	"kiln.dev/kiln/internal/template"
+	"kiln.dev/kiln/internal/workflow"
 )
 
 const task = `spec:
@@ -271,5 +272,55 @@ func TestGatherFailsOnAnOutputItCannotRead(t *testing.T) {
 	v, decided := dynamic.New().Gather(tk, g)
 	if !decided || v.Phase != apiv1.PhaseFailed || v.Code != apiv1.CodeOutput || !v.Permanent || !strings.Contains(v.Message, "output result") {
 		t.Errorf("Gather = %+v, %v; want a permanent %s naming output result", v, decided, apiv1.CodeOutput)
+	}
+}
+
+// TestExpandRecordsTheWorkflowsItRuns: a fragment that runs a workflow
+// of the run's library and a stored template records both with it; a
+// rebuild from the record needs neither the library nor the store, and
+// a record of an older engine (the fragment alone, a JSON string) still
+// reads.
+func TestExpandRecordsTheWorkflowsItRuns(t *testing.T) {
+	t.Parallel()
+	tk := nodetest.Compile(t, task)
+	wf := func(name, word string) *apiv1.Workflow {
+		return &apiv1.Workflow{
+			TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindWorkflow}, Metadata: apiv1.ObjectMeta{Name: name},
+			Spec: apiv1.WorkflowSpec{Tasks: []apiv1.Task{{Name: "say", Command: []string{"echo", word}}}},
+		}
+	}
+	lib := workflow.Library{"prepare": {Doc: &workflow.Document{Kind: apiv1.KindWorkflow, Name: "prepare"}, Workflow: wf("prepare", "ready")}}
+	asked := 0
+	stored := func(name string) (*apiv1.Workflow, error) {
+		asked++
+		if name == "shout" {
+			return wf("shout", "hey"), nil
+		}
+		return nil, nil
+	}
+	frag := "tasks:\n- {name: p, workflow: {name: prepare}}\n- {name: s, workflow: {name: shout}}\n"
+	first, err := dynamic.New().Expand(t.Context(), &node.Expansion{
+		Task: tk, Outputs: map[string]string{"frag": frag}, Params: []string{"size"}, Library: lib, Stored: stored,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Fragment  string            `json:"fragment"`
+		Workflows []*apiv1.Workflow `json:"workflows"`
+	}
+	if err := json.Unmarshal(first.Record, &rec); err != nil || rec.Fragment != frag || len(rec.Workflows) != 2 {
+		t.Fatalf("record %s (%v); want the fragment and the two workflows", first.Record, err)
+	}
+	again, err := dynamic.New().Expand(t.Context(), &node.Expansion{Task: tk, Recorded: first.Record, Params: []string{"size"}})
+	if err != nil {
+		t.Fatalf("rebuilding from the record: %v", err)
+	}
+	if got := again.Plan.Tasks[1].Sub.Plan.Workflow.Spec.Tasks[0].Command; !slices.Equal(got, []string{"echo", "hey"}) || asked != 1 {
+		t.Errorf("rebuilt template runs %q, store asked %d times; want the recorded template, asked once", got, asked)
+	}
+	old, _ := json.Marshal(fragment)
+	if _, err := dynamic.New().Expand(t.Context(), &node.Expansion{Task: tk, Recorded: old, Params: []string{"size"}}); err != nil {
+		t.Errorf("an older record: %v", err)
 	}
 }
