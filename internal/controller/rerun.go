@@ -190,6 +190,8 @@ func topTask(plan *workflow.Plan, src *apiv1.Run, name, what string) (int, error
 	if top := topOf(src, name); top != "" && top != name {
 		e.Message = fmt.Sprintf("%s is a child of task %s; %s a top-level task", name, top, what)
 		e.Hint = "name its parent: " + top
+	} else if name == workflow.ExitNode && what == retryRestarts {
+		e.Message = "onExit is the workflow's exit handler, not a task; a retry runs it again at the run's new end, without asking"
 	} else if name == workflow.ExitNode {
 		e.Message = "onExit is the workflow's exit handler, not a task; it runs in --from and --until reruns"
 	}

@@ -37,6 +37,9 @@ func (rt *Runs) Retry(ctx context.Context, id apiv1.RunID, req apiv1.RetryReques
 	return rt.load(ctx, id)
 }
 
+// retryRestarts is what a retry's --node names, for errors.
+const retryRestarts = "a retry restarts"
+
 // retryPlan checks req against run id's stored spec and sets, in r, the
 // params it changes and the nodes it restarts: each of req.Nodes and
 // every task downstream of it.
@@ -68,7 +71,7 @@ func (rt *Runs) retryPlan(ctx context.Context, id apiv1.RunID, req apiv1.RetryRe
 		}
 	}
 	for _, name := range req.Nodes {
-		k, err := topTask(plan, src, name, "a retry restarts")
+		k, err := topTask(plan, src, name, retryRestarts)
 		if err != nil {
 			return err
 		}

@@ -196,13 +196,15 @@ spec:
 	for _, bad := range []struct {
 		args []string
 		code string
+		says string
 	}{
-		{[]string{"-p", "nope=1"}, "KLN-1014"},
-		{[]string{"--restart-successful", "--node", "nope"}, "KLN-4020"},
-		{[]string{"--node", "prep"}, "KLN-4002"},
+		{[]string{"-p", "nope=1"}, "KLN-1014", ""},
+		{[]string{"--restart-successful", "--node", "nope"}, "KLN-4020", ""},
+		{[]string{"--restart-successful", "--node", "onExit"}, "KLN-4020", "a retry runs it again at the run's new end"},
+		{[]string{"--node", "prep"}, "KLN-4002", ""},
 	} {
-		if r := kilnBounded(t, home, append([]string{"retry", id}, bad.args...)...); r.code == 0 || !strings.Contains(r.stderr, bad.code) {
-			t.Errorf("kiln retry %v: %d %s; want %s", bad.args, r.code, r.stderr, bad.code)
+		if r := kilnBounded(t, home, append([]string{"retry", id}, bad.args...)...); r.code == 0 || !strings.Contains(r.stderr, bad.code) || !strings.Contains(r.stderr, bad.says) {
+			t.Errorf("kiln retry %v: %d %s; want %s saying %q", bad.args, r.code, r.stderr, bad.code, bad.says)
 		}
 	}
 	if p := describe(t, home, apiv1.RunID(id)).Status.Phase; p != apiv1.PhaseFailed {
