@@ -38,7 +38,8 @@ func (w *waits) start(ctx context.Context, r *round, i int) {
 }
 
 // decide ends the waits that are over: an input arrived, a sleep or a
-// timeout ran out. A run that stops stops its gates' waits.
+// timeout ran out. A run that stops stops its gates' waits, but for
+// those of its exit handler while it fails (a stop included).
 func (w *waits) decide(ctx context.Context, r *round) error {
 	rs := r.rs
 	if len(rs.gates) == 0 {
@@ -46,11 +47,16 @@ func (w *waits) decide(ctx context.Context, r *round) error {
 	}
 	if rs.stopping != "" {
 		for i := range rs.gates {
+			if rs.stopping != apiv1.PhaseCancelling && rs.inExitHandler(i) {
+				continue // a failing or stopped run runs its exit handler, gates included
+			}
 			st := rs.nodes[i].status.Gate
 			st.Decision, st.At = "cancelled", r.timePtr()
 			r.endWait(i, apiv1.PhaseCancelled, apiv1.CodeCancelled, "stopped waiting: "+rs.stopMsg)
 		}
-		return nil
+		if len(rs.gates) == 0 {
+			return nil
+		}
 	}
 	inputs, err := w.inputs(ctx, rs)
 	for i := range rs.gates {

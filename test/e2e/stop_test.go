@@ -111,3 +111,46 @@ spec:
 		t.Errorf("run %s (%s), ledger %q; want Succeeded, as the exit handler saw", run.Status.Phase, run.Status.Message, readOrEmpty(ledger))
 	}
 }
+
+// TestAStoppedRunsExitHandlerGateWaits: a stop runs the exit handler,
+// and a gate in it waits for its approval as it would after a failure,
+// instead of being cancelled with the run's own gates.
+func TestAStoppedRunsExitHandlerGateWaits(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: gated-exit}
+spec:
+  tasks:
+  - name: work
+    command: [sh, -c, 'echo work >> `+ledger+`; exec sleep 300']
+  onExit:
+  - name: ok
+    gate: {approve: {message: "notify?"}}
+  - name: notify
+    dependsOn: [ok]
+    command: [sh, -c, 'echo notify >> `+ledger+`']
+`)
+	cmd := startKiln(t, home, "run", "-q", wf)
+	waitFor(t, "work to start", func() bool { return fileHasLine(ledger) })
+	id := runs(t, home)[0].ID
+	if r := kiln(t, home, "stop", string(id)); r.code != 0 {
+		t.Fatalf("kiln stop: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, "the exit handler's gate to wait", func() bool {
+		run := describe(t, home, id)
+		n := run.Status.Node("onExit.ok")
+		return n != nil && n.Phase == apiv1.PhaseRunning
+	})
+	if r := kiln(t, home, "approve", string(id), "onExit.ok"); r.code != 0 {
+		t.Fatalf("kiln approve: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, "the run to end", func() bool { return describe(t, home, id).Status.Phase.Done() })
+	_ = cmd.Wait() // the stopped run failed: its exit code says so
+	run := describe(t, home, id)
+	if run.Status.Phase != apiv1.PhaseFailed || run.Status.Code != apiv1.CodeStopped || readOrEmpty(ledger) != "work\nnotify\n" {
+		t.Errorf("run %s %s, ledger %q; want Failed %s with the exit handler run after its approval", run.Status.Phase, run.Status.Code, readOrEmpty(ledger), apiv1.CodeStopped)
+	}
+}
