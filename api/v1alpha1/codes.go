@@ -265,7 +265,7 @@ func CodeInfos() []CodeInfo {
 		{CodeBodyTooLarge, "the request body is larger than the server accepts", "split the submission or raise the server's limit"},
 		{CodeBadRequest, "a request parameter is missing or malformed", "see the message"},
 		{CodeInternal, "the server failed while handling the request", "see the server's log"},
-		{CodeRunPhase, "the run's phase does not allow the request: cancelling or suspending a run that ended, retrying one that did not fail, rerunning or deleting one that has not ended", "check the run's phase with kiln describe run; kiln delete run --force cancels a run before deleting it"},
+		{CodeRunPhase, "the run's phase does not allow the request: cancelling or suspending a run that ended, retrying one that did not fail, rerunning or deleting one that has not ended", "check the run's phase with kiln describe run: a run that ended can be retried (Failed, Cancelled) or rerun (kiln rerun), not cancelled, stopped or suspended"},
 		{CodeSecretNotFound, "the project has no secret of the given name", "list a project's secrets with kiln secret list --project P"},
 		{CodeRateLimited, "the token (or client) sent more requests than the server allows per second", "wait for the Retry-After seconds and try again"},
 		{CodeBusy, "the server is handling as many submissions as it allows at once", "wait for the Retry-After seconds and try again"},

@@ -147,7 +147,7 @@ func (c *checker) resolve(field, name string) *Plan {
 // they are looked up, among the project's stored templates.
 func (c *checker) missing(field, name string) {
 	if c.stored == nil || c.stored.find == nil {
-		c.addHint(apiv1.CodeSubworkflow, field, "add a Workflow of that name to the files, or store a WorkflowTemplate with kiln apply",
+		c.addHint(apiv1.CodeSubworkflow, field, "add a Workflow of that name to the files, or store a WorkflowTemplate with kiln apply (kiln validate looks among a project's templates with --project P)",
 			"no Workflow named %q is in the files%s", name, c.lib.known())
 		return
 	}

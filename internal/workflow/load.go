@@ -140,7 +140,7 @@ func CheckFilesWith(files []string, docs []Document, stored Stored, runtimes Sto
 			errs = append(errs, &apiv1.Error{
 				Code: apiv1.CodeRunnable, File: f, Message: fmt.Sprintf(
 					"the file holds %d runnable resources (%s); one file runs one Workflow or TrainJob", len(in), strings.Join(in, ", ")),
-				Hint: "split them into files of their own, one per kiln run; a Workflow that another one runs as a subworkflow does not count",
+				Hint: "split them into files of their own, one per kiln run; a Workflow that another one runs as a subworkflow, or names in dynamic.workflows, does not count",
 			})
 		}
 	}

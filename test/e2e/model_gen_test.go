@@ -5,6 +5,7 @@ package e2e
 // of operations on its run (genOps).
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -25,6 +26,7 @@ const (
 	kindSignal  nodeKind = "signal"  // a signal gate
 	kindSleep   nodeKind = "sleep"   // a sleep gate of one second
 	kindSensor  nodeKind = "sensor"  // a file sensor that waits for the release file
+	kindDynamic nodeKind = "dynamic" // writes a fragment of one task, which behaves as drawn
 )
 
 // behaviour is what a generated command does after it appends its ledger line.
@@ -95,6 +97,7 @@ var kindWeights = []struct {
 	{kindSignal, 6},
 	{kindSleep, 5},
 	{kindSensor, 5},
+	{kindDynamic, 8},
 }
 
 // drawKind draws a kind by kindWeights.
@@ -130,12 +133,12 @@ func (w *genWorkflow) genNode(rng *rand.Rand, i int) genNode {
 	kind := drawKind(rng)
 	nd := genNode{Name: fmt.Sprintf("%s%d", kind[:1], i), Kind: kind, Behave: behaveOK, FailItem: -1, HangItem: -1}
 	switch kind {
-	case kindPlain, kindOutput, kindSub, kindTrain:
+	case kindPlain, kindOutput, kindSub, kindTrain, kindDynamic:
 		nd.Behave = drawBehaviour(rng)
 	case kindMap:
 		genMap(rng, &nd)
 	}
-	nd.Retries = kind != kindSub && kind != kindSensor && !nd.isGate() && !nd.OfSub && rng.Intn(4) == 0
+	nd.Retries = kind != kindSub && kind != kindSensor && kind != kindDynamic && !nd.isGate() && !nd.OfSub && rng.Intn(4) == 0
 	candidates := w.names(nd.isGate())
 	rng.Shuffle(len(candidates), func(a, b int) { candidates[a], candidates[b] = candidates[b], candidates[a] })
 	nd.Deps = candidates[:min(len(candidates), rng.Intn(3))]
@@ -326,8 +329,18 @@ func (nd genNode) yaml(p modelPaths) string {
 		b.WriteString("    gate: {sleep: {duration: 1s}}\n")
 	case kindSensor:
 		fmt.Fprintf(&b, "    sensor: {file: {path: %s}, poll: 100ms}\n", p.release)
+	case kindDynamic:
+		fmt.Fprintf(&b, "    dynamic: {output: fragment}\n    outputs: {parameters: [{name: fragment}]}\n    resources: {cpu: 10m}\n"+
+			"    command: [sh, -c, '%s; printf \"%%s\" \"$0\" > $KILN_OUTPUTS/fragment', '%s']\n", ledgerLine(p), nd.fragment(p))
 	}
 	return b.String()
+}
+
+// fragment is what a dynamic node writes: one task that behaves as the
+// node drew, as JSON.
+func (nd genNode) fragment(p modelPaths) string {
+	script, _ := json.Marshal(script(p, nd.Behave)) // a string always encodes
+	return fmt.Sprintf(`{"tasks": [{"name": "f", "resources": {"cpu": "10m"}, "command": ["sh", "-c", %s]}]}`, script)
 }
 
 // forEach is the map's forEach value.
