@@ -134,6 +134,7 @@ func (c *Controller) finishIfDone(r *round) {
 		return // waiting on nodes that are neither ready nor blocked: cannot happen in a DAG
 	}
 	r.skipLeftovers()
+	r.endSuspension()
 	switch {
 	case rs.stopping == apiv1.PhaseCancelling:
 		r.setRun(apiv1.PhaseCancelled, "Cancelled", apiv1.CodeCancelled, rs.stopMsg)

@@ -89,6 +89,23 @@ func clockSuspension(r *round) {
 	r.runDirty = true
 }
 
+// endSuspension stops the suspension clock of a run that ends while
+// suspended, and says so: an ended run is not suspended, and a retry of
+// it runs.
+func (r *round) endSuspension() {
+	st := &r.rs.run.Status
+	if st.Suspended == nil || st.Suspended.Since == nil {
+		return
+	}
+	st.Suspended.Seconds += r.now.Sub(*st.Suspended.Since).Seconds()
+	st.Suspended.Since = nil
+	r.runDirty = true
+	r.events = append(r.events, apiv1.Event{
+		Phase: st.Phase, Reason: "SuspendEnded", Time: r.now,
+		Message: "the run ended while suspended: its suspension ends with it (kiln retry runs it, unsuspended)",
+	})
+}
+
 // shiftWaits moves the clocks of the run's waiting nodes (gates,
 // sensors) by d, the time the run was suspended: their timeouts and
 // sleeps do not count it, as the run's own timeout does not.

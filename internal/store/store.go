@@ -92,7 +92,8 @@ type Runs interface {
 	// status dropped: they report afresh), the others keep their outputs,
 	// and the run's progress is counted afresh from its nodes. Preset
 	// nodes (CreateRunParams) keep their state: a rerun's tasks left out
-	// stay out. ErrPhase if the run has not ended or succeeded.
+	// stay out. A suspension asked before it ended is dropped: a retry
+	// runs. ErrPhase if the run has not ended or succeeded.
 	RetryRun(ctx context.Context, id apiv1.RunID, r Retry) error
 	// RequestSuspend sets whether a run should be suspended, for its
 	// owner to act on, and records who asked in a SuspendRequested or

@@ -167,7 +167,7 @@ func (d *driver) sawEnd(r *runModel, run apiv1.Run) error {
 		}
 	}
 	if r.suspended {
-		// The request outlives the run's end: a retry starts suspended.
+		// A retry drops the suspension: see retry.
 		if err := d.checkNoStart(r, "suspend", r.suspendSent, now, e.stopped); err != nil {
 			return err
 		}

@@ -734,6 +734,7 @@ func (d *driver) retry(r *runModel) error {
 		return err
 	}
 	r.eng = d.startEngine("retry", "retry", string(r.id))
+	r.suspended = false // a retry drops a suspension asked before the run ended
 	r.epochs = append(r.epochs, &epoch{by: "retry", fixed: true})
 	d.note("retry of a %s run started", before.Status.Phase)
 	return d.awaitRestart(r, before)

@@ -230,3 +230,47 @@ spec:
 		t.Errorf("the gate ended %s (%s); want approved", n.Phase, n.Gate.Decision)
 	}
 }
+
+// TestARetryOfARunStoppedWhileSuspendedRuns: a run stopped while
+// suspended ends unsuspended (its clock stopped, an event saying so),
+// and kiln retry runs it instead of bringing it back suspended.
+func TestARetryOfARunStoppedWhileSuspendedRuns(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	ledger, gate := filepath.Join(dir, "ledger"), filepath.Join(dir, "gate")
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: stopped-suspended}
+spec:
+  tasks:
+  - name: w
+    command: [sh, -c, 'echo w >> `+ledger+`; until test -e `+gate+`; do sleep 0.05; done']
+  - name: after
+    dependsOn: [w]
+    command: [sh, -c, 'echo after >> `+ledger+`']
+`)
+	cmd := startKiln(t, home, "run", "-q", wf)
+	waitFor(t, "w to start", func() bool { return fileHasLine(ledger) })
+	id := runs(t, home)[0].ID
+	for _, verb := range []string{"suspend", "stop"} {
+		if r := kiln(t, home, verb, string(id)); r.code != 0 {
+			t.Fatalf("kiln %s: %d %s", verb, r.code, r.stderr)
+		}
+		if verb == "suspend" {
+			waitFor(t, "the engine to take the suspend", func() bool { return hasEvent(t, home, id, "SuspendStarted") })
+		}
+	}
+	waitFor(t, "the run to end", func() bool { return describe(t, home, id).Status.Phase.Done() })
+	_ = cmd.Wait() // stopped: it failed
+	run := describe(t, home, id)
+	if s := run.Status.Suspended; run.Status.Phase != apiv1.PhaseFailed || s == nil || s.Since != nil || !hasEvent(t, home, id, "SuspendEnded") {
+		t.Fatalf("stopped while suspended: %s, suspension %+v, SuspendEnded %v; want Failed, the clock stopped, the event", run.Status.Phase, s, hasEvent(t, home, id, "SuspendEnded"))
+	}
+	writeFile(t, dir, "gate", "")
+	if r := kilnBounded(t, home, "retry", "-q", string(id)); r.code != 0 {
+		t.Fatalf("kiln retry: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	if run := describe(t, home, id); run.Status.Phase != apiv1.PhaseSucceeded || readOrEmpty(ledger) != "w\nw\nafter\n" {
+		t.Errorf("after retry: %s (%s), ledger %q; want Succeeded, w again and after", run.Status.Phase, run.Status.Message, readOrEmpty(ledger))
+	}
+}

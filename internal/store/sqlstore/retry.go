@@ -36,7 +36,7 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, r store.Retry) (er
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET phase = ?, code = '', message = '', started_at = NULL, finished_at = NULL, done = 0,
-			suspension = '', cancel_requested = 0, owner = ?, lease_until = ? WHERE id = ?`, apiv1.PhasePending, r.Owner, r.Until.UnixNano(), id); err != nil {
+			suspension = '', suspend = ?, cancel_requested = 0, owner = ?, lease_until = ? WHERE id = ?`, apiv1.PhasePending, false, r.Owner, r.Until.UnixNano(), id); err != nil {
 			return err
 		}
 		if r.Params != nil {
