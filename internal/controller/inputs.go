@@ -143,7 +143,7 @@ func (in *inputs) output(task, kind, name string) (string, bool) {
 		v, ok := ns.status.Outputs[name]
 		return v, ok
 	}
-	if o := rs.plan.Tasks[up].Spec.Outputs; o != nil && rs.kinds[up].attempts {
+	if o := rs.plan.Tasks[up].Spec.Outputs; o != nil && rs.kinds[up].attempts && ns.status.Children == nil {
 		for _, a := range o.Artifacts {
 			if a.Name == name {
 				if cs := ns.status.Cache; cs != nil && cs.Result == apiv1.CacheHit {

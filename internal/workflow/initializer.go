@@ -37,7 +37,7 @@ func (c *checker) initializeTask(field string, t *apiv1.Task) Task {
 		c.addHint(apiv1.CodeInvalidName, field+".initialize.secretRef.name", "name a kiln secret of the job's project (kiln secret set NAME)",
 			"%q is not a secret name", r.Name)
 	}
-	c.outputs(field+".outputs", t.Outputs)
+	c.outputs(field+".outputs", t.Outputs, false)
 	return Task{
 		Spec: t, Kind: apiv1.NodeKindInitializer,
 		Timeout: c.duration(field+".timeout", t.Timeout), Retry: c.retry(field+".retries", t.Retries),

@@ -30,7 +30,7 @@ func (c *checker) trainTask(field string, t *apiv1.Task) Task {
 		Retry:            c.retry(field+".retries", t.Retries),
 	}
 	c.env(field+".env", t.Env)
-	c.outputs(field+".outputs", t.Outputs)
+	c.outputs(field+".outputs", t.Outputs, false)
 	if t.Resources != nil {
 		c.addHint(apiv1.CodeInvalidValue, field+".resources", "move resources into train.resourcesPerNode",
 			"a train task sizes its nodes with train.resourcesPerNode")

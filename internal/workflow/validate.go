@@ -234,7 +234,7 @@ func (c *checker) commandTask(field string, t *apiv1.Task) Task {
 			"command is required and its first item must not be empty")
 	}
 	c.env(field+".env", t.Env)
-	c.outputs(field+".outputs", t.Outputs)
+	c.outputs(field+".outputs", t.Outputs, t.Dynamic != nil)
 	out := Task{
 		Spec: t, Kind: apiv1.NodeKindCommand,
 		Timeout:          c.duration(field+".timeout", t.Timeout),
@@ -272,7 +272,9 @@ func (c *checker) env(field string, env []apiv1.EnvVar) {
 	}
 }
 
-func (c *checker) outputs(field string, o *apiv1.Outputs) {
+// outputs checks a task's declared outputs. A dynamic task's artifacts
+// (fromFragment) are its fragment's outputs, with no path of their own.
+func (c *checker) outputs(field string, o *apiv1.Outputs, fromFragment bool) {
 	if o == nil {
 		return
 	}
@@ -286,6 +288,10 @@ func (c *checker) outputs(field string, o *apiv1.Outputs) {
 		pf := fmt.Sprintf("%s.artifacts[%d].path", field, i)
 		clean := filepath.Clean(a.Path)
 		switch {
+		case fromFragment && a.Path != "":
+			c.addHint(apiv1.CodeInvalidValue, pf, "drop path: the fragment's outputs.artifacts gives the artifact",
+				"a dynamic task's artifact is its fragment's output, not a file of its own command")
+		case fromFragment:
 		case a.Path == "":
 			c.add(apiv1.CodeRequired, pf, "path is required")
 		case filepath.IsAbs(a.Path) || clean == ".." || strings.HasPrefix(clean, "../"):

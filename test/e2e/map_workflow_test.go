@@ -249,3 +249,39 @@ spec:
 		t.Errorf("a dynamic task naming a workflow nobody has: exit %d, %s; want %s at submit, naming the field", r.code, r.stderr, apiv1.CodeSubworkflow)
 	}
 }
+
+// TestAnArtifactLeavesAFragment: a dynamic task's artifact is its
+// fragment's output artifact, declared on the task without a path (a
+// path is refused: the task's own command writes only the fragment), and
+// a downstream task reads it.
+func TestAnArtifactLeavesAFragment(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	seen := filepath.Join(dir, "seen")
+	fragment := `{"tasks": [{"name": "w", "command": ["sh", "-c", "echo from the fragment > $KILN_OUTPUTS/r.txt"], "outputs": {"artifacts": [{"name": "out", "path": "r.txt"}]}}], ` +
+		`"outputs": {"artifacts": [{"name": "report", "value": "\173\173tasks.w.outputs.artifacts.out\175\175"}]}}`
+	doc := func(path string) string {
+		return writeFile(t, t.TempDir(), "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: fragment-artifact}
+spec:
+  tasks:
+  - name: gen
+    dynamic: {output: fragment}
+    command: [sh, -c, 'printf "$0" > $KILN_OUTPUTS/fragment', '`+fragment+`']
+    outputs: {parameters: [{name: fragment}], artifacts: [{name: report`+path+`}]}
+  - name: read
+    dependsOn: [gen]
+    command: [sh, -c, 'cat "{{tasks.gen.outputs.artifacts.report}}" > `+seen+`']
+`)
+	}
+	if r := kiln(t, home, "validate", doc(", path: r.txt")); r.code == 0 || !strings.Contains(r.stderr, "spec.tasks[0].outputs.artifacts[0].path") {
+		t.Errorf("a dynamic task's artifact with a path: exit %d, %s; want it refused at the path", r.code, r.stderr)
+	}
+	if r := kilnBounded(t, home, "run", "-q", doc("")); r.code != 0 {
+		t.Fatalf("kiln run: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readOrEmpty(seen); got != "from the fragment\n" {
+		t.Errorf("read saw %q, want the fragment task's artifact", got)
+	}
+}

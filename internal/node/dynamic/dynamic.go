@@ -38,6 +38,7 @@ func (Handler) Kind() apiv1.NodeKind { return apiv1.NodeKindDynamic }
 func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error {
 	err := command.New().Build(ctx, a, spec)
 	spec.Outputs = []string{a.Task.Spec.Dynamic.Output}
+	spec.Artifacts = nil // the fragment's outputs give the task's artifacts
 	return err
 }
 
