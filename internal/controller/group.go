@@ -84,7 +84,7 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 	if ns.status.StartedAt == nil {
 		ns.status.StartedAt = r.timePtr()
 	}
-	r.setNode(i, apiv1.PhaseRunning, "Expanded", "", fmt.Sprintf("%d children", len(g.children)))
+	r.setNode(i, apiv1.PhaseRunning, "Expanded", "", fmt.Sprintf("%d %s", len(g.children), plural(len(g.children), "child")))
 	r.release(i)
 	r.touched[i] = true
 }
@@ -326,7 +326,7 @@ func (r *round) skipUnstartedChildren(p int) {
 }
 
 func childSummary(c apiv1.ChildCounts) string {
-	s := strconv.Itoa(c.Succeeded) + " of " + strconv.Itoa(c.Total) + " children succeeded"
+	s := strconv.Itoa(c.Succeeded) + " of " + strconv.Itoa(c.Total) + " " + plural(c.Total, "child") + " succeeded"
 	if c.Failed > 0 {
 		s += ", " + strconv.Itoa(c.Failed) + " failed"
 	}

@@ -283,10 +283,13 @@ func (c *Controller) reload(ctx context.Context, old *runState) error {
 	return c.runs.track(ctx, fresh)
 }
 
-// plural is word, with an s unless n is 1.
+// plural is word, with an s unless n is 1 ("child": children).
 func plural(n int, word string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return word
+	case word == "child":
+		return "children"
 	}
 	return word + "s"
 }
