@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -360,6 +361,24 @@ func (d *driver) play() error {
 		if err := d.check(r); err != nil {
 			return err
 		}
+	}
+	return d.checkRoomFree()
+}
+
+// checkRoomFree checks that the pool holds no room once every run has
+// ended: a task that asks for the whole machine starts within its
+// admission timeout, instead of waiting for room an ended attempt kept.
+func (d *driver) checkRoomFree() error {
+	probe := filepath.Join(d.dir, "probe.yaml")
+	doc := fmt.Sprintf("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: probe}\nspec:\n  tasks:\n"+
+		"  - {name: whole, resources: {cpu: \"%d\"}, admissionTimeout: 60s, command: [\"true\"]}\n", runtime.NumCPU())
+	if err := os.WriteFile(probe, []byte(doc), 0o644); err != nil {
+		return err
+	}
+	res := kiln(d.t, d.home, "run", "-q", probe)
+	d.note("probe for the whole machine: exit %d", res.code)
+	if res.code != 0 {
+		return violated("room-held", "every run ended, and a task asking for all %d CPUs did not start: %s", runtime.NumCPU(), strings.TrimSpace(res.stderr))
 	}
 	return nil
 }
