@@ -24,6 +24,9 @@ func operatorDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "printed-") {
+			continue // a barrier's marker left by a job run in testdata itself: copied, it would let a barrier pass early
+		}
 		b, err := os.ReadFile(filepath.Join(src, e.Name()))
 		if err != nil {
 			t.Fatal(err)
