@@ -90,16 +90,7 @@ func noTemplate(project, name string) error {
 // storedTemplates looks up the stored templates of project, for the
 // subworkflows of what is being checked that its files lack.
 func (a *App) storedTemplates(ctx context.Context, project string) workflow.Stored {
-	return func(name string) (*apiv1.Workflow, error) {
-		t, err := a.Store.Template(ctx, project, name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return t.Workflow(), nil
-	}
+	return store.TemplateLookup(ctx, a.Store, project)
 }
 
 // projectOf is project, or "default" when it is empty.

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -46,7 +45,7 @@ func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.
 	x := &node.Expansion{
 		Task: &rs.plan.Tasks[i], Inputs: newInputs(&c.cfg, rs, i, rs.attemptID(i, max(ns.attempt.Number, 1))),
 		Outputs: ns.status.Outputs, Recorded: recorded, Params: rs.paramNames(),
-		Library: runLibrary(rs.run), Stored: storedTemplates(ctx, c.cfg.Store, projectOf(rs.run)),
+		Library: runLibrary(rs.run), Stored: store.TemplateLookup(ctx, c.cfg.Store, projectOf(rs.run)),
 	}
 	ch, err := rs.kinds[i].grouper.Expand(ctx, x)
 	if err != nil {
@@ -363,21 +362,6 @@ func (c *Controller) restore(ctx context.Context, rs *runState) error {
 		}
 	}
 	return nil
-}
-
-// storedTemplates finds the stored templates of project, for what a
-// fragment's tasks run.
-func storedTemplates(ctx context.Context, st store.Store, project string) workflow.Stored {
-	return func(name string) (*apiv1.Workflow, error) {
-		t, err := st.Template(ctx, project, name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return t.Workflow(), nil
-	}
 }
 
 // runLibrary is the workflows run keeps, as a library.

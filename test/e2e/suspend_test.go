@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -15,14 +14,7 @@ import (
 // hasEvent reports whether run id on home has an event of reason.
 func hasEvent(t *testing.T, home string, id apiv1.RunID, reason string) bool {
 	t.Helper()
-	r := kiln(t, home, "describe", "run", string(id), "-o", "json")
-	var got struct {
-		Events []apiv1.Event `json:"events"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("describe -o json: %v\n%s", err, r.stdout)
-	}
-	return slices.ContainsFunc(got.Events, func(e apiv1.Event) bool { return e.Reason == reason })
+	return slices.ContainsFunc(eventsOf(t, home, nil, id), func(e apiv1.Event) bool { return e.Reason == reason })
 }
 
 // TestSuspendARunOfPlainTasks: kiln suspend of a workflow of plain tasks
