@@ -68,8 +68,9 @@ func (Handler) Expand(_ context.Context, x *node.Expansion) (*node.Children, err
 	if err != nil {
 		return nil, fragmentError(x.Task.Spec.Name, err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(plan.Uses())) {
-		rec.Workflows = append(rec.Workflows, plan.Uses()[name])
+	uses := plan.Uses()
+	for _, name := range slices.Sorted(maps.Keys(uses)) {
+		rec.Workflows = append(rec.Workflows, uses[name])
 	}
 	return &node.Children{Plan: plan, Local: true, Record: rec.encode()}, nil
 }
