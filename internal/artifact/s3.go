@@ -116,22 +116,48 @@ func (s *S3) Put(ctx context.Context, path string) (Blob, error) {
 	if b, err := s.Stat(ctx, digest); err == nil && b.Size == n {
 		return b, nil
 	}
-	f, err := os.Open(path)
+	err = s.upload(ctx, path, digest, n)
+	for try := 1; raced(err) && try < putTries; try++ {
+		err = s.upload(ctx, path, digest, n)
+	}
 	if err != nil {
 		return Blob{}, err
+	}
+	return s.Stat(ctx, digest)
+}
+
+// putTries bounds the uploads of one Put that race with deletes.
+const putTries = 4
+
+// upload sends the file at path as the object of digest, and checks the
+// bytes sent were the bytes hashed.
+func (s *S3) upload(ctx context.Context, path, digest string, n int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	v := newVerifier(io.Discard)
 	_, err = s.c.PutObject(ctx, s.bucket, s.key(digest), io.TeeReader(f, v), n,
 		minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true})
 	if err != nil {
-		return Blob{}, fmt.Errorf("uploading %s: %w", digest, err)
+		return fmt.Errorf("uploading %s: %w", digest, err)
 	}
 	if err := v.check(digest); err != nil { // the file changed while it was read
 		_ = s.Delete(ctx, digest)
-		return Blob{}, fmt.Errorf("%s changed while it was uploaded: %w", path, err)
+		return fmt.Errorf("%s changed while it was uploaded: %w", path, err)
 	}
-	return s.Stat(ctx, digest)
+	return nil
+}
+
+// raced reports whether an upload failed only because it met a delete:
+// gateways that keep objects as files (versitygw's posix backend) remove
+// a directory its last object leaves, and answer a put that was creating a
+// file in it "ExistingObjectIsDirectory". A blob's key is never a
+// directory, so that answer always means the race, and the put is retried.
+func raced(err error) bool {
+	var resp minio.ErrorResponse
+	return errors.As(err, &resp) && resp.Code == "ExistingObjectIsDirectory"
 }
 
 // Get implements Repository.

@@ -25,11 +25,12 @@ func Run(t *testing.T, newRepo func(t *testing.T) artifact.Repository) {
 		"put then get returns the same bytes":            putGet,
 		"put of the same bytes twice keeps one blob":     putTwice,
 		"stat and get of an absent blob are ErrNotFound": absent,
-		"list by prefix":                   list,
-		"delete removes and is idempotent": deleteBlob,
-		"bad digests are refused":          badDigest,
-		"concurrent puts of one blob":      concurrentPuts,
-		"an empty file is a blob":          emptyFile,
+		"list by prefix":                         list,
+		"delete removes and is idempotent":       deleteBlob,
+		"bad digests are refused":                badDigest,
+		"concurrent puts of one blob":            concurrentPuts,
+		"an empty file is a blob":                emptyFile,
+		"put beside the delete of the last blob": putBesideDelete,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -218,5 +219,31 @@ func emptyFile(t *testing.T, r artifact.Repository) {
 	var got bytes.Buffer
 	if err := r.Get(t.Context(), b.Digest, &got); err != nil || got.Len() != 0 {
 		t.Fatalf("Get of the empty blob: %v, %d bytes", err, got.Len())
+	}
+}
+
+// putBesideDelete puts a blob while the repository's only other blob is
+// deleted, many times: a put must not fail because a delete emptied the
+// place blobs are kept (gateways that keep objects as files remove
+// emptied directories).
+func putBesideDelete(t *testing.T, r artifact.Repository) {
+	for i := range 30 {
+		gone := put(t, r, []byte{'g', byte(i)})
+		p := write(t, []byte{'k', byte(i)})
+		var wg sync.WaitGroup
+		var putErr, delErr error
+		wg.Go(func() { _, putErr = r.Put(t.Context(), p) })
+		wg.Go(func() { delErr = r.Delete(t.Context(), gone.Digest) })
+		wg.Wait()
+		if putErr != nil || delErr != nil {
+			t.Fatalf("round %d: Put beside Delete = %v, Delete = %v; want both to succeed", i, putErr, delErr)
+		}
+		kept := digest([]byte{'k', byte(i)})
+		if _, err := r.Stat(t.Context(), kept); err != nil {
+			t.Fatalf("round %d: Stat of the blob put beside a Delete: %v", i, err)
+		}
+		if err := r.Delete(t.Context(), kept); err != nil {
+			t.Fatalf("round %d: Delete: %v", i, err)
+		}
 	}
 }
