@@ -22,6 +22,7 @@ import (
 
 // TestMain doubles as the supervisor binary for the local backend.
 func TestMain(m *testing.M) {
+	local.RunSandboxIfAsked()
 	if home := os.Getenv("KILN_TEST_SUPERVISOR_HOME"); home != "" {
 		if err := local.Serve(context.Background(), local.ServeConfig{Home: home, IdleTimeout: time.Minute}); err != nil {
 			os.Exit(1)

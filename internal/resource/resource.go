@@ -63,6 +63,12 @@ func ParseBytes(s string) (int64, error) {
 	return q.Value(), nil
 }
 
+// FormatBytes writes n bytes as a memory quantity, as ParseBytes reads
+// them ("64Mi").
+func FormatBytes(n int64) string {
+	return resource.NewQuantity(n, resource.BinarySI).String()
+}
+
 // ParseCount parses a whole number of devices, from 0 to MaxGPU, with
 // ParseCPU's errors.
 func ParseCount(s string) (int64, error) {

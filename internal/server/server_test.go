@@ -21,6 +21,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	local.RunSandboxIfAsked()
 	if home := os.Getenv("KILN_TEST_SUPERVISOR_HOME"); home != "" {
 		_ = local.Serve(context.Background(), local.ServeConfig{Home: home, IdleTimeout: time.Minute})
 		os.Exit(0)

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend/local"
 )
 
 func policyJob(t *testing.T, runPolicy, runtime string, nodes int, script string) string {
@@ -110,5 +112,103 @@ func TestRestartPolicyNeverHoldsForAKilledRank(t *testing.T) {
 	n := nodeNamed(t, run, "trainer")
 	if len(n.Attempts) != 1 || n.Code != apiv1.CodeNotRestarted || !strings.Contains(n.Message, "SIGKILL") || !strings.Contains(n.Message, "restartPolicy is Never") {
 		t.Errorf("%d attempts, code %s, message %q; want one attempt failed with KLN-3026 naming SIGKILL and the policy", len(n.Attempts), n.Code, n.Message)
+	}
+}
+
+// requireMemoryCaps skips a test where tasks' memory cannot be capped
+// (no memory cgroup can be made), or fails it when KILN_REQUIRE_CGROUPS=1.
+func requireMemoryCaps(t *testing.T, home string) {
+	t.Helper()
+	if local.CapsMemory(home) {
+		return
+	}
+	if os.Getenv("KILN_REQUIRE_CGROUPS") == "1" {
+		t.Fatal("KILN_REQUIRE_CGROUPS=1 but no memory cgroup can be made here")
+	}
+	t.Skip("no memory cgroup can be made here: tasks' memory is not capped")
+}
+
+// TestOOMKilled: a task or a rank that outgrows its declared memory is
+// killed by the kernel and fails OOMKilled (KLN-6003) with its limit
+// named, the task's own failure: its retries apply, the engine's system
+// retries do not, and a job whose restartPolicy is Never is not started
+// again.
+func TestOOMKilled(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	requireMemoryCaps(t, home)
+	grow := `/usr/bin/python3 -c 'b = bytearray(512 << 20)'`
+	dir := t.TempDir()
+	task := writeFile(t, dir, "oom.yaml", fmt.Sprintf(`apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: oom}
+spec:
+  tasks:
+  - name: grow
+    retries: {limit: 1}
+    resources: {memory: 32Mi}
+    command: [sh, -c, %q]
+`, grow))
+	run := failedRun(t, home, task)
+	n := nodeNamed(t, run, "grow")
+	if len(n.Attempts) != 2 || n.Code != apiv1.CodeOOMKilled || !strings.Contains(n.Message, "OOMKilled") || !strings.Contains(n.Message, "32Mi") {
+		t.Errorf("task: %d attempts, code %s, message %q; want 2 attempts (retries: 1) failed with KLN-6003 naming the 32Mi limit", len(n.Attempts), n.Code, n.Message)
+	}
+	out := kiln(t, home, "describe", "run", string(run.ID)).stdout
+	if !strings.Contains(out, "KLN-6003") || !strings.Contains(out, "OOMKilled") {
+		t.Errorf("describe does not say the task was OOMKilled:\n%s", out)
+	}
+
+	job := writeFile(t, dir, "oom-job.yaml", fmt.Sprintf(`apiVersion: kiln.dev/v1alpha1
+kind: TrainJob
+metadata: {name: oom-job}
+spec:
+  runtimeRef: {name: torch-distributed}
+  runPolicy: {backoffLimit: 2, restartPolicy: Never}
+  trainer:
+    numNodes: 2
+    resourcesPerNode: {cpu: 100m, memory: 32Mi}
+    command: [/bin/sh, -c, %q]
+`, `if [ "$RANK" = 1 ]; then `+grow+`; exit $?; fi; exec sleep 120`))
+	run = failedRun(t, home, job)
+	n = nodeNamed(t, run, "trainer")
+	if len(n.Attempts) != 1 || !strings.Contains(n.Message, "OOMKilled") || !strings.Contains(n.Message, "node-1") {
+		t.Errorf("job: %d attempts, code %s, message %q; want one attempt, the message naming node-1 OOMKilled", len(n.Attempts), n.Code, n.Message)
+	}
+}
+
+// TestOOMKilledUnderIsolation: a task isolated from kiln (its project's
+// account, or Landlock) still starts in its memory cgroup and is told
+// OOMKilled.
+func TestOOMKilledUnderIsolation(t *testing.T) {
+	t.Parallel()
+	modes := []string{}
+	if os.Geteuid() == 0 {
+		modes = append(modes, local.IsolateUsers)
+	}
+	if local.LandlockABI() > 0 {
+		modes = append(modes, local.IsolateLandlock)
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			home := newHome(t)
+			requireMemoryCaps(t, home)
+			base, admin, _ := startServeAs(t, home, nil, nil, "--isolation", mode)
+			run := postRunAs(t, base, admin, "", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: oom}
+spec:
+  tasks:
+  - name: grow
+    resources: {memory: 32Mi}
+    command: [/usr/bin/python3, -c, 'b = bytearray(512 << 20)']
+`)
+			waitServed(t, base, admin, run.ID, apiv1.PhaseFailed)
+			out := kilnWithEnv(t, []string{"KILN_SERVER=" + base, "KILN_TOKEN=" + admin}, t.TempDir(), "describe", "run", string(run.ID)).stdout
+			if !strings.Contains(out, "KLN-6003") || !strings.Contains(out, "OOMKilled") {
+				t.Errorf("describe does not say the isolated task was OOMKilled:\n%s", out)
+			}
+		})
 	}
 }

@@ -102,6 +102,14 @@ func traversable(dirs ...string) error {
 	return nil
 }
 
+// uid is the account the processes run as, or -1 for the supervisor's.
+func (c *confinement) uid() int {
+	if c == nil || c.cred == nil {
+		return -1
+	}
+	return int(c.cred.Uid)
+}
+
 // apply sets up cmd, which starts the program at path, to run confined.
 func (c *confinement) apply(cmd *exec.Cmd, path string) {
 	if c == nil {

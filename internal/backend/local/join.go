@@ -19,6 +19,7 @@ type JoinArgs struct {
 	Processes  []ProcessArgs
 	WorkingDir string
 	Sandbox    *Sandbox
+	Memory     int64 // as StartArgs.Memory
 }
 
 // ResizeArgs asks to change the room an attempt holds.
@@ -34,7 +35,7 @@ type ResizeReply struct{ Resized bool }
 // of spec in the running gang, which counts them as its members from
 // then on.
 func (b *Backend) Join(ctx context.Context, spec *job.Spec, host int) error {
-	args := JoinArgs{ID: spec.ID.String(), WorkingDir: spec.WorkingDir, Sandbox: b.cfg.Isolation.sandbox(spec.Project)}
+	args := JoinArgs{ID: spec.ID.String(), WorkingDir: spec.WorkingDir, Sandbox: b.cfg.Isolation.sandbox(spec.Project), Memory: spec.Container.Memory}
 	for _, p := range spec.Processes {
 		if p.Host == host {
 			args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env, Host: p.Host})
@@ -87,8 +88,13 @@ func (s *Supervisor) join(a JoinArgs) error {
 		return err
 	}
 	var started []*member
+	cgroups := s.memory.attempt(a.ID, a.Memory)
 	for _, p := range todo {
-		m, err := startProcess(dir, a.WorkingDir, p, s.paths, box)
+		cg, err := cgroups.host(p.Host)
+		var m *member
+		if err == nil {
+			m, err = startProcess(dir, a.WorkingDir, p, s.paths, box, cg)
+		}
 		if err != nil {
 			continue // the gang runs on without it, as if it were lost at once
 		}

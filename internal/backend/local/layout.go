@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
+	"kiln.dev/kiln/internal/resource"
 )
 
 // Layout of $KILN_HOME that the local backend owns:
@@ -90,6 +93,10 @@ type statusRecord struct {
 	NotFound   bool      `json:"notFound,omitempty"`
 	StartedAt  time.Time `json:"startedAt"`
 	FinishedAt time.Time `json:"finishedAt"`
+	// OOMKilled are the processes the kernel killed for using more than
+	// their host's MemoryLimit (bytes).
+	OOMKilled   []string `json:"oomKilled,omitempty"`
+	MemoryLimit int64    `json:"memoryLimit,omitempty"`
 }
 
 // jobStatus converts the record to what the engine sees, outputs not read.
@@ -98,12 +105,26 @@ func (r *statusRecord) jobStatus() job.Status {
 	if r.Running {
 		state = job.StateRunning
 	}
-	return job.Status{
+	st := job.Status{
 		State: state, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
 		StoppedProcesses: r.StoppedProcesses, LeftRunning: r.LeftRunning, Dropped: r.Dropped,
 		Stopped: r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}
+	if (r.ExitCode != 0 || r.Signal != "") && !r.Stopped && slices.Contains(r.OOMKilled, r.Failed) {
+		st.Code = string(apiv1.CodeOOMKilled)
+		st.Message = oomMessage(r.Failed, r.MemoryLimit)
+	}
+	return st
+}
+
+// oomMessage says that process was killed for using more than limit bytes.
+func oomMessage(process string, limit int64) string {
+	const killed = "was killed by the kernel's out-of-memory killer (OOMKilled)"
+	if process == "" {
+		return fmt.Sprintf("the process %s: the task used more than its memory limit of %s (resources.memory)", killed, resource.FormatBytes(limit))
+	}
+	return fmt.Sprintf("process %s %s: its node used more than the memory limit of %s per node (resourcesPerNode.memory)", process, killed, resource.FormatBytes(limit))
 }
 
 // writeJSON writes v to path atomically: a reader sees the old file or the

@@ -76,6 +76,7 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 		Sandbox: b.cfg.Isolation.sandbox(spec.Project), Leave: spec.Clean == job.CleanNone,
 	}
 	takeBack := b.startArgs(&args)
+	args.Memory = spec.Container.Memory
 	for _, p := range spec.Processes {
 		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env, Host: p.Host})
 	}

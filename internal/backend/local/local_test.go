@@ -17,6 +17,7 @@ import (
 // TestMain doubles as the supervisor binary: the backend under test starts
 // this test binary with KILN_TEST_SUPERVISOR_HOME set.
 func TestMain(m *testing.M) {
+	RunSandboxIfAsked()
 	if home := os.Getenv("KILN_TEST_SUPERVISOR_HOME"); home != "" {
 		if err := Serve(context.Background(), ServeConfig{Home: home, IdleTimeout: time.Minute}); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

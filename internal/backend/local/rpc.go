@@ -29,6 +29,10 @@ type StartArgs struct {
 	// Leave lets members still running when the gang's end is decided end
 	// on their own (cleanPodPolicy None); the end is recorded at once.
 	Leave bool
+	// Memory caps, in bytes, what the processes of each host use together
+	// (the task's resources.memory), where the supervisor can make memory
+	// cgroups; 0: no cap.
+	Memory int64
 }
 
 // StartReply answers a start.

@@ -16,16 +16,24 @@ import (
 // sees it, confines the process and executes the task in its place.
 const sandboxArg0 = "kiln-task-sandbox"
 
-// RunSandboxIfAsked confines this process with Landlock and executes the
-// task it was started for, if it was started as the task sandbox; it
-// returns at once otherwise. Programs that may serve as the supervisor
+// RunSandboxIfAsked confines this process with Landlock, or puts it into
+// its memory cgroup, and executes the task it was started for, if it was
+// started as such a step; it returns at once otherwise. Programs that may serve as the supervisor
 // (kiln's main, tests standing in for it) call it before anything else.
 func RunSandboxIfAsked() {
-	if len(os.Args) == 0 || os.Args[0] != sandboxArg0 {
+	if len(os.Args) == 0 {
 		return
 	}
-	err := enterSandbox(os.Args[1:])
-	fmt.Fprintf(os.Stderr, "kiln: the task cannot start in its sandbox: %v\n", err)
+	switch os.Args[0] {
+	case sandboxArg0:
+		err := enterSandbox(os.Args[1:])
+		fmt.Fprintf(os.Stderr, "kiln: the task cannot start in its sandbox: %v\n", err)
+	case joinCgroupArg0:
+		err := joinCgroup(os.Args[1:])
+		fmt.Fprintf(os.Stderr, "kiln: the task cannot start in its memory cgroup: %v\n", err)
+	default:
+		return
+	}
 	os.Exit(127)
 }
 

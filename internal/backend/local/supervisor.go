@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,7 @@ type Supervisor struct {
 	// unwritten are exits whose status file could not be written yet.
 	unwritten map[string]statusRecord
 	lastBusy  time.Time
+	memory    memoryCgroups // where attempts that declare memory are capped
 }
 
 // gang is one attempt's processes. members is nil while they start.
@@ -80,6 +82,8 @@ type member struct {
 	signal   string
 	stopped  bool // the supervisor signalled it: on request, or taking its gang down
 	finished time.Time
+	cgroup   *hostCgroup // its host's memory cgroup, if capped
+	oom      bool        // the kernel killed it for its cgroup's memory
 }
 
 // NewSupervisor returns a supervisor for home.
@@ -89,7 +93,7 @@ func NewSupervisor(home string) *Supervisor {
 	return &Supervisor{
 		home: home, instance: hex.EncodeToString(b), ledger: resource.NewLedger(), accounts: newAccounts(home),
 		gangs: map[string]*gang{}, leftovers: map[string]*gang{}, paths: newPathCache(), journal: newJournal(home), unwritten: map[string]statusRecord{},
-		changed: make(chan struct{}), lastBusy: time.Now(),
+		changed: make(chan struct{}), lastBusy: time.Now(), memory: findMemoryCgroups(home),
 	}
 }
 
@@ -209,13 +213,19 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 		return nil, fmt.Errorf("isolating the attempt: %w", err)
 	}
 	var members []*member
+	cgroups := s.memory.attempt(a.ID, a.Memory)
 	for _, p := range a.Processes {
-		m, err := startProcess(dir, a.WorkingDir, p, paths, box)
+		cg, err := cgroups.host(p.Host)
+		var m *member
+		if err == nil {
+			m, err = startProcess(dir, a.WorkingDir, p, paths, box, cg)
+		}
 		if err != nil {
 			for _, m := range members {
 				_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 				_ = m.cmd.Wait()
 			}
+			cgroups.remove()
 			return nil, err
 		}
 		members = append(members, m)
@@ -238,8 +248,11 @@ func logName(process, stream string) string {
 
 // startProcess starts process p of an attempt, its output copied to its
 // logs.
-func startProcess(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*member, error) {
+func startProcess(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement, cg *hostCgroup) (*member, error) {
 	cmd, captures, err := command(dir, workingDir, p, paths, box)
+	if err == nil {
+		err = cg.apply(cmd, box.uid())
+	}
 	if err == nil {
 		err = box.explain(cmd.Start())
 	}
@@ -254,7 +267,7 @@ func startProcess(dir, workingDir string, p ProcessArgs, paths *pathCache, box *
 	if err != nil {
 		return nil, err
 	}
-	return &member{name: p.Name, host: p.Host, cmd: cmd, captures: captures}, nil
+	return &member{name: p.Name, host: p.Host, cmd: cmd, captures: captures, cgroup: cg}, nil
 }
 
 func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*exec.Cmd, []*capture, error) {
@@ -342,7 +355,13 @@ func (s *Supervisor) wait(id string, g *gang, m *member) {
 	if ws, ok := m.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		m.signal = signalName(ws.Signal())
 	}
+	// As a container's: a process that failed in a cgroup where the kernel
+	// killed for memory was OOMKilled, if a shell it ran was the one killed.
+	m.oom = (m.exit != 0 || m.signal != "") && !m.stopped && m.cgroup.oomKills() > 0
 	g.running--
+	if g.running == 0 {
+		g.removeCgroups()
+	}
 	out := job.Decide(g.view(), g.rule)
 	decided := g.running > 0 && out.Decided && !g.stopping && !g.recorded
 	switch {
@@ -402,14 +421,19 @@ func (g *gang) view() []job.Member {
 // status is the record of a gang that has ended, as out decided it. A
 // member killed by SIGKILL that the supervisor did not signal was killed
 // by the machine (the kernel's out-of-memory killer, say) or an operator:
-// a system failure, not the task's.
+// a system failure, not the task's; unless its host's memory cgroup says
+// the kernel killed for the memory the task declared: then it was
+// OOMKilled, the task's failure.
 func (g *gang) status(out job.Outcome) statusRecord {
 	rec := statusRecord{
 		StartedAt: g.started, FinishedAt: time.Now().UTC(), Processes: map[string]int{},
 		ExitCode: out.ExitCode, Signal: out.Signal, Stopped: out.Stopped,
-		System: out.Failed && out.Signal == signalName(syscall.SIGKILL),
 	}
 	for _, m := range g.members {
+		if m.oom {
+			rec.OOMKilled = append(rec.OOMKilled, m.name)
+			rec.MemoryLimit = m.cgroup.limit
+		}
 		rec.Processes[m.name] = m.exit
 		if !m.done {
 			rec.Processes[m.name] = -1
@@ -422,6 +446,7 @@ func (g *gang) status(out job.Outcome) statusRecord {
 	if out.Failed {
 		rec.Failed = out.Decider
 	}
+	rec.System = out.Failed && out.Signal == signalName(syscall.SIGKILL) && !slices.Contains(rec.OOMKilled, out.Decider)
 	rec.Dropped = out.Dropped
 	return rec
 }

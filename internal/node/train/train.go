@@ -96,23 +96,30 @@ func DirEnv(name string) string {
 
 // Judge implements node.Handler: a failed gang names the process that
 // took it down, and only the runtime's retryable exit codes restart it.
-// The job's restartPolicy holds for a process the machine killed too (an
-// out-of-memory kill): Never means no attempt starts after it, not even
+// The job's restartPolicy holds for a process the machine killed too, and
+// for one OOMKilled: Never means no attempt starts after it, not even
 // from the engine's system retries.
 func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 	v := node.JudgeExit(st)
-	if v.Code != apiv1.CodeExit {
+	oom := v.Code == apiv1.CodeOOMKilled // its message names the process
+	if v.Code != apiv1.CodeExit && !oom {
 		return v
 	}
 	if st.Failed != "" {
-		v.Message = fmt.Sprintf("process %s: %s; the rest of the gang was stopped", st.Failed, v.Message)
+		v.Message += "; the rest of the gang was stopped"
+		if !oom {
+			v.Message = fmt.Sprintf("process %s: %s", st.Failed, v.Message)
+		}
 		if t.Train.Clean() == job.CleanNone {
 			v.Message = strings.Replace(v.Message, "was stopped", "was left to end on its own (cleanPodPolicy None)", 1)
 		}
 	}
 	group := training.GroupOf(st.Failed)
 	if ok, why := training.Restartable(t.Train.RestartPolicy(group), st.ExitCode, st.Signal); !ok {
-		v.Code, v.Permanent = apiv1.CodeNotRestarted, true
+		if !oom { // an OOM kill keeps its own code
+			v.Code = apiv1.CodeNotRestarted
+		}
+		v.Permanent = true
 		v.Message += fmt.Sprintf(" (not restarted: %s for replica group %s)", why, group)
 		return v
 	}
