@@ -362,6 +362,9 @@ func (d *driver) play() error {
 			return err
 		}
 	}
+	if err := d.checkViews(); err != nil {
+		return err
+	}
 	return d.checkRoomFree()
 }
 
