@@ -113,6 +113,12 @@ func (k *keyInputs) lookup(ref template.Ref) (string, bool) {
 			return path, true
 		}
 		return "artifact:" + d, true
+	case len(p) == 6 && p[0] == "tasks" && p[2] == "outputs" && p[3] == "artifacts":
+		path, ok := k.in.lookup(ref)
+		if ok {
+			k.unreadable = fmt.Sprintf("its input {{%s}} is a directory of links to a map's artifacts, which the cache does not hash", ref.Raw)
+		}
+		return path, ok
 	}
 	return k.in.lookup(ref)
 }

@@ -127,6 +127,12 @@ func (in *inputs) lookup(ref template.Ref) (string, bool) {
 			name = in.sc.prefix + name
 		}
 		return in.output(name, p[3], p[4])
+	case len(p) == 6 && p[0] == "tasks" && p[2] == "outputs" && p[3] == "artifacts" && p[5] == "dir":
+		name := p[1]
+		if in.sc != nil {
+			name = in.sc.prefix + name
+		}
+		return in.gatheredDir(name, p[4])
 	}
 	return "", false
 }

@@ -114,6 +114,12 @@ func (c *checker) checkRef(r template.Ref, task int, p *Plan, params map[string]
 		return ""
 	case len(r.Path) == 5 && r.Path[0] == "tasks" && r.Path[2] == "outputs":
 		return checkOutputRef(r, task, p)
+	case len(r.Path) == 6 && r.Path[0] == "tasks" && r.Path[2] == "outputs" && r.Path[3] == "artifacts" && r.Path[5] == "dir":
+		if up, ok := p.Index[r.Path[1]]; ok && p.Tasks[up].Map == nil {
+			return fmt.Sprintf("task %q is not a map: only a map's artifacts are gathered into a directory (read {{tasks.%s.outputs.artifacts.%s}})",
+				r.Path[1], r.Path[1], r.Path[4])
+		}
+		return checkOutputRef(template.Ref{Raw: r.Raw, Path: r.Path[:5]}, task, p)
 	}
 	return "unknown reference; see the hint for what can be referenced"
 }

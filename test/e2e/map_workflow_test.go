@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,6 +152,58 @@ spec:
 				t.Errorf("%s: item %d's path %v does not hold %q", filepath.Base(file), i, p, want[i])
 			}
 		}
+	}
+}
+
+// TestAMapsArtifactsAsADirectory: {{tasks.MAP.outputs.artifacts.A.dir}}
+// is a directory holding one entry per item that produced A, named by
+// its index and sorting in item order (Argo's gathering of a loop's
+// artifacts under one key), for a file and for a directory artifact; it
+// is refused at submit for a task that is not a map.
+func TestAMapsArtifactsAsADirectory(t *testing.T) {
+	t.Parallel()
+	home, dir := newHome(t), t.TempDir()
+	seen := filepath.Join(dir, "seen")
+	items := make([]string, 11)
+	for i := range items {
+		items[i] = fmt.Sprintf("%q", fmt.Sprint("w", i))
+	}
+	wf := writeFile(t, dir, "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: gather}
+spec:
+  tasks:
+  - name: shard
+    forEach: {items: [`+strings.Join(items, ", ")+`], minSuccessRatio: 0.5}
+    command: [sh, -c, 'test "{{item}}" != w3 || exit 1; echo "{{item}}" > $KILN_OUTPUTS/part.txt; mkdir $KILN_OUTPUTS/model; echo "m{{item.index}}" > $KILN_OUTPUTS/model/w']
+    outputs: {artifacts: [{name: part, path: part.txt}, {name: model, path: model}]}
+  - name: merge
+    dependsOn: [shard]
+    command: [sh, -c, 'cd "{{tasks.shard.outputs.artifacts.part.dir}}" && for f in *; do printf "%s=%s " "$f" "$(cat $f)"; done > `+seen+`; cat "{{tasks.shard.outputs.artifacts.model.dir}}"/10/w >> `+seen+`']
+`)
+	if r := kilnBounded(t, home, "run", "-q", wf); r.code != 0 {
+		t.Fatalf("kiln run: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	want := "00=w0 01=w1 02=w2 04=w4 05=w5 06=w6 07=w7 08=w8 09=w9 10=w10 m10\n"
+	if got := readOrEmpty(seen); got != want {
+		t.Errorf("the directory of the map's artifacts read %q, want %q (item 3 failed: no entry)", got, want)
+	}
+
+	bad := writeFile(t, dir, "bad.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: bad}
+spec:
+  tasks:
+  - name: one
+    command: [sh, -c, 'echo > $KILN_OUTPUTS/f']
+    outputs: {artifacts: [{name: f, path: f}]}
+  - name: read
+    dependsOn: [one]
+    command: [ls, "{{tasks.one.outputs.artifacts.f.dir}}"]
+`)
+	r := kiln(t, home, "validate", bad)
+	if r.code == 0 || !strings.Contains(r.stderr, "is not a map") || !strings.Contains(r.stderr, "spec.tasks[1]") {
+		t.Errorf("validate of .dir on a task that is not a map: exit %d, %q; want it refused naming the task's field", r.code, r.stderr)
 	}
 }
 
