@@ -91,6 +91,16 @@ func waitState(t *testing.T, b backend.Backend, spec *job.Spec, state job.State)
 	}
 }
 
+// waitStarted waits until h counts a start of spec's processes.
+func waitStarted(t *testing.T, h Harness, spec *job.Spec) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); h.Started(t, spec.ID) == 0; pause(t.Context(), 20*time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("attempt %s runs, but its processes never counted a start", spec.ID)
+		}
+	}
+}
+
 func pause(ctx context.Context, d time.Duration) {
 	tm := time.NewTimer(d)
 	defer tm.Stop()
@@ -205,6 +215,7 @@ func testAdopt(t *testing.T, h Harness) {
 	}
 	second := h.Backend(t)
 	waitState(t, second, s, job.StateRunning)
+	waitStarted(t, h, s) // before the abort can stop it, or it counts no start
 	if err := second.Abort(t.Context(), s.ID, time.Second); err != nil {
 		t.Fatal(err)
 	}

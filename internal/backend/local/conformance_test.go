@@ -1,7 +1,9 @@
 package local
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +65,9 @@ func (h *suiteHarness) Shape(_ *testing.T, spec *job.Spec, procs ...backendtest.
 
 func (h *suiteHarness) Started(t *testing.T, id job.AttemptID) int {
 	b, err := os.ReadFile(h.ledger(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0 // none has written it yet
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
