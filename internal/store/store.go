@@ -77,13 +77,14 @@ type Runs interface {
 	// ListEvents returns a run's events with Seq > p.After, oldest first.
 	ListEvents(ctx context.Context, p ListEventsParams) ([]apiv1.Event, error)
 	// RequestCancel marks a run to be cancelled by its owner, and records
-	// who asked (by, if not empty) in a CancelRequested event. It returns
-	// ErrPhase for a run that has ended and ErrNotFound for an unknown one.
+	// who asked (by, if not empty) in a CancelRequested event; asked again,
+	// it changes nothing and records nothing. It returns ErrPhase for a run
+	// that has ended and ErrNotFound for an unknown one.
 	RequestCancel(ctx context.Context, id apiv1.RunID, by string) error
 	// RequestStop marks a run to be stopped by its owner: ended, its exit
-	// handlers run (a cancel requested before wins); a StopRequested event
-	// names who asked. ErrPhase for a run that has ended, ErrNotFound for
-	// an unknown one.
+	// handlers run (a cancel requested before wins, and the stop is not
+	// recorded); a StopRequested event names who asked, once. ErrPhase for
+	// a run that has ended, ErrNotFound for an unknown one.
 	RequestStop(ctx context.Context, id apiv1.RunID, by string) error
 	// RetryRun makes a Failed or Cancelled run Pending again, owned by
 	// r.Owner until r.Until: its tasks that did not succeed, and those
@@ -97,8 +98,8 @@ type Runs interface {
 	RetryRun(ctx context.Context, id apiv1.RunID, r Retry) error
 	// RequestSuspend sets whether a run should be suspended, for its
 	// owner to act on, and records who asked in a SuspendRequested or
-	// UnsuspendRequested event. ErrPhase for a run that has ended,
-	// ErrNotFound for an unknown one.
+	// UnsuspendRequested event, when that changes it. ErrPhase for a run
+	// that has ended, ErrNotFound for an unknown one.
 	RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool, by string) error
 }
 

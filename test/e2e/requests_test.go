@@ -62,7 +62,7 @@ spec:
 	cmd := startKiln(t, home, "run", "-q", wf)
 	waitFor(t, "work to start", func() bool { return fileHasLine(ledger) })
 	id := runs(t, home)[0].ID
-	for _, verb := range []string{"suspend", "unsuspend", "stop"} {
+	for _, verb := range []string{"suspend", "suspend", "unsuspend", "stop", "stop"} { // asked twice: recorded once
 		if r := kiln(t, home, verb, string(id)); r.code != 0 {
 			t.Fatalf("kiln %s: %d %s", verb, r.code, r.stderr)
 		}
@@ -82,6 +82,15 @@ spec:
 	} {
 		if got := messageOf(events, reason); !strings.HasPrefix(got, want) {
 			t.Errorf("%s event says %q, want it to begin %q", reason, got, want)
+		}
+		n := 0
+		for _, ev := range events {
+			if ev.Reason == reason {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d %s events, want 1: a request asked again changes nothing", n, reason)
 		}
 	}
 

@@ -269,13 +269,17 @@ func (s *Store) RequestSuspend(ctx context.Context, id apiv1.RunID, suspend bool
 	defer s.coded(&err)
 	what := map[bool]string{true: "suspend", false: "unsuspend"}[suspend]
 	reason := map[bool]string{true: "SuspendRequested", false: "UnsuspendRequested"}[suspend]
-	return s.request(ctx, id, requested(reason, what, by), `UPDATE runs SET suspend = ? WHERE id = ? AND done = 0`, suspend, id)
+	flag := 0
+	if suspend {
+		flag = 1
+	}
+	return s.request(ctx, id, requested(reason, what, by), `UPDATE runs SET suspend = ? WHERE id = ? AND done = 0 AND suspend <> ?`, flag, id, flag)
 }
 
 // RequestCancel implements store.Runs.
 func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID, by string) (err error) {
 	defer s.coded(&err)
-	return s.request(ctx, id, requested("CancelRequested", "cancel", by), `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0`, id)
+	return s.request(ctx, id, requested("CancelRequested", "cancel", by), `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND done = 0 AND cancel_requested <> 1`, id)
 }
 
 // RequestStop implements store.Runs. cancel_requested is 1 for a cancel,
@@ -283,7 +287,7 @@ func (s *Store) RequestCancel(ctx context.Context, id apiv1.RunID, by string) (e
 func (s *Store) RequestStop(ctx context.Context, id apiv1.RunID, by string) (err error) {
 	defer s.coded(&err)
 	return s.request(ctx, id, requested("StopRequested", "stop", by),
-		`UPDATE runs SET cancel_requested = CASE WHEN cancel_requested = 1 THEN 1 ELSE 2 END WHERE id = ? AND done = 0`, id)
+		`UPDATE runs SET cancel_requested = 2 WHERE id = ? AND done = 0 AND cancel_requested = 0`, id)
 }
 
 // requested is the event that records a request of what, asked by by.
@@ -295,9 +299,11 @@ func requested(reason, what, by string) apiv1.Event {
 	return apiv1.Event{Reason: reason, Message: msg, Time: time.Now().UTC()}
 }
 
-// request runs an update of an unfinished run and records ev, with the
-// run's phase, in one transaction; when the update changes nothing, it
-// tells an unknown run (ErrNotFound) from a finished one (ErrPhase).
+// request runs an update of an unfinished run that changes it only if it
+// was not asked already, and records ev, with the run's phase, in one
+// transaction. When the update changes nothing, it tells an unknown run
+// (ErrNotFound) and a finished one (ErrPhase) from one that was asked
+// already: that one is left as it is, with no second event.
 func (s *Store) request(ctx context.Context, id apiv1.RunID, ev apiv1.Event, query string, args ...any) error {
 	return s.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, query, args...)
@@ -305,14 +311,17 @@ func (s *Store) request(ctx context.Context, id apiv1.RunID, ev apiv1.Event, que
 			return err
 		}
 		n, _ := res.RowsAffected()
-		err = tx.QueryRowContext(ctx, `SELECT phase FROM runs WHERE id = ?`, id).Scan(&ev.Phase)
+		var done bool
+		err = tx.QueryRowContext(ctx, `SELECT phase, done FROM runs WHERE id = ?`, id).Scan(&ev.Phase, &done)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
 		case err != nil:
 			return err
-		case n == 0:
+		case done:
 			return &store.PhaseError{Run: id, Phase: ev.Phase}
+		case n == 0:
+			return nil // asked already
 		}
 		return s.insertEvents(ctx, tx, id, []apiv1.Event{ev})
 	})

@@ -232,11 +232,18 @@ func testCancel(t *testing.T, s store.Store) {
 	if err := s.RequestCancel(t.Context(), "nope", "ann"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RequestCancel(unknown) = %v, want ErrNotFound", err)
 	}
-	if err := s.RequestSuspend(t.Context(), "r1", true, ""); err != nil {
-		t.Fatal(err)
+	// A request asked again changes nothing and records no second event.
+	for range 2 {
+		if err := s.RequestSuspend(t.Context(), "r1", true, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RequestCancel(t.Context(), "r2", "ann (token t1, editor)"); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// A stop asked after a cancel leaves the cancel; a stop alone is a stop.
-	for _, id := range []apiv1.RunID{"r2", "r3"} {
+	// A stop asked after a cancel leaves the cancel, and is not recorded;
+	// a stop alone is a stop, recorded once.
+	for _, id := range []apiv1.RunID{"r2", "r3", "r3"} {
 		if err := s.RequestStop(t.Context(), id, "bob"); err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +255,8 @@ func testCancel(t *testing.T, s store.Store) {
 	if err := s.RequestStop(t.Context(), "r4", "bob"); !errors.Is(err, store.ErrPhase) {
 		t.Errorf("RequestStop(ended) = %v, want ErrPhase", err)
 	}
-	wantRequests(t, s, "r2", "CancelRequested: cancel requested by ann (token t1, editor)", "StopRequested: stop requested by bob")
+	wantRequests(t, s, "r2", "CancelRequested: cancel requested by ann (token t1, editor)")
+	wantRequests(t, s, "r3", "StopRequested: stop requested by bob")
 	wantRequests(t, s, "r1", "SuspendRequested: suspend requested")
 	wantRequests(t, s, "r4")
 	reqs, err := s.RenewLeases(t.Context(), store.RenewLeasesParams{Owner: "me", Until: t0.Add(time.Hour)})
