@@ -178,14 +178,7 @@ spec:
 // OOMKilled.
 func TestOOMKilledUnderIsolation(t *testing.T) {
 	t.Parallel()
-	modes := []string{}
-	if os.Geteuid() == 0 {
-		modes = append(modes, local.IsolateUsers)
-	}
-	if local.LandlockABI() > 0 {
-		modes = append(modes, local.IsolateLandlock)
-	}
-	for _, mode := range modes {
+	for _, mode := range isolationModes() {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			home := newHome(t)

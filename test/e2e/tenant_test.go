@@ -23,13 +23,7 @@ import (
 // offers: it must find nothing, and say what it tried.
 func TestTenantBreak(t *testing.T) {
 	t.Parallel()
-	modes := []string{}
-	if os.Geteuid() == 0 {
-		modes = append(modes, local.IsolateUsers)
-	}
-	if local.LandlockABI() > 0 {
-		modes = append(modes, local.IsolateLandlock)
-	}
+	modes := isolationModes()
 	if len(modes) == 0 {
 		t.Skip("this machine offers no isolation: not root and no Landlock")
 	}
@@ -39,6 +33,18 @@ func TestTenantBreak(t *testing.T) {
 			tenantBreak(t, mode)
 		})
 	}
+}
+
+// isolationModes are the isolations this machine offers tasks.
+func isolationModes() []string {
+	var modes []string
+	if os.Geteuid() == 0 {
+		modes = append(modes, local.IsolateUsers)
+	}
+	if local.LandlockABI() > 0 {
+		modes = append(modes, local.IsolateLandlock)
+	}
+	return modes
 }
 
 func tenantBreak(t *testing.T, mode string) {
