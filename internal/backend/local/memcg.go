@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // memoryCgroups is where the supervisor makes a memory cgroup for each
@@ -274,7 +276,7 @@ func (h *hostCgroup) remove() {
 	if h == nil {
 		return
 	}
-	for range 50 {
+	for try := range 50 {
 		err := os.Remove(h.dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) || !errors.Is(err, syscall.EBUSY) {
 			return
@@ -285,6 +287,7 @@ func (h *hostCgroup) remove() {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
+		time.Sleep(time.Duration(try+1) * time.Millisecond) // a killed process takes a moment to leave
 	}
 }
 
@@ -325,9 +328,22 @@ func (h *hostCgroup) apply(cmd *exec.Cmd, uid int) error {
 	return nil
 }
 
-// removeCgroups removes the memory cgroups of g's members, once none runs.
+// removeCgroups removes the memory cgroups of g's members, once none
+// runs, in the background: what a member left in one is killed first,
+// which takes a moment. s.mu must be held.
 func (g *gang) removeCgroups() {
+	var cgs []*hostCgroup
 	for _, m := range g.members {
-		m.cgroup.remove()
+		if m.cgroup != nil && !slices.Contains(cgs, m.cgroup) {
+			cgs = append(cgs, m.cgroup)
+		}
 	}
+	if len(cgs) == 0 {
+		return
+	}
+	go func() {
+		for _, cg := range cgs {
+			cg.remove()
+		}
+	}()
 }

@@ -3,7 +3,9 @@ package local
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -60,10 +62,10 @@ func TestOOMKillIsReported(t *testing.T) {
 			t.Errorf("%s: message %q, want it to say OOMKilled and the 32Mi limit", tc.id, st.Message)
 		}
 	}
-	left, _ := filepath.Glob(filepath.Join(m.dir, m.prefix+"*"))
-	if len(left) != 0 {
-		t.Errorf("memory cgroups left after the attempts ended: %v", left)
-	}
+	waitUntil(t, "the attempts' memory cgroups to be removed", func() bool {
+		left, _ := filepath.Glob(filepath.Join(m.dir, m.prefix+"*"))
+		return len(left) == 0
+	})
 }
 
 // A capped process that stays under its cap runs as it would uncapped,
@@ -81,4 +83,28 @@ func TestCapAloneIsNoOOMKill(t *testing.T) {
 	if st.Signal != "SIGKILL" || !st.System || st.Code != "" {
 		t.Errorf("killed from outside: status = %+v, want a system failure by SIGKILL with no code", st)
 	}
+}
+
+// A process a capped attempt left behind outside its process group is
+// still in its cgroup, and is killed as the cgroup goes.
+func TestACappedAttemptLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	requireMemoryCgroups(t, h.home)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	st := h.waitExit(t, h.launchCapped(t, "r/escape/1", 64<<20, "sh", "-c", "setsid sleep 300 & echo $! > "+pidFile))
+	if !st.Succeeded() {
+		t.Fatalf("status = %+v, want success", st)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the process left in the cgroup to be killed", func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
 }
