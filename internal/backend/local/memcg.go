@@ -287,7 +287,7 @@ func (h *hostCgroup) remove() {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-		time.Sleep(time.Duration(try+1) * time.Millisecond) // a killed process takes a moment to leave
+		<-time.After(time.Duration(try+1) * time.Millisecond) // a killed process takes a moment to leave; nothing cancels a removal
 	}
 }
 
