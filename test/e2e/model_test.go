@@ -3,7 +3,9 @@ package e2e
 // TestLifecycleModel is a randomized model test of a run's life: from a
 // seed it generates a workflow (model_gen_test.go) and a sequence of
 // operations, drives the real binary through them with real processes,
-// and checks invariants after every step (model_check_test.go). On a
+// and checks invariants after every step (model_check_test.go) and, once
+// every run has ended, that describe, the API and the UI's JSON agree
+// (model_views_test.go) and the pool holds no room. On a
 // failure it prints the seed and the operations, shrinks them, and prints
 // the command that replays the shortest failing scenario.
 //
