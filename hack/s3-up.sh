@@ -33,6 +33,11 @@ mkdir -p "$DIR/s3/data"
 
 ACCESS=kiln$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
 SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# Another checkout's server (or anything else) on the port: take the next
+# free one, unless the port was asked for.
+if [ -z "${KILN_S3_PORT:-}" ]; then
+  while up "http://127.0.0.1:$PORT" && [ "$PORT" -lt 9655 ]; do PORT=$((PORT + 1)); done
+fi
 ENDPOINT=http://127.0.0.1:$PORT
 # The credentials reach versitygw through its environment, never its
 # command line (which any user of the machine can read).
