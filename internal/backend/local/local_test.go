@@ -44,17 +44,27 @@ func newHarness(t *testing.T) *harness {
 	})}
 	ctx, cancel := context.WithCancel(context.Background())
 	synced := make(chan struct{}, 10)
-	go h.b.Watch(ctx, func(id job.AttemptID, _ job.Status) { h.exits <- id }, func() { synced <- struct{}{} })
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		h.b.Watch(ctx, func(id job.AttemptID, _ job.Status) {
+			select {
+			case h.exits <- id:
+			case <-ctx.Done():
+			}
+		}, func() { synced <- struct{}{} })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		h.b.Close()
+		<-watched // a watcher still calling could start another supervisor in the home being removed
+		killSupervisor(home)
+	})
 	select {
 	case <-synced:
 	case <-time.After(10 * time.Second):
 		t.Fatal("watcher never connected")
 	}
-	t.Cleanup(func() {
-		cancel()
-		h.b.Close()
-		killSupervisor(home)
-	})
 	return h
 }
 

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,16 +21,19 @@ func TestPoolConformance(t *testing.T) {
 		out := make([]pooltest.Pool, n)
 		backends := make([]*Backend, n)
 		ctx, cancel := context.WithCancel(context.Background())
+		var watchers sync.WaitGroup
 		for i := range out {
 			backends[i] = New(Config{Home: home, SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]}})
 			out[i] = backends[i].Pool(capacity)
-			go backends[i].Watch(ctx, func(job.AttemptID, job.Status) {}, func() {}) // as the engine does: it carries word of grants
+			b := backends[i]
+			watchers.Go(func() { b.Watch(ctx, func(job.AttemptID, job.Status) {}, func() {}) }) // as the engine does: it carries word of grants
 		}
 		t.Cleanup(func() {
 			cancel()
 			for _, b := range backends {
 				b.Close()
 			}
+			watchers.Wait() // a watcher still calling could start another supervisor in the home being removed
 			killSupervisor(home)
 		})
 		return out
