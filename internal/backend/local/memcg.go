@@ -192,12 +192,19 @@ type attemptCgroups struct {
 	errs  map[int]error
 }
 
+// attempt is nil, costing nothing, when the attempt is not capped.
 func (m memoryCgroups) attempt(id string, limit int64) *attemptCgroups {
+	if m.dir == "" || limit <= 0 {
+		return nil
+	}
 	return &attemptCgroups{m: m, id: id, limit: limit, made: map[int]*hostCgroup{}, errs: map[int]error{}}
 }
 
 // host is host's cgroup (nil when there is no cap), made on first use.
 func (a *attemptCgroups) host(host int) (*hostCgroup, error) {
+	if a == nil {
+		return nil, nil
+	}
 	if cg, ok := a.made[host]; ok {
 		return cg, a.errs[host]
 	}
@@ -208,6 +215,9 @@ func (a *attemptCgroups) host(host int) (*hostCgroup, error) {
 
 // remove removes every cgroup made, for an attempt that did not start.
 func (a *attemptCgroups) remove() {
+	if a == nil {
+		return
+	}
 	for _, cg := range a.made {
 		cg.remove()
 	}
