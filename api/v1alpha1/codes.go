@@ -164,6 +164,11 @@ const (
 	CodeShareAborted       Code = "KLN-7014"
 	CodePartRefused        Code = "KLN-7015"
 	CodeShareOrder         Code = "KLN-7016"
+	// The federation channel and party policies (issue 33).
+	CodeChannelPeer     Code = "KLN-7020"
+	CodeChannelMessage  Code = "KLN-7021"
+	CodeChannelConflict Code = "KLN-7022"
+	CodePartIdle        Code = "KLN-7023"
 	// Project quotas (issue 15).
 	CodeQuotaSpec     Code = "KLN-1080"
 	CodeQuotaValue    Code = "KLN-1081"
@@ -342,6 +347,10 @@ func CodeInfos() []CodeInfo {
 		{CodeQuotaRunsWait, "a run stays Pending because its project already has spec.runs unfinished runs running", "wait for one to end, or raise spec.runs of the project's ProjectQuota"},
 		{CodePreempted, "an attempt was stopped to make room for a task of higher priority of its project, or for a project reclaiming its quota; it counts as a failure of the machine and is retried", "give the task a higher priority, or spec.preemption: Never on the project's ProjectQuota to never evict"},
 		{CodeShareOrder, "an order names a share, or an attempt, that the part does not have or that already ended", "orders come from the initiator's engine; a mismatch means the part and the run diverged (see the part's events)"},
+		{CodeChannelPeer, "a federation channel message names a party and role that is not another share of the same attempt, or comes from a party that fills no role of the run", "send to the parties listed in KILN_FEDERATION_PEERS, by party and role"},
+		{CodeChannelMessage, "a federation channel message is malformed: its name, size, digest or piece numbers are wrong, or it is over the largest message", "names are 1 to 128 letters, digits, '.', '_' or '-'; the Python package kiln.federation sends well-formed messages"},
+		{CodeChannelConflict, "a federation channel message of that name was already sent in this attempt with other content", "messages are immutable within an attempt: give each one its own name (such as weights-round-3)"},
+		{CodePartIdle, "a party ended its part of a federated run because the initiator was silent longer than the party's --party-idle-timeout", "see whether the initiator's server is down; rerun the federated run from the initiator once it is back"},
 		{CodeArtifactConfig, "the configuration's artifacts section is invalid: artifacts.s3 lacks its endpoint or bucket, or a field has a value it does not allow", "see docs/artifacts.md: artifacts: {s3: {endpoint, bucket, prefix, region, insecure, secret}}"},
 		{CodeArtifactCredentials, "the credentials of the S3 artifact repository cannot be read: the secret artifacts.s3.secret names is not in project default, or its value is not ACCESS_KEY:SECRET_KEY", "printf '%s:%s' \"$ACCESS\" \"$SECRET\" | kiln secret set NAME; or set KILN_S3_ACCESS_KEY and KILN_S3_SECRET_KEY"},
 		{CodeArtifactRepository, "the S3 artifact repository cannot be reached, refused the credentials, or has no such bucket", "check artifacts.s3.endpoint, bucket, insecure (plain HTTP) and the credentials' secret; the message carries the store's answer"},

@@ -30,7 +30,10 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 		return apiv1.PartStatus{}, err
 	}
 	id := apiv1.PartID(req.Run, a.Party)
-	if _, err := a.Store.GetRun(ctx, id); err == nil {
+	if _, err := a.Store.GetRun(ctx, id); err == nil { // a repeated request, or another party's run
+		if id, err = a.partOf(ctx, from, req.Run); err != nil {
+			return apiv1.PartStatus{}, err
+		}
 		return a.Controller.Parts().PartStatus(ctx, id)
 	}
 	part, shares, err := workflow.PartOf(req.Workflow, a.Party)

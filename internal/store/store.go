@@ -53,6 +53,7 @@ type Store interface {
 	Life
 	Parties
 	Federation
+	Channel
 	Leadership
 	Quotas
 	// Close releases the store's files and connections.

@@ -32,6 +32,10 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 		if err := s.AddGateInput(ctx, id, "a", apiv1.GateInput{Reason: "x"}); err != nil {
 			t.Fatal(err)
 		}
+		key := store.ChannelKey{Task: "a", Attempt: 1, Role: "host", Party: "x", PeerRole: "guest", Name: "m"}
+		if _, err := s.PutChunk(ctx, id, store.ChannelChunk{Key: key, Chunks: 2, Size: 2, Digest: "sha256:00", Data: []byte("a")}); err != nil {
+			t.Fatal(err)
+		}
 		if err := s.Apply(ctx, &store.Change{
 			Run: id, Owner: "me", Status: &apiv1.RunStatus{Phase: apiv1.PhaseSucceeded},
 			Nodes: []apiv1.NodeStatus{{

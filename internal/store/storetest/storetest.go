@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("deleting cache entries counts those there were", func(t *testing.T) { t.Parallel(); testCacheDelete(t, newStore(t)) })
 	t.Run("a cache key is reserved by one holder at a time", func(t *testing.T) { t.Parallel(); testCacheReservations(t, newStore(t)) })
 	t.Run("a federation, its shares and its orders read back as written", func(t *testing.T) { t.Parallel(); testFederation(t, newStore(t)) })
+	t.Run("the federation channel keeps pieces until taken and logs both ends", func(t *testing.T) { t.Parallel(); testChannel(t, newStore(t)) })
 	t.Run("gate inputs read back whole, oldest first, per run", func(t *testing.T) { t.Parallel(); testGateInputs(t, newStore(t)) })
 	t.Run("gate inputs to an unknown run or node or an ended run are refused", func(t *testing.T) { t.Parallel(); testGateInputRefusals(t, newStore(t)) })
 	t.Run("a deleted run leaves no row behind and the others untouched", func(t *testing.T) { t.Parallel(); testDeleteRun(t, newStore(t)) })

@@ -1,0 +1,33 @@
+-- The federation channel (issue 33; SQLite's 0027): the log of every message a party's
+-- part sent or received, and the pieces of the received ones until their
+-- share takes them or the part ends.
+CREATE TABLE channel_messages (
+    run_id    TEXT COLLATE "C" NOT NULL,
+    direction TEXT COLLATE "C" NOT NULL,
+    task      TEXT COLLATE "C" NOT NULL,
+    attempt   BIGINT NOT NULL,
+    role      TEXT COLLATE "C" NOT NULL,
+    party     TEXT COLLATE "C" NOT NULL,
+    peer_role TEXT COLLATE "C" NOT NULL,
+    name      TEXT COLLATE "C" NOT NULL,
+    size      BIGINT NOT NULL,
+    digest    TEXT COLLATE "C" NOT NULL,
+    chunks    BIGINT NOT NULL,
+    arrived   BIGINT NOT NULL DEFAULT 0,
+    at        BIGINT NOT NULL DEFAULT 0,
+    taken     BIGINT,
+    PRIMARY KEY (run_id, direction, task, attempt, role, party, peer_role, name)
+);
+
+CREATE TABLE channel_chunks (
+    run_id    TEXT COLLATE "C" NOT NULL,
+    task      TEXT COLLATE "C" NOT NULL,
+    attempt   BIGINT NOT NULL,
+    role      TEXT COLLATE "C" NOT NULL,
+    party     TEXT COLLATE "C" NOT NULL,
+    peer_role TEXT COLLATE "C" NOT NULL,
+    name      TEXT COLLATE "C" NOT NULL,
+    idx       BIGINT NOT NULL,
+    data      BYTEA NOT NULL,
+    PRIMARY KEY (run_id, task, attempt, role, party, peer_role, name, idx)
+);

@@ -1,0 +1,33 @@
+-- The federation channel (issue 33): the log of every message a party's
+-- part sent or received, and the pieces of the received ones until their
+-- share takes them or the part ends.
+CREATE TABLE channel_messages (
+    run_id    TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    task      TEXT NOT NULL,
+    attempt   INTEGER NOT NULL,
+    role      TEXT NOT NULL,
+    party     TEXT NOT NULL,
+    peer_role TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    size      INTEGER NOT NULL,
+    digest    TEXT NOT NULL,
+    chunks    INTEGER NOT NULL,
+    arrived   INTEGER NOT NULL DEFAULT 0,
+    at        INTEGER NOT NULL DEFAULT 0,
+    taken     INTEGER,
+    PRIMARY KEY (run_id, direction, task, attempt, role, party, peer_role, name)
+);
+
+CREATE TABLE channel_chunks (
+    run_id    TEXT NOT NULL,
+    task      TEXT NOT NULL,
+    attempt   INTEGER NOT NULL,
+    role      TEXT NOT NULL,
+    party     TEXT NOT NULL,
+    peer_role TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    idx       INTEGER NOT NULL,
+    data      BLOB NOT NULL,
+    PRIMARY KEY (run_id, task, attempt, role, party, peer_role, name, idx)
+);
