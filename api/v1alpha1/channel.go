@@ -32,6 +32,12 @@ type ChannelMessage struct {
 	Taken *time.Time `json:"taken,omitempty"`
 }
 
+// ChannelLog is the list of a part's channel messages, in the order they
+// were sent or arrived.
+type ChannelLog struct {
+	Items []ChannelMessage `json:"items"`
+}
+
 // Channel message directions.
 const (
 	ChannelSent     = "sent"
@@ -45,3 +51,7 @@ const ChannelChunkSize = 512 << 10
 
 // ChannelMaxMessage bounds one channel message (1 GiB).
 const ChannelMaxMessage = 1 << 30
+
+// ChannelTokenPrefix starts the token a share's processes present to
+// their own server's federation channel (KILN_FEDERATION_TOKEN).
+const ChannelTokenPrefix = "kch_"

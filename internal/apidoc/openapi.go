@@ -19,7 +19,7 @@ const schemaRef = "#/components/schemas/"
 
 // Operations returns every operation of the API.
 func Operations() []Operation {
-	return slices.Concat(metaOperations(), runOperations(), artifactOperations(), resourceOperations(), federationOperations())
+	return slices.Concat(metaOperations(), runOperations(), artifactOperations(), resourceOperations(), federationOperations(), channelOperations())
 }
 
 // OpenAPI builds the OpenAPI 3.0 document of ops from the Go types they
@@ -104,6 +104,8 @@ func operation(op Operation) *openapi3.Operation {
 		o.Security = &openapi3.SecurityRequirements{}
 	case Party:
 		o.Security = &openapi3.SecurityRequirements{{"partyCredential": {}}}
+	case Channel:
+		o.Security = &openapi3.SecurityRequirements{{"channelToken": {}}}
 	}
 	for _, p := range op.Params {
 		o.Parameters = append(o.Parameters, &openapi3.ParameterRef{Value: parameter(p)})
@@ -136,7 +138,7 @@ func errorStatuses(op Operation) []int {
 	}
 	switch op.Role {
 	case Public:
-	case Party:
+	case Party, Channel:
 		out = append(out, http.StatusUnauthorized)
 	default:
 		out = append(out, http.StatusUnauthorized, http.StatusForbidden)

@@ -45,6 +45,8 @@ const (
 	Admin  Role = "admin"
 	// Party is another kiln server, with the credential this one issued it.
 	Party Role = "party"
+	// Channel is a share's process, with its attempt's channel token.
+	Channel Role = "channel"
 )
 
 // Param is a parameter of an operation.

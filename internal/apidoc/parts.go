@@ -30,6 +30,8 @@ func securitySchemes() openapi3.SecuritySchemes {
 			WithDescription("an API token (kln_...), made by kiln token create or written to KILN_HOME/admin.token by kiln serve")},
 		"partyCredential": {Value: openapi3.NewSecurityScheme().WithType("http").WithScheme("bearer").
 			WithDescription("a party credential (kpc_...), issued by this server to the calling party with kiln party add; the Kiln-Party header names that party. Unknown, revoked or not the header's party: 401 KLN-7001")},
+		"channelToken": {Value: openapi3.NewSecurityScheme().WithType("http").WithScheme("bearer").
+			WithDescription("a channel token (kch_...), given to one attempt of one share of a federated run in KILN_FEDERATION_TOKEN; any other: 401 KLN-7024")},
 	}
 }
 
@@ -46,6 +48,7 @@ func tags() openapi3.Tags {
 		{Name: "cache", Description: "Stored results of cached tasks."},
 		{Name: "parties", Description: "The kiln servers this one federates with (admin)."},
 		{Name: "federation", Description: "What another party's server calls to run its share of a federated run."},
+		{Name: "channel", Description: "The federation channel: what a share's processes call to send and receive messages (KILN_FEDERATION_CHANNEL)."},
 		{Name: "meta", Description: "The server itself: version, the caller, this document, metrics."},
 		{Name: "health", Description: "Liveness and readiness, for load balancers and orchestrators."},
 		{Name: "ui", Description: "The web UI's files."},

@@ -191,11 +191,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	var cacheRepo artifact.Repository
 	cacheRepo, a.Repository = openArtifacts(home, st, cfg.Artifacts)
 	a.Cache = cache.New(st, filepath.Join(home, "cache"), cache.Options{MaxSize: cfg.CacheMaxSize, Log: cfg.Log, Repository: cacheRepo})
-	a.Controller, err = controller.New(controller.Config{
+	ccfg := controller.Config{
 		Store: st, Backend: a.Backend, Pool: pool, Handlers: builtin.Registry(),
 		Owner: ownerID(), Workers: cfg.Workers, Grace: cfg.Grace, Env: env, Log: cfg.Log, Metrics: a.Metrics, Secrets: st,
 		Cache: a.Cache, Artifacts: a.Repository,
-	})
+	}
+	if a.Party != "" {
+		ccfg.Channel = a
+	}
+	a.Controller, err = controller.New(ccfg)
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -109,7 +109,7 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPub
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	cfg := server.Config{
-		Store: a.Store, Engine: a, Secrets: a, Templates: a, Schedules: a, Runtimes: a, Cache: a, Artifacts: a, Parties: a, Party: a.Party, PartyHost: partyHost(a),
+		Store: a.Store, Engine: a, Secrets: a, Templates: a, Schedules: a, Runtimes: a, Cache: a, Artifacts: a, Parties: a, Party: a.Party, PartyHost: partyHost(a), Channel: channelHost(a),
 		Metrics: a.Metrics.Handler(), MetricsPublic: metricsPublic, Requests: a.Metrics, Limits: limits, Log: a.Controller.Logger(),
 	}
 	errc := make(chan error, 2)

@@ -84,3 +84,12 @@ func partyHost(a *app.App) server.PartyHost {
 	}
 	return nil
 }
+
+// channelHost is the engine as the federation channel of its shares,
+// once it has a party identity; nil otherwise (KLN-7002).
+func channelHost(a *app.App) server.ChannelHost {
+	if a.Party == "" {
+		return nil
+	}
+	return a
+}

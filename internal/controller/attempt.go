@@ -73,7 +73,7 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts in
 	spec := &job.Spec{}
 	err := k.Build(ctx, a, spec)
 	if err == nil && rs.part != nil {
-		err = rs.federate(i, n, spec, a.Dir)
+		err = rs.federate(i, n, spec, a.Dir, c.cfg.Channel)
 	}
 	if err == nil {
 		err = c.results.podArtifacts(ctx, rs, i, spec) // after federate: a federated attempt has no pods

@@ -68,6 +68,17 @@ type Config struct {
 	Artifacts artifact.Repository
 	// Secrets gives the values task environments reference; nil has none.
 	Secrets Secrets
+	// Channel gives the shares of a party's parts of federated runs the
+	// federation channel; nil gives them none.
+	Channel Channel
+}
+
+// Channel gives a share of a party's part of a federated run the
+// federation channel: the environment that tells attempt n's processes
+// where their own server takes and hands out their messages, with the
+// attempt's credential. The same attempt always gets the same.
+type Channel interface {
+	ChannelEnv(part apiv1.RunID, share string, n int) ([]string, error)
 }
 
 // Pool is where attempts take their room, all of it at once or none. It

@@ -188,8 +188,8 @@ func (rs *runState) abortMessage(i int) string {
 
 // federate gives the processes of attempt n of part node i where they
 // and their peers meet, from the initiator's start order: the same order
-// always gives the same spec.
-func (rs *runState) federate(i, n int, spec *job.Spec, dir string) error {
+// always gives the same spec. ch, if set, adds the federation channel.
+func (rs *runState) federate(i, n int, spec *job.Spec, dir string, ch Channel) error {
 	p := rs.part
 	name := rs.nodes[i].status.Name
 	ref := p.share(name)
@@ -215,6 +215,13 @@ func (rs *runState) federate(i, n int, spec *job.Spec, dir string) error {
 		"KILN_PARTY=" + ref.Party, "KILN_ROLE=" + ref.Role, "KILN_FEDERATED_RUN=" + string(p.info.Run),
 		"KILN_FEDERATION_ADDRESS=" + o.Address, "KILN_FEDERATION_PEERS=" + string(list),
 		"KILN_FEDERATION_FILE=" + filepath.Join(dir, FederationFile),
+	}
+	if ch != nil {
+		more, err := ch.ChannelEnv(rs.run.ID, name, n)
+		if err != nil {
+			return fmt.Errorf("the federation channel of share %s: %w", name, err)
+		}
+		env = append(env, more...)
 	}
 	for k := range spec.Processes {
 		spec.Processes[k].Env = append(spec.Processes[k].Env, env...)

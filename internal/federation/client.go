@@ -106,9 +106,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) (ht
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Authorization", "Bearer "+c.credential)
-	req.Header.Set(apiv1.PartyHeader, c.self)
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +121,13 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) (ht
 		return resp.Header, fmt.Errorf("%s %s%s: reading the answer: %w", method, c.base, path, err)
 	}
 	return resp.Header, nil
+}
+
+// do sends req as this server's party.
+func (c *Client) do(req *http.Request) (*http.Response, error) {
+	req.Header.Set("Authorization", "Bearer "+c.credential)
+	req.Header.Set(apiv1.PartyHeader, c.self)
+	return c.http.Do(req)
 }
 
 // decodeErrors returns the coded errors of an error answer, joined, or an

@@ -77,6 +77,9 @@ func (s *Server) admit(r *http.Request, need role) (*principal, error) {
 	if need == partyRole {
 		return s.admitParty(r)
 	}
+	if need == channelRole { // the route checks the token against its path
+		return nil, s.tokens.take("channel/" + r.PathValue("part") + "/" + r.PathValue("share"))
+	}
 	if need == public {
 		if r.URL.Path == healthPath {
 			return nil, nil

@@ -168,8 +168,10 @@ func decodePartyJSON(r *http.Request, v any) error {
 // whether c is one.
 func partyStatus(c apiv1.Code) (int, bool) {
 	switch c {
-	case apiv1.CodePartyCredential:
+	case apiv1.CodePartyCredential, apiv1.CodeChannelToken:
 		return http.StatusUnauthorized, true
+	case apiv1.CodeChannelConflict:
+		return http.StatusConflict, true
 	case apiv1.CodeNoPartyIdentity, apiv1.CodePartyNotFound:
 		return http.StatusNotFound, true
 	case apiv1.CodePartyUnreachable:

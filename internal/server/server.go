@@ -81,6 +81,9 @@ type Config struct {
 	// (KLN-7002). Parties keeps the parties it federates with.
 	PartyHost PartyHost
 	Parties   PartyKeeper
+	// Channel is the federation channel of this server's shares; nil:
+	// none (KLN-7002).
+	Channel ChannelHost
 	// Metrics serves /metrics; nil serves none. MetricsPublic serves it
 	// without a token; by default it needs a viewer's.
 	Metrics       http.Handler
@@ -214,7 +217,7 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/parties", admin, s.listParties},
 		{"PUT /api/v1/parties/{name}", admin, s.putParty},
 		{"DELETE /api/v1/parties/{name}", admin, s.deleteParty},
-	}, append(s.federationRoutes(), s.scheduleRoutes()...)...)
+	}, append(append(s.federationRoutes(), s.channelRoutes()...), s.scheduleRoutes()...)...)
 }
 
 // ui serves the web UI's files. They hold no data: the page asks the API,

@@ -231,7 +231,7 @@ func documentedRole(r route) string {
 	if r.pattern == "GET /metrics" {
 		return "viewer" // unless the server runs with --metrics-public
 	}
-	return map[role]string{public: "public", viewer: "viewer", editor: "editor", admin: "admin", partyRole: "party"}[r.role]
+	return map[role]string{public: "public", viewer: "viewer", editor: "editor", admin: "admin", partyRole: "party", channelRole: "channel"}[r.role]
 }
 
 func TestSubmitWatchAndRead(t *testing.T) {

@@ -247,6 +247,9 @@ type Secrets interface {
 	SecretNames(ctx context.Context, project string) ([]string, error)
 	// DeleteSecret removes a secret, or returns ErrNotFound.
 	DeleteSecret(ctx context.Context, project, name string) error
+	// Sign returns an HMAC-SHA256 of data for purpose, keyed by the key
+	// that seals secret values: the same on every replica, never stored.
+	Sign(purpose string, data []byte) ([]byte, error)
 }
 
 // Templates keeps WorkflowTemplates, per project: workflows that runs of

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -30,7 +32,8 @@ const keySize = 32
 type sealer struct {
 	path string
 	aead cipher.AEAD
-	err  error // why values cannot be sealed or opened, when they cannot
+	mac  []byte // the key of Sign, derived from the sealing key
+	err  error  // why values cannot be sealed or opened, when they cannot
 }
 
 // loadSealer reads the key at path, or makes one when there is none and
@@ -59,6 +62,9 @@ func loadSealer(ctx context.Context, s *Store, path string) *sealer {
 	default:
 		block, _ := aes.NewCipher(key) // the size is right
 		sl.aead, _ = cipher.NewGCM(block)
+		h := hmac.New(sha256.New, key)
+		h.Write([]byte("kiln sign key"))
+		sl.mac = h.Sum(nil)
 	}
 	return sl
 }
@@ -154,4 +160,17 @@ func (s *Store) sealPlain(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Sign implements store.Secrets: an HMAC-SHA256 of data under purpose,
+// with a key derived from the sealing key.
+func (s *Store) Sign(purpose string, data []byte) ([]byte, error) {
+	if s.sealer.err != nil {
+		return nil, s.sealer.err
+	}
+	h := hmac.New(sha256.New, s.sealer.mac)
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	h.Write(data)
+	return h.Sum(nil), nil
 }

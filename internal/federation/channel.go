@@ -1,0 +1,74 @@
+package federation
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// ShareAt names one attempt of one share of a party's part, as a
+// channel token does.
+type ShareAt struct {
+	Part    apiv1.RunID
+	Share   string
+	Attempt int
+}
+
+// Piece is one piece of a federation channel message, as the sending
+// party's server forwards it to the receiving party's: piece Index of
+// Pieces of a message of Size bytes whose SHA-256 is Digest
+// ("sha256:<hex>").
+type Piece struct {
+	Index, Pieces int
+	Size          int64
+	Digest        string
+	Data          []byte
+}
+
+// MessageTo names a message of the channel from the sender's side: the
+// federated run and task (its name in the whole workflow) and attempt,
+// the sending share's role, the receiving share's role, and the name.
+type MessageTo struct {
+	Run      apiv1.RunID
+	Task     string
+	Attempt  int
+	FromRole string
+	ToRole   string
+	Name     string
+}
+
+// Delivered is the receiving party's answer to a piece: whether it now
+// holds the whole message.
+type Delivered struct {
+	Whole bool `json:"whole"`
+}
+
+// SendPiece hands the party piece p of message m, for its share of m's
+// task as m.ToRole. Sent again, it changes nothing.
+func (c *Client) SendPiece(ctx context.Context, m MessageTo, p Piece) (Delivered, error) {
+	path := partPath(m.Run) + "/channel/" + strings.Join([]string{
+		url.PathEscape(m.Task), strconv.Itoa(m.Attempt), url.PathEscape(m.FromRole), url.PathEscape(m.ToRole), url.PathEscape(m.Name),
+	}, "/")
+	q := url.Values{"piece": {strconv.Itoa(p.Index)}, "pieces": {strconv.Itoa(p.Pieces)}, "size": {strconv.FormatInt(p.Size, 10)}, "digest": {p.Digest}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base+path+"?"+q.Encode(), bytes.NewReader(p.Data))
+	if err != nil {
+		return Delivered{}, err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	var out Delivered
+	resp, err := c.do(req)
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return out, decodeErrors(resp)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
