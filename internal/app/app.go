@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,6 +98,10 @@ type Config struct {
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
 	Party, Advertise string
+	// PartyIdleTimeout ends this party's part of a federated run whose
+	// initiator has been silent longer (KLN-7023). Default
+	// DefaultPartyIdleTimeout; at least MinPartyIdleTimeout.
+	PartyIdleTimeout time.Duration
 }
 
 // Backend names.
@@ -125,6 +130,10 @@ type App struct {
 	Home string
 	// Party and Advertise are Config's: this kiln's party identity.
 	Party, Advertise string
+	// partyIdle is Config's PartyIdleTimeout, defaulted.
+	partyIdle time.Duration
+	// heard throttles the writes of when initiators were last heard.
+	heard heardLog
 	// Replicated is set when the store may be shared by several kiln
 	// servers: the engine then follows until this server leads (Lead).
 	Replicated bool
@@ -153,7 +162,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise, Replicated: replicated, log: cfg.Log}
+	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise, Replicated: replicated, log: cfg.Log, partyIdle: cmp.Or(cfg.PartyIdleTimeout, DefaultPartyIdleTimeout)}
 	var pool controller.Pool
 	env := os.Environ()
 	if cfg.TaskEnv != nil {
@@ -305,7 +314,9 @@ func (a *App) Start() {
 		quotas := make(chan struct{})
 		go func() { a.refreshQuotas(ctx); close(quotas) }()
 		scheduled := a.runSchedules(ctx)
+		tended := a.tendParts(ctx)
 		a.Controller.Run(ctx)
+		<-tended
 		<-collected
 		<-scheduled
 		<-quotas

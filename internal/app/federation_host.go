@@ -61,6 +61,7 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 	if err != nil && !errors.Is(err, store.ErrConflict) { // a twin request made it first
 		return apiv1.PartStatus{}, err
 	}
+	a.heardFrom(ctx, id)
 	return a.Controller.Parts().PartStatus(ctx, id)
 }
 
@@ -148,19 +149,26 @@ func (a *App) StopPart(ctx context.Context, from string, run apiv1.RunID, how st
 	case federation.StopCancel:
 		return ignoreEnded(a.Cancel(who.With(ctx, "the federation's initiator, party "+from), id))
 	case federation.StopEnd, federation.StopFail:
-		return a.endPart(ctx, id, how == federation.StopFail)
+		run, err := a.Store.GetRun(ctx, id)
+		if err != nil {
+			return err
+		}
+		if how == federation.StopFail {
+			return a.endShares(ctx, run, apiv1.OrderFail, "", "the federated run failed at its initiator ("+run.Federation.Initiator+")")
+		}
+		return a.endShares(ctx, run, apiv1.OrderSkip, "", "the federated run ended")
 	case "suspend", "resume":
 		return ignoreEnded(a.Suspend(who.With(ctx, "the federation's initiator, party "+from), id, how == "suspend"))
 	}
 	return &apiv1.Error{Code: apiv1.CodeShareOrder, Object: "Run/" + string(id), Message: fmt.Sprintf("%q is not a way to stop a part (cancel, end, suspend or resume)", how)}
 }
 
-// endPart ends every share of part id that has not ended: the initiator's
-// run ended (failed, with failed), so none of them will run again.
-func (a *App) endPart(ctx context.Context, id apiv1.RunID, failed bool) error {
-	run, err := a.Store.GetRun(ctx, id)
-	if err != nil || run.Status.Phase.Done() {
-		return err
+// endShares ends every share of part run that has not ended, with
+// action (skip or fail) for reason: the initiator's run ended, or (with
+// code) this party ends the part itself.
+func (a *App) endShares(ctx context.Context, run *apiv1.Run, action string, code apiv1.Code, reason string) error {
+	if run.Status.Phase.Done() {
+		return nil
 	}
 	var errs []error
 	for _, n := range run.Status.Nodes {
@@ -171,11 +179,8 @@ func (a *App) endPart(ctx context.Context, id apiv1.RunID, failed bool) error {
 		if k := len(n.Attempts); k > 0 {
 			attempt = n.Attempts[k-1].Number
 		}
-		o := store.ShareOrderRow{ShareOrder: apiv1.ShareOrder{Attempt: attempt, Action: apiv1.OrderSkip, Reason: "the federated run ended"}, At: time.Now().UTC()}
-		if failed {
-			o.Action, o.Reason = apiv1.OrderFail, "the federated run failed at its initiator ("+run.Federation.Initiator+")"
-		}
-		if _, err := a.Controller.Parts().OrderShare(ctx, id, n.Name, o); err != nil {
+		o := store.ShareOrderRow{ShareOrder: apiv1.ShareOrder{Attempt: attempt, Action: action, Reason: reason}, At: time.Now().UTC(), Code: code}
+		if _, err := a.Controller.Parts().OrderShare(ctx, run.ID, n.Name, o); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -189,6 +194,9 @@ func (a *App) partOf(ctx context.Context, from string, run apiv1.RunID) (apiv1.R
 	r, err := a.Store.GetRun(ctx, id)
 	if err == nil && (r.Federation == nil || r.Federation.Initiator != from) {
 		err = store.ErrNotFound
+	}
+	if err == nil {
+		a.heardFrom(ctx, id)
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {

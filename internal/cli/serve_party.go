@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -17,18 +18,21 @@ import (
 // partyFile is the party section of the configuration file: kiln serve's
 // party identity, which --party and --advertise override.
 type partyFile struct {
-	Name      string `json:"name,omitempty"`
-	Advertise string `json:"advertise,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Advertise   string `json:"advertise,omitempty"`
+	IdleTimeout string `json:"idleTimeout,omitempty"`
 }
 
 // partyFlags give kiln serve its party identity.
 type partyFlags struct {
 	name, advertise string
+	idle            time.Duration
 }
 
 func (p *partyFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&p.name, "party", "", "this server's party name in federated runs (default: the configuration file's party.name; none: no federation)")
 	cmd.Flags().StringVar(&p.advertise, "advertise", "", "the URL other parties reach this server at (default: the configuration file's party.advertise, else http://<--addr>)")
+	cmd.Flags().DurationVar(&p.idle, "party-idle-timeout", 0, "end this party's part of a federated run whose initiator is silent this long (KLN-7023; default: the configuration file's party.idleTimeout, else 10m; at least 20s)")
 }
 
 // apply sets cfg's party identity from the flags over the configuration
@@ -61,7 +65,27 @@ func (p *partyFlags) apply(e *env, cfg *app.Config) error {
 		}
 	}
 	cfg.Party, cfg.Advertise = name, advertise
-	return nil
+	idle, err := p.idleTimeout(file.Party, path)
+	cfg.PartyIdleTimeout = idle
+	return err
+}
+
+// idleTimeout is --party-idle-timeout, else the file's party.idleTimeout,
+// checked; 0 for the default.
+func (p *partyFlags) idleTimeout(file partyFile, path string) (time.Duration, error) {
+	d, f, fl := p.idle, "", "--party-idle-timeout"
+	if d == 0 && file.IdleTimeout != "" {
+		f, fl = path, "party.idleTimeout"
+		var err error
+		if d, err = time.ParseDuration(file.IdleTimeout); err != nil {
+			return 0, &apiv1.Error{Code: apiv1.CodeDuration, File: f, Field: fl, Message: fmt.Sprintf("%q is not a duration", file.IdleTimeout), Hint: "use Go durations such as 90s, 10m or 1h"}
+		}
+	}
+	if d != 0 && d < app.MinPartyIdleTimeout {
+		return 0, &apiv1.Error{Code: apiv1.CodeUsage, File: f, Field: fl,
+			Message: fmt.Sprintf("a party idle timeout of %s is under the least, %s: an initiator calls each party every 5s", d, app.MinPartyIdleTimeout)}
+	}
+	return d, nil
 }
 
 // advertiseDefault gives a's party, if it has one and no advertised URL,

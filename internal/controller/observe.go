@@ -121,7 +121,7 @@ func (c *Controller) stopped(r *round, i int, why apiv1.Code) {
 	case apiv1.CodeSuspended:
 		r.endAttempt(i, apiv1.PhaseCancelled, apiv1.CodeSuspended, "stopped: the run was suspended", false)
 		r.suspendNode(i, "suspended on request; its processes were stopped and its resources released")
-	case apiv1.CodeShareAborted:
+	case apiv1.CodeShareAborted, apiv1.CodePartIdle:
 		c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: why, Message: r.rs.abortMessage(i)})
 	case apiv1.CodePreempted:
 		c.attemptEnded(r, i, node.Verdict{Phase: apiv1.PhaseFailed, Code: why, Message: r.rs.preemptedMessage(i), System: true})

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -92,7 +93,7 @@ func (r *round) obey(i int, o store.ShareOrderRow) {
 		rs.ready.pushFront(i, rs.plan.Tasks[i].Spec.Priority)
 		rs.fresh = append(rs.fresh, i)
 	case rs.active[i] && (o.Attempt > ns.attempt.Number || o.Action != apiv1.OrderStart) && o.Attempt >= ns.attempt.Number:
-		r.stopAttempt(i, apiv1.CodeShareAborted) // stopped, or a later attempt was ordered
+		r.stopAttempt(i, cmp.Or(o.Code, apiv1.CodeShareAborted)) // stopped, or a later attempt was ordered
 	case ends(o.Action) && !rs.active[i]:
 		r.endShare(i, o)
 	}
@@ -127,7 +128,7 @@ func (r *round) endShare(i int, o store.ShareOrderRow) {
 	case ns.attempt.Number > 0:
 		r.failNode(i, ns.attempt.Code, fmt.Sprintf("attempt %d failed: %s; not run again: %s", ns.attempt.Number, ns.attempt.Message, o.Reason))
 	case o.Action == apiv1.OrderFail:
-		r.failNode(i, apiv1.CodeShareAborted, "not run: "+o.Reason)
+		r.failNode(i, cmp.Or(o.Code, apiv1.CodeShareAborted), "not run: "+o.Reason)
 	default:
 		r.skipNode(i, "", "skipped by the initiator: "+o.Reason)
 	}
@@ -173,11 +174,14 @@ func (r *round) shareFailed(i int, code apiv1.Code, msg string) bool {
 	return true
 }
 
-// abortMessage says why the initiator stopped node i's attempt.
+// abortMessage says why the initiator (or, for an order with a code,
+// this party) stopped node i's attempt.
 func (rs *runState) abortMessage(i int) string {
 	msg := "stopped by the initiator"
 	o := rs.part.orders[rs.nodes[i].status.Name]
 	switch {
+	case o.Code != "":
+		msg = "stopped by this party: " + o.Reason
 	case o.Attempt > rs.nodes[i].attempt.Number:
 		msg += fmt.Sprintf(": it ordered attempt %d", o.Attempt)
 	case o.Reason != "":

@@ -104,10 +104,10 @@ func (ps *Parts) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.NodeSt
 		return nil, errors.Join(ps.pool.Release(ctx, cl.Holder), ps.pool.Withdraw(ctx, waiter))
 	}
 	least := cl.Less(max(cl.Steps, 0))
-	if capacity := ps.pool.Capacity(); !least.Fits(capacity) {
+	if !least.Fits(ps.pool.Capacity()) { // what the pool holds is the party's to know
 		return &apiv1.ShareStatus{
 			State: apiv1.ShareFailed, Code: apiv1.CodeShareNeverFits,
-			Message: fmt.Sprintf("the share needs %s and this party's pool holds %s in all", least, capacity),
+			Message: fmt.Sprintf("the share needs %s, more than this party's pool can ever hold", least),
 		}, nil
 	}
 	cl.Waiter = waiter
@@ -115,11 +115,26 @@ func (ps *Parts) actOnPool(ctx context.Context, id apiv1.RunID, ns *apiv1.NodeSt
 	if err != nil {
 		return nil, fmt.Errorf("reserving room for %s: %w", cl.Holder, err)
 	}
-	if answers[0].Admitted {
+	return reservation(answers[0], least, projectOf(rs.run))
+}
+
+// reservation is what a party tells the initiator of a share's
+// reservation: admitted, waiting, or refused by a quota that can never
+// admit it (KLN-2040, at once). It says what the share needs and what
+// holds it, never what the party's pool holds or has free.
+func reservation(a resource.Admission, need resource.Request, project string) (*apiv1.ShareStatus, error) {
+	switch {
+	case a.Admitted:
 		return &apiv1.ShareStatus{State: apiv1.ShareReserved}, nil
+	case a.QuotaNever:
+		return &apiv1.ShareStatus{State: apiv1.ShareFailed, Code: apiv1.CodeQuotaWait,
+			Message: fmt.Sprintf("the share needs %s, more than the whole quota of project %s, the party's project for this initiator: it can never start unless that quota is raised", need, project)}, nil
+	case a.Quota != "":
+		return &apiv1.ShareStatus{State: apiv1.ShareReserving, Message: fmt.Sprintf("waiting for its quota: the share needs %s, and project %s's quota is in use", need, project)}, nil
+	case a.Outranked:
+		return &apiv1.ShareStatus{State: apiv1.ShareReserving, Message: "waiting behind tasks of higher priority"}, nil
 	}
-	t := &rs.plan.Tasks[i]
-	return &apiv1.ShareStatus{State: apiv1.ShareReserving, Message: waitReason(answers[0], t.Least(), t.Spec.Priority)}, nil
+	return &apiv1.ShareStatus{State: apiv1.ShareReserving, Message: fmt.Sprintf("waiting for resources: the share needs %s", need)}, nil
 }
 
 // PartStatus returns part id as it stands: each share's latest order and

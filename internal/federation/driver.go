@@ -197,7 +197,11 @@ func (d *driver) reserve(ctx context.Context) (job.Status, bool) {
 			}
 			if err == nil && sh.State == apiv1.ShareFailed {
 				d.releaseAll(ctx, "another party cannot admit its share")
-				return failed(apiv1.CodeShareNeverFits, fmt.Sprintf("party %s cannot admit its share (%s as %s): %s", s.Party, s.Name, s.Role, sh.Message), true), false
+				code := apiv1.CodeShareNeverFits
+				if sh.Code == apiv1.CodeQuotaWait { // the party's quota, not its pool
+					code = sh.Code
+				}
+				return failed(code, fmt.Sprintf("party %s cannot admit its share (%s as %s): %s", s.Party, s.Name, s.Role, sh.Message), true), false
 			}
 		}
 		if d.allReserved() {

@@ -80,6 +80,10 @@ type Admission struct {
 	// Quota says, for a claim not admitted, that its project's quota holds
 	// it back, and how ("" when it waits for room or priority).
 	Quota string
+	// QuotaNever is set with Quota when the quota can never admit the
+	// claim as it stands: it asks more than the project's whole quota,
+	// which it may not borrow beyond.
+	QuotaNever bool
 	// Preempt names running holders of the asking session to evict so the
 	// claim can be admitted (see Quota.Preempt): the engine stops them,
 	// and the room they give back goes to the claim, which waits.
@@ -205,6 +209,7 @@ func (l *Ledger) admitFair(session string, capacity Request, c Claim) Admission 
 	}
 	l.queue.put(waiter{key: c.Waiter, session: session, claim: c, capacity: capacity})
 	a := Admission{Outranked: outranked && block == "", Quota: block}
+	a.QuotaNever = block != "" && l.quotaNever(c.Project, c.Less(max(c.Steps, 0)))
 	if !fits || outranked {
 		a.Preempt = l.victims(session, capacity, c)
 	}

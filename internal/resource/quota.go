@@ -88,7 +88,7 @@ func (l *Ledger) quotaBlock(project string, req Request, within map[string]int) 
 	if q.within(used.Add(req)) {
 		return ""
 	}
-	if !q.Borrowing && !q.within(req) {
+	if l.quotaNever(project, req) {
 		return fmt.Sprintf("this task needs %s, more than project %s's whole quota of %s, which it may not borrow beyond: it cannot start unless the quota is raised",
 			limited(req, q.Nominal), project, limited(q.Nominal, q.Nominal))
 	}
@@ -101,6 +101,14 @@ func (l *Ledger) quotaBlock(project string, req Request, within map[string]int) 
 	}
 	return fmt.Sprintf("project %s uses %s of its quota of %s; this task needs %s more, and %s",
 		project, limited(used, q.Nominal), limited(q.Nominal, q.Nominal), limited(req, q.Nominal), how)
+}
+
+// quotaNever reports whether project's quota can never admit req: it
+// is more than the whole quota, which the project may not borrow beyond.
+// l.mu must be held.
+func (l *Ledger) quotaNever(project string, req Request) bool {
+	q := l.quota(project)
+	return !q.Borrowing && !q.within(req)
 }
 
 // limited formats r's resources that nominal limits: "cpu 2, gpu 1".

@@ -32,9 +32,10 @@ type Channel interface {
 	// ChannelLog returns part id's log of whole messages, in the order
 	// they were sent or arrived.
 	ChannelLog(ctx context.Context, id apiv1.RunID) ([]apiv1.ChannelMessage, error)
-	// DropChannel drops every piece part id keeps: it ended, and no share
-	// of it will take another message. The log stays.
-	DropChannel(ctx context.Context, id apiv1.RunID) error
+	// DropEndedChannels drops every piece that parts which ended keep:
+	// no share of theirs will take another message. The logs stay. It
+	// returns how many pieces it dropped.
+	DropEndedChannels(ctx context.Context) (int64, error)
 }
 
 // ChannelKey names one message at one end of the channel: the federated

@@ -402,6 +402,12 @@ type Federation interface {
 	PutShareOrder(ctx context.Context, id apiv1.RunID, node string, o ShareOrderRow) error
 	// ShareOrders returns the part's latest orders, by node.
 	ShareOrders(ctx context.Context, id apiv1.RunID) (map[string]ShareOrderRow, error)
+	// HeardFromInitiator records that part id's initiator called at at
+	// (a later time replaces an earlier one, never the reverse).
+	HeardFromInitiator(ctx context.Context, id apiv1.RunID, at time.Time) error
+	// SilentParts returns the parts that have not ended and whose
+	// initiator was last heard from before before, with when.
+	SilentParts(ctx context.Context, before time.Time) (map[apiv1.RunID]time.Time, error)
 }
 
 // ShareOrderRow is the latest order for one share, and where the party
@@ -410,4 +416,7 @@ type ShareOrderRow struct {
 	apiv1.ShareOrder
 	Address string
 	At      time.Time
+	// Code, set only on the party's own orders (never the initiator's),
+	// is the code the share ends with: its idle timeout's.
+	Code apiv1.Code
 }

@@ -184,6 +184,23 @@ func nodeOf(t *testing.T, run *apiv1.Run, task string) apiv1.NodeStatus {
 	return run.Status.Nodes[i]
 }
 
+// secureSumParams are the secure sum's params: its script, and the kiln
+// Python package it imports, for the parties to run.
+func secureSumParams(t *testing.T) map[string]string {
+	t.Helper()
+	return map[string]string{"script": exampleScript(t), "sdk": sdkPath(t)}
+}
+
+// sdkPath is where the kiln Python package is, for tasks to import.
+func sdkPath(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../sdk/python/src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // exampleScript is the secure sum's script, for the parties to run.
 func exampleScript(t *testing.T) string {
 	t.Helper()

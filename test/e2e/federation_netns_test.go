@@ -78,7 +78,7 @@ func TestFederatedRunAcrossNetworkNamespacesSurvivesAPartition(t *testing.T) {
 	alice.setPrivateValue(t, "1234567")
 	bob.setPrivateValue(t, "7654321")
 
-	run := alice.submit(t, secureSum(t), map[string]string{"script": exampleScript(t)})
+	run := alice.submit(t, secureSum(t), secureSumParams(t))
 	if done := alice.waitDone(t, run.ID, 2*time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {
 		t.Fatalf("secure sum across namespaces: %s %s; shares %s", done.Status.Phase, done.Status.Message, shareLine(nodeOf(t, done, "secure-sum")))
 	}

@@ -34,7 +34,7 @@ func secureSum(t *testing.T) string {
 func TestFederatedSecureSumAcrossThreeServers(t *testing.T) {
 	t.Parallel()
 	alice, bob, carol := threeParties(t)
-	run := alice.submit(t, secureSum(t), map[string]string{"script": exampleScript(t)})
+	run := alice.submit(t, secureSum(t), secureSumParams(t))
 	done := alice.waitDone(t, run.ID, 2*time.Minute)
 	n := nodeOf(t, done, "secure-sum")
 	if done.Status.Phase != apiv1.PhaseSucceeded {
@@ -66,6 +66,7 @@ func TestFederatedSecureSumAcrossThreeServers(t *testing.T) {
 			}
 		}
 	}
+	checkChannelLogs(t, run.ID, alice, bob, carol)
 	// The initiator's own API holds no party's raw value either.
 	if whole := alice.kiln(t, "describe", "run", string(run.ID), "-o", "json"); strings.Contains(whole.stdout, "7654321") {
 		t.Errorf("the initiator's record of the run holds bob's private value")
@@ -121,6 +122,37 @@ spec:
 		}
 		if log := s.logs(t, part.ID, "ddp"); !strings.Contains(log, "rank 1/2") || !strings.Contains(log, "identical_weights=True") {
 			t.Errorf("%s's gang log lacks its second rank's converged weights:\n%s", s.name, log)
+		}
+	}
+}
+
+// checkChannelLogs checks that every message of the secure sum is logged
+// at both ends, with the same size and digest, and was taken.
+func checkChannelLogs(t *testing.T, run apiv1.RunID, servers ...*fedServer) {
+	t.Helper()
+	type end struct{ from, to, name string }
+	sent, received := map[end]apiv1.ChannelMessage{}, map[end]apiv1.ChannelMessage{}
+	for _, s := range servers {
+		log, err := s.api.Messages(t.Context(), apiv1.PartID(run, s.name))
+		if err != nil {
+			t.Fatalf("%s: messages: %v", s.name, err)
+		}
+		for _, m := range log {
+			if m.Direction == apiv1.ChannelSent {
+				sent[end{s.name, m.Party, m.Name}] = m
+			} else {
+				received[end{m.Party, s.name, m.Name}] = m
+			}
+		}
+	}
+	want := []end{{"alice", "bob", "mask"}, {"alice", "carol", "share"}, {"bob", "carol", "share"}, {"carol", "alice", "total"}, {"carol", "bob", "total"}}
+	if len(sent) != len(want) || len(received) != len(want) {
+		t.Errorf("logged %d messages sent and %d received; want %d each: %v / %v", len(sent), len(received), len(want), sent, received)
+	}
+	for _, e := range want {
+		s, r := sent[e], received[e]
+		if s.Digest == "" || s.Digest != r.Digest || s.Size != r.Size || s.Size == 0 || r.Taken == nil {
+			t.Errorf("message %s from %s to %s: sent %+v, received %+v; want both ends logged alike, and taken", e.name, e.from, e.to, s, r)
 		}
 	}
 }

@@ -16,7 +16,7 @@ func TestWebUIShowsAFederatedRunWithALanePerParty(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
 	alice, bob, _ := threeParties(t)
-	run := alice.submit(t, secureSum(t), map[string]string{"script": exampleScript(t)})
+	run := alice.submit(t, secureSum(t), secureSumParams(t))
 	if done := alice.waitDone(t, run.ID, 2*time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {
 		t.Fatalf("run %s: %s %s", run.ID, done.Status.Phase, done.Status.Message)
 	}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -30,6 +31,9 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := s.AddGateInput(ctx, id, "a", apiv1.GateInput{Reason: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.HeardFromInitiator(ctx, id, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		key := store.ChannelKey{Task: "a", Attempt: 1, Role: "host", Party: "x", PeerRole: "guest", Name: "m"}

@@ -175,9 +175,12 @@ func (s *Store) ChannelLog(ctx context.Context, id apiv1.RunID) (_ []apiv1.Chann
 	return out, rows.Err()
 }
 
-// DropChannel implements store.Channel.
-func (s *Store) DropChannel(ctx context.Context, id apiv1.RunID) (err error) {
+// DropEndedChannels implements store.Channel.
+func (s *Store) DropEndedChannels(ctx context.Context) (_ int64, err error) {
 	defer s.coded(&err)
-	_, err = s.db.ExecContext(ctx, `DELETE FROM channel_chunks WHERE run_id = ?`, id)
-	return err
+	res, err := s.db.ExecContext(ctx, `DELETE FROM channel_chunks WHERE run_id IN (SELECT id FROM runs WHERE done <> 0)`)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

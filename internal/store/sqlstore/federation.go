@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -19,9 +20,10 @@ func (s *Store) PutShareOrder(ctx context.Context, id apiv1.RunID, node string, 
 		if err := gateTarget(ctx, tx, id, node); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO share_orders (run_id, node, attempt, action, peers, reason, address, at)
-			VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node) DO UPDATE SET attempt = excluded.attempt,
-			action = excluded.action, peers = excluded.peers, reason = excluded.reason, address = excluded.address, at = excluded.at`, id, node, o.Attempt, o.Action, jsonOrEmpty(len(o.Peers), o.Peers), o.Reason, o.Address, o.At.UnixNano())
+		_, err := tx.ExecContext(ctx, `INSERT INTO share_orders (run_id, node, attempt, action, peers, reason, address, at, code)
+			VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node) DO UPDATE SET attempt = excluded.attempt,
+			action = excluded.action, peers = excluded.peers, reason = excluded.reason, address = excluded.address, at = excluded.at,
+			code = excluded.code`, id, node, o.Attempt, o.Action, jsonOrEmpty(len(o.Peers), o.Peers), o.Reason, o.Address, o.At.UnixNano(), o.Code)
 		return err
 	})
 }
@@ -29,7 +31,7 @@ func (s *Store) PutShareOrder(ctx context.Context, id apiv1.RunID, node string, 
 // ShareOrders implements store.Federation.
 func (s *Store) ShareOrders(ctx context.Context, id apiv1.RunID) (_ map[string]store.ShareOrderRow, err error) {
 	defer s.coded(&err)
-	rows, err := s.db.QueryContext(ctx, `SELECT node, attempt, action, peers, reason, address, at FROM share_orders WHERE run_id = ?`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT node, attempt, action, peers, reason, address, at, code FROM share_orders WHERE run_id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,7 @@ func (s *Store) ShareOrders(ctx context.Context, id apiv1.RunID) (_ map[string]s
 		var node, peers string
 		var at int64
 		var o store.ShareOrderRow
-		if err := rows.Scan(&node, &o.Attempt, &o.Action, &peers, &o.Reason, &o.Address, &at); err != nil {
+		if err := rows.Scan(&node, &o.Attempt, &o.Action, &peers, &o.Reason, &o.Address, &at, &o.Code); err != nil {
 			return nil, err
 		}
 		if err := unmarshalIf(peers, &o.Peers); err != nil {
@@ -47,6 +49,35 @@ func (s *Store) ShareOrders(ctx context.Context, id apiv1.RunID) (_ map[string]s
 		}
 		o.At = *timeOf(sql.NullInt64{Int64: at, Valid: true})
 		out[node] = o
+	}
+	return out, rows.Err()
+}
+
+// HeardFromInitiator implements store.Federation.
+func (s *Store) HeardFromInitiator(ctx context.Context, id apiv1.RunID, at time.Time) (err error) {
+	defer s.coded(&err)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO part_heard (run_id, at) VALUES (?,?)
+		ON CONFLICT (run_id) DO UPDATE SET at = excluded.at WHERE excluded.at > part_heard.at`, id, at.UnixNano())
+	return err
+}
+
+// SilentParts implements store.Federation.
+func (s *Store) SilentParts(ctx context.Context, before time.Time) (_ map[apiv1.RunID]time.Time, err error) {
+	defer s.coded(&err)
+	rows, err := s.db.QueryContext(ctx, `SELECT h.run_id, h.at FROM part_heard h JOIN runs r ON r.id = h.run_id
+		WHERE r.done = 0 AND h.at < ?`, before.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[apiv1.RunID]time.Time{}
+	for rows.Next() {
+		var id apiv1.RunID
+		var at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		out[id] = time.Unix(0, at).UTC()
 	}
 	return out, rows.Err()
 }

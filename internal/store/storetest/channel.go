@@ -79,10 +79,13 @@ func testChannel(t *testing.T, s store.Store) {
 	if _, err := s.PutChunk(ctx, "part", store.ChannelChunk{Key: key, Chunks: 2, Size: 6, Digest: "sha256:ab", Data: []byte("abc")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DropChannel(ctx, "part"); err != nil {
-		t.Fatal(err)
+	if n, err := s.DropEndedChannels(ctx); err != nil || n != 0 {
+		t.Fatalf("dropped %d pieces of live parts (%v); want none", n, err)
 	}
 	finish(t, s, "part", apiv1.PhaseSucceeded)
+	if n, err := s.DropEndedChannels(ctx); err != nil || n != 1 {
+		t.Fatalf("dropped %d pieces of the ended part (%v); want its 1", n, err)
+	}
 	var pe *store.PhaseError
 	if _, err := s.PutChunk(ctx, "part", piece(1, "def")); !errors.As(err, &pe) {
 		t.Errorf("a piece for an ended part = %v; want a PhaseError", err)
@@ -95,5 +98,32 @@ func testChannel(t *testing.T, s store.Store) {
 	}
 	if log, err := s.ChannelLog(ctx, "part"); err != nil || len(log) != 0 {
 		t.Errorf("log of a deleted run = %v, %v; want none", log, err)
+	}
+	testHeard(t, s)
+}
+
+// testHeard checks when each part's initiator was last heard from.
+func testHeard(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustCreate(t, s, NewRun("live", "me"))
+	mustCreate(t, s, NewRun("ended", "me"))
+	for _, h := range []struct {
+		id apiv1.RunID
+		at time.Time
+	}{{"live", t0.Add(time.Minute)}, {"live", t0}, {"ended", t0}} {
+		if err := s.HeardFromInitiator(ctx, h.id, h.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish(t, s, "ended", apiv1.PhaseSucceeded)
+	silent, err := s.SilentParts(ctx, t0.Add(2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[apiv1.RunID]time.Time{"live": t0.Add(time.Minute)}, silent); diff != "" {
+		t.Errorf("silent parts (-want +got):\n%s", diff)
+	}
+	if silent, err := s.SilentParts(ctx, t0.Add(time.Minute)); err != nil || len(silent) != 0 {
+		t.Errorf("parts silent since before the last call = %v, %v; want none", silent, err)
 	}
 }

@@ -31,3 +31,14 @@ CREATE TABLE channel_chunks (
     data      BYTEA NOT NULL,
     PRIMARY KEY (run_id, task, attempt, role, party, peer_role, name, idx)
 );
+
+-- When a part's initiator was last heard from (issue 33): a host ends a
+-- part whose initiator is silent longer than its --party-idle-timeout.
+CREATE TABLE part_heard (
+    run_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    at     BIGINT NOT NULL
+);
+
+-- The code a party's own order ends a share with (its idle timeout);
+-- '' for the initiator's orders.
+ALTER TABLE share_orders ADD COLUMN code TEXT NOT NULL DEFAULT '';
