@@ -65,7 +65,7 @@ PIECE = 512 << 10
 #: The largest message.
 MAX_MESSAGE = 1 << 30
 #: How long one call keeps trying by default, in seconds
-#: (``KILN_FEDERATION_TIMEOUT`` overrides it).
+#: (``FEDERATION_TIMEOUT`` overrides it).
 DEFAULT_TIMEOUT = 600.0
 #: How long one receive waits at the server before asking again.
 _WAIT = 20
@@ -118,7 +118,7 @@ class Channel:
             raw = json.loads(os.environ.get("KILN_FEDERATION_PEERS") or "[]")
             peers = [Peer(p["party"], p["role"], p.get("task", "")) for p in raw]
         self.peers: List[Peer] = list(peers)
-        self.timeout = float(timeout if timeout is not None else os.environ.get("KILN_FEDERATION_TIMEOUT") or DEFAULT_TIMEOUT)
+        self.timeout = float(timeout if timeout is not None else os.environ.get("FEDERATION_TIMEOUT") or DEFAULT_TIMEOUT)
         #: Bytes this process sent and received, for reports.
         self.bytes_sent = 0
         self.bytes_received = 0
@@ -230,7 +230,7 @@ class Channel:
                 why = f"kiln server at {self.url} not reached: {e}"
             if time.monotonic() + delay > deadline:
                 raise ChannelError(UNREACHABLE, f"gave up after {self.timeout:.0f}s: {why}",
-                                   hint="KILN_FEDERATION_TIMEOUT sets how long a call keeps trying")
+                                   hint="FEDERATION_TIMEOUT sets how long a call keeps trying")
             time.sleep(delay)
             delay = min(delay * 2, 5.0)
 
