@@ -228,13 +228,13 @@ func TestAnUnregisteredServerIsRefused(t *testing.T) {
 	}
 }
 
-// carolCredentialAtBob is a credential bob issued to carol, freshly
-// rotated (the first was handed over in federate).
+// carolCredentialAtBob is a credential bob issued to carol (any two
+// servers), freshly rotated (the first was handed over in federate).
 func carolCredentialAtBob(t *testing.T, bob, carol *fedServer) string {
 	t.Helper()
-	cred := mustIssue(t, bob.kiln(t, "party", "add", "carol", "--rotate", "--no-check"), "bob's party add carol --rotate")
-	if r := carol.kiln(t, "party", "add", "bob", "--credential", cred); r.code != 0 {
-		t.Fatalf("carol's party add bob --credential: %s", r.stderr)
+	cred := mustIssue(t, bob.kiln(t, "party", "add", carol.name, "--rotate", "--no-check"), bob.name+"'s party add "+carol.name+" --rotate")
+	if r := carol.kiln(t, "party", "add", bob.name, "--credential", cred); r.code != 0 {
+		t.Fatalf("%s's party add %s --credential: %s", carol.name, bob.name, r.stderr)
 	}
 	return cred
 }
