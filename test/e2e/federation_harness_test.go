@@ -26,6 +26,7 @@ type fedServer struct {
 	cmd  *exec.Cmd
 	api  *client.Client
 	wrap []string // runs kiln serve through it (ip netns exec NS)
+	args []string // more flags of kiln serve
 }
 
 // startFed starts party name's server on ip (127.0.0.x: each party on an
@@ -53,7 +54,7 @@ func startFedAt(t *testing.T, name, addr string, wrap []string) *fedServer {
 
 func (s *fedServer) start(t *testing.T) {
 	t.Helper()
-	base, admin, cmd := startServeIn(t, s.wrap, s.home, nil, nil, "--party", s.name, "--addr", s.addr)
+	base, admin, cmd := startServeIn(t, s.wrap, s.home, nil, nil, append([]string{"--party", s.name, "--addr", s.addr}, s.args...)...)
 	s.url, s.cmd = base, cmd
 	s.env = append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
 	s.api = client.New(base, admin)
