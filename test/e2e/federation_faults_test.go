@@ -333,3 +333,32 @@ spec:
 		t.Errorf("a task taking bob's whole pool after the runs: exit %d, %s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A share that its party's quota can never admit fails the attempt at
+// once with KLN-2040, not after the admission timeout; and what the
+// initiator learns names the share's need and the quota, never the size
+// of the party's machine.
+func TestAPartysQuotaRefusesAShareAtOnceAndTellsNothingOfItsMachine(t *testing.T) {
+	t.Parallel()
+	alice, bob, _ := threeParties(t)
+	if r := bob.kilnStdin(t, "apiVersion: kiln.dev/v1alpha1\nkind: ProjectQuota\nmetadata: {name: default}\nspec: {cpu: 100m, borrowing: false}\n", "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("bob's quota: %s", r.stderr)
+	}
+	wf := strings.Replace(sleepers("30s", "    perParty: {bob: {resources: {cpu: 500m}}}\n"), "admissionTimeout: 20s", "admissionTimeout: 10m", 1)
+	start := time.Now()
+	run := alice.submit(t, wf, map[string]string{"ledger": ledger(t)})
+	done := alice.waitDone(t, run.ID, 2*time.Minute)
+	n := nodeOf(t, done, "work")
+	if done.Status.Phase != apiv1.PhaseFailed || n.Code != apiv1.CodeQuotaWait || !strings.Contains(n.Message, "party bob") || !strings.Contains(n.Message, "cpu 500m") {
+		t.Fatalf("run %s: %s; task %s %s; want Failed with %s naming bob and the share's need", run.ID, done.Status.Phase, n.Code, n.Message, apiv1.CodeQuotaWait)
+	}
+	if waited := time.Since(start); waited > 5*time.Minute {
+		t.Errorf("the refusal took %s: it waited out the admission timeout", waited)
+	}
+	capacity := bob.kiln(t, "get", "quotas")
+	for _, leak := range []string{"free", "holds", "pool has"} {
+		if strings.Contains(n.Message, leak) {
+			t.Errorf("the initiator was told of bob's machine (%q): %s\n(bob's quotas: %s)", leak, n.Message, capacity.stdout)
+		}
+	}
+}
