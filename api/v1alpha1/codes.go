@@ -171,6 +171,7 @@ const (
 	CodePartIdle        Code = "KLN-7023"
 	CodeChannelToken    Code = "KLN-7024"
 	CodeChannelTimeout  Code = "KLN-7025"
+	CodePolicy          Code = "KLN-7026"
 	// Project quotas (issue 15).
 	CodeQuotaSpec     Code = "KLN-1080"
 	CodeQuotaValue    Code = "KLN-1081"
@@ -354,6 +355,7 @@ func CodeInfos() []CodeInfo {
 		{CodeChannelConflict, "a federation channel message of that name was already sent in this attempt with other content", "messages are immutable within an attempt: give each one its own name (such as weights-round-3)"},
 		{CodeChannelToken, "a call to the federation channel carries no channel token, or one that is not the token of that attempt of that share", "a share's processes find their token in KILN_FEDERATION_TOKEN and their channel's URL in KILN_FEDERATION_CHANNEL; each attempt has its own"},
 		{CodeChannelTimeout, "(kiln.federation, in a share's process) a message did not arrive within the receiver's timeout", "the sending share may have failed: its party's part shows why; FEDERATION_TIMEOUT sets how long a call waits"},
+		{CodePolicy, "a party's policy for the initiator refuses a task: a command line, image or podTemplate it does not allow, a secret it does not name, or more resources than a share may ask", "ask the party to allow it (kiln party add NAME --policy FILE at its server; docs/federation.md), or change the task"},
 		{CodePartIdle, "a party ended its part of a federated run because the initiator was silent longer than the party's --party-idle-timeout", "see whether the initiator's server is down; rerun the federated run from the initiator once it is back"},
 		{CodeArtifactConfig, "the configuration's artifacts section is invalid: artifacts.s3 lacks its endpoint or bucket, or a field has a value it does not allow", "see docs/artifacts.md: artifacts: {s3: {endpoint, bucket, prefix, region, insecure, secret}}"},
 		{CodeArtifactCredentials, "the credentials of the S3 artifact repository cannot be read: the secret artifacts.s3.secret names is not in project default, or its value is not ACCESS_KEY:SECRET_KEY", "printf '%s:%s' \"$ACCESS\" \"$SECRET\" | kiln secret set NAME; or set KILN_S3_ACCESS_KEY and KILN_S3_SECRET_KEY"},

@@ -25,9 +25,31 @@ type Party struct {
 	// Credential is "set" once the credential the party issued to this
 	// server is known, "missing" until it is given (kiln party add
 	// --credential): without it this server cannot call the party.
-	Credential string    `json:"credential"`
-	CreatedAt  time.Time `json:"createdAt"`
-	UpdatedAt  time.Time `json:"updatedAt"`
+	Credential string `json:"credential"`
+	// Policy is what the party's parts may do here; none: nothing.
+	Policy    *PartyPolicy `json:"policy,omitempty"`
+	CreatedAt time.Time    `json:"createdAt"`
+	UpdatedAt time.Time    `json:"updatedAt"`
+}
+
+// PartyPolicy is what the parts of federated runs that a party initiates
+// may do at this server, kept and enforced here whatever the initiator's
+// workflow says (docs/federation.md, "Each party in control"). A party
+// registered without one may run nothing here.
+type PartyPolicy struct {
+	// Commands are the command lines a share may run: each is a prefix,
+	// word by word, of the share's command and args once its params are
+	// put in ("/usr/bin/python3 /srv/fl/fedavg.py"). "*" allows any.
+	Commands []string `json:"commands,omitempty"`
+	// Secrets are the secrets of the party's project a share may read;
+	// none unless named.
+	Secrets []string `json:"secrets,omitempty"`
+	// Images are the images a share may name (on Kubernetes); "*" allows
+	// any. A policy whose Commands hold "*" allows any image too.
+	Images []string `json:"images,omitempty"`
+	// MaxResources bounds what one share may ask in all (every node of a
+	// training job together); unset fields are not bounded.
+	MaxResources *Resources `json:"maxResources,omitempty"`
 }
 
 // Values of Party.Credential.
@@ -54,6 +76,9 @@ type PartyRequest struct {
 	Rotate bool `json:"rotate,omitempty"`
 	// NoCheck registers the party without calling its server first.
 	NoCheck bool `json:"noCheck,omitempty"`
+	// Policy replaces what the party's parts may do here; nil keeps the
+	// one it has (none, for a new party: it may run nothing).
+	Policy *PartyPolicy `json:"policy,omitempty"`
 }
 
 // PartyAdded is what registering a party did.

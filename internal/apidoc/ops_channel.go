@@ -61,8 +61,11 @@ func channelOperations() []Operation {
 			Summary:     "hand this party a piece of a message for one of its shares",
 			Description: "A piece of a message that a share of the calling party sends, as role from, to this party's share of the task, as role to; kept until that share takes the message or the part ends. 404 (KLN-4001) unless the caller fills role from in the run.",
 			Params: []Param{
-				partRun, {Name: "task", In: "path", Type: "", Description: "the federated task, by its name in the whole workflow"}, channelAttempt,
-				{Name: "from", In: "path", Type: "", Description: "the sending share's role"}, {Name: "to", In: "path", Type: "", Description: "the receiving share's role"},
+				partRun,
+				{Name: "task", In: "path", Type: "", Description: "the federated task, by its name in the whole workflow"},
+				channelAttempt,
+				{Name: "from", In: "path", Type: "", Description: "the sending share's role"},
+				{Name: "to", In: "path", Type: "", Description: "the receiving share's role"},
 				messageName, pieceIndex, piecesParam, sizeParam, digestParam, kilnParty,
 			},
 			Body:    pieceBody,

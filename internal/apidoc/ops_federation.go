@@ -47,6 +47,14 @@ func federationOperations() []Operation {
 			Errors:  []int{http.StatusNotFound},
 		},
 		{
+			Method: "POST", Path: "/api/v1/federation/check", ID: "checkPart", Tag: "federation", Role: Party,
+			Summary:     "would this party create its part of a run",
+			Description: "Asked by an initiator before it submits a federated run: 204 if this party would create its part of it, else the refusal creating it would give (its policy for the caller, KLN-7026, naming the rule and the field; the spec as compiled here). Nothing is kept; the run may be unnamed yet.",
+			Params:      []Param{kilnParty},
+			Body:        &Body{Type: apiv1.PartRequest{}},
+			Answers:     []Answer{{Status: http.StatusNoContent, Description: "this party would create its part"}},
+		},
+		{
 			Method: "PUT", Path: "/api/v1/federation/parts/{run}", ID: "createPart", Tag: "federation", Role: Party,
 			Summary:     "create this party's part of a federated run",
 			Description: "Create this party's part of a federated run, derived from the whole workflow; idempotent: sent again, it answers the part as it stands.",

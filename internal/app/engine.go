@@ -48,7 +48,7 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 			return nil, err
 		}
 	}
-	fed, err := a.checkFederated(ctx, l.Plan.Workflow)
+	fed, err := a.checkFederated(ctx, l.Plan.Workflow, l.Params)
 	if err != nil {
 		return nil, err
 	}

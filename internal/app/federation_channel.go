@@ -57,8 +57,10 @@ func (a *App) CheckChannelToken(at federation.ShareAt, token string) error {
 		return err
 	}
 	if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(want)) != 1 {
-		return &apiv1.Error{Code: apiv1.CodeChannelToken, Object: "Run/" + string(at.Part),
-			Message: fmt.Sprintf("the token is not the channel token of attempt %d of share %s", at.Attempt, at.Share)}
+		return &apiv1.Error{
+			Code: apiv1.CodeChannelToken, Object: "Run/" + string(at.Part),
+			Message: fmt.Sprintf("the token is not the channel token of attempt %d of share %s", at.Attempt, at.Share),
+		}
 	}
 	return nil
 }
@@ -104,8 +106,10 @@ func (a *App) forward(ctx context.Context, to string, m federation.MessageTo, p 
 	d, err := c.SendPiece(ctx, m, p)
 	var coded *apiv1.Error
 	if err != nil && !errors.As(err, &coded) {
-		return d, &apiv1.Error{Code: apiv1.CodePartyUnreachable, Object: "party/" + to,
-			Message: fmt.Sprintf("party %s's server was not reached: %v", to, err), Hint: "send the piece again: it resumes where the transfer stopped"}
+		return d, &apiv1.Error{
+			Code: apiv1.CodePartyUnreachable, Object: "party/" + to,
+			Message: fmt.Sprintf("party %s's server was not reached: %v", to, err), Hint: "send the piece again: it resumes where the transfer stopped",
+		}
 	}
 	return d, err
 }
@@ -120,15 +124,19 @@ func (a *App) DeliverPiece(ctx context.Context, from string, m federation.Messag
 		err = store.ErrNotFound
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return federation.Delivered{}, &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + string(m.Run),
-			Message: fmt.Sprintf("party %s has no part of run %s in which party %s is %s", a.Party, m.Run, from, m.FromRole)}
+		return federation.Delivered{}, &apiv1.Error{
+			Code: apiv1.CodeRunNotFound, Object: "Run/" + string(m.Run),
+			Message: fmt.Sprintf("party %s has no part of run %s in which party %s is %s", a.Party, m.Run, from, m.FromRole),
+		}
 	}
 	if err != nil {
 		return federation.Delivered{}, err
 	}
 	if !slices.ContainsFunc(run.Federation.Shares, func(s apiv1.ShareRef) bool { return s.Task == m.Task && s.Role == m.ToRole }) {
-		return federation.Delivered{}, &apiv1.Error{Code: apiv1.CodeChannelPeer, Object: "Run/" + string(m.Run),
-			Message: fmt.Sprintf("party %s runs no share of task %s as %s", a.Party, m.Task, m.ToRole)}
+		return federation.Delivered{}, &apiv1.Error{
+			Code: apiv1.CodeChannelPeer, Object: "Run/" + string(m.Run),
+			Message: fmt.Sprintf("party %s runs no share of task %s as %s", a.Party, m.Task, m.ToRole),
+		}
 	}
 	at := federation.ShareAt{Part: id, Attempt: m.Attempt}
 	if err := checkPiece(at, m.Name, p); err != nil {
@@ -191,8 +199,10 @@ func (a *App) TakeMessage(ctx context.Context, at federation.ShareAt, party, rol
 	key := store.ChannelKey{Task: ref.Task, Attempt: at.Attempt, Role: ref.Role, Party: party, PeerRole: role, Name: name}
 	err = a.Store.TakeMessage(ctx, at.Part, key, time.Now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
-		return &apiv1.Error{Code: apiv1.CodeChannelMessage, Object: "Run/" + string(at.Part),
-			Message: fmt.Sprintf("share %s has no whole message %s from party %s (%s) to take", at.Share, name, party, role)}
+		return &apiv1.Error{
+			Code: apiv1.CodeChannelMessage, Object: "Run/" + string(at.Part),
+			Message: fmt.Sprintf("share %s has no whole message %s from party %s (%s) to take", at.Share, name, party, role),
+		}
 	}
 	return err
 }
@@ -217,8 +227,10 @@ func (a *App) runningShare(ctx context.Context, at federation.ShareAt) (*apiv1.R
 		}
 	}
 	if !live {
-		return nil, ref, &apiv1.Error{Code: apiv1.CodeShareOrder, Object: "Run/" + string(at.Part),
-			Message: fmt.Sprintf("attempt %d of share %s is not running: its channel is closed", at.Attempt, at.Share)}
+		return nil, ref, &apiv1.Error{
+			Code: apiv1.CodeShareOrder, Object: "Run/" + string(at.Part),
+			Message: fmt.Sprintf("attempt %d of share %s is not running: its channel is closed", at.Attempt, at.Share),
+		}
 	}
 	return run, ref, nil
 }
@@ -238,9 +250,11 @@ func (a *App) checkPeer(ctx context.Context, at federation.ShareAt, party, role 
 	for _, p := range o.Peers {
 		names = append(names, p.Party+"/"+p.Role)
 	}
-	return &apiv1.Error{Code: apiv1.CodeChannelPeer, Object: "Run/" + string(at.Part),
+	return &apiv1.Error{
+		Code: apiv1.CodeChannelPeer, Object: "Run/" + string(at.Part),
 		Message: fmt.Sprintf("%s/%s is not another share of attempt %d of share %s; its peers are %s", party, role, at.Attempt, at.Share, strings.Join(names, ", ")),
-		Hint:    "send to a party and role of KILN_FEDERATION_PEERS"}
+		Hint:    "send to a party and role of KILN_FEDERATION_PEERS",
+	}
 }
 
 var messageName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
@@ -283,11 +297,15 @@ func channelError(at federation.ShareAt, name string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrConflict):
-		return &apiv1.Error{Code: apiv1.CodeChannelConflict, Object: "Run/" + string(at.Part), Field: "message " + name,
-			Message: "a message of this name was already sent in this attempt, with other content: " + err.Error()}
+		return &apiv1.Error{
+			Code: apiv1.CodeChannelConflict, Object: "Run/" + string(at.Part), Field: "message " + name,
+			Message: "a message of this name was already sent in this attempt, with other content: " + err.Error(),
+		}
 	case errors.As(err, &phase):
-		return &apiv1.Error{Code: apiv1.CodeShareOrder, Object: "Run/" + string(at.Part),
-			Message: fmt.Sprintf("the part ended (%s): it takes no more messages", phase.Phase)}
+		return &apiv1.Error{
+			Code: apiv1.CodeShareOrder, Object: "Run/" + string(at.Part),
+			Message: fmt.Sprintf("the part ended (%s): it takes no more messages", phase.Phase),
+		}
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -36,12 +37,7 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 		}
 		return a.Controller.Parts().PartStatus(ctx, id)
 	}
-	part, shares, err := workflow.PartOf(req.Workflow, a.Party)
-	if err != nil {
-		return apiv1.PartStatus{}, err
-	}
-	doc := &workflow.Document{Kind: apiv1.KindWorkflow, Name: part.Metadata.Name}
-	plan, err := workflow.CompileWith(doc, part, nil, nil)
+	plan, shares, err := a.derivePart(ctx, from, req)
 	if err != nil {
 		return apiv1.PartStatus{}, err
 	}
@@ -63,6 +59,86 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 	}
 	a.heardFrom(ctx, id)
 	return a.Controller.Parts().PartStatus(ctx, id)
+}
+
+// CheckPart checks, as the initiator submits its run, that this party
+// would create its part of req's run: the part compiles here and this
+// party's policy for from allows every share. Nothing is kept.
+func (a *App) CheckPart(ctx context.Context, from string, req apiv1.PartRequest) error {
+	if err := a.checkPartRequest(from, req); err != nil {
+		return err
+	}
+	_, _, err := a.derivePart(ctx, from, req)
+	return err
+}
+
+// derivePart derives and compiles this party's part of req's run, and
+// checks it against this party's policy for from (its own runs answer to
+// its own users' tokens, not to a policy).
+func (a *App) derivePart(ctx context.Context, from string, req apiv1.PartRequest) (*workflow.Plan, []apiv1.ShareRef, error) {
+	part, shares, err := workflow.PartOf(req.Workflow, a.Party)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc := &workflow.Document{Kind: apiv1.KindWorkflow, Name: part.Metadata.Name}
+	plan, err := workflow.CompileWith(doc, part, nil, nil)
+	if err != nil || from == a.Party {
+		return plan, shares, err
+	}
+	p, err := a.Store.GetParty(ctx, from)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan, shares, federation.CheckPolicy(a.Party, p.Policy, policyShares(req.Workflow, plan, shares), runParams(req))
+}
+
+// policyShares are the part's tasks as a policy checks them, each named
+// by its field in the whole workflow.
+func policyShares(whole *apiv1.Workflow, plan *workflow.Plan, shares []apiv1.ShareRef) []federation.Share {
+	out := make([]federation.Share, 0, len(plan.Tasks))
+	for i := range plan.Tasks {
+		t := &plan.Tasks[i]
+		sh := federation.Share{Task: t.Spec, Field: "spec.tasks[" + t.Spec.Name + "]", Need: t.Request}
+		for _, s := range shares {
+			if k := slices.IndexFunc(whole.Spec.Tasks, func(w apiv1.Task) bool { return w.Name == s.Task }); s.Name == t.Spec.Name && k >= 0 {
+				sh.Field, sh.EnvFields = fmt.Sprintf("spec.tasks[%d]", k), envFields(&whole.Spec.Tasks[k], s)
+			}
+		}
+		out = append(out, sh)
+	}
+	return out
+}
+
+// envFields names, relative to the task's field, where each variable
+// of share s was set: the task's env, then its perRole and perParty.
+func envFields(t *apiv1.Task, s apiv1.ShareRef) map[string]string {
+	out := map[string]string{}
+	add := func(prefix string, env []apiv1.EnvVar) {
+		for k, e := range env {
+			out[e.Name] = fmt.Sprintf("%s.env[%d]", prefix, k)
+		}
+	}
+	add("", t.Env)
+	if o, ok := t.PerRole[s.Role]; ok {
+		add(".perRole."+s.Role, o.Env)
+	}
+	if o, ok := t.PerParty[s.Party]; ok {
+		add(".perParty."+s.Party, o.Env)
+	}
+	return out
+}
+
+// runParams are the run's params: the workflow's defaults under the
+// values the run was given.
+func runParams(req apiv1.PartRequest) map[string]string {
+	out := map[string]string{}
+	for _, p := range req.Workflow.Spec.Params {
+		if p.Default != nil {
+			out[p.Name] = *p.Default
+		}
+	}
+	maps.Copy(out, req.Params)
+	return out
 }
 
 // checkPartRequest checks that from may have this party take part in

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -55,10 +58,14 @@ func (s self) StopPart(ctx context.Context, run apiv1.RunID, how string) error {
 	return s.a.StopPart(ctx, s.a.Party, run, how)
 }
 
+func (s self) CheckPart(ctx context.Context, req apiv1.PartRequest) error {
+	return s.a.CheckPart(ctx, s.a.Party, req)
+}
+
 // checkFederated checks, before a federated workflow is submitted, that
 // this server has a party identity and knows every party it names, and
 // returns how the run takes part.
-func (a *App) checkFederated(ctx context.Context, wf *apiv1.Workflow) (*apiv1.FederationInfo, error) {
+func (a *App) checkFederated(ctx context.Context, wf *apiv1.Workflow, params map[string]string) (*apiv1.FederationInfo, error) {
 	f := wf.Spec.Federation
 	if f == nil {
 		return nil, nil
@@ -70,18 +77,55 @@ func (a *App) checkFederated(ctx context.Context, wf *apiv1.Workflow) (*apiv1.Fe
 			Hint:    "start kiln serve --party NAME --advertise URL and submit with --server",
 		}
 	}
+	found := map[string]federation.Party{}
 	for role, parties := range f.Roles {
 		for _, p := range parties {
-			if _, err := (directory{a}).Party(ctx, p); err != nil {
+			party, err := (directory{a}).Party(ctx, p)
+			if err != nil {
 				var coded *apiv1.Error
 				if errors.As(err, &coded) {
 					coded.Object, coded.Field = "Workflow/"+wf.Metadata.Name, "spec.federation.roles."+role
 				}
 				return nil, err
 			}
+			found[p] = party
 		}
 	}
+	if err := checkParts(ctx, found, apiv1.PartRequest{Initiator: a.Party, Workflow: wf, Params: params}); err != nil {
+		return nil, err
+	}
 	return &apiv1.FederationInfo{Initiator: a.Party, Party: a.Party, Roles: f.Roles}, nil
+}
+
+// checkPartTimeout bounds the question each party is asked at submit.
+const checkPartTimeout = 10 * time.Second
+
+// checkParts asks every party at once whether it would create its part
+// of the run, and returns the first refusal (its policy's, its pool's,
+// the spec's there). A party that does not answer is let through: it
+// asks again, and refuses if it must, when the run reaches it.
+func checkParts(ctx context.Context, parties map[string]federation.Party, req apiv1.PartRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, checkPartTimeout)
+	defer cancel()
+	errs := make(map[string]error, len(parties))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, p := range parties {
+		wg.Go(func() {
+			err := p.CheckPart(ctx, req)
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, name := range slices.Sorted(maps.Keys(errs)) {
+		var coded *apiv1.Error
+		if errors.As(errs[name], &coded) {
+			return errs[name]
+		}
+	}
+	return nil
 }
 
 // closeParts waits for federated run id to end, then stops what is left

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/federation"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -65,6 +66,9 @@ func (a *App) checkPartyRequest(req apiv1.PartyRequest) error {
 			Hint:    fmt.Sprintf("give the credential that kiln party add printed on %s's server, not an API token", req.Name),
 		}
 	}
+	if err := federation.CheckPolicyValid(req.Name, req.Policy); err != nil {
+		return err
+	}
 	if req.URL == "" {
 		return nil // an update may keep the URL known; mergeParty checks a new party has one
 	}
@@ -87,10 +91,13 @@ func checkPartyURL(name, raw string) error {
 // a new party, or one rotated, is issued a new credential.
 func mergeParty(old *store.Party, req apiv1.PartyRequest) (store.Party, *apiv1.PartyAdded, error) {
 	now := time.Now().UTC()
-	p := store.Party{Name: req.Name, URL: req.URL, Project: cmp.Or(req.Project, "default"), Credential: req.Credential, CreatedAt: now, UpdatedAt: now}
+	p := store.Party{Name: req.Name, URL: req.URL, Project: cmp.Or(req.Project, "default"), Credential: req.Credential, Policy: req.Policy, CreatedAt: now, UpdatedAt: now}
 	if old != nil {
 		p.URL, p.Project = cmp.Or(req.URL, old.URL), cmp.Or(req.Project, old.Project)
 		p.Credential, p.CredentialHash, p.CreatedAt = cmp.Or(req.Credential, old.Credential), old.CredentialHash, old.CreatedAt
+		if p.Policy == nil {
+			p.Policy = old.Policy
+		}
 	}
 	if p.URL == "" {
 		return p, nil, &apiv1.Error{
@@ -151,5 +158,5 @@ func partyView(p store.Party) apiv1.Party {
 	if p.Credential != "" {
 		cred = apiv1.CredentialSet
 	}
-	return apiv1.Party{Name: p.Name, URL: p.URL, Project: p.Project, Credential: cred, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+	return apiv1.Party{Name: p.Name, URL: p.URL, Project: p.Project, Credential: cred, Policy: p.Policy, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }

@@ -3,10 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -19,6 +22,7 @@ func newPartyCmd(e *env) *cobra.Command {
 
 func newPartyAddCmd(e *env) *cobra.Command {
 	var req apiv1.PartyRequest
+	var pol policyFlags
 	cmd := &cobra.Command{
 		Use:   "add NAME --url URL [--credential C]",
 		Short: "Register a party (or update it) and print, once, the credential issued to it",
@@ -26,11 +30,18 @@ func newPartyAddCmd(e *env) *cobra.Command {
 			"the credential this kiln issues to it: give it to the party, whose own kiln party add takes it with\n" +
 			"--credential. --credential is the credential the party issued to this kiln (- reads it from\n" +
 			"standard input); it may be given later by running kiln party add again, which updates the party\n" +
-			"and issues no new credential unless --rotate. The party's server is called first (--no-check: not).",
+			"and issues no new credential unless --rotate. The party's server is called first (--no-check: not).\n\n" +
+			"What the party's parts of federated runs may do here is its policy (docs/federation.md): --policy FILE\n" +
+			"(YAML: commands, secrets, images, maxResources), or --allow-command and --allow-secret. A party\n" +
+			"registered without one may run nothing here; given again, a policy replaces the one the party had.",
 		Args: one("kiln party add takes the party's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Name = args[0]
 			if err := e.partyRequest(cmd, &req); err != nil {
+				return err
+			}
+			var err error
+			if req.Policy, err = pol.policy(); err != nil {
 				return err
 			}
 			eng, done, err := e.open(cmd.Context(), reading, nil)
@@ -52,7 +63,39 @@ func newPartyAddCmd(e *env) *cobra.Command {
 	f.StringVar(&req.Project, "project", "", "the project the party's parts of federated runs go into (default: default, or the one it had)")
 	f.BoolVar(&req.Rotate, "rotate", false, "issue the party a new credential; the one it has is refused from then on")
 	f.BoolVar(&req.NoCheck, "no-check", false, "register the party without calling its server")
+	f.StringVar(&pol.file, "policy", "", "a YAML file of what the party's parts may do here (commands, secrets, images, maxResources); replaces its policy")
+	f.StringArrayVar(&pol.commands, "allow-command", nil, "a command line the party's parts may run (a prefix, word by word; \"*\": any); with --allow-secret, replaces its policy")
+	f.StringArrayVar(&pol.secrets, "allow-secret", nil, "a secret of the party's project its parts may read")
 	return cmd
+}
+
+// policyFlags give kiln party add a party's policy.
+type policyFlags struct {
+	file              string
+	commands, secrets []string
+}
+
+// policy is the policy the flags give, nil if they give none.
+func (f policyFlags) policy() (*apiv1.PartyPolicy, error) {
+	if f.file == "" && f.commands == nil && f.secrets == nil {
+		return nil, nil
+	}
+	p := &apiv1.PartyPolicy{}
+	if f.file != "" {
+		data, err := os.ReadFile(f.file)
+		if err != nil {
+			return nil, &apiv1.Error{Code: apiv1.CodeRead, File: f.file, Field: "--policy", Message: err.Error()}
+		}
+		if err := yaml.UnmarshalStrict(data, p); err != nil {
+			return nil, &apiv1.Error{
+				Code: apiv1.CodeParse, File: f.file, Field: "--policy", Message: err.Error(),
+				Hint: "a policy is commands: [...], secrets: [...], images: [...] and maxResources: {cpu, memory, gpu} (docs/federation.md)",
+			}
+		}
+	}
+	p.Commands = append(p.Commands, f.commands...)
+	p.Secrets = append(p.Secrets, f.secrets...)
+	return p, nil
 }
 
 // partyRequest completes req from the command line: the credential read
@@ -121,9 +164,9 @@ func newPartyListCmd(e *env) *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tURL\tPROJECT\tCREDENTIAL\tAGE")
+			fmt.Fprintln(tw, "NAME\tURL\tPROJECT\tCREDENTIAL\tMAY RUN\tAGE")
 			for _, p := range parties {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.URL, p.Project, p.Credential, age(p.CreatedAt))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.URL, p.Project, p.Credential, mayRun(p.Policy), age(p.CreatedAt))
 			}
 			return tw.Flush()
 		},
@@ -150,4 +193,16 @@ func newPartyRemoveCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// mayRun sums up a party's policy for kiln party list.
+func mayRun(p *apiv1.PartyPolicy) string {
+	if p == nil || len(p.Commands) == 0 {
+		return "nothing (no policy)"
+	}
+	out := fmt.Sprintf("%d command lines", len(p.Commands))
+	if slices.Contains(p.Commands, "*") {
+		out = "any command"
+	}
+	return fmt.Sprintf("%s, %d secrets", out, len(p.Secrets))
 }

@@ -82,8 +82,10 @@ func (p *partyFlags) idleTimeout(file partyFile, path string) (time.Duration, er
 		}
 	}
 	if d != 0 && d < app.MinPartyIdleTimeout {
-		return 0, &apiv1.Error{Code: apiv1.CodeUsage, File: f, Field: fl,
-			Message: fmt.Sprintf("a party idle timeout of %s is under the least, %s: an initiator calls each party every 5s", d, app.MinPartyIdleTimeout)}
+		return 0, &apiv1.Error{
+			Code: apiv1.CodeUsage, File: f, Field: fl,
+			Message: fmt.Sprintf("a party idle timeout of %s is under the least, %s: an initiator calls each party every 5s", d, app.MinPartyIdleTimeout),
+		}
 	}
 	return d, nil
 }

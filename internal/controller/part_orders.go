@@ -127,8 +127,10 @@ func reservation(a resource.Admission, need resource.Request, project string) (*
 	case a.Admitted:
 		return &apiv1.ShareStatus{State: apiv1.ShareReserved}, nil
 	case a.QuotaNever:
-		return &apiv1.ShareStatus{State: apiv1.ShareFailed, Code: apiv1.CodeQuotaWait,
-			Message: fmt.Sprintf("the share needs %s, more than the whole quota of project %s, the party's project for this initiator: it can never start unless that quota is raised", need, project)}, nil
+		return &apiv1.ShareStatus{
+			State: apiv1.ShareFailed, Code: apiv1.CodeQuotaWait,
+			Message: fmt.Sprintf("the share needs %s, more than the whole quota of project %s, the party's project for this initiator: it can never start unless that quota is raised", need, project),
+		}, nil
 	case a.Quota != "":
 		return &apiv1.ShareStatus{State: apiv1.ShareReserving, Message: fmt.Sprintf("waiting for its quota: the share needs %s, and project %s's quota is in use", need, project)}, nil
 	case a.Outranked:

@@ -47,6 +47,13 @@ func (c *Client) CreatePart(ctx context.Context, req apiv1.PartRequest) (apiv1.P
 	return out, err
 }
 
+// CheckPart asks the party whether it would create its part of
+// req's run, and keeps nothing.
+func (c *Client) CheckPart(ctx context.Context, req apiv1.PartRequest) error {
+	_, err := c.call(ctx, http.MethodPost, "/api/v1/federation/check", req, nil)
+	return err
+}
+
 // PartStatus returns the party's part of federated run id as it stands.
 func (c *Client) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.PartStatus, error) {
 	var out apiv1.PartStatus

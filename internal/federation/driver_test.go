@@ -87,6 +87,8 @@ func (f *fakeParty) OrderShare(_ context.Context, _ apiv1.RunID, task string, o 
 
 func (f *fakeParty) StopPart(context.Context, apiv1.RunID, string) error { return nil }
 
+func (f *fakeParty) CheckPart(context.Context, apiv1.PartRequest) error { return nil }
+
 func (f *fakeParty) took() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -19,6 +19,10 @@ type Party interface {
 	PartStatus(ctx context.Context, run apiv1.RunID) (apiv1.PartStatus, error)
 	OrderShare(ctx context.Context, run apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error)
 	StopPart(ctx context.Context, run apiv1.RunID, how string) error
+	// CheckPart asks whether the party would create its part of
+	// req.Run (req.Run may be empty: the run is not submitted yet),
+	// keeping nothing: its refusal is the one CreatePart would give.
+	CheckPart(ctx context.Context, req apiv1.PartRequest) error
 }
 
 // Directory finds the parties this server trusts, by name. An unknown

@@ -154,8 +154,10 @@ func (s *Server) deliverPiece(w http.ResponseWriter, r *http.Request, p *princip
 	if err != nil {
 		return err
 	}
-	m := federation.MessageTo{Run: apiv1.RunID(r.PathValue("run")), Task: r.PathValue("task"), Attempt: n,
-		FromRole: r.PathValue("from"), ToRole: r.PathValue("to"), Name: r.PathValue("name")}
+	m := federation.MessageTo{
+		Run: apiv1.RunID(r.PathValue("run")), Task: r.PathValue("task"), Attempt: n,
+		FromRole: r.PathValue("from"), ToRole: r.PathValue("to"), Name: r.PathValue("name"),
+	}
 	d, err := s.cfg.Channel.DeliverPiece(r.Context(), p.party, m, piece)
 	if err != nil {
 		return err

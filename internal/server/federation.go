@@ -17,6 +17,7 @@ type PartyHost interface {
 	PartStatus(ctx context.Context, from string, run apiv1.RunID) (apiv1.PartStatus, error)
 	OrderShare(ctx context.Context, from string, run apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error)
 	StopPart(ctx context.Context, from string, run apiv1.RunID, how string) error // "cancel", "end", "fail", "suspend", "resume"
+	CheckPart(ctx context.Context, from string, req apiv1.PartRequest) error
 }
 
 // federationRoutes are the routes other parties' servers call.
@@ -24,6 +25,7 @@ func (s *Server) federationRoutes() []route {
 	const part = "/api/v1/federation/parts/{run}"
 	return []route{
 		{"GET /api/v1/federation/party", partyRole, s.hello},
+		{"POST /api/v1/federation/check", partyRole, s.checkPart},
 		{"PUT " + part, partyRole, s.createPart},
 		{"GET " + part, partyRole, s.partStatus},
 		{"PUT " + part + "/shares/{task}", partyRole, s.orderShare},
@@ -88,6 +90,33 @@ func (s *Server) createPart(w http.ResponseWriter, r *http.Request, p *principal
 		return err
 	}
 	writeJSON(w, http.StatusOK, status)
+	return nil
+}
+
+// checkPart tells an initiator, before it submits its run, whether this
+// party would create its part: 204, or the refusal CreatePart would give.
+func (s *Server) checkPart(w http.ResponseWriter, r *http.Request, p *principal) error {
+	h, err := s.host()
+	if err != nil {
+		return err
+	}
+	var req apiv1.PartRequest
+	if err := decodePartyJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Initiator == "" {
+		req.Initiator = p.party
+	}
+	if req.Initiator != p.party {
+		return badRequest("party %q cannot ask about a run that party %q initiates", p.party, req.Initiator)
+	}
+	if req.Workflow == nil {
+		return badRequest("the request carries no workflow")
+	}
+	if err := h.CheckPart(r.Context(), p.party, req); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

@@ -49,6 +49,8 @@ func (h *fakeHost) OrderShare(_ context.Context, from string, run apiv1.RunID, t
 	return apiv1.ShareStatus{Task: task, Attempt: o.Attempt, State: apiv1.ShareReserved}, nil
 }
 
+func (h *fakeHost) CheckPart(context.Context, string, apiv1.PartRequest) error { return nil }
+
 func (h *fakeHost) StopPart(_ context.Context, from string, run apiv1.RunID, how string) error {
 	h.record("%s %s from %s", how, run, from)
 	return nil

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // Parties keeps the other kiln servers this one federates with. Each
@@ -41,7 +43,9 @@ type Party struct {
 	CredentialHash string
 	// Credential is the credential the party issued to this server, in
 	// clear once read; "" until it is given.
-	Credential           string
+	Credential string
+	// Policy is what the party's parts may do here; nil: nothing.
+	Policy               *apiv1.PartyPolicy
 	CreatedAt, UpdatedAt time.Time
 }
 

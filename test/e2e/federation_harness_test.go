@@ -79,14 +79,18 @@ func (s *fedServer) signal(t *testing.T, sig syscall.Signal) {
 	}
 }
 
+// openPolicy lets a party's parts run any command and read the secret
+// the tests' workflows read: the tests of policies set their own.
+var openPolicy = []string{"--allow-command", "*", "--allow-secret", "private-value"}
+
 // federate has every pair of servers register each other, each with the
-// credential the other issued to it.
+// credential the other issued to it, and the open policy.
 func federate(t *testing.T, servers ...*fedServer) {
 	t.Helper()
 	for i, a := range servers {
 		for _, b := range servers[i+1:] {
-			toB := mustIssue(t, a.kiln(t, "party", "add", b.name, "--url", b.url), a.name+"'s party add "+b.name)
-			toA := mustIssue(t, b.kiln(t, "party", "add", a.name, "--url", a.url, "--credential", toB), b.name+"'s party add "+a.name)
+			toB := mustIssue(t, a.kiln(t, append([]string{"party", "add", b.name, "--url", b.url}, openPolicy...)...), a.name+"'s party add "+b.name)
+			toA := mustIssue(t, b.kiln(t, append([]string{"party", "add", a.name, "--url", a.url, "--credential", toB}, openPolicy...)...), b.name+"'s party add "+a.name)
 			if r := a.kiln(t, "party", "add", b.name, "--credential", toA); r.code != 0 {
 				t.Fatalf("%s's party add %s --credential: %s", a.name, b.name, r.stderr)
 			}

@@ -3,9 +3,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -24,24 +26,32 @@ func (s *Store) PutParty(ctx context.Context, p store.Party) (err error) {
 		}
 	}
 	now := p.UpdatedAt.UnixNano()
-	_, err = s.wdb.ExecContext(ctx, `INSERT INTO parties (name, url, project, credential_hash, credential, created_at, updated_at)
-		VALUES (?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET url = excluded.url, project = excluded.project,
-		credential_hash = excluded.credential_hash, credential = excluded.credential, updated_at = excluded.updated_at`,
-		p.Name, p.URL, p.Project, p.CredentialHash, sealed, now, now)
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO parties (name, url, project, credential_hash, credential, created_at, updated_at, policy)
+		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET url = excluded.url, project = excluded.project,
+		credential_hash = excluded.credential_hash, credential = excluded.credential, updated_at = excluded.updated_at,
+		policy = excluded.policy`,
+		p.Name, p.URL, p.Project, p.CredentialHash, sealed, now, now, policyJSON(p.Policy))
 	if err != nil && s.dialect.IsConflict(err) {
 		return fmt.Errorf("party %s: its credential is another party's: %w", p.Name, store.ErrConflict)
 	}
 	return err
 }
 
-const partyColumns = `name, url, project, credential_hash, credential, created_at, updated_at`
+const partyColumns = `name, url, project, credential_hash, credential, created_at, updated_at, policy`
 
 // scanParty reads a party's row and opens its sealed credential.
 func (s *Store) scanParty(row interface{ Scan(...any) error }) (*store.Party, error) {
 	var p store.Party
 	var created, updated int64
-	if err := row.Scan(&p.Name, &p.URL, &p.Project, &p.CredentialHash, &p.Credential, &created, &updated); err != nil {
+	var policy string
+	if err := row.Scan(&p.Name, &p.URL, &p.Project, &p.CredentialHash, &p.Credential, &created, &updated, &policy); err != nil {
 		return nil, err
+	}
+	if policy != "" {
+		p.Policy = &apiv1.PartyPolicy{}
+		if err := json.Unmarshal([]byte(policy), p.Policy); err != nil {
+			return nil, err
+		}
 	}
 	p.CreatedAt, p.UpdatedAt = fromNanos(created), fromNanos(updated)
 	if p.Credential == "" {
@@ -102,4 +112,12 @@ func (s *Store) DeleteParty(ctx context.Context, name string) (err error) {
 		return fmt.Errorf("party %s: %w", name, store.ErrNotFound)
 	}
 	return nil
+}
+
+// policyJSON is a party's policy as stored: "" for none.
+func policyJSON(p *apiv1.PartyPolicy) string {
+	if p == nil {
+		return ""
+	}
+	return mustJSON(p)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -19,6 +20,7 @@ func testParties(t *testing.T, s store.Store) {
 	carol := store.Party{
 		Name: "carol", URL: "https://carol", Project: "fed", CredentialHash: store.HashCredential("kpc_to_carol"),
 		Credential: "kpc_from_carol", CreatedAt: t0, UpdatedAt: t0,
+		Policy: &apiv1.PartyPolicy{Commands: []string{"/usr/bin/python3 /srv/fl/fedavg.py"}, Secrets: []string{"data-key"}, MaxResources: &apiv1.Resources{CPU: "2"}, Images: []string{"*"}},
 	}
 	for _, p := range []store.Party{carol, bob} {
 		if err := s.PutParty(ctx, p); err != nil {

@@ -42,3 +42,6 @@ CREATE TABLE part_heard (
 -- The code a party's own order ends a share with (its idle timeout);
 -- '' for the initiator's orders.
 ALTER TABLE share_orders ADD COLUMN code TEXT NOT NULL DEFAULT '';
+
+-- What a party's parts may do here (a JSON apiv1.PartyPolicy; '': nothing).
+ALTER TABLE parties ADD COLUMN policy TEXT NOT NULL DEFAULT '';

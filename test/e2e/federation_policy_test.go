@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// setPolicy replaces at s the policy of party's parts with the YAML given.
+func (s *fedServer) setPolicy(t *testing.T, party, policy string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.kiln(t, "party", "add", party, "--policy", path); r.code != 0 {
+		t.Fatalf("%s: party add %s --policy: %s", s.name, party, r.stderr)
+	}
+}
+
+// A party's policy decides what an initiator's parts run there: a
+// command line, a secret or resources it does not allow are refused at
+// submit, naming the party, the rule and the field, and nothing is made
+// at any party; what it allows runs.
+func TestAPartysPolicyDecidesWhatRunsWithItsData(t *testing.T) {
+	t.Parallel()
+	alice, bob, carol := threeParties(t)
+	script := exampleScript(t)
+	allowed := "commands: [\"python3 " + script + "\"]\nsecrets: [private-value]\nmaxResources: {cpu: 500m}\n"
+	bob.setPolicy(t, "alice", allowed)
+	params := secureSumParams(t)
+	for _, c := range []struct {
+		what, wf string
+		policy   string
+		field    string
+	}{
+		{"a command it does not allow", strings.Replace(secureSum(t), `command: [python3, "{{params.script}}"]`, `command: [sh, -c, "cat /etc/passwd"]`, 1), allowed, "spec.tasks[0].command"},
+		{"a secret it does not name", secureSum(t), "commands: [\"python3 " + script + "\"]\n", "spec.tasks[0].perRole.host.env[0].valueFrom.secret"},
+		{"more than a share may ask", strings.Replace(secureSum(t), "cpu: 100m", "cpu: \"1\"", 1), allowed, "spec.tasks[0].resources"},
+	} {
+		bob.setPolicy(t, "alice", c.policy)
+		r := alice.kilnStdin(t, c.wf, "run", "-", "-p", "script="+params["script"], "-p", "sdk="+params["sdk"])
+		if r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePolicy)) || !strings.Contains(r.stderr, "party/bob") || !strings.Contains(r.stderr, c.field) {
+			t.Errorf("%s: submit = exit %d, %s; want %s naming party/bob and %s", c.what, r.code, r.stderr, apiv1.CodePolicy, c.field)
+		}
+	}
+	for _, s := range []*fedServer{alice, bob, carol} {
+		if list := s.kiln(t, "get", "runs"); strings.Contains(list.stdout, "secure-sum") {
+			t.Errorf("%s holds a run after refused submissions:\n%s", s.name, list.stdout)
+		}
+	}
+	bob.setPolicy(t, "alice", allowed)
+	run := alice.submit(t, secureSum(t), params)
+	if done := alice.waitDone(t, run.ID, 2*time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("the allowed run: %s %s", done.Status.Phase, done.Status.Message)
+	}
+	if list := bob.kiln(t, "party", "list"); !strings.Contains(list.stdout, "1 command lines, 1 secrets") {
+		t.Errorf("bob's party list does not show alice's policy:\n%s", list.stdout)
+	}
+}
+
+// The party enforces its policy itself, whatever the initiator checked:
+// a policy narrowed after the run was submitted refuses the part when the
+// run reaches the party.
+func TestAPartyEnforcesItsPolicyWhenThePartIsMade(t *testing.T) {
+	t.Parallel()
+	alice, bob, _ := threeParties(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	run := alice.submit(t, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: narrowed}
+spec:
+  federation:
+    roles: {guest: [alice], host: [bob]}
+  tasks:
+  - {name: first, roles: [guest], command: [sh, -c, 'while [ ! -e `+gate+` ]; do sleep 0.1; done'], resources: {cpu: 100m}}
+  - {name: second, roles: [guest, host], dependsOn: [first], command: ["true"], resources: {cpu: 100m}}
+`, nil)
+	bob.setPolicy(t, "alice", "commands: [/usr/bin/python3]\n")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := alice.waitDone(t, run.ID, 2*time.Minute)
+	n := nodeOf(t, done, "second")
+	if done.Status.Phase != apiv1.PhaseFailed || n.Code != apiv1.CodePartRefused || !strings.Contains(n.Message, string(apiv1.CodePolicy)) {
+		t.Errorf("run: %s; task second %s %s; want Failed with %s carrying bob's %s", done.Status.Phase, n.Code, n.Message, apiv1.CodePartRefused, apiv1.CodePolicy)
+	}
+}
