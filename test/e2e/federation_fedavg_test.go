@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,33 +137,24 @@ func TestFederatedAveragingSurvivesTheAggregatorsServerKilled(t *testing.T) {
 // waitMessage waits until part at s logs message name, received.
 func waitMessage(t *testing.T, s *fedServer, part apiv1.RunID, name string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
+	waitFor(t, s.name+" receiving "+name, func() bool {
 		log, _ := s.api.Messages(t.Context(), part)
-		for _, m := range log {
-			if m.Name == name && m.Direction == apiv1.ChannelReceived {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s never received %s", s.name, name)
+		return slices.ContainsFunc(log, func(m apiv1.ChannelMessage) bool {
+			return m.Name == name && m.Direction == apiv1.ChannelReceived
+		})
+	})
 }
 
 // waitShareState waits until the initiator s shows party's share of the
 // federated run in state.
 func waitShareState(t *testing.T, s *fedServer, run apiv1.RunID, party string, state string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	waitFor(t, "party "+party+"'s share "+state, func() bool {
 		for _, n := range s.run(t, run).Status.Nodes {
-			for _, p := range n.Parties {
-				if p.Party == party && p.State == state {
-					return
-				}
+			if slices.ContainsFunc(n.Parties, func(p apiv1.PartyShare) bool { return p.Party == party && p.State == state }) {
+				return true
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("party %s's share never showed %s at %s", party, state, s.name)
+		return false
+	})
 }

@@ -10,15 +10,15 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
-// setPolicy replaces at s the policy of party's parts with the YAML given.
-func (s *fedServer) setPolicy(t *testing.T, party, policy string) {
+// setPolicy replaces at s the policy of alice's parts with the YAML given.
+func (s *fedServer) setPolicy(t *testing.T, policy string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.kiln(t, "party", "add", party, "--policy", path); r.code != 0 {
-		t.Fatalf("%s: party add %s --policy: %s", s.name, party, r.stderr)
+	if r := s.kiln(t, "party", "add", "alice", "--policy", path); r.code != 0 {
+		t.Fatalf("%s: party add alice --policy: %s", s.name, r.stderr)
 	}
 }
 
@@ -31,7 +31,7 @@ func TestAPartysPolicyDecidesWhatRunsWithItsData(t *testing.T) {
 	alice, bob, carol := threeParties(t)
 	script := exampleScript(t)
 	allowed := "commands: [\"python3 " + script + "\"]\nsecrets: [private-value]\nmaxResources: {cpu: 500m}\n"
-	bob.setPolicy(t, "alice", allowed)
+	bob.setPolicy(t, allowed)
 	params := secureSumParams(t)
 	for _, c := range []struct {
 		what, wf string
@@ -42,7 +42,7 @@ func TestAPartysPolicyDecidesWhatRunsWithItsData(t *testing.T) {
 		{"a secret it does not name", secureSum(t), "commands: [\"python3 " + script + "\"]\n", "spec.tasks[0].perRole.host.env[0].valueFrom.secret"},
 		{"more than a share may ask", strings.Replace(secureSum(t), "cpu: 100m", "cpu: \"1\"", 1), allowed, "spec.tasks[0].resources"},
 	} {
-		bob.setPolicy(t, "alice", c.policy)
+		bob.setPolicy(t, c.policy)
 		r := alice.kilnStdin(t, c.wf, "run", "-", "-p", "script="+params["script"], "-p", "sdk="+params["sdk"])
 		if r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePolicy)) || !strings.Contains(r.stderr, "party/bob") || !strings.Contains(r.stderr, c.field) {
 			t.Errorf("%s: submit = exit %d, %s; want %s naming party/bob and %s", c.what, r.code, r.stderr, apiv1.CodePolicy, c.field)
@@ -53,7 +53,7 @@ func TestAPartysPolicyDecidesWhatRunsWithItsData(t *testing.T) {
 			t.Errorf("%s holds a run after refused submissions:\n%s", s.name, list.stdout)
 		}
 	}
-	bob.setPolicy(t, "alice", allowed)
+	bob.setPolicy(t, allowed)
 	run := alice.submit(t, secureSum(t), params)
 	if done := alice.waitDone(t, run.ID, 2*time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {
 		t.Fatalf("the allowed run: %s %s", done.Status.Phase, done.Status.Message)
@@ -80,7 +80,7 @@ spec:
   - {name: first, roles: [guest], command: [sh, -c, 'while [ ! -e `+gate+` ]; do sleep 0.1; done'], resources: {cpu: 100m}}
   - {name: second, roles: [guest, host], dependsOn: [first], command: ["true"], resources: {cpu: 100m}}
 `, nil)
-	bob.setPolicy(t, "alice", "commands: [/usr/bin/python3]\n")
+	bob.setPolicy(t, "commands: [/usr/bin/python3]\n")
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
