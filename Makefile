@@ -9,7 +9,7 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 # Python SDK offline (venv, pip, setuptools, wheel).
 DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql
 
-.PHONY: help build example test pytest bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
+.PHONY: help build example fedavg test pytest bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -19,6 +19,9 @@ build: ## build bin/kiln
 
 example: build ## run the example pipeline locally, on the embedded defaults
 	bin/kiln run examples/pipeline.yaml
+
+fedavg: build ## federated averaging with PyTorch across three kiln servers it starts on this machine
+	examples/federated/fedavg-demo.sh
 
 # make test fuzzes for a number of executions, not a time: Go 1.26's fuzz
 # coordinator can fail a target with "context deadline exceeded" when a

@@ -188,6 +188,14 @@ func (a *App) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.
 	return a.Store.ListEvents(ctx, store.ListEventsParams{Run: id, After: after})
 }
 
+// Messages returns the federation channel's log of part id.
+func (a *App) Messages(ctx context.Context, id apiv1.RunID) ([]apiv1.ChannelMessage, error) {
+	if _, err := a.GetRun(ctx, id); err != nil {
+		return nil, err
+	}
+	return a.Store.ChannelLog(ctx, id)
+}
+
 // Cancel asks for run id to be cancelled. If no live engine works the
 // run, this one takes it over, stops it, and returns once it has ended.
 // A run that ended is KLN-4010.

@@ -37,6 +37,8 @@ type reader interface {
 	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
 	ListRuns(ctx context.Context, q apiv1.RunQuery) (*apiv1.RunList, error)
 	Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.Event, error)
+	// Messages is the federation channel's log of a party's part.
+	Messages(ctx context.Context, id apiv1.RunID) ([]apiv1.ChannelMessage, error)
 }
 
 // secretKeeper keeps the secrets task environments reference.

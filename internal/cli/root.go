@@ -140,7 +140,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newArtifactsCmd(e), newArtifactExecCmd())
 	root.AddCommand(newRerunCmd(e))
 	root.AddCommand(newConvertCmd(e))
-	root.AddCommand(newPartyCmd(e))
+	root.AddCommand(newPartyCmd(e), newMessagesCmd(e))
 	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e))
 	root.AddCommand(newConfigCmd(e))
 	root.AddCommand(newWhoamiCmd(e))
