@@ -27,9 +27,12 @@ type Party struct {
 	// --credential): without it this server cannot call the party.
 	Credential string `json:"credential"`
 	// Policy is what the party's parts may do here; none: nothing.
-	Policy    *PartyPolicy `json:"policy,omitempty"`
-	CreatedAt time.Time    `json:"createdAt"`
-	UpdatedAt time.Time    `json:"updatedAt"`
+	Policy *PartyPolicy `json:"policy,omitempty"`
+	// Pin is the certificate its https server must present
+	// ("sha256:<hex>"), if pinned.
+	Pin       string    `json:"pin,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // PartyPolicy is what the parts of federated runs that a party initiates
@@ -79,6 +82,11 @@ type PartyRequest struct {
 	// Policy replaces what the party's parts may do here; nil keeps the
 	// one it has (none, for a new party: it may run nothing).
 	Policy *PartyPolicy `json:"policy,omitempty"`
+	// Pin pins the certificate the party's https server must present:
+	// sha256:<hex> of its DER bytes, which its kiln serve --tls-cert
+	// prints; empty keeps the one it has. Without one, the system's roots
+	// decide.
+	Pin string `json:"pin,omitempty"`
 }
 
 // PartyAdded is what registering a party did.

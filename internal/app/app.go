@@ -98,6 +98,9 @@ type Config struct {
 	// Advertise the URL other parties reach it at; empty: none, and it
 	// takes part in no federated run.
 	Party, Advertise string
+	// TLSCert is the certificate kiln serve answers HTTPS with, if it
+	// does: a share's processes trust it to reach their channel.
+	TLSCert string
 	// PartyIdleTimeout ends this party's part of a federated run whose
 	// initiator has been silent longer (KLN-7023). Default
 	// DefaultPartyIdleTimeout; at least MinPartyIdleTimeout.
@@ -130,6 +133,8 @@ type App struct {
 	Home string
 	// Party and Advertise are Config's: this kiln's party identity.
 	Party, Advertise string
+	// tlsCert is Config's TLSCert.
+	tlsCert string
 	// partyIdle is Config's PartyIdleTimeout, defaulted.
 	partyIdle time.Duration
 	// heard throttles the writes of when initiators were last heard.
@@ -162,7 +167,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise, Replicated: replicated, log: cfg.Log, partyIdle: cmp.Or(cfg.PartyIdleTimeout, DefaultPartyIdleTimeout)}
+	a := &App{Store: st, Home: home, Party: cfg.Party, Advertise: cfg.Advertise, Replicated: replicated, log: cfg.Log, partyIdle: cmp.Or(cfg.PartyIdleTimeout, DefaultPartyIdleTimeout), tlsCert: cfg.TLSCert}
 	var pool controller.Pool
 	env := os.Environ()
 	if cfg.TaskEnv != nil {

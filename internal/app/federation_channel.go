@@ -35,7 +35,11 @@ func (a *App) ChannelEnv(part apiv1.RunID, share string, n int) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	return []string{"KILN_FEDERATION_CHANNEL=" + a.channelURL(at), "KILN_FEDERATION_TOKEN=" + tok}, nil
+	env := []string{"KILN_FEDERATION_CHANNEL=" + a.channelURL(at), "KILN_FEDERATION_TOKEN=" + tok}
+	if a.tlsCert != "" {
+		env = append(env, "KILN_FEDERATION_CA="+a.tlsCert) // the server's own certificate
+	}
+	return env, nil
 }
 
 func (a *App) channelURL(at federation.ShareAt) string {

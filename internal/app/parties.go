@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -69,6 +70,11 @@ func (a *App) checkPartyRequest(req apiv1.PartyRequest) error {
 	if err := federation.CheckPolicyValid(req.Name, req.Policy); err != nil {
 		return err
 	}
+	if req.Pin != "" && !pinForm.MatchString(req.Pin) {
+		return &apiv1.Error{Code: apiv1.CodePartyURL, Object: object, Field: "pin",
+			Message: fmt.Sprintf("%q is not a certificate pin: sha256:<64 hex digits>", req.Pin),
+			Hint:    "kiln serve --tls-cert prints its certificate's pin; openssl x509 -in CERT -outform DER | sha256sum computes it"}
+	}
 	if req.URL == "" {
 		return nil // an update may keep the URL known; mergeParty checks a new party has one
 	}
@@ -91,13 +97,14 @@ func checkPartyURL(name, raw string) error {
 // a new party, or one rotated, is issued a new credential.
 func mergeParty(old *store.Party, req apiv1.PartyRequest) (store.Party, *apiv1.PartyAdded, error) {
 	now := time.Now().UTC()
-	p := store.Party{Name: req.Name, URL: req.URL, Project: cmp.Or(req.Project, "default"), Credential: req.Credential, Policy: req.Policy, CreatedAt: now, UpdatedAt: now}
+	p := store.Party{Name: req.Name, URL: req.URL, Project: cmp.Or(req.Project, "default"), Credential: req.Credential, Policy: req.Policy, Pin: req.Pin, CreatedAt: now, UpdatedAt: now}
 	if old != nil {
 		p.URL, p.Project = cmp.Or(req.URL, old.URL), cmp.Or(req.Project, old.Project)
 		p.Credential, p.CredentialHash, p.CreatedAt = cmp.Or(req.Credential, old.Credential), old.CredentialHash, old.CreatedAt
 		if p.Policy == nil {
 			p.Policy = old.Policy
 		}
+		p.Pin = cmp.Or(req.Pin, old.Pin)
 	}
 	if p.URL == "" {
 		return p, nil, &apiv1.Error{
@@ -158,5 +165,7 @@ func partyView(p store.Party) apiv1.Party {
 	if p.Credential != "" {
 		cred = apiv1.CredentialSet
 	}
-	return apiv1.Party{Name: p.Name, URL: p.URL, Project: p.Project, Credential: cred, Policy: p.Policy, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+	return apiv1.Party{Name: p.Name, URL: p.URL, Project: p.Project, Credential: cred, Policy: p.Policy, Pin: p.Pin, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
+
+var pinForm = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

@@ -19,7 +19,7 @@ func (a *App) checkParty(ctx context.Context, p store.Party, given bool) ([]stri
 	defer cancel()
 	// Who answers is asked without the credential first: a wrong URL
 	// must not be handed a credential meant for p.
-	name, err := federation.New(p.URL, a.Party, "").Hello(ctx)
+	name, err := federation.New(p.URL, a.Party, "", p.Pin).Hello(ctx)
 	object := "party/" + p.Name
 	switch {
 	case name == "" && apiv1.CodeOf(err) == "" && err != nil:
@@ -40,7 +40,7 @@ func (a *App) checkParty(ctx context.Context, p store.Party, given bool) ([]stri
 		}
 	}
 	if p.Credential != "" && a.Party != "" {
-		_, err = federation.New(p.URL, a.Party, p.Credential).Hello(ctx)
+		_, err = federation.New(p.URL, a.Party, p.Credential, p.Pin).Hello(ctx)
 	}
 	return a.checkedCredential(p, err, given)
 }
@@ -97,5 +97,5 @@ func (a *App) PartyClient(ctx context.Context, name string) (*federation.Client,
 			Hint:    fmt.Sprintf("kiln party add %s --credential C, with the credential kiln party add %s printed on %s's server", name, a.Party, name),
 		}
 	}
-	return federation.New(p.URL, a.Party, p.Credential), nil
+	return federation.New(p.URL, a.Party, p.Credential, p.Pin), nil
 }

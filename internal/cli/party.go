@@ -63,6 +63,7 @@ func newPartyAddCmd(e *env) *cobra.Command {
 	f.StringVar(&req.Project, "project", "", "the project the party's parts of federated runs go into (default: default, or the one it had)")
 	f.BoolVar(&req.Rotate, "rotate", false, "issue the party a new credential; the one it has is refused from then on")
 	f.BoolVar(&req.NoCheck, "no-check", false, "register the party without calling its server")
+	f.StringVar(&req.Pin, "pin", "", "the certificate the party's https server must present: sha256:<hex>, as its kiln serve --tls-cert prints it (default: the system's roots decide)")
 	f.StringVar(&pol.file, "policy", "", "a YAML file of what the party's parts may do here (commands, secrets, images, maxResources); replaces its policy")
 	f.StringArrayVar(&pol.commands, "allow-command", nil, "a command line the party's parts may run (a prefix, word by word; \"*\": any); with --allow-secret, replaces its policy")
 	f.StringArrayVar(&pol.secrets, "allow-secret", nil, "a secret of the party's project its parts may read")

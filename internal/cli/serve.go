@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -36,6 +37,7 @@ func newServeCmd(e *env) *cobra.Command {
 	var life lifeFlags
 	var party partyFlags
 	var sf serveFlags
+	var tf tlsFlags
 	limits := newLimitFlags()
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -54,6 +56,10 @@ func newServeCmd(e *env) *cobra.Command {
 				return err
 			}
 			pool.serving = true
+			tlsCfg, pin, err := tf.config()
+			if err != nil {
+				return err
+			}
 			var isolation string
 			a, err := e.openApp(cmd.Context(), collecting, &pool, func(cfg *app.Config) (err error) {
 				cfg.Schedules, cfg.Serving = true, true
@@ -63,6 +69,7 @@ func newServeCmd(e *env) *cobra.Command {
 				if err := party.apply(e, cfg); err != nil {
 					return err
 				}
+				cfg.TLSCert = absPath(tf.cert)
 				isolation, err = tasks.apply(cfg)
 				return err
 			})
@@ -79,14 +86,15 @@ func newServeCmd(e *env) *cobra.Command {
 			if err != nil {
 				return usagef("listening on %s: %v", addr, err)
 			}
-			advertiseDefault(e, a, ln)
+			advertiseDefault(e, a, ln, scheme(tlsCfg))
 			if !a.Replicated {
 				a.Start()
 			}
-			fmt.Fprintf(e.stdout, "kiln serving on http://%s\n", ln.Addr())
-			a.Controller.Logger().Info("serving", "address", "http://"+ln.Addr().String(), "store", storeKind(a),
+			fmt.Fprintf(e.stdout, "kiln serving on %s://%s\n", scheme(tlsCfg), ln.Addr())
+			e.sayPin(pin)
+			a.Controller.Logger().Info("serving", "address", scheme(tlsCfg)+"://"+ln.Addr().String(), "store", storeKind(a),
 				"version", buildinfo.Read().Version, "build", buildinfo.Line(buildinfo.Read()))
-			return serve(e, a, ln, lim, metricsPublic)
+			return serve(e, a, ln, lim, metricsPublic, tlsCfg)
 		},
 	}
 	pool.add(cmd)
@@ -95,6 +103,7 @@ func newServeCmd(e *env) *cobra.Command {
 	life.add(cmd)
 	party.add(cmd)
 	sf.add(cmd)
+	tf.add(cmd)
 	def := os.Getenv("KILN_ADDR")
 	if def == "" {
 		def = "127.0.0.1:8420"
@@ -105,7 +114,7 @@ func newServeCmd(e *env) *cobra.Command {
 
 // serve answers requests until SIGTERM or SIGINT, adopting runs whose
 // engine is gone as it goes, then shuts down gracefully.
-func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPublic bool) error {
+func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPublic bool, tlsCfg *tls.Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	cfg := server.Config{
@@ -126,7 +135,14 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPub
 	}
 	api := server.New(cfg)
 	srv := api.HTTPServer()
-	go func() { errc <- srv.Serve(api.Listener(ln)) }()
+	srv.TLSConfig = tlsCfg
+	go func() {
+		if tlsCfg != nil {
+			errc <- srv.ServeTLS(api.Listener(ln), "", "")
+			return
+		}
+		errc <- srv.Serve(api.Listener(ln))
+	}()
 	var stopped error
 	select {
 	case stopped = <-errc:

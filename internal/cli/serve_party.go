@@ -92,12 +92,12 @@ func (p *partyFlags) idleTimeout(file partyFile, path string) (time.Duration, er
 
 // advertiseDefault gives a's party, if it has one and no advertised URL,
 // the URL of ln, and says who it is.
-func advertiseDefault(e *env, a *app.App, ln net.Listener) {
+func advertiseDefault(e *env, a *app.App, ln net.Listener, scheme string) {
 	if a.Party == "" {
 		return
 	}
 	if a.Advertise == "" {
-		a.Advertise = "http://" + ln.Addr().String()
+		a.Advertise = scheme + "://" + ln.Addr().String()
 	}
 	fmt.Fprintf(e.stdout, "kiln is party %s, advertised at %s\n", a.Party, a.Advertise)
 }

@@ -7,6 +7,10 @@ package federation
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,9 +38,36 @@ type Client struct {
 }
 
 // New returns a client of the party server at server ("http://10.0.0.2:8420")
-// for the party self, presenting credential.
-func New(server, self, credential string) *Client {
-	return &Client{base: strings.TrimRight(server, "/"), self: self, credential: credential, http: &http.Client{Timeout: Timeout}}
+// for the party self, presenting credential. pin, if set ("sha256:<hex>"
+// of the certificate's DER bytes), is the certificate an https server
+// must present, whoever signed it; without it, the system's roots decide.
+func New(server, self, credential, pin string) *Client {
+	c := &http.Client{Timeout: Timeout}
+	if pin != "" {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = pinned(pin)
+		c.Transport = t
+	}
+	return &Client{base: strings.TrimRight(server, "/"), self: self, credential: credential, http: c}
+}
+
+// pinned accepts exactly the certificate whose pin is pin: the party's
+// own, as kiln serve --tls-cert printed it, signed by anyone.
+func pinned(pin string) *tls.Config {
+	return &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		InsecureSkipVerify: true, //nolint:gosec // the pin below is the check: exactly one certificate is accepted
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return errors.New("the server presented no certificate")
+			}
+			sum := sha256.Sum256(raw[0])
+			if got := "sha256:" + hex.EncodeToString(sum[:]); got != pin {
+				return fmt.Errorf("the server's certificate is %s, not the one pinned for the party (%s)", got, pin)
+			}
+			return nil
+		},
+	}
 }
 
 // CreatePart asks the party to create its part of run req.Run; sent

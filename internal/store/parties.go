@@ -45,7 +45,10 @@ type Party struct {
 	// clear once read; "" until it is given.
 	Credential string
 	// Policy is what the party's parts may do here; nil: nothing.
-	Policy               *apiv1.PartyPolicy
+	Policy *apiv1.PartyPolicy
+	// Pin, if set, is the certificate the party's https server must
+	// present ("sha256:<hex>").
+	Pin                  string
 	CreatedAt, UpdatedAt time.Time
 }
 

@@ -77,11 +77,11 @@ func unmigrate(t *testing.T, path string) {
 		`ALTER TABLE attempts DROP COLUMN nodes`, `ALTER TABLE attempts DROP COLUMN joined`, `ALTER TABLE attempts DROP COLUMN dropped`, // 0018, applied again
 		`DROP TABLE run_federation`, `DROP TABLE node_party_shares`, `DROP TABLE share_orders`, // 0020
 		`DROP TABLE leadership`, `ALTER TABLE runs DROP COLUMN lease_term`, `ALTER TABLE events DROP COLUMN term`, // 0021
-		`DROP TABLE schedules`,                                                                                                        // 0022
-		`DROP TABLE project_quotas`,                                                                                                   // 0023
-		`DROP TABLE node_artifacts`,                                                                                                   // 0025
-		`ALTER TABLE runs DROP COLUMN suspension`,                                                                                     // 0026
-		`DROP TABLE channel_messages`, `DROP TABLE channel_chunks`, `DROP TABLE part_heard`, `ALTER TABLE parties DROP COLUMN policy`, // 0027 (share_orders.code went with its table)
+		`DROP TABLE schedules`,                                                                                                                                               // 0022
+		`DROP TABLE project_quotas`,                                                                                                                                          // 0023
+		`DROP TABLE node_artifacts`,                                                                                                                                          // 0025
+		`ALTER TABLE runs DROP COLUMN suspension`,                                                                                                                            // 0026
+		`DROP TABLE channel_messages`, `DROP TABLE channel_chunks`, `DROP TABLE part_heard`, `ALTER TABLE parties DROP COLUMN policy`, `ALTER TABLE parties DROP COLUMN pin`, // 0027 (share_orders.code went with its table)
 		fmt.Sprintf(`PRAGMA user_version = %d`, at),
 	} {
 		if _, err := db.ExecContext(t.Context(), q); err != nil {

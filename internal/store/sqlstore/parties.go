@@ -26,25 +26,25 @@ func (s *Store) PutParty(ctx context.Context, p store.Party) (err error) {
 		}
 	}
 	now := p.UpdatedAt.UnixNano()
-	_, err = s.wdb.ExecContext(ctx, `INSERT INTO parties (name, url, project, credential_hash, credential, created_at, updated_at, policy)
-		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET url = excluded.url, project = excluded.project,
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO parties (name, url, project, credential_hash, credential, created_at, updated_at, policy, pin)
+		VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET url = excluded.url, project = excluded.project,
 		credential_hash = excluded.credential_hash, credential = excluded.credential, updated_at = excluded.updated_at,
-		policy = excluded.policy`,
-		p.Name, p.URL, p.Project, p.CredentialHash, sealed, now, now, policyJSON(p.Policy))
+		policy = excluded.policy, pin = excluded.pin`,
+		p.Name, p.URL, p.Project, p.CredentialHash, sealed, now, now, policyJSON(p.Policy), p.Pin)
 	if err != nil && s.dialect.IsConflict(err) {
 		return fmt.Errorf("party %s: its credential is another party's: %w", p.Name, store.ErrConflict)
 	}
 	return err
 }
 
-const partyColumns = `name, url, project, credential_hash, credential, created_at, updated_at, policy`
+const partyColumns = `name, url, project, credential_hash, credential, created_at, updated_at, policy, pin`
 
 // scanParty reads a party's row and opens its sealed credential.
 func (s *Store) scanParty(row interface{ Scan(...any) error }) (*store.Party, error) {
 	var p store.Party
 	var created, updated int64
 	var policy string
-	if err := row.Scan(&p.Name, &p.URL, &p.Project, &p.CredentialHash, &p.Credential, &created, &updated, &policy); err != nil {
+	if err := row.Scan(&p.Name, &p.URL, &p.Project, &p.CredentialHash, &p.Credential, &created, &updated, &policy, &p.Pin); err != nil {
 		return nil, err
 	}
 	if policy != "" {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ func testParties(t *testing.T, s store.Store) {
 		Name: "carol", URL: "https://carol", Project: "fed", CredentialHash: store.HashCredential("kpc_to_carol"),
 		Credential: "kpc_from_carol", CreatedAt: t0, UpdatedAt: t0,
 		Policy: &apiv1.PartyPolicy{Commands: []string{"/usr/bin/python3 /srv/fl/fedavg.py"}, Secrets: []string{"data-key"}, MaxResources: &apiv1.Resources{CPU: "2"}, Images: []string{"*"}},
+		Pin:    "sha256:" + strings.Repeat("ab", 32),
 	}
 	for _, p := range []store.Party{carol, bob} {
 		if err := s.PutParty(ctx, p); err != nil {

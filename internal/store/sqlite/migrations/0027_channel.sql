@@ -45,3 +45,7 @@ ALTER TABLE share_orders ADD COLUMN code TEXT NOT NULL DEFAULT '';
 
 -- What a party's parts may do here (a JSON apiv1.PartyPolicy; '': nothing).
 ALTER TABLE parties ADD COLUMN policy TEXT NOT NULL DEFAULT '';
+
+-- The certificate a party's https server must present, pinned
+-- ("sha256:<hex>"; '': the system's roots decide).
+ALTER TABLE parties ADD COLUMN pin TEXT NOT NULL DEFAULT '';

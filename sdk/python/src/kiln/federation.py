@@ -38,6 +38,7 @@ import hashlib
 import http.client
 import json
 import os
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -119,6 +120,10 @@ class Channel:
             peers = [Peer(p["party"], p["role"], p.get("task", "")) for p in raw]
         self.peers: List[Peer] = list(peers)
         self.timeout = float(timeout if timeout is not None else os.environ.get("FEDERATION_TIMEOUT") or DEFAULT_TIMEOUT)
+        # An https server's own certificate, which kiln names when the
+        # server has one (kiln serve --tls-cert); else the system's roots.
+        ca = os.environ.get("KILN_FEDERATION_CA")
+        self._ssl = ssl.create_default_context(cafile=ca) if ca else None
         #: Bytes this process sent and received, for reports.
         self.bytes_sent = 0
         self.bytes_received = 0
@@ -219,7 +224,7 @@ class Channel:
             if body is not None:
                 req.add_header("Content-Type", "application/octet-stream")
             try:
-                with urllib.request.urlopen(req, timeout=_WAIT + 30) as resp:
+                with urllib.request.urlopen(req, timeout=_WAIT + 30, context=self._ssl) as resp:
                     return resp.status, resp.headers, resp.read()
             except urllib.error.HTTPError as e:
                 err = _coded(e)
