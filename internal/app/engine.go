@@ -14,6 +14,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/controller"
+	"kiln.dev/kiln/internal/federation"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/training"
 	"kiln.dev/kiln/internal/who"
@@ -188,9 +189,14 @@ func (a *App) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.
 	return a.Store.ListEvents(ctx, store.ListEventsParams{Run: id, After: after})
 }
 
-// Messages returns the federation channel's log of part id.
+// Messages returns the federation channel's log of part id. A run that
+// is no party's part has none: KLN-4006, pointing at its parts.
 func (a *App) Messages(ctx context.Context, id apiv1.RunID) ([]apiv1.ChannelMessage, error) {
-	if _, err := a.GetRun(ctx, id); err != nil {
+	run, err := a.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := federation.NoChannelLog(run, a.Party); err != nil {
 		return nil, err
 	}
 	return a.Store.ChannelLog(ctx, id)

@@ -71,9 +71,11 @@ func (a *App) checkPartyRequest(req apiv1.PartyRequest) error {
 		return err
 	}
 	if req.Pin != "" && !pinForm.MatchString(req.Pin) {
-		return &apiv1.Error{Code: apiv1.CodePartyURL, Object: object, Field: "pin",
+		return &apiv1.Error{
+			Code: apiv1.CodePartyURL, Object: object, Field: "pin",
 			Message: fmt.Sprintf("%q is not a certificate pin: sha256:<64 hex digits>", req.Pin),
-			Hint:    "kiln serve --tls-cert prints its certificate's pin; openssl x509 -in CERT -outform DER | sha256sum computes it"}
+			Hint:    "kiln serve --tls-cert prints its certificate's pin; openssl x509 -in CERT -outform DER | sha256sum computes it",
+		}
 	}
 	if req.URL == "" {
 		return nil // an update may keep the URL known; mergeParty checks a new party has one

@@ -89,7 +89,7 @@ func (f policyFlags) policy() (*apiv1.PartyPolicy, error) {
 		}
 		if err := yaml.UnmarshalStrict(data, p); err != nil {
 			return nil, &apiv1.Error{
-				Code: apiv1.CodeParse, File: f.file, Field: "--policy", Message: err.Error(),
+				Code: apiv1.CodeParse, File: f.file, Field: "--policy", Message: yamlMessage(err),
 				Hint: "a policy is commands: [...], secrets: [...], images: [...] and maxResources: {cpu, memory, gpu} (docs/federation.md)",
 			}
 		}
@@ -201,9 +201,19 @@ func mayRun(p *apiv1.PartyPolicy) string {
 	if p == nil || len(p.Commands) == 0 {
 		return "nothing (no policy)"
 	}
-	out := fmt.Sprintf("%d command lines", len(p.Commands))
+	out := plural(len(p.Commands), "command line")
 	if slices.Contains(p.Commands, "*") {
 		out = "any command"
 	}
-	return fmt.Sprintf("%s, %d secrets", out, len(p.Secrets))
+	return out + ", " + plural(len(p.Secrets), "secret")
+}
+
+// yamlMessage is what a YAML decoding error says, without the layers of
+// the YAML-to-JSON conversion it went through.
+func yamlMessage(err error) string {
+	msg := err.Error()
+	for _, layer := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		msg = strings.TrimPrefix(msg, layer)
+	}
+	return msg
 }

@@ -72,3 +72,24 @@ func (c *Client) SendPiece(ctx context.Context, m MessageTo, p Piece) (Delivered
 	}
 	return out, json.NewDecoder(resp.Body).Decode(&out)
 }
+
+// NoChannelLog refuses to list the channel log of a run that is no
+// party's part (KLN-4006): a federated run's log is at each party, under
+// its part. self is the party asked, if it has a party identity.
+func NoChannelLog(run *apiv1.Run, self string) error {
+	f := run.Federation
+	if f != nil && f.Part {
+		return nil
+	}
+	e := &apiv1.Error{
+		Code: apiv1.CodeBadRequest, Object: "Run/" + string(run.ID),
+		Message: "run " + string(run.ID) + " is no party's part of a federated run: it has no channel log",
+	}
+	if f != nil {
+		if self == "" {
+			self = "P"
+		}
+		e.Hint = "each party logs its own end of the channel, under its part: here, kiln messages " + string(apiv1.PartID(run.ID, self))
+	}
+	return e
+}

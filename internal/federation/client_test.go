@@ -1,12 +1,15 @@
 package federation
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -25,7 +28,7 @@ func party(t *testing.T, answer func(w http.ResponseWriter, r *http.Request)) *C
 		answer(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return New(srv.URL+"/", "alice", "kpc_secret")
+	return New(srv.URL+"/", "alice", "kpc_secret", "")
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -115,10 +118,32 @@ func TestClientReturnsNetworkErrorsAsTheyAre(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nobody listens there now
-	c := New("http://"+addr, "alice", "kpc_secret")
+	c := New("http://"+addr, "alice", "kpc_secret", "")
 	_, err = c.PartStatus(t.Context(), "r1")
 	var ue *url.Error
 	if !errors.As(err, &ue) || apiv1.CodeOf(err) != "" {
 		t.Errorf("PartStatus of a closed port = %v, want the *url.Error as it is, for the caller to retry", err)
+	}
+}
+
+// A pinned client takes the party's certificate whoever signed it, and
+// no other.
+func TestAPinnedClientTakesThatCertificateAlone(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set(apiv1.PartyHeader, "bob")
+		_, _ = w.Write([]byte(`{"party":"bob"}`))
+	}))
+	defer srv.Close()
+	sum := sha256.Sum256(srv.Certificate().Raw)
+	pin := "sha256:" + hex.EncodeToString(sum[:])
+	if name, err := New(srv.URL, "alice", "kpc_x", pin).Hello(t.Context()); err != nil || name != "bob" {
+		t.Errorf("Hello with the right pin = %q, %v; want bob", name, err)
+	}
+	if _, err := New(srv.URL, "alice", "kpc_x", "sha256:"+strings.Repeat("0", 64)).Hello(t.Context()); err == nil || !strings.Contains(err.Error(), "pinned") {
+		t.Errorf("Hello with another pin = %v; want a refusal naming the pin", err)
+	}
+	if _, err := New(srv.URL, "alice", "kpc_x", "").Hello(t.Context()); err == nil {
+		t.Errorf("Hello without a pin took a certificate no root signed")
 	}
 }

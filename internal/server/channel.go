@@ -48,6 +48,9 @@ func (s *Server) channelLog(w http.ResponseWriter, r *http.Request, p *principal
 	if err != nil {
 		return err
 	}
+	if err := federation.NoChannelLog(run, s.cfg.Party); err != nil {
+		return err
+	}
 	list, err := s.cfg.Store.ChannelLog(r.Context(), run.ID)
 	if err != nil {
 		return err
