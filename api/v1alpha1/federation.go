@@ -92,7 +92,36 @@ type FederationInfo struct {
 	// Shares names, on a part, which task and role each of its tasks is
 	// a share of.
 	Shares []ShareRef `json:"shares,omitempty"`
+	// Inputs are, on a part, the output parameters of other parties'
+	// shares that its shares read: each is fetched from its party when
+	// the share starts.
+	Inputs []CrossInput `json:"inputs,omitempty"`
+	// Exports are, on a part, its shares' output parameters that may
+	// leave the party, by SHARE.PARAM, with the roles they may go to.
+	Exports map[string][]string `json:"exports,omitempty"`
 }
+
+// PartOutput is an output parameter of a party's share, as the party
+// hands it to another party of the run that the workflow sends it to.
+type PartOutput struct {
+	Value string `json:"value"`
+}
+
+// CrossInput is an output parameter of another party's share that a
+// share of a part reads ({{tasks.Task.outputs.parameters.Param}}).
+type CrossInput struct {
+	// Share is the reading share, by its name in the part.
+	Share string `json:"share"`
+	// Task and Param name the output; Party and Role the one share of
+	// Task, which has it.
+	Task  string `json:"task"`
+	Param string `json:"param"`
+	Party string `json:"party"`
+	Role  string `json:"role"`
+}
+
+// Key is how a part's templates name the input: {{federation.KEY}}.
+func (c CrossInput) Key() string { return c.Task + "." + c.Param }
 
 // ShareRef is one share of a federated task: the task Task of the
 // federated workflow, run by Party as Role, as the task Name of Party's

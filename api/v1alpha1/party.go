@@ -47,6 +47,9 @@ type PartyPolicy struct {
 	// Secrets are the secrets of the party's project a share may read;
 	// none unless named.
 	Secrets []string `json:"secrets,omitempty"`
+	// Outputs are the output parameters that may leave the party, as
+	// TASK.PARAM, to the roles a workflow's to: names; "*" allows any.
+	Outputs []string `json:"outputs,omitempty"`
 	// Images are the images a share may name (on Kubernetes); "*" allows
 	// any. A policy whose Commands hold "*" allows any image too.
 	Images []string `json:"images,omitempty"`

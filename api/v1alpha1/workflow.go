@@ -174,6 +174,12 @@ type Outputs struct {
 type OutputParameter struct {
 	// Name of the parameter and of the file under $KILN_OUTPUTS.
 	Name string `json:"name"`
+	// To lists, in a federated workflow, the roles whose parties' shares
+	// may read the parameter although they run no share of its task: it
+	// then leaves its party, through the party's server and only if the
+	// party's policy lets it (docs/federation.md). The task must run at
+	// one party, under one role.
+	To []string `json:"to,omitempty"`
 }
 
 // Artifact is a file a task produces.

@@ -47,6 +47,18 @@ func federationOperations() []Operation {
 			Errors:  []int{http.StatusNotFound},
 		},
 		{
+			Method: "GET", Path: "/api/v1/federation/parts/{run}/outputs/{task}/{param}", ID: "getPartOutput", Tag: "federation", Role: Party,
+			Summary:     "an output parameter of this party's share, for another party of the run",
+			Description: "An output parameter of this party's share of task, asked by a party of the run whose share reads it: answered only when the workflow's to names a role the caller fills (else KLN-1066), this party's policy for the initiator lets the output leave (else KLN-7026) and the share succeeded. Both ends log it in their channel log as output.PARAM.",
+			Params: []Param{
+				partRun,
+				{Name: "task", In: "path", Type: "", Description: "the task, by its name in the whole workflow"},
+				{Name: "param", In: "path", Type: "", Description: "the output parameter"},
+				kilnParty,
+			},
+			Answers: []Answer{{Status: http.StatusOK, Description: "its value", Type: apiv1.PartOutput{}}},
+		},
+		{
 			Method: "POST", Path: "/api/v1/federation/check", ID: "checkPart", Tag: "federation", Role: Party,
 			Summary:     "would this party create its part of a run",
 			Description: "Asked by an initiator before it submits a federated run: 204 if this party would create its part of it, else the refusal creating it would give (its policy for the caller, KLN-7026, naming the rule and the field; the spec as compiled here). Nothing is kept; the run may be unnamed yet.",

@@ -94,7 +94,7 @@ func (a *App) SendMessage(ctx context.Context, at federation.ShareAt, to, role, 
 	if err != nil || !d.Whole {
 		return d, err
 	}
-	err = a.Store.LogSent(ctx, at.Part, apiv1.ChannelMessage{
+	err = a.Store.LogMessage(ctx, at.Part, apiv1.ChannelMessage{
 		Direction: apiv1.ChannelSent, Task: ref.Task, Attempt: at.Attempt, Role: ref.Role, Party: to, PeerRole: role,
 		Name: name, Size: p.Size, Digest: p.Digest, Chunks: p.Pieces, At: time.Now().UTC(),
 	})

@@ -45,7 +45,8 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 		Plan: plan, Params: req.Params, Project: a.partyProject(ctx, from), ID: id,
 		Federation: &apiv1.FederationInfo{
 			Initiator: req.Initiator, Party: a.Party, Run: req.Run, Part: true, Shares: shares,
-			Roles: req.Workflow.Spec.Federation.Roles,
+			Roles:  req.Workflow.Spec.Federation.Roles,
+			Inputs: workflow.CrossInputs(req.Workflow, a.Party), Exports: workflow.Exports(req.Workflow, a.Party),
 		},
 	}
 	if req.RerunOf != "" {
@@ -81,7 +82,7 @@ func (a *App) derivePart(ctx context.Context, from string, req apiv1.PartRequest
 		return nil, nil, err
 	}
 	doc := &workflow.Document{Kind: apiv1.KindWorkflow, Name: part.Metadata.Name}
-	plan, err := workflow.CompileWith(doc, part, nil, nil)
+	plan, err := workflow.CompilePart(doc, part, workflow.CrossInputs(req.Workflow, a.Party))
 	if err != nil || from == a.Party {
 		return plan, shares, err
 	}
@@ -89,7 +90,29 @@ func (a *App) derivePart(ctx context.Context, from string, req apiv1.PartRequest
 	if err != nil {
 		return nil, nil, err
 	}
-	return plan, shares, federation.CheckPolicy(a.Party, p.Policy, policyShares(req.Workflow, plan, shares), runParams(req))
+	if err := federation.CheckPolicy(a.Party, p.Policy, policyShares(req.Workflow, plan, shares), runParams(req)); err != nil {
+		return nil, nil, err
+	}
+	return plan, shares, checkExports(a.Party, p.Policy, req.Workflow, shares)
+}
+
+// checkExports refuses an output parameter of this party's shares that
+// the workflow sends to other parties (to:) and the policy keeps here.
+func checkExports(party string, pol *apiv1.PartyPolicy, whole *apiv1.Workflow, shares []apiv1.ShareRef) error {
+	for k, t := range whole.Spec.Tasks {
+		if t.Outputs == nil || !slices.ContainsFunc(shares, func(s apiv1.ShareRef) bool { return s.Task == t.Name }) {
+			continue
+		}
+		for j, o := range t.Outputs.Parameters {
+			if len(o.To) == 0 {
+				continue
+			}
+			if err := federation.CheckOutput(party, pol, t.Name, o.Name, fmt.Sprintf("spec.tasks[%d].outputs.parameters[%d].to", k, j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // policyShares are the part's tasks as a policy checks them, each named
@@ -211,7 +234,26 @@ func (a *App) OrderShare(ctx context.Context, from string, run apiv1.RunID, task
 			return apiv1.ShareStatus{}, err
 		}
 	}
+	if o.Action == apiv1.OrderStart {
+		if row.Inputs, err = a.startInputs(ctx, id, task, o.Attempt, orders[task]); err != nil {
+			return apiv1.ShareStatus{}, err
+		}
+	}
 	return a.Controller.Parts().OrderShare(ctx, id, task, row)
+}
+
+// startInputs are the other parties' outputs the start of attempt n of
+// share task reads: those fetched for it before, and the rest fetched now.
+func (a *App) startInputs(ctx context.Context, id apiv1.RunID, task string, n int, last store.ShareOrderRow) (map[string]string, error) {
+	run, err := a.Store.GetRun(ctx, id)
+	if err != nil || len(run.Federation.Inputs) == 0 {
+		return nil, err
+	}
+	var have map[string]string
+	if last.Attempt == n {
+		have = last.Inputs
+	}
+	return a.fetchInputs(ctx, run, task, n, have)
 }
 
 // StopPart cancels this party's part of run, or ends what of it has not

@@ -85,6 +85,14 @@ func (c *Client) CheckPart(ctx context.Context, req apiv1.PartRequest) error {
 	return err
 }
 
+// PartOutput asks the party for output param of its share of task in
+// federated run id, which the workflow sends to this party.
+func (c *Client) PartOutput(ctx context.Context, id apiv1.RunID, task, param string) (string, error) {
+	var out apiv1.PartOutput
+	_, err := c.call(ctx, http.MethodGet, partPath(id)+"/outputs/"+url.PathEscape(task)+"/"+url.PathEscape(param), nil, &out)
+	return out.Value, err
+}
+
 // PartStatus returns the party's part of federated run id as it stands.
 func (c *Client) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.PartStatus, error) {
 	var out apiv1.PartStatus

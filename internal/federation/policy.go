@@ -170,3 +170,21 @@ func CheckPolicyValid(party string, pol *apiv1.PartyPolicy) error {
 	}
 	return nil
 }
+
+// CheckOutput refuses, with KLN-7026, output param of task leaving the
+// party unless its policy names it (TASK.PARAM, or "*"). field, if set,
+// is where the workflow sends it.
+func CheckOutput(party string, pol *apiv1.PartyPolicy, task, param, field string) error {
+	if pol != nil && (slices.Contains(pol.Outputs, task+"."+param) || slices.Contains(pol.Outputs, "*")) {
+		return nil
+	}
+	var outs []string
+	if pol != nil {
+		outs = pol.Outputs
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodePolicy, Object: "party/" + party, Field: field,
+		Message: fmt.Sprintf("party %s's policy for this initiator (outputs) keeps output %s.%s at the party: %s", party, task, param, listed(outs)),
+		Hint:    "ask party " + party + " to let it leave (outputs: [" + task + "." + param + "] in its policy for the initiator), or keep the reading task at that party",
+	}
+}

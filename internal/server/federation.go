@@ -18,6 +18,7 @@ type PartyHost interface {
 	OrderShare(ctx context.Context, from string, run apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error)
 	StopPart(ctx context.Context, from string, run apiv1.RunID, how string) error // "cancel", "end", "fail", "suspend", "resume"
 	CheckPart(ctx context.Context, from string, req apiv1.PartRequest) error
+	PartOutput(ctx context.Context, from string, run apiv1.RunID, task, param string) (string, error)
 }
 
 // federationRoutes are the routes other parties' servers call.
@@ -29,6 +30,7 @@ func (s *Server) federationRoutes() []route {
 		{"PUT " + part, partyRole, s.createPart},
 		{"GET " + part, partyRole, s.partStatus},
 		{"PUT " + part + "/shares/{task}", partyRole, s.orderShare},
+		{"GET " + part + "/outputs/{task}/{param}", partyRole, s.partOutput},
 		{"POST " + part + "/cancel", partyRole, s.stopPart("cancel")},
 		{"POST " + part + "/end", partyRole, s.stopPart("end")},
 		{"POST " + part + "/fail", partyRole, s.stopPart("fail")},
@@ -90,6 +92,21 @@ func (s *Server) createPart(w http.ResponseWriter, r *http.Request, p *principal
 		return err
 	}
 	writeJSON(w, http.StatusOK, status)
+	return nil
+}
+
+// partOutput hands a party of the run an output parameter of this
+// party's share that the workflow sends it.
+func (s *Server) partOutput(w http.ResponseWriter, r *http.Request, p *principal) error {
+	h, err := s.host()
+	if err != nil {
+		return err
+	}
+	v, err := h.PartOutput(r.Context(), p.party, apiv1.RunID(r.PathValue("run")), r.PathValue("task"), r.PathValue("param"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, apiv1.PartOutput{Value: v})
 	return nil
 }
 

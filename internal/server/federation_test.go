@@ -51,6 +51,10 @@ func (h *fakeHost) OrderShare(_ context.Context, from string, run apiv1.RunID, t
 
 func (h *fakeHost) CheckPart(context.Context, string, apiv1.PartRequest) error { return nil }
 
+func (h *fakeHost) PartOutput(context.Context, string, apiv1.RunID, string, string) (string, error) {
+	return "", nil
+}
+
 func (h *fakeHost) StopPart(_ context.Context, from string, run apiv1.RunID, how string) error {
 	h.record("%s %s from %s", how, run, from)
 	return nil

@@ -26,9 +26,10 @@ type Channel interface {
 	// and drops its pieces. Taken again, nothing changes; ErrNotFound if
 	// it is not whole.
 	TakeMessage(ctx context.Context, id apiv1.RunID, key ChannelKey, at time.Time) error
-	// LogSent logs m (Direction sent) for part id. Logged again with the
-	// same digest, nothing changes; with another, ErrConflict.
-	LogSent(ctx context.Context, id apiv1.RunID, m apiv1.ChannelMessage) error
+	// LogMessage logs m, whole, for part id: sent, or received by other
+	// means than pieces (an output parameter fetched). Logged again with
+	// the same digest, nothing changes; with another, ErrConflict.
+	LogMessage(ctx context.Context, id apiv1.RunID, m apiv1.ChannelMessage) error
 	// ChannelLog returns part id's log of whole messages, in the order
 	// they were sent or arrived.
 	ChannelLog(ctx context.Context, id apiv1.RunID) ([]apiv1.ChannelMessage, error)

@@ -419,4 +419,7 @@ type ShareOrderRow struct {
 	// Code, set only on the party's own orders (never the initiator's),
 	// is the code the share ends with: its idle timeout's.
 	Code apiv1.Code
+	// Inputs are the other parties' output parameters the share reads,
+	// by TASK.PARAM, fetched by this party when the start was ordered.
+	Inputs map[string]string
 }

@@ -125,6 +125,7 @@ func PartOf(wf *apiv1.Workflow, party string) (*apiv1.Workflow, []apiv1.ShareRef
 	}
 	for i := range tasks {
 		tasks[i].DependsOn = localDeps(tasks[i].DependsOn, deps, mine, map[string]bool{})
+		crossRefs(wf, &tasks[i], mine)
 	}
 	part.Metadata.Name = wf.Metadata.Name + "-" + party
 	part.Spec.Tasks = tasks
@@ -138,6 +139,11 @@ func shareTask(t apiv1.Task, s apiv1.ShareRef) apiv1.Task {
 	role, party := t.PerRole[s.Role], t.PerParty[s.Party]
 	t.Name = s.Name
 	t.Roles, t.PerRole, t.PerParty = nil, nil, nil
+	if t.Outputs != nil { // where a parameter may go is the party's to keep (Exports), not its part's
+		for i := range t.Outputs.Parameters {
+			t.Outputs.Parameters[i].To = nil
+		}
+	}
 	applyOverride(&t, role)
 	applyOverride(&t, party)
 	t.AdmissionTimeout = ""

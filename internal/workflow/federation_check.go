@@ -82,6 +82,7 @@ func (c *checker) federate(field string, t *apiv1.Task, out *Task) {
 	} else {
 		c.taskRoles(field, t)
 		c.overrides(field, t)
+		c.outputsTo(field, t)
 	}
 	f := &FederatedTask{AdmissionTimeout: c.fedAdmission, PartyTimeout: c.fedParty}
 	if !c.fedTooBig && !tooMany {
@@ -112,6 +113,38 @@ func (c *checker) notFederated(field string, t *apiv1.Task) {
 	}
 	if len(t.PerParty) > 0 {
 		c.add(apiv1.CodeOverrideKey, field+".perParty", "perParty applies to the tasks of a federated workflow only")
+	}
+	if t.Outputs == nil {
+		return
+	}
+	for i, o := range t.Outputs.Parameters {
+		if len(o.To) > 0 {
+			c.add(apiv1.CodeTaskRoles, fmt.Sprintf("%s.outputs.parameters[%d].to", field, i), "to names the roles of other parties that may read a parameter: a federated workflow's only")
+		}
+	}
+}
+
+// outputsTo checks the roles an output parameter may go to, and that
+// its task runs at one party under one role: the parameter is that
+// share's.
+func (c *checker) outputsTo(field string, t *apiv1.Task) {
+	if t.Outputs == nil {
+		return
+	}
+	for i, o := range t.Outputs.Parameters {
+		if len(o.To) == 0 {
+			continue
+		}
+		f := fmt.Sprintf("%s.outputs.parameters[%d].to", field, i)
+		for k, role := range o.To {
+			if _, ok := c.fed.Roles[role]; !ok {
+				c.add(apiv1.CodeUnknownRole, fmt.Sprintf("%s[%d]", f, k), "role %q is not one of spec.federation.roles (%s)", role, c.fedRoles)
+			}
+		}
+		if n := len(Shares(c.fed, t)); n != 1 {
+			c.addHint(apiv1.CodeCrossParty, f, "split the task so that the parameter comes from one share, or send it with kiln.federation",
+				"task %q runs %d shares: a parameter that leaves its party must be one share's, so its task must run at one party under one role", t.Name, n)
+		}
 	}
 }
 

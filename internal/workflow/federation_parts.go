@@ -76,13 +76,13 @@ func (c *checker) crossParty(p *Plan) {
 			continue
 		}
 		for _, s := range federatedStrings(fmt.Sprintf("spec.tasks[%d]", i), t.Spec, t.Federated) {
-			c.readsAtParties(s, roles)
+			c.readsAtParties(s, roles, p)
 		}
 	}
 }
 
 // readsAtParties checks the references of one templated field.
-func (c *checker) readsAtParties(s scoped, roles map[string]map[string][]string) {
+func (c *checker) readsAtParties(s scoped, roles map[string]map[string][]string, p *Plan) {
 	refs, _ := template.Refs(s.value) // a malformed template is reported by templates
 	for _, r := range refs {
 		if len(r.Path) != 5 || r.Path[0] != "tasks" || roles[r.Path[1]] == nil {
@@ -91,14 +91,15 @@ func (c *checker) readsAtParties(s scoped, roles map[string]map[string][]string)
 		var none, several []string
 		for _, party := range s.parties {
 			switch n := len(roles[r.Path[1]][party]); {
-			case n == 0:
+			case n == 0 && !c.mayReadAcross(r, party, p):
 				none = append(none, party)
 			case n > 1:
 				several = append(several, party+" (as "+strings.Join(roles[r.Path[1]][party], " and ")+")")
 			}
 		}
 		if len(none) > 0 {
-			c.add(apiv1.CodeCrossParty, s.field, "{{%s}}: task %q has no share at %s %s, which therefore cannot read its outputs",
+			c.addHint(apiv1.CodeCrossParty, s.field, "an output parameter crosses parties when its task declares to: [ROLE] for it (outputs.parameters[].to), and the party that has it allows it in its policy",
+				"{{%s}}: task %q has no share at %s %s, which therefore cannot read its outputs",
 				r.Raw, r.Path[1], plural(len(none), "party", "parties"), strings.Join(none, ", "))
 		}
 		if len(several) > 0 {
@@ -106,6 +107,22 @@ func (c *checker) readsAtParties(s scoped, roles map[string]map[string][]string)
 				r.Raw, r.Path[1], plural(len(several), "party", "parties"), strings.Join(several, ", "), r.Path[1], r.Path[1])
 		}
 	}
+}
+
+// mayReadAcross reports whether party may read r, an output parameter of
+// a task it has no share of: the parameter's to names a role the party
+// fills.
+func (c *checker) mayReadAcross(r template.Ref, party string, p *Plan) bool {
+	up, ok := p.Index[r.Path[1]]
+	if !ok || r.Path[3] != "parameters" {
+		return false
+	}
+	outs := p.Tasks[up].Spec.Outputs
+	if outs == nil {
+		return false
+	}
+	k := slices.IndexFunc(outs.Parameters, func(o apiv1.OutputParameter) bool { return o.Name == r.Path[4] })
+	return k >= 0 && slices.ContainsFunc(outs.Parameters[k].To, func(role string) bool { return slices.Contains(c.fed.Roles[role], party) })
 }
 
 // plural is one or many, by n.
@@ -166,7 +183,10 @@ func (c *checker) compileParts(p *Plan) {
 			c.errs = append(c.errs, err)
 			continue
 		}
-		sub := &checker{doc: c.doc, runtimes: c.runtimes, lib: c.lib, stored: c.stored, running: []string{part.Metadata.Name}}
+		sub := &checker{
+			doc: c.doc, runtimes: c.runtimes, lib: c.lib, stored: c.stored, running: []string{part.Metadata.Name},
+			crossInputs: crossKeys(CrossInputs(p.Workflow, party)),
+		}
 		sub.workflow(part)
 		for _, e := range sub.errs {
 			c.errs = append(c.errs, inPart(e, party, refs, p.Index))

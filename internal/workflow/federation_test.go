@@ -104,6 +104,21 @@ func TestFederatedWorkflowReportsEveryProblem(t *testing.T) {
 				"  - {name: b, command: [x, '{{tasks.a.outputs.parameters.p}}'], roles: [host], dependsOn: [a]}\n",
 			want: []problem{{apiv1.CodeCrossParty, "spec.tasks[1].command[1]"}},
 		},
+		"an output parameter crosses parties only to the roles its to names, from one share": {
+			spec: fedSpec + "  - {name: a, command: [x], roles: [guest], outputs: {parameters: [{name: p, to: [host]}, {name: q}]}}\n" +
+				"  - {name: b, command: [x], roles: [host], outputs: {parameters: [{name: p, to: [guest, nobody]}]}}\n" +
+				"  - name: c\n    roles: [host]\n    dependsOn: [a]\n    command: [x, '{{tasks.a.outputs.parameters.p}}', '{{tasks.a.outputs.parameters.q}}']\n" +
+				"  - {name: d, roles: [arbiter], dependsOn: [a], command: [x, '{{tasks.a.outputs.parameters.p}}']}\n",
+			want: []problem{
+				{apiv1.CodeUnknownRole, "spec.tasks[1].outputs.parameters[0].to[1]"},
+				{apiv1.CodeCrossParty, "spec.tasks[1].outputs.parameters[0].to"}, // b runs at bob and dave
+				{apiv1.CodeCrossParty, "spec.tasks[2].command[2]"},               // q has no to
+			},
+		},
+		"to is a federated workflow's only": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x], outputs: {parameters: [{name: p, to: [guest]}]}}\n",
+			want: []problem{{apiv1.CodeTaskRoles, "spec.tasks[0].outputs.parameters[0].to"}},
+		},
 		"a federation lists at most 256 parties": {
 			spec: bigFederation(257, 1),
 			want: []problem{{apiv1.CodeOutOfRange, "spec.federation.roles"}},
@@ -253,5 +268,38 @@ func TestCrossPartyErrorsSayWhy(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, msgs); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+// A share reading another party's output parameter reads, in its part,
+// the input its party fetches: {{federation.TASK.PARAM}}.
+func TestAPartReadsAnotherPartysOutputAsAnInput(t *testing.T) {
+	t.Parallel()
+	p, errs := compileText(t, header+"spec:\n  federation:\n    roles: {guest: [alice], host: [bob]}\n  tasks:\n"+
+		"  - {name: score, command: [x], roles: [host], outputs: {parameters: [{name: auc, to: [guest]}]}}\n"+
+		"  - {name: report, roles: [guest], dependsOn: [score], command: [echo, 'auc={{tasks.score.outputs.parameters.auc}}']}\n")
+	if len(errs) > 0 {
+		t.Fatalf("the workflow does not compile: %v", errs)
+	}
+	wf := p.Workflow
+	part, _, err := PartOf(wf, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := part.Spec.Tasks[0].Command[1]; got != "auc={{federation.score.auc}}" {
+		t.Errorf("alice's report reads %q; want the input {{federation.score.auc}}", got)
+	}
+	want := []apiv1.CrossInput{{Share: "report", Task: "score", Param: "auc", Party: "bob", Role: "host"}}
+	if diff := cmp.Diff(want, CrossInputs(wf, "alice")); diff != "" {
+		t.Errorf("alice's inputs (-want +got):\n%s", diff)
+	}
+	if in := CrossInputs(wf, "bob"); len(in) != 0 {
+		t.Errorf("bob reads %v; want nothing of another party", in)
+	}
+	if _, err := CompilePart(&Document{Kind: apiv1.KindWorkflow, Name: part.Metadata.Name}, part, want); err != nil {
+		t.Errorf("alice's part does not compile: %v", err)
+	}
+	if _, err := CompilePart(&Document{Kind: apiv1.KindWorkflow, Name: part.Metadata.Name}, part, nil); apiv1.CodeOf(err) != apiv1.CodeTemplate {
+		t.Errorf("alice's part without its inputs = %v; want %s", err, apiv1.CodeTemplate)
 	}
 }

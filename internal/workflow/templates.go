@@ -112,6 +112,11 @@ func (c *checker) checkRef(r template.Ref, task int, p *Plan, params map[string]
 		return ""
 	case slices.Contains(BuiltinRefs(), r.Raw):
 		return ""
+	case len(r.Path) == 3 && r.Path[0] == "federation":
+		if task >= 0 && c.crossInputs[p.Tasks[task].Spec.Name+"/"+r.Path[1]+"."+r.Path[2]] {
+			return ""
+		}
+		return "{{federation.TASK.PARAM}} is how a party's part reads another party's output: write {{tasks.TASK.outputs.parameters.PARAM}}"
 	case len(r.Path) == 5 && r.Path[0] == "tasks" && r.Path[2] == "outputs":
 		return checkOutputRef(r, task, p)
 	case len(r.Path) == 6 && r.Path[0] == "tasks" && r.Path[2] == "outputs" && r.Path[3] == "artifacts" && r.Path[5] == "dir":

@@ -58,6 +58,9 @@ type checker struct {
 	// shares counts the shares listed so far.
 	fedTooBig bool
 	shares    int
+	// crossInputs, when compiling a party's part, are the other parties'
+	// outputs its tasks read, as SHARE/TASK.PARAM ({{federation.TASK.PARAM}}).
+	crossInputs map[string]bool
 }
 
 func (c *checker) add(code apiv1.Code, field, format string, args ...any) {

@@ -90,3 +90,58 @@ spec:
 		t.Errorf("run: %s; task second %s %s; want Failed with %s carrying bob's %s", done.Status.Phase, n.Code, n.Message, apiv1.CodePartRefused, apiv1.CodePolicy)
 	}
 }
+
+// An output parameter crosses parties party to party, to the roles the
+// workflow names and only if the owning party's policy lets it leave:
+// refused at submit otherwise, and never through the initiator's record.
+func TestAnOutputParameterCrossesPartiesWhereTheWorkflowAndThePolicyAllow(t *testing.T) {
+	t.Parallel()
+	alice := startFed(t, "alice", "127.0.0.1")
+	bob := startFed(t, "bob", "127.0.0.2")
+	federate(t, alice, bob)
+	wf := `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: crossing}
+spec:
+  federation:
+    roles: {guest: [alice], host: [bob]}
+  tasks:
+  - name: score
+    roles: [host]
+    command: [sh, -c, 'echo 0.93 > $KILN_OUTPUTS/auc; echo raw-$((40+2)) > $KILN_OUTPUTS/raw']
+    outputs: {parameters: [{name: auc, to: [guest]}, {name: raw}]}
+  - name: report
+    roles: [guest]
+    dependsOn: [score]
+    command: [sh, -c, 'printf %s "{{tasks.score.outputs.parameters.auc}}" > $KILN_OUTPUTS/seen']
+    outputs: {parameters: [{name: seen}]}
+`
+	if r := alice.kilnStdin(t, wf, "run", "-"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePolicy)) || !strings.Contains(r.stderr, "spec.tasks[0].outputs.parameters[0].to") {
+		t.Errorf("an output bob's policy keeps = exit %d, %s; want %s at spec.tasks[0].outputs.parameters[0].to", r.code, r.stderr, apiv1.CodePolicy)
+	}
+	leaks := strings.Replace(wf, `printf %s "{{tasks.score.outputs.parameters.auc}}"`, `printf %s "{{tasks.score.outputs.parameters.raw}}"`, 1)
+	if r := alice.kilnStdin(t, leaks, "run", "-"); r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodeCrossParty)) {
+		t.Errorf("reading an output the workflow keeps at bob = exit %d, %s; want %s", r.code, r.stderr, apiv1.CodeCrossParty)
+	}
+	bob.setPolicy(t, "commands: [\"*\"]\noutputs: [score.auc]\n")
+	run := alice.submit(t, wf, nil)
+	done := alice.waitDone(t, run.ID, 2*time.Minute)
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run: %s %s %s", done.Status.Phase, done.Status.Code, done.Status.Message)
+	}
+	part := alice.waitDone(t, apiv1.PartID(run.ID, "alice"), time.Minute)
+	if got := nodeOf(t, part, "report").Outputs["seen"]; got != "0.93" {
+		t.Errorf("alice's report read %q; want bob's 0.93", got)
+	}
+	sent, _ := bob.api.Messages(t.Context(), apiv1.PartID(run.ID, "bob"))
+	got, _ := alice.api.Messages(t.Context(), apiv1.PartID(run.ID, "alice"))
+	if len(sent) != 1 || len(got) != 1 || sent[0].Name != "output.auc" || sent[0].Digest != got[0].Digest || sent[0].Party != "alice" || got[0].Party != "bob" {
+		t.Errorf("the output's crossing logged at bob %+v and at alice %+v; want once at each end, alike", sent, got)
+	}
+	if raw := nodeOf(t, bob.waitDone(t, apiv1.PartID(run.ID, "bob"), time.Minute), "score").Outputs["raw"]; raw != "raw-42" {
+		t.Fatalf("bob's score wrote raw %q; want raw-42", raw)
+	}
+	if whole := alice.kiln(t, "describe", "run", string(run.ID), "-o", "json"); strings.Contains(whole.stdout, "raw-42") {
+		t.Errorf("bob's raw output reached the initiator's record")
+	}
+}

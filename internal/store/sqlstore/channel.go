@@ -120,18 +120,18 @@ func (s *Store) TakeMessage(ctx context.Context, id apiv1.RunID, key store.Chann
 	})
 }
 
-// LogSent implements store.Channel.
-func (s *Store) LogSent(ctx context.Context, id apiv1.RunID, m apiv1.ChannelMessage) (err error) {
+// LogMessage implements store.Channel.
+func (s *Store) LogMessage(ctx context.Context, id apiv1.RunID, m apiv1.ChannelMessage) (err error) {
 	defer s.coded(&err)
 	return s.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO channel_messages (run_id, direction, task, attempt, role, party, peer_role, name, size, digest, chunks, arrived, at)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
-			id, apiv1.ChannelSent, m.Task, m.Attempt, m.Role, m.Party, m.PeerRole, m.Name, m.Size, m.Digest, m.Chunks, m.Chunks, m.At.UnixNano()); err != nil {
+			id, m.Direction, m.Task, m.Attempt, m.Role, m.Party, m.PeerRole, m.Name, m.Size, m.Digest, m.Chunks, m.Chunks, m.At.UnixNano()); err != nil {
 			return err
 		}
 		var digest string
-		err := tx.QueryRowContext(ctx, `SELECT digest FROM channel_messages WHERE run_id = ? AND direction = 'sent' AND `+channelKeyCols,
-			keyArgs(id, store.ChannelKey{Task: m.Task, Attempt: m.Attempt, Role: m.Role, Party: m.Party, PeerRole: m.PeerRole, Name: m.Name})...).Scan(&digest)
+		err := tx.QueryRowContext(ctx, `SELECT digest FROM channel_messages WHERE run_id = ? AND direction = ? AND `+channelKeyCols,
+			append([]any{id, m.Direction}, keyArgs("", store.ChannelKey{Task: m.Task, Attempt: m.Attempt, Role: m.Role, Party: m.Party, PeerRole: m.PeerRole, Name: m.Name})[1:]...)...).Scan(&digest)
 		if err == nil && digest != m.Digest {
 			return fmt.Errorf("message %s was sent before with other content (%s): %w", m.Name, digest, store.ErrConflict)
 		}

@@ -20,10 +20,11 @@ func (s *Store) PutShareOrder(ctx context.Context, id apiv1.RunID, node string, 
 		if err := gateTarget(ctx, tx, id, node); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO share_orders (run_id, node, attempt, action, peers, reason, address, at, code)
-			VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node) DO UPDATE SET attempt = excluded.attempt,
+		_, err := tx.ExecContext(ctx, `INSERT INTO share_orders (run_id, node, attempt, action, peers, reason, address, at, code, inputs)
+			VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node) DO UPDATE SET attempt = excluded.attempt,
 			action = excluded.action, peers = excluded.peers, reason = excluded.reason, address = excluded.address, at = excluded.at,
-			code = excluded.code`, id, node, o.Attempt, o.Action, jsonOrEmpty(len(o.Peers), o.Peers), o.Reason, o.Address, o.At.UnixNano(), o.Code)
+			code = excluded.code, inputs = excluded.inputs`, id, node, o.Attempt, o.Action, jsonOrEmpty(len(o.Peers), o.Peers), o.Reason, o.Address, o.At.UnixNano(), o.Code,
+			jsonOrEmpty(len(o.Inputs), o.Inputs))
 		return err
 	})
 }
@@ -31,20 +32,23 @@ func (s *Store) PutShareOrder(ctx context.Context, id apiv1.RunID, node string, 
 // ShareOrders implements store.Federation.
 func (s *Store) ShareOrders(ctx context.Context, id apiv1.RunID) (_ map[string]store.ShareOrderRow, err error) {
 	defer s.coded(&err)
-	rows, err := s.db.QueryContext(ctx, `SELECT node, attempt, action, peers, reason, address, at, code FROM share_orders WHERE run_id = ?`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT node, attempt, action, peers, reason, address, at, code, inputs FROM share_orders WHERE run_id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := map[string]store.ShareOrderRow{}
 	for rows.Next() {
-		var node, peers string
+		var node, peers, inputs string
 		var at int64
 		var o store.ShareOrderRow
-		if err := rows.Scan(&node, &o.Attempt, &o.Action, &peers, &o.Reason, &o.Address, &at, &o.Code); err != nil {
+		if err := rows.Scan(&node, &o.Attempt, &o.Action, &peers, &o.Reason, &o.Address, &at, &o.Code, &inputs); err != nil {
 			return nil, err
 		}
 		if err := unmarshalIf(peers, &o.Peers); err != nil {
+			return nil, err
+		}
+		if err := unmarshalIf(inputs, &o.Inputs); err != nil {
 			return nil, err
 		}
 		o.At = *timeOf(sql.NullInt64{Int64: at, Valid: true})

@@ -52,15 +52,15 @@ func testChannel(t *testing.T, s store.Store) {
 		t.Errorf("a taken message read = %v; want ErrNotFound", err)
 	}
 	sent := apiv1.ChannelMessage{Direction: apiv1.ChannelSent, Task: "train", Attempt: 1, Role: "arbiter", Party: "bob", PeerRole: "host", Name: "avg-1", Size: 3, Digest: "sha256:ef", Chunks: 1, At: t0.Add(2 * time.Minute)}
-	if err := s.LogSent(ctx, "part", sent); err != nil {
+	if err := s.LogMessage(ctx, "part", sent); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.LogSent(ctx, "part", sent); err != nil {
+	if err := s.LogMessage(ctx, "part", sent); err != nil {
 		t.Errorf("the same message logged again: %v", err)
 	}
 	other := sent
 	other.Digest = "sha256:00"
-	if err := s.LogSent(ctx, "part", other); !errors.Is(err, store.ErrConflict) {
+	if err := s.LogMessage(ctx, "part", other); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("another message of the same name = %v; want ErrConflict", err)
 	}
 	log, err := s.ChannelLog(ctx, "part")

@@ -40,7 +40,7 @@ func testFederation(t *testing.T, s store.Store) {
 	}
 	o := store.ShareOrderRow{
 		ShareOrder: apiv1.ShareOrder{Attempt: 2, Action: apiv1.OrderStart, Peers: []apiv1.Peer{{Party: "alice", Role: "guest", Task: "a", Address: "127.0.0.1:4000"}}},
-		Address:    "127.0.0.2:4001", At: t0.Add(time.Second),
+		Address:    "127.0.0.2:4001", At: t0.Add(time.Second), Inputs: map[string]string{"score.auc": "0.93"},
 	}
 	if err := s.PutShareOrder(ctx, "part", "a", store.ShareOrderRow{ShareOrder: apiv1.ShareOrder{Attempt: 1, Action: apiv1.OrderReserve}, At: t0}); err != nil {
 		t.Fatal(err)

@@ -49,3 +49,7 @@ ALTER TABLE parties ADD COLUMN policy TEXT NOT NULL DEFAULT '';
 -- The certificate a party's https server must present, pinned
 -- ("sha256:<hex>"; '': the system's roots decide).
 ALTER TABLE parties ADD COLUMN pin TEXT NOT NULL DEFAULT '';
+
+-- The other parties' output parameters a share reads, fetched when its
+-- start was ordered (a JSON object TASK.PARAM -> value; '': none).
+ALTER TABLE share_orders ADD COLUMN inputs TEXT NOT NULL DEFAULT '';
