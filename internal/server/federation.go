@@ -27,15 +27,15 @@ func (s *Server) federationRoutes() []route {
 	return []route{
 		{"GET /api/v1/federation/party", partyRole, s.hello},
 		{"POST /api/v1/federation/check", partyRole, s.checkPart},
-		{"PUT " + part, partyRole, s.createPart},
-		{"GET " + part, partyRole, s.partStatus},
-		{"PUT " + part + "/shares/{task}", partyRole, s.orderShare},
+		{"PUT " + part, partyRole, s.toLeader(s.createPart)},
+		{"GET " + part, partyRole, s.toLeader(s.partStatus)},
+		{"PUT " + part + "/shares/{task}", partyRole, s.toLeader(s.orderShare)},
 		{"GET " + part + "/outputs/{task}/{param}", partyRole, s.partOutput},
-		{"POST " + part + "/cancel", partyRole, s.stopPart("cancel")},
-		{"POST " + part + "/end", partyRole, s.stopPart("end")},
-		{"POST " + part + "/fail", partyRole, s.stopPart("fail")},
-		{"POST " + part + "/suspend", partyRole, s.stopPart("suspend")},
-		{"POST " + part + "/resume", partyRole, s.stopPart("resume")},
+		{"POST " + part + "/cancel", partyRole, s.toLeader(s.stopPart("cancel"))},
+		{"POST " + part + "/end", partyRole, s.toLeader(s.stopPart("end"))},
+		{"POST " + part + "/fail", partyRole, s.toLeader(s.stopPart("fail"))},
+		{"POST " + part + "/suspend", partyRole, s.toLeader(s.stopPart("suspend"))},
+		{"POST " + part + "/resume", partyRole, s.toLeader(s.stopPart("resume"))},
 	}
 }
 
