@@ -3,9 +3,11 @@ package e2e
 import (
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +103,69 @@ func TestFederatedRunAcrossNetworkNamespacesSurvivesAPartition(t *testing.T) {
 	}
 	if got, want := ledgerLines(t, book), []string{"alice/1", "bob/1", "carol/1"}; !slices.Equal(got, want) {
 		t.Errorf("shares started %v; want each party's once: %v", got, want)
+	}
+}
+
+// bob sends carol 24 blocks of 1 MiB and one of 8 MiB through the
+// channel from a network namespace of his own; his network is cut in the
+// middle and joined again: the transfer resumes where it stopped, every
+// block arrives once and whole, and nothing runs twice.
+func TestAChannelTransferResumesAfterAPartition(t *testing.T) {
+	t.Parallel()
+	ns := newNetns(t)
+	alice := startFed(t, "alice", ns.hostIP)
+	carol := startFed(t, "carol", ns.hostIP)
+	bob := startFedAt(t, "bob", ns.nsIP+":18421", []string{"ip", "netns", "exec", ns.name})
+	federate(t, alice, bob, carol)
+	script, err := filepath.Abs("testdata/transfer.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := alice.submit(t, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: transfer}
+spec:
+  params: [{name: script}, {name: sdk}]
+  federation:
+    roles: {sender: [bob], receiver: [carol]}
+    partyTimeout: 2m
+  tasks:
+  - name: move
+    roles: [sender, receiver]
+    command: [python3, "{{params.script}}"]
+    env: [{name: PYTHONPATH, value: "{{params.sdk}}"}]
+    resources: {cpu: 200m, memory: 256Mi}
+    outputs: {parameters: [{name: mib}]}
+`, map[string]string{"script": script, "sdk": sdkPath(t)})
+	part := apiv1.PartID(run.ID, "carol")
+	waitMessage(t, carol, part, "block-3")
+	ns.cut(t, true)
+	cut := time.Now()
+	waitFor(t, "bob's share shown Unreachable", func() bool {
+		n := nodeOf(t, alice.run(t, run.ID), "move")
+		return slices.ContainsFunc(n.Parties, func(p apiv1.PartyShare) bool { return p.Party == "bob" && p.State == apiv1.ShareUnreachable })
+	})
+	ns.cut(t, false)
+	done := alice.waitDone(t, run.ID, 3*time.Minute)
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s after the partition healed: %s %s; shares %s", run.ID, done.Status.Phase, done.Status.Message, shareLine(nodeOf(t, done, "move")))
+	}
+	got := carol.waitDone(t, part, time.Minute)
+	if n := nodeOf(t, got, "move"); n.Outputs["mib"] != "32" || len(n.Attempts) != 1 {
+		t.Errorf("carol's share: output mib %q after %d attempts; want 32 in one", n.Outputs["mib"], len(n.Attempts))
+	}
+	log, err := carol.api.Messages(t.Context(), part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, m := range log {
+		seen[m.Name]++
+		if m.Name == "big" && (m.Chunks != 16 || m.Size != 8<<20 || !m.At.After(cut)) {
+			t.Errorf("the big message was logged as %d bytes in %d pieces at %s; want 8 MiB in 16, after the cut at %s", m.Size, m.Chunks, m.At, cut)
+		}
+	}
+	if len(seen) != 25 || slices.ContainsFunc(slices.Collect(maps.Values(seen)), func(n int) bool { return n != 1 }) {
+		t.Errorf("carol logged %v; want each of the 25 messages once", seen)
 	}
 }
