@@ -118,10 +118,18 @@ type CrossInput struct {
 	Param string `json:"param"`
 	Party string `json:"party"`
 	Role  string `json:"role"`
+	// Artifact is set when the output is an artifact named Param (a
+	// file), which the reading share reads at a path of its party's.
+	Artifact bool `json:"artifact,omitempty"`
 }
 
 // Key is how a part's templates name the input: {{federation.KEY}}.
-func (c CrossInput) Key() string { return c.Task + "." + c.Param }
+func (c CrossInput) Key() string {
+	if c.Artifact {
+		return c.Task + ".artifacts." + c.Param
+	}
+	return c.Task + "." + c.Param
+}
 
 // ShareRef is one share of a federated task: the task Task of the
 // federated workflow, run by Party as Role, as the task Name of Party's

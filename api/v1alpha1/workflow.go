@@ -188,6 +188,10 @@ type Artifact struct {
 	Name string `json:"name"`
 	// Path of the file, relative to the task's output directory ($KILN_OUTPUTS).
 	Path string `json:"path"`
+	// To lists, in a federated workflow, the roles whose parties' shares
+	// may read the artifact (a file, on the local backend) although they
+	// run no share of its task, as OutputParameter.To.
+	To []string `json:"to,omitempty"`
 }
 
 // RetryStrategy says how a failed attempt is retried.

@@ -59,6 +59,17 @@ func federationOperations() []Operation {
 			Answers: []Answer{{Status: http.StatusOK, Description: "its value", Type: apiv1.PartOutput{}}},
 		},
 		{
+			Method: "GET", Path: "/api/v1/federation/parts/{run}/outputs/{task}/artifacts/{name}", ID: "getPartArtifact", Tag: "federation", Role: Party,
+			Summary:     "an artifact of this party's share, for another party of the run",
+			Description: "The bytes of an artifact (a file of at most 256 MiB) of this party's share of task, asked by a party of the run whose share reads it, on the same terms as an output parameter; the Kiln-Digest header is their SHA-256.",
+			Params: []Param{
+				partRun,
+				{Name: "task", In: "path", Type: "", Description: "the task, by its name in the whole workflow"},
+				pathName, kilnParty,
+			},
+			Answers: []Answer{{Status: http.StatusOK, Description: "its bytes", Stream: "application/octet-stream", StreamDescription: "the artifact's bytes"}},
+		},
+		{
 			Method: "POST", Path: "/api/v1/federation/check", ID: "checkPart", Tag: "federation", Role: Party,
 			Summary:     "would this party create its part of a run",
 			Description: "Asked by an initiator before it submits a federated run: 204 if this party would create its part of it, else the refusal creating it would give (its policy for the caller, KLN-7026, naming the rule and the field; the spec as compiled here). Nothing is kept; the run may be unnamed yet.",

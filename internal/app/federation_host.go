@@ -111,6 +111,14 @@ func checkExports(party string, pol *apiv1.PartyPolicy, whole *apiv1.Workflow, s
 				return err
 			}
 		}
+		for j, o := range t.Outputs.Artifacts {
+			if len(o.To) == 0 {
+				continue
+			}
+			if err := federation.CheckOutput(party, pol, t.Name, o.Name, fmt.Sprintf("spec.tasks[%d].outputs.artifacts[%d].to", k, j)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

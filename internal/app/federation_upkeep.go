@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -52,6 +55,7 @@ func (a *App) tendParts(ctx context.Context) <-chan struct{} {
 			if _, err := a.Store.DropEndedChannels(ctx); err != nil && ctx.Err() == nil {
 				a.logger().Warn("dropping the channel messages of ended parts", "err", err)
 			}
+			a.dropEndedInputs(ctx)
 		}
 	}()
 	return done
@@ -161,4 +165,20 @@ func (a *App) logger() *slog.Logger {
 		return slog.Default()
 	}
 	return a.log
+}
+
+// dropEndedInputs removes the artifacts fetched from other parties for
+// the shares of parts that ended (KILN_HOME/federation/PART).
+func (a *App) dropEndedInputs(ctx context.Context) {
+	dir := filepath.Join(a.Home, "federation")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		r, err := a.Store.GetRun(ctx, apiv1.RunID(e.Name()))
+		if (err == nil && r.Status.Phase.Done()) || errors.Is(err, store.ErrNotFound) {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/job"
@@ -121,8 +122,8 @@ func (in *inputs) lookup(ref template.Ref) (string, bool) {
 		return in.id.Node, true
 	case ref.Raw == "task.attempt":
 		return strconv.Itoa(in.id.Number), true
-	case len(p) == 3 && p[0] == "federation" && rs.part != nil:
-		v, ok := rs.part.orders[in.id.Node].Inputs[p[1]+"."+p[2]] // another party's output, fetched by this one
+	case p[0] == "federation" && rs.part != nil && (len(p) == 3 || len(p) == 4):
+		v, ok := rs.part.orders[in.id.Node].Inputs[strings.Join(p[1:], ".")] // another party's output, fetched by this one
 		return v, ok
 	case len(p) == 5 && p[0] == "tasks" && p[2] == "outputs":
 		name := p[1]

@@ -93,3 +93,10 @@ func NoChannelLog(run *apiv1.Run, self string) error {
 	}
 	return e
 }
+
+// Outputs hands out the outputs of a party's shares that cross parties:
+// a parameter's value, an artifact's bytes.
+type Outputs interface {
+	PartOutput(ctx context.Context, run apiv1.RunID, task, param string) (string, error)
+	PartArtifact(ctx context.Context, run apiv1.RunID, task, name string) ([]byte, error)
+}

@@ -93,6 +93,32 @@ func (c *Client) PartOutput(ctx context.Context, id apiv1.RunID, task, param str
 	return out.Value, err
 }
 
+// PartArtifact asks the party for the bytes of artifact name of its
+// share of task in federated run id, which the workflow sends here.
+func (c *Client) PartArtifact(ctx context.Context, id apiv1.RunID, task, name string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+partPath(id)+"/outputs/"+url.PathEscape(task)+"/artifacts/"+url.PathEscape(name), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return nil, decodeErrors(resp)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	if want := resp.Header.Get("Kiln-Digest"); want != "sha256:"+hex.EncodeToString(sum[:]) {
+		return nil, fmt.Errorf("artifact %s of task %s arrived cut or changed: its digest is not %s", name, task, want)
+	}
+	return data, nil
+}
+
 // PartStatus returns the party's part of federated run id as it stands.
 func (c *Client) PartStatus(ctx context.Context, id apiv1.RunID) (apiv1.PartStatus, error) {
 	var out apiv1.PartStatus

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 
@@ -19,6 +21,7 @@ type PartyHost interface {
 	StopPart(ctx context.Context, from string, run apiv1.RunID, how string) error // "cancel", "end", "fail", "suspend", "resume"
 	CheckPart(ctx context.Context, from string, req apiv1.PartRequest) error
 	PartOutput(ctx context.Context, from string, run apiv1.RunID, task, param string) (string, error)
+	PartArtifact(ctx context.Context, from string, run apiv1.RunID, task, name string) ([]byte, error)
 }
 
 // federationRoutes are the routes other parties' servers call.
@@ -31,6 +34,7 @@ func (s *Server) federationRoutes() []route {
 		{"GET " + part, partyRole, s.toLeader(s.partStatus)},
 		{"PUT " + part + "/shares/{task}", partyRole, s.toLeader(s.orderShare)},
 		{"GET " + part + "/outputs/{task}/{param}", partyRole, s.partOutput},
+		{"GET " + part + "/outputs/{task}/artifacts/{name}", partyRole, s.partArtifact},
 		{"POST " + part + "/cancel", partyRole, s.toLeader(s.stopPart("cancel"))},
 		{"POST " + part + "/end", partyRole, s.toLeader(s.stopPart("end"))},
 		{"POST " + part + "/fail", partyRole, s.toLeader(s.stopPart("fail"))},
@@ -107,6 +111,25 @@ func (s *Server) partOutput(w http.ResponseWriter, r *http.Request, p *principal
 		return err
 	}
 	writeJSON(w, http.StatusOK, apiv1.PartOutput{Value: v})
+	return nil
+}
+
+// partArtifact hands a party of the run an artifact (a file) of this
+// party's share that the workflow sends it, with its digest.
+func (s *Server) partArtifact(w http.ResponseWriter, r *http.Request, p *principal) error {
+	h, err := s.host()
+	if err != nil {
+		return err
+	}
+	data, err := h.PartArtifact(r.Context(), p.party, apiv1.RunID(r.PathValue("run")), r.PathValue("task"), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Kiln-Digest", "sha256:"+hex.EncodeToString(sum[:]))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
 	return nil
 }
 

@@ -55,6 +55,10 @@ func (h *fakeHost) PartOutput(context.Context, string, apiv1.RunID, string, stri
 	return "", nil
 }
 
+func (h *fakeHost) PartArtifact(context.Context, string, apiv1.RunID, string, string) ([]byte, error) {
+	return nil, nil
+}
+
 func (h *fakeHost) StopPart(_ context.Context, from string, run apiv1.RunID, how string) error {
 	h.record("%s %s from %s", how, run, from)
 	return nil

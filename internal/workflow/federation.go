@@ -139,9 +139,12 @@ func shareTask(t apiv1.Task, s apiv1.ShareRef) apiv1.Task {
 	role, party := t.PerRole[s.Role], t.PerParty[s.Party]
 	t.Name = s.Name
 	t.Roles, t.PerRole, t.PerParty = nil, nil, nil
-	if t.Outputs != nil { // where a parameter may go is the party's to keep (Exports), not its part's
+	if t.Outputs != nil { // where an output may go is the party's to keep (Exports), not its part's
 		for i := range t.Outputs.Parameters {
 			t.Outputs.Parameters[i].To = nil
+		}
+		for i := range t.Outputs.Artifacts {
+			t.Outputs.Artifacts[i].To = nil
 		}
 	}
 	applyOverride(&t, role)

@@ -122,6 +122,11 @@ func (c *checker) notFederated(field string, t *apiv1.Task) {
 			c.add(apiv1.CodeTaskRoles, fmt.Sprintf("%s.outputs.parameters[%d].to", field, i), "to names the roles of other parties that may read a parameter: a federated workflow's only")
 		}
 	}
+	for i, o := range t.Outputs.Artifacts {
+		if len(o.To) > 0 {
+			c.add(apiv1.CodeTaskRoles, fmt.Sprintf("%s.outputs.artifacts[%d].to", field, i), "to names the roles of other parties that may read an artifact: a federated workflow's only")
+		}
+	}
 }
 
 // outputsTo checks the roles an output parameter may go to, and that
@@ -131,19 +136,35 @@ func (c *checker) outputsTo(field string, t *apiv1.Task) {
 	if t.Outputs == nil {
 		return
 	}
+	var sent []struct {
+		field string
+		to    []string
+	}
 	for i, o := range t.Outputs.Parameters {
-		if len(o.To) == 0 {
+		sent = append(sent, struct {
+			field string
+			to    []string
+		}{fmt.Sprintf("%s.outputs.parameters[%d].to", field, i), o.To})
+	}
+	for i, o := range t.Outputs.Artifacts {
+		sent = append(sent, struct {
+			field string
+			to    []string
+		}{fmt.Sprintf("%s.outputs.artifacts[%d].to", field, i), o.To})
+	}
+	for _, o := range sent {
+		if len(o.to) == 0 {
 			continue
 		}
-		f := fmt.Sprintf("%s.outputs.parameters[%d].to", field, i)
-		for k, role := range o.To {
+		f := o.field
+		for k, role := range o.to {
 			if _, ok := c.fed.Roles[role]; !ok {
 				c.add(apiv1.CodeUnknownRole, fmt.Sprintf("%s[%d]", f, k), "role %q is not one of spec.federation.roles (%s)", role, c.fedRoles)
 			}
 		}
 		if n := len(Shares(c.fed, t)); n != 1 {
-			c.addHint(apiv1.CodeCrossParty, f, "split the task so that the parameter comes from one share, or send it with kiln.federation",
-				"task %q runs %d shares: a parameter that leaves its party must be one share's, so its task must run at one party under one role", t.Name, n)
+			c.addHint(apiv1.CodeCrossParty, f, "split the task so that the output comes from one share, or send it with kiln.federation",
+				"task %q runs %d shares: an output that leaves its party must be one share's, so its task must run at one party under one role", t.Name, n)
 		}
 	}
 }

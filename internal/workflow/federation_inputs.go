@@ -50,7 +50,7 @@ func crossRefs(wf *apiv1.Workflow, t *apiv1.Task, mine map[string][]string) []ap
 func rewriteCross(s string, wf *apiv1.Workflow, mine map[string][]string, share string, out *[]apiv1.CrossInput) string {
 	v, err := template.Expand(s, func(r template.Ref) (string, bool) {
 		p := r.Path
-		if len(p) != 5 || p[0] != "tasks" || p[2] != "outputs" || p[3] != "parameters" || mine[p[1]] != nil {
+		if len(p) != 5 || p[0] != "tasks" || p[2] != "outputs" || (p[3] != "parameters" && p[3] != "artifacts") || mine[p[1]] != nil {
 			return "{{" + r.Raw + "}}", true
 		}
 		k := slices.IndexFunc(wf.Spec.Tasks, func(t apiv1.Task) bool { return t.Name == p[1] })
@@ -61,7 +61,7 @@ func rewriteCross(s string, wf *apiv1.Workflow, mine map[string][]string, share 
 		if len(shares) != 1 {
 			return "{{" + r.Raw + "}}", true // refused when the whole workflow is checked
 		}
-		in := apiv1.CrossInput{Share: share, Task: p[1], Param: p[4], Party: shares[0].Party, Role: shares[0].Role}
+		in := apiv1.CrossInput{Share: share, Task: p[1], Param: p[4], Party: shares[0].Party, Role: shares[0].Role, Artifact: p[3] == "artifacts"}
 		if !slices.Contains(*out, in) {
 			*out = append(*out, in)
 		}
@@ -119,9 +119,9 @@ func crossKeys(inputs []apiv1.CrossInput) map[string]bool {
 	return out
 }
 
-// Exports lists the output parameters of party's shares of wf that may
-// leave the party, by SHARE.PARAM (the share's name in the part), with
-// the roles they may go to.
+// Exports lists the outputs of party's shares of wf that may leave the
+// party, by SHARE.PARAM or SHARE.artifacts.NAME (the share's name in the
+// part), with the roles they may go to.
 func Exports(wf *apiv1.Workflow, party string) map[string][]string {
 	out := map[string][]string{}
 	if wf.Spec.Federation == nil {
@@ -139,6 +139,11 @@ func Exports(wf *apiv1.Workflow, party string) map[string][]string {
 			for _, o := range t.Outputs.Parameters {
 				if len(o.To) > 0 {
 					out[s.Name+"."+o.Name] = slices.Clone(o.To)
+				}
+			}
+			for _, o := range t.Outputs.Artifacts {
+				if len(o.To) > 0 {
+					out[s.Name+".artifacts."+o.Name] = slices.Clone(o.To)
 				}
 			}
 		}

@@ -98,7 +98,7 @@ func (c *checker) readsAtParties(s scoped, roles map[string]map[string][]string,
 			}
 		}
 		if len(none) > 0 {
-			c.addHint(apiv1.CodeCrossParty, s.field, "an output parameter crosses parties when its task declares to: [ROLE] for it (outputs.parameters[].to), and the party that has it allows it in its policy",
+			c.addHint(apiv1.CodeCrossParty, s.field, "an output crosses parties when its task declares to: [ROLE] for it (outputs.parameters[].to, outputs.artifacts[].to), and the party that has it allows it in its policy",
 				"{{%s}}: task %q has no share at %s %s, which therefore cannot read its outputs",
 				r.Raw, r.Path[1], plural(len(none), "party", "parties"), strings.Join(none, ", "))
 		}
@@ -114,15 +114,30 @@ func (c *checker) readsAtParties(s scoped, roles map[string]map[string][]string,
 // fills.
 func (c *checker) mayReadAcross(r template.Ref, party string, p *Plan) bool {
 	up, ok := p.Index[r.Path[1]]
-	if !ok || r.Path[3] != "parameters" {
+	if !ok {
 		return false
 	}
-	outs := p.Tasks[up].Spec.Outputs
-	if outs == nil {
-		return false
+	to := outputTo(p.Tasks[up].Spec, r.Path[3], r.Path[4])
+	return slices.ContainsFunc(to, func(role string) bool { return slices.Contains(c.fed.Roles[role], party) })
+}
+
+// outputTo is the to of t's output of kind (parameters, artifacts) and
+// name: the roles it may go to at other parties; nil if it stays.
+func outputTo(t *apiv1.Task, kind, name string) []string {
+	if t.Outputs == nil {
+		return nil
 	}
-	k := slices.IndexFunc(outs.Parameters, func(o apiv1.OutputParameter) bool { return o.Name == r.Path[4] })
-	return k >= 0 && slices.ContainsFunc(outs.Parameters[k].To, func(role string) bool { return slices.Contains(c.fed.Roles[role], party) })
+	switch kind {
+	case "parameters":
+		if k := slices.IndexFunc(t.Outputs.Parameters, func(o apiv1.OutputParameter) bool { return o.Name == name }); k >= 0 {
+			return t.Outputs.Parameters[k].To
+		}
+	case "artifacts":
+		if k := slices.IndexFunc(t.Outputs.Artifacts, func(o apiv1.Artifact) bool { return o.Name == name }); k >= 0 {
+			return t.Outputs.Artifacts[k].To
+		}
+	}
+	return nil
 }
 
 // plural is one or many, by n.

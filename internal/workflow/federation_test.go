@@ -115,6 +115,11 @@ func TestFederatedWorkflowReportsEveryProblem(t *testing.T) {
 				{apiv1.CodeCrossParty, "spec.tasks[2].command[2]"},               // q has no to
 			},
 		},
+		"an artifact crosses parties only to the roles its to names": {
+			spec: fedSpec + "  - {name: a, command: [x], roles: [guest], outputs: {artifacts: [{name: m, path: m, to: [host]}, {name: k, path: k}]}}\n" +
+				"  - name: c\n    roles: [host]\n    dependsOn: [a]\n    command: [x, '{{tasks.a.outputs.artifacts.m}}', '{{tasks.a.outputs.artifacts.k}}']\n",
+			want: []problem{{apiv1.CodeCrossParty, "spec.tasks[1].command[2]"}},
+		},
 		"to is a federated workflow's only": {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x], outputs: {parameters: [{name: p, to: [guest]}]}}\n",
 			want: []problem{{apiv1.CodeTaskRoles, "spec.tasks[0].outputs.parameters[0].to"}},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/template"
@@ -112,8 +113,8 @@ func (c *checker) checkRef(r template.Ref, task int, p *Plan, params map[string]
 		return ""
 	case slices.Contains(BuiltinRefs(), r.Raw):
 		return ""
-	case len(r.Path) == 3 && r.Path[0] == "federation":
-		if task >= 0 && c.crossInputs[p.Tasks[task].Spec.Name+"/"+r.Path[1]+"."+r.Path[2]] {
+	case r.Path[0] == "federation" && (len(r.Path) == 3 || (len(r.Path) == 4 && r.Path[2] == "artifacts")):
+		if task >= 0 && c.crossInputs[p.Tasks[task].Spec.Name+"/"+strings.Join(r.Path[1:], ".")] {
 			return ""
 		}
 		return "{{federation.TASK.PARAM}} is how a party's part reads another party's output: write {{tasks.TASK.outputs.parameters.PARAM}}"

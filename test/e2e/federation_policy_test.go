@@ -145,3 +145,44 @@ spec:
 		t.Errorf("bob's raw output reached the initiator's record")
 	}
 }
+
+// An artifact (a file) crosses parties as a parameter does: bob's share
+// writes it, alice's reads her own copy, whole, at the path the reference
+// gives; both ends log it.
+func TestAnArtifactCrossesPartiesWhereTheWorkflowAndThePolicyAllow(t *testing.T) {
+	t.Parallel()
+	alice := startFed(t, "alice", "127.0.0.1")
+	bob := startFed(t, "bob", "127.0.0.2")
+	federate(t, alice, bob)
+	bob.setPolicy(t, "commands: [\"*\"]\noutputs: [train.model]\n")
+	run := alice.submit(t, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: model}
+spec:
+  federation:
+    roles: {guest: [alice], host: [bob]}
+  tasks:
+  - name: train
+    roles: [host]
+    command: [sh, -c, 'seq 1 200000 > $KILN_OUTPUTS/model.txt']
+    outputs: {artifacts: [{name: model, path: model.txt, to: [guest]}]}
+  - name: use
+    roles: [guest]
+    dependsOn: [train]
+    command: [sh, -c, 'sha256sum < "{{tasks.train.outputs.artifacts.model}}" | cut -c1-64 > $KILN_OUTPUTS/sum; wc -l < "{{tasks.train.outputs.artifacts.model}}" > $KILN_OUTPUTS/lines']
+    outputs: {parameters: [{name: sum}, {name: lines}]}
+`, nil)
+	done := alice.waitDone(t, run.ID, 2*time.Minute)
+	if done.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run: %s %s %s", done.Status.Phase, done.Status.Code, done.Status.Message)
+	}
+	use := nodeOf(t, alice.waitDone(t, apiv1.PartID(run.ID, "alice"), time.Minute), "use")
+	if strings.TrimSpace(use.Outputs["lines"]) != "200000" {
+		t.Errorf("alice's copy of bob's model has %q lines; want 200000", use.Outputs["lines"])
+	}
+	sent, _ := bob.api.Messages(t.Context(), apiv1.PartID(run.ID, "bob"))
+	got, _ := alice.api.Messages(t.Context(), apiv1.PartID(run.ID, "alice"))
+	if len(sent) != 1 || len(got) != 1 || sent[0].Name != "artifact.model" || "sha256:"+strings.TrimSpace(use.Outputs["sum"]) != got[0].Digest || sent[0].Digest != got[0].Digest {
+		t.Errorf("the artifact's crossing logged at bob %+v and at alice %+v, alice read sha256:%s; want once at each end, alike, as read", sent, got, use.Outputs["sum"])
+	}
+}
