@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -121,8 +122,15 @@ func checkParts(ctx context.Context, parties map[string]federation.Party, req ap
 	wg.Wait()
 	for _, name := range slices.Sorted(maps.Keys(errs)) {
 		var coded *apiv1.Error
-		if errors.As(errs[name], &coded) {
-			return errs[name]
+		switch {
+		case !errors.As(errs[name], &coded):
+		case coded.Code == apiv1.CodePolicy:
+			return coded // it names the party, the rule and the field
+		default:
+			return &apiv1.Error{
+				Code: apiv1.CodePartRefused, Object: coded.Object, Field: coded.Field,
+				Message: fmt.Sprintf("party %s refuses to take part: %s %s", name, coded.Code, coded.Message), Hint: coded.Hint,
+			}
 		}
 	}
 	return nil

@@ -202,14 +202,16 @@ func TestAnUnregisteredServerIsRefused(t *testing.T) {
 		t.Fatalf("mallory's party add bob: %s", r.stderr)
 	}
 	wf := strings.NewReplacer("guest: [alice]", "guest: [mallory]", "arbiter: [carol]", "arbiter: [mallory]").Replace(sleepers("10s", ""))
-	run := mallory.submit(t, wf, map[string]string{"ledger": ledger(t)})
-	done := mallory.waitDone(t, run.ID, time.Minute)
-	n := nodeOf(t, done, "work")
-	if done.Status.Phase != apiv1.PhaseFailed || n.Code != apiv1.CodePartRefused || !strings.Contains(n.Message, string(apiv1.CodePartyCredential)) {
-		t.Errorf("mallory's run: %s; task %s %s; want Failed with %s carrying bob's %s", done.Status.Phase, n.Code, n.Message, apiv1.CodePartRefused, apiv1.CodePartyCredential)
+	// The initiator asks every party at submit: bob refuses mallory's
+	// credential, and nothing is made anywhere.
+	r := mallory.kilnStdin(t, wf, "run", "-", "-p", "ledger="+ledger(t))
+	if r.code == 0 || !strings.Contains(r.stderr, string(apiv1.CodePartRefused)) || !strings.Contains(r.stderr, "party bob refuses") || !strings.Contains(r.stderr, string(apiv1.CodePartyCredential)) {
+		t.Errorf("mallory's submit = exit %d, %s; want %s carrying bob's %s", r.code, r.stderr, apiv1.CodePartRefused, apiv1.CodePartyCredential)
 	}
-	if list := bob.kiln(t, "get", "runs"); strings.Contains(list.stdout, string(run.ID)) {
-		t.Errorf("bob holds a part of mallory's run:\n%s", list.stdout)
+	for _, s := range []*fedServer{mallory, bob} {
+		if list := s.kiln(t, "get", "runs"); strings.Contains(list.stdout, "sleepers") {
+			t.Errorf("%s holds a run of mallory's refused submission:\n%s", s.name, list.stdout)
+		}
 	}
 	// A federated workflow naming a party its initiator never registered
 	// is refused at submit, with the field.
@@ -219,7 +221,7 @@ func TestAnUnregisteredServerIsRefused(t *testing.T) {
 	}
 	// A registered party sees only the runs it takes part in: carol asking
 	// bob for a part of alice's run is told it does not exist.
-	run = alice.submit(t, strings.Replace(sleepers("10s", ""), "arbiter: [carol]", "arbiter: [alice]", 1), map[string]string{"ledger": ledger(t), "seconds": "1"})
+	run := alice.submit(t, strings.Replace(sleepers("10s", ""), "arbiter: [carol]", "arbiter: [alice]", 1), map[string]string{"ledger": ledger(t), "seconds": "1"})
 	alice.waitDone(t, run.ID, time.Minute)
 	toBob := carolCredentialAtBob(t, bob, carol)
 	code, c, _ := bob.federationCall(t, fmt.Sprintf("/api/v1/federation/parts/%s", run.ID), toBob, "carol")

@@ -58,7 +58,7 @@ func TestAPartysPolicyDecidesWhatRunsWithItsData(t *testing.T) {
 	if done := alice.waitDone(t, run.ID, 2*time.Minute); done.Status.Phase != apiv1.PhaseSucceeded {
 		t.Fatalf("the allowed run: %s %s", done.Status.Phase, done.Status.Message)
 	}
-	if list := bob.kiln(t, "party", "list"); !strings.Contains(list.stdout, "1 command lines, 1 secrets") {
+	if list := bob.kiln(t, "party", "list"); !strings.Contains(list.stdout, "1 command line, 1 secret") {
 		t.Errorf("bob's party list does not show alice's policy:\n%s", list.stdout)
 	}
 }
