@@ -123,7 +123,7 @@ func checkParts(ctx context.Context, parties map[string]federation.Party, req ap
 	for _, name := range slices.Sorted(maps.Keys(errs)) {
 		var coded *apiv1.Error
 		switch {
-		case !errors.As(errs[name], &coded):
+		case !federation.IsRefusal(errs[name]) || !errors.As(errs[name], &coded):
 		case coded.Code == apiv1.CodePolicy:
 			return coded // it names the party, the rule and the field
 		default:
@@ -193,8 +193,7 @@ func (a *App) stopPartAt(ctx context.Context, p string, id apiv1.RunID, how stri
 		err = party.StopPart(cctx, id, how)
 		cancel()
 	}
-	var coded *apiv1.Error
-	return err == nil || errors.As(err, &coded)
+	return err == nil || federation.IsRefusal(err)
 }
 
 // watchFederated closes the parts of federated run id once it ends.

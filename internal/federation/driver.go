@@ -161,7 +161,7 @@ func (d *driver) createParts(ctx context.Context) (job.Status, bool) {
 			cancel()
 			if err == nil {
 				d.heard(party)
-			} else if !isCoded(err) {
+			} else if !IsRefusal(err) {
 				d.lost(party, err, start)
 			}
 			if st, stop := d.answered(party, err, apiv1.CodePartRefused, "refused to create its part"); stop {
@@ -298,7 +298,7 @@ func (d *driver) statuses(ctx context.Context) map[string]apiv1.PartStatus {
 			start, cctx, cancel := d.call(ctx)
 			defer cancel()
 			ps, err := d.parties[party].PartStatus(cctx, d.runID)
-			if err != nil && isCoded(err) {
+			if err != nil && IsRefusal(err) {
 				d.refused(party, err)
 				return
 			}
@@ -323,8 +323,7 @@ func (d *driver) order(ctx context.Context, k int, o apiv1.ShareOrder) (apiv1.Sh
 	defer cancel()
 	sh, err := d.parties[s.Party].OrderShare(cctx, d.runID, s.Name, o)
 	if err != nil {
-		var coded *apiv1.Error
-		if !errors.As(err, &coded) {
+		if !IsRefusal(err) {
 			d.lost(s.Party, err, start)
 		}
 		return sh, err
@@ -339,7 +338,7 @@ func (d *driver) order(ctx context.Context, k int, o apiv1.ShareOrder) (apiv1.Sh
 // so does silence past the party timeout; a network error is retried.
 func (d *driver) answered(party string, err error, code apiv1.Code, what string) (job.Status, bool) {
 	var coded *apiv1.Error
-	if errors.As(err, &coded) {
+	if IsRefusal(err) && errors.As(err, &coded) {
 		return failed(code, fmt.Sprintf("party %s %s: %s %s", party, what, coded.Code, coded.Message), true), true
 	}
 	if st, late := d.unreachable(); late {

@@ -63,7 +63,7 @@ func (d *driver) tell(ctx context.Context, k int, action, why string) bool {
 		}
 		d.mu.Unlock()
 	}
-	return err == nil || isCoded(err)
+	return err == nil || IsRefusal(err)
 }
 
 // keepTelling sends action to the shares left until their parties take
@@ -223,9 +223,20 @@ func orNothing(s string) string {
 	return s
 }
 
-func isCoded(err error) bool {
+// IsRefusal reports whether err is a party's refusal: a coded answer,
+// but not one that says the party could not answer now (a replica whose
+// leader is not reached, a server busy or rate limited), which is retried
+// as silence is.
+func IsRefusal(err error) bool {
 	var coded *apiv1.Error
-	return errors.As(err, &coded)
+	if !errors.As(err, &coded) {
+		return false
+	}
+	switch coded.Code {
+	case apiv1.CodePartyUnreachable, apiv1.CodeBusy, apiv1.CodeRateLimited, apiv1.CodeStoreBusy:
+		return false
+	}
+	return true
 }
 
 // notStarted is the first share still waiting to start (Reserved) longer
