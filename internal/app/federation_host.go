@@ -32,7 +32,7 @@ func (a *App) CreatePart(ctx context.Context, from string, req apiv1.PartRequest
 	}
 	id := apiv1.PartID(req.Run, a.Party)
 	if _, err := a.Store.GetRun(ctx, id); err == nil { // a repeated request, or another party's run
-		if id, err = a.partOf(ctx, from, req.Run); err != nil {
+		if _, err = a.partOf(ctx, from, req.Run); err != nil {
 			return apiv1.PartStatus{}, err
 		}
 		return a.Controller.Parts().PartStatus(ctx, id)
@@ -211,21 +211,22 @@ func (a *App) partyProject(ctx context.Context, party string) string {
 // PartStatus returns this party's part of run as it stands. A party
 // that does not initiate the run is told it does not exist.
 func (a *App) PartStatus(ctx context.Context, from string, run apiv1.RunID) (apiv1.PartStatus, error) {
-	id, err := a.partOf(ctx, from, run)
+	r, err := a.partOf(ctx, from, run)
 	if err != nil {
 		return apiv1.PartStatus{}, err
 	}
-	return a.Controller.Parts().PartStatus(ctx, id)
+	return a.Controller.Parts().PartStatus(ctx, r.ID)
 }
 
 // OrderShare carries out the initiator's order for task of this party's
 // part of run. A reservation picks, once per attempt, the address the
 // share's processes will listen on.
 func (a *App) OrderShare(ctx context.Context, from string, run apiv1.RunID, task string, o apiv1.ShareOrder) (apiv1.ShareStatus, error) {
-	id, err := a.partOf(ctx, from, run)
+	part, err := a.partOf(ctx, from, run)
 	if err != nil {
 		return apiv1.ShareStatus{}, err
 	}
+	id := part.ID
 	orders, err := a.Store.ShareOrders(ctx, id)
 	if err != nil {
 		return apiv1.ShareStatus{}, err
@@ -243,7 +244,7 @@ func (a *App) OrderShare(ctx context.Context, from string, run apiv1.RunID, task
 		}
 	}
 	if o.Action == apiv1.OrderStart {
-		if row.Inputs, err = a.startInputs(ctx, id, task, o.Attempt, orders[task]); err != nil {
+		if row.Inputs, err = a.startInputs(ctx, part, task, o.Attempt, orders[task]); err != nil {
 			return apiv1.ShareStatus{}, err
 		}
 	}
@@ -252,10 +253,9 @@ func (a *App) OrderShare(ctx context.Context, from string, run apiv1.RunID, task
 
 // startInputs are the other parties' outputs the start of attempt n of
 // share task reads: those fetched for it before, and the rest fetched now.
-func (a *App) startInputs(ctx context.Context, id apiv1.RunID, task string, n int, last store.ShareOrderRow) (map[string]string, error) {
-	run, err := a.Store.GetRun(ctx, id)
-	if err != nil || len(run.Federation.Inputs) == 0 {
-		return nil, err
+func (a *App) startInputs(ctx context.Context, run *apiv1.Run, task string, n int, last store.ShareOrderRow) (map[string]string, error) {
+	if len(run.Federation.Inputs) == 0 {
+		return nil, nil
 	}
 	var have map[string]string
 	if last.Attempt == n {
@@ -267,22 +267,19 @@ func (a *App) startInputs(ctx context.Context, id apiv1.RunID, task string, n in
 // StopPart cancels this party's part of run, or ends what of it has not
 // ended (federation.StopEnd), suspends or resumes it.
 func (a *App) StopPart(ctx context.Context, from string, run apiv1.RunID, how string) error {
-	id, err := a.partOf(ctx, from, run)
+	part, err := a.partOf(ctx, from, run)
 	if err != nil {
 		return err
 	}
+	id := part.ID
 	switch how {
 	case federation.StopCancel:
 		return ignoreEnded(a.Cancel(who.With(ctx, "the federation's initiator, party "+from), id))
 	case federation.StopEnd, federation.StopFail:
-		run, err := a.Store.GetRun(ctx, id)
-		if err != nil {
-			return err
-		}
 		if how == federation.StopFail {
-			return a.endShares(ctx, run, apiv1.OrderFail, "", "the federated run failed at its initiator ("+run.Federation.Initiator+")")
+			return a.endShares(ctx, part, apiv1.OrderFail, "", "the federated run failed at its initiator ("+part.Federation.Initiator+")")
 		}
-		return a.endShares(ctx, run, apiv1.OrderSkip, "", "the federated run ended")
+		return a.endShares(ctx, part, apiv1.OrderSkip, "", "the federated run ended")
 	case "suspend", "resume":
 		return ignoreEnded(a.Suspend(who.With(ctx, "the federation's initiator, party "+from), id, how == "suspend"))
 	}
@@ -313,9 +310,9 @@ func (a *App) endShares(ctx context.Context, run *apiv1.Run, action string, code
 	return errors.Join(errs...)
 }
 
-// partOf is the ID of this party's part of run, after checking that
-// from initiates it.
-func (a *App) partOf(ctx context.Context, from string, run apiv1.RunID) (apiv1.RunID, error) {
+// partOf is this party's part of run, after checking that from
+// initiates it.
+func (a *App) partOf(ctx context.Context, from string, run apiv1.RunID) (*apiv1.Run, error) {
 	id := apiv1.PartID(run, a.Party)
 	r, err := a.Store.GetRun(ctx, id)
 	if err == nil && (r.Federation == nil || r.Federation.Initiator != from) {
@@ -326,11 +323,11 @@ func (a *App) partOf(ctx context.Context, from string, run apiv1.RunID) (apiv1.R
 	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return "", &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + string(run), Message: fmt.Sprintf("party %s has no part of run %s initiated by %s", a.Party, run, from)}
+			return nil, &apiv1.Error{Code: apiv1.CodeRunNotFound, Object: "Run/" + string(run), Message: fmt.Sprintf("party %s has no part of run %s initiated by %s", a.Party, run, from)}
 		}
-		return "", err
+		return nil, err
 	}
-	return id, nil
+	return r, nil
 }
 
 // shareAddress picks where a share's processes will listen: a free port

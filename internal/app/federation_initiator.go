@@ -157,10 +157,8 @@ func (a *App) closeParts(ctx context.Context, id apiv1.RunID, roles map[string][
 		how = federation.StopFail
 	}
 	left := map[string]bool{}
-	for _, parties := range roles {
-		for _, p := range parties {
-			left[p] = true
-		}
+	for _, p := range partiesOf(roles) {
+		left[p] = true
 	}
 	wait := time.Second
 	for until := time.Now().Add(closeFor); len(left) > 0 && time.Now().Before(until); wait = min(2*wait, closeEvery) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,7 +52,7 @@ func (a *App) tendParts(ctx context.Context) <-chan struct{} {
 			a.heartbeat(ctx)
 			a.endSilentParts(ctx)
 			if _, err := a.Store.DropEndedChannels(ctx); err != nil && ctx.Err() == nil {
-				a.logger().Warn("dropping the channel messages of ended parts", "err", err)
+				a.Controller.Logger().Warn("dropping the channel messages of ended parts", "err", err)
 			}
 			a.dropEndedInputs(ctx)
 		}
@@ -119,7 +118,7 @@ func (a *App) endSilentParts(ctx context.Context) {
 		reason := fmt.Sprintf("the initiator, party %s, was last heard from %s ago (%s), longer than this party's idle timeout of %s (--party-idle-timeout)",
 			run.Federation.Initiator, now.Sub(at).Round(time.Second), at.Format(time.RFC3339), a.partyIdle)
 		if err := a.endShares(ctx, run, apiv1.OrderFail, apiv1.CodePartIdle, reason); err != nil {
-			a.logger().Warn("ending a part whose initiator is silent", "run", id, "err", err)
+			a.Controller.Logger().Warn("ending a part whose initiator is silent", "run", id, "err", err)
 		}
 	}
 }
@@ -154,17 +153,9 @@ func (a *App) heardFrom(ctx context.Context, id apiv1.RunID) {
 	h.mu.Unlock()
 	if due {
 		if err := a.Store.HeardFromInitiator(ctx, id, now.UTC()); err != nil {
-			a.logger().Warn("recording a call of a part's initiator", "run", id, "err", err)
+			a.Controller.Logger().Warn("recording a call of a part's initiator", "run", id, "err", err)
 		}
 	}
-}
-
-// logger is the App's log, or the default one.
-func (a *App) logger() *slog.Logger {
-	if a.log == nil {
-		return slog.Default()
-	}
-	return a.log
 }
 
 // dropEndedInputs removes the artifacts fetched from other parties for

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -70,7 +69,7 @@ func (a *App) checkPartyRequest(req apiv1.PartyRequest) error {
 	if err := federation.CheckPolicyValid(req.Name, req.Policy); err != nil {
 		return err
 	}
-	if req.Pin != "" && !pinForm.MatchString(req.Pin) {
+	if req.Pin != "" && !sha256Form.MatchString(req.Pin) {
 		return &apiv1.Error{
 			Code: apiv1.CodePartyURL, Object: object, Field: "pin",
 			Message: fmt.Sprintf("%q is not a certificate pin: sha256:<64 hex digits>", req.Pin),
@@ -169,5 +168,3 @@ func partyView(p store.Party) apiv1.Party {
 	}
 	return apiv1.Party{Name: p.Name, URL: p.URL, Project: p.Project, Credential: cred, Policy: p.Policy, Pin: p.Pin, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
-
-var pinForm = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

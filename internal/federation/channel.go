@@ -56,13 +56,8 @@ func (c *Client) SendPiece(ctx context.Context, m MessageTo, p Piece) (Delivered
 		url.PathEscape(m.Task), strconv.Itoa(m.Attempt), url.PathEscape(m.FromRole), url.PathEscape(m.ToRole), url.PathEscape(m.Name),
 	}, "/")
 	q := url.Values{"piece": {strconv.Itoa(p.Index)}, "pieces": {strconv.Itoa(p.Pieces)}, "size": {strconv.FormatInt(p.Size, 10)}, "digest": {p.Digest}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base+path+"?"+q.Encode(), bytes.NewReader(p.Data))
-	if err != nil {
-		return Delivered{}, err
-	}
-	req.Header.Set("Content-Type", "application/octet-stream")
 	var out Delivered
-	resp, err := c.do(req)
+	resp, err := c.send(ctx, http.MethodPut, path+"?"+q.Encode(), "application/octet-stream", bytes.NewReader(p.Data))
 	if err != nil {
 		return out, err
 	}

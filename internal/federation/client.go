@@ -96,11 +96,7 @@ func (c *Client) PartOutput(ctx context.Context, id apiv1.RunID, task, param str
 // PartArtifact asks the party for the bytes of artifact name of its
 // share of task in federated run id, which the workflow sends here.
 func (c *Client) PartArtifact(ctx context.Context, id apiv1.RunID, task, name string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+partPath(id)+"/outputs/"+url.PathEscape(task)+"/artifacts/"+url.PathEscape(name), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.do(req)
+	resp, err := c.send(ctx, http.MethodGet, partPath(id)+"/outputs/"+url.PathEscape(task)+"/artifacts/"+url.PathEscape(name), "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -171,14 +167,11 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) (ht
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return nil, err
-	}
+	contentType := ""
 	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+		contentType = "application/json"
 	}
-	resp, err := c.do(req)
+	resp, err := c.send(ctx, method, path, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -195,8 +188,16 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) (ht
 	return resp.Header, nil
 }
 
-// do sends req as this server's party.
-func (c *Client) do(req *http.Request) (*http.Response, error) {
+// send sends a request to path as this server's party, with body (nil:
+// none) of contentType; the caller closes the answer's body.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	req.Header.Set("Authorization", "Bearer "+c.credential)
 	req.Header.Set(apiv1.PartyHeader, c.self)
 	return c.http.Do(req)

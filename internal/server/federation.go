@@ -71,8 +71,8 @@ func (s *Server) createPart(w http.ResponseWriter, r *http.Request, p *principal
 	if err != nil {
 		return err
 	}
-	var req apiv1.PartRequest
-	if err := decodePartyJSON(r, &req); err != nil {
+	req, err := partRequest(r, p)
+	if err != nil {
 		return err
 	}
 	run := apiv1.RunID(r.PathValue("run"))
@@ -82,21 +82,31 @@ func (s *Server) createPart(w http.ResponseWriter, r *http.Request, p *principal
 	case req.Run != run:
 		return badRequest("the body's run %q is not the run of the path, %q", req.Run, run)
 	}
-	switch {
-	case req.Initiator == "":
-		req.Initiator = p.party
-	case req.Initiator != p.party:
-		return badRequest("party %q cannot create a part of a run that party %q initiates", p.party, req.Initiator)
-	}
-	if req.Workflow == nil {
-		return badRequest("the request of run %s carries no workflow", run)
-	}
 	status, err := h.CreatePart(r.Context(), p.party, req)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, status)
 	return nil
+}
+
+// partRequest reads a party's request about a part of a run it
+// initiates: the caller is its initiator, and it carries the workflow.
+func partRequest(r *http.Request, p *principal) (apiv1.PartRequest, error) {
+	var req apiv1.PartRequest
+	if err := decodePartyJSON(r, &req); err != nil {
+		return req, err
+	}
+	switch {
+	case req.Initiator == "":
+		req.Initiator = p.party
+	case req.Initiator != p.party:
+		return req, badRequest("party %q cannot ask about a part of a run that party %q initiates", p.party, req.Initiator)
+	}
+	if req.Workflow == nil {
+		return req, badRequest("the request carries no workflow")
+	}
+	return req, nil
 }
 
 // partOutput hands a party of the run an output parameter of this
@@ -140,18 +150,9 @@ func (s *Server) checkPart(w http.ResponseWriter, r *http.Request, p *principal)
 	if err != nil {
 		return err
 	}
-	var req apiv1.PartRequest
-	if err := decodePartyJSON(r, &req); err != nil {
+	req, err := partRequest(r, p)
+	if err != nil {
 		return err
-	}
-	if req.Initiator == "" {
-		req.Initiator = p.party
-	}
-	if req.Initiator != p.party {
-		return badRequest("party %q cannot ask about a run that party %q initiates", p.party, req.Initiator)
-	}
-	if req.Workflow == nil {
-		return badRequest("the request carries no workflow")
 	}
 	if err := h.CheckPart(r.Context(), p.party, req); err != nil {
 		return err

@@ -21,26 +21,21 @@ func crossRefs(wf *apiv1.Workflow, t *apiv1.Task, mine map[string][]string) []ap
 	rewrite := func(v *string) {
 		*v = rewriteCross(*v, wf, mine, t.Name, &out)
 	}
-	for i := range t.Command {
-		rewrite(&t.Command[i])
+	fields := func(command, args []string, env []apiv1.EnvVar) {
+		for i := range command {
+			rewrite(&command[i])
+		}
+		for i := range args {
+			rewrite(&args[i])
+		}
+		for i := range env {
+			rewrite(&env[i].Value)
+		}
 	}
-	for i := range t.Args {
-		rewrite(&t.Args[i])
-	}
-	for i := range t.Env {
-		rewrite(&t.Env[i].Value)
-	}
+	fields(t.Command, t.Args, t.Env)
 	rewrite(&t.WorkingDir)
 	if tr := t.Train; tr != nil {
-		for i := range tr.Command {
-			rewrite(&tr.Command[i])
-		}
-		for i := range tr.Args {
-			rewrite(&tr.Args[i])
-		}
-		for i := range tr.Env {
-			rewrite(&tr.Env[i].Value)
-		}
+		fields(tr.Command, tr.Args, tr.Env)
 	}
 	return out
 }

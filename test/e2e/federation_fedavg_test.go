@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,29 +131,4 @@ func TestFederatedAveragingSurvivesTheAggregatorsServerKilled(t *testing.T) {
 			t.Errorf("the last round's update reached carol at %s, before its server was killed at %s: the kill was not mid-run", m.At, killed)
 		}
 	}
-}
-
-// waitMessage waits until part at s logs message name, received.
-func waitMessage(t *testing.T, s *fedServer, part apiv1.RunID, name string) {
-	t.Helper()
-	waitFor(t, s.name+" receiving "+name, func() bool {
-		log, _ := s.api.Messages(t.Context(), part)
-		return slices.ContainsFunc(log, func(m apiv1.ChannelMessage) bool {
-			return m.Name == name && m.Direction == apiv1.ChannelReceived
-		})
-	})
-}
-
-// waitShareState waits until the initiator s shows party's share of the
-// federated run in state.
-func waitShareState(t *testing.T, s *fedServer, run apiv1.RunID, party string, state string) {
-	t.Helper()
-	waitFor(t, "party "+party+"'s share "+state, func() bool {
-		for _, n := range s.run(t, run).Status.Nodes {
-			if slices.ContainsFunc(n.Parties, func(p apiv1.PartyShare) bool { return p.Party == party && p.State == state }) {
-				return true
-			}
-		}
-		return false
-	})
 }

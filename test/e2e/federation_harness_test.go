@@ -33,13 +33,28 @@ type fedServer struct {
 // address of its own) at a free port.
 func startFed(t *testing.T, name, ip string) *fedServer {
 	t.Helper()
+	return startFedWith(t, name, ip)
+}
+
+// startFedWith starts party name's server on ip with more flags of kiln
+// serve.
+func startFedWith(t *testing.T, name, ip string, args ...string) *fedServer {
+	t.Helper()
+	s := &fedServer{addr: freeAddr(t, ip), args: args}
+	s.name, s.home = name, newHome(t)
+	s.start(t)
+	return s
+}
+
+// freeAddr is a free port on ip, as host:port.
+func freeAddr(t *testing.T, ip string) string {
+	t.Helper()
 	l, err := net.Listen("tcp", ip+":0")
 	if err != nil {
 		t.Skipf("loopback address %s is not usable here: %v", ip, err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return startFedAt(t, name, addr, nil)
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // startFedAt starts party name's server at addr, through wrap (such as
@@ -214,4 +229,29 @@ func exampleScript(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// waitMessage waits until part at s logs message name, received.
+func waitMessage(t *testing.T, s *fedServer, part apiv1.RunID, name string) {
+	t.Helper()
+	waitFor(t, s.name+" receiving "+name, func() bool {
+		log, _ := s.api.Messages(t.Context(), part)
+		return slices.ContainsFunc(log, func(m apiv1.ChannelMessage) bool {
+			return m.Name == name && m.Direction == apiv1.ChannelReceived
+		})
+	})
+}
+
+// waitShareState waits until the initiator s shows party's share of the
+// federated run in state.
+func waitShareState(t *testing.T, s *fedServer, run apiv1.RunID, party string, state string) {
+	t.Helper()
+	waitFor(t, "party "+party+"'s share "+state, func() bool {
+		for _, n := range s.run(t, run).Status.Nodes {
+			if slices.ContainsFunc(n.Parties, func(p apiv1.PartyShare) bool { return p.Party == party && p.State == state }) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -1,28 +1,12 @@
 package e2e
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
-
-// startFedWith starts party name's server on ip with more flags.
-func startFedWith(t *testing.T, name, ip string, args ...string) *fedServer {
-	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Skipf("loopback address %s is not usable here: %v", ip, err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	s := &fedServer{addr: addr, args: args}
-	s.name, s.home = name, newHome(t)
-	s.start(t)
-	return s
-}
 
 // An initiator that dies for good leaves no part stuck: bob ends his
 // part once alice was silent past his own --party-idle-timeout, with

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,7 @@ func TestAFederatedRunWithAPartyOnKubernetes(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
 	alice := startFed(t, "alice", "127.0.0.1")
-	l, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skipf("127.0.0.2 is not usable here: %v", err)
-	}
-	bob := &fedServer{addr: l.Addr().String()}
-	l.Close()
+	bob := &fedServer{addr: freeAddr(t, "127.0.0.2")}
 	bob.name, bob.home = "bob", c.home(t)
 	bob.start(t)
 	federate(t, alice, bob)

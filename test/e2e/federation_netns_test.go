@@ -92,10 +92,7 @@ func TestFederatedRunAcrossNetworkNamespacesSurvivesAPartition(t *testing.T) {
 	run = alice.submit(t, sleepers("30s", ""), map[string]string{"ledger": book, "seconds": "12"})
 	waitRunning(t, alice, run.ID)
 	ns.cut(t, true)
-	waitFor(t, "bob's share shown Unreachable", func() bool {
-		n := nodeOf(t, alice.run(t, run.ID), "work")
-		return slices.ContainsFunc(n.Parties, func(p apiv1.PartyShare) bool { return p.Party == "bob" && p.State == apiv1.ShareUnreachable })
-	})
+	waitShareState(t, alice, run.ID, "bob", apiv1.ShareUnreachable)
 	ns.cut(t, false)
 	done := alice.waitDone(t, run.ID, 2*time.Minute)
 	if done.Status.Phase != apiv1.PhaseSucceeded {
@@ -141,10 +138,7 @@ spec:
 	waitMessage(t, carol, part, "block-3")
 	ns.cut(t, true)
 	cut := time.Now()
-	waitFor(t, "bob's share shown Unreachable", func() bool {
-		n := nodeOf(t, alice.run(t, run.ID), "move")
-		return slices.ContainsFunc(n.Parties, func(p apiv1.PartyShare) bool { return p.Party == "bob" && p.State == apiv1.ShareUnreachable })
-	})
+	waitShareState(t, alice, run.ID, "bob", apiv1.ShareUnreachable)
 	ns.cut(t, false)
 	done := alice.waitDone(t, run.ID, 3*time.Minute)
 	if done.Status.Phase != apiv1.PhaseSucceeded {

@@ -1,40 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
-
-// partyCall calls one federation route of s as party with credential,
-// and returns the status and the first error's code.
-func (s *fedServer) partyCall(t *testing.T, method, path, credential, party string, body []byte) (int, apiv1.Code) {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, s.url+path, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+credential)
-	if party != "" {
-		req.Header.Set(apiv1.PartyHeader, party)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var e struct{ Errors []apiv1.Error }
-	_ = json.Unmarshal(b, &e)
-	if len(e.Errors) == 0 {
-		return resp.StatusCode, ""
-	}
-	return resp.StatusCode, e.Errors[0].Code
-}
 
 // No route of the federation API lets a party see or change a part of a
 // run it did not initiate, nor hand messages to a part of a run it takes
@@ -78,25 +53,25 @@ func TestNoFederationRouteLetsAPartyTouchAnotherInitiatorsPart(t *testing.T) {
 			if r.body != nil {
 				b = r.body(caller.name)
 			}
-			status, code := bob.partyCall(t, r.method, r.path, cred, caller.name, b)
+			status, code, _ := bob.partyCall(t, r.method, r.path, cred, caller.name, b)
 			if status != http.StatusNotFound || code != apiv1.CodeRunNotFound {
 				t.Errorf("%s %s by %s = %d %s; want 404 %s, as for a run that does not exist", r.method, r.path, caller.name, status, code, apiv1.CodeRunNotFound)
 			}
 		}
 		// A part request naming another initiator is refused outright.
-		if status, _ := bob.partyCall(t, "PUT", base, cred, caller.name, body("alice")); status != http.StatusBadRequest {
+		if status, _, _ := bob.partyCall(t, "PUT", base, cred, caller.name, body("alice")); status != http.StatusBadRequest {
 			t.Errorf("%s asking for a part in alice's name = %d; want 400", caller.name, status)
 		}
 	}
 	// dave takes no part in the run: the channel takes nothing from him.
 	cred := carolCredentialAtBob(t, bob, dave)
 	piece := base + "/channel/work/1/guest/host/hello?piece=0&pieces=1&size=2&digest=sha256:" + sha256hex("hi")
-	if status, code := bob.partyCall(t, "PUT", piece, cred, "dave", []byte("hi")); status != http.StatusNotFound || code != apiv1.CodeRunNotFound {
+	if status, code, _ := bob.partyCall(t, "PUT", piece, cred, "dave", []byte("hi")); status != http.StatusNotFound || code != apiv1.CodeRunNotFound {
 		t.Errorf("a piece from dave, who fills no role = %d %s; want 404 %s", status, code, apiv1.CodeRunNotFound)
 	}
 	// carol fills arbiter, not guest: she cannot send as alice's role.
 	cred = carolCredentialAtBob(t, bob, carol)
-	if status, code := bob.partyCall(t, "PUT", piece, cred, "carol", []byte("hi")); status != http.StatusNotFound || code != apiv1.CodeRunNotFound {
+	if status, code, _ := bob.partyCall(t, "PUT", piece, cred, "carol", []byte("hi")); status != http.StatusNotFound || code != apiv1.CodeRunNotFound {
 		t.Errorf("a piece from carol as guest = %d %s; want 404 %s", status, code, apiv1.CodeRunNotFound)
 	}
 	// The share routes take a share's own channel token and nothing else:
@@ -105,7 +80,7 @@ func TestNoFederationRouteLetsAPartyTouchAnotherInitiatorsPart(t *testing.T) {
 	for _, tok := range []string{"", cred, tokenOf(bob), apiv1.ChannelTokenPrefix + sha256hex("guess")} {
 		for _, m := range []string{"GET /in/alice/guest/hello", "PUT /out/alice/guest/hello?piece=0&pieces=1&size=2&digest=sha256:" + sha256hex("hi"), "DELETE /in/alice/guest/hello"} {
 			method, path, _ := strings.Cut(m, " ")
-			if status, code := bob.partyCall(t, method, share+path, tok, "", []byte("hi")); status != http.StatusUnauthorized || code != apiv1.CodeChannelToken {
+			if status, code, _ := bob.partyCall(t, method, share+path, tok, "", []byte("hi")); status != http.StatusUnauthorized || code != apiv1.CodeChannelToken {
 				t.Errorf("%s with token %.8q = %d %s; want 401 %s", m, tok, status, code, apiv1.CodeChannelToken)
 			}
 		}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -51,7 +52,15 @@ func (p partyServer) kilnStdin(t *testing.T, stdin string, args ...string) resul
 // the answer names.
 func (p partyServer) federationCall(t *testing.T, path, credential, party string) (int, apiv1.Code, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", p.url+path, nil)
+	return p.partyCall(t, "GET", path, credential, party, nil)
+}
+
+// partyCall calls p's API with method and body (nil: none) as a party
+// would (credential and party: none if empty), and returns what
+// federationCall does.
+func (p partyServer) partyCall(t *testing.T, method, path, credential, party string, body []byte) (int, apiv1.Code, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, p.url+path, bytes.NewReader(body))
 	if credential != "" {
 		req.Header.Set("Authorization", "Bearer "+credential)
 	}

@@ -69,7 +69,8 @@ func (s *Store) PutChunk(ctx context.Context, id apiv1.RunID, c store.ChannelChu
 	return whole, err
 }
 
-// liveRun refuses a piece for a run that is not there, or that ended.
+// liveRun refuses to write for a run that is not there (ErrNotFound), or
+// that ended (a *PhaseError).
 func liveRun(ctx context.Context, tx *sql.Tx, id apiv1.RunID) error {
 	var phase apiv1.Phase
 	var done bool

@@ -31,19 +31,11 @@ func (s *Store) AddGateInput(ctx context.Context, id apiv1.RunID, node string, i
 
 // gateTarget checks that run id has not ended and has a node named node.
 func gateTarget(ctx context.Context, tx *sql.Tx, id apiv1.RunID, node string) error {
-	var phase apiv1.Phase
-	var done bool
-	err := tx.QueryRowContext(ctx, `SELECT phase, done FROM runs WHERE id = ?`, id).Scan(&phase, &done)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
-	case err != nil:
+	if err := liveRun(ctx, tx, id); err != nil {
 		return err
-	case done:
-		return &store.PhaseError{Run: id, Phase: phase}
 	}
 	var one int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM nodes WHERE run_id = ? AND name = ?`, id, node).Scan(&one)
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM nodes WHERE run_id = ? AND name = ?`, id, node).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("run %s has no node %q: %w", id, node, store.ErrNotFound)
 	}
