@@ -47,13 +47,14 @@ func isolationModes() []string {
 	return modes
 }
 
-func tenantBreak(t *testing.T, mode string) {
-	home := newHome(t)
-	const serverSecret = "server-environment-secret-4711"
-	const bSecret = "project-b-secret-value-0815"
+// startIsolated starts kiln serve on a new home with isolation mode and
+// the extra environment env, as nobody for landlock when the test runs as
+// root: Landlock is the isolation of a kiln that does not run as root.
+func startIsolated(t *testing.T, mode string, env ...string) (home, base, admin string, serve *exec.Cmd) {
+	t.Helper()
+	home = newHome(t)
 	var asUser *syscall.Credential
 	if mode == local.IsolateLandlock && os.Geteuid() == 0 {
-		// Landlock is the isolation of a kiln that does not run as root.
 		asUser = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
 		if err := os.Chown(home, 65534, 65534); err != nil {
 			t.Fatal(err)
@@ -62,7 +63,14 @@ func tenantBreak(t *testing.T, mode string) {
 			t.Fatal(err)
 		}
 	}
-	base, admin, _ := startServeAs(t, home, asUser, []string{"KILN_TEST_SERVER_SECRET=" + serverSecret}, "--isolation", mode)
+	base, admin, serve = startServeAs(t, home, asUser, env, "--isolation", mode)
+	return home, base, admin, serve
+}
+
+func tenantBreak(t *testing.T, mode string) {
+	const serverSecret = "server-environment-secret-4711"
+	const bSecret = "project-b-secret-value-0815"
+	home, base, admin, _ := startIsolated(t, mode, "KILN_TEST_SERVER_SECRET="+serverSecret)
 	client := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
 
 	set := exec.Command(kilnBin, "secret", "set", "b-key", "--project", "b")

@@ -87,8 +87,11 @@ func ChooseIsolation(asked string) (mode, why string, err error) {
 		switch {
 		case root:
 			return IsolateUsers, "kiln runs as root", nil
-		case abi > 0:
+		case abi >= signalScopeABI:
 			return IsolateLandlock, fmt.Sprintf("kiln does not run as root; the kernel has Landlock ABI %d", abi), nil
+		case abi > 0:
+			return IsolateLandlock, fmt.Sprintf("kiln does not run as root; the kernel has Landlock ABI %d, "+
+				"WITHOUT SIGNAL SCOPING (ABI %d, Linux 6.12): tasks can signal one another and kiln's processes", abi, signalScopeABI), nil
 		}
 		return IsolateNone, "kiln does not run as root and the kernel has no Landlock", nil
 	case IsolateUsers:
@@ -99,6 +102,10 @@ func ChooseIsolation(asked string) (mode, why string, err error) {
 	case IsolateLandlock:
 		if abi == 0 {
 			return "", "", isolationError("landlock", "the kernel has no Landlock (Linux 5.13 or later, with landlock in the lsm= list)")
+		}
+		if abi < signalScopeABI {
+			return "", "", isolationError("landlock", fmt.Sprintf("the kernel's Landlock ABI %d cannot keep a task from signalling "+
+				"another project's tasks (that needs ABI %d, Linux 6.12); --isolation auto runs with it and says so", abi, signalScopeABI))
 		}
 		return IsolateLandlock, fmt.Sprintf("asked for; the kernel has Landlock ABI %d", abi), nil
 	case IsolateNone:
@@ -125,11 +132,22 @@ func Describe(mode string) string {
 	case IsolateLandlock:
 		return "tasks run as kiln's user, confined by Landlock: outside KILN_HOME they keep the access kiln has; " +
 			"inside it they read their own run and write only their attempt's work and outputs directories; " +
-			"kiln's processes hide their environment and the supervisor refuses confined callers, but a task can " +
-			"still signal kiln's processes"
+			"kiln's processes hide their environment and the supervisor refuses confined callers; " + signalScope()
 	}
 	return "NONE: tasks run as kiln's user and can read everything it can, KILN_HOME included; " +
 		"do not serve several projects this way"
+}
+
+// signalScopeABI is the first Landlock ABI that scopes signals: a task
+// in a domain cannot signal a process outside it.
+const signalScopeABI = 6
+
+// signalScope says whether landlock's tasks can signal other processes.
+func signalScope() string {
+	if LandlockABI() >= signalScopeABI {
+		return "a task can signal only the processes it started, neither kiln's nor another task's"
+	}
+	return "TASKS CAN SIGNAL ONE ANOTHER AND KILN'S PROCESSES (the kernel's Landlock has no signal scoping)"
 }
 
 // LandlockABI is the Landlock ABI version the kernel offers, 0 if none.

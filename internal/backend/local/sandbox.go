@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // sandboxArg0 is the name the supervisor gives its own binary when it
@@ -39,8 +40,8 @@ func RunSandboxIfAsked() {
 
 // enterSandbox takes HOME RUN ATTEMPT -- PATH ARGV..., restricts this
 // process to everything outside HOME, RUN read-only and ATTEMPT's work and
-// outputs directories read-write, and executes PATH. It returns only on
-// failure.
+// outputs directories read-write, scopes its signals to the processes it
+// starts itself, and executes PATH. It returns only on failure.
 func enterSandbox(args []string) error {
 	if len(args) < 6 || args[3] != "--" {
 		return errors.New("want HOME RUN ATTEMPT -- PATH ARGV")
@@ -54,10 +55,21 @@ func enterSandbox(args []string) error {
 		landlock.RODirs(run),
 		landlock.RWDirs(filepath.Join(attempt, workDir), filepath.Join(attempt, outputsDir)),
 	)
-	if err := landlock.V5.BestEffort().RestrictPaths(rules...); err != nil {
+	if err := taskDomain().Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	return syscall.Exec(path, argv, os.Environ())
+}
+
+// taskDomain is what a task's Landlock domain restricts: the file access
+// of ABI 5 and, from ABI 6 (Linux 6.12), signals to any process outside
+// the domain, so a task can signal neither kiln nor another task, only
+// the processes it started. Abstract Unix sockets stay open: ranks of
+// one gang, each in a domain of its own, talk through them (NCCL).
+// ChooseIsolation refuses the mode, or says what is missing, on a kernel
+// without signal scoping.
+func taskDomain() landlock.Config {
+	return landlock.MustConfig(landlock.V5.HandledAccessFS, landlock.ScopedSet(llsys.ScopeSignal)).BestEffort()
 }
 
 // outside grants full access to every file system hierarchy except the
