@@ -49,6 +49,9 @@ func (s *Server) authorize(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.announce(w, rt)
 		p, err := s.admit(r, rt.role)
+		if c := connOf(r.Context()); c != nil && p != nil && err == nil {
+			c.trust()
+		}
 		if err == nil {
 			err = s.checkBodySize(w, r)
 		}

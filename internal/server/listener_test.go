@@ -89,39 +89,139 @@ func TestConnectionFloodFromOneAddress(t *testing.T) {
 	})
 }
 
-// Beyond MaxConns in all, a connection from anywhere is closed at once,
-// until one of those open closes.
-func TestConnectionsBeyondTheTotalAreClosedAtOnce(t *testing.T) {
+// At MaxConns in all, a new connection takes the place of the one that
+// has waited longest without a request, and only when every connection
+// is serving one is a new one closed at once.
+func TestConnectionsBeyondTheTotalTakeTheOldestIdlePlace(t *testing.T) {
 	t.Parallel()
 	const total = 5
-	s := New(Config{Limits: Limits{MaxConns: total, MaxConnsPerClient: -1}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, lim := s.HTTPServer(), s.Listener(ln).(*limitListener)
-	go func() { _ = srv.Serve(lim) }()
-	t.Cleanup(func() { _ = srv.Close() })
-
+	e := newEnvWith(t, func(c *Config) {
+		c.Limits.MaxConns, c.Limits.MaxConnsPerClient = total, -1
+	})
+	addr := strings.TrimPrefix(e.url, "http://")
 	var held []net.Conn
-	for i := range total {
-		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(i+1))}}
-		c, err := d.Dial("tcp", ln.Addr().String())
+	for range total {
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		held = append(held, c)
+		eventually(t, "the server to accept the connection", func() bool {
+			open, _, _ := e.ln.counts("")
+			return open == len(held)
+		})
 	}
-	eventually(t, "the server to accept the first connections", func() bool {
-		open, _, _ := lim.counts("")
-		return open == total
+	if err := getHealth(addr); err != nil {
+		t.Fatalf("/healthz at the total, with every connection idle: %v, want it answered", err)
+	}
+	if err := readUntilClosed(held[0]); !errors.Is(err, io.EOF) {
+		t.Errorf("the oldest idle connection ended with %v, want it closed to make room", err)
+	}
+
+	// Every place serving a request: an editor's submission whose body
+	// has not all come. A new connection is then closed at once.
+	eventually(t, "the probe's connection to be given back", func() bool {
+		open, _, _ := e.ln.counts("")
+		return open == total-1
 	})
-	if err := getHealth(ln.Addr().String()); !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("a connection beyond %d in all: %v, want it reset", total, err)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_ = held[0].Close()
-	eventually(t, "a connection to be let in once one closed", func() bool { return getHealth(ln.Addr().String()) == nil })
+	defer c.Close()
+	held[0] = c
+	for _, c := range held {
+		req := "POST /api/v1/runs HTTP/1.1\r\nHost: kiln\r\nAuthorization: Bearer " + e.editorA +
+			"\r\nContent-Type: application/yaml\r\nContent-Length: 1000\r\n\r\napiVersion: "
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "every connection to serve a request", func() bool {
+		e.ln.mu.Lock()
+		defer e.ln.mu.Unlock()
+		busy := 0
+		for c := range e.ln.conns {
+			busy += c.busy
+		}
+		return busy == total
+	})
+	if err := getHealth(addr); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("a connection beyond %d in all, every one serving a request: %v, want it reset", total, err)
+	}
+	_ = held[1].Close()
+	eventually(t, "a connection to be let in once one closed", func() bool { return getHealth(addr) == nil })
+}
+
+// Idle connections from many addresses, each within its own share, fill
+// the total; /healthz and a token's requests are still answered, and a
+// connection that presented a token outlives the flood's.
+func TestIdleFloodFromManyAddressesLeavesRoom(t *testing.T) {
+	t.Parallel()
+	const total, perClient, addresses = 60, 10, 12 // 120 idle connections offered for 60 places
+	e := newEnvWith(t, func(c *Config) {
+		c.Limits.MaxConns, c.Limits.MaxConnsPerClient = total, perClient
+	})
+	addr := strings.TrimPrefix(e.url, "http://")
+
+	kept, err := net.Dial("tcp", addr) // a client that keeps its connection alive
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	keptReader := bufio.NewReader(kept)
+	askRuns := func() error {
+		_, err := io.WriteString(kept, "GET /api/v1/runs HTTP/1.1\r\nHost: kiln\r\nAuthorization: Bearer "+e.viewer+"\r\n\r\n")
+		if err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(keptReader, nil)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	}
+	if err := askRuns(); err != nil {
+		t.Fatal(err)
+	}
+
+	flood(t, addr, addresses, perClient)
+	for i := range 20 {
+		if err := getHealth(addr); err != nil {
+			t.Fatalf("/healthz probe %d during the flood: %v", i, err)
+		}
+		if resp, b := e.do(t, "GET", "/api/v1/runs", e.admin, ""); resp.StatusCode != http.StatusOK {
+			t.Fatalf("an admin's request %d during the flood: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	if err := askRuns(); err != nil {
+		t.Errorf("the kept-alive connection that presented a token was closed for the flood: %v", err)
+	}
+	if open, _, _ := e.ln.counts(""); open > total {
+		t.Errorf("%d connections open, want at most %d", open, total)
+	}
+}
+
+// flood opens perClient idle connections from each of n loopback
+// addresses (127.0.2.1, ...) to addr; they close when the test ends.
+func flood(t *testing.T, addr string, n, perClient int) {
+	t.Helper()
+	for i := range n {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 2, byte(i+1))}, Timeout: 10 * time.Second}
+		for range perClient {
+			c, err := d.DialContext(t.Context(), "tcp", addr)
+			if err != nil {
+				t.Fatalf("dialing from 127.0.2.%d (Linux routes all of 127/8 to lo): %v", i+1, err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}
 }
 
 // getHealth asks for /healthz on a new connection.

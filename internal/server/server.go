@@ -132,7 +132,14 @@ func New(cfg Config) *Server {
 // Handler returns the server's HTTP handler. It applies every limit but
 // those of connections and their timeouts, which HTTPServer and Listener
 // apply.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := connOf(r.Context()); c != nil {
+			defer c.serving()()
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
 
 // HTTPServer returns an http.Server that serves Handler with the
 // timeouts of s's Limits; serve it on Listener. Streams (events, logs)
@@ -147,6 +154,7 @@ func (s *Server) HTTPServer() *http.Server {
 		WriteTimeout:      l.WriteTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
+		ConnContext:       withConn,
 	}
 }
 
@@ -154,9 +162,10 @@ func (s *Server) HTTPServer() *http.Server {
 // headers take a few hundred bytes. (net/http's default is 1 MiB.)
 const maxHeaderBytes = 64 << 10
 
-// Listener wraps ln so that a connection beyond MaxConns open in all, or
-// beyond MaxConnsPerClient from one client, is closed as soon as it is
-// accepted.
+// Listener wraps ln so that a connection beyond MaxConnsPerClient from
+// one client is closed as soon as it is accepted, and one beyond MaxConns
+// in all takes the place of the longest idle connection that never
+// presented a credential (see limitListener).
 func (s *Server) Listener(ln net.Listener) net.Listener {
 	return newLimitListener(ln, s.cfg.Limits.MaxConns, s.cfg.Limits.MaxConnsPerClient, s.cfg.Log)
 }
