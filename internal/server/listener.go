@@ -36,8 +36,10 @@ type limitListener struct {
 var _ net.Listener = (*limitListener)(nil)
 
 func newLimitListener(ln net.Listener, total, perClient int, log *slog.Logger) *limitListener {
-	return &limitListener{Listener: ln, total: total, perClient: perClient, log: log,
-		conns: map[*limitedConn]struct{}{}, byClient: map[string]int{}}
+	return &limitListener{
+		Listener: ln, total: total, perClient: perClient, log: log,
+		conns: map[*limitedConn]struct{}{}, byClient: map[string]int{},
+	}
 }
 
 // Accept returns the next connection within the bounds, closing those
