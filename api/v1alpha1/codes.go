@@ -117,6 +117,7 @@ const (
 	CodeLeadershipLost Code = "KLN-5051"
 	CodeStoreBusy      Code = "KLN-5052"
 	CodeHomeStore      Code = "KLN-5053"
+	CodeStorePassword  Code = "KLN-5054"
 	// The command line talking to a server (issue 16).
 	CodeServerUnreachable Code = "KLN-5060"
 	// The PostgreSQL store (issue 15).
@@ -308,6 +309,7 @@ func CodeInfos() []CodeInfo {
 		{CodePGSecretKey, "a PostgreSQL store was opened without a secret key file: there is no directory beside the database to keep one in", "set KILN_SECRET_KEY_FILE to a key file every replica reads (the same 32 bytes); kiln makes it on first use"},
 		{CodeStoreBusy, "a write to the PostgreSQL store waited more than 3 s for another writer's lock, and gave up; nothing of it was written", "try again; if it lasts, look in pg_stat_activity for a session idle in a transaction (a replica frozen mid-write is ended after 5 s)"},
 		{CodeHomeStore, "KILN_HOME belongs to kiln serve replicas of a PostgreSQL store (its file store says which), and the command names another store", "set --store or KILN_STORE to the store the file names; to move the home to another store, remove KILN_HOME/store"},
+		{CodeStorePassword, "--store holds a password: every process on the machine, every task included, can read kiln's command line", "give --store without the password, and the password in PGPASSWORD (or KILN_STORE), which kiln reads at start and removes from the environment of what it starts, or in a password file (PGPASSFILE, default ~/.pgpass)"},
 		{CodeServerUnreachable, "the kiln server the command talks to (--server, KILN_SERVER, or the context's server) cannot be reached: nothing answers at its URL, or the name does not resolve", "check the URL in --server, KILN_SERVER or the current context (kiln config get-contexts), and that kiln serve runs there; --server \"\" uses the engine embedded in kiln instead"},
 		{CodeSupervisor, "the local supervisor cannot be started or reached", "see supervisor.log in KILN_HOME"},
 		{CodeBackend, "the backend refused or failed an operation", "see the message"},

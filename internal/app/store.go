@@ -42,7 +42,10 @@ func openStore(ctx context.Context, home, url string, serving, exiting bool) (st
 		if err := checkHomeStore(home, postgres.Where(url)); err != nil {
 			return nil, false, err
 		}
-		if st, err = openPostgres(ctx, home, url, key); err == nil && serving {
+		if st, err = openPostgres(ctx, home, url, key); err == nil {
+			forgetStoreSecrets()
+		}
+		if err == nil && serving {
 			err = markHomeStore(home, postgres.Where(url))
 		}
 		return st, true, err
@@ -97,6 +100,31 @@ func markHomeStore(home, where string) error {
 		return &apiv1.Error{Code: apiv1.CodeStoreOpen, File: path, Message: "recording the home's store: " + err.Error()}
 	}
 	return nil
+}
+
+// StoreHasPassword reports whether a store address holds a password: a
+// URL's user:password@ or a key=value string's password=.
+func StoreHasPassword(url string) bool {
+	if _, rest, ok := strings.Cut(url, "://"); ok {
+		userinfo, _, hasAt := strings.Cut(strings.SplitN(rest, "/", 2)[0], "@")
+		_, pass, hasPass := strings.Cut(userinfo, ":")
+		return (hasAt && hasPass && pass != "") || strings.Contains(strings.ToLower(url), "password=")
+	}
+	for _, field := range strings.Fields(url) {
+		if k, v, ok := strings.Cut(field, "="); ok && strings.TrimSpace(k) == "password" && v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetStoreSecrets removes from this process's environment what may
+// hold the store's password, PGPASSWORD and KILN_STORE, once the store
+// is open: the supervisor and tasks kiln starts inherit nothing of them.
+// (The PostgreSQL store has parsed its address, password included.)
+func forgetStoreSecrets() {
+	_ = os.Unsetenv("PGPASSWORD")
+	_ = os.Unsetenv("KILN_STORE")
 }
 
 // redactURL hides a password in a URL-like string, for messages.

@@ -56,6 +56,10 @@ type backendFlags struct {
 	fs     *pflag.FlagSet
 	config string
 	file   fileConfig
+	// envStore is KILN_STORE as it was when first read: the variable is
+	// removed from the environment once the store is open.
+	envStore string
+	envRead  bool
 }
 
 func (b *backendFlags) add(fs *pflag.FlagSet) {
@@ -163,7 +167,7 @@ func (k *kubeConfig) compile(file string) (kube.Config, error) {
 // name, in that order; "" for the default.
 func (b *backendFlags) store(home string) (string, error) {
 	if b.fs.Changed("store") {
-		return b.file.Store, nil
+		return b.file.Store, passwordInArgs(b.file.Store)
 	}
 	cfg, _, err := b.load(home)
 	if err != nil {
@@ -172,7 +176,24 @@ func (b *backendFlags) store(home string) (string, error) {
 	if cfg.Store != "" {
 		return cfg.Store, nil
 	}
-	return os.Getenv("KILN_STORE"), nil
+	if !b.envRead {
+		b.envStore, b.envRead = os.Getenv("KILN_STORE"), true
+	}
+	return b.envStore, nil
+}
+
+// passwordInArgs refuses a store address with a password in it on the
+// command line, where any process on the machine can read it from
+// /proc/PID/cmdline.
+func passwordInArgs(url string) error {
+	if !app.StoreHasPassword(url) {
+		return nil
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeStorePassword, Field: "--store",
+		Message: "--store holds a password, which every process on this machine can read from kiln's command line",
+		Hint:    "give --store without it and the password in PGPASSWORD or KILN_STORE (read at start, then removed from the environment of what kiln starts), or in a password file (PGPASSFILE, default ~/.pgpass)",
+	}
 }
 
 // withBackend sets cfg's backend from the flags and configuration file.

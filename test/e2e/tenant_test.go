@@ -48,13 +48,13 @@ func isolationModes() []string {
 }
 
 // startIsolated starts kiln serve on a new home with isolation mode and
-// the extra environment env, as nobody for landlock when the test runs as
-// root: Landlock is the isolation of a kiln that does not run as root.
+// the extra environment env, as nobody for any mode but users when the
+// test runs as root: those are the isolations of a kiln that does not.
 func startIsolated(t *testing.T, mode string, env ...string) (home, base, admin string, serve *exec.Cmd) {
 	t.Helper()
 	home = newHome(t)
 	var asUser *syscall.Credential
-	if mode == local.IsolateLandlock && os.Geteuid() == 0 {
+	if mode != local.IsolateUsers && os.Geteuid() == 0 {
 		asUser = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
 		if err := os.Chown(home, 65534, 65534); err != nil {
 			t.Fatal(err)
