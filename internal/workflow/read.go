@@ -177,8 +177,8 @@ func ReadSource(name string, stdin io.Reader) (apiv1.SourceFile, error) {
 }
 
 // Read splits r into documents, reading at most MaxFileSize bytes and
-// maxDocuments documents. Empty documents are skipped; a file that holds
-// none at all is an error.
+// maxDocuments documents, empty ones included. Empty documents are then
+// skipped; a file that holds none at all is an error.
 func Read(file string, r io.Reader) ([]Document, error) {
 	data, err := readBounded(file, r)
 	if err != nil {
@@ -187,15 +187,15 @@ func Read(file string, r io.Reader) ([]Document, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs []Document
 	var errs []error
-	for index := 0; ; index++ {
-		if index == maxDocuments {
+	for index, read := 0, 0; ; index++ {
+		raw, err := reader.Read()
+		if read++; read > maxDocuments && !errors.Is(err, io.EOF) {
 			return nil, &apiv1.Error{
 				Code: apiv1.CodeOutOfRange, File: file,
-				Message: fmt.Sprintf("the file holds more than %d documents", maxDocuments),
+				Message: fmt.Sprintf("the file holds more than %d documents (empty ones count)", maxDocuments),
 				Hint:    "split the file",
 			}
 		}
-		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
 			if len(docs) == 0 && len(errs) == 0 {
 				errs = append(errs, &apiv1.Error{

@@ -112,8 +112,17 @@ func TestReadRefusesDuplicateKeys(t *testing.T) {
 // A file of more documents than anyone writes by hand is refused, whatever they hold.
 func TestReadBoundsDocuments(t *testing.T) {
 	t.Parallel()
-	_, err := Read("many.yaml", strings.NewReader(strings.Repeat("a: 1\n---\n", maxDocuments+1)))
-	if errs := apiv1.Errors(err); len(errs) != 1 || errs[0].Code != apiv1.CodeOutOfRange || !strings.Contains(errs[0].Message, "more than 1000 documents") {
-		t.Errorf("Read = %v; want one %s for too many documents", err, apiv1.CodeOutOfRange)
+	for what, file := range map[string]string{
+		"1001 documents":       strings.Repeat("a: 1\n---\n", maxDocuments+1),
+		"2000 empty documents": strings.Repeat("---\n", 2000) + "a: 1\n",
+	} {
+		_, err := Read("many.yaml", strings.NewReader(file))
+		if errs := apiv1.Errors(err); len(errs) != 1 || errs[0].Code != apiv1.CodeOutOfRange || !strings.Contains(errs[0].Message, "more than 1000 documents") {
+			t.Errorf("Read of %s = %v; want one %s for too many documents", what, err, apiv1.CodeOutOfRange)
+		}
+	}
+	exact := strings.TrimSuffix(strings.Repeat("a: 1\n---\n", maxDocuments), "---\n")
+	if docs, err := Read("exact.yaml", strings.NewReader(exact)); len(docs) != maxDocuments || apiv1.Errors(err) != nil && apiv1.Errors(err)[0].Code == apiv1.CodeOutOfRange {
+		t.Errorf("Read of exactly %d documents = %d, %v; want them all", maxDocuments, len(docs), err)
 	}
 }
