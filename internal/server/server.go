@@ -284,6 +284,10 @@ func (e *httpError) Error() string { return e.err.Error() }
 const statusClientClosed = 499
 
 // writeError answers with every coded error in err, as JSON.
+// lateAnswer is the time a 408 has to be written, whatever is left of
+// the write timeout.
+const lateAnswer = 10 * time.Second
+
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, errs := statusOf(err)
 	errs = namedRun(errs, r.PathValue("id"))
@@ -296,6 +300,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.cfg.Log.Debug("request ended: the client went away", "method", r.Method, "route", r.Pattern)
 		w.WriteHeader(statusClientClosed)
 		return
+	}
+	if status == http.StatusRequestTimeout {
+		// The read timeout ended the body, and the write timeout, counted
+		// from nearly the same moment, may be as spent: give the answer
+		// time of its own, or the client that was promised a 408 gets none.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(lateAnswer))
 	}
 	if status == http.StatusInternalServerError {
 		s.cfg.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
