@@ -70,6 +70,12 @@ func (d dialect) classify(err error) *apiv1.Error {
 		code, msg = apiv1.CodeStoreFull, "the disk holding the PostgreSQL database is full"
 	case state == "XX001" || state == "XX002":
 		code, msg = apiv1.CodeStoreCorrupt, "the PostgreSQL database is damaged"
+	case state == "42P01" || state == "42703": // undefined table or column
+		return &apiv1.Error{
+			Code: apiv1.CodeStoreCorrupt, File: d.where,
+			Message: "the database has lost part of kiln's tables: they were dropped or changed by hand: " + strings.Join(strings.Fields(err.Error()), " "),
+			Hint:    "restore the database from a backup, or point --store at a new, empty database, which kiln fills",
+		}
 	case state == "57P01" || state == "57P02" || state == "57P03" || isConnect(err):
 		code, msg = apiv1.CodePGUnreachable, "the PostgreSQL server cannot be reached"
 	default:

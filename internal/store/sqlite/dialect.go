@@ -24,7 +24,7 @@ func (d dialect) Coded(err error) error {
 	if !errors.As(err, &se) {
 		return nil
 	}
-	if c := fileError(d.path, se.Code()); c != nil {
+	if c := fileError(d.path, se.Code(), err.Error()); c != nil {
 		c.Message += ": " + err.Error()
 		return c
 	}

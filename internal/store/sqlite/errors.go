@@ -3,6 +3,7 @@ package sqlite
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -12,6 +13,7 @@ import (
 // Primary result codes of SQLite that say something about the file rather
 // than the query (https://sqlite.org/rescode.html).
 const (
+	sqliteError   = 1
 	sqliteIOErr   = 10
 	sqliteCorrupt = 11
 	sqliteFull    = 13
@@ -23,11 +25,16 @@ const (
 // write-ahead log, as a plain I/O error.
 const lowSpace = 1 << 20
 
-// fileError is the coded error for SQLite result code rc on the store at
-// path, or nil if rc is not about the file.
-func fileError(path string, rc int) *apiv1.Error {
+// fileError is the coded error for SQLite result code rc, with message
+// msg, on the store at path, or nil if rc is not about the file.
+func fileError(path string, rc int, msg string) *apiv1.Error {
 	free, known := freeBytes(path)
 	switch rc & 0xff {
+	case sqliteError:
+		if lost := lostSchema(msg); lost != "" {
+			return &apiv1.Error{Code: apiv1.CodeStoreCorrupt, File: path, Message: "the store has lost part of kiln's tables (" + lost +
+				"): they were dropped or changed by hand"}
+		}
 	case sqliteFull:
 		return fullError(path, free, known)
 	case sqliteIOErr:
@@ -57,4 +64,18 @@ func freeBytes(path string) (uint64, bool) {
 		return 0, false
 	}
 	return st.Bavail * uint64(st.Bsize), true //nolint:gosec // block size is positive
+}
+
+// lostSchema is what SQLite says of a table or column of kiln's that is
+// missing ("no such table: runs"), or "" if msg says nothing of the sort.
+func lostSchema(msg string) string {
+	for _, say := range []string{"no such table: ", "no such column: "} {
+		if _, after, ok := strings.Cut(msg, say); ok {
+			if name := strings.Fields(after); len(name) > 0 {
+				return strings.TrimSpace(say) + " " + name[0]
+			}
+			return strings.TrimSpace(say)
+		}
+	}
+	return ""
 }

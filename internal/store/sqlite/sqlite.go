@@ -191,7 +191,7 @@ func (s *Store) apply(ctx context.Context, file string, version int) error {
 func openError(path string, err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
-		if c := fileError(path, se.Code()); c != nil {
+		if c := fileError(path, se.Code(), err.Error()); c != nil {
 			c.Message = "opening the store: " + c.Message + ": " + err.Error()
 			return c
 		}
