@@ -106,6 +106,7 @@ const (
 	CodeNoContext      Code = "KLN-4052"
 	CodeOutputFormat   Code = "KLN-4053"
 	CodeNoSchema       Code = "KLN-4054"
+	CodeConfigExposed  Code = "KLN-4056"
 	CodeRerunNode      Code = "KLN-4020"
 	CodeRerunUpstream  Code = "KLN-4021"
 	CodeStoreOpen      Code = "KLN-5001"
@@ -290,6 +291,7 @@ func CodeInfos() []CodeInfo {
 		{CodeBadTime, "a time filter (--since, --until, or the since and until parameters) is neither an RFC 3339 time nor a duration", "write 2026-11-23T16:00:00Z, or a duration such as 2h or 10m meaning that long ago"},
 		{CodeNoContext, "the kiln configuration file has no context of the name given (--context, or current-context)", "list contexts with kiln config get-contexts; add one under contexts: in KILN_HOME/config.yaml"},
 		{CodeOutputFormat, "the output format (-o) is not one the command prints, or its jsonpath template does not parse", "use table, wide, json, yaml, name or jsonpath='{.items[*].id}'"},
+		{CodeConfigExposed, "the kiln configuration file holds a secret (a context's token, the store's password) and users other than its owner may read it", "chmod 600 the file named, or move the secret out of it (KILN_TOKEN, PGPASSWORD)"},
 		{CodeNoSchema, "GET /api/v1/schemas/NAME names no JSON Schema the server has", "the answer lists the schemas; kiln.json takes a document of any kind"},
 		{CodeBuiltinRuntime, "a built-in runtime cannot be deleted", "store a ClusterTrainingRuntime of its name with kiln apply to override it; deleting that brings the built-in one back"},
 		{CodeNoCacheEntry, "the cache holds no entry with the given key", "list entries with kiln cache ls; a key may be given by a prefix of at least 8 characters"},

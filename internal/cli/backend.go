@@ -95,7 +95,38 @@ func (b *backendFlags) load(home string) (fileConfig, string, error) {
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
 		return cfg, path, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
 	}
-	return cfg, path, nil
+	return cfg, path, checkExposed(path, cfg)
+}
+
+// checkExposed refuses, as ssh refuses a private key others may read, a
+// configuration file that holds a secret and is open to group or others.
+func checkExposed(path string, cfg fileConfig) error {
+	secret := secretIn(cfg)
+	if secret == "" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	return &apiv1.Error{
+		Code: apiv1.CodeConfigExposed, File: path,
+		Message: fmt.Sprintf("the file holds %s and its mode %04o lets other users read it: it is not used", secret, fi.Mode().Perm()),
+		Hint:    "chmod 600 " + path,
+	}
+}
+
+// secretIn names the first secret cfg holds, "" if none.
+func secretIn(cfg fileConfig) string {
+	for _, c := range cfg.Contexts {
+		if c.Token != "" {
+			return fmt.Sprintf("the token of context %q", c.Name)
+		}
+	}
+	if app.StoreHasPassword(cfg.Store) {
+		return "the store's password"
+	}
+	return ""
 }
 
 // resolve merges the configuration file under the flags that were set.

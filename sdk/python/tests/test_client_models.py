@@ -154,7 +154,7 @@ def test_config_top_keys_are_the_cli_file_keys():
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_go_cli_and_python_pick_the_same_contexts(shape, kiln_bin, tmp_path):
-    (tmp_path / "config.yaml").write_text(SHAPES[shape])
+    _write_config(tmp_path / "config.yaml", SHAPES[shape])
     env = dict(os.environ, KILN_HOME=str(tmp_path))
     go = subprocess.run([kiln_bin, "config", "get-contexts", "-o", "json"], capture_output=True, text=True,
                         env=env, check=True)
@@ -169,7 +169,7 @@ def test_go_cli_and_python_pick_the_same_contexts(shape, kiln_bin, tmp_path):
 def test_go_cli_and_python_use_the_same_context_on_a_server(kiln_bin, kiln_server, tmp_path, monkeypatch):
     home = tmp_path / "client-home"
     home.mkdir()
-    (home / "config.yaml").write_text(
+    _write_config(home / "config.yaml", 
         f"contexts:\n- {{name: other, server: http://127.0.0.1:9, token: nope}}\n"
         f"- {{name: dev, server: {kiln_server.url}, token: {kiln_server.token}, project: team}}\n"
         "current-context: dev\n")
@@ -186,7 +186,7 @@ def test_go_cli_and_python_use_the_same_context_on_a_server(kiln_bin, kiln_serve
 
 
 def test_settings_come_from_argument_then_environment_then_context(monkeypatch, tmp_path):
-    (tmp_path / "config.yaml").write_text(CONFIG)
+    _write_config(tmp_path / "config.yaml", CONFIG)
     monkeypatch.setenv("KILN_HOME", str(tmp_path))
     for name in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
         monkeypatch.delenv(name, raising=False)
@@ -200,7 +200,7 @@ def test_settings_come_from_argument_then_environment_then_context(monkeypatch, 
 
 
 def test_a_current_context_the_file_lacks_is_kln_4052(monkeypatch, tmp_path):
-    (tmp_path / "config.yaml").write_text(CONFIG.replace("current-context: prod", "current-context: gone"))
+    _write_config(tmp_path / "config.yaml", CONFIG.replace("current-context: prod", "current-context: gone"))
     monkeypatch.setenv("KILN_HOME", str(tmp_path))
     monkeypatch.delenv("KILN_SERVER", raising=False)
     with pytest.raises(kiln.KilnError) as e:
@@ -284,7 +284,7 @@ def test_bare_values_read_as_the_cli_reads_them_or_are_refused(kiln_bin, tmp_pat
     """Python keeps a bare value only where the CLI reads the same text;
     where YAML would make it a boolean or a number, it asks for quotes."""
     text = "contexts:\n" + "".join(f"- {{name: c{i}, project: {v}}}\n" for i, v in enumerate(BARE))
-    (tmp_path / "config.yaml").write_text(text)
+    _write_config(tmp_path / "config.yaml", text)
     go = subprocess.run([kiln_bin, "config", "get-contexts", "-o", "json"], capture_output=True, text=True,
                         env=dict(os.environ, KILN_HOME=str(tmp_path)), check=True)
     cli = {c["name"]: c.get("project", "") for c in json.loads(go.stdout)}
@@ -295,3 +295,26 @@ def test_bare_values_read_as_the_cli_reads_them_or_are_refused(kiln_bin, tmp_pat
             assert e.code == "KLN-1021" and cli[f"c{i}"] != value, value
             continue
         assert ctx["project"] == cli[f"c{i}"], value
+
+
+def _write_config(path, text):
+    """Writes a configuration file as kiln expects one holding tokens: 0600."""
+    path.write_text(text)
+    path.chmod(0o600)
+
+
+def test_a_token_in_a_file_others_may_read_is_kln_4056(kiln_bin, monkeypatch, tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(CONFIG)
+    path.chmod(0o644)
+    monkeypatch.setenv("KILN_HOME", str(tmp_path))
+    for name in ("KILN_SERVER", "KILN_TOKEN", "KILN_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(kiln.KilnError) as e:
+        kiln.Client()
+    assert e.value.code == "KLN-4056" and "0644" in e.value.message and "kln_abc" not in str(e.value)
+    go = subprocess.run([kiln_bin, "config", "get-contexts"], capture_output=True, text=True,
+                        env=dict(os.environ, KILN_HOME=str(tmp_path)), timeout=60)
+    assert go.returncode != 0 and "KLN-4056" in go.stderr and "chmod 600" in go.stderr
+    path.chmod(0o600)
+    assert kiln.Client().server == "https://kiln.example.com"

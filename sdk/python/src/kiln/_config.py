@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _yaml
-from .errors import BARE_VALUE, NO_CONTEXT, PARSE, KilnError
+from .errors import BARE_VALUE, CONFIG_EXPOSED, NO_CONTEXT, PARSE, KilnError
 
 #: The keys of a context, and of the file (internal/cli: fileConfig, cliContext).
 CONTEXT_KEYS = ("name", "server", "token", "project")
@@ -75,6 +75,7 @@ def current_context(path: pathlib.Path) -> Dict[str, str]:
     except OSError as e:
         raise KilnError(PARSE, f"cannot read the configuration file: {e}", file=str(path)) from e
     contexts, current = parse(text, str(path))
+    _check_exposed(path, contexts)
     if not current:
         return {}
     for ctx in contexts:
@@ -83,6 +84,18 @@ def current_context(path: pathlib.Path) -> Dict[str, str]:
     names = ", ".join(c.get("name", "") for c in contexts) or "none"
     raise KilnError(NO_CONTEXT, f"the current-context {current!r} is not among the file's contexts ({names})",
                     file=str(path), hint="set current-context to one of them (kiln config use-context NAME)")
+
+
+def _check_exposed(path: pathlib.Path, contexts: List[Dict[str, str]]) -> None:
+    """KLN-4056, as the kiln CLI says it, for a file holding a token that
+    users other than its owner may read."""
+    holder = next((c.get("name", "") for c in contexts if c.get("token")), None)
+    if holder is None:
+        return
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise KilnError(CONFIG_EXPOSED, f"the file holds the token of context {holder!r} and its mode {mode:04o} "
+                        "lets other users read it: it is not used", file=str(path), hint=f"chmod 600 {path}")
 
 
 def parse(text: str, name: str = "config.yaml") -> Tuple[List[Dict[str, str]], str]:

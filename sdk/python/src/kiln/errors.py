@@ -15,6 +15,7 @@ UNAUTHENTICATED = "KLN-4003"
 BAD_REQUEST = "KLN-4006"
 INTERNAL = "KLN-4009"
 NO_CONTEXT = "KLN-4052"
+CONFIG_EXPOSED = "KLN-4056"
 SERVER_UNREACHABLE = "KLN-5060"
 
 #: Hints for codes whose server-side hint speaks of HTTP rather than of
