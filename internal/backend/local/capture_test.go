@@ -5,10 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/job"
 )
 
 // TestCaptureMarksLostBytesWhereTheyWereLost writes a log on a small
@@ -144,4 +148,80 @@ func abbreviate(s string) string {
 		return s
 	}
 	return s[:100] + "…" + s[len(s)-100:]
+}
+
+// TestLogsServeTheLossTheDiskStillRefuses runs a task that fills the
+// disk under its home, then writes 100000 bytes and exits 0: its log
+// cannot hold them, nor a marker, nor the journal its end (the journal is
+// padded first to just short of a page, which a tmpfs gives whole or
+// not at all). The attempt still succeeds, its status counts the bytes
+// lost, and its served log ends with the marker, once, whether the end
+// is answered by the supervisor's memory or, once space is freed, by the
+// journal.
+func TestLogsServeTheLossTheDiskStillRefuses(t *testing.T) {
+	disk := smallDisk(t, "4m")
+	home := filepath.Join(disk, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessIn(t, home)
+	filler, start := filepath.Join(disk, "filler"), filepath.Join(disk, "start")
+	spec := h.launch(t, "r/loud/1", "sh", "-c", "until [ -e "+start+" ]; do sleep 0.01; done; "+
+		"dd if=/dev/zero of="+filler+" bs=64k 2>/dev/null; head -c 100000 /dev/zero | tr '\\0' x; exit 0")
+	padJournal(t, home, "r")
+	if err := os.WriteFile(start, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := h.waitExit(t, spec)
+	if !st.Succeeded() {
+		t.Fatalf("the task ended %+v, want it to succeed: a lost log does not change its outcome", st)
+	}
+	if want := []job.LogLoss{{Log: "stdout", Bytes: 100000, Cause: "disk full"}}; !slices.Equal(st.LogsLost, want) {
+		t.Errorf("LogsLost = %+v, want %+v", st.LogsLost, want)
+	}
+	if recs, err := readRecords(home, spec.ID.String()); err != nil || recs.exit != nil {
+		t.Fatalf("the journal holds the end of the attempt (%v): the test did not fill its page", err)
+	}
+	const mark = "[kiln: 100000 bytes lost: disk full]\n"
+	if got := h.logsOf(t, spec.ID, backend.LogOptions{}); got != mark {
+		t.Errorf("logs on a full disk = %q, want only the marker %q", got, mark)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; runtimeGosched() {
+		if recs, err := readRecords(home, spec.ID.String()); err == nil && recs.exit != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the supervisor never wrote the attempt's end once space was freed")
+		}
+	}
+	if got := h.logsOf(t, spec.ID, backend.LogOptions{Follow: true}); got != mark {
+		t.Errorf("logs once the end is in the journal = %q, want only the marker %q", got, mark)
+	}
+}
+
+// padJournal appends to run's journal a line of no attempt that leaves
+// its last page 8 bytes short of full.
+func padJournal(t *testing.T, home, run string) {
+	t.Helper()
+	f, err := os.OpenFile(journalPath(home, run), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page, frame = 4096, len(`{"id":"` + "r/pad/1" + `","pad":""}` + "\n")
+	n := page - int(fi.Size()%page) - 8 - frame
+	if n < 0 {
+		n += page
+	}
+	line := `{"id":"r/pad/1","pad":"` + strings.Repeat("x", n) + `"}` + "\n"
+	if _, err := f.WriteString(line); err != nil {
+		t.Fatal(err)
+	}
 }
