@@ -62,7 +62,7 @@ func TestALogThatLostBytesToAFullDiskSaysWhere(t *testing.T) {
 // marker, once.
 func TestALogLossOnADiskFullToTheEndIsServed(t *testing.T) {
 	t.Parallel()
-	disk := smallDisk(t, "8m")
+	disk := smallDisk(t, "6m")
 	home := filepath.Join(disk, "home")
 	cmd, stderr := startWatched(t, home, "run", loudWorkflow(t, disk, ""))
 	waitFor(t, "the supervisor to record the task's end", func() bool {
