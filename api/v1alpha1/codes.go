@@ -137,6 +137,7 @@ const (
 	CodeKubeConfig      Code = "KLN-6008"
 	CodePodLost         Code = "KLN-6009"
 	CodeIsolation       Code = "KLN-6010"
+	CodeLogsLost        Code = "KLN-6011"
 	// Initializers and run policy (issue 13).
 	CodeStorageScheme   Code = "KLN-1055"
 	CodeArtifactStore   Code = "KLN-1056"
@@ -330,6 +331,7 @@ func CodeInfos() []CodeInfo {
 		{CodeNotRestarted, "a training job failed without restarting: its restartPolicy (Never, or ExitCode with an exit code from 1 to 127) says the failure is permanent", "fix the failure; exit 128 or more (or a signal) restarts under ExitCode, OnFailure restarts on any failure"},
 		{CodeWorkspace, "the volume that a training job's initializers and trainer share on kubernetes could not be created", "give the job a pod template volume named initializer (a PersistentVolumeClaim the cluster can bind), or let kiln create one: it needs a default StorageClass"},
 		{CodeIsolation, "the isolation asked for tasks cannot be set up on this machine", "see kiln serve's start-up log for what the kernel offers, or change --isolation"},
+		{CodeLogsLost, "a task's log could not be written whole (the disk was full): the bytes it lost are counted, the task's outcome stands", "free space on the disk of KILN_HOME; kiln logs shows [kiln: N bytes lost: CAUSE] where the bytes went missing, kiln describe run the bytes each log lost"},
 		{CodeElasticNumNodes, "numNodes is set (in the runtime's mlPolicy or template, or the job's trainer) on a job whose runtime sets torch.elasticPolicy", "remove numNodes: the elastic policy's minNodes and maxNodes size the job"},
 		{CodeElasticRange, "an elastic policy's minNodes is greater than its maxNodes", "set minNodes to at most maxNodes"},
 		{CodeElasticCommand, "an elastic PyTorch job's command is not torchrun: only torchrun's agents can meet again after a node is lost", "start the trainer with torchrun (or python -m torch.distributed.run)"},

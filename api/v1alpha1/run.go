@@ -229,6 +229,12 @@ type AttemptStatus struct {
 	Dropped []string `json:"dropped,omitempty"`
 	// FinishedAt is when the attempt's process exited.
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// LogsLost counts, per log ("stdout", "stderr", "<process>.stdout" of
+	// a gang), the bytes its processes wrote that the log could not hold
+	// (the disk was full): its served log says where with a marker
+	// "[kiln: N bytes lost: disk full]" (KLN-6011). Absent when every
+	// byte was kept; it never changes the attempt's phase.
+	LogsLost map[string]int64 `json:"logsLost,omitempty"`
 }
 
 // Event is one transition in a run's life, kept in order.

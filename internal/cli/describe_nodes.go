@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -73,6 +75,9 @@ func (nt *nodeTable) node(n *apiv1.NodeStatus, depth int) {
 		if at.System {
 			msg = "(system) " + msg
 		}
+		if lost := logsLostNote(at.LogsLost); lost != "" {
+			msg = strings.TrimSpace(msg + " " + lost)
+		}
 		nt.t.row("", string(at.Phase), "#"+strconv.Itoa(at.Number), exit, duration(at.StartedAt, at.FinishedAt), string(at.Code), msg)
 	}
 	nt.shares(n, depth)
@@ -100,6 +105,19 @@ func (nt *nodeTable) node(n *apiv1.NodeStatus, depth int) {
 		nt.t.row("", "", "", "", "", "", label+gateLine(n.Gate))
 	}
 	nt.childrenOf(n, depth+1)
+}
+
+// logsLostNote says which logs of an attempt lost bytes, "(logs lost:
+// stdout 1200 bytes, stderr 5 bytes)", or nothing.
+func logsLostNote(lost map[string]int64) string {
+	if len(lost) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(lost))
+	for _, name := range slices.Sorted(maps.Keys(lost)) {
+		parts = append(parts, fmt.Sprintf("%s %d bytes", name, lost[name]))
+	}
+	return "(" + string(apiv1.CodeLogsLost) + " logs lost: " + strings.Join(parts, ", ") + ")"
 }
 
 // childrenOf adds the children of n at depth, folded when there are many.

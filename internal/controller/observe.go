@@ -105,11 +105,13 @@ func (c *Controller) exited(r *round, i int, st *job.Status) {
 	if !st.FinishedAt.IsZero() {
 		ns.attempt.FinishedAt = &st.FinishedAt
 	}
+	r.logsLost(i, st)
 	if why := ns.stop; why != "" {
 		c.stopped(r, i, why)
-		return
+	} else {
+		c.attemptEnded(r, i, r.rs.kinds[i].Judge(&r.rs.plan.Tasks[i], st))
 	}
-	c.attemptEnded(r, i, r.rs.kinds[i].Judge(&r.rs.plan.Tasks[i], st))
+	r.logsLostEvent(i, st)
 }
 
 // stopped records the end of an attempt the engine stopped, for why.

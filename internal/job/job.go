@@ -258,6 +258,21 @@ type Status struct {
 	// node yet); nil once every process is placed, and on backends that
 	// start processes at once.
 	Queue *Queue `json:",omitempty"`
+	// LogsLost are the logs of the attempt's processes that could not be
+	// written whole (the disk was full), by log name; empty when every
+	// byte was written. The attempt's outcome does not depend on them.
+	LogsLost []LogLoss `json:",omitempty"`
+}
+
+// LogLoss is what one log of an attempt could not hold.
+type LogLoss struct {
+	// Log names the log: "stdout" or "stderr" of a task's process,
+	// "<process>.stdout" of a gang's.
+	Log string
+	// Bytes counts the bytes the process wrote that the log lost.
+	Bytes int64
+	// Cause says why, in a few words ("disk full").
+	Cause string
 }
 
 // Queue says why a launched attempt's processes wait to be placed.

@@ -2,6 +2,8 @@ package local
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,6 +25,14 @@ import (
 // before the process starts, so that a task finds its logs in place and
 // cannot plant something there first; its index is created with the
 // first chunk. Neither is opened through a link the task made.
+//
+// A disk that refuses a chunk (full, say) never stops the process: the
+// supervisor reads on, counting the bytes it could not write. Once a
+// write succeeds again it first writes the marker "[kiln: N bytes lost:
+// disk full]" on a line of its own, where the loss happened; at the end
+// it tries once more. What no marker in the log accounts for goes with
+// the attempt's end (logLoss), and the log is served with its marker
+// after it (logs.go).
 
 // timesSuffix names a log's time index.
 const timesSuffix = ".times"
@@ -40,11 +50,23 @@ const captureDrain = time.Second
 
 // capture copies one stream of a process into its log file.
 type capture struct {
-	r, log *os.File
-	path   string // the log's, for its index
-	index  *os.File
-	off    int64
-	done   chan struct{}
+	r, log  *os.File
+	path    string // the log's, for its index
+	index   *os.File
+	indexed int64 // the index's size
+	off     int64
+	done    chan struct{}
+	loss    logLoss // what the log lost, and what of it no marker in it says
+	midLine bool    // the last byte written did not end a line
+}
+
+// logLoss is what one log could not hold: Bytes of its stream were not
+// written, Unmarked of them have no marker in the log itself, for Cause
+// ("disk full").
+type logLoss struct {
+	Bytes    int64  `json:"bytes"`
+	Unmarked int64  `json:"unmarked,omitempty"`
+	Cause    string `json:"cause"`
 }
 
 // openCapture creates log file name in dir and a pipe to it: the process
@@ -95,34 +117,109 @@ func (c *capture) copy() {
 	buf := make([]byte, captureBuffer)
 	for {
 		n, err := c.r.Read(buf)
-		if n > 0 && c.write(buf[:n], time.Now()) != nil {
-			_, _ = io.Copy(io.Discard, c.r) // the disk refuses: the process must not block
-			return
+		if n > 0 {
+			c.take(buf[:n], time.Now())
 		}
 		if err != nil {
-			return
+			break
 		}
+	}
+	c.finish(time.Now())
+}
+
+// finish tries once more to mark a loss not marked yet: what stays
+// unmarked goes with the attempt's end.
+func (c *capture) finish(at time.Time) {
+	if c.loss.Unmarked > 0 {
+		_ = c.mark(at)
 	}
 }
 
-// write records when chunk b arrived, then appends it to the log.
-func (c *capture) write(b []byte, at time.Time) error {
+// take appends chunk b to the log, after the marker of a loss not marked
+// yet; what the disk refuses is counted, never waited on.
+func (c *capture) take(b []byte, at time.Time) {
+	if c.loss.Unmarked > 0 {
+		if err := c.mark(at); err != nil {
+			c.lose(int64(len(b)), err)
+			return
+		}
+	}
+	n, err := c.write(b, at)
+	if err != nil {
+		c.lose(int64(len(b)-n), err)
+	}
+}
+
+// lose counts n bytes of the stream that were not written, for err.
+func (c *capture) lose(n int64, err error) {
+	c.loss.Bytes += n
+	c.loss.Unmarked += n
+	c.loss.Cause = lossCause(err)
+}
+
+// mark writes the marker of the bytes lost since the last one, whole or
+// not at all: a marker cut short is cut from the log.
+func (c *capture) mark(at time.Time) error {
+	line := marker(c.loss.Unmarked, c.loss.Cause)
+	if c.midLine {
+		line = "\n" + line
+	}
+	off, midLine := c.off, c.midLine
+	if _, err := c.write([]byte(line), at); err != nil {
+		c.off, c.midLine = off, midLine
+		if c.log.Truncate(off) == nil {
+			_, _ = c.log.Seek(off, io.SeekStart)
+		}
+		return err
+	}
+	c.loss.Unmarked = 0
+	return nil
+}
+
+// marker is the line that says n bytes of a log were lost, for cause.
+func marker(n int64, cause string) string {
+	return fmt.Sprintf("[kiln: %d bytes lost: %s]\n", n, cause)
+}
+
+// lossCause says in a few words why a log write failed: "disk full" for
+// a full device or quota, else the system's own words.
+func lossCause(err error) string {
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return "disk full"
+	case errors.As(err, &errno):
+		return errno.Error()
+	}
+	return err.Error()
+}
+
+// write records when chunk b arrived, then appends it to the log, and
+// returns how much of b the log took.
+func (c *capture) write(b []byte, at time.Time) (int, error) {
 	if c.index == nil {
 		f, err := os.OpenFile(c.path+timesSuffix, logFlags|os.O_APPEND, 0o600)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		c.index = f
 	}
 	var rec [timeRecordSize]byte
 	binary.LittleEndian.PutUint64(rec[:8], uint64(c.off))
 	binary.LittleEndian.PutUint64(rec[8:], uint64(at.UnixNano()))
-	if _, err := c.index.Write(rec[:]); err != nil {
-		return err
+	if n, err := c.index.Write(rec[:]); err != nil {
+		if n > 0 { // a record cut short would shift every later one
+			_ = c.index.Truncate(c.indexed)
+		}
+		return 0, err
 	}
+	c.indexed += timeRecordSize
 	n, err := c.log.Write(b)
 	c.off += int64(n)
-	return err
+	if n > 0 {
+		c.midLine = b[n-1] != '\n'
+	}
+	return n, err
 }
 
 // wait waits until the stream is copied, or, once d has passed, stops

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -97,6 +98,9 @@ type statusRecord struct {
 	// their host's MemoryLimit (bytes).
 	OOMKilled   []string `json:"oomKilled,omitempty"`
 	MemoryLimit int64    `json:"memoryLimit,omitempty"`
+	// LogsLost are the logs that could not be written whole, by file name
+	// ("stdout", "<process>.stderr").
+	LogsLost map[string]logLoss `json:"logsLost,omitempty"`
 }
 
 // jobStatus converts the record to what the engine sees, outputs not read.
@@ -109,13 +113,23 @@ func (r *statusRecord) jobStatus() job.Status {
 		State: state, ExitCode: r.ExitCode, Signal: r.Signal, Failed: r.Failed, Processes: r.Processes,
 		StoppedProcesses: r.StoppedProcesses, LeftRunning: r.LeftRunning, Dropped: r.Dropped,
 		Stopped: r.Stopped, System: r.System, StartError: r.StartError, NotFound: r.NotFound,
-		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, LogsLost: r.logsLost(),
 	}
 	if (r.ExitCode != 0 || r.Signal != "") && !r.Stopped && slices.Contains(r.OOMKilled, r.Failed) {
 		st.Code = string(apiv1.CodeOOMKilled)
 		st.Message = oomMessage(r.Failed, r.MemoryLimit)
 	}
 	return st
+}
+
+// logsLost lists the record's lost logs for the engine, by name.
+func (r *statusRecord) logsLost() []job.LogLoss {
+	var out []job.LogLoss
+	for name, l := range r.LogsLost {
+		out = append(out, job.LogLoss{Log: name, Bytes: l.Bytes, Cause: l.Cause})
+	}
+	slices.SortFunc(out, func(a, b job.LogLoss) int { return strings.Compare(a.Log, b.Log) })
+	return out
 }
 
 // oomMessage says that process was killed for using more than limit bytes.

@@ -37,7 +37,12 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	home := t.TempDir()
+	return newHarnessIn(t, t.TempDir())
+}
+
+// newHarnessIn is newHarness on home.
+func newHarnessIn(t *testing.T, home string) *harness {
+	t.Helper()
 	h := &harness{home: home, exits: make(chan job.AttemptID, 100), b: New(Config{
 		Home:              home,
 		SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]},

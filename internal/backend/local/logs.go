@@ -35,19 +35,27 @@ const logSettle = 50 * time.Millisecond
 // the indexes has its logs one after the other, in that order.
 // Following, it writes what the processes write until the attempt has
 // ended (or ctx ends), then what is left. It reads files only, line by
-// line: no supervisor need be running, and a big log is never held.
+// line: no supervisor need be running, and a big log is never held. Last
+// comes the marker of each log that lost bytes the log itself does not
+// say (see lostMarkers).
 func (b *Backend) Logs(ctx context.Context, id job.AttemptID, opts backend.LogOptions, w io.Writer) error {
 	m := newMerger(AttemptDir(b.cfg.Home, id), w, opts)
 	defer m.close()
 	end := newEndWatch(b.cfg.Home, id.String())
 	for {
 		ended := !opts.Follow || end.ended()
-		if err := m.poll(ended); err != nil || ended {
+		if err := m.poll(ended); err != nil {
 			return err
+		}
+		if ended {
+			return b.lostMarkers(id, w)
 		}
 		select {
 		case <-ctx.Done():
-			return m.poll(true)
+			if err := m.poll(true); err != nil {
+				return err
+			}
+			return b.lostMarkers(id, w)
 		case <-time.After(logPoll):
 		}
 	}

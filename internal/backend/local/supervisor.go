@@ -442,6 +442,9 @@ func (g *gang) status(out job.Outcome) statusRecord {
 		if m.stopped {
 			rec.StoppedProcesses = append(rec.StoppedProcesses, m.name)
 		}
+		if m.done {
+			rec.addLosses(m.captures)
+		}
 	}
 	if out.Failed {
 		rec.Failed = out.Decider
@@ -449,6 +452,19 @@ func (g *gang) status(out job.Outcome) statusRecord {
 	rec.System = out.Failed && out.Signal == signalName(syscall.SIGKILL) && !slices.Contains(rec.OOMKilled, out.Decider)
 	rec.Dropped = out.Dropped
 	return rec
+}
+
+// addLosses records what the logs of captures, copied to their end, lost.
+func (r *statusRecord) addLosses(captures []*capture) {
+	for _, c := range captures {
+		if c.loss.Bytes == 0 {
+			continue
+		}
+		if r.LogsLost == nil {
+			r.LogsLost = map[string]logLoss{}
+		}
+		r.LogsLost[filepath.Base(c.path)] = c.loss
+	}
 }
 
 // recordExit writes the status file, gives the attempt's room back and

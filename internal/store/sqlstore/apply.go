@@ -140,7 +140,8 @@ func (s *Store) upsertAttempts(ctx context.Context, tx *sql.Tx, c *store.Change)
 	stmt := tx.StmtContext(ctx, s.stmts.upsertAttempt)
 	for _, a := range c.Attempts {
 		if _, err := stmt.ExecContext(ctx, c.Run, a.Node, a.Number, a.ID, a.Phase, nullInt(a.ExitCode), a.Signal, a.Code,
-			a.Message, a.System, nanos(a.StartedAt), nanos(a.FinishedAt), a.Nodes, a.Joined, jsonOrEmpty(len(a.Dropped), a.Dropped)); err != nil {
+			a.Message, a.System, nanos(a.StartedAt), nanos(a.FinishedAt), a.Nodes, a.Joined, jsonOrEmpty(len(a.Dropped), a.Dropped),
+			jsonOrEmpty(len(a.LogsLost), a.LogsLost)); err != nil {
 			return err
 		}
 	}

@@ -161,7 +161,7 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 		index[n.Name] = i
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, signal, code, message, system, started_at, finished_at,
-		nodes, joined, dropped FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
+		nodes, joined, dropped, logs_lost FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
 	if err != nil {
 		return err
 	}
@@ -170,13 +170,16 @@ func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
 		var node string
 		var a apiv1.AttemptStatus
 		var exit, started, finished sql.NullInt64
-		var dropped string
+		var dropped, logsLost string
 		if err := rows.Scan(&node, &a.Number, &a.ID, &a.Phase, &exit, &a.Signal, &a.Code, &a.Message, &a.System, &started, &finished,
-			&a.Nodes, &a.Joined, &dropped); err != nil {
+			&a.Nodes, &a.Joined, &dropped, &logsLost); err != nil {
 			return err
 		}
 		if err := unmarshalIf(dropped, &a.Dropped); err != nil {
 			return fmt.Errorf("attempt %s: dropped: %w", a.ID, err)
+		}
+		if err := unmarshalIf(logsLost, &a.LogsLost); err != nil {
+			return fmt.Errorf("attempt %s: logs lost: %w", a.ID, err)
 		}
 		a.ExitCode, a.StartedAt, a.FinishedAt = intOf(exit), timeOf(started), timeOf(finished)
 		if i, ok := index[node]; ok {

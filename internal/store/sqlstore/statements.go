@@ -31,11 +31,11 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB, d Dialect) error 
 		{&st.putExpansion, `INSERT INTO node_expansions (run_id, node, expansion) VALUES (?,?,?)
 			ON CONFLICT (run_id, node) DO UPDATE SET expansion = excluded.expansion`},
 		{&st.upsertAttempt, `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code, message, system,
-			started_at, finished_at, nodes, joined, dropped) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
+			started_at, finished_at, nodes, joined, dropped, logs_lost) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, node, number) DO UPDATE SET
 			phase = excluded.phase, exit_code = excluded.exit_code, signal = excluded.signal, code = excluded.code,
 			message = excluded.message, system = excluded.system, started_at = excluded.started_at,
 			finished_at = excluded.finished_at, nodes = excluded.nodes, joined = excluded.joined,
-			dropped = excluded.dropped`},
+			dropped = excluded.dropped, logs_lost = excluded.logs_lost`},
 		{&st.putTrainerStatus, `INSERT INTO node_trainer_status (run_id, node, status) VALUES (?,?,?)
 			ON CONFLICT (run_id, node) DO UPDATE SET status = excluded.status`},
 		{&st.insertEvent, `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time, term)

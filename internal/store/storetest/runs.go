@@ -61,6 +61,7 @@ func testApplyAttempts(t *testing.T, s store.Store) {
 	})
 	running.Phase, running.ExitCode, running.FinishedAt = apiv1.PhaseSucceeded, &two, &retry
 	running.Dropped, running.Joined = []string{"node-2"}, 1 // an elastic gang's lost node, and one that joined
+	running.LogsLost = map[string]int64{"stdout": 4096}     // what its log could not hold
 	apply(t, s, &store.Change{Run: "r1", Owner: "me", Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: running}}})
 	got := get(t, s, "r1").Status.Nodes[0]
 	node.Attempts = []apiv1.AttemptStatus{failed, running}
