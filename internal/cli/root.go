@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend/local"
 )
 
 // Exit codes.
@@ -162,14 +163,36 @@ func ownsHome(cmd *cobra.Command) bool {
 	return false
 }
 
+// RootHome is the home kiln takes as root when neither KILN_HOME nor an
+// existing ~/.kiln names one and root's own home is closed to other
+// users, as /root is: the accounts tasks run as under isolation users
+// could not reach their attempts there.
+const RootHome = "/var/lib/kiln"
+
+// defaultHome is KILN_HOME, else ~/.kiln, else, as root, RootHome when
+// ~/.kiln does not exist and other users cannot reach it.
 func defaultHome() string {
+	home, _ := chosenHome()
+	return home
+}
+
+// chosenHome is defaultHome and, when it is RootHome, why.
+func chosenHome() (home, why string) {
 	if h := os.Getenv("KILN_HOME"); h != "" {
-		return h
+		return h, ""
 	}
-	if dir, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(dir, ".kiln")
+	dir, err := os.UserHomeDir()
+	if err != nil {
+		return ".kiln", ""
 	}
-	return ".kiln"
+	home = filepath.Join(dir, ".kiln")
+	if os.Geteuid() != 0 {
+		return home, ""
+	}
+	if _, err := os.Lstat(home); err == nil || local.CheckReachable(home, local.IsolateUsers) == nil {
+		return home, ""
+	}
+	return RootHome, fmt.Sprintf("kiln runs as root and %s is closed to the accounts tasks run as; KILN_HOME or --home choose another", dir)
 }
 
 // printError prints every coded error on its own line, with the CLI's

@@ -78,6 +78,9 @@ func newServeCmd(e *env) *cobra.Command {
 			}
 			defer a.Close()
 			fmt.Fprintln(e.stdout, isolation)
+			if h, why := chosenHome(); why != "" && h == e.home && !cmd.Flag("home").Changed {
+				fmt.Fprintf(e.stdout, "home: %s (%s)\n", h, why)
+			}
 			local.HideProcess()
 			if err := ensureAdminToken(cmd.Context(), e, a); err != nil {
 				return err

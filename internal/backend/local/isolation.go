@@ -175,7 +175,8 @@ func CheckReachable(home, mode string) error {
 			return &apiv1.Error{
 				Code: apiv1.CodeIsolation, File: dir, Field: "--isolation",
 				Message: fmt.Sprintf("isolation users cannot reach tasks' attempts: %s (mode %04o) above KILN_HOME %s is closed to other users", dir, fi.Mode().Perm(), home),
-				Hint:    "use a home whose parents others may search, such as /var/lib/kiln, or chmod o+x the directory named",
+				Hint: "use a home whose parents others may search, such as /var/lib/kiln (as root without KILN_HOME, kiln takes it " +
+					"when ~/.kiln does not exist: mv ~/.kiln /var/lib/kiln), or chmod o+x the directory named",
 			}
 		}
 		if dir == filepath.Dir(dir) {
