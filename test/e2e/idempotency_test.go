@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -139,8 +140,16 @@ func TestSubmitIdempotencyKey(t *testing.T) {
 		if bad.status != http.StatusBadRequest || bad.err.Code != apiv1.CodeIdempotencyKey || !strings.Contains(bad.err.Field, "Idempotency-Key") {
 			t.Errorf("a malformed key: %d %+v; want 400 KLN-4060 naming the header", bad.status, bad.err)
 		}
-		if runs := servedRuns(t, base, token); len(runs) != 3 {
-			t.Errorf("%d runs stored, want 3 (one per key and project)", len(runs))
+		file := writeFile(t, t.TempDir(), "wf.yaml", fmt.Sprintf(keyedWorkflow, "'true', again"))
+		env := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+token)
+		dir := t.TempDir()
+		cli1 := kilnIn(t, dir, env, "submit", "--idempotency-key", "cli-key", file)
+		cli2 := kilnIn(t, dir, env, "submit", "--idempotency-key", "cli-key", file)
+		if cli1.code != 0 || strings.TrimSpace(cli1.stdout) != strings.TrimSpace(cli2.stdout) {
+			t.Errorf("kiln submit --idempotency-key twice: %q (%s), %q (%s); want one run's ID twice", cli1.stdout, cli1.stderr, cli2.stdout, cli2.stderr)
+		}
+		if runs := servedRuns(t, base, token); len(runs) != 4 {
+			t.Errorf("%d runs stored, want 4 (one per key and project)", len(runs))
 		}
 	})
 }
