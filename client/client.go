@@ -34,6 +34,12 @@ func New(base, token string) *Client {
 // Submit sends a Workflow or TrainJob (with TrainingRuntimes beside it),
 // file by file, and returns the new run. A server on the client's machine
 // starts tasks in s.WorkDir's files' directory, as kiln run does.
+//
+// It sends s.IdempotencyKey, or a new random key if it is empty, and
+// sends the submission again, with the same key, when the server could
+// not take it now (503, after its Retry-After) or its answer did not
+// come (the connection failed): up to submitTries times in all. The
+// server creates one run for them, and answers each with it.
 func (c *Client) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
 	params := make([]string, 0, len(s.Params))
 	for k, v := range s.Params {
@@ -45,8 +51,11 @@ func (c *Client) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, er
 	if err != nil {
 		return nil, err
 	}
-	var run apiv1.Run
-	return &run, c.doType(ctx, "POST", "/api/v1/runs", contentType, body, &run)
+	key := s.IdempotencyKey
+	if key == "" {
+		key = newKey()
+	}
+	return c.submitRetrying(ctx, body, http.Header{"Content-Type": {contentType}, "Idempotency-Key": {key}})
 }
 
 // multipartFiles writes files, one "file" part each, and fields as a
@@ -281,13 +290,29 @@ func (c *Client) doType(ctx context.Context, method, path, contentType string, b
 
 // send makes a request and turns an error response into its coded errors.
 func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
+	header := http.Header{}
+	if contentType != "" {
+		header.Set("Content-Type", contentType)
+	}
+	resp, err := c.roundTrip(ctx, method, path, body, header)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, responseError(method, path, resp)
+}
+
+// roundTrip makes a request with header and the client's token. A
+// request that got no answer is KLN-5060 (or ctx's error, if ctx ended).
+func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte, header http.Header) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
+	req.Header = header
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -298,15 +323,16 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 	if err != nil {
 		return nil, unreachable(c.base, err)
 	}
-	if resp.StatusCode < 300 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
+	return resp, nil
+}
+
+// responseError is the coded errors of an error response.
+func responseError(method, path string, resp *http.Response) error {
 	var e struct{ Errors []*apiv1.Error }
 	if json.NewDecoder(resp.Body).Decode(&e) != nil || len(e.Errors) == 0 {
-		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
 	}
-	return nil, apiErrors(e.Errors)
+	return apiErrors(e.Errors)
 }
 
 // WaitDone polls a run until it ends or ctx does, and returns it.

@@ -187,6 +187,10 @@ const (
 	CodeArtifactRepository  Code = "KLN-6021"
 	CodeArtifactTransfer    Code = "KLN-6022"
 	CodeNoArtifact          Code = "KLN-4055"
+	// Idempotent and bounded submissions (issue 34).
+	CodeIdempotencyKey Code = "KLN-4060"
+	CodeKeyReused      Code = "KLN-4061"
+	CodeSubmitDeadline Code = "KLN-4062"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -368,6 +372,9 @@ func CodeInfos() []CodeInfo {
 		{CodeArtifactRepository, "the S3 artifact repository cannot be reached, refused the credentials, or has no such bucket", "check artifacts.s3.endpoint, bucket, insecure (plain HTTP) and the credentials' secret; the message carries the store's answer"},
 		{CodeArtifactTransfer, "a task's output artifact could not be uploaded to the artifact repository, or an input artifact could not be fetched from it", "the message names the artifact and the store's answer; a declared output must exist when the task succeeds"},
 		{CodeNoArtifact, "the run, node or artifact named has no artifact stored in the repository", "kiln artifacts ls RUN lists what a run's tasks stored"},
+		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
+		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},
+		{CodeSubmitDeadline, "the server could not read and check the submission before its write timeout (--write-timeout) would cut off the answer, so it created no run", "wait for the Retry-After seconds and try again with the same Idempotency-Key, or ask for a longer --write-timeout; a smaller spec checks faster"},
 	}
 }
 

@@ -1,6 +1,14 @@
 package v1alpha1
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+)
 
 // Submission is one runnable resource (a Workflow or a TrainJob) to run,
 // with the TrainingRuntimes it uses, as a client sends it: the CLI, the
@@ -22,6 +30,49 @@ type Submission struct {
 	// Cache says how the run uses the cache: on (the default), off or
 	// overwrite.
 	Cache CacheMode `json:"cache,omitempty"`
+	// IdempotencyKey, if set, makes the submission idempotent: a server
+	// that created a run of the project with this key within its window
+	// (24h) answers with that run instead of creating another. It travels
+	// as the Idempotency-Key header; the CLI and the SDK send a new random
+	// one with each submission, and the same one with each of its retries.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Commit, if not nil, is asked once the submission is checked, just
+	// before its run is saved: false means the submitter stopped waiting
+	// (the server answered KLN-4062 at its deadline), and no run is
+	// saved. The server sets it; it is never sent.
+	Commit func() bool `json:"-"`
+}
+
+// IdempotencyWindow is how long a server remembers a submission's
+// IdempotencyKey: the same key sent again within it answers with the run
+// the first submission created.
+const IdempotencyWindow = 24 * time.Hour
+
+// Digest identifies what the submission asks for: its files, params,
+// project, working directory and cache mode, not its key. A
+// key sent again with another digest is another submission (KLN-4061).
+func (s *Submission) Digest() string {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	for _, v := range []string{s.Project, s.WorkDir, string(s.Cache)} {
+		field([]byte(v))
+	}
+	field([]byte(strconv.Itoa(len(s.Params))))
+	for _, name := range slices.Sorted(maps.Keys(s.Params)) {
+		field([]byte(name))
+		field([]byte(s.Params[name]))
+	}
+	field([]byte(strconv.Itoa(len(s.Files))))
+	for _, f := range s.Files {
+		field([]byte(f.Name))
+		field(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // SourceFile is one file of a submission.

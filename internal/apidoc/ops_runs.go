@@ -13,9 +13,12 @@ func runOperations() []Operation {
 		{
 			Method: "POST", Path: "/api/v1/runs", ID: "submitRun", Tag: "runs", Role: Editor,
 			Summary:     "submit a Workflow or TrainJob",
-			Description: "Submit a Workflow or TrainJob (TrainingRuntimes may come with it): as multipart/form-data with one file part per file, or as one YAML or JSON body.",
+			Description: "Submit a Workflow or TrainJob (TrainingRuntimes may come with it): as multipart/form-data with one file part per file, or as one YAML or JSON body. " +
+				"With an Idempotency-Key, a submission whose key created a run of the project within 24 hours answers with that run (201, header Idempotency-Replayed: true) and creates none; the CLI and the SDK send a key with every submission and send it again on a retry. " +
+				"A submission not checked in time to answer before the server's write timeout is 503 KLN-4062 and creates no run.",
 			Params: []Param{
 				projectParam,
+				{Name: "Idempotency-Key", In: "header", Type: "", Description: "1 to 255 letters, digits and - _ . : + / = (400 KLN-4060 otherwise), such as 32 random hex digits: the same on every retry of one submission. The same key with another submission (files, params, project, workdir, cache) is 409 KLN-4061"},
 				{Name: "param", In: "query", Type: []string{}, Description: "name=value, repeatable"},
 				{Name: "file", In: "query", Type: "", Description: "the name errors give a plain body (default request)"},
 				{Name: "workdir", In: "query", Type: "", Description: "the submitter's working directory, absolute; kept only for a request from this machine (loopback) whose directory this machine has: tasks then start in the directory of the workflow's file, else each in its attempt's own"},
@@ -23,7 +26,7 @@ func runOperations() []Operation {
 			},
 			Body:    filesBody,
 			Answers: []Answer{{Status: http.StatusCreated, Description: "the new run", Type: apiv1.Run{}}},
-			Errors:  []int{http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusRequestTimeout, http.StatusServiceUnavailable, http.StatusInsufficientStorage},
+			Errors:  []int{http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusRequestTimeout, http.StatusServiceUnavailable, http.StatusInsufficientStorage},
 		},
 		{
 			Method: "GET", Path: "/api/v1/runs", ID: "listRuns", Tag: "runs", Role: Viewer,

@@ -67,13 +67,13 @@ var errorStatusText = map[int]string{
 	http.StatusForbidden:             "the token's role or projects do not allow it (KLN-4004)",
 	http.StatusNotFound:              "no such run or object, or one of a project the token may not see",
 	http.StatusRequestTimeout:        "the body arrived too slowly",
-	http.StatusConflict:              "the object is not in a state that allows it (a run that has or has not ended, a gate not waiting)",
+	http.StatusConflict:              "the object is not in a state that allows it (a run that has or has not ended, a gate not waiting), or an Idempotency-Key was used for another submission (KLN-4061)",
 	http.StatusRequestEntityTooLarge: "the body is over the server's limit (KLN-4005)",
 	http.StatusUnprocessableEntity:   "the spec is valid but cannot be admitted (KLN-2xxx)",
 	http.StatusTooManyRequests:       "over the request rate allowed (KLN-4012); try again after Retry-After seconds",
 	http.StatusInternalServerError:   "the server failed; its log says why",
 	http.StatusBadGateway:            "another party's server could not be reached or answered wrongly",
-	http.StatusServiceUnavailable:    "the server is busy or not ready (KLN-4013, KLN-5052); try again after Retry-After seconds",
+	http.StatusServiceUnavailable:    "the server is busy or not ready (KLN-4013, KLN-5052), or could not check a submission before its write timeout (KLN-4062, no run created); try again after Retry-After seconds",
 	http.StatusInsufficientStorage:   "the server's disk is full (KLN-5004)",
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -57,11 +58,21 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 	run, err := a.Controller.Runs().Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
 		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)), Federation: fed, ID: id,
+		Key: submitKey(&s), Commit: s.Commit,
 	})
 	if err == nil && fed != nil {
 		a.watchFederated(run.ID, fed.Roles)
 	}
 	return run, err
+}
+
+// submitKey is the key a run of s is stored with, if s has one: it
+// holds for apiv1.IdempotencyWindow.
+func submitKey(s *apiv1.Submission) *store.NewSubmitKey {
+	if s.IdempotencyKey == "" {
+		return nil
+	}
+	return &store.NewSubmitKey{Key: s.IdempotencyKey, Digest: s.Digest(), Since: time.Now().Add(-apiv1.IdempotencyWindow)}
 }
 
 // warnings say what of a translated document (Kubeflow Trainer's,

@@ -22,7 +22,7 @@ func newRunCmd(e *env) *cobra.Command {
 	var pool poolFlags
 	var params []string
 	var quiet bool
-	var project, cacheMode string
+	var project, cacheMode, key string
 	var fileFlag filesFlag
 	cmd := &cobra.Command{
 		Use:   "run FILE... | -f FILE...",
@@ -42,6 +42,7 @@ func newRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			sub.IdempotencyKey = key
 			// A Ctrl-C while the run is submitted cancels it once it exists.
 			sig, unhook := interrupts()
 			defer unhook()
@@ -61,6 +62,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fileFlag.add(cmd)
 	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
+	addKeyFlag(cmd, &key)
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final summary")
 	cmd.Flags().StringVar(&cacheMode, "cache", "on", "how cached tasks use the cache: on, off (neither read nor write) or overwrite (compute afresh and replace)")
 	return cmd

@@ -23,7 +23,7 @@ func needServer(e *env, what, why string) error {
 
 func newSubmitCmd(e *env) *cobra.Command {
 	var params []string
-	var project, cacheMode, output string
+	var project, cacheMode, output, key string
 	var fileFlag filesFlag
 	cmd := &cobra.Command{
 		Use:   "submit FILE... | -f FILE...",
@@ -45,6 +45,7 @@ func newSubmitCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			sub.IdempotencyKey = key
 			eng, done, err := e.open(cmd.Context(), reading, nil)
 			if err != nil {
 				return err
@@ -64,6 +65,7 @@ func newSubmitCmd(e *env) *cobra.Command {
 	fileFlag.add(cmd)
 	cmd.Flags().StringVar(&project, "project", "", "the project the run belongs to (default \"default\")")
 	cmd.Flags().StringArrayVarP(&params, "param", "p", nil, "set a workflow parameter, name=value (repeatable)")
+	addKeyFlag(cmd, &key)
 	cmd.Flags().StringVar(&cacheMode, "cache", "on", "how cached tasks use the cache: on, off (neither read nor write) or overwrite (compute afresh and replace)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (the run as saved); default its ID alone")
 	return cmd
@@ -119,4 +121,10 @@ func waitRuns(e *env, eng engine, ids []apiv1.RunID) error {
 		return &exitError{exitFailed}
 	}
 	return nil
+}
+
+// addKeyFlag adds --idempotency-key, the key a submission to a server
+// is sent with (and sent again with, when its answer is lost).
+func addKeyFlag(cmd *cobra.Command, key *string) {
+	cmd.Flags().StringVar(key, "idempotency-key", "", "the submission's Idempotency-Key (default a new random one): the server creates one run for all submissions with one key, within 24h, and answers each with it; 1 to 255 letters, digits and - _ . : + / =")
 }

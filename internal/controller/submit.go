@@ -41,6 +41,13 @@ type SubmitParams struct {
 	ID apiv1.RunID
 	// Federation says how the run takes part in a federation, if it does.
 	Federation *apiv1.FederationInfo
+	// Key, if not nil, is stored with the run; a key the project holds
+	// already refuses the run with store.ErrKeyTaken.
+	Key *store.NewSubmitKey
+	// Commit, if not nil, is asked just before the run is saved: false
+	// means the submitter no longer waits for it, and nothing is saved
+	// (KLN-4062).
+	Commit func() bool
 }
 
 // Submit checks that every task fits the pool, saves a new run owned by
@@ -74,9 +81,12 @@ func (rt *Runs) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, error) 
 		if err != nil {
 			return nil, err
 		}
+		if p.Commit != nil && !p.Commit() {
+			return nil, errSubmitLate
+		}
 		err = rt.cfg.Store.CreateRun(ctx, store.CreateRunParams{
 			Run: run, Nodes: nodes, Kinds: kinds, Preset: p.Preset, Owner: rt.lead.owner(), Events: warningEvents(p.Warnings, run.CreatedAt),
-			LeaseUntil: rt.lead.leaseUntil(now()), Term: rt.lead.Term(),
+			LeaseUntil: rt.lead.leaseUntil(now()), Term: rt.lead.Term(), Key: p.Key,
 		})
 		if errors.Is(err, store.ErrConflict) && try < 5 && p.ID == "" {
 			continue
@@ -95,6 +105,12 @@ func (rt *Runs) Submit(ctx context.Context, p SubmitParams) (*apiv1.Run, error) 
 		}
 		return &saved, rt.track(ctx, rs)
 	}
+}
+
+// errSubmitLate refuses to save a run its submitter stopped waiting for.
+var errSubmitLate = &apiv1.Error{
+	Code:    apiv1.CodeSubmitDeadline,
+	Message: "the submission was not checked in time to answer before the server's write timeout; no run was created",
 }
 
 // suffix returns five random lowercase letters and digits.

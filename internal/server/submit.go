@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
 )
 
 // submit takes a Workflow or TrainJob (with TrainingRuntimes beside it):
@@ -23,31 +26,118 @@ import (
 //
 // At most MaxSubmits submissions are read and checked at once: checking
 // can take over a hundred times the body's size in memory.
+//
+// With an Idempotency-Key, a submission whose key created a run of the
+// project within apiv1.IdempotencyWindow answers with that run (201,
+// Idempotency-Replayed: true) and creates none. A submission is answered
+// before the write timeout would cut the answer off: one not checked by
+// a deadline short of it is answered KLN-4062 (503) and creates no run.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, p *principal) error {
+	deadline := s.cfg.Limits.submitDeadline(time.Now())
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	release, err := s.submits.acquire(r.Context())
 	if err != nil {
 		return err
 	}
-	defer release()
+	if !deadline.IsZero() {
+		_ = http.NewResponseController(w).SetReadDeadline(deadline) // unsupported by test recorders
+	}
+	sub, err := s.submission(r, p)
+	if err != nil {
+		release()
+		return err
+	}
+	sub.IdempotencyKey = key
+	res := s.submitBy(r.Context(), &sub, deadline, release)
+	if res.err != nil {
+		return res.err
+	}
+	if res.replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
+	writeJSON(w, http.StatusCreated, res.run)
+	return nil
+}
+
+// submitted is what a submission came to: its run, and whether an
+// earlier submission with its key created it.
+type submitted struct {
+	run      *apiv1.Run
+	replayed bool
+	err      error
+}
+
+// submitBy checks and saves sub, and returns what it came to by
+// deadline (zero: however long it takes): past it, KLN-4062, and the
+// submission, still being checked, saves nothing. release is called once
+// the checking ends, whenever that is: until then it holds its memory.
+func (s *Server) submitBy(ctx context.Context, sub *apiv1.Submission, deadline time.Time, release func()) submitted {
+	var gate commitGate
+	sub.Commit = gate.commit
+	done := make(chan submitted, 1)
+	go func() {
+		defer release()
+		done <- s.create(ctx, sub)
+	}()
+	if deadline.IsZero() {
+		return <-done
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res
+	case <-timer.C:
+	}
+	if gate.late() {
+		return submitted{err: late(errSubmitLate)}
+	}
+	return <-done // it is saving the run: the margin is for that
+}
+
+// create answers sub with the run its key created before, if any, or
+// else with the run it creates.
+func (s *Server) create(ctx context.Context, sub *apiv1.Submission) (res submitted) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = submitted{err: fmt.Errorf("checking a submission: panic: %v", p)}
+		}
+	}()
+	if first, err := s.firstRun(ctx, sub); first != nil || err != nil {
+		return submitted{run: first, replayed: true, err: err}
+	}
+	run, err := s.cfg.Engine.Submit(ctx, *sub)
+	if errors.Is(err, store.ErrKeyTaken) { // a submission with the key at once won
+		first, ferr := s.firstRun(ctx, sub)
+		if first == nil && ferr == nil {
+			return submitted{err: err} // its run is gone already
+		}
+		return submitted{run: first, replayed: true, err: ferr}
+	}
+	return submitted{run: run, err: late(err)}
+}
+
+// submission reads the submission r sends as p: in project "default" if
+// it names none, and without a working directory unless it comes from
+// this machine.
+func (s *Server) submission(r *http.Request, p *principal) (apiv1.Submission, error) {
 	sub, err := submission(r)
 	if err != nil {
-		return err
+		return sub, err
 	}
 	if sub.Project == "" {
 		sub.Project = "default"
 	}
 	if !p.may(sub.Project) {
-		return forbidden("the token may not submit to project %q", sub.Project)
+		return sub, forbidden("the token may not submit to project %q", sub.Project)
 	}
 	if !fromThisMachine(r) {
 		sub.WorkDir = ""
 	}
-	run, err := s.cfg.Engine.Submit(r.Context(), sub)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, run)
-	return nil
+	return sub, nil
 }
 
 // submission reads a submission from a request.

@@ -56,6 +56,7 @@ type Store interface {
 	Channel
 	Leadership
 	Quotas
+	SubmitKeys
 	// Close releases the store's files and connections.
 	Close() error
 }
@@ -161,6 +162,9 @@ type CreateRunParams struct {
 	// Term, when not 0, is the leadership term Owner creates the run
 	// under: refused with ErrFenced unless it is still the current one.
 	Term int64
+	// Key, if not nil, is stored with the run (see SubmitKeys): a key the
+	// run's project holds already refuses the run with ErrKeyTaken.
+	Key *NewSubmitKey
 }
 
 // ListRunsParams filters and pages ListRuns.

@@ -231,6 +231,9 @@ func parseDocument(file string, index int, raw []byte) (Document, error) {
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: err.Error()}
 	}
 	problems, tooBig := scanDocument(&root)
+	if tooBig == nil {
+		tooBig = tooManyTasks(&root)
+	}
 	if tooBig != nil {
 		doc.Kind, doc.Name = nodeHead(&root)
 		return doc, withDoc(&doc, []*apiv1.Error{tooBig})

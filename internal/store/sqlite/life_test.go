@@ -24,6 +24,7 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 		p := storetest.NewRun(id, "me") // a rerun, so that it has preset nodes
 		p.Preset = []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseSucceeded, Reused: &apiv1.Reused{Run: "src", Node: "b", Attempt: 1}}}
 		p.Run.Federation = &apiv1.FederationInfo{Initiator: "x", Party: "y", Run: "f", Part: true}
+		p.Key = &store.NewSubmitKey{Key: "key-" + string(id), Digest: "d"}
 		if err := s.CreateRun(ctx, p); err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,9 @@ func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err err
 		if err := fenceTerm(ctx, tx, p.Term); err != nil {
 			return err
 		}
+		if err := s.putSubmitKey(ctx, tx, project, r, p.Key); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source, work_dir,
 			created_at, phase, owner, lease_until, suspend, project, done, cache_mode, lease_term) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,

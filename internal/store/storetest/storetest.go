@@ -70,6 +70,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("writes under an ended term are refused and a new leader claims at once", func(t *testing.T) { t.Parallel(); testFencing(t, newStore(t)) })
 	t.Run("parties are found by name and by credential hash, credentials sealed and updates in place", func(t *testing.T) { t.Parallel(); testParties(t, newStore(t)) })
 	t.Run("project quotas are stored, replaced in place and deleted", func(t *testing.T) { t.Parallel(); testQuotas(t, newStore(t)) })
+	t.Run("a submission key finds its run in its project, once, and goes with it", func(t *testing.T) { t.Parallel(); testSubmitKeys(t, newStore(t)) })
+	t.Run("of submissions with one key at once one creates a run", func(t *testing.T) { t.Parallel(); testSubmitKeyRace(t, newStore(t)) })
 }
 
 // NewRun returns a run named id with tasks a and b, leased to owner for an hour.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import time
 from datetime import datetime, timedelta
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -22,6 +23,11 @@ from ._resources import Resources
 from ._source import Spec, read_specs
 from .errors import NO_SERVER_HINT, SERVER_UNREACHABLE, USAGE, KilnError
 from .models import Event, GateSent, Run, RunChange, RunDeleted, RunList, RunRequested, RunSuspension, format_time
+
+#: How many times one submission is sent, and the longest wait between
+#: two sends, in seconds.
+_SUBMIT_TRIES = 5
+_SUBMIT_MAX_WAIT = 30
 
 #: A time filter: a datetime, or text the server reads (RFC 3339, or a duration before now such as "2h").
 TimeArg = Union[datetime, timedelta, str, None]
@@ -87,7 +93,7 @@ class Client(Resources):
 
     def submit(self, spec: Spec, params: Optional[Mapping[str, Any]] = None, project: Optional[str] = None,
                cache: Optional[str] = None, filename: Optional[str] = None, workdir: Optional[str] = None,
-               files: Sequence[Spec] = ()) -> Run:
+               files: Sequence[Spec] = (), idempotency_key: Optional[str] = None) -> Run:
         """Submits a Workflow or TrainJob and returns the new run.
 
         spec is YAML or JSON text (str or bytes), a path (a pathlib.Path, or
@@ -99,6 +105,13 @@ class Client(Resources):
         workdir (default: this process's directory) is where a server on
         this machine resolves relative names. A spec the server refuses is
         a KilnError with its code, file and field.
+
+        The submission is sent with idempotency_key (default: 32 random hex
+        digits) as its Idempotency-Key, and sent again with the same key
+        when the server is busy or could not check it in time (503) or its
+        answer did not come (KLN-5060): up to 5 times. The server creates
+        one run for all sends with one key within 24h and answers each with
+        it; the same key with another submission is KLN-4061.
         """
         docs = read_specs(spec, filename) + [d for f in files for d in read_specs(f)]
         fields: Dict[str, List[str]] = {
@@ -108,7 +121,21 @@ class Client(Resources):
             "cache": [cache] if cache else [],
         }
         body, ctype = multipart(docs, fields)
-        return Run.from_json(self._call("POST", _path("runs"), body=body, content_type=ctype))
+        key = idempotency_key or secrets.token_hex(16)
+        return Run.from_json(self._submit(body, ctype, key))
+
+    def _submit(self, body: bytes, ctype: str, key: str) -> Any:
+        """Posts a submission, and posts it again with its key while the
+        server cannot take it now or its answer is lost."""
+        for attempt in range(1, _SUBMIT_TRIES + 1):
+            try:
+                return self._call("POST", _path("runs"), body=body, content_type=ctype,
+                                  headers={"Idempotency-Key": key})
+            except KilnError as e:
+                if attempt == _SUBMIT_TRIES or not (e.status == 503 or e.code == SERVER_UNREACHABLE):
+                    raise
+                time.sleep(min(attempt, _SUBMIT_MAX_WAIT))
+        raise AssertionError("unreachable")
 
     def get(self, run_id: str) -> Run:
         """The run with its nodes and attempts; KLN-4001 (status 404) for an unknown one."""

@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// submitTries bounds how many times one submission is sent.
+const submitTries = 5
+
+// maxSubmitWait bounds the wait before a submission is sent again,
+// whatever Retry-After says.
+const maxSubmitWait = 30 * time.Second
+
+// newKey returns a random idempotency key: 128 bits in hex.
+func newKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// submitRetrying posts a submission's body with header (its key among
+// them) until the server answers it, and returns the run it names.
+func (c *Client) submitRetrying(ctx context.Context, body []byte, header http.Header) (*apiv1.Run, error) {
+	for try := 1; ; try++ {
+		run, wait, err := c.submitOnce(ctx, body, header.Clone(), try)
+		if err == nil || wait < 0 || try == submitTries {
+			return run, err
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// submitOnce posts a submission once. When it may be sent again, wait
+// says after how long; otherwise wait is negative.
+func (c *Client) submitOnce(ctx context.Context, body []byte, header http.Header, try int) (_ *apiv1.Run, wait time.Duration, _ error) {
+	resp, err := c.roundTrip(ctx, "POST", "/api/v1/runs", body, header)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, -1, err
+		}
+		return nil, min(time.Duration(try)*time.Second, maxSubmitWait), err // no answer: it may have been taken
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		wait = -1
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			wait = retryAfter(resp.Header.Get("Retry-After"))
+		}
+		return nil, wait, responseError("POST", "/api/v1/runs", resp)
+	}
+	var run apiv1.Run
+	return &run, -1, json.NewDecoder(resp.Body).Decode(&run)
+}
+
+// retryAfter is a Retry-After header's seconds, 1s if it has none,
+// at most maxSubmitWait.
+func retryAfter(v string) time.Duration {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return time.Second
+	}
+	return min(time.Duration(n)*time.Second, maxSubmitWait)
+}

@@ -1,0 +1,72 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// manyTasks is a Workflow of n one-line tasks: the cheapest YAML per
+// task, so the most tasks a file of its size can hold.
+func manyTasks(n int) string {
+	var s strings.Builder
+	s.WriteString("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: many}\nspec:\n  tasks:\n")
+	for i := range n {
+		fmt.Fprintf(&s, "  - {name: t%d, command: [a]}\n", i)
+	}
+	return s.String()
+}
+
+// BenchmarkLoadTooManyTasks measures refusing a file of 105,000 tasks
+// (just under 4 MiB, the largest file read): time, bytes allocated (B/op)
+// and the peak of the live heap while it is refused (peak-MiB).
+//
+//	go test -run '^$' -bench LoadTooManyTasks -benchtime 3x ./internal/workflow
+func BenchmarkLoadTooManyTasks(b *testing.B) {
+	data := []byte(manyTasks(105_000))
+	if len(data) > MaxFileSize {
+		b.Fatalf("the file is %d bytes, over MaxFileSize", len(data))
+	}
+	b.ReportAllocs()
+	var peak uint64
+	for b.Loop() {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		stop := samplePeak(&peak, before.HeapAlloc)
+		_, err := LoadSubmission(&apiv1.Submission{Files: []apiv1.SourceFile{{Name: "many.yaml", Data: data}}}, nil)
+		stop()
+		var e *apiv1.Error
+		if !errors.As(err, &e) || e.Code != apiv1.CodeOutOfRange {
+			b.Fatalf("LoadSubmission = %v, want KLN-1023", err)
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+}
+
+// samplePeak records, until stop is called, the most the live heap grew
+// above base.
+func samplePeak(peak *uint64, base uint64) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > base && m.HeapAlloc-base > *peak {
+				*peak = m.HeapAlloc - base
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
