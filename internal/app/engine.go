@@ -33,7 +33,31 @@ import (
 // Workflow of the files is named after is the WorkflowTemplate of that
 // name stored in the run's project (kiln apply); the run keeps a copy.
 func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
-	return a.submit(ctx, s, "")
+	run, _, err := a.SubmitOnce(ctx, s)
+	return run, err
+}
+
+// SubmitOnce is Submit, except that a submission whose idempotency key
+// created a run of its project within apiv1.IdempotencyWindow creates
+// none: it answers that run, and replayed. The key sent with another
+// submission is KLN-4061.
+func (a *App) SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Run, replayed bool, err error) {
+	first := func() (*apiv1.Run, error) {
+		if s.IdempotencyKey == "" {
+			return nil, nil
+		}
+		return store.FirstRun(ctx, a.Store, projectOf(s.Project), s.IdempotencyKey, s.Digest(), time.Now().Add(-apiv1.IdempotencyWindow))
+	}
+	if run, err := first(); run != nil || err != nil {
+		return run, run != nil, err
+	}
+	run, err = a.submit(ctx, s, "")
+	if errors.Is(err, store.ErrKeyTaken) { // a submission with the key at once won
+		if won, ferr := first(); won != nil || ferr != nil {
+			return won, won != nil, ferr
+		}
+	}
+	return run, false, err
 }
 
 // submit is Submit with the run's ID chosen (id empty: a new one).

@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/store"
 )
 
 // Headers of idempotent submissions: a client sends a key with a
@@ -56,26 +54,11 @@ func keyShaped(k string) bool {
 	return true
 }
 
-// firstRun is the run an earlier submission with sub's key created in
-// sub's project within apiv1.IdempotencyWindow, or nil if there is none.
-// The key sent with another submission is KLN-4061 (409).
-func (s *Server) firstRun(ctx context.Context, sub *apiv1.Submission) (*apiv1.Run, error) {
-	if sub.IdempotencyKey == "" {
-		return nil, nil
-	}
-	k, err := s.cfg.Store.GetSubmitKey(ctx, sub.Project, sub.IdempotencyKey, time.Now().Add(-apiv1.IdempotencyWindow))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	case k.Digest != sub.Digest():
-		return nil, &httpError{status: http.StatusConflict, err: &apiv1.Error{
-			Code: apiv1.CodeKeyReused, Field: "header " + headerIdempotencyKey, Object: "Run/" + string(k.Run),
-			Message: fmt.Sprintf("key %q created run %s from a different submission", sub.IdempotencyKey, k.Run),
-		}}
-	}
-	return s.cfg.Store.GetRun(ctx, k.Run)
+// onceSubmitter is an Engine that honours idempotency keys: SubmitOnce
+// answers the run an earlier submission with the key created, and says
+// so, rather than creating another (app.App is one).
+type onceSubmitter interface {
+	SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Run, replayed bool, err error)
 }
 
 // errSubmitLate is the refusal of a submission not checked by its

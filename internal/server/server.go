@@ -360,7 +360,7 @@ func codeStatus(c apiv1.Code) int {
 	switch c {
 	case apiv1.CodeRunNotFound, apiv1.CodeSecretNotFound, apiv1.CodeNoTemplate, apiv1.CodeNoSchedule, apiv1.CodeNoCacheEntry, apiv1.CodeNotTrainJob, apiv1.CodeNoRuntime, apiv1.CodeNoQuota, apiv1.CodeNoArtifact:
 		return http.StatusNotFound
-	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting, apiv1.CodeBuiltinRuntime:
+	case apiv1.CodeRunPhase, apiv1.CodeNotWaiting, apiv1.CodeBuiltinRuntime, apiv1.CodeKeyReused:
 		return http.StatusConflict
 	case apiv1.CodeForbidden:
 		return http.StatusForbidden

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/store"
 )
 
 // submit takes a Workflow or TrainJob (with TrainingRuntimes beside it):
@@ -98,25 +97,19 @@ func (s *Server) submitBy(ctx context.Context, sub *apiv1.Submission, deadline t
 	return <-done // it is saving the run: the margin is for that
 }
 
-// create answers sub with the run its key created before, if any, or
-// else with the run it creates.
+// create answers sub with the run its key created before, if the engine
+// keeps keys and there is one, or else with the run it creates.
 func (s *Server) create(ctx context.Context, sub *apiv1.Submission) (res submitted) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = submitted{err: fmt.Errorf("checking a submission: panic: %v", p)}
 		}
 	}()
-	if first, err := s.firstRun(ctx, sub); first != nil || err != nil {
-		return submitted{run: first, replayed: true, err: err}
+	if once, ok := s.cfg.Engine.(onceSubmitter); ok {
+		run, replayed, err := once.SubmitOnce(ctx, *sub)
+		return submitted{run: run, replayed: replayed, err: late(err)}
 	}
 	run, err := s.cfg.Engine.Submit(ctx, *sub)
-	if errors.Is(err, store.ErrKeyTaken) { // a submission with the key at once won
-		first, ferr := s.firstRun(ctx, sub)
-		if first == nil && ferr == nil {
-			return submitted{err: err} // its run is gone already
-		}
-		return submitted{run: first, replayed: true, err: ferr}
-	}
 	return submitted{run: run, err: late(err)}
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -45,4 +46,29 @@ type NewSubmitKey struct {
 	// Since is when keys still held start: keys created before it have
 	// expired, are removed, and may be taken again.
 	Since time.Time
+}
+
+// KeyedRuns finds runs by their submission keys.
+type KeyedRuns interface {
+	SubmitKeys
+	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
+}
+
+// FirstRun is the run an earlier submission with key created in project
+// at or after since, nil if there is none. The key sent with another
+// submission (digest) is KLN-4061.
+func FirstRun(ctx context.Context, st KeyedRuns, project, key, digest string, since time.Time) (*apiv1.Run, error) {
+	k, err := st.GetSubmitKey(ctx, project, key, since)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case k.Digest != digest:
+		return nil, &apiv1.Error{
+			Code: apiv1.CodeKeyReused, Field: "idempotency key", Object: "Run/" + string(k.Run),
+			Message: fmt.Sprintf("key %q created run %s from a different submission", key, k.Run),
+		}
+	}
+	return st.GetRun(ctx, k.Run)
 }

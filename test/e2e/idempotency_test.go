@@ -194,3 +194,26 @@ func TestSubmitTooManyTasks(t *testing.T) {
 		t.Errorf("%d runs stored, want none", len(runs))
 	}
 }
+
+// TestEmbeddedRunKeepsItsKey: kiln run without a server honours
+// --idempotency-key as the server does: the same submission again with
+// the key runs nothing new and reports the first run; another submission
+// with the key is KLN-4061.
+func TestEmbeddedRunKeepsItsKey(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	wf := writeFile(t, t.TempDir(), "wf.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: keyed}\nspec:\n  params: [{name: count, default: \"1\"}]\n  tasks: [{name: a, command: [echo, '{{params.count}}']}]\n")
+	first := kiln(t, home, "run", "--idempotency-key", "k-1", wf)
+	again := kiln(t, home, "run", "--idempotency-key", "k-1", wf)
+	id := newestRun(t, home)
+	if first.code != 0 || again.code != 0 || !strings.Contains(again.stdout, string(id)) {
+		t.Fatalf("kiln run twice with one key: %d %s / %d %s%s; want both to report %s", first.code, first.stderr, again.code, again.stdout, again.stderr, id)
+	}
+	if n := len(runs(t, home)); n != 1 {
+		t.Errorf("%d runs after one submission sent twice with its key, want 1", n)
+	}
+	other := kiln(t, home, "run", "--idempotency-key", "k-1", "-p", "count=2", wf)
+	if other.code == 0 || !strings.Contains(other.stderr, "KLN-4061") || !strings.Contains(other.stderr, string(id)) {
+		t.Errorf("another submission with the key: %d %s, want KLN-4061 naming %s", other.code, other.stderr, id)
+	}
+}
