@@ -12,7 +12,7 @@ func runOperations() []Operation {
 	return []Operation{
 		{
 			Method: "POST", Path: "/api/v1/runs", ID: "submitRun", Tag: "runs", Role: Editor,
-			Summary:     "submit a Workflow or TrainJob",
+			Summary: "submit a Workflow or TrainJob",
 			Description: "Submit a Workflow or TrainJob (TrainingRuntimes may come with it): as multipart/form-data with one file part per file, or as one YAML or JSON body. " +
 				"With an Idempotency-Key, a submission whose key created a run of the project within 24 hours answers with that run (201, header Idempotency-Replayed: true) and creates none; the CLI and the SDK send a key with every submission and send it again on a retry. " +
 				"A submission not checked in time to answer before the server's write timeout is 503 KLN-4062 and creates no run.",
