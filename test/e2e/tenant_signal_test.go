@@ -13,8 +13,8 @@ import (
 
 // TestTenantCannotSignal runs, under each isolation this machine offers,
 // a task of project b that waits to be told to end and a task of project
-// a that sends it SIGKILL, and signal 0 to the server: both signals must
-// be refused, and b's task must end Succeeded on its first attempt, not
+// a that reads its environment, sends it SIGKILL, and sends signal 0 to
+// the server: all three must be refused, and b's task must end Succeeded on its first attempt, not
 // be killed and retried as a machine failure at b's cost.
 func TestTenantCannotSignal(t *testing.T) {
 	t.Parallel()
@@ -54,6 +54,7 @@ spec:
     command: [sh, -c, 'echo $$ > %[1]s.tmp && mv %[1]s.tmp %[1]s; i=0; while [ ! -e %[2]s ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done']
 `, pidFile, goFile))
 	attack := fmt.Sprintf(`i=0; while [ ! -e %[1]s ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done
+if cat /proc/"$(cat %[1]s)"/environ >/dev/null; then echo "READ b's environment"; else echo "b's environment refused"; fi
 if kill -9 "$(cat %[1]s)"; then echo "KILLED b"; else echo "kill of b refused"; fi
 if kill -0 %[3]d; then echo "SIGNALLED the server"; else echo "signal to the server refused"; fi
 touch %[2]s`, pidFile, goFile, serve.Process.Pid)
@@ -70,7 +71,7 @@ spec:
 
 	client := append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
 	logs := kilnWithEnv(t, client, t.TempDir(), "logs", string(attacker.ID), "t")
-	for _, want := range []string{"kill of b refused", "signal to the server refused"} {
+	for _, want := range []string{"b's environment refused", "kill of b refused", "signal to the server refused"} {
 		if !strings.Contains(logs.stdout, want) {
 			t.Errorf("project a's task was not refused (want %q):\n%s%s", want, logs.stdout, logs.stderr)
 		}
