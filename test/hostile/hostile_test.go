@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -64,6 +65,17 @@ func TestGeneratedHostileSpecsAreRefused(t *testing.T) {
 		"a thousand and one documents": {write: func(t *testing.T, path string) {
 			write(t, path, bytes.Repeat([]byte("apiVersion: kiln.dev/v1alpha1\nkind: TrainingRuntime\n---\n"), 1001))
 		}, wants: tooBig},
+		"two thousand empty documents and a workflow": {write: func(t *testing.T, path string) {
+			write(t, path, append(bytes.Repeat([]byte("---\n"), 2000), "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec: {tasks: [{name: a, command: [echo]}]}\n"...))
+		}, wants: tooBig},
+		"a hundred and five thousand tasks": {write: func(t *testing.T, path string) {
+			var b bytes.Buffer
+			b.WriteString("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  tasks:\n")
+			for i := range 105000 {
+				fmt.Fprintf(&b, "  - {name: t%d, command: [echo]}\n", i)
+			}
+			write(t, path, b.Bytes())
+		}, wants: []want{{apiv1.CodeOutOfRange, "spec.tasks"}}},
 		"a file of no bytes at all": {write: func(t *testing.T, path string) {
 			write(t, path, nil)
 		}, wants: []want{{apiv1.CodeRunnable, "-"}}},
