@@ -106,7 +106,10 @@ func checkExposed(path string, cfg fileConfig) error {
 		return nil
 	}
 	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+	if err != nil {
+		return &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
 		return nil
 	}
 	return &apiv1.Error{
