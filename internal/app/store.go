@@ -31,6 +31,11 @@ const homeStoreFile = "store"
 // Config.Exiting.
 func openStore(ctx context.Context, home, url string, serving, exiting bool) (st store.Store, replicated bool, err error) {
 	key := os.Getenv("KILN_SECRET_KEY_FILE")
+	defer func() {
+		if err == nil {
+			forgetStoreSecrets()
+		}
+	}()
 	switch {
 	case url == "" || url == StoreSQLite:
 		if err := checkHomeStore(home, ""); err != nil {
@@ -42,9 +47,7 @@ func openStore(ctx context.Context, home, url string, serving, exiting bool) (st
 		if err := checkHomeStore(home, postgres.Where(url)); err != nil {
 			return nil, false, err
 		}
-		if st, err = openPostgres(ctx, home, url, key); err == nil {
-			forgetStoreSecrets()
-		}
+		st, err = openPostgres(ctx, home, url, key)
 		if err == nil && serving {
 			err = markHomeStore(home, postgres.Where(url))
 		}
@@ -105,6 +108,9 @@ func markHomeStore(home, where string) error {
 // StoreHasPassword reports whether a store address holds a password: a
 // URL's user:password@ or a key=value string's password=.
 func StoreHasPassword(url string) bool {
+	if !isPostgres(url) {
+		return false // not a store: KLN-5050 says so, the password hidden
+	}
 	if _, rest, ok := strings.Cut(url, "://"); ok {
 		userinfo, _, hasAt := strings.Cut(strings.SplitN(rest, "/", 2)[0], "@")
 		_, pass, hasPass := strings.Cut(userinfo, ":")
@@ -119,7 +125,7 @@ func StoreHasPassword(url string) bool {
 }
 
 // forgetStoreSecrets removes from this process's environment what may
-// hold the store's password, PGPASSWORD and KILN_STORE, once the store
+// hold the store's password, PGPASSWORD and KILN_STORE, once any store
 // is open: the supervisor and tasks kiln starts inherit nothing of them.
 // (The PostgreSQL store has parsed its address, password included.)
 func forgetStoreSecrets() {

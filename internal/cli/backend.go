@@ -225,8 +225,9 @@ func passwordInArgs(url string) error {
 	}
 	return &apiv1.Error{
 		Code: apiv1.CodeStorePassword, Field: "--store",
-		Message: "--store holds a password, which every process on this machine can read from kiln's command line",
-		Hint:    "give --store without it and the password in PGPASSWORD or KILN_STORE (read at start, then removed from the environment of what kiln starts), or in a password file (PGPASSFILE, default ~/.pgpass)",
+		Message: "the address holds a password, which every process on this machine can read from kiln's command line",
+		Hint: "give --store without the password and the password in PGPASSWORD or a password file (PGPASSFILE, default ~/.pgpass); " +
+			"or give the whole address in KILN_STORE instead of --store. kiln removes PGPASSWORD and KILN_STORE from the environment of what it starts",
 	}
 }
 

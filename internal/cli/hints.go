@@ -7,7 +7,7 @@ import apiv1 "kiln.dev/kiln/api/v1alpha1"
 // from instead.
 var cliHints = map[apiv1.Code]string{
 	apiv1.CodeUnauthenticated: "give the server's token with --token or KILN_TOKEN, or set token: in the context " +
-		"(kiln config get-contexts); a server's first start writes an admin token to its KILN_HOME/admin.token",
+		"(kiln config get-contexts); a server's first start writes an admin token to its KILN_HOME/admin.token and says where (as root, by default /var/lib/kiln/admin.token)",
 	apiv1.CodeForbidden: "kiln whoami shows the token's role and projects; use a token of the run's project with the needed role " +
 		"(viewer reads, editor submits and cancels, admin manages tokens), with --token, KILN_TOKEN or the context's token",
 }

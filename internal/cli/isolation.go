@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -52,8 +54,15 @@ func (f *taskFlags) apply(cfg *app.Config) (string, error) {
 	if len(f.accounts) > 0 && mode != local.IsolateUsers {
 		return "", &apiv1.Error{Code: apiv1.CodeUsage, Field: "--task-account", Message: "--task-account needs --isolation users (kiln running as root)"}
 	}
+	unset, err := checkTaskEnv(f.env)
+	if err != nil {
+		return "", err
+	}
 	cfg.TaskEnv = app.BaseEnv(f.env)
 	line := fmt.Sprintf("task isolation: %s (%s): %s", mode, why, local.Describe(mode))
+	if len(unset) > 0 {
+		line += fmt.Sprintf("\n--task-env names what is not set here, so tasks get nothing of it: %s", strings.Join(unset, ", "))
+	}
 	if mode == local.IsolateUsers {
 		line += reachablePath(cfg.TaskEnv)
 	}
@@ -100,4 +109,30 @@ func parseAccount(s string) (string, local.Account, error) {
 		return "", local.Account{}, bad("tasks never run as root")
 	}
 	return project, local.Account{UID: int(uid), GID: int(gid)}, nil
+}
+
+// envName is what a variable's name may be.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkTaskEnv refuses --task-env names that are not names, that kiln
+// reserves for tasks (KILN_*), or that hold the store's password; it
+// returns those not set in this environment.
+func checkTaskEnv(names []string) (unset []string, err error) {
+	for _, name := range names {
+		bad := func(why string) error {
+			return &apiv1.Error{Code: apiv1.CodeUsage, Field: "--task-env", Message: fmt.Sprintf("--task-env %q: %s", name, why)}
+		}
+		switch {
+		case !envName.MatchString(name):
+			return nil, bad("not a variable name (letters, digits and _, not starting with a digit)")
+		case strings.HasPrefix(name, "KILN_"):
+			return nil, bad("names starting with KILN_ are kiln's: it sets those tasks get itself")
+		case name == "PGPASSWORD":
+			return nil, bad("the store's password never reaches a task; give a task a secret with valueFrom: {secret: NAME}")
+		}
+		if _, ok := os.LookupEnv(name); !ok {
+			unset = append(unset, name)
+		}
+	}
+	return unset, nil
 }

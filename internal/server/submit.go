@@ -222,8 +222,10 @@ func tooLargeOr(err error, doing string) error {
 	case errors.As(err, &tooLarge):
 		return bodyTooLarge(tooLarge.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return &httpError{status: http.StatusRequestTimeout, err: apiv1.Errorf(apiv1.CodeBadRequest,
-			doing+": the body did not arrive within the server's read timeout")}
+		return &httpError{status: http.StatusRequestTimeout, err: &apiv1.Error{
+			Code: apiv1.CodeBadRequest, Message: doing + ": the body did not arrive within the server's read timeout",
+			Hint: "send the body at once, or over a faster link; the server's --read-timeout bounds a whole request",
+		}}
 	}
 	return badRequest("%s: %v", doing, err)
 }

@@ -82,3 +82,35 @@ func around(b []byte, i int) string {
 	lo, hi := max(0, i-200), min(len(b), i+200)
 	return fmt.Sprintf("%q", b[lo:hi])
 }
+
+// TestStoreSecretsLeaveTheEnvironmentOnSQLite: whatever the store,
+// PGPASSWORD and KILN_STORE are gone from the environment of the
+// supervisor kiln serve starts, and --task-env refuses to hand a task
+// the store's password, a name of kiln's, or what is not a name.
+func TestStoreSecretsLeaveTheEnvironmentOnSQLite(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("reading a non-dumpable supervisor's /proc environment needs root")
+	}
+	home := newHome(t)
+	base, admin, _ := startServeAs(t, home, nil, []string{"PGPASSWORD=pw-never-inherited", "KILN_STORE=sqlite"}, "--isolation", "none")
+	run := postRunAs(t, base, admin, "", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec: {tasks: [{name: a, command: [env]}]}\n")
+	waitServed(t, base, admin, run.ID, apiv1.PhaseSucceeded)
+	pid := local.SupervisorPID(home)
+	if pid == 0 {
+		t.Fatal("no supervisor serves the home after a run")
+	}
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(environ), "pw-never-inherited") || strings.Contains(string(environ), "KILN_STORE=") {
+		t.Errorf("the supervisor inherited the store's variables: %s", around(environ, max(0, strings.Index(string(environ), "PGPASSWORD"))))
+	}
+	for name, says := range map[string]string{"PGPASSWORD": "never reaches a task", "KILN_X": "kiln's", "BAD NAME": "not a variable name"} {
+		r := kiln(t, newHome(t), "serve", "--addr", "127.0.0.1:0", "--isolation", "none", "--task-env", name)
+		if r.code == 0 || !strings.Contains(r.stderr, "KLN-4002") || !strings.Contains(r.stderr, says) {
+			t.Errorf("kiln serve --task-env %q: exit %d %s, want KLN-4002 saying %q", name, r.code, r.stderr, says)
+		}
+	}
+}

@@ -130,17 +130,26 @@ func Describe(mode string) string {
 			"in an attempt directory they alone can write; KILN_HOME is 0711 and what it holds 0600, so a task " +
 			"reads neither the store, the tokens, the secret key nor another project's logs and outputs"
 	case IsolateLandlock:
-		return "tasks run as kiln's user, confined by Landlock: outside KILN_HOME they keep the access kiln has; " +
+		return asRoot() + "tasks run as kiln's user, confined by Landlock: outside KILN_HOME they keep the access kiln has; " +
 			"inside it they read their own run and write only their attempt's work and outputs directories; " +
 			"kiln's processes hide their environment and the supervisor refuses confined callers; " + signalScope()
 	}
-	return "NONE: tasks run as kiln's user and can read everything it can, KILN_HOME included; " +
+	return "NONE: tasks run as kiln's user and can read and signal everything it can, KILN_HOME included; " +
 		"do not serve several projects this way"
 }
 
 // signalScopeABI is the first Landlock ABI that scopes signals: a task
 // in a domain cannot signal a process outside it.
 const signalScopeABI = 6
+
+// asRoot warns, for landlock, that kiln's user is root.
+func asRoot() string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	return "KILN RUNS AS ROOT, SO TASKS RUN AS ROOT: outside KILN_HOME they may read and write all root may " +
+		"(use --isolation users, the default as root, to run them as accounts of their own); "
+}
 
 // signalScope says whether landlock's tasks can signal other processes.
 func signalScope() string {
@@ -175,8 +184,8 @@ func CheckReachable(home, mode string) error {
 			return &apiv1.Error{
 				Code: apiv1.CodeIsolation, File: dir, Field: "--isolation",
 				Message: fmt.Sprintf("isolation users cannot reach tasks' attempts: %s (mode %04o) above KILN_HOME %s is closed to other users", dir, fi.Mode().Perm(), home),
-				Hint: "use a home whose parents others may search, such as /var/lib/kiln (as root without KILN_HOME, kiln takes it " +
-					"when ~/.kiln does not exist: mv ~/.kiln /var/lib/kiln), or chmod o+x the directory named",
+				Hint: "use a home whose parents others may search, such as /var/lib/kiln (the default as root when ~/.kiln does not " +
+					"exist: mv ~/.kiln /var/lib/kiln, or set KILN_HOME=/var/lib/kiln), or chmod o+x the directory named",
 			}
 		}
 		if dir == filepath.Dir(dir) {

@@ -31,9 +31,8 @@ func fileError(path string, rc int, msg string) *apiv1.Error {
 	free, known := freeBytes(path)
 	switch rc & 0xff {
 	case sqliteError:
-		if lost := lostSchema(msg); lost != "" {
-			return &apiv1.Error{Code: apiv1.CodeStoreCorrupt, File: path, Message: "the store has lost part of kiln's tables (" + lost +
-				"): they were dropped or changed by hand"}
+		if lostSchema(msg) {
+			return &apiv1.Error{Code: apiv1.CodeStoreCorrupt, File: path, Message: "the store has lost part of kiln's tables: they were dropped or changed by hand"}
 		}
 	case sqliteFull:
 		return fullError(path, free, known)
@@ -66,16 +65,9 @@ func freeBytes(path string) (uint64, bool) {
 	return st.Bavail * uint64(st.Bsize), true //nolint:gosec // block size is positive
 }
 
-// lostSchema is what SQLite says of a table or column of kiln's that is
-// missing ("no such table: runs"), or "" if msg says nothing of the sort.
-func lostSchema(msg string) string {
-	for _, say := range []string{"no such table: ", "no such column: "} {
-		if _, after, ok := strings.Cut(msg, say); ok {
-			if name := strings.Fields(after); len(name) > 0 {
-				return strings.TrimSpace(say) + " " + name[0]
-			}
-			return strings.TrimSpace(say)
-		}
-	}
-	return ""
+// lostSchema reports whether SQLite's message msg says a table or
+// column of kiln's is missing ("no such table: runs"); the message, which
+// follows the coded error's, names it.
+func lostSchema(msg string) bool {
+	return strings.Contains(msg, "no such table: ") || strings.Contains(msg, "no such column: ")
 }
