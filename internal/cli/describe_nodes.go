@@ -252,7 +252,10 @@ func cacheLine(c *apiv1.CacheStatus) string {
 	if c.SourceRun != "" {
 		s += fmt.Sprintf(", computed by run %s (task %s)", c.SourceRun, c.SourceNode)
 	}
-	if c.Message != "" {
+	switch {
+	case c.Message != "" && c.Result == "Stored": // the message is why the lookup missed
+		s += "; the lookup before it missed: " + oneLine(c.Message)
+	case c.Message != "":
 		s += ": " + oneLine(c.Message)
 	}
 	return s
