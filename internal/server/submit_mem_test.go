@@ -7,7 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
+
+	"kiln.dev/kiln/internal/memtest"
 )
 
 // bigWorkflow is a valid Workflow of about size bytes whose one task has
@@ -35,7 +36,7 @@ func BenchmarkSubmitMaxBody(b *testing.B) {
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				stop := samplePeak(&peak, before.HeapAlloc)
+				stop := memtest.SamplePeak(&peak, before.HeapAlloc)
 				req := httptest.NewRequest("POST", "/api/v1/runs", strings.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+e.admin)
 				w := httptest.NewRecorder()
@@ -48,26 +49,4 @@ func BenchmarkSubmitMaxBody(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 		})
 	}
-}
-
-// samplePeak records, until stop is called, the most the live heap grew
-// above base.
-func samplePeak(peak *uint64, base uint64) (stop func()) {
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > base && m.HeapAlloc-base > *peak {
-				*peak = m.HeapAlloc - base
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
 }

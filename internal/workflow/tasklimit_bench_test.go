@@ -6,9 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/memtest"
 )
 
 // manyTasks is a Workflow of n one-line tasks: the cheapest YAML per
@@ -38,7 +38,7 @@ func BenchmarkLoadTooManyTasks(b *testing.B) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		stop := samplePeak(&peak, before.HeapAlloc)
+		stop := memtest.SamplePeak(&peak, before.HeapAlloc)
 		_, err := LoadSubmission(&apiv1.Submission{Files: []apiv1.SourceFile{{Name: "many.yaml", Data: data}}}, nil)
 		stop()
 		var e *apiv1.Error
@@ -47,26 +47,4 @@ func BenchmarkLoadTooManyTasks(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-}
-
-// samplePeak records, until stop is called, the most the live heap grew
-// above base.
-func samplePeak(peak *uint64, base uint64) (stop func()) {
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > base && m.HeapAlloc-base > *peak {
-				*peak = m.HeapAlloc - base
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
 }

@@ -151,17 +151,3 @@ func wantDamaged(t *testing.T, r result, says, hint string) {
 		t.Errorf("kiln get runs on a store without its runs table: %d %s, want KLN-5002 saying %q with the hint %q", r.code, r.stderr, says, hint)
 	}
 }
-
-// apiPost posts body to path on a server and returns the answer.
-func apiPost(t *testing.T, base, token, path, body string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}

@@ -15,7 +15,19 @@ import (
 // apiGet GETs path from a server with token and returns the status and body.
 func apiGet(t *testing.T, base, token, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+path, nil)
+	return apiCall(t, "GET", base, token, path, "")
+}
+
+// apiPost posts body to path on a server and returns the answer.
+func apiPost(t *testing.T, base, token, path, body string) (int, string) {
+	t.Helper()
+	return apiCall(t, "POST", base, token, path, body)
+}
+
+// apiCall sends a request with token to a server and returns the answer.
+func apiCall(t *testing.T, method, base, token, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

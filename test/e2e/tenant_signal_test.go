@@ -18,19 +18,12 @@ import (
 // be killed and retried as a machine failure at b's cost.
 func TestTenantCannotSignal(t *testing.T) {
 	t.Parallel()
-	modes := isolationModes()
-	if len(modes) == 0 {
-		t.Skip("this machine offers no isolation: not root and no Landlock")
-	}
-	for _, mode := range modes {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			if mode == local.IsolateLandlock && local.LandlockABI() < 6 {
-				t.Skipf("the kernel's Landlock ABI %d has no signal scoping (ABI 6, Linux 6.12)", local.LandlockABI())
-			}
-			tenantSignal(t, mode)
-		})
-	}
+	eachIsolation(t, func(t *testing.T, mode string) {
+		if mode == local.IsolateLandlock && local.LandlockABI() < 6 {
+			t.Skipf("the kernel's Landlock ABI %d has no signal scoping (ABI 6, Linux 6.12)", local.LandlockABI())
+		}
+		tenantSignal(t, mode)
+	})
 }
 
 func tenantSignal(t *testing.T, mode string) {

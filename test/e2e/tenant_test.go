@@ -23,6 +23,13 @@ import (
 // offers: it must find nothing, and say what it tried.
 func TestTenantBreak(t *testing.T) {
 	t.Parallel()
+	eachIsolation(t, tenantBreak)
+}
+
+// eachIsolation runs test, in parallel, under each isolation this
+// machine offers; it skips when there is none.
+func eachIsolation(t *testing.T, test func(t *testing.T, mode string)) {
+	t.Helper()
 	modes := isolationModes()
 	if len(modes) == 0 {
 		t.Skip("this machine offers no isolation: not root and no Landlock")
@@ -30,7 +37,7 @@ func TestTenantBreak(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			tenantBreak(t, mode)
+			test(t, mode)
 		})
 	}
 }
