@@ -231,7 +231,7 @@ def _expected(prop):
         return f"List[{_expected(prop['items'])}]"
     if kind == "object":
         inner = prop.get("additionalProperties")
-        return f"Dict[str, {_expected(inner)}]" if inner and inner.get("type") == "string" else "Dict[str, Any]"
+        return f"Dict[str, {_expected(inner)}]" if inner and inner.get("type") in ("string", "integer") else "Dict[str, Any]"
     if kind == "string":
         return "datetime" if prop.get("format") == "date-time" else "str"
     return {"integer": "int", "boolean": "bool", "number": "float", None: "Any"}[kind]

@@ -98,6 +98,9 @@ class AttemptStatus(_Model):
     nodes: int = 0
     joined: int = 0
     dropped: List[str] = field(default_factory=list)
+    #: Bytes each log ("stdout", "stderr", a gang's "<process>.stdout")
+    #: could not hold because the disk was full (KLN-6011); empty when none.
+    logs_lost: Dict[str, int] = field(default_factory=dict)
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _convert = {"started_at": parse_time, "finished_at": parse_time}
