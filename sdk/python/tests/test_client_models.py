@@ -318,3 +318,19 @@ def test_a_token_in_a_file_others_may_read_is_kln_4056(kiln_bin, monkeypatch, tm
     assert go.returncode != 0 and "KLN-4056" in go.stderr and "chmod 600" in go.stderr
     path.chmod(0o600)
     assert kiln.Client().server == "https://kiln.example.com"
+
+
+def test_the_sdk_and_the_cli_pick_the_same_home_as_root(kiln_bin, monkeypatch, tmp_path):
+    """As root, with ~ closed to others and no ~/.kiln, both take /var/lib/kiln."""
+    if os.geteuid() != 0:
+        pytest.skip("the root default home: the tests do not run as root")
+    closed = tmp_path / "root"
+    closed.mkdir(mode=0o700)
+    monkeypatch.delenv("KILN_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(closed))
+    for want in (_config.ROOT_HOME, closed / ".kiln"):
+        if want != _config.ROOT_HOME:
+            want.mkdir()
+        assert _config.home() == want
+        go = subprocess.run([kiln_bin, "--help"], capture_output=True, text=True, env=dict(os.environ), timeout=60)
+        assert f'default "{want}"' in go.stdout, go.stdout

@@ -45,10 +45,33 @@ class Settings:
     project: Optional[str]
 
 
+#: The home the kiln CLI takes as root when ~/.kiln does not exist and
+#: other users cannot reach it (as under a 0700 /root).
+ROOT_HOME = pathlib.Path("/var/lib/kiln")
+
+
 def home() -> pathlib.Path:
-    """KILN_HOME, or ~/.kiln."""
+    """KILN_HOME, else ~/.kiln, else, as root, ROOT_HOME: the home the kiln
+    CLI picks, so that both read one configuration file."""
     env = os.environ.get("KILN_HOME")
-    return pathlib.Path(env) if env else pathlib.Path.home() / ".kiln"
+    if env:
+        return pathlib.Path(env)
+    user_home = pathlib.Path.home() / ".kiln"
+    if os.geteuid() != 0 or user_home.exists() or _others_reach(user_home.parent):
+        return user_home
+    return ROOT_HOME
+
+
+def _others_reach(directory: pathlib.Path) -> bool:
+    """Whether users other than the owner may search directory and each
+    directory above it."""
+    for d in [directory, *directory.parents]:
+        try:
+            if not d.stat().st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def resolve(server: Optional[str], token: Optional[str], project: Optional[str]) -> Settings:
