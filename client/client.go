@@ -41,6 +41,14 @@ func New(base, token string) *Client {
 // come (the connection failed): up to submitTries times in all. The
 // server creates one run for them, and answers each with it.
 func (c *Client) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error) {
+	run, _, err := c.SubmitOnce(ctx, s)
+	return run, err
+}
+
+// SubmitOnce is Submit, and says whether the server answered with the
+// run an earlier submission with the same idempotency key created
+// (Idempotency-Replayed), so that nothing new was submitted.
+func (c *Client) SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Run, replayed bool, err error) {
 	params := make([]string, 0, len(s.Params))
 	for k, v := range s.Params {
 		params = append(params, k+"="+v)
@@ -49,7 +57,7 @@ func (c *Client) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, er
 		"param": params, "project": nonEmpty(s.Project), "workdir": nonEmpty(s.WorkDir), "cache": nonEmpty(string(s.Cache)),
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	key := s.IdempotencyKey
 	if key == "" {

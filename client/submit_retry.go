@@ -27,18 +27,19 @@ func newKey() string {
 }
 
 // submitRetrying posts a submission's body with header (its key among
-// them) until the server answers it, and returns the run it names.
-func (c *Client) submitRetrying(ctx context.Context, body []byte, header http.Header) (*apiv1.Run, error) {
+// them) until the server answers it, and returns the run it names and
+// whether an earlier submission with the key created it.
+func (c *Client) submitRetrying(ctx context.Context, body []byte, header http.Header) (*apiv1.Run, bool, error) {
 	for try := 1; ; try++ {
-		run, wait, err := c.submitOnce(ctx, body, header.Clone(), try)
+		run, replayed, wait, err := c.submitOnce(ctx, body, header.Clone(), try)
 		if err == nil || wait < 0 || try == submitTries {
-			return run, err
+			return run, replayed, err
 		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		case <-timer.C:
 		}
 	}
@@ -46,13 +47,13 @@ func (c *Client) submitRetrying(ctx context.Context, body []byte, header http.He
 
 // submitOnce posts a submission once. When it may be sent again, wait
 // says after how long; otherwise wait is negative.
-func (c *Client) submitOnce(ctx context.Context, body []byte, header http.Header, try int) (_ *apiv1.Run, wait time.Duration, _ error) {
+func (c *Client) submitOnce(ctx context.Context, body []byte, header http.Header, try int) (_ *apiv1.Run, replayed bool, wait time.Duration, _ error) {
 	resp, err := c.roundTrip(ctx, "POST", "/api/v1/runs", body, header)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, -1, err
+			return nil, false, -1, err
 		}
-		return nil, min(time.Duration(try)*time.Second, maxSubmitWait), err // no answer: it may have been taken
+		return nil, false, min(time.Duration(try)*time.Second, maxSubmitWait), err // no answer: it may have been taken
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -60,10 +61,10 @@ func (c *Client) submitOnce(ctx context.Context, body []byte, header http.Header
 		if resp.StatusCode == http.StatusServiceUnavailable {
 			wait = retryAfter(resp.Header.Get("Retry-After"))
 		}
-		return nil, wait, responseError("POST", "/api/v1/runs", resp)
+		return nil, false, wait, responseError("POST", "/api/v1/runs", resp)
 	}
 	var run apiv1.Run
-	return &run, -1, json.NewDecoder(resp.Body).Decode(&run)
+	return &run, resp.Header.Get("Idempotency-Replayed") == "true", -1, json.NewDecoder(resp.Body).Decode(&run)
 }
 
 // retryAfter is a Retry-After header's seconds, 1s if it has none,

@@ -21,6 +21,9 @@ import (
 // command is one code path, with the same output, in both modes.
 type engine interface {
 	server.Engine // what a server asks of its engine: runs, logs, runtimes
+	// SubmitOnce is Submit, and says whether the submission's idempotency
+	// key had created the run already, so that nothing new was submitted.
+	SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Run, replayed bool, err error)
 	reader
 	secretKeeper
 	server.TemplateKeeper // a project's stored WorkflowTemplates

@@ -51,9 +51,12 @@ func newSubmitCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			run, err := eng.Submit(cmd.Context(), sub)
+			run, replayed, err := eng.SubmitOnce(cmd.Context(), sub)
 			if err != nil {
 				return err
+			}
+			if replayed {
+				fmt.Fprintf(e.stderr, "run %s was created by an earlier submission with this idempotency key: nothing new was submitted\n", run.ID)
 			}
 			if done, err := printObject(e.stdout, output, run); done {
 				return err

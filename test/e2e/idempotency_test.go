@@ -148,6 +148,9 @@ func TestSubmitIdempotencyKey(t *testing.T) {
 		if cli1.code != 0 || strings.TrimSpace(cli1.stdout) != strings.TrimSpace(cli2.stdout) {
 			t.Errorf("kiln submit --idempotency-key twice: %q (%s), %q (%s); want one run's ID twice", cli1.stdout, cli1.stderr, cli2.stdout, cli2.stderr)
 		}
+		if strings.Contains(cli1.stderr, "nothing new") || !strings.Contains(cli2.stderr, "nothing new was submitted") {
+			t.Errorf("kiln submit said of the first %q and of the second %q; want the second alone said to be an earlier one's run", cli1.stderr, cli2.stderr)
+		}
 		if runs := servedRuns(t, base, token); len(runs) != 4 {
 			t.Errorf("%d runs stored, want 4 (one per key and project)", len(runs))
 		}
@@ -206,7 +209,7 @@ func TestEmbeddedRunKeepsItsKey(t *testing.T) {
 	first := kiln(t, home, "run", "--idempotency-key", "k-1", wf)
 	again := kiln(t, home, "run", "--idempotency-key", "k-1", wf)
 	id := newestRun(t, home)
-	if first.code != 0 || again.code != 0 || !strings.Contains(again.stdout, string(id)) {
+	if first.code != 0 || again.code != 0 || !strings.Contains(again.stdout, string(id)) || !strings.Contains(again.stderr, "nothing new was submitted") {
 		t.Fatalf("kiln run twice with one key: %d %s / %d %s%s; want both to report %s", first.code, first.stderr, again.code, again.stdout, again.stderr, id)
 	}
 	if n := len(runs(t, home)); n != 1 {
