@@ -63,7 +63,7 @@ func (c *Client) SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1
 	if key == "" {
 		key = newKey()
 	}
-	return c.submitRetrying(ctx, body, http.Header{"Content-Type": {contentType}, "Idempotency-Key": {key}})
+	return c.postRetrying(ctx, "/api/v1/runs", body, http.Header{"Content-Type": {contentType}, "Idempotency-Key": {key}})
 }
 
 // multipartFiles writes files, one "file" part each, and fields as a

@@ -26,12 +26,13 @@ func newKey() string {
 	return hex.EncodeToString(b)
 }
 
-// submitRetrying posts a submission's body with header (its key among
-// them) until the server answers it, and returns the run it names and
-// whether an earlier submission with the key created it.
-func (c *Client) submitRetrying(ctx context.Context, body []byte, header http.Header) (*apiv1.Run, bool, error) {
+// postRetrying posts body, a request that creates a run, to path with
+// header (its idempotency key among them) until the server answers it,
+// and returns the run it names and whether an earlier request with the
+// key created it.
+func (c *Client) postRetrying(ctx context.Context, path string, body []byte, header http.Header) (*apiv1.Run, bool, error) {
 	for try := 1; ; try++ {
-		run, replayed, wait, err := c.submitOnce(ctx, body, header.Clone(), try)
+		run, replayed, wait, err := c.postOnce(ctx, path, body, header.Clone(), try)
 		if err == nil || wait < 0 || try == submitTries {
 			return run, replayed, err
 		}
@@ -45,10 +46,10 @@ func (c *Client) submitRetrying(ctx context.Context, body []byte, header http.He
 	}
 }
 
-// submitOnce posts a submission once. When it may be sent again, wait
-// says after how long; otherwise wait is negative.
-func (c *Client) submitOnce(ctx context.Context, body []byte, header http.Header, try int) (_ *apiv1.Run, replayed bool, wait time.Duration, _ error) {
-	resp, err := c.roundTrip(ctx, "POST", "/api/v1/runs", body, header)
+// postOnce posts a request that creates a run once. When it may be
+// sent again, wait says after how long; otherwise wait is negative.
+func (c *Client) postOnce(ctx context.Context, path string, body []byte, header http.Header, try int) (_ *apiv1.Run, replayed bool, wait time.Duration, _ error) {
+	resp, err := c.roundTrip(ctx, "POST", path, body, header)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, -1, err
@@ -61,7 +62,7 @@ func (c *Client) submitOnce(ctx context.Context, body []byte, header http.Header
 		if resp.StatusCode == http.StatusServiceUnavailable {
 			wait = retryAfter(resp.Header.Get("Retry-After"))
 		}
-		return nil, false, wait, responseError("POST", "/api/v1/runs", resp)
+		return nil, false, wait, responseError("POST", path, resp)
 	}
 	var run apiv1.Run
 	return &run, resp.Header.Get("Idempotency-Replayed") == "true", -1, json.NewDecoder(resp.Body).Decode(&run)

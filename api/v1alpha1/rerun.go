@@ -37,6 +37,20 @@ type RerunRequest struct {
 	// cannot see is run), and its stored result is replaced; on lets
 	// them reuse stored results.
 	Cache CacheMode `json:"cache,omitempty"`
+	// IdempotencyKey, as for a Submission, makes the rerun sent again
+	// with it answer the run it created (the Idempotency-Key header).
+	IdempotencyKey string `json:"-"`
+}
+
+// Digest identifies the rerun of run src that r asks for, to tell a
+// rerun sent again under its key from another one under the same key.
+func (r *RerunRequest) Digest(src RunID) string {
+	var d digest
+	for _, v := range []string{"rerun", string(src), string(r.Mode), r.Node, string(r.Cache)} {
+		d.field([]byte(v))
+	}
+	d.params(r.Params)
+	return d.sum()
 }
 
 // RetryRequest says how a Failed or Cancelled run is tried again (POST

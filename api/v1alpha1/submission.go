@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"maps"
 	"slices"
 	"strconv"
@@ -52,27 +53,47 @@ const IdempotencyWindow = 24 * time.Hour
 // project, working directory and cache mode, not its key. A
 // key sent again with another digest is another submission (KLN-4061).
 func (s *Submission) Digest() string {
-	h := sha256.New()
-	field := func(b []byte) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
-		h.Write(b)
-	}
+	var d digest
 	for _, v := range []string{s.Project, s.WorkDir, string(s.Cache)} {
-		field([]byte(v))
+		d.field([]byte(v))
 	}
-	field([]byte(strconv.Itoa(len(s.Params))))
-	for _, name := range slices.Sorted(maps.Keys(s.Params)) {
-		field([]byte(name))
-		field([]byte(s.Params[name]))
-	}
-	field([]byte(strconv.Itoa(len(s.Files))))
+	d.params(s.Params)
+	d.field([]byte(strconv.Itoa(len(s.Files))))
 	for _, f := range s.Files {
-		field([]byte(f.Name))
-		field(f.Data)
+		d.field([]byte(f.Name))
+		d.field(f.Data)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return d.sum()
+}
+
+// digest hashes a request field by field, each with its length, so that
+// no two requests share a digest by moving bytes between fields.
+type digest struct{ h hash.Hash }
+
+func (d *digest) field(b []byte) {
+	if d.h == nil {
+		d.h = sha256.New()
+	}
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	d.h.Write(n[:])
+	d.h.Write(b)
+}
+
+// params hashes a map's size, then its names and values in name order.
+func (d *digest) params(m map[string]string) {
+	d.field([]byte(strconv.Itoa(len(m))))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		d.field([]byte(name))
+		d.field([]byte(m[name]))
+	}
+}
+
+func (d *digest) sum() string {
+	if d.h == nil {
+		d.h = sha256.New()
+	}
+	return hex.EncodeToString(d.h.Sum(nil))
 }
 
 // SourceFile is one file of a submission.

@@ -112,9 +112,11 @@ func runOperations() []Operation {
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/rerun", ID: "rerunRun", Tag: "runs", Role: Editor,
 			Summary:     "start a new run of a run that ended",
-			Description: "Start a new run of a run that ended (Succeeded included) from its stored spec, never the file on disk: from, only or until one of its top-level tasks; 400 (KLN-4020) for a node that is not a top-level task, (KLN-4021) for --only a task whose upstream task did not succeed, 409 (KLN-4010) for a run that has not ended.",
+			Description: "Start a new run of a run that ended (Succeeded included) from its stored spec, never the file on disk: from, only or until one of its top-level tasks; 400 (KLN-4020) for a node that is not a top-level task, (KLN-4021) for --only a task whose upstream task did not succeed, 409 (KLN-4010) for a run that has not ended. " +
+				"With an Idempotency-Key, a rerun whose key created a run of the project within 24 hours answers with that run (header Idempotency-Replayed: true) and creates none, as a submission does.",
 			Params: []Param{
 				runID,
+				{Name: "Idempotency-Key", In: "header", Type: "", Description: "as for a submission: the same on every retry of one rerun; the same key with another rerun (run, mode, node, params, cache) is 409 KLN-4061"},
 			},
 			Body:    &Body{Type: apiv1.RerunRequest{}, Example: apiv1.RerunRequest{Mode: apiv1.RerunFrom, Node: "train", Params: map[string]string{"epochs": "5"}}},
 			Answers: []Answer{{Status: http.StatusCreated, Description: "the new run", Type: apiv1.Run{}}},

@@ -42,17 +42,26 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 // none: it answers that run, and replayed. The key sent with another
 // submission is KLN-4061.
 func (a *App) SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Run, replayed bool, err error) {
+	return a.once(ctx, projectOf(s.Project), keyOf(s.IdempotencyKey, s.Digest()), func() (*apiv1.Run, error) {
+		return a.submit(ctx, s, "")
+	})
+}
+
+// once creates a run with create, unless key (nil: none) created a run
+// of project within apiv1.IdempotencyWindow: then it answers that run,
+// and replayed; the key sent with another request is KLN-4061.
+func (a *App) once(ctx context.Context, project string, key *store.NewSubmitKey, create func() (*apiv1.Run, error)) (*apiv1.Run, bool, error) {
 	first := func() (*apiv1.Run, error) {
-		if s.IdempotencyKey == "" {
+		if key == nil {
 			return nil, nil
 		}
-		return store.FirstRun(ctx, a.Store, projectOf(s.Project), s.IdempotencyKey, s.Digest(), time.Now().Add(-apiv1.IdempotencyWindow))
+		return store.FirstRun(ctx, a.Store, project, key.Key, key.Digest, key.Since)
 	}
 	if run, err := first(); run != nil || err != nil {
 		return run, run != nil, err
 	}
-	run, err = a.submit(ctx, s, "")
-	if errors.Is(err, store.ErrKeyTaken) { // a submission with the key at once won
+	run, err := create()
+	if errors.Is(err, store.ErrKeyTaken) { // a request with the key at once won
 		if won, ferr := first(); won != nil || ferr != nil {
 			return won, won != nil, ferr
 		}
@@ -82,7 +91,7 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 	run, err := a.Controller.Runs().Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
 		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)), Federation: fed, ID: id,
-		Key: submitKey(&s), Commit: s.Commit,
+		Key: keyOf(s.IdempotencyKey, s.Digest()), Commit: s.Commit,
 	})
 	if err == nil && fed != nil {
 		a.watchFederated(run.ID, fed.Roles)
@@ -90,13 +99,13 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 	return run, err
 }
 
-// submitKey is the key a run of s is stored with, if s has one: it
-// holds for apiv1.IdempotencyWindow.
-func submitKey(s *apiv1.Submission) *store.NewSubmitKey {
-	if s.IdempotencyKey == "" {
+// keyOf is the key a run is stored with for a request with key and
+// digest, nil without a key: it holds for apiv1.IdempotencyWindow.
+func keyOf(key, digest string) *store.NewSubmitKey {
+	if key == "" {
 		return nil
 	}
-	return &store.NewSubmitKey{Key: s.IdempotencyKey, Digest: s.Digest(), Since: time.Now().Add(-apiv1.IdempotencyWindow)}
+	return &store.NewSubmitKey{Key: key, Digest: digest, Since: time.Now().Add(-apiv1.IdempotencyWindow)}
 }
 
 // warnings say what of a translated document (Kubeflow Trainer's,

@@ -15,19 +15,30 @@ import (
 // has not ended, KLN-4020 and KLN-4021 for a task a rerun cannot start
 // from (see controller.Rerun).
 func (a *App) Rerun(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest) (*apiv1.Run, error) {
+	run, _, err := a.RerunOnce(ctx, id, req)
+	return run, err
+}
+
+// RerunOnce is Rerun, except that a rerun whose idempotency key created
+// a run of the project within apiv1.IdempotencyWindow creates none: it
+// answers that run, and replayed (see SubmitOnce).
+func (a *App) RerunOnce(ctx context.Context, id apiv1.RunID, req apiv1.RerunRequest) (run *apiv1.Run, replayed bool, err error) {
 	if err := checkCacheMode(req.Cache); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	src, err := a.GetRun(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := notAPart(src); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	run, err := a.Controller.Runs().Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req})
-	if err == nil && run.Federation != nil {
-		a.watchFederated(run.ID, run.Federation.Roles)
-	}
-	return run, err
+	key := keyOf(req.IdempotencyKey, req.Digest(id))
+	return a.once(ctx, projectOf(src.Project), key, func() (*apiv1.Run, error) {
+		run, err := a.Controller.Runs().Rerun(ctx, controller.RerunParams{Source: src, RerunRequest: req, Key: key})
+		if err == nil && run.Federation != nil {
+			a.watchFederated(run.ID, run.Federation.Roles)
+		}
+		return run, err
+	})
 }

@@ -21,6 +21,8 @@ type RerunParams struct {
 	// and nodes with their attempts.
 	Source *apiv1.Run
 	apiv1.RerunRequest
+	// Key, if not nil, is stored with the new run (see SubmitParams.Key).
+	Key *store.NewSubmitKey
 }
 
 // Rerun starts a new run made from Source's stored spec (its workflow,
@@ -66,7 +68,7 @@ func (rt *Runs) Rerun(ctx context.Context, p RerunParams) (*apiv1.Run, error) {
 	return rt.Submit(ctx, SubmitParams{
 		Plan: plan, Params: params, Source: src.Source, WorkDir: src.WorkDir, Suspend: plan.Suspend, Project: src.Project,
 		RerunOf: &apiv1.RerunOf{Run: src.ID, Mode: p.Mode, Node: p.Node}, Preset: preset,
-		Cache: cmp.Or(p.Cache, apiv1.CacheOverwrite), Federation: rerunFederation(src.Federation),
+		Cache: cmp.Or(p.Cache, apiv1.CacheOverwrite), Federation: rerunFederation(src.Federation), Key: p.Key,
 	})
 }
 

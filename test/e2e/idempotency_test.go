@@ -220,3 +220,39 @@ func TestEmbeddedRunKeepsItsKey(t *testing.T) {
 		t.Errorf("another submission with the key: %d %s, want KLN-4061 naming %s", other.code, other.stderr, id)
 	}
 }
+
+// TestRerunIdempotencyKey: a rerun sent again with its Idempotency-Key
+// answers the run it created and creates no other; another rerun under
+// the key is KLN-4061; the Go client sends a key and one rerun results.
+func TestRerunIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	base, admin, _ := startServeAs(t, newHome(t), nil, nil, "--isolation", "none")
+	src := postRunAs(t, base, admin, "", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  tasks:\n  - {name: a, command: [echo, a]}\n  - {name: b, dependsOn: [a], command: [echo, b]}\n")
+	waitServed(t, base, admin, src.ID, apiv1.PhaseSucceeded)
+	rerun := func(key, body string) (int, string, string) {
+		req, _ := http.NewRequest("POST", base+"/api/v1/runs/"+string(src.ID)+"/rerun", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+admin)
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Idempotency-Replayed"), string(b)
+	}
+	var first, again apiv1.Run
+	code1, replayed1, body1 := rerun("r-1", `{"mode": "from", "node": "b"}`)
+	code2, replayed2, body2 := rerun("r-1", `{"mode": "from", "node": "b"}`)
+	_ = json.Unmarshal([]byte(body1), &first)
+	_ = json.Unmarshal([]byte(body2), &again)
+	if code1 != http.StatusCreated || code2 != http.StatusCreated || first.ID == "" || again.ID != first.ID || replayed1 != "" || replayed2 != "true" {
+		t.Errorf("one rerun sent twice with its key: %d %q %s / %d %q %s; want one run, the second answer replayed", code1, replayed1, body1, code2, replayed2, body2)
+	}
+	if code, _, body := rerun("r-1", `{"mode": "only", "node": "b"}`); code != http.StatusConflict || !strings.Contains(body, "KLN-4061") {
+		t.Errorf("another rerun under the key: %d %s, want 409 KLN-4061", code, body)
+	}
+	if runs := servedRuns(t, base, admin); len(runs) != 2 {
+		t.Errorf("%d runs stored, want the source and one rerun", len(runs))
+	}
+}

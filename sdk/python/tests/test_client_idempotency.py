@@ -62,3 +62,14 @@ def test_idempotency_key_is_the_same_on_every_retry(given):
     assert run.id == "r1"
     assert len(_Flaky.keys) == 3 and len(set(_Flaky.keys)) == 1
     assert _Flaky.keys[0] == given if given else re.fullmatch(r"[0-9a-f]{32}", _Flaky.keys[0])
+
+
+def test_a_rerun_sent_again_with_its_key_answers_with_its_first_run(kiln_server):
+    c = client(kiln_server)
+    src = c.wait(c.submit(hello("rerun-src")).id)
+    first = c.rerun(src.id, "greet", idempotency_key="py-rerun-1")
+    again = c.rerun(src.id, "greet", idempotency_key="py-rerun-1")
+    assert again.id == first.id != src.id
+    with pytest.raises(kiln.KilnError) as refused:
+        c.rerun(src.id, "greet", mode="only", idempotency_key="py-rerun-1")
+    assert refused.value.code == "KLN-4061"

@@ -122,14 +122,15 @@ class Client(Resources):
         }
         body, ctype = multipart(docs, fields)
         key = idempotency_key or secrets.token_hex(16)
-        return Run.from_json(self._submit(body, ctype, key))
+        return Run.from_json(self._create(_path("runs"), body, ctype, key))
 
-    def _submit(self, body: bytes, ctype: str, key: str) -> Any:
-        """Posts a submission, and posts it again with its key while the
-        server cannot take it now or its answer is lost."""
+    def _create(self, path: str, body: bytes, ctype: str, key: str) -> Any:
+        """Posts a request that creates a run (a submission, a rerun), and
+        posts it again with its key while the server cannot take it now or
+        its answer is lost."""
         for attempt in range(1, _SUBMIT_TRIES + 1):
             try:
-                return self._call("POST", _path("runs"), body=body, content_type=ctype,
+                return self._call("POST", path, body=body, content_type=ctype,
                                   headers={"Idempotency-Key": key})
             except KilnError as e:
                 if attempt == _SUBMIT_TRIES or not (e.status == 503 or e.code == SERVER_UNREACHABLE):
@@ -273,9 +274,12 @@ class Client(Resources):
         return RunRequested.from_json(self._json_body("POST", _path("runs", run_id, "retry"), body))
 
     def rerun(self, run_id: str, node: str, mode: str = "from", params: Optional[Mapping[str, Any]] = None,
-              cache: Optional[str] = None) -> Run:
+              cache: Optional[str] = None, idempotency_key: Optional[str] = None) -> Run:
         """A new run of the run's workflow that reuses its results: from
-        node on (mode "from"), node alone ("only"), or up to node ("until")."""
+        node on (mode "from"), node alone ("only"), or up to node ("until").
+
+        Sent with idempotency_key (default: 32 random hex digits) and sent
+        again with it as ``submit`` is: one rerun results."""
         if mode not in RERUN_MODES:
             raise KilnError(USAGE, f"rerun mode {mode!r} is not one of {', '.join(RERUN_MODES)}", field="mode")
         body: Dict[str, Any] = {"mode": mode, "node": node}
@@ -283,7 +287,9 @@ class Client(Resources):
             body["params"] = {k: str(v) for k, v in params.items()}
         if cache:
             body["cache"] = cache
-        return Run.from_json(self._json_body("POST", _path("runs", run_id, "rerun"), body))
+        key = idempotency_key or secrets.token_hex(16)
+        return Run.from_json(self._create(_path("runs", run_id, "rerun"), json.dumps(body).encode(),
+                                          "application/json", key))
 
     def suspend(self, run_id: str) -> RunSuspension:
         """Suspends the run's training jobs; returns run and suspend (True)."""
