@@ -111,7 +111,7 @@ func runOperations() []Operation {
 		},
 		{
 			Method: "POST", Path: "/api/v1/runs/{id}/rerun", ID: "rerunRun", Tag: "runs", Role: Editor,
-			Summary:     "start a new run of a run that ended",
+			Summary: "start a new run of a run that ended",
 			Description: "Start a new run of a run that ended (Succeeded included) from its stored spec, never the file on disk: from, only or until one of its top-level tasks; 400 (KLN-4020) for a node that is not a top-level task, (KLN-4021) for --only a task whose upstream task did not succeed, 409 (KLN-4010) for a run that has not ended. " +
 				"With an Idempotency-Key, a rerun whose key created a run of the project within 24 hours answers with that run (header Idempotency-Replayed: true) and creates none, as a submission does.",
 			Params: []Param{
