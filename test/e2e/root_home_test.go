@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend/local"
 )
 
 // TestRootServesWithTheDefaultHome starts kiln serve as the README does,
@@ -66,8 +68,15 @@ func TestRootServesWithTheDefaultHome(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(rootHome, ".kiln")); err == nil {
 		t.Errorf("kiln made %s/.kiln, which its task accounts cannot reach", rootHome)
 	}
-	// The server's /var/lib, seen through its own root.
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(serve.Process.Pid) + "/root/var/lib/kiln/admin.token")
+	// The server's /var/lib, seen through its own root. Its supervisor,
+	// which would outlive it, goes first.
+	serverHome := "/proc/" + strconv.Itoa(serve.Process.Pid) + "/root/var/lib/kiln"
+	t.Cleanup(func() {
+		if pid := local.SupervisorPID(serverHome); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	raw, err := os.ReadFile(serverHome + "/admin.token")
 	if err != nil {
 		t.Fatal(err)
 	}
