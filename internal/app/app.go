@@ -353,6 +353,17 @@ func (a *App) Claim(ctx context.Context, ids ...apiv1.RunID) ([]apiv1.RunID, err
 	return claimed, err
 }
 
+// Adopt claims every unfinished run no live engine works on, as Claim
+// does, and returns the runs it took over from an engine that is gone:
+// not the runs this engine already owned.
+func (a *App) Adopt(ctx context.Context) ([]apiv1.RunID, error) {
+	adopted, err := a.Controller.Runs().Adopt(ctx, ownerDead)
+	if a.Party != "" {
+		a.watchClaimed(ctx, adopted)
+	}
+	return adopted, err
+}
+
 // OwnerAlive reports whether owner names an engine that may still run.
 func OwnerAlive(owner string) bool { return owner != "" && !ownerDead(owner) }
 

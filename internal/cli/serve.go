@@ -214,23 +214,9 @@ func adopt(ctx context.Context, e *env, a *app.App) {
 
 // adoptOnce claims the unfinished runs no live engine works on and
 // returns those it took over from an engine that is gone: a claim also
-// renews the runs this engine already works on, and takes those
-// submitted to it while it ran, and neither was adopted.
+// renews the runs this engine already owns, and those are not adopted.
 func adoptOnce(ctx context.Context, a *app.App) ([]apiv1.RunID, error) {
-	start := time.Now()
-	had := a.Controller.Runs().Owned()
-	claimed, err := a.Claim(ctx)
-	var adopted []apiv1.RunID
-	for _, id := range claimed {
-		if had[id] {
-			continue
-		}
-		if run, err := a.Store.GetRun(ctx, id); err == nil && !run.CreatedAt.Before(start) {
-			continue // submitted to this engine since it looked
-		}
-		adopted = append(adopted, id)
-	}
-	return adopted, err
+	return a.Adopt(ctx)
 }
 
 // ensureAdminToken creates the first admin token when there is none and

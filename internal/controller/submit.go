@@ -125,8 +125,32 @@ func suffix() string {
 }
 
 // Claim takes over unfinished runs whose owner is gone (all such runs when
-// ids is empty) and starts working on them. It returns the runs taken.
+// ids is empty) and starts working on them. It returns the runs taken,
+// and those of its own whose leases it renewed.
 func (rt *Runs) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner string) bool) ([]apiv1.RunID, error) {
+	claims, err := rt.claim(ctx, ids, isDead)
+	out := make([]apiv1.RunID, 0, len(claims))
+	for _, c := range claims {
+		out = append(out, c.ID)
+	}
+	return out, err
+}
+
+// Adopt is Claim of every run, and returns only the runs it took from
+// another engine: not those it already owned, in memory or in the store
+// alone (a run submitted to it while it claimed).
+func (rt *Runs) Adopt(ctx context.Context, isDead func(owner string) bool) ([]apiv1.RunID, error) {
+	claims, err := rt.claim(ctx, nil, isDead)
+	var adopted []apiv1.RunID
+	for _, c := range claims {
+		if c.From != rt.cfg.Owner {
+			adopted = append(adopted, c.ID)
+		}
+	}
+	return adopted, err
+}
+
+func (rt *Runs) claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner string) bool) ([]store.Claim, error) {
 	if rt.lead.Following() {
 		return nil, nil
 	}
@@ -138,11 +162,11 @@ func (rt *Runs) Claim(ctx context.Context, ids []apiv1.RunID, isDead func(owner 
 		rt.lead.wasFenced(err)
 		return nil, fmt.Errorf("claiming runs: %w", err)
 	}
-	for _, id := range claimed {
-		if rt.Owns(id) {
+	for _, c := range claimed {
+		if rt.Owns(c.ID) {
 			continue
 		}
-		if err := rt.load(ctx, id); err != nil {
+		if err := rt.load(ctx, c.ID); err != nil {
 			return claimed, err
 		}
 	}

@@ -126,13 +126,20 @@ type Writer interface {
 	Apply(ctx context.Context, c *Change) error
 }
 
+// Claim is a run ClaimRuns gave its owner, and the owner that held it
+// before: the claimer itself when it renewed its own, "" when none did.
+type Claim struct {
+	ID   apiv1.RunID
+	From string
+}
+
 // Leaser hands out ownership of runs, so one engine works a run at a time.
 type Leaser interface {
 	// ClaimRuns gives p.Owner every unfinished run whose lease is free,
 	// expired, or held by an owner p.IsDead says is gone, and returns
-	// their IDs. A claim is a compare-and-swap: of two engines claiming
-	// at once, one wins each run.
-	ClaimRuns(ctx context.Context, p ClaimRunsParams) ([]apiv1.RunID, error)
+	// them with the owner each had. A claim is a compare-and-swap: of two
+	// engines claiming at once, one wins each run.
+	ClaimRuns(ctx context.Context, p ClaimRunsParams) ([]Claim, error)
 	// RenewLeases extends the lease of every unfinished run p.Owner holds
 	// to p.Until, and the cache reservations it holds with them, and
 	// returns what was asked of each of its runs.

@@ -10,7 +10,7 @@ import (
 )
 
 // ClaimRuns implements store.Leaser.
-func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) (_ []apiv1.RunID, err error) {
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) (_ []store.Claim, err error) {
 	defer s.coded(&err)
 	type holder struct {
 		id    apiv1.RunID
@@ -42,7 +42,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) (_ []api
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var claimed []apiv1.RunID
+	var claimed []store.Claim
 	err = s.withTx(ctx, func(tx *sql.Tx) error {
 		if err := fenceTerm(ctx, tx, p.Term); err != nil {
 			return err
@@ -55,7 +55,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimRunsParams) (_ []api
 				return err
 			}
 			if n, _ := res.RowsAffected(); n == 1 {
-				claimed = append(claimed, h.id)
+				claimed = append(claimed, store.Claim{ID: h.id, From: h.owner})
 			}
 		}
 		return nil

@@ -131,7 +131,7 @@ func testFencing(t *testing.T, s store.Store) {
 		t.Fatalf("ClaimRuns under the ended term: %v, want ErrFenced", err)
 	}
 	ids, err := s.ClaimRuns(ctx, store.ClaimRunsParams{Owner: "new", Now: t0.Add(11 * time.Second), Until: t0.Add(time.Hour), Term: next.Term})
-	if err != nil || len(ids) != 1 || ids[0] != "r1" {
+	if err != nil || len(ids) != 1 || ids[0].ID != "r1" {
 		t.Fatalf("new leader claims %v, %v; want r1 only (r1's lease is live, but an ended term's)", ids, err)
 	}
 	run, err := s.GetRun(ctx, "r1")

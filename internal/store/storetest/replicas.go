@@ -45,8 +45,8 @@ func testClaimStorm(t *testing.T, stores []store.Store) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, id := range ids {
-				won[id] = append(won[id], owner)
+			for _, c := range ids {
+				won[c.ID] = append(won[c.ID], owner)
 			}
 		})
 	}

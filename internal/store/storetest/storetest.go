@@ -173,7 +173,8 @@ func testClaim(t *testing.T, s store.Store) {
 	expired := NewRun("expired", "other")
 	expired.LeaseUntil = t0.Add(-time.Second)
 	dead := NewRun("dead", "ghost")
-	for _, p := range []store.CreateRunParams{live, expired, dead} {
+	mine := NewRun("mine", "me") // renewed, not taken
+	for _, p := range []store.CreateRunParams{live, expired, dead, mine} {
 		mustCreate(t, s, p)
 	}
 	finished := &store.Change{Run: "dead", Owner: "ghost", Status: &apiv1.RunStatus{Phase: apiv1.PhaseSucceeded}}
@@ -188,8 +189,8 @@ func testClaim(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]apiv1.RunID{"dead", "expired"}, got); diff != "" {
-		t.Errorf("claimed (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]store.Claim{{ID: "dead", From: "ghost"}, {ID: "expired", From: "other"}, {ID: "mine", From: "me"}}, got); diff != "" {
+		t.Errorf("claimed, with whom from (-want +got):\n%s", diff)
 	}
 	if err := s.Apply(ctx, &store.Change{Run: "expired", Owner: "other", Status: &apiv1.RunStatus{Phase: apiv1.PhaseFailed}}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("old owner's Apply after takeover = %v, want ErrLeaseLost", err)
@@ -212,8 +213,8 @@ func testClaimRace(t *testing.T, s store.Store) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, id := range ids {
-				won[id]++
+			for _, c := range ids {
+				won[c.ID]++
 			}
 		})
 	}
