@@ -191,6 +191,8 @@ const (
 	CodeIdempotencyKey Code = "KLN-4060"
 	CodeKeyReused      Code = "KLN-4061"
 	CodeSubmitDeadline Code = "KLN-4062"
+	CodeNoRoute        Code = "KLN-4063"
+	CodeMethod         Code = "KLN-4064"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -374,6 +376,8 @@ func CodeInfos() []CodeInfo {
 		{CodeNoArtifact, "the run, node or artifact named has no artifact stored in the repository", "kiln artifacts ls RUN lists what a run's tasks stored"},
 		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
 		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},
+		{CodeNoRoute, "the API has no route at the path asked for", "see /api/v1/openapi.json for the routes; check the path's spelling and its /api/v1 prefix"},
+		{CodeMethod, "the API's route at the path does not take the method asked for (405); the Allow header lists those it takes", "use one of the methods the Allow header and the error list"},
 		{CodeSubmitDeadline, "the server could not read and check the submission before its write timeout (--write-timeout) would cut off the answer, so it created no run", "wait for the Retry-After seconds and try again with the same Idempotency-Key, or ask for a longer --write-timeout; a smaller spec checks faster"},
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -137,8 +139,31 @@ func (s *Server) Handler() http.Handler {
 		if c := connOf(r.Context()); c != nil {
 			defer c.serving()()
 		}
+		if _, pattern := s.mux.Handler(r); pattern == "" {
+			s.writeError(w, r, s.unrouted(w, r))
+			return
+		}
 		s.mux.ServeHTTP(w, r)
 	})
+}
+
+// unrouted is the coded answer to a request no route takes: 405 with
+// the methods the path takes (Allow), or 404 when it takes none.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) error {
+	var allow []string
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"} {
+		try := r.Clone(r.Context())
+		try.Method = m
+		if _, pattern := s.mux.Handler(try); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		return &httpError{status: http.StatusNotFound, err: apiv1.Errorf(apiv1.CodeNoRoute, fmt.Sprintf("no route %s", r.URL.Path))}
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	return &httpError{status: http.StatusMethodNotAllowed, err: apiv1.Errorf(apiv1.CodeMethod,
+		fmt.Sprintf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, ", "), r.Method))}
 }
 
 // HTTPServer returns an http.Server that serves Handler with the

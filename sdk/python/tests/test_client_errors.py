@@ -1,6 +1,8 @@
 """Errors reach the caller as KilnError with the server's code and place."""
 
+import http.server
 import socket
+import threading
 
 import pytest
 
@@ -85,13 +87,39 @@ def test_no_server_configured_is_kln_5060(monkeypatch, tmp_path):
         "token=), or make a context with a server current in KILN_HOME/config.yaml (kiln config use-context NAME))")
 
 
-def test_a_body_that_is_not_kiln_json_still_reads_clearly(kiln_server):
-    # A URL with a path before /api/v1 reaches the server's catch-all, which
-    # answers a plain-text 404, as a proxy or another service would.
-    c = kiln.Client(kiln_server.url + "/elsewhere", token=kiln_server.token)
-    with pytest.raises(kiln.KilnError) as e:
-        c.get("r1")
+class _PlainNotFound(http.server.BaseHTTPRequestHandler):
+    """Answers every request as a proxy or another service would: a plain-text 404."""
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        body = b"404 page not found\n"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):  # quiet
+        pass
+
+
+def test_a_body_that_is_not_kiln_json_still_reads_clearly():
+    srv = http.server.HTTPServer(("127.0.0.1", 0), _PlainNotFound)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        c = kiln.Client(f"http://127.0.0.1:{srv.server_address[1]}", token="t")
+        with pytest.raises(kiln.KilnError) as e:
+            c.get("r1")
+    finally:
+        srv.shutdown()
     err = e.value
     assert err.status == 404 and err.code == "KLN-4009"
     assert "HTTP 404" in err.message and "404 page not found" in err.message and "text/plain" in err.message
     assert "kiln server" in err.hint
+
+
+def test_a_path_the_server_has_no_route_for_is_coded(kiln_server):
+    # A URL with a path before /api/v1 reaches no route: the server says so in JSON.
+    c = kiln.Client(kiln_server.url + "/elsewhere", token=kiln_server.token)
+    with pytest.raises(kiln.KilnError) as e:
+        c.get("r1")
+    assert e.value.status == 404 and e.value.code == "KLN-4063" and "/elsewhere/api/v1/runs/r1" in e.value.message
