@@ -128,8 +128,16 @@ func New(cfg Config) *Server {
 	for _, r := range s.routes() {
 		s.mux.Handle(r.pattern, s.observe(r, s.authorize(r)))
 	}
+	s.mux.HandleFunc(unroutedPattern, func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, s.unrouted(w, r))
+	})
 	return s
 }
+
+// unroutedPattern takes what no route does, of any method: the mux
+// matches each request once, and only a miss asks which methods its path
+// takes.
+const unroutedPattern = "/"
 
 // Handler returns the server's HTTP handler. It applies every limit but
 // those of connections and their timeouts, which HTTPServer and Listener
@@ -138,10 +146,6 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c := connOf(r.Context()); c != nil {
 			defer c.serving()()
-		}
-		if _, pattern := s.mux.Handler(r); pattern == "" {
-			s.writeError(w, r, s.unrouted(w, r))
-			return
 		}
 		s.mux.ServeHTTP(w, r)
 	})
@@ -154,7 +158,7 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) error {
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"} {
 		try := r.Clone(r.Context())
 		try.Method = m
-		if _, pattern := s.mux.Handler(try); pattern != "" {
+		if _, pattern := s.mux.Handler(try); pattern != "" && pattern != unroutedPattern {
 			allow = append(allow, m)
 		}
 	}
