@@ -91,9 +91,10 @@ k8s-down: ## stop the control plane k8s-up started
 	hack/k8s-down.sh
 	hack/s3-down.sh
 
-deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing
+deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing, and promtool (.tools/bin)
 	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
+	@hack/promtool.sh >/dev/null
 
 tools: ## install the pinned Go tools
 	@$(GOLANGCI_LINT) version 2>/dev/null | grep -q "version $(GOLANGCI_LINT_VERSION:v%=%) " || \

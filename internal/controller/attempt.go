@@ -45,6 +45,7 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 	ns.spec = spec
 	r.report(i, node.Change{Started: spec})
 	r.launch = append(r.launch, i)
+	r.began = append(r.began, i)
 }
 
 // buildSpec builds the job spec of attempt n of node i with the node's

@@ -123,12 +123,29 @@ type Metrics interface {
 	Reconciled(d time.Duration)
 	// Admitted records how long a task waited for room before it started.
 	Admitted(wait time.Duration)
+	// RunStarted records how long a run waited, from its submission (or
+	// its retry) to its first task's start.
+	RunStarted(wait time.Duration)
+	// RunEnded counts a run that ended in phase, after running for d.
+	RunEnded(phase apiv1.Phase, d time.Duration)
+	// TaskEnded counts a node that ended in phase.
+	TaskEnded(phase apiv1.Phase)
+	// JobStarted counts an attempt of a framework's job that started:
+	// the first of its try of the run, or a restart.
+	JobStarted(framework string, restart bool)
+	// JobEnded counts a framework's job that ended in phase.
+	JobEnded(framework string, phase apiv1.Phase)
 }
 
 type noMetrics struct{}
 
-func (noMetrics) Reconciled(time.Duration) {}
-func (noMetrics) Admitted(time.Duration)   {}
+func (noMetrics) Reconciled(time.Duration)            {}
+func (noMetrics) Admitted(time.Duration)              {}
+func (noMetrics) RunStarted(time.Duration)            {}
+func (noMetrics) RunEnded(apiv1.Phase, time.Duration) {}
+func (noMetrics) TaskEnded(apiv1.Phase)               {}
+func (noMetrics) JobStarted(string, bool)             {}
+func (noMetrics) JobEnded(string, apiv1.Phase)        {}
 
 // Controller runs the runs it owns: it keeps the loop, the one commit
 // per round and the side effects, and leaves the rest to its components:

@@ -104,6 +104,7 @@ func (c *Controller) commit(ctx context.Context, r *round) (bool, error) {
 			c.outages.recorded(r.rs.run.ID)
 		}
 		logEnd(c.log, r)
+		c.tally(r)
 		c.runs.changed()
 		return true, nil
 	}

@@ -42,6 +42,12 @@ type round struct {
 	added    []int              // nodes made in this round (children), in order
 	unbuilt  []apiv1.NodeStatus // stored children this try never built, ended with the run
 	expanded map[int]bool       // nodes that expanded in this round: their expansion is written
+
+	// What the metrics count once the round is saved (see tally).
+	runBegan bool  // the run's first node started
+	runEnded bool  // the run ended
+	began    []int // nodes whose attempt started
+	finished []int // nodes that ended
 }
 
 // attemptKey names attempt number of node node within a run.
@@ -83,6 +89,7 @@ func (r *round) setNode(i int, phase apiv1.Phase, reason string, code apiv1.Code
 			r.rs.failed = append(r.rs.failed, ns.status.Name)
 		}
 		r.doneQ = append(r.doneQ, i)
+		r.finished = append(r.finished, i)
 	}
 	r.report(i, node.Change{Phase: phase, Reason: reason, Message: msg})
 	r.nodes[i] = true
@@ -122,6 +129,7 @@ func (r *round) runStarted() {
 		return
 	}
 	rs.run.Status.StartedAt = r.timePtr()
+	r.runBegan = true
 	r.setRun(apiv1.PhaseRunning, "Started", "", "")
 }
 
@@ -134,6 +142,7 @@ func (r *round) setRun(phase apiv1.Phase, reason string, code apiv1.Code, msg st
 	st.Phase, st.Code, st.Message = phase, code, msg
 	if phase.Done() {
 		st.FinishedAt = r.timePtr()
+		r.runEnded = true
 	}
 	r.runDirty = true
 	r.events = append(r.events, apiv1.Event{Phase: phase, Reason: reason, Code: code, Message: msg, Time: r.now})

@@ -80,6 +80,9 @@ type kind struct {
 	progressor node.Progressor
 	announcer  node.Announcer // nil unless its reports make events
 	suspends   bool
+	// framework names the framework the node's jobs are counted under in
+	// the metrics, "" for a node that runs none.
+	framework string
 	// attempts says the node runs attempts of its own (admitted, launched, judged).
 	attempts bool
 }
@@ -96,6 +99,9 @@ func kindOf(h node.Handler, t *workflow.Task) kind {
 	k.attempts = k.waiter == nil && (k.grouper == nil || k.grouper.RunsFirst(t))
 	if s, ok := h.(node.Suspender); ok {
 		k.suspends = s.Suspends(t)
+	}
+	if f, ok := h.(node.Framed); ok {
+		k.framework = f.Framework(t)
 	}
 	return k
 }

@@ -1,6 +1,7 @@
 // Package metrics exposes kiln's Prometheus metrics: runs and tasks by
-// phase, the engine's queue depth, reconcile latency, admission wait, the
-// API's requests and the build.
+// phase and by outcome, training jobs by framework, the engine's queue
+// depth, reconcile latency, admission and queue waits, run durations, the
+// API's requests, the build, and the Go runtime and process collectors.
 package metrics
 
 import (
@@ -32,6 +33,7 @@ type Metrics struct {
 	admission prometheus.Histogram
 	deleted   *prometheus.CounterVec
 	http      httpMetrics
+	engine    engineMetrics
 }
 
 // New returns metrics; SetSource adds the gauges read at scrape time.
@@ -50,9 +52,12 @@ func New() *Metrics {
 			Name: "kiln_runs_deleted_total",
 			Help: "Runs deleted, by reason: request, ttl, history, orphan (a directory without a run).",
 		}, []string{"reason"}),
-		http: newHTTPMetrics(),
+		http:   newHTTPMetrics(),
+		engine: newEngineMetrics(),
 	}
-	m.registry.MustRegister(m.reconcile, m.admission, m.deleted, m.http.requests, m.http.duration, newBuildInfo(), collectors.NewGoCollector())
+	m.registry.MustRegister(m.reconcile, m.admission, m.deleted, m.http.requests, m.http.duration, newBuildInfo(),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry.MustRegister(m.engine.collectors()...)
 	return m
 }
 

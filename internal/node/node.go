@@ -148,6 +148,14 @@ type Versioned interface {
 	Version(ctx context.Context, a *Attempt, digest func(path string) (string, error)) (version, why string)
 }
 
+// Framed is implemented by kinds whose nodes run a framework that the
+// engine counts jobs of, as training-operator counts its jobs by
+// framework: how many started, restarted, succeeded and failed.
+type Framed interface {
+	// Framework names node t's framework ("torch", "mpi"), "" for none.
+	Framework(t *workflow.Task) string
+}
+
 // Registry finds the handler of each kind of node. It is built once, from
 // an explicit list, and never changes.
 type Registry struct {

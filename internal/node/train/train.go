@@ -25,6 +25,7 @@ var (
 	_ node.Networked = Handler{}
 	_ node.Reporter  = Handler{}
 	_ node.Suspender = Handler{}
+	_ node.Framed    = Handler{}
 )
 
 // New returns the training-job handler.
@@ -39,6 +40,10 @@ func (Handler) Network(t *workflow.Task) (hosts, ports int) {
 	j := t.Train
 	return j.Replicas(), j.Plugin.Ports(j)
 }
+
+// Framework implements node.Framed: the name of the job's framework
+// plugin ("torch", "mpi", "xgboost", "jax", "tensorflow", "plain").
+func (Handler) Framework(t *workflow.Task) string { return t.Train.Plugin.Name() }
 
 // Build implements node.Handler: the framework plugin fills in the gang
 // from the trainer's command and environment and the reserved network.
