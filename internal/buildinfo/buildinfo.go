@@ -10,15 +10,24 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
+// version is the release's version, stamped by make release
+// (-ldflags "-X kiln.dev/kiln/internal/buildinfo.version=v1.2.3"); when
+// set it wins over the module version the toolchain recorded, which is
+// "(devel)" for a build of a checkout.
+var version string
+
 // Read returns this binary's build.
 func Read() apiv1.Version {
 	in := apiv1.Version{Version: "(devel)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
+	if ok && bi.Main.Version != "" {
+		in.Version = bi.Main.Version
+	}
+	if version != "" {
+		in.Version = version
+	}
 	if !ok {
 		return in
-	}
-	if bi.Main.Version != "" {
-		in.Version = bi.Main.Version
 	}
 	for _, s := range bi.Settings {
 		switch s.Key {
