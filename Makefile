@@ -6,10 +6,11 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 .DEFAULT_GOAL := help
 # What the tests run for real, from Debian: the training frameworks, the
 # browser the web UI is tested in, and what pip needs to install the
-# Python SDK offline (venv, pip, setuptools, wheel).
-DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql
+# Python SDK offline (venv, pip, setuptools, wheel), and the container runtime
+# kiln's image is run with (runc; umoci unpacks the image into its bundle).
+DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql runc umoci
 
-.PHONY: help build release example fedavg test pytest bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
+.PHONY: help build release image helm example fedavg test pytest bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -29,6 +30,17 @@ build: ## build bin/kiln (static: CGO_ENABLED=0)
 release: ## build $(OUT)/kiln as released: static, -trimpath, stripped, stamped with VERSION
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(RELEASE_LDFLAGS)" -o $(OUT)/kiln ./cmd/kiln
 
+# The image is written with go-containerregistry, without a network or a
+# container engine: $(OUT)/kiln-oci is an OCI image layout tagged VERSION,
+# $(OUT)/kiln-oci.tar the same as an OCI archive (skopeo copy
+# oci-archive:$(OUT)/kiln-oci.tar docker://registry.example/kiln:VERSION,
+# or podman load). docs/server.md says what is in it.
+image: release ## build the container image from an empty base: $(OUT)/kiln-oci (OCI layout) and $(OUT)/kiln-oci.tar
+	go run ./hack/image -kiln $(OUT)/kiln -version $(VERSION) -o $(OUT)/kiln-oci
+	tar -C $(OUT)/kiln-oci -cf $(OUT)/kiln-oci.tar .
+
+helm: ## build Helm from its Go module into .k8s/bin/helm (for deploy/helm/kiln and its tests)
+	hack/helm.sh
 
 example: build ## run the example pipeline locally, on the embedded defaults
 	bin/kiln run examples/pipeline.yaml
@@ -40,7 +52,7 @@ fedavg: build ## federated averaging with PyTorch across three kiln servers it s
 # coordinator can fail a target with "context deadline exceeded" when a
 # -fuzztime duration ends while a worker is busy (go.dev/issue/75804,
 # fixed in Go 1.27); a count has no deadline to race.
-test: deps k8s-up ## run every test, race detector on (starts the test cluster if it is not up), the Python SDK's, then each fuzz target briefly
+test: deps k8s-up helm ## run every test, race detector on (starts the test cluster if it is not up), the Python SDK's, then each fuzz target briefly
 	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 30m ./...
 	$(MAKE) pytest
 	$(MAKE) fuzz FUZZTIME=5000x
@@ -105,7 +117,7 @@ k8s-down: ## stop the control plane k8s-up started
 	hack/s3-down.sh
 
 deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing, and promtool (.tools/bin)
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && command -v runc >/dev/null && command -v umoci >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 	@hack/promtool.sh >/dev/null
 
