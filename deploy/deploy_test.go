@@ -1,7 +1,9 @@
 // Package deploy holds the manifests that deploy kiln serve (kubernetes/,
-// applied with kubectl apply -k) and its systemd unit (systemd/). Its
-// tests check the manifests against the code they deploy; test/e2e's
-// TestKubeServerWithItsServiceAccount applies them to the test cluster.
+// applied with kubectl apply -k; helm/kiln, its Helm chart) and its
+// systemd unit (systemd/). Its tests check the manifests and the chart
+// against the code they deploy; test/e2e's
+// TestKubeServerWithItsServiceAccount and TestHelmChartOnTheCluster apply
+// them to the test cluster.
 package deploy
 
 import (
