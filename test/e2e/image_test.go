@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"archive/tar"
 	"bufio"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -92,6 +94,7 @@ func TestImageRunsInRuntime(t *testing.T) {
 		t.Fatalf("umoci unpack: %v\n%s", err, out)
 	}
 	hostLoopback(t, filepath.Join(bundle, "config.json"))
+	archived(t, filepath.Join(dir, "kiln-oci.tar"))
 
 	// runc names the container's cgroups after its ID: one of its own.
 	state, id := filepath.Join(work, "runc"), fmt.Sprintf("kiln-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
@@ -242,5 +245,36 @@ func checkServed(t *testing.T, base, home string) {
 	}
 	if code, body := apiGet(t, base, strings.TrimSpace(string(raw)), "/api/v1/runs"); code != http.StatusOK {
 		t.Errorf("GET /api/v1/runs with the admin token: %d %s", code, body)
+	}
+}
+
+// archived checks that make image's OCI archive holds the layout: its
+// index, its marker file and a blob for each of the image's parts.
+func archived(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	names := map[string]bool{}
+	blobs := 0
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		name := strings.TrimPrefix(h.Name, "./")
+		names[name] = true
+		if strings.HasPrefix(name, "blobs/sha256/") && h.Typeflag == tar.TypeReg {
+			blobs++
+		}
+	}
+	if !names["index.json"] || !names["oci-layout"] || blobs != 3 {
+		t.Errorf("%s holds %v: want index.json, oci-layout and 3 blobs (manifest, config, layer)", path, names)
 	}
 }
