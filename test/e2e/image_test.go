@@ -138,6 +138,15 @@ func TestImageRunsInRuntime(t *testing.T) {
 	go func() { b, _ := io.ReadAll(stdout); rest <- string(b) }()
 
 	checkServed(t, base, filepath.Join(bundle, "rootfs", "var", "lib", "kiln"))
+	// The image has no shell and no cat: kiln itself makes a token, as
+	// the docs say to with kubectl exec.
+	tok, err := exec.Command(runc, "--root", state, "exec", id, "kiln", "token", "create", "me", "--role", "admin", "--project", "*").Output()
+	if err != nil {
+		t.Fatalf("runc exec kiln token create: %v", err)
+	}
+	if code, body := apiGet(t, base, strings.TrimSpace(string(tok)), "/api/v1/runs"); code != http.StatusOK {
+		t.Errorf("GET /api/v1/runs with the token kiln token create made in the container: %d %s", code, body)
+	}
 
 	if out, err := exec.Command(runc, "--root", state, "kill", id, "TERM").CombinedOutput(); err != nil {
 		t.Fatalf("runc kill: %v %s", err, out)
