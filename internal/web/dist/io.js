@@ -36,12 +36,12 @@ function artifactsTable(run, node) {
     el("tr", {}, ...["Name", "Path", "Size", ""].map((h) => el("th", {}, h))),
     ...list.map((a) => el("tr", { "data-artifact": a.name, "data-size": a.size },
       el("td", {}, a.name), el("td", {}, a.path + (a.dir ? "/" : "")),
-      el("td", { class: "size", title: a.size + " bytes" }, byteSize(a.size) + (a.dir ? ` (${files((a.files || []).length)})` : "")),
+      el("td", { class: "size", title: a.size + " bytes" }, byteSize(a.size) + (a.dir ? ` (${fileCount((a.files || []).length)})` : "")),
       el("td", {}, downloadLink(run, node, a))))));
 }
 
-// files is "1 file" or "N files".
-function files(n) { return n + (n === 1 ? " file" : " files"); }
+// fileCount is "1 file" or "N files".
+function fileCount(n) { return n + (n === 1 ? " file" : " files"); }
 
 // byteSize is n bytes in words: "812 B", "4.2 KiB", "1.5 GiB".
 function byteSize(n) {
