@@ -291,7 +291,7 @@ function rerunButton(run, node) {
 function panel(run, node) {
   const close = el("button", { type: "button", class: "panel-close", title: "Close the panel" }, "×");
   close.addEventListener("click", () => { selected = null; runPage(run.id); });
-  const box = el("section", { id: "panel", "data-node": node.name }, el("h3", {}, close, node.name, " ", phase(node.phase)));
+  const box = el("section", { id: "panel", "data-node": node.name }, close, el("h3", {}, node.name, " ", phase(node.phase)));
   if (node.startedAt) box.append(el("p", { class: "node-times" }, ...taskTimesLine(node)));
   if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
   if (node.reused) box.append(el("p", { class: "reused" }, "reused from ", runLink(node.reused.run),
