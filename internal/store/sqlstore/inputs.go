@@ -9,15 +9,24 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
-// putNodeInputs saves the resolved inputs of the nodes of c that have them.
+// putNodeInputs saves the resolved inputs of the nodes of c that have them:
+// one statement, prepared once for the change (a map's items have many).
 func (s *Store) putNodeInputs(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+	var stmt *sql.Stmt
 	for _, list := range [][]apiv1.NodeStatus{c.Added, c.Nodes} {
 		for _, n := range list {
 			if len(n.Inputs) == 0 {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO node_inputs (run_id, node, inputs) VALUES (?,?,?)
-				ON CONFLICT (run_id, node) DO UPDATE SET inputs = excluded.inputs`, c.Run, n.Name, mustJSON(n.Inputs)); err != nil {
+			if stmt == nil {
+				var err error
+				if stmt, err = tx.PrepareContext(ctx, `INSERT INTO node_inputs (run_id, node, inputs) VALUES (?,?,?)
+					ON CONFLICT (run_id, node) DO UPDATE SET inputs = excluded.inputs`); err != nil {
+					return err
+				}
+				defer stmt.Close()
+			}
+			if _, err := stmt.ExecContext(ctx, c.Run, n.Name, mustJSON(n.Inputs)); err != nil {
 				return err
 			}
 		}
