@@ -119,7 +119,8 @@ type NodeStatus struct {
 	// Outputs are the output parameters the task wrote.
 	Outputs map[string]string `json:"outputs,omitempty"`
 	// Inputs are what the {{...}} references of the task's last attempt
-	// (or of a gate's message) resolved to, by reference: its parameters
+	// (of a gate's message, of what a map, dynamic task or subworkflow
+	// expanded from) resolved to, by reference: its parameters
 	// ("params.lr"), map item ("item", "item.index"), upstream outputs
 	// ("tasks.prep.outputs.parameters.n"; an artifact's path) and the
 	// workflow's status. References to the run's and attempt's own names

@@ -11,7 +11,8 @@ import (
 
 // A task's status records what each of its references resolved to: its
 // parameters, its map item and its upstream outputs (an artifact by its
-// path), but not its own names and directories.
+// path), and a map the list it expanded, but not its own names and
+// directories.
 func TestNodesRecordTheirResolvedInputs(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, 2)
@@ -24,8 +25,12 @@ func TestNodesRecordTheirResolvedInputs(t *testing.T) {
   - name: b
     dependsOn: [a]
     command: [sh, -c, 'echo "$0 $1 $2 $3"', '{{tasks.a.outputs.parameters.msg}}', '{{tasks.a.outputs.artifacts.file}}', '{{run.id}}', '{{outputs.dir}}']
+  - name: list
+    command: [sh, -c, 'echo -n "[\"x\"]" > $KILN_OUTPUTS/items']
+    outputs: {parameters: [{name: items}]}
   - name: each
-    forEach: {items: [x]}
+    dependsOn: [list]
+    forEach: {from: "{{tasks.list.outputs.parameters.items}}"}
     command: [sh, -c, 'echo "$0 $1"', '{{item}}', '{{ item.index }}']
 `, map[string]string{"greeting": "hi"})
 	run := e.wait(t, id)
@@ -38,7 +43,7 @@ func TestNodesRecordTheirResolvedInputs(t *testing.T) {
 			"tasks.a.outputs.parameters.msg": "hi world",
 			"tasks.a.outputs.artifacts.file": filepath.Join(e.home, "runs", string(id), "a", "1", "outputs", "data.txt"),
 		},
-		"each":   nil, // a map runs no attempt of its own
+		"each":   {"tasks.list.outputs.parameters.items": `["x"]`}, // what its list was read from
 		"each.0": {"item": "x", "item.index": "0"},
 	}
 	for name, w := range want {
