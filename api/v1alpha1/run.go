@@ -118,6 +118,14 @@ type NodeStatus struct {
 	AttemptBase int `json:"attemptBase,omitempty"`
 	// Outputs are the output parameters the task wrote.
 	Outputs map[string]string `json:"outputs,omitempty"`
+	// Inputs are what the {{...}} references of the task's last attempt
+	// (of a gate's message, of what a map, dynamic task or subworkflow
+	// expanded from) resolved to, by reference: its parameters
+	// ("params.lr"), map item ("item", "item.index"), upstream outputs
+	// ("tasks.prep.outputs.parameters.n"; an artifact's path) and the
+	// workflow's status. References to the run's and attempt's own names
+	// and directories are left out.
+	Inputs map[string]string `json:"inputs,omitempty"`
 	// Attempts are the task's attempts, first to last.
 	Attempts []AttemptStatus `json:"attempts,omitempty"`
 	// Conditions of a training job, in the Kubeflow Trainer way, one per type.

@@ -79,7 +79,7 @@ func TestDescribeDrawsChildrenUnderTheirParents(t *testing.T) {
 	failed.Code, failed.Message = apiv1.CodeExit, "the process exited with code 1"
 	failed.Attempts = []apiv1.AttemptStatus{{Number: 1, Phase: apiv1.PhaseFailed, ExitCode: &exit1, Code: apiv1.CodeExit, Message: "the process exited with code 1"}}
 	each := groupNode("each", apiv1.PhaseFailed, apiv1.NodeKindMap, "", apiv1.ChildCounts{Total: 3, Succeeded: 1, Failed: 1, Skipped: 1})
-	each.Code, each.Message = apiv1.CodeTooFewSucceeded, "2 of 3 items did not succeed; 3 must"
+	each.Code, each.Message = apiv1.CodeTooFewSucceeded, "2 of 3 items did not succeed (1 failed, 1 skipped); 3 must"
 	gen := groupNode("gen", apiv1.PhaseRunning, apiv1.NodeKindDynamic, "", apiv1.ChildCounts{Total: 2, Succeeded: 1, Running: 1})
 	gen.Message = "2 children"
 	r := &apiv1.Run{ID: "tree-1", Name: "tree", Status: apiv1.RunStatus{Phase: apiv1.PhaseFailing, Nodes: []apiv1.NodeStatus{
@@ -98,7 +98,7 @@ func TestDescribeDrawsChildrenUnderTheirParents(t *testing.T) {
 	}}}
 
 	want := `  TASK               PHASE      ATTEMPT  EXIT  DURATION  CODE      MESSAGE
-  each               Failed                    -         KLN-3017  1/3 succeeded, 1 failed, 1 skipped; 2 of 3 items did not succeed; 3 must
+  each               Failed                    -         KLN-3017  1/3 succeeded, 1 failed, 1 skipped; 2 of 3 items did not succeed (1 failed, 1 skipped); 3 must
     each.0           Succeeded                 -
     each.1           Failed                    -         KLN-3002  the process exited with code 1
                      Failed     #1       1     -         KLN-3002  the process exited with code 1

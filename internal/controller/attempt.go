@@ -56,7 +56,8 @@ func (c *Controller) startAttempt(ctx context.Context, r *round, i, hosts int) {
 func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts int) (*job.Spec, error) {
 	k, t := rs.kinds[i], &rs.plan.Tasks[i]
 	id := rs.attemptID(i, n)
-	a := &node.Attempt{ID: id, Task: t, Inputs: newInputs(&c.cfg, rs, i, id), Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
+	in := newInputs(&c.cfg, rs, i, id).recording()
+	a := &node.Attempt{ID: id, Task: t, Inputs: in, Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
 	if k.networked != nil {
 		netw, ok := c.cfg.Backend.(backend.Networker)
 		if !ok {
@@ -73,6 +74,7 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts in
 	}
 	spec := &job.Spec{}
 	err := k.Build(ctx, a, spec)
+	rs.nodes[i].status.Inputs = recorded(in.seen)
 	if err == nil && rs.part != nil {
 		err = rs.federate(i, n, spec, a.Dir, c.cfg.Channel)
 	}

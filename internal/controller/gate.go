@@ -24,7 +24,9 @@ const gatePoll = time.Second
 func (w *waits) start(ctx context.Context, r *round, i int) {
 	rs := r.rs
 	ns := rs.nodes[i]
-	st, err := rs.kinds[i].waiter.Wait(ctx, &rs.plan.Tasks[i], newInputs(w.cfg, rs, i, rs.attemptID(i, 1)), r.now)
+	in := newInputs(w.cfg, rs, i, rs.attemptID(i, 1)).recording()
+	st, err := rs.kinds[i].waiter.Wait(ctx, &rs.plan.Tasks[i], in, r.now)
+	ns.status.Inputs = recorded(in.seen)
 	if err != nil {
 		code, msg := codeOf(err)
 		r.failNode(i, code, msg)

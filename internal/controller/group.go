@@ -42,12 +42,16 @@ type scope struct {
 func (c *Controller) expand(ctx context.Context, r *round, i int, recorded json.RawMessage) {
 	rs := r.rs
 	ns := rs.nodes[i]
+	in := newInputs(&c.cfg, rs, i, rs.attemptID(i, max(ns.attempt.Number, 1))).recording()
 	x := &node.Expansion{
-		Task: &rs.plan.Tasks[i], Inputs: newInputs(&c.cfg, rs, i, rs.attemptID(i, max(ns.attempt.Number, 1))),
+		Task: &rs.plan.Tasks[i], Inputs: in,
 		Outputs: ns.status.Outputs, Recorded: recorded, Params: rs.paramNames(),
 		Library: runLibrary(rs.run), Stored: store.TemplateLookup(ctx, c.cfg.Store, projectOf(rs.run)),
 	}
 	ch, err := rs.kinds[i].grouper.Expand(ctx, x)
+	if recorded == nil && len(in.seen) > 0 { // what a map's list, a subworkflow's params read
+		ns.status.Inputs = in.seen
+	}
 	if err != nil {
 		code, msg := codeOf(err)
 		r.failNode(i, code, msg)

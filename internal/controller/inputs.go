@@ -25,6 +25,9 @@ type inputs struct {
 	i   int
 	id  job.AttemptID
 	sc  *scope // nil at the top
+	// seen, when set, records what each reference resolved to (see
+	// apiv1.NodeStatus.Inputs).
+	seen map[string]string
 }
 
 var _ node.Inputs = (*inputs)(nil)
@@ -97,8 +100,35 @@ func (in *inputs) WorkingDir(wd string) string {
 	return filepath.Join(base, wd)
 }
 
-// lookup gives the value of one template reference.
+// recording is in, recording what each reference resolves to.
+func (in *inputs) recording() *inputs {
+	in.seen = map[string]string{}
+	return in
+}
+
+// recorded is what a recording inputs saw, or nil when it saw nothing.
+func recorded(seen map[string]string) map[string]string {
+	if len(seen) == 0 {
+		return nil
+	}
+	return seen
+}
+
+// ownRefs are the references to the run's and attempt's own names and
+// directories: no input of the task, so not recorded.
+var ownRefs = map[string]bool{"outputs.dir": true, "run.id": true, "run.name": true, "task.name": true, "task.attempt": true}
+
+// lookup gives the value of one template reference, recorded if in records.
 func (in *inputs) lookup(ref template.Ref) (string, bool) {
+	v, ok := in.resolve(ref)
+	if ok && in.seen != nil && !ownRefs[ref.Raw] {
+		in.seen[ref.Raw] = v
+	}
+	return v, ok
+}
+
+// resolve gives the value of one template reference.
+func (in *inputs) resolve(ref template.Ref) (string, bool) {
 	p, rs := ref.Path, in.rs
 	switch {
 	case len(p) == 2 && p[0] == "params":

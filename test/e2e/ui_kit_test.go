@@ -41,6 +41,19 @@ func shot(t *testing.T, name string) chromedp.Action {
 	})
 }
 
+// viewShot saves a screenshot of what the window shows as name: fixed
+// elements where the user sees them (a full page's shot moves them).
+func viewShot(t *testing.T, name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var png []byte
+		if err := chromedp.CaptureScreenshot(&png).Do(ctx); err != nil {
+			return err
+		}
+		saveShot(t, name, png)
+		return nil
+	})
+}
+
 // apiGetJSON reads path from the API with token into v, returning the status.
 func apiGetJSON(t *testing.T, base, token, path string, v any) int {
 	t.Helper()

@@ -127,7 +127,8 @@ func TestWebUISaysWhereToFindAToken(t *testing.T) {
 	postRun(t, base, admin, "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: one}\nspec:\n  tasks:\n  - {name: a, command: [\"true\"]}\n")
 	var none, bad, forgotten string
 	var focus string
-	var disabled, forgetShown, forgetAfter, stored, panelAfter bool
+	var disabled, forgetShown, forgetAfter, stored, panelAfter, formOnRefusal, formAfter, forgetLoggedIn bool
+	var who string
 	uiSteps(ctx, t,
 		chromedp.Navigate(base+"/#/"),
 		chromedp.WaitVisible(`#auth`),
@@ -139,6 +140,7 @@ func TestWebUISaysWhereToFindAToken(t *testing.T) {
 		chromedp.Navigate(base+"/?token=bogus#/"),
 		waitJS(`!document.getElementById("auth").hidden && document.getElementById("auth").textContent.includes("refused")`),
 		chromedp.Text(`#auth`, &bad),
+		chromedp.Evaluate(`document.getElementById("login").checkVisibility()`, &formOnRefusal),
 		shot(t, "kiln-ui-bad-token.png"),
 		chromedp.Click(`#forget`),
 		waitJS(`!document.getElementById("auth").hidden && document.getElementById("auth").textContent.includes("needs an API token")`),
@@ -149,8 +151,16 @@ func TestWebUISaysWhereToFindAToken(t *testing.T) {
 		chromedp.Click(`#login button`),
 		waitJS(`document.querySelector("#runs tr[data-run]") !== null`),
 		chromedp.Evaluate(`document.getElementById("auth").hidden`, &panelAfter),
+		waitJS(`document.getElementById("who").textContent.includes("admin")`),
+		chromedp.Evaluate(`document.getElementById("login").checkVisibility()`, &formAfter),
+		chromedp.Evaluate(`document.getElementById("forget").checkVisibility()`, &forgetLoggedIn),
+		chromedp.Text(`#who`, &who),
 		shot(t, "kiln-ui-token-used.png"),
 	)
+	if !formOnRefusal || formAfter || !forgetLoggedIn {
+		t.Errorf("the token form shown: %v when the token was refused, %v once one was taken (Forget token %v, header %q); want true, false, true",
+			formOnRefusal, formAfter, forgetLoggedIn, who)
+	}
 	for _, want := range []string{"This kiln server needs an API token", "KILN_HOME/admin.token", "kiln token create NAME --role viewer"} {
 		if !strings.Contains(none, want) {
 			t.Errorf("without a token the panel reads %q, want %q in it", none, want)

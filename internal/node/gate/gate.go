@@ -32,7 +32,7 @@ func (Handler) Kind() apiv1.NodeKind { return apiv1.NodeKindGate }
 // Wait implements node.Waiter: what the gate waits for, from now.
 func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now time.Time) (*apiv1.GateStatus, error) {
 	g := t.Gate
-	st := &apiv1.GateStatus{Kind: g.Kind, Message: g.Message, WaitingSince: &now}
+	st := &apiv1.GateStatus{Kind: g.Kind, Message: message(g.Message, in), WaitingSince: &now}
 	if g.Kind == workflow.GateSignal {
 		st.Type = g.Type
 	}
@@ -63,6 +63,17 @@ func (Handler) Wait(_ context.Context, t *workflow.Task, in node.Inputs, now tim
 		st.WakeAt = &wake
 	}
 	return st, nil
+}
+
+// message is a gate's message with its {{...}} references resolved; one
+// that cannot be resolved (it reads a task that did not succeed) is kept as
+// written, followed by why.
+func message(text string, in node.Inputs) string {
+	v, err := in.Expand(text)
+	if err != nil {
+		return text + " (" + err.Error() + ")"
+	}
+	return v
 }
 
 // Accepts implements node.Waiter with CheckGateInput.

@@ -316,3 +316,14 @@ func TestDecideTakesOneDecision(t *testing.T) {
 		t.Errorf("a second input changed the status (-first +now):\n%s", diff)
 	}
 }
+
+// A gate's message is shown as its references resolved: the record says
+// what the person deciding is asked, not the template.
+func TestWaitResolvesTheMessage(t *testing.T) {
+	t.Parallel()
+	in := &nodetest.Inputs{Params: map[string]string{"model": "resnet-50"}}
+	st, err := gate.New().Wait(t.Context(), gateTask(t, `{approve: {message: "ship {{params.model}}?"}}`), in, since)
+	if err != nil || st.Message != "ship resnet-50?" {
+		t.Fatalf("Wait = %+v, %v; want the message %q", st, err, "ship resnet-50?")
+	}
+}

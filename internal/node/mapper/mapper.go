@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/dag"
@@ -101,12 +102,27 @@ func (Handler) Gather(t *workflow.Task, g *node.Group) (node.Verdict, bool) {
 	lost := g.Counts.Failed + g.Counts.Skipped - g.Counts.SkippedByCondition + g.Counts.Cancelled
 	if lost > total-need {
 		return node.Verdict{Phase: apiv1.PhaseFailed, Code: apiv1.CodeTooFewSucceeded, Message: fmt.Sprintf(
-			"%d of %d items did not succeed; %d must%s", lost, total, need, firstFailure(g))}, true
+			"%d of %d items did not succeed (%s); %d must%s", lost, total, lostParts(g.Counts), need, firstFailure(g))}, true
 	}
 	if !g.Done() {
 		return node.Verdict{}, false
 	}
 	return node.Verdict{Phase: apiv1.PhaseSucceeded, Outputs: gathered(t, g)}, true
+}
+
+// lostParts says how the items that did not succeed ended, in the words
+// and numbers of the map's counts: "1 failed, 2 skipped".
+func lostParts(c apiv1.ChildCounts) string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		word string
+	}{{c.Failed, "failed"}, {c.Skipped - c.SkippedByCondition, "skipped"}, {c.Cancelled, "cancelled"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.word))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func firstFailure(g *node.Group) string {

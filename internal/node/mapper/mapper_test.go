@@ -280,7 +280,7 @@ func TestGather(t *testing.T) {
 			children:    []*apiv1.NodeStatus{child("0", running), child("1", failed), child("2", pending)},
 			want:        node.Verdict{Phase: failed, Code: apiv1.CodeTooFewSucceeded},
 			wantDecided: true,
-			wantSays:    "1 of 3 items did not succeed; 3 must (first failure: 1: boom in 1)",
+			wantSays:    "1 of 3 items did not succeed (1 failed); 3 must (first failure: 1: boom in 1)",
 		},
 		"minSuccesses met": {
 			forEach:     `{items: [a, b, c], minSuccesses: 2}`,
@@ -293,7 +293,7 @@ func TestGather(t *testing.T) {
 			children:    []*apiv1.NodeStatus{child("0", failed), child("1", ok), child("2", apiv1.PhaseSkipped)},
 			want:        node.Verdict{Phase: failed, Code: apiv1.CodeTooFewSucceeded},
 			wantDecided: true,
-			wantSays:    "2 of 3 items did not succeed; 2 must (first failure: 0: boom in 0)",
+			wantSays:    "2 of 3 items did not succeed (1 failed, 1 skipped); 2 must (first failure: 0: boom in 0)",
 		},
 		"minSuccesses still possible: not decided": {
 			forEach:  `{items: [a, b, c], minSuccesses: 2}`,
@@ -304,7 +304,7 @@ func TestGather(t *testing.T) {
 			children:    []*apiv1.NodeStatus{child("0", apiv1.PhaseCancelled), child("1", running), child("2", failed), child("3", pending)},
 			want:        node.Verdict{Phase: failed, Code: apiv1.CodeTooFewSucceeded},
 			wantDecided: true,
-			wantSays:    "2 of 4 items did not succeed; 3 must (first failure: 2: boom in 2)",
+			wantSays:    "2 of 4 items did not succeed (1 failed, 1 cancelled); 3 must (first failure: 2: boom in 2)",
 		},
 		"minSuccessRatio met": {
 			forEach:     `{items: [a, b, c, d], minSuccessRatio: 0.5}`,
@@ -317,7 +317,7 @@ func TestGather(t *testing.T) {
 			children:    []*apiv1.NodeStatus{child("0", failed), child("1", ok), child("2", failed)},
 			want:        node.Verdict{Phase: failed, Code: apiv1.CodeTooFewSucceeded},
 			wantDecided: true,
-			wantSays:    "2 of 3 items did not succeed; 2 must",
+			wantSays:    "2 of 3 items did not succeed (2 failed); 2 must",
 		},
 		"minSuccessRatio still possible: not decided": {
 			forEach:  `{items: [a, b, c, d], minSuccessRatio: 0.5}`,

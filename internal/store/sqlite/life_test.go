@@ -48,6 +48,7 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 				TrainerStatus: &apiv1.TrainerStatus{ProgressPercentage: new(int32(50))},
 				Parties:       []apiv1.PartyShare{{Party: "y", Role: "host", Task: "a", State: apiv1.ShareSucceeded}},
 				Artifacts:     []apiv1.CachedArtifact{{Name: "model", Path: "model.bin", Digest: "sha256:00", Size: 1}},
+				Inputs:        map[string]string{"params.lr": "0.1"},
 			}},
 			Attempts: []store.AttemptRow{{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: string(id) + "/a/1"}}},
 		}); err != nil {

@@ -120,7 +120,7 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r), s.federation(ctx, r), s.partyShares(ctx, r), s.nodeArtifacts(ctx, r)); err != nil {
+	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r), s.federation(ctx, r), s.partyShares(ctx, r), s.nodeArtifacts(ctx, r), s.nodeInputs(ctx, r)); err != nil {
 		return nil, err
 	}
 	return r, s.trainerStatuses(ctx, r)

@@ -4,7 +4,7 @@
 // timeline.js, logs.js, training.js; nav.js routes between them.
 "use strict";
 
-const fills = { Pending: "#9e9e9e", Skipped: "#9e9e9e", Waiting: "#e0a000", Running: "#1e88e5", Retrying: "#fb8c00",
+const fills = { Pending: "#9e9e9e", Skipped: "#8d6e63", Waiting: "#e0a000", Running: "#1e88e5", Retrying: "#fb8c00",
   Succeeded: "#2e7d32", Failed: "#c62828", Cancelled: "#555", Suspended: "#7b1fa2" };
 // A group's children list shows its first listFirst children, then at
 // most listMore later ones that run or ended badly; it counts the rest.
@@ -289,7 +289,9 @@ function rerunButton(run, node) {
 // panel is the selected node's details; its log is a section of its own
 // (logs.js), kept across the page's updates.
 function panel(run, node) {
-  const box = el("section", { id: "panel", "data-node": node.name }, el("h3", {}, node.name, " ", phase(node.phase)));
+  const close = el("button", { type: "button", class: "panel-close", title: "Close the panel" }, "×");
+  close.addEventListener("click", () => { selected = null; runPage(run.id); });
+  const box = el("section", { id: "panel", "data-node": node.name }, close, el("h3", {}, node.name, " ", phase(node.phase)));
   if (node.startedAt) box.append(el("p", { class: "node-times" }, ...taskTimesLine(node)));
   if (node.parent) box.append(el("p", {}, "in ", select(run, node.parent)));
   if (node.reused) box.append(el("p", { class: "reused" }, "reused from ", runLink(node.reused.run),
@@ -298,6 +300,7 @@ function panel(run, node) {
   if (node.message && !node.children) box.append(el("p", { class: node.code ? "error" : "" }, message(node)));
   if (node.cache) box.append(cacheStatus(node.cache));
   if (node.gate) box.append(el("p", { class: "gate-status" }, "Gate: " + (node.gate.decision ? decision(node.gate) : "waits for " + waitsFor(node.gate))));
+  box.append(...taskIO(run, node)); // io.js
   if (node.children) box.append(...children(run, node).filter(Boolean));
   box.append(...partyShares(run, node));
   if (!node.children || (node.attempts || []).length) {

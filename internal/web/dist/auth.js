@@ -28,8 +28,12 @@ function useToken(t) {
   start();
 }
 
-// showForget offers "Forget token" while the browser keeps one.
-function showForget() { document.getElementById("forget").hidden = !storedToken(); }
+// showForget offers "Forget token" while the browser keeps one, and the
+// token form only while it keeps none (or the server refused it: needToken).
+function showForget() {
+  document.getElementById("forget").hidden = !storedToken();
+  document.getElementById("login").hidden = !!storedToken();
+}
 
 document.getElementById("login").addEventListener("submit", (e) => {
   e.preventDefault();
@@ -53,6 +57,7 @@ function needToken(e) {
       " there (--role editor may also submit and change runs)."));
   const wasHidden = box.hidden;
   box.hidden = false;
+  document.getElementById("login").hidden = false;
   if (wasHidden) document.getElementById("token").focus();
 }
 

@@ -17,11 +17,14 @@ window.KilnGraph = (function () {
   const W = 150, H = 40, LANE = 16;
   // An opened map shows its first openCap items, then a "+N more" node.
   const openCap = 24;
-  const fills = { Pending: "#9e9e9e", Skipped: "#9e9e9e", Waiting: "#e0a000", Running: "#1e88e5", Retrying: "#fb8c00",
+  // A row of more than foldAt sibling tasks (the same upstream tasks)
+  // shows its first foldShow, then a "+N more" node that opens the row.
+  const foldAt = 12, foldShow = 8;
+  const fills = { Pending: "#9e9e9e", Skipped: "#8d6e63", Waiting: "#e0a000", Running: "#1e88e5", Retrying: "#fb8c00",
     Succeeded: "#2e7d32", Failed: "#c62828", Cancelled: "#555", Suspended: "#7b1fa2" };
   const laneFills = { Pending: "#9e9e9e", Reserving: "#e0a000", Reserved: "#00897b", Running: "#1e88e5",
     Succeeded: "#2e7d32", Failed: "#c62828", Released: "#555", Stopped: "#555", Unreachable: "#fb8c00",
-    Skipped: "#9e9e9e", Cancelled: "#555" };
+    Skipped: "#8d6e63", Cancelled: "#555" };
 
   // mk makes an SVG element with attributes and children.
   function mk(tag, attrs, ...kids) {
@@ -40,9 +43,30 @@ window.KilnGraph = (function () {
     return h ? `${h}h${m}m` : m ? `${m}m${sec}s` : `${sec}s`;
   }
 
-  // counts is a group's children on its node: "7/10 ✓ 2 ✗ 1 ▶".
+  // marks are the signs of the phases counted on a node, in the order
+  // shown; the legend says which is which.
+  const marks = [["succeeded", "✓"], ["failed", "✗"], ["running", "▶"], ["pending", "○"], ["skipped", "↷"], ["cancelled", "⊘"]];
+
+  // counts is a group's children on its node, every phase that has some,
+  // from the same counts as the panel's words: "7/10 ✓ 2 ✗ 1 ▶".
   function counts(c) {
-    return `${c.succeeded || 0}/${c.total} ✓` + (c.failed ? ` ${c.failed} ✗` : "") + (c.running ? ` ${c.running} ▶` : "");
+    return `${c.succeeded || 0}/${c.total} ✓` + marks.slice(1).filter(([k]) => c[k]).map(([k, sign]) => ` ${c[k]} ${sign}`).join("");
+  }
+
+  // countWords is a count of children in words: "7/10 succeeded, 2 failed".
+  function countWords(c) {
+    return [`${c.succeeded || 0}/${c.total} succeeded`, ...marks.slice(1).filter(([k]) => c[k]).map(([k]) => `${c[k]} ${k}`)].join(", ");
+  }
+
+  // phaseCounts counts nodes by phase as a group's children are counted.
+  function phaseCounts(nodes) {
+    const c = { total: nodes.length };
+    const key = { Succeeded: "succeeded", Failed: "failed", Skipped: "skipped", Cancelled: "cancelled", Pending: "pending", Waiting: "pending" };
+    for (const n of nodes) {
+      const k = key[n.phase] || "running";
+      c[k] = (c[k] || 0) + 1;
+    }
+    return c;
   }
 
   // subtitle is the second line of a node, if it has one.
@@ -95,12 +119,12 @@ window.KilnGraph = (function () {
       }
     }
     const subs = new Map((run.subworkflows || []).map((w) => [w.metadata && w.metadata.name, w.spec || {}]));
-    const m = { nodes: [], clusters: [], edges: [], order: [], status, kids, run };
+    const m = { nodes: [], clusters: [], edges: [], order: [], status, kids, run, hidden: new Map() };
     const top = (spec.tasks || []).slice();
     const ex = status.get("onExit");
     if (ex && ex.kind === "exit") top.push({ name: "onExit", exit: true });
     tasks(m, top, "", null, spec, subs, open, true);
-    m.key = m.nodes.map((n) => n.id + "/" + n.h + "/" + (n.cluster || "") + (n.group ? "/g" : "") + (n.more ? "/" + n.count : "")).join("|") + "#" +
+    m.key = m.nodes.map((n) => n.id + "/" + n.h + "/" + (n.cluster || "") + (n.group ? "/g" : "") + (n.more || n.row ? "/" + n.count : "")).join("|") + "#" +
       m.edges.map((e) => e.from + ">" + e.to + "/" + e.minlen).join("|");
     return m;
   }
@@ -111,7 +135,15 @@ window.KilnGraph = (function () {
   function tasks(m, list, prefix, cluster, spec, subs, open, atTop) {
     const names = new Set(list.map((t) => t.name));
     const span = {}, rank = {};
-    for (const t of list) span[t.name] = item(m, prefix + t.name, t, cluster, spec, subs, open, prefix);
+    const { folded, rows } = foldRows(m, list, names, prefix, cluster, open);
+    const at = (name) => folded.get(name) || prefix + name; // the node a task is drawn as
+    const seen = new Set();
+    const edge = (e) => { // once for each pair: the tasks of a folded row share one node
+      const k = e.from + ">" + e.to;
+      if (e.from !== e.to && !seen.has(k)) { seen.add(k); m.edges.push(e); }
+    };
+    for (const t of list) span[t.name] = folded.has(t.name) ? 1 : item(m, prefix + t.name, t, cluster, spec, subs, open, prefix);
+    m.nodes.push(...rows); // after the tasks: the first node drawn is a task
     const byName = Object.fromEntries(list.map((t) => [t.name, t]));
     const visit = (name, seen) => {
       if (rank[name] !== undefined) return rank[name];
@@ -125,14 +157,48 @@ window.KilnGraph = (function () {
     for (const t of list) {
       if (t.exit && atTop) { // the exit handler comes after every task: a hidden edge from the deepest one
         const last = list.filter((o) => !o.exit).sort((a, b) => (visit(b.name, new Set()) + span[b.name]) - (visit(a.name, new Set()) + span[a.name]))[0];
-        if (last) m.edges.push({ from: prefix + last.name, to: prefix + t.name, minlen: span[last.name], cls: "edge exit" });
+        if (last) edge({ from: at(last.name), to: prefix + t.name, minlen: span[last.name], cls: "edge exit" });
         rank[t.name] = last ? visit(last.name, new Set()) + span[last.name] : 0;
       } else {
-        for (const u of upstream(t, names)) m.edges.push({ from: prefix + u, to: prefix + t.name, minlen: span[u], cls: "edge" });
+        for (const u of upstream(t, names)) edge({ from: at(u), to: at(t.name), minlen: span[u], cls: "edge" });
       }
       depth = Math.max(depth, visit(t.name, new Set()) + span[t.name]);
     }
-    return { depth, roots: list.filter((t) => !upstream(t, names).length).map((t) => prefix + t.name) };
+    for (const n of rows) if (n.open) for (const u of n.ups) edge({ from: at(u), to: n.id, minlen: span[u], cls: "edge" });
+    return { depth, roots: [...new Set(list.filter((t) => !upstream(t, names).length).map((t) => at(t.name)))] };
+  }
+
+  // foldRows folds each long row of sibling tasks of list (tasks with the
+  // same upstream and the same downstream tasks, as a static fan-out
+  // makes, so that the ones folded stand in the same place): its first foldShow
+  // are drawn, the rest as one "+N more" node, which opens the row (then
+  // a "fold" node closes it). It returns the node of each folded task, and
+  // the rows' nodes.
+  function foldRows(m, list, names, prefix, cluster, open) {
+    const rows = new Map(), downs = new Map();
+    for (const t of list) for (const u of upstream(t, names)) downs.set(u, (downs.get(u) || []).concat(t.name));
+    for (const t of list) {
+      if (t.exit || t.workflow) continue; // a group of its own: never folded
+      const k = upstream(t, names).sort().join(",");
+      const row = k + ">" + (downs.get(t.name) || []).sort().join(",");
+      if (!rows.has(row)) rows.set(row, { k, names: [] });
+      rows.get(row).names.push(t.name);
+    }
+    const out = new Map(), nodes = [];
+    for (const [key, { k, names: row }] of rows) {
+      if (row.length <= foldAt) continue;
+      const id = `row:${prefix}${key}`, rest = row.slice(foldShow).map((n) => prefix + n);
+      const isOpen = open.has(id);
+      nodes.push({ id, row: id, names: rest, count: rest.length, open: isOpen, prefix, ups: k ? k.split(",") : [], cluster, h: H,
+        label: isOpen ? `− fold ${rest.length}` : `+${rest.length} more` });
+      if (!isOpen) {
+        for (const n of row.slice(foldShow)) out.set(n, id);
+        for (const n of rest) m.hidden.set(n, id);
+      }
+      const shown = (isOpen ? row : row.slice(0, foldShow)).map((n) => prefix + n).concat(id);
+      for (let i = 1; i < shown.length; i++) m.order.push({ left: shown[i - 1], right: shown[i] });
+    }
+    return { folded: out, rows: nodes };
   }
 
   // item adds node name (task t) to m: a task, a map folded or open, or a
@@ -279,6 +345,11 @@ window.KilnGraph = (function () {
       return mk("g", { class: "more", "data-more": n.more, "data-count": n.count, transform: `translate(${p.x},${p.y})` },
         mk("rect", { width: W, height: H }), mk("text", { x: W / 2, y: 25, "text-anchor": "middle" }, n.label));
     }
+    if (n.row) {
+      return mk("g", { class: "more row" + (n.open ? " open" : ""), "data-row": n.row, "data-count": n.count, transform: `translate(${p.x},${p.y})` },
+        mk("rect", { width: W, height: H }), mk("text", { x: W / 2, y: n.open ? 25 : 17, "text-anchor": "middle" }, n.label),
+        mk("text", { class: "sub", x: W / 2, y: 33, "text-anchor": "middle" }));
+    }
     const g = mk("g", { class: "node", "data-name": n.name, transform: `translate(${p.x},${p.y})` });
     const full = (n.train ? "⚙ " : "") + n.label;
     if (n.group) g.append(mk("rect", { class: "stack", x: 4, y: -4, width: W, height: H }));
@@ -320,6 +391,33 @@ window.KilnGraph = (function () {
     });
   }
 
+  // styleRow gives a folded row's node the counts of the tasks it hides.
+  function styleRow(g, n, m) {
+    const c = phaseCounts(n.names.map((name) => m.status.get(name) || { phase: "Pending" }));
+    const line = n.open ? "" : marks.filter(([k]) => c[k]).map(([k, sign]) => `${c[k]} ${sign}`).join(" ");
+    const sub = g.querySelector("text.sub");
+    if (sub.textContent !== line) sub.textContent = line;
+    g.dataset.counts = countWords(c);
+  }
+
+  // legend is the colour of each phase, and the sign its count has on a
+  // group's node.
+  function legend() {
+    const box = document.createElement("div");
+    box.className = "kg-legend";
+    const sign = Object.fromEntries(marks.map(([k, s]) => [k, s]));
+    for (const p of ["Pending", "Waiting", "Running", "Retrying", "Succeeded", "Failed", "Skipped", "Cancelled", "Suspended"]) {
+      const item = document.createElement("span");
+      item.dataset.phase = p;
+      const sw = document.createElement("span");
+      sw.className = "swatch";
+      sw.style.background = fills[p];
+      item.append(sw, p + (sign[p.toLowerCase()] ? " " + sign[p.toLowerCase()] : ""));
+      box.append(item);
+    }
+    return box;
+  }
+
   // ---- the graph object ----
 
   // create makes a graph in container: its buttons, the svg and a tooltip.
@@ -347,7 +445,7 @@ window.KilnGraph = (function () {
     const layers = { clusters: mk("g", { class: "clusters" }), edges: mk("g", { class: "edges" }), nodes: mk("g", { class: "nodes" }) };
     vp.append(layers.clusters, layers.edges, layers.nodes);
     svg.append(vp);
-    container.append(bar, svg, tip);
+    container.append(bar, legend(), svg, tip);
     Object.assign(st, { svg, vp, layers, tip, bar });
     const off = wire(st);
 
@@ -371,7 +469,8 @@ window.KilnGraph = (function () {
     st.m = m;
     for (const n of m.nodes) {
       const g = st.els.get(n.id);
-      if (g && !n.more) style(st, run, g, m.status.get(n.name) || { name: n.name, phase: "Pending" }, { open: st.open.has(n.name) });
+      if (g && n.row) styleRow(g, n, m);
+      else if (g && !n.more) style(st, run, g, m.status.get(n.name) || { name: n.name, phase: "Pending" }, { open: st.open.has(n.name) });
     }
     if (st.selected !== null) select(st, st.selected);
   }
@@ -409,7 +508,7 @@ window.KilnGraph = (function () {
     st.layers.nodes.replaceChildren(nd);
     const h = Math.max(160, Math.min(L.height + 8, Math.round(window.innerHeight * 0.7)));
     st.svg.setAttribute("height", h);
-    st.svg.setAttribute("data-nodes", m.nodes.filter((n) => !n.more).length);
+    st.svg.setAttribute("data-nodes", m.nodes.filter((n) => !n.more && !n.row).length);
     if (!st.view) {
       st.view = { x: 0, y: 0, k: 1 };
       st.fresh = true;
@@ -466,11 +565,11 @@ window.KilnGraph = (function () {
   function select(st, name) {
     st.selected = name;
     let g = null;
-    for (let at = name; at && st.m && !(g = st.els.get(at)); at = (st.m.status.get(at) || {}).parent);
+    for (let at = name; at && st.m && !(g = st.els.get(at) || st.els.get(st.m.hidden.get(at))); at = (st.m.status.get(at) || {}).parent);
     if (g === st.selectedEl) return;
     if (st.selectedEl) st.selectedEl.classList.remove("selected");
     st.selectedEl = g;
-    const id = g && g.dataset.name;
+    const id = g && (g.dataset.name || g.dataset.row);
     if (g) g.classList.add("selected");
     for (const e of st.edges) {
       const on = id && (e.dataset.from === id || e.dataset.to === id);
@@ -518,8 +617,10 @@ window.KilnGraph = (function () {
       const g = e.target.closest && e.target.closest("g.node, g.more");
       if (!g) { tip.hidden = true; return; }
       const n = st.m && st.m.status.get(g.dataset.name);
-      tip.textContent = g.dataset.name ? g.dataset.name + (n ? ` · ${n.phase}` + (subtitle(n) ? ` · ${subtitle(n)}` : "") : "")
-        : `${g.dataset.count} more items of ${g.dataset.more}: select it to list them`;
+      const said = n && (n.children ? countWords(n.children) : subtitle(n));
+      tip.textContent = g.dataset.name ? g.dataset.name + (n ? ` · ${n.phase}` + (said ? ` · ${said}` : "") : "")
+        : g.dataset.row ? (g.classList.contains("open") ? `fold the row's last ${g.dataset.count} tasks` : `${g.dataset.count} more tasks: ${g.dataset.counts}; select to show them`)
+          : `${g.dataset.count} more items of ${g.dataset.more}: select it to list them`;
       const r = st.container.getBoundingClientRect();
       Object.assign(tip.style, { left: e.clientX - r.left + 12 + "px", top: e.clientY - r.top + 12 + "px" });
       tip.hidden = false;
@@ -530,6 +631,7 @@ window.KilnGraph = (function () {
       const ex = e.target.closest("g.expander");
       const g = e.target.closest("g.node, g.more");
       if (ex && g) toggle(st, g.dataset.name);
+      else if (g && g.dataset.row) toggle(st, g.dataset.row);
       else if (g && g.dataset.more) st.opts.onSelect && st.opts.onSelect(g.dataset.more);
       else if (g) st.opts.onSelect && st.opts.onSelect(g.dataset.name);
     };

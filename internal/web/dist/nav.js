@@ -2,7 +2,8 @@
 // shows, so that a view can be linked to, reloaded, and gone back to:
 // "#/?phase=Running&q=train" is the runs list with its filters, and
 // "#/runs/ID?node=fit&tab=timeline" a run's page with a task selected and
-// a tab open. Loaded last: it starts the page.
+// a tab open; "#/templates/NAME?project=P" a template's launch form
+// (templates.js). Loaded last: it starts the page.
 "use strict";
 
 // listKeys are the runs list's filters as the API takes them (GET /api/v1/runs).
@@ -14,6 +15,8 @@ function parseHash() {
   const q = new URLSearchParams(query || "");
   const m = path.match(/^\/runs\/(.+)$/);
   if (m) return { run: decodeURIComponent(m[1]), node: q.get("node") || "", tab: q.get("tab") || "graph" };
+  const t = path.match(/^\/templates(?:\/(.+))?$/);
+  if (t) return { templates: true, template: t[1] ? decodeURIComponent(t[1]) : "", project: q.get("project") || "" };
   return { list: Object.fromEntries(listKeys.filter((k) => q.get(k)).map((k) => [k, q.get(k)])) };
 }
 
@@ -25,6 +28,10 @@ function hashFor(state) {
     if (state.node) q.set("node", state.node);
     if (state.tab && state.tab !== "graph") q.set("tab", state.tab);
     return "#/runs/" + encodeURIComponent(state.run) + (q.size ? "?" + q : "");
+  }
+  if (state.templates) {
+    if (state.project) q.set("project", state.project);
+    return "#/templates" + (state.template ? "/" + encodeURIComponent(state.template) : "") + (q.size ? "?" + q : "");
   }
   for (const k of listKeys) if ((state.list || {})[k]) q.set(k, state.list[k]);
   return "#/" + (q.size ? "?" + q : "");
@@ -43,6 +50,10 @@ function route() {
   if (s.run) {
     closeList();
     openRun(s);
+  } else if (s.templates) {
+    closeRun();
+    closeList();
+    templatesPage(s);
   } else {
     closeRun();
     openList(s.list);

@@ -36,6 +36,7 @@ function closeRun() {
   if (log) stopLog(log, "");
   const graph = document.getElementById("graph");
   if (graph && graph.graph) graph.graph.destroy();
+  document.body.classList.remove("has-panel");
   page = null;
 }
 
@@ -133,6 +134,7 @@ function render() {
     ignoredFields(page.events), tabs(run, tab), ...tabParts(run, tab, node),
   ];
   show(...parts);
+  document.body.classList.toggle("has-panel", !!document.getElementById("panel")); // the panel stays in view, at the right
   const view = document.getElementById("view");
   view.dataset.renders = (Number(view.dataset.renders) || 0) + 1; // tests see the page update
   if (oldLog && !oldLog.isConnected) stopLog(oldLog, "");

@@ -142,6 +142,8 @@ class NodeStatus(_Model):
     finished_at: Optional[datetime] = None
     retry_at: Optional[datetime] = None
     outputs: Dict[str, str] = field(default_factory=dict)
+    #: What the task's {{...}} references resolved to, by reference ("params.lr": "0.1").
+    inputs: Dict[str, str] = field(default_factory=dict)
     attempts: List[AttemptStatus] = field(default_factory=list)
     conditions: List[Dict[str, Any]] = field(default_factory=list)
     gate: Optional[GateStatus] = None
