@@ -19,12 +19,18 @@ import (
 type runDetail struct {
 	*apiv1.Run `json:",inline"`
 	Events     []apiv1.Event `json:"events"`
+	// EventsLeftOut is how many earlier events --events left out.
+	EventsLeftOut int `json:"eventsLeftOut,omitempty"`
 }
+
+// defaultEvents is how many of a run's last events describe shows.
+const defaultEvents = 20
 
 func newDescribeCmd(e *env) *cobra.Command {
 	describe := group("describe", "Show one resource in detail")
 	var output string
 	var allChildren bool
+	var events int
 	run := &cobra.Command{
 		Use:     "run ID",
 		Aliases: []string{"runs"},
@@ -40,22 +46,52 @@ func newDescribeCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			events, err := eng.Events(cmd.Context(), r.ID, 0)
+			n := events
+			if output != "" && !cmd.Flags().Changed("events") {
+				n = -1 // a document holds every event unless asked otherwise
+			}
+			list, err := lastEvents(cmd, eng, r.ID, n)
 			if err != nil {
 				return err
 			}
-			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
+			left := max(list.Total-len(list.Items), 0)
+			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: list.Items, EventsLeftOut: left}); done {
 				return err
 			}
-			writeDescription(e.stdout, r, events, allChildren)
+			writeDescription(e.stdout, r, list.Items, allChildren)
+			if left > 0 {
+				fmt.Fprintf(e.stdout, "  (%s not shown; kiln describe run %s --events=-1 shows all)\n", plural(left, "earlier event"), r.ID)
+			}
 			return nil
 		},
 	}
+	run.Flags().IntVar(&events, "events", defaultEvents, "show the run's last N events; -1 shows all, 0 none")
 	run.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE")
 	run.Flags().BoolVar(&allChildren, "children", false,
 		fmt.Sprintf("list every child of a map, dynamic or subworkflow task; by default a task with more than %d lists only those that did not succeed", foldAbove))
 	describe.AddCommand(run)
 	return describe
+}
+
+// lastEvents is the last n events of run id, and how many there are in
+// all; every event for a negative n.
+func lastEvents(cmd *cobra.Command, eng engine, id apiv1.RunID, n int) (*apiv1.EventList, error) {
+	switch {
+	case n < 0 || n > apiv1.MaxEventPage:
+		all, err := eng.Events(cmd.Context(), id, 0)
+		total := len(all)
+		if n > 0 && len(all) > n {
+			all = all[len(all)-n:]
+		}
+		return &apiv1.EventList{Items: all, Total: total}, err
+	case n == 0:
+		list, err := eng.EventPage(cmd.Context(), id, apiv1.EventQuery{Tail: 1})
+		if err != nil {
+			return nil, err
+		}
+		return &apiv1.EventList{Items: []apiv1.Event{}, Total: list.Total}, nil
+	}
+	return eng.EventPage(cmd.Context(), id, apiv1.EventQuery{Tail: n})
 }
 
 // writeDescription writes run r as describe shows it. A group's many

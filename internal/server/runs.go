@@ -84,10 +84,16 @@ func (s *Server) run(r *http.Request, p *principal) (*apiv1.Run, error) {
 	return run, nil
 }
 
+// getRun answers a run; with ?nodes=false, without its nodes (their
+// counts stay in its progress), for a page that reads them a page at a
+// time (listNodes).
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p *principal) error {
 	run, err := s.run(r, p)
 	if err != nil {
 		return err
+	}
+	if r.URL.Query().Get("nodes") == "false" {
+		run.Status.Nodes = nil
 	}
 	writeJSON(w, http.StatusOK, run)
 	return nil

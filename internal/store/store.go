@@ -78,6 +78,8 @@ type Runs interface {
 	CountRuns(ctx context.Context) (map[apiv1.Phase]int, error)
 	// ListEvents returns a run's events with Seq > p.After, oldest first.
 	ListEvents(ctx context.Context, p ListEventsParams) ([]apiv1.Event, error)
+	// CountEvents counts a run's events with Seq > after.
+	CountEvents(ctx context.Context, run apiv1.RunID, after int64) (int, error)
 	// RequestCancel marks a run to be cancelled by its owner, and records
 	// who asked (by, if not empty) in a CancelRequested event; asked again,
 	// it changes nothing and records nothing. It returns ErrPhase for a run
@@ -218,6 +220,9 @@ type ListEventsParams struct {
 	After int64
 	// Limit caps the number of events; 0 means no limit.
 	Limit int
+	// Tail, if not 0, keeps only the last Tail events of those after
+	// After (still oldest first); Limit is then ignored.
+	Tail int
 }
 
 // ClaimRunsParams says who claims runs, until when, and how to tell a dead owner.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -231,8 +232,12 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) (_ []a
 	if limit <= 0 {
 		limit = math.MaxInt32 // every event: a limit both databases take
 	}
+	order := "ORDER BY seq"
+	if p.Tail > 0 {
+		limit, order = p.Tail, "ORDER BY seq DESC"
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, run_id, node, attempt, phase, reason, code, message, time
-		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.Run, p.After, limit)
+		FROM events WHERE run_id = ? AND seq > ? `+order+` LIMIT ?`, p.Run, p.After, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +252,18 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) (_ []a
 		e.Time = *timeOf(sql.NullInt64{Int64: at, Valid: true})
 		events = append(events, e)
 	}
+	if p.Tail > 0 {
+		slices.Reverse(events)
+	}
 	return events, rows.Err()
+}
+
+// CountEvents implements store.Runs.
+func (s *Store) CountEvents(ctx context.Context, run apiv1.RunID, after int64) (_ int, err error) {
+	defer s.coded(&err)
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE run_id = ? AND seq > ?`, run, after).Scan(&n)
+	return n, err
 }
 
 // CountRuns implements store.Runs.
