@@ -40,4 +40,3 @@ func eventQuery(r *http.Request, after int64) (apiv1.EventQuery, error) {
 	}
 	return q, nil
 }
-
