@@ -5,19 +5,20 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
 )
 
 // listNodes answers a page of a run's nodes, in the run's order
 // (GET /api/v1/runs/{id}/nodes): ?phase= and ?parent= filter them,
 // ?limit= and ?continue= page them, ?sinceVersion= keeps those that
-// changed since an earlier answer's resourceVersion (see nodeVersions).
+// changed since an earlier answer's resourceVersion (the run's node
+// version in the store, see store.NodePage).
 func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, p *principal) error {
-	run, err := s.run(r, p)
+	run, err := s.runHead(r, p)
 	if err != nil {
 		return err
 	}
@@ -25,11 +26,26 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, p *principal)
 	if err != nil {
 		return err
 	}
-	page, err := s.nodePage(run, q)
+	params, version, err := nodeParams(run.ID, q)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, page)
+	page, err := s.cfg.Store.ListNodes(r.Context(), params)
+	if err != nil {
+		return err
+	}
+	if params.Since != nil && *params.Since > page.Version {
+		return staleVersion(q.SinceVersion, page.Version)
+	}
+	if version < 0 { // a first page: the listing's version is its own
+		version = page.Version
+	}
+	list := &apiv1.NodeList{Run: run.ID, ResourceVersion: strconv.FormatInt(version, 10), Items: nonNil(page.Nodes),
+		RemainingItemCount: page.Remaining, Counts: page.Counts}
+	if page.Remaining > 0 {
+		list.Continue = nodeContinue{pos: page.Last, version: version, query: queryKey(q)}.String()
+	}
+	writeJSON(w, http.StatusOK, list)
 	return nil
 }
 
@@ -53,56 +69,46 @@ func nodeQuery(r *http.Request) (apiv1.NodeQuery, error) {
 	return q, nil
 }
 
-// nodePage is the page of run's nodes that q asks for. Every request
-// records the nodes' versions, so that the resourceVersion it answers
-// with can be asked about later.
-func (s *Server) nodePage(run *apiv1.Run, q apiv1.NodeQuery) (*apiv1.NodeList, error) {
-	snap := s.versions.observe(run)
-	since := int64(-1)
+// nodeParams is what the store is asked for q, and the version of the
+// listing a continued page belongs to (-1 for a first page).
+func nodeParams(run apiv1.RunID, q apiv1.NodeQuery) (store.ListNodesParams, int64, error) {
+	p := store.ListNodesParams{Run: run, Phases: q.Phases, After: -1, Limit: q.Limit}
+	if q.HasParent {
+		p.Parent = &q.Parent
+	}
 	if q.SinceVersion != "" {
-		v, err := s.versions.parse(run.ID, q.SinceVersion)
-		if err != nil {
-			return nil, err
+		v, err := strconv.ParseInt(q.SinceVersion, 10, 64)
+		if err != nil || v < 0 {
+			return p, 0, staleVersion(q.SinceVersion, -1)
 		}
-		since = v
+		p.Since = &v
 	}
-	start, version := 0, snap.version
-	if q.Continue != "" {
-		tok, err := parseNodeContinue(q, len(run.Status.Nodes))
-		if err != nil {
-			return nil, err
-		}
-		start, version = tok.pos, tok.version
+	if q.Continue == "" {
+		return p, -1, nil
 	}
-	list := &apiv1.NodeList{Run: run.ID, Items: []apiv1.NodeStatus{}, Counts: map[apiv1.Phase]int{}}
-	last := -1
-	for i := range run.Status.Nodes {
-		n := &run.Status.Nodes[i]
-		if q.HasParent && n.Parent != q.Parent {
-			continue
-		}
-		list.Counts[n.Phase]++
-		if i < start || (len(q.Phases) > 0 && !slices.Contains(q.Phases, n.Phase)) || snap.versions[i] <= since {
-			continue
-		}
-		if len(list.Items) < q.Limit {
-			list.Items = append(list.Items, *n)
-			last = i
-			continue
-		}
-		list.RemainingItemCount++
+	c, err := parseNodeContinue(q)
+	if err != nil {
+		return p, 0, err
 	}
-	list.ResourceVersion = s.versions.format(version)
-	if list.RemainingItemCount > 0 {
-		list.Continue = nodeContinue{pos: last + 1, version: version, query: queryKey(q)}.String()
-	}
-	return list, nil
+	p.After = c.pos
+	return p, c.version, nil
 }
 
-// nodeContinue is where the next page of a listing of nodes starts: the
-// position of its first node in the run's order, the version of the
-// listing's first page, and the hash of the query, which the next page
-// must ask again.
+// staleVersion is KLN-4075 (410) for a sinceVersion the run's store
+// never gave: not a version, or one past the run's (a store replaced or
+// restored from a backup since).
+func staleVersion(v string, now int64) error {
+	msg := fmt.Sprintf("sinceVersion %q is not a version of this run's nodes", v)
+	if now >= 0 {
+		msg = fmt.Sprintf("sinceVersion %q is past this run's nodes' version %d (the store was replaced or restored since)", v, now)
+	}
+	return &httpError{status: http.StatusGone, err: &apiv1.Error{Code: apiv1.CodeStaleVersion, Field: "sinceVersion", Message: msg + ": list the nodes again without it"}}
+}
+
+// nodeContinue is where the next page of a listing of nodes starts:
+// after the position of the last node of the page before, with the
+// version of the listing's first page and the hash of the query, which
+// the next page must ask again.
 type nodeContinue struct {
 	pos     int
 	version int64
@@ -113,15 +119,15 @@ func (c nodeContinue) String() string {
 	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d.%d.%x", c.pos, c.version, c.query))
 }
 
-// parseNodeContinue reads q's continue token, for a run of n nodes;
-// KLN-4076 for one this server did not give for that query.
-func parseNodeContinue(q apiv1.NodeQuery, n int) (nodeContinue, error) {
+// parseNodeContinue reads q's continue token; KLN-4076 for one this
+// server did not give for that query.
+func parseNodeContinue(q apiv1.NodeQuery) (nodeContinue, error) {
 	var c nodeContinue
 	raw, err := base64.RawURLEncoding.DecodeString(q.Continue)
 	if err == nil {
 		_, err = fmt.Sscanf(string(raw), "%d.%d.%x", &c.pos, &c.version, &c.query)
 	}
-	if err != nil || c.pos < 0 || c.pos > n || c.query != queryKey(q) {
+	if err != nil || c.pos < 0 || c.version < 0 || c.query != queryKey(q) {
 		return c, &httpError{status: http.StatusBadRequest, err: &apiv1.Error{Code: apiv1.CodeBadContinue, Field: "continue",
 			Message: fmt.Sprintf("continue %q is not one this server gave for this run and query (the same phase, parent and sinceVersion)", q.Continue)}}
 	}

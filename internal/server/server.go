@@ -106,9 +106,6 @@ type Server struct {
 	submits slots     // submissions being read and checked
 	tokens  *limiters // requests per token
 	clients *limiters // requests without a known token, per client address
-	// versions gives a run's nodes the versions that a request for those
-	// that changed since one names.
-	versions *nodeVersions
 }
 
 // New returns a server. Handler serves it; HTTPServer and Listener serve
@@ -126,8 +123,7 @@ func New(cfg Config) *Server {
 		cfg: cfg, mux: http.NewServeMux(),
 		submits:  newSlots(l.MaxSubmits, l.SubmitWait),
 		tokens:   newLimiters(l.Rate, l.Burst),
-		clients:  newLimiters(l.ClientRate, l.ClientBurst),
-		versions: newNodeVersions(),
+		clients: newLimiters(l.ClientRate, l.ClientBurst),
 	}
 	for _, r := range s.routes() {
 		s.mux.Handle(r.pattern, s.observe(r, s.authorize(r)))
