@@ -9,6 +9,13 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
+// GetRunHead returns a run without its nodes (status.progress counts
+// them); RunNodes reads them a page at a time.
+func (c *Client) GetRunHead(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
+	var run apiv1.Run
+	return &run, c.do(ctx, "GET", "/api/v1/runs/"+url.PathEscape(string(id))+"?nodes=false", nil, &run)
+}
+
 // RunNodes returns a page of a run's nodes, in the run's order, as q
 // selects them: by phase, by parent (a map's items), changed since an
 // earlier page's ResourceVersion; the page's Continue asks for the next.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -42,7 +43,7 @@ func newDescribeCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			r, err := eng.GetRun(cmd.Context(), apiv1.RunID(args[0]))
+			r, unread, err := describedRun(cmd.Context(), eng, apiv1.RunID(args[0]), output != "", allChildren)
 			if err != nil {
 				return err
 			}
@@ -58,7 +59,7 @@ func newDescribeCmd(e *env) *cobra.Command {
 			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: list.Items, EventsLeftOut: left}); done {
 				return err
 			}
-			writeDescription(e.stdout, r, list.Items, allChildren)
+			writeDescription(e.stdout, r, unread, list.Items, allChildren)
 			if left > 0 {
 				fmt.Fprintf(e.stdout, "  (%s not shown; kiln describe run %s --events=-1 shows all)\n", plural(left, "earlier event"), r.ID)
 			}
@@ -94,9 +95,27 @@ func lastEvents(cmd *cobra.Command, eng engine, id apiv1.RunID, n int) (*apiv1.E
 	return eng.EventPage(cmd.Context(), id, apiv1.EventQuery{Tail: n})
 }
 
+// describedRun reads run id as describe shows it: whole for a document
+// (-o), else without the children of large groups that it only counts
+// (see describedNodes), which it returns counted by phase.
+func describedRun(ctx context.Context, eng engine, id apiv1.RunID, whole, allChildren bool) (*apiv1.Run, map[string]map[apiv1.Phase]int, error) {
+	if whole {
+		r, err := eng.GetRun(ctx, id)
+		return r, nil, err
+	}
+	r, err := eng.GetRunHead(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, unread, err := describedNodes(ctx, eng, id, allChildren)
+	r.Status.Nodes = nodes
+	return r, unread, err
+}
+
 // writeDescription writes run r as describe shows it. A group's many
-// children are folded (see nodeTable) unless allChildren is set.
-func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildren bool) {
+// children are folded (see nodeTable) unless allChildren is set; unread
+// counts by phase those of a group's children that r lacks.
+func writeDescription(w io.Writer, r *apiv1.Run, unread map[string]map[apiv1.Phase]int, events []apiv1.Event, allChildren bool) {
 	fmt.Fprintf(w, "Run:       %s\nWorkflow:  %s\nPhase:     %s\n", r.ID, r.Name, r.Status.Phase)
 	if r.Status.Message != "" {
 		fmt.Fprintf(w, "Message:   %s\n", strings.TrimSpace(string(r.Status.Code)+" "+r.Status.Message))
@@ -125,7 +144,9 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildr
 	}
 	writeOutputs(w, r.Status.Outputs)
 	fmt.Fprintln(w, "Tasks:")
-	newNodeTable(r, allChildren).write(w)
+	nt := newNodeTable(r, allChildren)
+	nt.unread = unread
+	nt.write(w)
 	writeTrainStatus(w, r)
 	writeTaskProgress(w, r)
 	fmt.Fprintln(w, "Events:")

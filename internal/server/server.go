@@ -121,8 +121,8 @@ func New(cfg Config) *Server {
 	l := cfg.Limits
 	s := &Server{
 		cfg: cfg, mux: http.NewServeMux(),
-		submits:  newSlots(l.MaxSubmits, l.SubmitWait),
-		tokens:   newLimiters(l.Rate, l.Burst),
+		submits: newSlots(l.MaxSubmits, l.SubmitWait),
+		tokens:  newLimiters(l.Rate, l.Burst),
 		clients: newLimiters(l.ClientRate, l.ClientBurst),
 	}
 	for _, r := range s.routes() {

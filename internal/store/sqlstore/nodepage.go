@@ -140,7 +140,7 @@ func (s *Store) nodeDetails(ctx context.Context, run apiv1.RunID, nodes []apiv1.
 		return nil
 	}
 	r := &apiv1.Run{ID: run, Status: apiv1.RunStatus{Nodes: nodes}}
-	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r), s.partyShares(ctx, r), s.nodeArtifacts(ctx, r)); err != nil {
+	if err := errors.Join(s.attemptsOf(ctx, r), s.reused(ctx, r), s.partyShares(ctx, r), s.nodeArtifacts(ctx, r)); err != nil {
 		return err
 	}
 	return s.trainerStatuses(ctx, r)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -185,12 +186,29 @@ func (s *Store) queryNodes(ctx context.Context, where string, args ...any) ([]ap
 }
 
 func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
+	return s.attemptsWhere(ctx, r, `run_id = ?`, r.ID)
+}
+
+// attemptsOf reads the attempts of r's nodes alone, for a page of them.
+func (s *Store) attemptsOf(ctx context.Context, r *apiv1.Run) error {
+	if len(r.Status.Nodes) > maxVars {
+		return s.attempts(ctx, r)
+	}
+	args := []any{r.ID}
+	for _, n := range r.Status.Nodes {
+		args = append(args, n.Name)
+	}
+	return s.attemptsWhere(ctx, r, `run_id = ? AND node IN (`+strings.TrimSuffix(strings.Repeat("?,", len(r.Status.Nodes)), ",")+`)`, args...)
+}
+
+// attemptsWhere adds to r's nodes the attempts where selects.
+func (s *Store) attemptsWhere(ctx context.Context, r *apiv1.Run, where string, args ...any) error {
 	index := make(map[string]int, len(r.Status.Nodes))
 	for i, n := range r.Status.Nodes {
 		index[n.Name] = i
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, signal, code, message, system, started_at, finished_at,
-		nodes, joined, dropped, logs_lost FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
+		nodes, joined, dropped, logs_lost FROM attempts WHERE `+where+` ORDER BY node, number`, args...)
 	if err != nil {
 		return err
 	}
