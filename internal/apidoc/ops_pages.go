@@ -23,7 +23,7 @@ func pageOperations() []Operation {
 			Description: "A page of a run's nodes (tasks, and the items of maps, dynamic tasks and subworkflows), in the run's order, as Kubernetes lists a kind: limit and continue page them; phase and parent filter them; " +
 				"sinceVersion keeps those that changed since the resourceVersion of an earlier answer, so that a live view fetches only what changed. " +
 				"Every page of one listing has the resourceVersion of its first: send it as sinceVersion next. " +
-				"A sinceVersion this server cannot answer (another replica's, from before a restart, or of a run it forgot) is 410 KLN-4075: list again without it. A continue token not given for this run and query is 400 KLN-4076.",
+				"Versions are kept in the store, the same across restarts and replicas. A sinceVersion that is not a version of the run (not a number, or past its own) is 410 KLN-4075: list again without it. A continue token not given for this run and query is 400 KLN-4076.",
 			Params: []Param{
 				runID,
 				{Name: "phase", In: "query", Type: "", Description: "node phases in any case, comma separated (running,failed); an unknown one is 400 KLN-4050"},
