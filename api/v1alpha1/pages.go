@@ -72,8 +72,10 @@ type EventQuery struct {
 
 // NodePhases lists the phases a node can be in.
 func NodePhases() []Phase {
-	return []Phase{PhasePending, PhaseWaiting, PhaseRunning, PhaseRetrying, PhaseSuspended,
-		PhaseSucceeded, PhaseFailed, PhaseCancelled, PhaseSkipped}
+	return []Phase{
+		PhasePending, PhaseWaiting, PhaseRunning, PhaseRetrying, PhaseSuspended,
+		PhaseSucceeded, PhaseFailed, PhaseCancelled, PhaseSkipped,
+	}
 }
 
 // ParseNodePhases reads a comma-separated list of node phases, in any

@@ -9,8 +9,10 @@ import (
 // What every GET a page polls takes and may answer: an ETag, a 304 for a
 // request that has it already, a gzipped body for one that accepts it.
 var (
-	ifNoneMatch = Param{Name: "If-None-Match", In: "header", Type: "",
-		Description: "the ETag of an earlier answer (weak, W/\"…\"): the server answers 304 with no body if the answer would be the same. Every such answer carries its ETag and Cache-Control: no-cache, and is gzipped for a client whose Accept-Encoding takes gzip"}
+	ifNoneMatch = Param{
+		Name: "If-None-Match", In: "header", Type: "",
+		Description: "the ETag of an earlier answer (weak, W/\"…\"): the server answers 304 with no body if the answer would be the same. Every such answer carries its ETag and Cache-Control: no-cache, and is gzipped for a client whose Accept-Encoding takes gzip",
+	}
 	notModified = Answer{Status: http.StatusNotModified, Description: "the answer is the one whose ETag If-None-Match names"}
 )
 

@@ -24,7 +24,7 @@ var listedPhases = func() []apiv1.Phase {
 // larger group the children it lists (at most foldListMax that run or
 // did not succeed), the others counted by phase in unread.
 func describedNodes(ctx context.Context, eng engine, id apiv1.RunID, allChildren bool) ([]apiv1.NodeStatus, map[string]map[apiv1.Phase]int, error) {
-	nodes, _, err := allNodes(ctx, eng, id, apiv1.NodeQuery{HasParent: true})
+	nodes, err := allNodes(ctx, eng, id, apiv1.NodeQuery{HasParent: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,7 +51,7 @@ func describedNodes(ctx context.Context, eng engine, id apiv1.RunID, allChildren
 func childrenOf(ctx context.Context, eng engine, id apiv1.RunID, n apiv1.NodeStatus, allChildren bool) ([]apiv1.NodeStatus, map[apiv1.Phase]int, error) {
 	q := apiv1.NodeQuery{HasParent: true, Parent: n.Name}
 	if allChildren || (n.Children != nil && n.Children.Total <= foldAbove) {
-		kids, _, err := allNodes(ctx, eng, id, q)
+		kids, err := allNodes(ctx, eng, id, q)
 		return kids, nil, err
 	}
 	q.Phases, q.Limit = listedPhases, foldListMax
@@ -60,7 +60,7 @@ func childrenOf(ctx context.Context, eng engine, id apiv1.RunID, n apiv1.NodeSta
 		return nil, nil, err
 	}
 	if total(page.Counts) <= foldAbove { // a small group after all: shown whole
-		kids, _, err := allNodes(ctx, eng, id, apiv1.NodeQuery{HasParent: true, Parent: n.Name})
+		kids, err := allNodes(ctx, eng, id, apiv1.NodeQuery{HasParent: true, Parent: n.Name})
 		return kids, nil, err
 	}
 	left := page.Counts
@@ -71,17 +71,17 @@ func childrenOf(ctx context.Context, eng engine, id apiv1.RunID, n apiv1.NodeSta
 }
 
 // allNodes reads every page of the nodes q selects.
-func allNodes(ctx context.Context, eng engine, id apiv1.RunID, q apiv1.NodeQuery) ([]apiv1.NodeStatus, string, error) {
+func allNodes(ctx context.Context, eng engine, id apiv1.RunID, q apiv1.NodeQuery) ([]apiv1.NodeStatus, error) {
 	var out []apiv1.NodeStatus
 	q.Limit = apiv1.MaxNodePage
 	for {
 		page, err := eng.RunNodes(ctx, id, q)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		out = append(out, page.Items...)
 		if page.Continue == "" {
-			return out, page.ResourceVersion, nil
+			return out, nil
 		}
 		q.Continue = page.Continue
 	}

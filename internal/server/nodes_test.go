@@ -35,8 +35,10 @@ func (e *env) mapRun(t *testing.T, id apiv1.RunID, n int) {
 	for i := range n {
 		added = append(added, apiv1.NodeStatus{Name: itemName(i), Parent: "items", Kind: apiv1.NodeKindCommand, Phase: itemPhase(i)})
 	}
-	e.apply(t, &store.Change{Run: id, Owner: "elsewhere", Status: &apiv1.RunStatus{Phase: apiv1.PhaseRunning}, Added: added,
-		Nodes: []apiv1.NodeStatus{{Name: "prep", Phase: apiv1.PhaseSucceeded}, {Name: "items", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindMap}}})
+	e.apply(t, &store.Change{
+		Run: id, Owner: "elsewhere", Status: &apiv1.RunStatus{Phase: apiv1.PhaseRunning}, Added: added,
+		Nodes: []apiv1.NodeStatus{{Name: "prep", Phase: apiv1.PhaseSucceeded}, {Name: "items", Phase: apiv1.PhaseRunning, Kind: apiv1.NodeKindMap}},
+	})
 }
 
 func (e *env) apply(t *testing.T, c *store.Change) {

@@ -56,8 +56,10 @@ func eventContinue(q apiv1.EventQuery) (int64, error) {
 	v, ok := strings.CutPrefix(q.Continue, "s")
 	n, err := strconv.ParseInt(v, 10, 64)
 	if !ok || err != nil || n < q.After {
-		return 0, &apiv1.Error{Code: apiv1.CodeBadContinue, Field: "continue",
-			Message: fmt.Sprintf("continue %q is not one this server gave for this run's events after %d", q.Continue, q.After)}
+		return 0, &apiv1.Error{
+			Code: apiv1.CodeBadContinue, Field: "continue",
+			Message: fmt.Sprintf("continue %q is not one this server gave for this run's events after %d", q.Continue, q.After),
+		}
 	}
 	return n, nil
 }

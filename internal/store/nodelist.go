@@ -30,8 +30,10 @@ func NodeList(ctx context.Context, r Runs, id apiv1.RunID, q apiv1.NodeQuery) (*
 	if version < 0 { // a first page: the listing's version is its own
 		version = page.Version
 	}
-	list := &apiv1.NodeList{Run: id, ResourceVersion: strconv.FormatInt(version, 10), Items: nonNil(page.Nodes),
-		RemainingItemCount: page.Remaining, Counts: page.Counts}
+	list := &apiv1.NodeList{
+		Run: id, ResourceVersion: strconv.FormatInt(version, 10), Items: nonNil(page.Nodes),
+		RemainingItemCount: page.Remaining, Counts: page.Counts,
+	}
 	if page.Remaining > 0 {
 		list.Continue = nodeContinue{pos: page.Last, version: version, query: queryKey(q)}.String()
 	}
@@ -97,8 +99,10 @@ func parseNodeContinue(q apiv1.NodeQuery) (nodeContinue, error) {
 		_, err = fmt.Sscanf(string(raw), "%d.%d.%x", &c.pos, &c.version, &c.query)
 	}
 	if err != nil || c.pos < 0 || c.version < 0 || c.query != queryKey(q) {
-		return c, &apiv1.Error{Code: apiv1.CodeBadContinue, Field: "continue",
-			Message: fmt.Sprintf("continue %q is not one this server gave for this run and query (the same phase, parent and sinceVersion)", q.Continue)}
+		return c, &apiv1.Error{
+			Code: apiv1.CodeBadContinue, Field: "continue",
+			Message: fmt.Sprintf("continue %q is not one this server gave for this run and query (the same phase, parent and sinceVersion)", q.Continue),
+		}
 	}
 	return c, nil
 }

@@ -100,7 +100,6 @@ func size(n int64) string {
 // fetcher GETs from a kiln serve with a token, counting the bytes sent.
 type fetcher struct {
 	base, token string
-	etags       map[string]string
 }
 
 // fetch GETs each path one after another, gzip accepted or not; a path

@@ -41,8 +41,10 @@ func testNodePages(t *testing.T, s store.Store) {
 		}
 		items = append(items, apiv1.NodeStatus{Name: fmt.Sprint("b.", i), Parent: "b", Phase: phase})
 	}
-	apply(t, s, &store.Change{Run: "r1", Owner: "me", Added: items,
-		Attempts: []store.AttemptRow{{Node: "b.4", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: "r1/b.4/1", Phase: apiv1.PhaseFailed}}}})
+	apply(t, s, &store.Change{
+		Run: "r1", Owner: "me", Added: items,
+		Attempts: []store.AttemptRow{{Node: "b.4", AttemptStatus: apiv1.AttemptStatus{Number: 1, ID: "r1/b.4/1", Phase: apiv1.PhaseFailed}}},
+	})
 	b := "b"
 	first := listNodes(t, s, store.ListNodesParams{Run: "r1", Parent: &b, After: -1, Limit: 3})
 	if names(first) != "b.0 b.1 b.2" || first.Remaining != 4 || first.Counts[apiv1.PhaseFailed] != 2 || first.Counts[apiv1.PhaseSucceeded] != 5 {
