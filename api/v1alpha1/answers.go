@@ -76,9 +76,16 @@ type GateSent struct {
 	By string `json:"by"`
 }
 
-// EventList is a run's events, oldest first.
+// EventList is a run's events, oldest first: all of them, a page
+// (limit, continue) or the last ones (tail).
 type EventList struct {
 	Items []Event `json:"items"`
+	// Continue is the token of the next page, when a limit was asked and
+	// more events follow; empty otherwise.
+	Continue string `json:"continue,omitempty"`
+	// Total is how many events the run has after the query's after, this
+	// page's and those left out; set when a limit or a tail was asked.
+	Total int `json:"total,omitempty"`
 }
 
 // RuntimeList is the training runtimes a project's jobs may name.

@@ -19,7 +19,7 @@ const schemaRef = "#/components/schemas/"
 
 // Operations returns every operation of the API.
 func Operations() []Operation {
-	return slices.Concat(metaOperations(), runOperations(), artifactOperations(), resourceOperations(), federationOperations(), channelOperations())
+	return slices.Concat(metaOperations(), runOperations(), pageOperations(), artifactOperations(), resourceOperations(), federationOperations(), channelOperations())
 }
 
 // OpenAPI builds the OpenAPI 3.0 document of ops from the Go types they

@@ -67,6 +67,7 @@ var errorStatusText = map[int]string{
 	http.StatusForbidden:             "the token's role or projects do not allow it (KLN-4004)",
 	http.StatusNotFound:              "no such run or object, or one of a project the token may not see",
 	http.StatusRequestTimeout:        "the body arrived too slowly",
+	http.StatusGone:                  "the sinceVersion of a request for changed nodes is not a version of the run (KLN-4075): list again without it",
 	http.StatusConflict:              "the object is not in a state that allows it (a run that has or has not ended, a gate not waiting), or an Idempotency-Key was used for another submission (KLN-4061)",
 	http.StatusRequestEntityTooLarge: "the body is over the server's limit (KLN-4005)",
 	http.StatusUnprocessableEntity:   "the spec is valid but cannot be admitted (KLN-2xxx)",

@@ -233,6 +233,38 @@ func (a *App) Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.
 	return a.Store.ListEvents(ctx, store.ListEventsParams{Run: id, After: after})
 }
 
+// GetRunHead returns a run without its nodes.
+func (a *App) GetRunHead(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
+	run, err := a.Store.GetRunHead(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, a.partHint(ctx, noRun(id), id)
+	}
+	return run, err
+}
+
+// RunNodes returns a page of a run's nodes as q selects them (see
+// store.NodeList).
+func (a *App) RunNodes(ctx context.Context, id apiv1.RunID, q apiv1.NodeQuery) (*apiv1.NodeList, error) {
+	list, err := store.NodeList(ctx, a.Store, id, q)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, a.partHint(ctx, noRun(id), id)
+	}
+	return list, err
+}
+
+// EventPage returns a run's events as q selects them (see
+// store.EventPage): all, the last q.Tail or a page of q.Limit.
+// A run has its Submitted event from the start, so one with no event at
+// all is one that does not exist, which GetRun then says as it says it.
+func (a *App) EventPage(ctx context.Context, id apiv1.RunID, q apiv1.EventQuery) (*apiv1.EventList, error) {
+	if n, err := a.Store.CountEvents(ctx, id, 0); err != nil || n == 0 {
+		if _, err := a.GetRun(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return store.EventPage(ctx, a.Store, id, q)
+}
+
 // Messages returns the federation channel's log of part id. A run that
 // is no party's part has none: KLN-4006, pointing at its parts.
 func (a *App) Messages(ctx context.Context, id apiv1.RunID) ([]apiv1.ChannelMessage, error) {

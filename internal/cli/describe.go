@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -19,12 +20,18 @@ import (
 type runDetail struct {
 	*apiv1.Run `json:",inline"`
 	Events     []apiv1.Event `json:"events"`
+	// EventsLeftOut is how many earlier events --events left out.
+	EventsLeftOut int `json:"eventsLeftOut,omitempty"`
 }
+
+// defaultEvents is how many of a run's last events describe shows.
+const defaultEvents = 20
 
 func newDescribeCmd(e *env) *cobra.Command {
 	describe := group("describe", "Show one resource in detail")
 	var output string
 	var allChildren bool
+	var events int
 	run := &cobra.Command{
 		Use:     "run ID",
 		Aliases: []string{"runs"},
@@ -36,21 +43,30 @@ func newDescribeCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			r, err := eng.GetRun(cmd.Context(), apiv1.RunID(args[0]))
+			r, unread, err := describedRun(cmd.Context(), eng, apiv1.RunID(args[0]), output != "", allChildren)
 			if err != nil {
 				return err
 			}
-			events, err := eng.Events(cmd.Context(), r.ID, 0)
+			n := events
+			if output != "" && !cmd.Flags().Changed("events") {
+				n = -1 // a document holds every event unless asked otherwise
+			}
+			list, err := lastEvents(cmd, eng, r.ID, n)
 			if err != nil {
 				return err
 			}
-			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: events}); done {
+			left := max(list.Total-len(list.Items), 0)
+			if done, err := printObject(e.stdout, output, runDetail{Run: r, Events: list.Items, EventsLeftOut: left}); done {
 				return err
 			}
-			writeDescription(e.stdout, r, events, allChildren)
+			writeDescription(e.stdout, r, unread, list.Items, allChildren)
+			if left > 0 {
+				fmt.Fprintf(e.stdout, "  (%s not shown; kiln describe run %s --events=-1 shows all)\n", plural(left, "earlier event"), r.ID)
+			}
 			return nil
 		},
 	}
+	run.Flags().IntVar(&events, "events", defaultEvents, "show the run's last N events; -1 shows all, 0 none")
 	run.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE")
 	run.Flags().BoolVar(&allChildren, "children", false,
 		fmt.Sprintf("list every child of a map, dynamic or subworkflow task; by default a task with more than %d lists only those that did not succeed", foldAbove))
@@ -58,9 +74,48 @@ func newDescribeCmd(e *env) *cobra.Command {
 	return describe
 }
 
+// lastEvents is the last n events of run id, and how many there are in
+// all; every event for a negative n.
+func lastEvents(cmd *cobra.Command, eng engine, id apiv1.RunID, n int) (*apiv1.EventList, error) {
+	switch {
+	case n < 0 || n > apiv1.MaxEventPage:
+		all, err := eng.Events(cmd.Context(), id, 0)
+		total := len(all)
+		if n > 0 && len(all) > n {
+			all = all[len(all)-n:]
+		}
+		return &apiv1.EventList{Items: all, Total: total}, err
+	case n == 0:
+		list, err := eng.EventPage(cmd.Context(), id, apiv1.EventQuery{Tail: 1})
+		if err != nil {
+			return nil, err
+		}
+		return &apiv1.EventList{Items: []apiv1.Event{}, Total: list.Total}, nil
+	}
+	return eng.EventPage(cmd.Context(), id, apiv1.EventQuery{Tail: n})
+}
+
+// describedRun reads run id as describe shows it: whole for a document
+// (-o), else without the children of large groups that it only counts
+// (see describedNodes), which it returns counted by phase.
+func describedRun(ctx context.Context, eng engine, id apiv1.RunID, whole, allChildren bool) (*apiv1.Run, map[string]map[apiv1.Phase]int, error) {
+	if whole {
+		r, err := eng.GetRun(ctx, id)
+		return r, nil, err
+	}
+	r, err := eng.GetRunHead(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, unread, err := describedNodes(ctx, eng, id, allChildren)
+	r.Status.Nodes = nodes
+	return r, unread, err
+}
+
 // writeDescription writes run r as describe shows it. A group's many
-// children are folded (see nodeTable) unless allChildren is set.
-func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildren bool) {
+// children are folded (see nodeTable) unless allChildren is set; unread
+// counts by phase those of a group's children that r lacks.
+func writeDescription(w io.Writer, r *apiv1.Run, unread map[string]map[apiv1.Phase]int, events []apiv1.Event, allChildren bool) {
 	fmt.Fprintf(w, "Run:       %s\nWorkflow:  %s\nPhase:     %s\n", r.ID, r.Name, r.Status.Phase)
 	if r.Status.Message != "" {
 		fmt.Fprintf(w, "Message:   %s\n", strings.TrimSpace(string(r.Status.Code)+" "+r.Status.Message))
@@ -89,7 +144,9 @@ func writeDescription(w io.Writer, r *apiv1.Run, events []apiv1.Event, allChildr
 	}
 	writeOutputs(w, r.Status.Outputs)
 	fmt.Fprintln(w, "Tasks:")
-	newNodeTable(r, allChildren).write(w)
+	nt := newNodeTable(r, allChildren)
+	nt.unread = unread
+	nt.write(w)
 	writeTrainStatus(w, r)
 	writeTaskProgress(w, r)
 	fmt.Fprintln(w, "Events:")

@@ -31,7 +31,11 @@ type nodeTable struct {
 	fed *apiv1.FederationInfo
 	// children holds the nodes under each node name; "" holds the top.
 	children map[string][]*apiv1.NodeStatus
-	t        table
+	// unread counts by phase the children of a group that were not read
+	// (describe reads a folded group's children that it lists, and counts
+	// the others): they are folded with those not listed.
+	unread map[string]map[apiv1.Phase]int
+	t      table
 }
 
 // newNodeTable sorts the run's nodes under their parents. A child comes
@@ -123,13 +127,14 @@ func logsLostNote(lost map[string]int64) string {
 // childrenOf adds the children of n at depth, folded when there are many.
 func (nt *nodeTable) childrenOf(n *apiv1.NodeStatus, depth int) {
 	kids := nt.children[n.Name]
-	if nt.allChildren || len(kids) <= foldAbove {
+	unread := nt.unreadOf(n.Name)
+	if nt.allChildren || len(kids)+len(unread) <= foldAbove {
 		for _, k := range kids {
 			nt.node(k, depth)
 		}
 		return
 	}
-	var hidden []apiv1.Phase
+	hidden := unread
 	listed := 0
 	for _, k := range kids {
 		if listed == foldListMax || !worthListing(k.Phase) {
@@ -142,6 +147,18 @@ func (nt *nodeTable) childrenOf(n *apiv1.NodeStatus, depth int) {
 	if len(hidden) > 0 {
 		nt.t.note(fmt.Sprintf("%s… %s; kiln describe run %s --children lists all", strings.Repeat("  ", depth), moreLine(hidden), nt.run))
 	}
+}
+
+// unreadOf lists the phases of the children of group that were not read,
+// one entry a child, in the order of apiv1.NodePhases.
+func (nt *nodeTable) unreadOf(group string) []apiv1.Phase {
+	var out []apiv1.Phase
+	for _, p := range apiv1.NodePhases() {
+		for range nt.unread[group][p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // worthListing reports whether a child of a folded group is listed: one

@@ -68,7 +68,7 @@ func tasksSection(t *testing.T, out string) string {
 
 func describeText(r *apiv1.Run, allChildren bool) string {
 	var b bytes.Buffer
-	writeDescription(&b, r, nil, allChildren)
+	writeDescription(&b, r, nil, nil, allChildren)
 	return b.String()
 }
 
@@ -221,5 +221,29 @@ func TestDescribeChildrenFlagListsEveryChild(t *testing.T) {
 		if got := strings.Count(out, "\n    many."); got != want {
 			t.Errorf("kiln %s lists %d children, want %d:\n%s", args, got, want, out)
 		}
+	}
+}
+
+// TestDescribeCountsTheChildrenItDidNotRead: describe reads of a large
+// group only the children it lists; the others, counted by phase, are
+// folded with the rest.
+func TestDescribeCountsTheChildrenItDidNotRead(t *testing.T) {
+	t.Parallel()
+	all := bigMap(500, map[int]apiv1.Phase{3: apiv1.PhaseFailed, 4: apiv1.PhaseRunning, 9: apiv1.PhasePending})
+	var read []apiv1.NodeStatus
+	for _, n := range all {
+		if n.Parent == "" || n.Phase == apiv1.PhaseFailed || n.Phase == apiv1.PhaseRunning {
+			read = append(read, n)
+		}
+	}
+	r := &apiv1.Run{ID: "huge-1", Status: apiv1.RunStatus{Nodes: read}}
+	var b bytes.Buffer
+	writeDescription(&b, r, map[string]map[apiv1.Phase]int{"many": {apiv1.PhaseSucceeded: 497, apiv1.PhasePending: 1}}, nil, false)
+	got := tasksSection(t, b.String())
+	if !strings.Contains(got, "\n    many.3 ") || !strings.Contains(got, "\n    many.4 ") || strings.Count(got, "\n    many.") != 2 {
+		t.Errorf("the table should list many.3 and many.4 alone:\n%s", got)
+	}
+	if want := "\n    … 498 more: 1 pending, 497 succeeded; kiln describe run huge-1 --children lists all\n"; !strings.Contains(got, want) {
+		t.Errorf("the table lacks %q:\n%s", want, got)
 	}
 }

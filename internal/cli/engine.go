@@ -38,8 +38,15 @@ type engine interface {
 // reader reads runs and their events.
 type reader interface {
 	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
+	// GetRunHead is GetRun without the run's nodes, which RunNodes
+	// reads a page at a time.
+	GetRunHead(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
+	RunNodes(ctx context.Context, id apiv1.RunID, q apiv1.NodeQuery) (*apiv1.NodeList, error)
 	ListRuns(ctx context.Context, q apiv1.RunQuery) (*apiv1.RunList, error)
 	Events(ctx context.Context, id apiv1.RunID, after int64) ([]apiv1.Event, error)
+	// EventPage is the events q selects: all, the last q.Tail, or a page,
+	// with how many there are in all for a tail or a page.
+	EventPage(ctx context.Context, id apiv1.RunID, q apiv1.EventQuery) (*apiv1.EventList, error)
 	// Messages is the federation channel's log of a party's part.
 	Messages(ctx context.Context, id apiv1.RunID) ([]apiv1.ChannelMessage, error)
 }

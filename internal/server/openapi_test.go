@@ -124,6 +124,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		t.Fatalf("submit: %d %s", resp.StatusCode, b)
 	}
 	e.waitDone(t, run.ID)
+	e.mapRun(t, "conform-map", 20)
 	for _, x := range []struct{ method, path, token, body string }{ // bodies: YAML for files, JSON else, text for secrets
 		{"GET", "/healthz", "", ""},
 		{"GET", "/readyz", "", ""},
@@ -138,6 +139,12 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		{"GET", "/api/v1/runs", e.none, ""},
 		{"GET", "/api/v1/runs/" + string(run.ID), e.viewer, ""},
 		{"GET", "/api/v1/runs/" + string(run.ID) + "/events", e.viewer, ""},
+		{"GET", "/api/v1/runs/" + string(run.ID) + "/events?tail=2", e.viewer, ""},
+		{"GET", "/api/v1/runs/" + string(run.ID) + "/events?limit=2", e.viewer, ""},
+		{"GET", "/api/v1/runs/" + string(run.ID) + "?nodes=false", e.viewer, ""},
+		{"GET", "/api/v1/runs/conform-map/nodes?limit=5&parent=items&phase=failed,succeeded", e.viewer, ""},
+		{"GET", "/api/v1/runs/conform-map/nodes?sinceVersion=0-1", e.viewer, ""},
+		{"GET", "/api/v1/runs/conform-map/nodes?continue=nope", e.viewer, ""},
 		{"GET", "/api/v1/runs/" + string(run.ID) + "/tasks/greet/logs?timestamps=true", e.viewer, ""},
 		{"GET", "/api/v1/runs/" + string(run.ID) + "/trainjob", e.viewer, ""},
 		{"POST", "/api/v1/runs/" + string(run.ID) + "/cancel", e.admin, ""},
@@ -171,7 +178,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	for _, msg := range c.errs {
 		t.Error(msg)
 	}
-	for _, id := range []string{"healthz", "submitRun", "listRuns", "getRun", "deleteRun", "rerunRun", "getTaskLogs", "listRunEvents", "approveGate", "signalGate", "getTrainJob", "putTemplate", "pruneCache"} {
+	for _, id := range []string{"healthz", "submitRun", "listRuns", "getRun", "deleteRun", "rerunRun", "getTaskLogs", "listRunEvents", "listRunNodes", "approveGate", "signalGate", "getTrainJob", "putTemplate", "pruneCache"} {
 		if !c.seen[id] {
 			t.Errorf("no exchange of operation %s was checked", id)
 		}

@@ -70,8 +70,18 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) 
 // not exist, word for word, so that no one learns which IDs exist
 // elsewhere.
 func (s *Server) run(r *http.Request, p *principal) (*apiv1.Run, error) {
+	return s.runBy(r, p, s.cfg.Store.GetRun)
+}
+
+// runHead is run without the run's nodes.
+func (s *Server) runHead(r *http.Request, p *principal) (*apiv1.Run, error) {
+	return s.runBy(r, p, s.cfg.Store.GetRunHead)
+}
+
+// runBy is run, the run read by get.
+func (s *Server) runBy(r *http.Request, p *principal, get func(context.Context, apiv1.RunID) (*apiv1.Run, error)) (*apiv1.Run, error) {
 	id := apiv1.RunID(r.PathValue("id"))
-	run, err := s.cfg.Store.GetRun(r.Context(), id)
+	run, err := get(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, s.noRun(r, p, id)
 	}
@@ -84,8 +94,15 @@ func (s *Server) run(r *http.Request, p *principal) (*apiv1.Run, error) {
 	return run, nil
 }
 
+// getRun answers a run; with ?nodes=false, without its nodes (their
+// counts stay in its progress), for a page that reads them a page at a
+// time (listNodes).
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p *principal) error {
-	run, err := s.run(r, p)
+	get := s.run
+	if r.URL.Query().Get("nodes") == "false" {
+		get = s.runHead
+	}
+	run, err := get(r, p)
 	if err != nil {
 		return err
 	}

@@ -215,8 +215,9 @@ func (s *Server) routes() []route {
 		{"GET /api/v1/version", public, s.version},
 		{"GET /api/v1/whoami", public, s.whoami},
 		{"POST /api/v1/runs", editor, s.submit},
-		{"GET /api/v1/runs", viewer, s.runsOrWatch},
-		{"GET /api/v1/runs/{id}", viewer, s.getRun},
+		{"GET /api/v1/runs", viewer, cached(s.runsOrWatch)},
+		{"GET /api/v1/runs/{id}", viewer, cached(s.getRun)},
+		{"GET /api/v1/runs/{id}/nodes", viewer, cached(s.listNodes)},
 		{"GET /api/v1/runs/{id}/trainjob", viewer, s.getTrainJob},
 		{"DELETE /api/v1/runs/{id}", editor, s.deleteRun},
 		{"POST /api/v1/runs/{id}/cancel", editor, s.cancel},
@@ -227,7 +228,7 @@ func (s *Server) routes() []route {
 		{"POST /api/v1/runs/{id}/unsuspend", editor, s.suspend(false)},
 		{"POST /api/v1/runs/{id}/nodes/{node}/approve", editor, s.approve},
 		{"POST /api/v1/runs/{id}/nodes/{node}/signal", editor, s.signal},
-		{"GET /api/v1/runs/{id}/events", viewer, s.events},
+		{"GET /api/v1/runs/{id}/events", viewer, cached(s.events)},
 		{"GET /api/v1/runs/{id}/tasks/{task}/logs", viewer, s.logs},
 		{"GET /api/v1/runs/{id}/artifacts", viewer, s.listArtifacts},
 		{"GET /api/v1/runs/{id}/artifacts/{node}/{name}", viewer, s.getArtifact},
@@ -393,6 +394,8 @@ func codeStatus(c apiv1.Code) int {
 		return http.StatusConflict
 	case apiv1.CodeForbidden:
 		return http.StatusForbidden
+	case apiv1.CodeStaleVersion:
+		return http.StatusGone
 	case apiv1.CodeBodyTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case apiv1.CodeRateLimited:

@@ -29,12 +29,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal) er
 		return err
 	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") && r.URL.Query().Get("follow") != "true" {
-		list, err := s.cfg.Store.ListEvents(r.Context(), store.ListEventsParams{Run: run.ID, After: after})
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, apiv1.EventList{Items: nonNil(list)})
-		return nil
+		return s.listEvents(w, r, run.ID, after)
 	}
 	ev := s.newEventStream(w)
 	seq := after

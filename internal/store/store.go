@@ -71,6 +71,11 @@ type Runs interface {
 	CreateRun(ctx context.Context, p CreateRunParams) error
 	// GetRun returns the run with its nodes and attempts, or ErrNotFound.
 	GetRun(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
+	// GetRunHead is GetRun without the run's nodes.
+	GetRunHead(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error)
+	// ListNodes returns a page of a run's nodes in the run's order, as p
+	// selects them, with their attempts; ErrNotFound for no such run.
+	ListNodes(ctx context.Context, p ListNodesParams) (*NodePage, error)
 	// ListRuns returns runs newest first, without nodes (their progress
 	// counts them).
 	ListRuns(ctx context.Context, p ListRunsParams) ([]*apiv1.Run, error)
@@ -78,6 +83,8 @@ type Runs interface {
 	CountRuns(ctx context.Context) (map[apiv1.Phase]int, error)
 	// ListEvents returns a run's events with Seq > p.After, oldest first.
 	ListEvents(ctx context.Context, p ListEventsParams) ([]apiv1.Event, error)
+	// CountEvents counts a run's events with Seq > after.
+	CountEvents(ctx context.Context, run apiv1.RunID, after int64) (int, error)
 	// RequestCancel marks a run to be cancelled by its owner, and records
 	// who asked (by, if not empty) in a CancelRequested event; asked again,
 	// it changes nothing and records nothing. It returns ErrPhase for a run
@@ -218,6 +225,41 @@ type ListEventsParams struct {
 	After int64
 	// Limit caps the number of events; 0 means no limit.
 	Limit int
+	// Tail, if not 0, keeps only the last Tail events of those after
+	// After (still oldest first); Limit is then ignored.
+	Tail int
+}
+
+// ListNodesParams selects a page of a run's nodes.
+type ListNodesParams struct {
+	Run apiv1.RunID
+	// Phases keeps the nodes in one of them; empty keeps all.
+	Phases []apiv1.Phase
+	// Parent, if set, keeps the children of that node ("": the top).
+	Parent *string
+	// Since, if set, keeps the nodes changed since that node version
+	// (NodePage.Version): those a write stamped with a later one.
+	Since *int64
+	// After is a position: the page starts after it (-1: at the first).
+	After int
+	// Limit caps the page; 0 means apiv1.DefaultNodePage.
+	Limit int
+}
+
+// NodePage is a page of a run's nodes.
+type NodePage struct {
+	// Version is the run's node version, read before the nodes: every
+	// write that changes what its nodes show counts it up, and stamps
+	// the nodes it changed with the new value.
+	Version int64
+	Nodes   []apiv1.NodeStatus
+	// Last is the position of the page's last node (After if none), and
+	// Remaining how many nodes the query keeps after it.
+	Last      int
+	Remaining int
+	// Counts counts by phase the nodes the Parent term keeps (every node
+	// without one), whatever the other terms.
+	Counts map[apiv1.Phase]int
 }
 
 // ClaimRunsParams says who claims runs, until when, and how to tell a dead owner.

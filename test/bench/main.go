@@ -43,7 +43,7 @@ func main() {
 	kiln := flag.String("kiln", "bin/kiln", "the kiln binary to measure")
 	cpus := flag.Int("cpus", 2, "the pool size and the baseline's parallelism")
 	root = flag.String("root", ".", "the repository, for its examples")
-	only = flag.String("only", "", "run only these groups: engine, cache, training, server, store, kube, dagu (comma separated)")
+	only = flag.String("only", "", "run only these groups: engine, cache, training, server, runpage, store, kube, dagu (comma separated)")
 	kubeconfig = flag.String("kubeconfig", ".k8s/kubeconfig", "the test cluster (make k8s-up), for the kube group")
 	operatorBin = flag.String("training-operator", "", "Kubeflow training-operator's binary (hack/training-operator.sh), for the kube group's third baseline; none: no such row")
 	operatorCRDs = flag.String("training-operator-crds", "", "the directory of its CRDs (hack/training-operator.sh prints it)")
@@ -101,6 +101,9 @@ func (b *bench) all() []row {
 	}
 	if want("server") {
 		rows = append(rows, b.server()...)
+	}
+	if want("runpage") {
+		rows = append(rows, b.runPage()...)
 	}
 	if want("store") {
 		rows = append(rows, b.stores()...)

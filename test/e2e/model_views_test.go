@@ -86,7 +86,7 @@ func (d *driver) checkRunViews(id apiv1.RunID, get func(string, any) error, list
 // checkDescribeText checks kiln describe's text shows run's phase, each
 // node with its phase, and every event.
 func (d *driver) checkDescribeText(run apiv1.Run, events []apiv1.Event) error {
-	res := kiln(d.t, d.home, "describe", "run", string(run.ID), "--children")
+	res := kiln(d.t, d.home, "describe", "run", string(run.ID), "--children", "--events=-1")
 	if res.code != 0 {
 		return violated("describe", "kiln describe run %s exited %d: %s", run.ID, res.code, res.stderr)
 	}

@@ -82,9 +82,10 @@ func unmigrate(t *testing.T, path string) {
 		`DROP TABLE node_artifacts`,                                                                                                                                          // 0025
 		`ALTER TABLE runs DROP COLUMN suspension`,                                                                                                                            // 0026
 		`DROP TABLE channel_messages`, `DROP TABLE channel_chunks`, `DROP TABLE part_heard`, `ALTER TABLE parties DROP COLUMN policy`, `ALTER TABLE parties DROP COLUMN pin`, // 0027 (share_orders.code went with its table)
-		`DROP TABLE submit_keys`,                     // 0029
-		`ALTER TABLE attempts DROP COLUMN logs_lost`, // 0028
-		`DROP TABLE node_inputs`,                     // 0030
+		`DROP TABLE submit_keys`,                                                                                             // 0029
+		`ALTER TABLE attempts DROP COLUMN logs_lost`,                                                                         // 0028
+		`DROP TABLE node_inputs`,                                                                                             // 0030
+		`DROP INDEX nodes_by_position`, `ALTER TABLE runs DROP COLUMN node_version`, `ALTER TABLE nodes DROP COLUMN version`, // 0031
 		fmt.Sprintf(`PRAGMA user_version = %d`, at),
 	} {
 		if _, err := db.ExecContext(t.Context(), q); err != nil {

@@ -45,6 +45,9 @@ func (s *Store) applyChange(ctx context.Context, tx *sql.Tx, c *store.Change) er
 	if err := s.putNodeInputs(ctx, tx, c); err != nil {
 		return err
 	}
+	if err := touchNodes(ctx, tx, c.Run, touched(c)); err != nil {
+		return err
+	}
 	return s.insertEventsAt(ctx, tx, c.Run, c.Events, c.Term)
 }
 

@@ -167,7 +167,12 @@ func (s *Store) partyShares(ctx context.Context, r *apiv1.Run) error {
 // nodeColumn reads rows of (node, value) of run r with query, and hands
 // each value to set with its node, if the run has that node.
 func (s *Store) nodeColumn(ctx context.Context, r *apiv1.Run, query string, set func(n *apiv1.NodeStatus, v string) error) error {
-	rows, err := s.db.QueryContext(ctx, query, r.ID)
+	return s.nodeColumnWhere(ctx, r, query, []any{r.ID}, set)
+}
+
+// nodeColumnWhere is nodeColumn with the query's own arguments.
+func (s *Store) nodeColumnWhere(ctx context.Context, r *apiv1.Run, query string, args []any, set func(n *apiv1.NodeStatus, v string) error) error {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}

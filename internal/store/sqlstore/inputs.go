@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -37,6 +38,22 @@ func (s *Store) putNodeInputs(ctx context.Context, tx *sql.Tx, c *store.Change) 
 // nodeInputs reads the resolved inputs of r's nodes.
 func (s *Store) nodeInputs(ctx context.Context, r *apiv1.Run) error {
 	return s.nodeColumn(ctx, r, `SELECT node, inputs FROM node_inputs WHERE run_id = ?`, func(n *apiv1.NodeStatus, v string) error {
+		return json.Unmarshal([]byte(v), &n.Inputs)
+	})
+}
+
+// nodeInputsOf reads the resolved inputs of r's nodes, which are a page of
+// its nodes: only theirs are read, not the run's (a map's items have many).
+func (s *Store) nodeInputsOf(ctx context.Context, r *apiv1.Run) error {
+	if len(r.Status.Nodes) > maxVars {
+		return s.nodeInputs(ctx, r)
+	}
+	args := []any{r.ID}
+	for _, n := range r.Status.Nodes {
+		args = append(args, n.Name)
+	}
+	query := `SELECT node, inputs FROM node_inputs WHERE run_id = ? AND node IN (` + strings.TrimSuffix(strings.Repeat("?,", len(r.Status.Nodes)), ",") + `)`
+	return s.nodeColumnWhere(ctx, r, query, args, func(n *apiv1.NodeStatus, v string) error {
 		return json.Unmarshal([]byte(v), &n.Inputs)
 	})
 }

@@ -35,6 +35,9 @@ func (s *Store) RetryRun(ctx context.Context, id apiv1.RunID, r store.Retry) (er
 		if err := resetNodes(ctx, tx, id, again); err != nil {
 			return err
 		}
+		if err := touchNodes(ctx, tx, id, again); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET phase = ?, code = '', message = '', started_at = NULL, finished_at = NULL, done = 0,
 			suspension = '', suspend = ?, cancel_requested = 0, owner = ?, lease_until = ? WHERE id = ?`, apiv1.PhasePending, false, r.Owner, r.Until.UnixNano(), id); err != nil {
 			return err

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -103,6 +105,27 @@ func scanRun(row interface{ Scan(...any) error }) (*apiv1.Run, error) {
 // GetRun implements store.Runs.
 func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err error) {
 	defer s.coded(&err)
+	r, err := s.runHead(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r), s.partyShares(ctx, r), s.nodeArtifacts(ctx, r), s.nodeInputs(ctx, r)); err != nil {
+		return nil, err
+	}
+	return r, s.trainerStatuses(ctx, r)
+}
+
+// GetRunHead implements store.Runs.
+func (s *Store) GetRunHead(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err error) {
+	defer s.coded(&err)
+	return s.runHead(ctx, id)
+}
+
+// runHead reads run id without its nodes.
+func (s *Store) runHead(ctx context.Context, id apiv1.RunID) (*apiv1.Run, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
@@ -117,32 +140,35 @@ func (s *Store) GetRun(ctx context.Context, id apiv1.RunID) (_ *apiv1.Run, err e
 	if err := errors.Join(json.Unmarshal([]byte(wf), &r.Workflow), unmarshalIf(subs, &r.Subworkflows), unmarshalIf(rerunOf, &r.RerunOf)); err != nil {
 		return nil, err
 	}
-	if r.Status.Nodes, err = s.nodes(ctx, id); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(s.attempts(ctx, r), s.reused(ctx, r), s.federation(ctx, r), s.partyShares(ctx, r), s.nodeArtifacts(ctx, r), s.nodeInputs(ctx, r)); err != nil {
-		return nil, err
-	}
-	return r, s.trainerStatuses(ctx, r)
+	return r, s.federation(ctx, r)
 }
 
 func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
+	nodes, _, err := s.queryNodes(ctx, `nodes.run_id = ? ORDER BY nodes.position`, id)
+	return nodes, err
+}
+
+// queryNodes reads the nodes that where (a WHERE clause on table nodes,
+// with its ORDER BY and LIMIT) selects, and their positions.
+func (s *Store) queryNodes(ctx context.Context, where string, args ...any) ([]apiv1.NodeStatus, []int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT name, phase, code, message, started_at, finished_at, retry_at, outputs,
-		conditions, replicas, attempt_base, kind, parent, children, COALESCE(e.expansion, ''), gate, cache
+		conditions, replicas, attempt_base, kind, parent, children, COALESCE(e.expansion, ''), gate, cache, position
 		FROM nodes LEFT JOIN node_expansions e ON e.run_id = nodes.run_id AND e.node = nodes.name
-		WHERE nodes.run_id = ? ORDER BY position`, id)
+		WHERE `+where, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var nodes []apiv1.NodeStatus
+	var positions []int
 	for rows.Next() {
 		var n apiv1.NodeStatus
+		var pos int
 		var started, finished, retry sql.NullInt64
 		var outputs, conditions, replicas, children, expansion, gate, cache string
 		if err := rows.Scan(&n.Name, &n.Phase, &n.Code, &n.Message, &started, &finished, &retry, &outputs,
-			&conditions, &replicas, &n.AttemptBase, &n.Kind, &n.Parent, &children, &expansion, &gate, &cache); err != nil {
-			return nil, err
+			&conditions, &replicas, &n.AttemptBase, &n.Kind, &n.Parent, &children, &expansion, &gate, &cache, &pos); err != nil {
+			return nil, nil, err
 		}
 		n.StartedAt, n.FinishedAt, n.RetryAt = timeOf(started), timeOf(finished), timeOf(retry)
 		if expansion != "" {
@@ -151,20 +177,38 @@ func (s *Store) nodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, 
 		if err := errors.Join(unmarshalIf(outputs, &n.Outputs), unmarshalIf(conditions, &n.Conditions),
 			unmarshalIf(replicas, &n.Replicas), unmarshalIf(children, &n.Children), unmarshalIf(gate, &n.Gate),
 			unmarshalIf(cache, &n.Cache)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		nodes = append(nodes, n)
+		positions = append(positions, pos)
 	}
-	return nodes, rows.Err()
+	return nodes, positions, rows.Err()
 }
 
 func (s *Store) attempts(ctx context.Context, r *apiv1.Run) error {
+	return s.attemptsWhere(ctx, r, `run_id = ?`, r.ID)
+}
+
+// attemptsOf reads the attempts of r's nodes alone, for a page of them.
+func (s *Store) attemptsOf(ctx context.Context, r *apiv1.Run) error {
+	if len(r.Status.Nodes) > maxVars {
+		return s.attempts(ctx, r)
+	}
+	args := []any{r.ID}
+	for _, n := range r.Status.Nodes {
+		args = append(args, n.Name)
+	}
+	return s.attemptsWhere(ctx, r, `run_id = ? AND node IN (`+strings.TrimSuffix(strings.Repeat("?,", len(r.Status.Nodes)), ",")+`)`, args...)
+}
+
+// attemptsWhere adds to r's nodes the attempts where selects.
+func (s *Store) attemptsWhere(ctx context.Context, r *apiv1.Run, where string, args ...any) error {
 	index := make(map[string]int, len(r.Status.Nodes))
 	for i, n := range r.Status.Nodes {
 		index[n.Name] = i
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT node, number, id, phase, exit_code, signal, code, message, system, started_at, finished_at,
-		nodes, joined, dropped, logs_lost FROM attempts WHERE run_id = ? ORDER BY node, number`, r.ID)
+		nodes, joined, dropped, logs_lost FROM attempts WHERE `+where+` ORDER BY node, number`, args...)
 	if err != nil {
 		return err
 	}
@@ -231,8 +275,12 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) (_ []a
 	if limit <= 0 {
 		limit = math.MaxInt32 // every event: a limit both databases take
 	}
+	order := "ORDER BY seq"
+	if p.Tail > 0 {
+		limit, order = p.Tail, "ORDER BY seq DESC"
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, run_id, node, attempt, phase, reason, code, message, time
-		FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.Run, p.After, limit)
+		FROM events WHERE run_id = ? AND seq > ? `+order+` LIMIT ?`, p.Run, p.After, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +295,18 @@ func (s *Store) ListEvents(ctx context.Context, p store.ListEventsParams) (_ []a
 		e.Time = *timeOf(sql.NullInt64{Int64: at, Valid: true})
 		events = append(events, e)
 	}
+	if p.Tail > 0 {
+		slices.Reverse(events)
+	}
 	return events, rows.Err()
+}
+
+// CountEvents implements store.Runs.
+func (s *Store) CountEvents(ctx context.Context, run apiv1.RunID, after int64) (_ int, err error) {
+	defer s.coded(&err)
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE run_id = ? AND seq > ?`, run, after).Scan(&n)
+	return n, err
 }
 
 // CountRuns implements store.Runs.

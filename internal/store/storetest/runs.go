@@ -139,6 +139,16 @@ func testEventPages(t *testing.T, s store.Store) {
 	if err != nil || len(rest) != 3 || rest[0].Reason != "E2" || rest[2].Reason != "E4" {
 		t.Errorf("after %d = %+v, %v; want E2, E3, E4", first[2].Seq, rest, err)
 	}
+	tail, err := s.ListEvents(t.Context(), store.ListEventsParams{Run: "r1", Tail: 2, Limit: 1})
+	if err != nil || len(tail) != 2 || tail[0].Reason != "E3" || tail[1].Reason != "E4" {
+		t.Errorf("tail 2 = %+v, %v; want E3, E4, oldest first", tail, err)
+	}
+	if n, err := s.CountEvents(t.Context(), "r1", first[0].Seq); err != nil || n != 5 {
+		t.Errorf("CountEvents after Submitted = %d, %v; want 5", n, err)
+	}
+	if n, err := s.CountEvents(t.Context(), "nope", 0); err != nil || n != 0 {
+		t.Errorf("CountEvents of no run = %d, %v; want 0", n, err)
+	}
 }
 
 func testRequestPhases(t *testing.T, s store.Store) {

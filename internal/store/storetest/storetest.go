@@ -39,6 +39,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("list filters by phases, time and search, either order", func(t *testing.T) { t.Parallel(); testListSearch(t, newStore(t)) })
 	t.Run("runs are counted by phase", func(t *testing.T) { t.Parallel(); testCount(t, newStore(t)) })
 	t.Run("events page by sequence and limit", func(t *testing.T) { t.Parallel(); testEventPages(t, newStore(t)) })
+	t.Run("nodes page by position, parent and phase", func(t *testing.T) { t.Parallel(); testNodePages(t, newStore(t)) })
+	t.Run("every write that changes a node gives it a new version", func(t *testing.T) { t.Parallel(); testNodeVersions(t, newStore(t)) })
 	t.Run("requests about an ended run are refused with its phase", func(t *testing.T) { t.Parallel(); testRequestPhases(t, newStore(t)) })
 	t.Run("retry makes a failed run pending from where it stopped", func(t *testing.T) { t.Parallel(); testRetryRun(t, newStore(t)) })
 	t.Run("retry keeps what a group that succeeded holds", func(t *testing.T) { t.Parallel(); testRetryKeepsWhatASucceededGroupHolds(t, newStore(t)) })

@@ -1,0 +1,147 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
+)
+
+// touchNodes counts run's node version up once and stamps the named
+// nodes with it: they changed in this transaction.
+func touchNodes(ctx context.Context, tx *sql.Tx, run apiv1.RunID, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET node_version = node_version + 1 WHERE id = ?`, run); err != nil {
+		return err
+	}
+	for start := 0; start < len(names); start += maxVars {
+		chunk := names[start:min(start+maxVars, len(names))]
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, run, run)
+		for _, n := range chunk {
+			args = append(args, n)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET version = (SELECT node_version FROM runs WHERE id = ?)
+			WHERE run_id = ? AND name IN (`+strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// touched names the nodes c changes: its nodes, those it adds, and those
+// whose attempts it writes.
+func touched(c *store.Change) []string {
+	seen := map[string]bool{}
+	var names []string
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for _, list := range [][]apiv1.NodeStatus{c.Nodes, c.Added} {
+		for _, n := range list {
+			add(n.Name)
+		}
+	}
+	for _, a := range c.Attempts {
+		add(a.Node)
+	}
+	return names
+}
+
+// ListNodes implements store.Runs. The run's node version is read first,
+// so that a node that changes while the page is read is at worst listed
+// again as changed since it, never missed.
+func (s *Store) ListNodes(ctx context.Context, p store.ListNodesParams) (_ *store.NodePage, err error) {
+	defer s.coded(&err)
+	page := &store.NodePage{Counts: map[apiv1.Phase]int{}}
+	err = s.db.QueryRowContext(ctx, `SELECT node_version FROM runs WHERE id = ?`, p.Run).Scan(&page.Version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", p.Run, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.countNodes(ctx, p, page.Counts); err != nil {
+		return nil, err
+	}
+	where, args := nodeFilter(p)
+	limit := p.Limit
+	if limit <= 0 {
+		limit = apiv1.DefaultNodePage
+	}
+	nodes, positions, err := s.queryNodes(ctx, where+` AND nodes.position > ? ORDER BY nodes.position LIMIT ?`, append(args, p.After, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	page.Nodes, page.Last = nodes, p.After
+	if len(positions) > 0 {
+		page.Last = positions[len(positions)-1]
+	}
+	if len(nodes) == limit {
+		err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM nodes WHERE `+where+` AND nodes.position > ?`, append(args, page.Last)...).Scan(&page.Remaining)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return page, s.nodeDetails(ctx, p.Run, page.Nodes)
+}
+
+// countNodes counts by phase the nodes p's parent term keeps.
+func (s *Store) countNodes(ctx context.Context, p store.ListNodesParams, counts map[apiv1.Phase]int) error {
+	where, args := `run_id = ?`, []any{p.Run}
+	if p.Parent != nil {
+		where, args = where+` AND parent = ?`, append(args, *p.Parent)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT phase, COUNT(*) FROM nodes WHERE `+where+` GROUP BY phase`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var phase apiv1.Phase
+		var n int
+		if err := rows.Scan(&phase, &n); err != nil {
+			return err
+		}
+		counts[phase] = n
+	}
+	return rows.Err()
+}
+
+// nodeFilter is the WHERE clause, on table nodes, of what p keeps.
+func nodeFilter(p store.ListNodesParams) (string, []any) {
+	where, args := `nodes.run_id = ?`, []any{p.Run}
+	if p.Parent != nil {
+		where, args = where+` AND nodes.parent = ?`, append(args, *p.Parent)
+	}
+	if len(p.Phases) > 0 {
+		where += ` AND nodes.phase IN (` + strings.TrimSuffix(strings.Repeat("?,", len(p.Phases)), ",") + `)`
+		args = append(args, toAny(p.Phases)...)
+	}
+	if p.Since != nil {
+		where, args = where+` AND nodes.version > ?`, append(args, *p.Since)
+	}
+	return where, args
+}
+
+// nodeDetails adds to nodes of run what other tables keep of them:
+// attempts, reuse, shares, artifacts, inputs and trainer status.
+func (s *Store) nodeDetails(ctx context.Context, run apiv1.RunID, nodes []apiv1.NodeStatus) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	r := &apiv1.Run{ID: run, Status: apiv1.RunStatus{Nodes: nodes}}
+	if err := errors.Join(s.attemptsOf(ctx, r), s.reused(ctx, r), s.partyShares(ctx, r), s.nodeArtifacts(ctx, r), s.nodeInputsOf(ctx, r)); err != nil {
+		return err
+	}
+	return s.trainerStatuses(ctx, r)
+}
