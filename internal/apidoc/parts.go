@@ -21,7 +21,14 @@ func info() *openapi3.Info {
 			"Requests are limited per token, and without a known token per client address: beyond the limit they get 429 (KLN-4012) with Retry-After. " +
 			"A body over the server's limit is refused with 413 (KLN-4005) from its Content-Length, before it is read, and one that arrives too slowly with 408. " +
 			"This document is generated from the Go types the server reads and writes.",
+		License: &openapi3.License{Name: "Apache-2.0", URL: "https://www.apache.org/licenses/LICENSE-2.0"},
 	}
+}
+
+// servers is where the API is served: kiln serve's default address; a
+// client is given its own.
+func servers() openapi3.Servers {
+	return openapi3.Servers{{URL: "http://127.0.0.1:8420", Description: "kiln serve's default address (--addr, KILN_ADDR); a client names the server it uses"}}
 }
 
 func securitySchemes() openapi3.SecuritySchemes {
