@@ -56,12 +56,14 @@ func metaOperations() []Operation {
 			Method: "GET", Path: "/", ID: "getUI", Tag: "ui", Role: Public,
 			Summary: "the web UI", Description: "The web UI's page: static; it calls the API with the user's token.",
 			Answers: []Answer{{Status: http.StatusOK, Description: "the page", Stream: "text/html", StreamDescription: "the web UI's page"}},
+			Errors:  []int{http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable},
 		},
 		{
 			Method: "GET", Path: "/ui/{file}", ID: "getUIAsset", Tag: "ui", Role: Public,
 			Summary: "the web UI's scripts and styles",
 			Params:  []Param{{Name: "file", In: "path", Type: "", Description: "the file's path beneath the UI's directory, such as app.js"}},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the file", Stream: "application/octet-stream", StreamDescription: "a script, style or image of the web UI"}},
+			Errors:  []int{http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable},
 		},
 	}
 }
