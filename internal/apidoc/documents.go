@@ -50,10 +50,14 @@ func documentSchemas(schemas openapi3.Schemas) {
 			stores = append(stores, openapi3.NewSchemaRef(schemaRef+name, nil))
 		}
 	}
-	schemas[runnableDocument] = openapi3.NewSchemaRef("", &openapi3.Schema{OneOf: runs,
-		Description: "A document that runs: a Workflow or a TrainJob, or a job of another group that kiln translates into one."})
-	schemas[storedDocument] = openapi3.NewSchemaRef("", &openapi3.Schema{OneOf: stores,
-		Description: "A document kiln apply stores: a WorkflowTemplate, a Schedule, a training runtime or a ProjectQuota."})
+	schemas[runnableDocument] = openapi3.NewSchemaRef("", &openapi3.Schema{
+		OneOf:       runs,
+		Description: "A document that runs: a Workflow or a TrainJob, or a job of another group that kiln translates into one.",
+	})
+	schemas[storedDocument] = openapi3.NewSchemaRef("", &openapi3.Schema{
+		OneOf:       stores,
+		Description: "A document kiln apply stores: a WorkflowTemplate, a Schedule, a training runtime or a ProjectQuota.",
+	})
 }
 
 // headerSchema fixes a document's apiVersion and kind to k's.

@@ -48,7 +48,7 @@ func (c *httpsOnlyConn) Read(b []byte) (int, error) {
 	if b[0] < 'A' || b[0] > 'Z' { // a TLS handshake begins 0x16
 		return n, err
 	}
-	_, _ = c.Conn.Write(plainHTTPAnswer)
+	_, _ = c.Write(plainHTTPAnswer)
 	return 0, errPlainHTTP
 }
 
