@@ -72,6 +72,10 @@ func (r *Reflector) components(ops []Operation) (openapi3.Schemas, error) {
 	schemas := openapi3.Schemas{}
 	for name, raw := range defs {
 		s := &openapi3.Schema{}
+		raw, err := refsAlone(raw)
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
 		if err := json.Unmarshal(raw, s); err != nil {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
@@ -82,6 +86,24 @@ func (r *Reflector) components(ops []Operation) (openapi3.Schemas, error) {
 	code.Enum = codes()
 	code.Description = "The stable error code; docs/errors.md says what each means and how to fix it."
 	return schemas, nil
+}
+
+// refsAlone rewrites each reference that has words beside it (a field's
+// description), which OpenAPI 3.0 ignores, as an allOf of the reference
+// alone, beside which they count.
+func refsAlone(raw json.RawMessage) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(walk(v, func(m map[string]any) {
+		ref, ok := m["$ref"]
+		if !ok || len(m) == 1 {
+			return
+		}
+		delete(m, "$ref")
+		m["allOf"] = []any{map[string]any{"$ref": ref}}
+	}))
 }
 
 // codes lists every error code kiln defines.

@@ -74,11 +74,12 @@ func tool(t *testing.T, dir string, env []string, name string, args ...string) s
 	return stdout.String()
 }
 
-// lintProblems runs the pinned redocly lint on doc and returns the
+// lintProblems runs the pinned redocly lint on doc, with the strict
+// form of its recommended rules (each warning an error), and returns the
 // errors it reports, with where each is.
 func lintProblems(t *testing.T, doc string) []string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(clientTools, "node_modules", ".bin", "redocly"), "lint", "--format=json", doc)
+	cmd := exec.Command(filepath.Join(clientTools, "node_modules", ".bin", "redocly"), "lint", "--extends=recommended-strict", "--format=json", doc)
 	cmd.Dir = clientTools
 	out, _ := cmd.Output() // it exits 1 when it finds errors
 	var report struct {
