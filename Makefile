@@ -10,7 +10,7 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 # kiln's image is run with (runc; umoci unpacks the image into its bundle).
 DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql runc umoci
 
-.PHONY: help build release image helm example fedavg test pytest bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
+.PHONY: help build release image helm example fedavg test pytest bench chaos lint fmt generate verify tools deps clients k8s-up k8s-down fuzz
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -52,7 +52,7 @@ fedavg: build ## federated averaging with PyTorch across three kiln servers it s
 # coordinator can fail a target with "context deadline exceeded" when a
 # -fuzztime duration ends while a worker is busy (go.dev/issue/75804,
 # fixed in Go 1.27); a count has no deadline to race.
-test: deps k8s-up helm ## run every test, race detector on (starts the test cluster if it is not up), the Python SDK's, then each fuzz target briefly
+test: deps clients k8s-up helm ## run every test, race detector on (starts the test cluster if it is not up), the Python SDK's, then each fuzz target briefly
 	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 30m ./...
 	$(MAKE) pytest
 	$(MAKE) fuzz FUZZTIME=5000x
@@ -120,6 +120,18 @@ deps: ## install the Debian packages the tests run (frameworks, chromium, postgr
 	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && command -v runc >/dev/null && command -v umoci >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 	@hack/promtool.sh >/dev/null
+
+# The client tests (test/e2e/clients_test.go) run node and the npm tools
+# pinned by test/clients/package-lock.json: redocly lint, and
+# openapi-typescript, openapi-fetch and tsc for a generated TypeScript client.
+CLIENTS_STAMP := test/clients/node_modules/.installed
+clients: $(CLIENTS_STAMP) ## install node (Debian) and the pinned npm tools the client tests run, if missing
+
+$(CLIENTS_STAMP): test/clients/package.json test/clients/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; }
+	npm ci --prefix test/clients --no-audit --no-fund
+	touch $@
 
 tools: ## install the pinned Go tools
 	@$(GOLANGCI_LINT) version 2>/dev/null | grep -q "version $(GOLANGCI_LINT_VERSION:v%=%) " || \

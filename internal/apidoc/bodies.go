@@ -3,14 +3,19 @@ package apidoc
 import "github.com/getkin/kin-openapi/openapi3"
 
 // filesBody is the body of a request that sends spec files, as kiln
-// submit and kiln apply do: several files as a form, or one as the body.
-var filesBody = &Body{
-	Description: "the files: as multipart/form-data, one part per file (its filename names it in errors); or one file as the body, YAML or JSON, named by ?file=",
-	Content: map[string]*openapi3.Schema{
-		"multipart/form-data": filesForm(),
-		"application/yaml":    described(openapi3.NewSchema(), "one file of YAML documents, separated by ---"),
-		"application/json":    described(openapi3.NewObjectSchema(), "one document as JSON: a Workflow, a TrainJob, a TrainingRuntime and so on (see /api/v1/schemas/kiln.json)"),
-	},
+// submit and kiln apply do: several files as a form, or one as the body,
+// YAML or JSON. A JSON body is one document, of the schema named by
+// jsonDoc; what it may be is described by what.
+func filesBody(jsonDoc, what string) *Body {
+	return &Body{
+		Description: "the files: as multipart/form-data, one part per file (its filename names it in errors); or one file as the body, YAML or JSON, named by ?file=",
+		Content: map[string]*openapi3.SchemaRef{
+			"multipart/form-data": openapi3.NewSchemaRef("", filesForm()),
+			"application/yaml": openapi3.NewSchemaRef("", described(openapi3.NewStringSchema(),
+				"one file of YAML documents, separated by ---: "+what)),
+			"application/json": openapi3.NewSchemaRef(schemaRef+jsonDoc, nil),
+		},
+	}
 }
 
 // filesForm is the form of a request that sends several files.
@@ -28,9 +33,9 @@ func filesForm() *openapi3.Schema {
 // secretBody is a secret's value, sent as the body's bytes.
 var secretBody = &Body{
 	Description: "the secret's value, as is",
-	Content: map[string]*openapi3.Schema{
-		"text/plain":               openapi3.NewStringSchema(),
-		"application/octet-stream": openapi3.NewStringSchema().WithFormat("binary"),
+	Content: map[string]*openapi3.SchemaRef{
+		"text/plain":               openapi3.NewSchemaRef("", openapi3.NewStringSchema()),
+		"application/octet-stream": openapi3.NewSchemaRef("", openapi3.NewStringSchema().WithFormat("binary")),
 	},
 }
 

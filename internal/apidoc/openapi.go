@@ -32,6 +32,7 @@ func OpenAPI(r *Reflector, ops []Operation) (*openapi3.T, error) {
 	doc := &openapi3.T{
 		OpenAPI: "3.0.3",
 		Info:    info(),
+		Servers: servers(),
 		Paths:   openapi3.NewPaths(),
 		Components: &openapi3.Components{
 			Schemas:         schemas,
@@ -51,6 +52,9 @@ func OpenAPI(r *Reflector, ops []Operation) (*openapi3.T, error) {
 // answer's, into the document's schemas.
 func (r *Reflector) components(ops []Operation) (openapi3.Schemas, error) {
 	values := []any{apiv1.ErrorList{}}
+	for _, k := range Kinds() {
+		values = append(values, k.Type)
+	}
 	for _, op := range ops {
 		if op.Body != nil && op.Body.Type != nil {
 			values = append(values, op.Body.Type)
@@ -68,15 +72,38 @@ func (r *Reflector) components(ops []Operation) (openapi3.Schemas, error) {
 	schemas := openapi3.Schemas{}
 	for name, raw := range defs {
 		s := &openapi3.Schema{}
+		raw, err := refsAlone(raw)
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
 		if err := json.Unmarshal(raw, s); err != nil {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
 		schemas[name] = openapi3.NewSchemaRef("", s)
 	}
+	documentSchemas(schemas)
 	code := schemas["Error"].Value.Properties["code"].Value
 	code.Enum = codes()
 	code.Description = "The stable error code; docs/errors.md says what each means and how to fix it."
 	return schemas, nil
+}
+
+// refsAlone rewrites each reference that has words beside it (a field's
+// description), which OpenAPI 3.0 ignores, as an allOf of the reference
+// alone, beside which they count.
+func refsAlone(raw json.RawMessage) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(walk(v, func(m map[string]any) {
+		ref, ok := m["$ref"]
+		if !ok || len(m) == 1 {
+			return
+		}
+		delete(m, "$ref")
+		m["allOf"] = []any{map[string]any{"$ref": ref}}
+	}))
 }
 
 // codes lists every error code kiln defines.
@@ -198,9 +225,9 @@ func requestBody(b *Body) *openapi3.RequestBody {
 	}
 	for media, schema := range b.Content {
 		if schema == nil {
-			schema = openapi3.NewStringSchema()
+			schema = openapi3.NewSchemaRef("", openapi3.NewStringSchema())
 		}
-		rb.Content[media] = openapi3.NewMediaType().WithSchema(schema)
+		rb.Content[media] = openapi3.NewMediaType().WithSchemaRef(schema)
 		if media == "application/yaml" {
 			rb.Content[media].Example = exampleWorkflow
 		}

@@ -77,7 +77,7 @@ type Body struct {
 	Type any
 	// Content lists other media types it may come as, each with its
 	// schema (nil: any text).
-	Content map[string]*openapi3.Schema
+	Content map[string]*openapi3.SchemaRef
 	// Optional bodies may be left out.
 	Optional bool
 	// Example is a body of Type, for the document's readers.

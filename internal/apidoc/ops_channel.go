@@ -23,7 +23,7 @@ var (
 )
 
 // pieceBody is a piece of a message: 524288 bytes, fewer for the last.
-var pieceBody = &Body{Description: "the piece's bytes: 524288 of them, or what is left for the last piece", Content: map[string]*openapi3.Schema{"application/octet-stream": openapi3.NewBytesSchema()}}
+var pieceBody = &Body{Description: "the piece's bytes: 524288 of them, or what is left for the last piece", Content: map[string]*openapi3.SchemaRef{"application/octet-stream": openapi3.NewSchemaRef("", openapi3.NewStringSchema().WithFormat("binary"))}}
 
 // channelOperations are the routes of the federation channel.
 func channelOperations() []Operation {

@@ -12,7 +12,9 @@ func metaOperations() []Operation {
 		{
 			Method: "GET", Path: "/healthz", ID: "healthz", Tag: "health", Role: Public,
 			Summary: "liveness", Unlimited: true,
-			Answers: []Answer{{Status: http.StatusOK, Description: "ok", Stream: "text/plain", StreamDescription: "ok"}},
+			Description: "Liveness: ok whenever the server answers. Never rate limited; like every route, it refuses a body over the server's limit (413).",
+			Answers:     []Answer{{Status: http.StatusOK, Description: "ok", Stream: "text/plain", StreamDescription: "ok"}},
+			Errors:      []int{http.StatusRequestEntityTooLarge},
 		},
 		{
 			Method: "GET", Path: "/readyz", ID: "readyz", Tag: "health", Role: Public,
@@ -54,11 +56,14 @@ func metaOperations() []Operation {
 			Method: "GET", Path: "/", ID: "getUI", Tag: "ui", Role: Public,
 			Summary: "the web UI", Description: "The web UI's page: static; it calls the API with the user's token.",
 			Answers: []Answer{{Status: http.StatusOK, Description: "the page", Stream: "text/html", StreamDescription: "the web UI's page"}},
+			Errors:  []int{http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable},
 		},
 		{
-			Method: "GET", Path: "/ui/", ID: "getUIAsset", Tag: "ui", Role: Public,
+			Method: "GET", Path: "/ui/{file}", ID: "getUIAsset", Tag: "ui", Role: Public,
 			Summary: "the web UI's scripts and styles",
+			Params:  []Param{{Name: "file", In: "path", Type: "", Description: "the file's path beneath the UI's directory, such as app.js"}},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the file", Stream: "application/octet-stream", StreamDescription: "a script, style or image of the web UI"}},
+			Errors:  []int{http.StatusPreconditionFailed, http.StatusRequestedRangeNotSatisfiable},
 		},
 	}
 }

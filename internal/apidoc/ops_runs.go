@@ -24,7 +24,7 @@ func runOperations() []Operation {
 				{Name: "workdir", In: "query", Type: "", Description: "the submitter's working directory, absolute; kept only for a request from this machine (loopback) whose directory this machine has: tasks then start in the directory of the workflow's file, else each in its attempt's own"},
 				{Name: "cache", In: "query", Type: "", Description: "how the run uses the cache: on (reuse and store results), off (neither) or overwrite (compute afresh and replace); KLN-1012 if another", Enum: []string{"on", "off", "overwrite"}, Default: "on"},
 			},
-			Body:    filesBody,
+			Body:    filesBody(runnableDocument, "a Workflow or a TrainJob (of any group), and the TrainingRuntimes and subworkflows it uses"),
 			Answers: []Answer{{Status: http.StatusCreated, Description: "the new run", Type: apiv1.Run{}}},
 			Errors:  []int{http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusRequestTimeout, http.StatusServiceUnavailable, http.StatusInsufficientStorage},
 		},

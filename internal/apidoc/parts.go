@@ -16,12 +16,19 @@ func info() *openapi3.Info {
 		Version: "v1",
 		Description: "Submit, follow and steer workflows and training jobs, and keep what they use. " +
 			"Every route but the public ones needs `Authorization: Bearer <token>`. " +
-			"Errors are `{\"errors\": [{code, file, object, field, message, hint}]}`, with a stable KLN code (the `Code` schema lists them; docs/errors.md says what each means). " +
+			"Errors are `{\"errors\": [{code, file, object, field, message, hint}]}`, with a stable KLN code (the `Code` schema lists them; docs/errors.md says what each means): every error answer is, whatever refused the request: a route, the web UI's file server (KLN-4070, KLN-4071), no route at a path or a wrong method (KLN-4063, KLN-4064, with Allow), a handler that failed (KLN-4009), plain HTTP sent to a server that serves HTTPS (KLN-4072). " +
 			"A run of a project the token may not see is answered 404 (KLN-4001), exactly as one that does not exist. " +
 			"Requests are limited per token, and without a known token per client address: beyond the limit they get 429 (KLN-4012) with Retry-After. " +
 			"A body over the server's limit is refused with 413 (KLN-4005) from its Content-Length, before it is read, and one that arrives too slowly with 408. " +
 			"This document is generated from the Go types the server reads and writes.",
+		License: &openapi3.License{Name: "Apache-2.0", URL: "https://www.apache.org/licenses/LICENSE-2.0"},
 	}
+}
+
+// servers is where the API is served: kiln serve's default address; a
+// client is given its own.
+func servers() openapi3.Servers {
+	return openapi3.Servers{{URL: "http://127.0.0.1:8420", Description: "kiln serve's default address (--addr, KILN_ADDR); a client names the server it uses"}}
 }
 
 func securitySchemes() openapi3.SecuritySchemes {
@@ -62,20 +69,22 @@ func errorResponseName(status int) string {
 
 // errorStatusText says when each error status is answered.
 var errorStatusText = map[int]string{
-	http.StatusBadRequest:            "the request is not right: a bad parameter, body or spec (the errors name the file, object and field)",
-	http.StatusUnauthorized:          "no token, or one the server does not know or has revoked (KLN-4003)",
-	http.StatusForbidden:             "the token's role or projects do not allow it (KLN-4004)",
-	http.StatusNotFound:              "no such run or object, or one of a project the token may not see",
-	http.StatusRequestTimeout:        "the body arrived too slowly",
-	http.StatusGone:                  "the sinceVersion of a request for changed nodes is not a version of the run (KLN-4075): list again without it",
-	http.StatusConflict:              "the object is not in a state that allows it (a run that has or has not ended, a gate not waiting), or an Idempotency-Key was used for another submission (KLN-4061)",
-	http.StatusRequestEntityTooLarge: "the body is over the server's limit (KLN-4005)",
-	http.StatusUnprocessableEntity:   "the spec is valid but cannot be admitted (KLN-2xxx)",
-	http.StatusTooManyRequests:       "over the request rate allowed (KLN-4012); try again after Retry-After seconds",
-	http.StatusInternalServerError:   "the server failed; its log says why",
-	http.StatusBadGateway:            "another party's server could not be reached or answered wrongly",
-	http.StatusServiceUnavailable:    "the server is busy or not ready (KLN-4013, KLN-5052), or could not check a submission before its write timeout (KLN-4062, no run created); try again after Retry-After seconds",
-	http.StatusInsufficientStorage:   "the server's disk is full (KLN-5004)",
+	http.StatusBadRequest:                   "the request is not right: a bad parameter, body or spec (the errors name the file, object and field)",
+	http.StatusUnauthorized:                 "no token, or one the server does not know or has revoked (KLN-4003)",
+	http.StatusForbidden:                    "the token's role or projects do not allow it (KLN-4004)",
+	http.StatusNotFound:                     "no such run or object, or one of a project the token may not see",
+	http.StatusRequestTimeout:               "the body arrived too slowly",
+	http.StatusGone:                         "the sinceVersion of a request for changed nodes is not a version of the run (KLN-4075): list again without it",
+	http.StatusConflict:                     "the object is not in a state that allows it (a run that has or has not ended, a gate not waiting), or an Idempotency-Key was used for another submission (KLN-4061)",
+	http.StatusRequestEntityTooLarge:        "the body is over the server's limit (KLN-4005)",
+	http.StatusPreconditionFailed:           "the request's If-Match or If-Unmodified-Since header is not met by the file (KLN-4071)",
+	http.StatusRequestedRangeNotSatisfiable: "the request's Range is not within the file (KLN-4071)",
+	http.StatusUnprocessableEntity:          "the spec is valid but cannot be admitted (KLN-2xxx)",
+	http.StatusTooManyRequests:              "over the request rate allowed (KLN-4012); try again after Retry-After seconds",
+	http.StatusInternalServerError:          "the server failed; its log says why",
+	http.StatusBadGateway:                   "another party's server could not be reached or answered wrongly",
+	http.StatusServiceUnavailable:           "the server is busy or not ready (KLN-4013, KLN-5052), or could not check a submission before its write timeout (KLN-4062, no run created); try again after Retry-After seconds",
+	http.StatusInsufficientStorage:          "the server's disk is full (KLN-5004)",
 }
 
 // errorResponses are the shared error answers, one per status, each an

@@ -141,7 +141,7 @@ func serve(e *env, a *app.App, ln net.Listener, limits server.Limits, metricsPub
 	srv.TLSConfig = tlsCfg
 	go func() {
 		if tlsCfg != nil {
-			errc <- srv.ServeTLS(api.Listener(ln), "", "")
+			errc <- srv.ServeTLS(api.TLSListener(ln), "", "")
 			return
 		}
 		errc <- srv.Serve(api.Listener(ln))

@@ -43,10 +43,11 @@ func (p *principal) may(project string) bool {
 }
 
 // authorize admits a request (its rate, its bearer token and role, the
-// size of its body) before calling the route, and turns what it returns
-// into a response.
+// size of its body) before calling the route, and turns what it returns,
+// or a panic, into a response.
 func (s *Server) authorize(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer s.recovered(w, r)
 		s.announce(w, rt)
 		p, err := s.admit(r, rt.role)
 		if c := connOf(r.Context()); c != nil && p != nil && err == nil {

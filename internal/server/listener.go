@@ -58,7 +58,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if admitted {
 			return lc, nil
 		}
-		if tc, ok := c.(*net.TCPConn); ok {
+		if tc, ok := c.(interface{ SetLinger(sec int) error }); ok {
 			_ = tc.SetLinger(0) // reset: nothing lingers in TIME_WAIT either
 		}
 		_ = c.Close()

@@ -16,10 +16,18 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"sigs.k8s.io/yaml"
 
 	"kiln.dev/kiln/api/openapi"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
+
+// A YAML body is a file of documents, which the server reads as one:
+// the document describes it as text, as clients send it, not as the
+// structure its first document parses to.
+func init() {
+	openapi3filter.RegisterBodyDecoder("application/yaml", openapi3filter.FileBodyDecoder)
+}
 
 // conformance checks each exchange against the OpenAPI document: the
 // request as the document describes it, and the answer's status, headers
@@ -161,6 +169,10 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		{"GET", "/api/v1/secrets", e.viewer, ""},
 		{"DELETE", "/api/v1/secrets/token", e.admin, ""},
 		{"POST", "/api/v1/templates", e.admin, templateYAML},
+		{"POST", "/api/v1/runs", e.admin, asJSON(t, workflowYAML)},
+		{"POST", "/api/v1/runs", e.admin, asJSON(t, trainJobYAML)},
+		{"POST", "/api/v1/apply", e.admin, asJSON(t, templateYAML)},
+		{"PUT", "/api/v1/templates/nightly", e.admin, asJSON(t, templateYAML)},
 		{"GET", "/api/v1/templates", e.viewer, ""},
 		{"GET", "/api/v1/templates/nightly", e.viewer, ""},
 		{"PUT", "/api/v1/templates/nightly", e.admin, templateYAML},
@@ -178,11 +190,21 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	for _, msg := range c.errs {
 		t.Error(msg)
 	}
-	for _, id := range []string{"healthz", "submitRun", "listRuns", "getRun", "deleteRun", "rerunRun", "getTaskLogs", "listRunEvents", "listRunNodes", "approveGate", "signalGate", "getTrainJob", "putTemplate", "pruneCache"} {
+	for _, id := range []string{"healthz", "submitRun", "listRuns", "getRun", "deleteRun", "rerunRun", "getTaskLogs", "listRunEvents", "listRunNodes", "approveGate", "signalGate", "getTrainJob", "putTemplate", "pruneCache", "apply"} {
 		if !c.seen[id] {
 			t.Errorf("no exchange of operation %s was checked", id)
 		}
 	}
+}
+
+// asJSON is a YAML document as JSON, as a generated client sends it.
+func asJSON(t *testing.T, doc string) string {
+	t.Helper()
+	b, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // send is do with the Content-Type a client sets: JSON for a body that

@@ -263,10 +263,10 @@ func (s *Server) routes() []route {
 // with the user's token, for everything it shows.
 func (s *Server) ui(w http.ResponseWriter, r *http.Request, _ *principal) error {
 	if r.URL.Path == "/" {
-		web.Index(w, r)
+		coded(w, r, http.HandlerFunc(web.Index))
 		return nil
 	}
-	http.StripPrefix("/ui", web.Assets()).ServeHTTP(w, r)
+	coded(w, r, http.StripPrefix("/ui", web.Assets()))
 	return nil
 }
 
@@ -282,7 +282,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request, _ *principal) e
 	if s.cfg.Metrics == nil {
 		return &httpError{status: http.StatusNotFound, err: apiv1.Errorf(apiv1.CodeBadRequest, "metrics are not enabled")}
 	}
-	s.cfg.Metrics.ServeHTTP(w, r)
+	coded(w, r, s.cfg.Metrics)
 	return nil
 }
 

@@ -223,6 +223,8 @@ MODELLED = {name: cls.__name__ for cls, name in SCHEMAS.items()}
 
 def _expected(prop):
     """The annotation a schema property's field has (Optional[...] stripped)."""
+    if len(prop.get("allOf", [])) == 1:  # a described reference: {"allOf": [{"$ref": ...}], "description": ...}
+        prop = prop["allOf"][0]
     if "$ref" in prop:
         ref = prop["$ref"].rsplit("/", 1)[-1]
         return MODELLED.get(ref, "Dict[str, Any]")
