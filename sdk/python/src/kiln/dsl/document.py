@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import Any, Callable, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Union
 
 from . import _yaml
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client import Client
+    from ..models import Run
 
 
 def origin_of(fn: Optional[Callable[..., Any]], fallback_file: str = "", name: str = "") -> str:
@@ -54,8 +58,13 @@ class Document:
 
         validate(self.to_yaml(), kiln_bin=kiln_bin, origin=self.origin)
 
-    def run(self, params: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
+    def run(self, params: Optional[Mapping[str, Any]] = None, *, client: Optional["Client"] = None,
+            wait: bool = True, project: Optional[str] = None, check: bool = True,
+            workdir: Union[str, "os.PathLike[str]", None] = None, timeout: Optional[float] = None,
+            kiln_bin: Optional[str] = None, cache: Optional[str] = None) -> "Run":
         """Runs the document and returns its Run: see ``kiln.run``."""
         from .runner import run  # noqa: PLC0415
 
-        return run(self, params, **kwargs)
+        return run(self, params, client=client, wait=wait, project=project, check=check,
+                   workdir=None if workdir is None else os.fspath(workdir), timeout=timeout, kiln_bin=kiln_bin,
+                   cache=cache)

@@ -133,14 +133,16 @@ class Outputs:
         self._items = {n: Output(call, n, k) for n, k in kinds.items()}
         self._call = call
 
-    def __getitem__(self, name: str) -> Output:
+    # Typed Any: an output stands for the value it will hold at run time, so a
+    # type checker lets it be passed where the task's function takes that value.
+    def __getitem__(self, name: str) -> Any:
         try:
             return self._items[name]
         except KeyError:
             have = ", ".join(self._items) or "none"
             raise KeyError(f"task {self._call.name} has no output {name!r} (its outputs: {have})") from None
 
-    def __getattr__(self, name: str) -> Output:
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
@@ -170,9 +172,10 @@ class TaskCall:
         self.outputs = Outputs(self, task.output_kinds())
 
     @property
-    def output(self) -> Output:
+    def output(self) -> Any:
         """The task's only output, or its only output parameter when it also
-        has artifacts (a TypeError when that is not one)."""
+        has artifacts (a TypeError when that is not one). An ``Output``, typed
+        Any: it stands for the value it will hold at run time."""
         names = list(self.outputs)
         if len(names) != 1:
             params = [n for n in names if self.outputs[n].kind == "parameter"]

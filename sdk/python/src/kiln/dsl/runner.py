@@ -100,7 +100,7 @@ def _param_args(params: Optional[Mapping[str, Any]]) -> List[str]:
 
 def run_local(spec: Any, params: Optional[Mapping[str, Any]] = None, *, project: Optional[str] = None,
               workdir: Optional[str] = None, kiln_bin: Optional[str] = None, cache: Optional[str] = None,
-              home: Optional[str] = None) -> Any:
+              home: Optional[str] = None) -> Run:
     """Runs spec with ``kiln run`` on this machine (tasks start in workdir,
     the current directory by default) and returns the final Run."""
     kiln = kiln_binary(kiln_bin)
@@ -206,7 +206,7 @@ def _submit(c: Any, spec: Any, params: Optional[Mapping[str, Any]], project: Opt
 
 def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = None, wait: bool = True,
         project: Optional[str] = None, check: bool = True, workdir: Optional[str] = None,
-        timeout: Optional[float] = None, kiln_bin: Optional[str] = None, cache: Optional[str] = None) -> Any:
+        timeout: Optional[float] = None, kiln_bin: Optional[str] = None, cache: Optional[str] = None) -> Run:
     """Runs a Workflow or TrainJob and returns its Run.
 
     With ``client``, or a server configured for ``kiln.Client()``

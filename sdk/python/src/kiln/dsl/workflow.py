@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, Generic, List, Optional, Protocol, Union, overload
 
+from ._typing import Duration, P, R
 from .document import Document, origin_of
 from ..errors import KilnError
 from .refs import Output, Param, TaskCall, current_builder, duration, render
@@ -134,12 +135,15 @@ def _reduce(deps: Dict[str, List[TaskCall]]) -> Dict[str, List[str]]:
     return out
 
 
-class Workflow(Document):
+class Workflow(Document, Generic[P, R]):
     """A compiled workflow: ``to_yaml()``, ``to_dict()``, ``save(path)``,
-    ``validate()`` and ``run(...)``. Made by ``@kiln.workflow``."""
+    ``validate()`` and ``run(...)``. Made by ``@kiln.workflow``; it keeps
+    the function's parameters (P) and return type (R) for type checkers."""
 
-    def __init__(self, fn: Callable[..., Any], name: Optional[str] = None, *, labels: Optional[Dict[str, str]] = None,
-                 timeout: Any = None, fail_fast: Optional[bool] = None, image: Optional[str] = None,
+    fn: Callable[..., Any]
+
+    def __init__(self, fn: Callable[P, R], name: Optional[str] = None, *, labels: Optional[Dict[str, str]] = None,
+                 timeout: Optional[Duration] = None, fail_fast: Optional[bool] = None, image: Optional[str] = None,
                  descriptions: Optional[Dict[str, str]] = None) -> None:
         self.fn = fn
         self.origin = origin_of(fn)
@@ -173,7 +177,7 @@ class Workflow(Document):
         builder = _Builder(self)
         token = current_builder.set(builder)
         try:
-            result = self.fn(*self.params)
+            result: Any = self.fn(*self.params)  # the params stand in for P's values
         finally:
             current_builder.reset(token)
         if not builder.calls:
@@ -251,13 +255,30 @@ class Workflow(Document):
         return f"Workflow({self.name!r}, tasks={[c.name for c in self.calls]})"
 
 
-def workflow(fn: Optional[Callable[..., Any]] = None, *, name: Optional[str] = None, **options: Any) -> Any:
+class _WorkflowDecorator(Protocol):
+    """What ``@kiln.workflow(...)`` returns: it makes a Workflow of a function."""
+
+    def __call__(self, fn: Callable[P, R], /) -> Workflow[P, R]: ...
+
+
+@overload
+def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
+
+
+@overload
+def workflow(fn: None = None, /, *, name: Optional[str] = None, labels: Optional[Dict[str, str]] = None,
+             timeout: Optional[Duration] = None, fail_fast: Optional[bool] = None, image: Optional[str] = None,
+             descriptions: Optional[Dict[str, str]] = None) -> _WorkflowDecorator: ...
+
+
+def workflow(fn: Optional[Callable[P, R]] = None, /, *, name: Optional[str] = None,
+             **options: Any) -> Any:
     """Declares a workflow: the function's parameters are its params (Python
     defaults become their defaults); its body calls tasks, passing outputs
     on; its return value (an output, or a dict of them) is the workflow's
     outputs. Options: labels, timeout, fail_fast, image, descriptions (of
     params). The function runs once, here, and errors surface now."""
-    def wrap(f: Callable[..., Any]) -> Workflow:
+    def wrap(f: Callable[..., Any], /) -> Workflow[..., Any]:
         return Workflow(f, name, **options)
 
     return wrap(fn) if fn is not None else wrap
