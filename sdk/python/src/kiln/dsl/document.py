@@ -61,10 +61,14 @@ class Document:
     def run(self, params: Optional[Mapping[str, Any]] = None, *, client: Optional["Client"] = None,
             wait: bool = True, project: Optional[str] = None, check: bool = True,
             workdir: Union[str, "os.PathLike[str]", None] = None, timeout: Optional[float] = None,
-            kiln_bin: Optional[str] = None, cache: Optional[str] = None) -> "Run":
-        """Runs the document and returns its Run: see ``kiln.run``."""
+            kiln_bin: Optional[str] = None, cache: Optional[str] = None, progress: bool = True,
+            logs: bool = False) -> "Run":
+        """Runs the document and returns its Run: see ``kiln.run``. It prints
+        the run's ID, its page in the web UI (on a server) and each node's
+        phase as it changes (``progress=False``: nothing); ``logs=True``
+        adds the tasks' log lines as they are written."""
         from .runner import run  # noqa: PLC0415
 
         return run(self, params, client=client, wait=wait, project=project, check=check,
                    workdir=None if workdir is None else os.fspath(workdir), timeout=timeout, kiln_bin=kiln_bin,
-                   cache=cache)
+                   cache=cache, progress=progress, logs=logs)
