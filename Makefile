@@ -8,7 +8,7 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 # browser the web UI is tested in, and what pip needs to install the
 # Python SDK offline (venv, pip, setuptools, wheel), and the type checkers
 # the SDK's examples are checked with (mypy; npm installs pyright).
-DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql mypy nodejs npm
+DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql mypy python3-yaml nodejs npm
 
 .PHONY: help build example fedavg test pytest bench chaos lint fmt generate verify tools deps k8s-up k8s-down fuzz
 
@@ -93,7 +93,7 @@ k8s-down: ## stop the control plane k8s-up started
 	hack/s3-down.sh
 
 deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel, mypy" 2>/dev/null && command -v npm >/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel, mypy, yaml" 2>/dev/null && command -v npm >/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
 	@test -x sdk/python/typecheck/node_modules/.bin/pyright || (cd sdk/python/typecheck && npm ci --no-audit --no-fund)
 

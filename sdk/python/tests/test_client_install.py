@@ -17,7 +17,7 @@ def test_pip_install_into_a_venv(tmp_path):
     # A copy, so that the build leaves nothing in the source tree.
     src = tmp_path / "sdk"
     shutil.copytree(SDK, src, ignore=shutil.ignore_patterns("tests", "build", "*.egg-info", "__pycache__",
-                                                             "node_modules"))
+                                                             "node_modules", ".mypy_cache"))
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True)
     py = venv / "bin" / "python"
@@ -48,7 +48,7 @@ def test_mypy_reads_the_installed_package_as_typed(tmp_path):
     py = venv / "bin" / "python"
     src = tmp_path / "sdk"
     shutil.copytree(SDK, src, ignore=shutil.ignore_patterns("tests", "build", "*.egg-info", "__pycache__",
-                                                            "node_modules"))
+                                                            "node_modules", ".mypy_cache"))
     subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-index", "--no-deps",
                     "--disable-pip-version-check", str(src)], check=True, capture_output=True, timeout=120,
                    env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "/usr/lib/python3/dist-packages"})

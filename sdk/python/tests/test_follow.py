@@ -61,9 +61,13 @@ def _first_line(proc):
 
 
 def _finish(proc, gate):
+    """Opens the gate and reads the rest of what the command prints (through
+    the same buffered reader as the first lines: communicate() would read the
+    pipe beneath it and lose what the reader already holds)."""
     gate.write_text("go")
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, out + err
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, out + err
     return out
 
 

@@ -43,9 +43,14 @@ class Document:
         """The document as the dict its YAML holds."""
         raise NotImplementedError
 
+    def documents(self) -> "list[Dict[str, Any]]":
+        """Every document this one needs, itself first (a workflow adds those it runs as subworkflows)."""
+        return [self.to_dict()]
+
     def to_yaml(self) -> str:
-        """The document as YAML text, the same for the same definition."""
-        return _yaml.dump(self.to_dict())
+        """The document as YAML text (with the documents it needs after it,
+        separated by ``---``), the same for the same definition."""
+        return "---\n".join(_yaml.dump(d) for d in self.documents())
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes to_yaml() to path."""

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Mapping, O
 from . import _embed
 from ._typing import Cache, Duration, P, R, Resources, Retries
 from .options import Options, env_list
-from .refs import Output, Param, TaskCall, current_builder, render
+from .control import when_of
+from .refs import Output, TaskCall, _Placeholder, current_builder, render
 from .train import Train
 from .paths import InputPath, OutputPath
 
@@ -82,7 +83,21 @@ class Task:
         if outputs:
             fields["outputs"] = outputs
         fields.update(self.options.to_fields({k: v for k, v in call.overrides.items() if k != "train"}))
-        return fields
+        return scoped_fields(call, fields)
+
+
+def scoped_fields(call: TaskCall, fields: Dict[str, Any]) -> Dict[str, Any]:
+    """fields with what the blocks around call add: the innermost
+    kiln.for_each's ``forEach`` and the kiln.condition blocks' ``when``."""
+    maps = [s["forEach"] for s in call.scopes if "forEach" in s]
+    out: Dict[str, Any] = {}
+    if maps:
+        out["forEach"] = maps[-1]
+    out.update(fields)
+    when = when_of(call, fields.get("when"))
+    if when is not None:
+        out["when"] = when
+    return out
 
 
 def _annotation(fn: Callable[..., Any], raw: Any) -> Any:
@@ -213,7 +228,7 @@ class FunctionTask(Task, Generic[P, R]):
                 raise TypeError(f"{where}: {value.call.name}.{value.name} is an artifact (a path); "
                                 f"annotate {name} as kiln.InputPath to read it")
             return
-        if isinstance(value, Param) or kind in ("str", "path"):
+        if isinstance(value, _Placeholder) or kind in ("str", "path"):
             render(value, where)
             return
         py = {"int": int, "float": (int, float), "bool": bool}[kind]
@@ -246,9 +261,11 @@ class CommandTask(Task):
     def __init__(self, name: str, command: Sequence[str], parameters: Sequence[str],
                  artifacts: Mapping[str, str], options: Options, train: Optional[Train]) -> None:
         super().__init__(name, options, train)
-        if isinstance(command, str) or not command or not all(isinstance(c, str) and c for c in command):
+        if isinstance(command, str) or not command:
             raise TypeError(f"task {name}: command is a non-empty list of strings, e.g. ['python3', 'train.py']")
-        self.command = list(command)
+        self.command = [render(c, f"task {name} command") for c in command]
+        if not all(self.command):
+            raise TypeError(f"task {name}: command is a non-empty list of strings, e.g. ['python3', 'train.py']")
         self.parameters = list(parameters)
         self.artifacts = dict(artifacts)
 
@@ -305,7 +322,8 @@ def task(fn: None = None, /, *, name: Optional[str] = None, python: str = "pytho
          image: Optional[str] = None, resources: Optional[Resources] = None, retries: Optional[Retries] = None,
          timeout: Optional[Duration] = None, cache: Optional[Cache] = None, env: Optional[Mapping[str, Any]] = None,
          working_dir: Optional[str] = None, priority: Optional[int] = None,
-         admission_timeout: Optional[Duration] = None, when: Optional[str] = None, trigger: Optional[str] = None,
+         admission_timeout: Optional[Duration] = None, when: Any = None, trigger: Optional[str] = None,
+         depends: Optional[str] = None, dynamic: Union[str, Mapping[str, Any], None] = None,
          extra: Optional[Mapping[str, Any]] = None) -> _TaskDecorator: ...
 
 
@@ -335,8 +353,10 @@ if TYPE_CHECKING:  # the options by name for type checkers; at run time Options 
                 retries: Optional[Retries] = None, timeout: Optional[Duration] = None,
                 cache: Optional[Cache] = None, env: Optional[Mapping[str, Any]] = None,
                 working_dir: Optional[str] = None, priority: Optional[int] = None,
-                admission_timeout: Optional[Duration] = None, when: Optional[str] = None,
-                trigger: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None) -> CommandTask:
+                admission_timeout: Optional[Duration] = None, when: Any = None,
+                trigger: Optional[str] = None, depends: Optional[str] = None,
+                dynamic: Union[str, Mapping[str, Any], None] = None,
+                extra: Optional[Mapping[str, Any]] = None) -> CommandTask:
         """Declares a task that runs an existing program."""
         ...
 else:
