@@ -139,6 +139,11 @@ class FunctionTask(Task, Generic[P, R]):
     checks them against its signature; an output artifact parameter, which
     has a default, is left out) and returns the call's handle."""
 
+    python: str
+    signature: inspect.Signature
+    returns: List[Tuple[str, str]]
+    named: Optional[Any]
+
     def __init__(self, fn: Callable[P, R], name: Optional[str], python: str, options: Options,
                  train: Optional[Train]) -> None:
         if not isinstance(fn, types.FunctionType):
