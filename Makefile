@@ -6,9 +6,14 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 .DEFAULT_GOAL := help
 # What the tests run for real, from Debian: the training frameworks, the
 # browser the web UI is tested in, and what pip needs to install the
-# Python SDK offline (venv, pip, setuptools, wheel), and the container runtime
-# kiln's image is run with (runc; umoci unpacks the image into its bundle).
-DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql runc umoci
+# Python SDK offline (venv, pip, setuptools, wheel), the container runtime
+# kiln's image is run with (runc; umoci unpacks the image into its bundle),
+# and the type checker the SDK's examples are checked with (mypy; npm
+# installs pyright). Node.js and npm are the machine's own, installed from
+# Debian only where missing (NODE_PACKAGES), so that a newer Node.js the
+# machine has is never replaced.
+DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql runc umoci mypy python3-yaml
+NODE_PACKAGES := nodejs npm
 
 .PHONY: help build release image helm example fedavg test pytest bench chaos lint fmt generate verify tools deps clients k8s-up k8s-down fuzz
 
@@ -116,10 +121,13 @@ k8s-down: ## stop the control plane k8s-up started
 	hack/k8s-down.sh
 	hack/s3-down.sh
 
-deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql), if missing, and promtool (.tools/bin)
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && command -v runc >/dev/null && command -v umoci >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql, runc, mypy) if missing, promtool (.tools/bin) and pyright (npm)
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel, mypy, yaml" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && command -v runc >/dev/null && command -v umoci >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(NODE_PACKAGES); }
 	@hack/promtool.sh >/dev/null
+	@test -x sdk/python/typecheck/node_modules/.bin/pyright || (cd sdk/python/typecheck && npm ci --no-audit --no-fund)
 
 # The client tests (test/e2e/clients_test.go) run node and the npm tools
 # pinned by test/clients/package-lock.json: redocly lint, and
@@ -129,7 +137,7 @@ clients: $(CLIENTS_STAMP) ## install node (Debian) and the pinned npm tools the 
 
 $(CLIENTS_STAMP): test/clients/package.json test/clients/package-lock.json
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; }
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(NODE_PACKAGES); }
 	npm ci --prefix test/clients --no-audit --no-fund
 	touch $@
 

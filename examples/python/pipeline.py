@@ -20,14 +20,16 @@ prepare = kiln.command(
     resources={"cpu": "500m", "memory": "256Mi"},
     cache="1",  # the key cannot see prepare.py: bump the version if it changes
 )
-fit = dict(parameters=["loss"], artifacts={"model": "model.json"},
-           retries={"limit": 2, "backoff": {"duration": "1s", "factor": 2, "max": "10s"}}, timeout="5m")
-train = kiln.command("train", ["python3", "pipeline/train.py"], **fit)
+train = kiln.command(
+    "train", ["python3", "pipeline/train.py"],
+    parameters=["loss"], artifacts={"model": "model.json"},
+    retries={"limit": 2, "backoff": {"duration": "1s", "factor": 2, "max": "10s"}}, timeout="5m",
+)
 evaluate = kiln.command("evaluate", ["python3", "pipeline/evaluate.py"], parameters=["best"])
 
 
 @kiln.workflow(name="linear-fit", labels={"team": "examples"}, timeout="10m")
-def linear_fit(epochs: int = 200, rows: int = 2000, seed: int = 7):
+def linear_fit(epochs: int = 200, rows: int = 2000, seed: int = 7) -> None:
     prep = prepare(args=["--rows", rows, "--seed", seed, "--out", f"{kiln.OUTPUTS_DIR}/data.csv"])
     data = prep.outputs.data
     slow = train(args=["--data", data, "--lr", "0.01", "--epochs", epochs]).with_overrides(name="train-slow")

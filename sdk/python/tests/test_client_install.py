@@ -16,7 +16,8 @@ def test_the_build_declares_setuptools_and_wheel():
 def test_pip_install_into_a_venv(tmp_path):
     # A copy, so that the build leaves nothing in the source tree.
     src = tmp_path / "sdk"
-    shutil.copytree(SDK, src, ignore=shutil.ignore_patterns("tests", "build", "*.egg-info", "__pycache__"))
+    shutil.copytree(SDK, src, ignore=shutil.ignore_patterns("tests", "build", "*.egg-info", "__pycache__",
+                                                             "node_modules", ".mypy_cache"))
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True)
     py = venv / "bin" / "python"
@@ -36,3 +37,28 @@ def test_pip_install_into_a_venv(tmp_path):
     help_out = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)
     assert "submit" in help_out.stdout and help_out.stdout.startswith("usage: kiln-py ")
     assert "python -m kiln" not in help_out.stdout
+    assert (pathlib.Path(where).parent / "py.typed").is_file(), "the package ships without py.typed"
+
+
+def test_mypy_reads_the_installed_package_as_typed(tmp_path):
+    """mypy refuses an installed package without py.typed ("missing library
+    stubs or py.typed marker"); with it, a wrong argument of a task is found."""
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    src = tmp_path / "sdk"
+    shutil.copytree(SDK, src, ignore=shutil.ignore_patterns("tests", "build", "*.egg-info", "__pycache__",
+                                                            "node_modules", ".mypy_cache"))
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-index", "--no-deps",
+                    "--disable-pip-version-check", str(src)], check=True, capture_output=True, timeout=120,
+                   env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "/usr/lib/python3/dist-packages"})
+    good = tmp_path / "good.py"
+    good.write_text("import kiln\n\n\n@kiln.task\ndef double(n: int) -> int:\n    return 2 * n\n\n\n"
+                    "@kiln.workflow\ndef twice(n: int = 1) -> None:\n    double(n=double(n=n).output)\n")
+    bad = tmp_path / "bad.py"
+    bad.write_text(good.read_text().replace("double(n=n)", "double(m=n)"))
+    mypy = ["/usr/bin/python3", "-m", "mypy", "--strict", "--no-incremental", "--python-executable", str(py)]
+    out = subprocess.run(mypy + [str(good)], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    out = subprocess.run(mypy + [str(bad)], capture_output=True, text=True, cwd=tmp_path)
+    assert 'Unexpected keyword argument "m"' in out.stdout, out.stdout + out.stderr

@@ -14,6 +14,15 @@ from __future__ import annotations
 from .client import Client
 from .dsl import (
     OUTPUTS_DIR,
+    WORKFLOW_FAILURES,
+    WORKFLOW_STATUS,
+    Condition,
+    Item,
+    condition,
+    for_each,
+    gate,
+    on_exit,
+    template,
     InputPath,
     OutputPath,
     Train,
@@ -55,6 +64,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "OUTPUTS_DIR",
+    "WORKFLOW_FAILURES",
+    "WORKFLOW_STATUS",
+    "Condition",
+    "Item",
+    "condition",
+    "for_each",
+    "gate",
+    "on_exit",
+    "template",
     "AttemptStatus",
     "Client",
     "Event",

@@ -11,9 +11,20 @@ from .train import Train
 from .trainjob import TrainJob
 from .paths import OUTPUTS_DIR, InputPath, OutputPath
 from .workflow import Workflow, workflow
+from .control import WORKFLOW_FAILURES, WORKFLOW_STATUS, Item, condition, for_each, gate, on_exit, template
+from .refs import Condition
 
 __all__ = [
     "OUTPUTS_DIR",
+    "WORKFLOW_FAILURES",
+    "WORKFLOW_STATUS",
+    "Condition",
+    "Item",
+    "condition",
+    "for_each",
+    "gate",
+    "on_exit",
+    "template",
     "CommandTask",
     "FunctionTask",
     "InputPath",

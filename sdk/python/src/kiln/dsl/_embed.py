@@ -105,8 +105,25 @@ def check_self_contained(fn: types.FunctionType, what: str, allowed: Tuple[str, 
         )
 
 
-def function_source(fn: types.FunctionType, what: str) -> str:
-    """fn's source without its decorators, dedented."""
+def _without_defaults(src: str, node: ast.FunctionDef, names: List[str]) -> str:
+    """src with the default of each parameter in names replaced by None: an
+    output artifact's default (``kiln.OutputPath("model.pt")``) names kiln,
+    which the task's process need not have, and the entry passes the path."""
+    args = node.args.posonlyargs + node.args.args
+    pairs = list(zip(args[len(args) - len(node.args.defaults):], node.args.defaults))
+    pairs += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+    spans = sorted(((d.lineno, d.col_offset, d.end_lineno or d.lineno, d.end_col_offset or 0)
+                    for a, d in pairs if a.arg in names), reverse=True)
+    lines = src.splitlines(keepends=True)
+    for line, col, end_line, end_col in spans:
+        head, tail = lines[line - 1].encode()[:col], lines[end_line - 1].encode()[end_col:]
+        lines[line - 1:end_line] = [(head + b"None" + tail).decode()]
+    return "".join(lines)
+
+
+def function_source(fn: types.FunctionType, what: str, artifacts: Tuple[str, ...] = ()) -> str:
+    """fn's source without its decorators, dedented; the defaults of the
+    parameters named in artifacts are None."""
     try:
         src = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as e:
@@ -116,8 +133,12 @@ def function_source(fn: types.FunctionType, what: str) -> str:
     node = ast.parse(src).body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(node, ast.AsyncFunctionDef):
         raise EmbedError(f"{what}: only a plain def can be a task")
+    start = node.lineno
+    if artifacts:
+        src = _without_defaults(src, node, list(artifacts))
+        start = ast.parse(src).body[0].lineno
     lines = src.splitlines()
-    return "\n".join(lines[node.lineno - 1:]).rstrip() + "\n"
+    return "\n".join(lines[start - 1:]).rstrip() + "\n"
 
 
 def program(fn: types.FunctionType, what: str, params: Dict[str, str], outputs: List[str],
@@ -133,7 +154,7 @@ def program(fn: types.FunctionType, what: str, params: Dict[str, str], outputs: 
     """
     named = returns is not None
     check_self_contained(fn, what, (returns.__name__,) if named else ())
-    src = function_source(fn, what)
+    src = function_source(fn, what, tuple(artifacts))
     prelude = ""
     if named and returns.__name__ in _globals_read(fn):
         prelude = (f"{returns.__name__} = __import__(\"collections\").namedtuple("

@@ -89,9 +89,9 @@ _FLOW_WIDTH = 100
 
 
 def _flow_scalar(value: Any) -> str:
-    """A scalar inside a flow collection, where ``,[]{}`` need quotes too."""
+    """A scalar inside a flow collection, where ``,[]{}?:#`` need quotes too (go-yaml reads ``{a: b?}`` as an error)."""
     text = scalar(value)
-    if isinstance(value, str) and not text.startswith('"') and any(c in value for c in ",[]{}"):
+    if isinstance(value, str) and not text.startswith('"') and any(c in value for c in ",[]{}?:#"):
         return json.dumps(value, ensure_ascii=False)
     return text
 

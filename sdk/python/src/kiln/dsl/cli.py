@@ -77,8 +77,10 @@ def _compile(a: argparse.Namespace) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    """Runs the pipeline; prints the run's ID and phase, then its outputs, or
-    why it failed (code, task, message, the logs command and their last lines)."""
+    """Runs the pipeline; prints the run's ID (and its page in the web UI, on
+    a server) at once, each node's phase as it changes (and with --logs the
+    tasks' logs), then the run's ID and phase and its outputs, or why it
+    failed (code, task, message, the logs command and their last lines)."""
     try:
         params = _params(a.param)
     except ValueError as e:
@@ -89,7 +91,7 @@ def _run(a: argparse.Namespace) -> int:
     except TypeError as e:
         raise KilnError("KLN-4002", str(e), object=f"Workflow/{pipeline.name}") from e
     result = run(pipeline, params, client=_client(a), project=getattr(a, "project", None),
-                 workdir=a.workdir, check=False, wait=not a.no_wait)
+                 workdir=a.workdir, check=False, wait=not a.no_wait, progress=not a.quiet, logs=a.logs)
     print(f"Run {result.id} {result.phase}")
     if a.no_wait:
         return 0
@@ -124,6 +126,9 @@ def add_subcommands(subparsers: Any) -> None:
     r.add_argument("-p", "--param", action="append", default=[], help="a workflow param, name=value (repeatable)")
     r.add_argument("--workdir", help="where tasks start (default: the current directory)")
     r.add_argument("--no-wait", action="store_true", help="submit to the server and return without waiting")
+    r.add_argument("--logs", action="store_true", help="print the tasks' log lines as they are written")
+    r.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the outcome, not the run's ID, link and progress as it goes")
     r.set_defaults(func=_run)
 
 

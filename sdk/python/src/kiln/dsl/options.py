@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from .refs import duration, render
 
 _KEYS = ("image", "resources", "retries", "timeout", "cache", "env", "working_dir", "priority",
-         "admission_timeout", "when", "trigger", "extra", "python", "train")
+         "admission_timeout", "when", "trigger", "depends", "dynamic", "extra", "python", "train")
 
 
 def _resources(value: Any, where: str) -> Optional[Dict[str, str]]:
@@ -54,6 +54,17 @@ def _cache(value: Any, where: str) -> Optional[Dict[str, Any]]:
     raise TypeError(f"{where}: cache is a version such as '1' or {{'version': '1', 'max_age': '24h'}}")
 
 
+def _dynamic(value: Any, where: str) -> Optional[Dict[str, Any]]:
+    """The output holding a dynamic task's fragment, or the YAML's ``{output, workflows}``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return {"output": value}
+    if isinstance(value, Mapping) and "output" in value:
+        return dict(value)
+    raise TypeError(f"{where}: dynamic names the output holding the fragment, e.g. dynamic='fragment'")
+
+
 def env_list(value: Any, where: str) -> Optional[List[Dict[str, str]]]:
     """A dict of name to value (params and outputs allowed) as kiln's env list."""
     if not value:
@@ -94,6 +105,8 @@ class Options:
             "image": v.get("image"),
             "when": v.get("when"),
             "trigger": v.get("trigger"),
+            "depends": v.get("depends"),
+            "dynamic": _dynamic(v.get("dynamic"), w),
             "cache": _cache(v.get("cache"), w),
         }
         out = {k: x for k, x in fields.items() if x is not None}

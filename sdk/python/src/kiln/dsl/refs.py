@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextvars
 import datetime
+import json
 import os
+import re
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,15 +28,16 @@ class _Placeholder:
         return TypeError(
             f"{self!r} is a placeholder that kiln fills in at run time ({self}); the workflow function runs "
             f"once, at compile time, so it cannot {what}. Instead: build text with an f-string "
-            f"(f\"--n={{x}}\"), run a task only when a condition holds with when=\"...\" (a CEL "
-            "condition on params and outputs), or compute the value in a task and pass its output on"
+            f"(f\"--n={{x}}\"), run a task only when a condition holds with `with kiln.condition(x > 3):` or when=... "
+            "(compared and combined with & | ~, it compiles to a CEL when), or compute the value in a task and "
+            "pass its output on"
         )
 
     def __bool__(self) -> bool:
         raise self._refuse("be tested for truth (if/and/or/not)")
 
     def __iter__(self) -> Any:
-        raise self._refuse("be iterated over (for a map over values, write the workflow in YAML with forEach)")
+        raise self._refuse("be iterated over (for a map over its values, use `with kiln.for_each(x) as item:`)")
 
     def __len__(self) -> int:
         raise self._refuse("take len()")
@@ -61,20 +64,109 @@ def _arith(symbol: str) -> Any:
     return refuse
 
 
-def _compare(symbol: str) -> Any:
-    def refuse(self: _Placeholder, other: Any) -> Any:
-        raise self._refuse(f"be compared ({symbol})")
-    return refuse
-
-
 for _name, _sym in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"),
                     ("mod", "%"), ("pow", "**")):
     setattr(_Placeholder, f"__{_name}__", _arith(_sym))
     setattr(_Placeholder, f"__r{_name}__", _arith(_sym))
 for _name, _sym in (("neg", "-"), ("pos", "+"), ("abs", "abs()")):
     setattr(_Placeholder, f"__{_name}__", _arith(_sym))
-for _name, _sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
-    setattr(_Placeholder, f"__{_name}__", _compare(_sym))
+for _name, _sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="), ("eq", "=="), ("ne", "!=")):
+    setattr(_Placeholder, f"__{_name}__", lambda self, other, _s=_sym: Condition.compare(self, _s, other))
+
+
+class Condition:
+    """A condition in CEL, the language of a task's ``when``: built from
+    params and outputs with comparisons (``mode == "full"``, ``n > 3``),
+    task outcomes (``handle.succeeded``) and ``&``, ``|``, ``~`` (and, or,
+    not). It renders as the CEL text kiln reads; the tasks it reads are
+    ordered before the task it guards. Testing one with ``if`` is an error:
+    it is decided at run time."""
+
+    _AND, _OR, _NOT, _CMP, _ATOM = 2, 1, 4, 3, 5
+
+    def __init__(self, render: Any, prec: int, reads: List["TaskCall"]) -> None:
+        self._render = render  # () -> str, late: a task may be renamed after
+        self.prec = prec
+        self.reads = reads
+
+    @property
+    def cel(self) -> str:
+        """The condition as CEL text."""
+        return str(self._render())
+
+    def __str__(self) -> str:
+        return self.cel
+
+    def __repr__(self) -> str:
+        return f"Condition({self.cel!r})"
+
+    def _wrap(self, prec: int) -> str:
+        return f"({self.cel})" if self.prec < prec else self.cel
+
+    @staticmethod
+    def operand(value: Any) -> "Condition":
+        """value as a CEL operand: a param, an output, a condition or a literal."""
+        if isinstance(value, Condition):
+            return value
+        if isinstance(value, Param):
+            return Condition(lambda: cel_name("params", value.name), Condition._ATOM, [])
+        if isinstance(value, TaskCall):
+            value = value.output
+        if isinstance(value, Output):
+            if value.kind != "parameter":
+                raise TypeError(f"{value!r} is an artifact: a condition reads output parameters")
+            call, name = value.call, value.name
+            return Condition(lambda: cel_name("tasks", call.name) + ".outputs.parameters." + name,
+                             Condition._ATOM, [call])
+        if isinstance(value, bool):
+            return Condition(lambda: "true" if value else "false", Condition._ATOM, [])
+        if isinstance(value, (int, float, str)):
+            return Condition(lambda: json.dumps(value), Condition._ATOM, [])
+        raise TypeError(f"a condition compares params, outputs and str, int, float or bool, not {value!r}")
+
+    @staticmethod
+    def compare(left: Any, symbol: str, right: Any) -> "Condition":
+        """left SYMBOL right, in CEL."""
+        a, b = Condition.operand(left), Condition.operand(right)
+        return Condition(lambda: f"{a._wrap(Condition._ATOM)} {symbol} {b._wrap(Condition._ATOM)}",
+                         Condition._CMP, a.reads + b.reads)
+
+    def __and__(self, other: Any) -> "Condition":
+        o = Condition.operand(other)
+        return Condition(lambda: f"{self._wrap(Condition._AND)} && {o._wrap(Condition._AND)}", Condition._AND,
+                         self.reads + o.reads)
+
+    def __or__(self, other: Any) -> "Condition":
+        o = Condition.operand(other)
+        return Condition(lambda: f"{self._wrap(Condition._OR)} || {o._wrap(Condition._OR)}", Condition._OR,
+                         self.reads + o.reads)
+
+    def __rand__(self, other: Any) -> "Condition":
+        return Condition.operand(other) & self
+
+    def __ror__(self, other: Any) -> "Condition":
+        return Condition.operand(other) | self
+
+    def __invert__(self) -> "Condition":
+        return Condition(lambda: f"!{self._wrap(Condition._NOT)}", Condition._NOT, list(self.reads))
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"the condition {self.cel!r} is decided when the run runs, not when the workflow function does: "
+            "combine conditions with & | ~ (not and/or/not), and guard tasks with `with kiln.condition(...)` "
+            "or when=..."
+        )
+
+    __hash__ = object.__hash__
+
+
+for _name, _sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="), ("eq", "=="), ("ne", "!=")):
+    setattr(Condition, f"__{_name}__", lambda self, other, _s=_sym: Condition.compare(self, _s, other))
+
+
+def cel_name(root: str, name: str) -> str:
+    """root.NAME in CEL, or root["NAME"] for a name CEL cannot spell (a-b)."""
+    return f"{root}.{name}" if re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name) else f'{root}["{name}"]'
 
 
 class Param(_Placeholder):
@@ -133,14 +225,16 @@ class Outputs:
         self._items = {n: Output(call, n, k) for n, k in kinds.items()}
         self._call = call
 
-    def __getitem__(self, name: str) -> Output:
+    # Typed Any: an output stands for the value it will hold at run time, so a
+    # type checker lets it be passed where the task's function takes that value.
+    def __getitem__(self, name: str) -> Any:
         try:
             return self._items[name]
         except KeyError:
             have = ", ".join(self._items) or "none"
             raise KeyError(f"task {self._call.name} has no output {name!r} (its outputs: {have})") from None
 
-    def __getattr__(self, name: str) -> Output:
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
@@ -167,12 +261,15 @@ class TaskCall:
         self.builder = builder
         self.explicit_after: List[TaskCall] = []
         self.overrides: Dict[str, Any] = {}
+        #: What the blocks around the call say (kiln.for_each, kiln.condition, kiln.on_exit), outermost first.
+        self.scopes: List[Dict[str, Any]] = list(getattr(builder, "scopes", []))
         self.outputs = Outputs(self, task.output_kinds())
 
     @property
-    def output(self) -> Output:
+    def output(self) -> Any:
         """The task's only output, or its only output parameter when it also
-        has artifacts (a TypeError when that is not one)."""
+        has artifacts (a TypeError when that is not one). An ``Output``, typed
+        Any: it stands for the value it will hold at run time."""
         names = list(self.outputs)
         if len(names) != 1:
             params = [n for n in names if self.outputs[n].kind == "parameter"]
@@ -202,6 +299,26 @@ class TaskCall:
             self.overrides.update(options)
         return self
 
+    @property
+    def succeeded(self) -> Any:
+        """The condition that this task succeeded (CEL ``tasks.NAME.succeeded``); typed Any, for ``&``."""
+        return Condition(lambda: cel_name("tasks", self.name) + ".succeeded", Condition._ATOM, [self])
+
+    @property
+    def failed(self) -> Any:
+        """The condition that this task failed (``tasks.NAME.failed``)."""
+        return Condition(lambda: cel_name("tasks", self.name) + ".failed", Condition._ATOM, [self])
+
+    @property
+    def skipped(self) -> Any:
+        """The condition that this task was skipped (``tasks.NAME.skipped``)."""
+        return Condition(lambda: cel_name("tasks", self.name) + ".skipped", Condition._ATOM, [self])
+
+    @property
+    def phase(self) -> Any:
+        """This task's phase, to compare (``tasks.NAME.phase == "Failed"``)."""
+        return Condition(lambda: cel_name("tasks", self.name) + ".phase", Condition._ATOM, [self])
+
     def __repr__(self) -> str:
         return f"TaskCall({self.name!r})"
 
@@ -209,8 +326,8 @@ class TaskCall:
 def render(value: Any, where: str) -> str:
     """value as one argument or env value: a template for params and outputs,
     ``true``/``false`` for bools, the text of numbers and paths."""
-    if isinstance(value, (Param, Output)):
-        return value.template
+    if isinstance(value, _Placeholder):
+        return str(getattr(value, "template"))
     if isinstance(value, TaskCall):
         return render(value.output, where)
     if isinstance(value, bool):

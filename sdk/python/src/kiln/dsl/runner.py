@@ -9,11 +9,13 @@ import re
 import shutil
 import subprocess
 import tempfile
-from typing import Any, Dict, List, Mapping, Optional
+import threading
+from typing import Any, Dict, List, Mapping, Optional, TextIO, Tuple
 
 from ..client import Client
 from ..errors import KilnError
 from ..models import Run
+from .follow import Follower, follow_server, local_tail, parse_event_line, ui_url
 
 _ERROR_LINE = re.compile(r"^error: (KLN-\d{4}) (.*)$")
 _RUN_LINE = re.compile(r"^Run (\S+) (Succeeded|Failed|Cancelled)\b", re.M)
@@ -100,23 +102,56 @@ def _param_args(params: Optional[Mapping[str, Any]]) -> List[str]:
 
 def run_local(spec: Any, params: Optional[Mapping[str, Any]] = None, *, project: Optional[str] = None,
               workdir: Optional[str] = None, kiln_bin: Optional[str] = None, cache: Optional[str] = None,
-              home: Optional[str] = None) -> Any:
+              home: Optional[str] = None, follow: Optional[Follower] = None) -> Run:
     """Runs spec with ``kiln run`` on this machine (tasks start in workdir,
-    the current directory by default) and returns the final Run."""
+    the current directory by default) and returns the final Run; follow,
+    when given, prints the run's ID, its events and logs as they come."""
     kiln = kiln_binary(kiln_bin)
     base = [kiln] + (["--home", str(home)] if home else [])
-    cmd = base + ["run", "-q", "-f", "-"] + _param_args(params)
+    cmd = base + ["run"] + ([] if follow else ["-q"]) + ["-f", "-"] + _param_args(params)
     cmd += (["--project", project] if project else []) + (["--cache", cache] if cache else [])
-    p = subprocess.run(cmd, input=spec.to_yaml(), capture_output=True, text=True,
-                       cwd=os.path.abspath(workdir or os.getcwd()), check=False)
-    m = _RUN_LINE.search(p.stdout + "\n" + p.stderr)
+    cwd = os.path.abspath(workdir or os.getcwd())
+    if follow is None:
+        p = subprocess.run(cmd, input=spec.to_yaml(), capture_output=True, text=True, cwd=cwd, check=False)
+        code, stdout, stderr = p.returncode, p.stdout, p.stderr
+    else:
+        code, stdout, stderr = _run_following(cmd, spec.to_yaml(), cwd, base, follow)
+    m = _RUN_LINE.search(stdout + "\n" + stderr)
     if not m:
-        err = _named(errors_from(p.stderr + "\n" + p.stdout), "-", getattr(spec, "origin", None))
-        raise err or KilnError("KLN-4009", f"kiln run ended with {p.returncode}: {(p.stderr or p.stdout).strip()}")
+        err = _named(errors_from(stderr + "\n" + stdout), "-", getattr(spec, "origin", None))
+        raise err or KilnError("KLN-4009", f"kiln run ended with {code}: {(stderr or stdout).strip()}")
     got = subprocess.run(base + ["get", "runs", m.group(1), "-o", "json"], capture_output=True, text=True, check=False)
     if got.returncode != 0:
         raise errors_from(got.stderr) or KilnError("KLN-4009", f"kiln get runs {m.group(1)}: {got.stderr.strip()}")
     return Run.from_json(json.loads(got.stdout))
+
+
+def _run_following(cmd: List[str], text: str, cwd: str, base: List[str], follow: Follower) -> Tuple[int, str, str]:
+    """Runs ``kiln run`` (cmd), printing through follow each event line it
+    prints as it prints it: the first names the run. Returns its exit
+    status, standard output and standard error."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=cwd)
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    err: List[str] = []
+    reader = threading.Thread(target=lambda: err.append(p.stderr.read() if p.stderr else ""), daemon=True)
+    reader.start()
+    p.stdin.write(text)
+    p.stdin.close()
+    out: List[str] = []
+    for line in p.stdout:
+        out.append(line)
+        ev = parse_event_line(line.rstrip("\n"))
+        if ev is None:
+            continue
+        if not follow.run_id:
+            follow.started(ev.run, ev.message)
+        else:
+            follow.event(ev, local_tail(base, ev.run))
+    code = p.wait()
+    reader.join()
+    follow.finish()
+    return code, "".join(out), "".join(err)
 
 
 def failed_task(run: Run) -> Any:
@@ -206,7 +241,8 @@ def _submit(c: Any, spec: Any, params: Optional[Mapping[str, Any]], project: Opt
 
 def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = None, wait: bool = True,
         project: Optional[str] = None, check: bool = True, workdir: Optional[str] = None,
-        timeout: Optional[float] = None, kiln_bin: Optional[str] = None, cache: Optional[str] = None) -> Any:
+        timeout: Optional[float] = None, kiln_bin: Optional[str] = None, cache: Optional[str] = None,
+        progress: bool = True, logs: bool = False, out: Optional[TextIO] = None) -> Run:
     """Runs a Workflow or TrainJob and returns its Run.
 
     With ``client``, or a server configured for ``kiln.Client()``
@@ -216,19 +252,33 @@ def run(spec: Any, params: Optional[Mapping[str, Any]] = None, *, client: Any = 
     always waits. Tasks start in ``workdir`` (default: the current
     directory). With ``check`` (the default) a run that did not succeed
     raises a KilnError with its code, the Run in ``err.run``.
+
+    With ``progress`` (the default) it prints (to ``out``, default standard
+    output) the run's ID at once, its page in the web UI when a server runs
+    it, and each node's phase as it changes; ``logs`` adds the tasks' log
+    lines as they are written, each after its task's name.
     """
     check_params(spec, params)
     c = server_client(client)
+    follow = Follower(out, logs) if progress or logs else None
     if c is None:
         if not wait:
             raise ValueError("a local run always waits (the engine lives in the kiln run process); "
                              "configure a server to submit without waiting")
-        result = run_local(spec, params, project=project, workdir=workdir, kiln_bin=kiln_bin, cache=cache)
+        result = run_local(spec, params, project=project, workdir=workdir, kiln_bin=kiln_bin, cache=cache,
+                           follow=follow)
     else:
         result = _submit(c, spec, params, project, cache, os.path.abspath(workdir or os.getcwd()))
+        if follow is not None:
+            follow.started(result.id, f"{result.kind or 'Workflow'} {result.name} submitted",
+                           ui_url(c.server or "", result.id))
         if not wait:
             return result
+        events = follow_server(c, result.id, follow) if follow is not None else None
         result = c.wait(result.id, timeout=timeout)
+        if events is not None and follow is not None:
+            events.join(30)  # the stream ends with the run: its last events are printed before the outcome
+            follow.finish()
     if check and result.phase != "Succeeded":
         raise failure(result, log_tail(result, c, None, kiln_bin), local=c is None)
     return result

@@ -8,11 +8,13 @@ import inspect
 import re
 import types
 import typing
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Mapping, Optional, Protocol, Sequence, Tuple, Union, overload
 
 from . import _embed
+from ._typing import Cache, Duration, P, R, Resources, Retries
 from .options import Options, env_list
-from .refs import Output, Param, TaskCall, current_builder, render
+from .control import when_of
+from .refs import Output, TaskCall, _Placeholder, current_builder, render
 from .train import Train
 from .paths import InputPath, OutputPath
 
@@ -51,7 +53,8 @@ class Task:
         """The YAML ``outputs`` field."""
         raise NotImplementedError
 
-    def __call__(self, *args: Any, **kwargs: Any) -> TaskCall:
+    def _call(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> TaskCall:
+        """Adds a call of this task to the workflow being defined."""
         builder = current_builder.get()
         if builder is None:
             raise RuntimeError(
@@ -80,12 +83,26 @@ class Task:
         if outputs:
             fields["outputs"] = outputs
         fields.update(self.options.to_fields({k: v for k, v in call.overrides.items() if k != "train"}))
-        return fields
+        return scoped_fields(call, fields)
+
+
+def scoped_fields(call: TaskCall, fields: Dict[str, Any]) -> Dict[str, Any]:
+    """fields with what the blocks around call add: the innermost
+    kiln.for_each's ``forEach`` and the kiln.condition blocks' ``when``."""
+    maps = [s["forEach"] for s in call.scopes if "forEach" in s]
+    out: Dict[str, Any] = {}
+    if maps:
+        out["forEach"] = maps[-1]
+    out.update(fields)
+    when = when_of(call, fields.get("when"))
+    if when is not None:
+        out["when"] = when
+    return out
 
 
 def _annotation(fn: Callable[..., Any], raw: Any) -> Any:
     """An annotation, evaluated in fn's module when written as a string."""
-    if isinstance(raw, str):
+    if isinstance(raw, str) and not isinstance(raw, OutputPath):
         try:
             return eval(raw, fn.__globals__)  # noqa: S307 - the user's own annotation
         except Exception as e:
@@ -113,12 +130,21 @@ def _return_outputs(fn: Callable[..., Any], ann: Any) -> List[Tuple[str, str]]:
                     "None or a NamedTuple of those")
 
 
-class FunctionTask(Task):
+class FunctionTask(Task, Generic[P, R]):
     """A Python function run in its own process: its source is embedded in
     the task's command (``python3 -c PROGRAM``) with a generated entry that
-    parses the arguments, calls it and writes its outputs."""
+    parses the arguments, calls it and writes its outputs.
 
-    def __init__(self, fn: Callable[..., Any], name: Optional[str], python: str, options: Options,
+    Calling it in a workflow takes the function's arguments (a type checker
+    checks them against its signature; an output artifact parameter, which
+    has a default, is left out) and returns the call's handle."""
+
+    python: str
+    signature: inspect.Signature
+    returns: List[Tuple[str, str]]
+    named: Optional[Any]
+
+    def __init__(self, fn: Callable[P, R], name: Optional[str], python: str, options: Options,
                  train: Optional[Train]) -> None:
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"@kiln.task decorates a function, not {type(fn).__name__}")
@@ -139,6 +165,9 @@ class FunctionTask(Task):
             raise TypeError(f"task {self.name}: {', '.join(clash)} is both a return value and an OutputPath")
         self.program({})  # check it embeds, now
 
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> TaskCall:
+        return self._call(args, kwargs)
+
     def program(self, params: Dict[str, str], what: str = "", training: bool = False) -> str:
         """The task's Python program for the given parameters (name -> type);
         training adds the check that only rank 0 writes outputs."""
@@ -152,7 +181,7 @@ class FunctionTask(Task):
             raise TypeError(f"{where}: *args and **kwargs cannot be task inputs; name each one")
         ann = _annotation(self.fn, p.annotation)
         if ann is OutputPath or isinstance(ann, OutputPath):
-            self.artifacts[p.name] = (ann.filename if isinstance(ann, OutputPath) else None) or p.name
+            self.artifacts[p.name] = self._artifact_file(p, ann)
         elif ann is InputPath:
             self.inputs[p.name] = "path"
         elif ann in _SCALARS:
@@ -162,6 +191,15 @@ class FunctionTask(Task):
         else:
             raise TypeError(f"{where}: {ann!r} is not a task input type (str, int, float, bool, "
                             "kiln.InputPath or kiln.OutputPath)")
+
+    def _artifact_file(self, p: inspect.Parameter, ann: Any) -> str:
+        """The file name of the output artifact parameter p: from its default
+        (``= kiln.OutputPath("model.pt")``) or its annotation, else p's name."""
+        if p.default is not p.empty and not isinstance(p.default, OutputPath):
+            raise TypeError(f"task {self.name} parameter {p.name}: an output artifact's default is "
+                            f"kiln.OutputPath(\"FILE\") or kiln.OutputPath(), not {p.default!r}")
+        named = p.default.filename if isinstance(p.default, OutputPath) else None
+        return named or (ann.filename if isinstance(ann, OutputPath) else None) or p.name
 
     def output_kinds(self) -> Dict[str, str]:
         kinds = {n: "parameter" for n, _ in self.returns}
@@ -195,7 +233,7 @@ class FunctionTask(Task):
                 raise TypeError(f"{where}: {value.call.name}.{value.name} is an artifact (a path); "
                                 f"annotate {name} as kiln.InputPath to read it")
             return
-        if isinstance(value, Param) or kind in ("str", "path"):
+        if isinstance(value, _Placeholder) or kind in ("str", "path"):
             render(value, where)
             return
         py = {"int": int, "float": (int, float), "bool": bool}[kind]
@@ -228,11 +266,20 @@ class CommandTask(Task):
     def __init__(self, name: str, command: Sequence[str], parameters: Sequence[str],
                  artifacts: Mapping[str, str], options: Options, train: Optional[Train]) -> None:
         super().__init__(name, options, train)
-        if isinstance(command, str) or not command or not all(isinstance(c, str) and c for c in command):
+        if isinstance(command, str) or not command:
             raise TypeError(f"task {name}: command is a non-empty list of strings, e.g. ['python3', 'train.py']")
-        self.command = list(command)
+        self.command = [render(c, f"task {name} command") for c in command]
+        if not all(self.command):
+            raise TypeError(f"task {name}: command is a non-empty list of strings, e.g. ['python3', 'train.py']")
         self.parameters = list(parameters)
         self.artifacts = dict(artifacts)
+
+    if TYPE_CHECKING:  # what a call takes; at run time bind() names what it does not
+        def __call__(self, *, args: Sequence[Any] = (), env: Optional[Mapping[str, Any]] = None) -> TaskCall:
+            ...
+    else:
+        def __call__(self, *args, **kwargs):
+            return self._call(args, kwargs)
 
     def output_kinds(self) -> Dict[str, str]:
         kinds = {n: "parameter" for n in self.parameters}
@@ -265,9 +312,28 @@ class CommandTask(Task):
         return out or None
 
 
-def task(fn: Optional[Callable[..., Any]] = None, *, name: Optional[str] = None, python: str = "python3",
-         train: Optional[Train] = None,
-         **options: Any) -> Union[FunctionTask, Callable[[Callable[..., Any]], FunctionTask]]:
+class _TaskDecorator(Protocol):
+    """What ``@kiln.task(...)`` returns: it makes a task of a function."""
+
+    def __call__(self, fn: Callable[P, R], /) -> FunctionTask[P, R]: ...
+
+
+@overload
+def task(fn: Callable[P, R], /) -> FunctionTask[P, R]: ...
+
+
+@overload
+def task(fn: None = None, /, *, name: Optional[str] = None, python: str = "python3", train: Optional[Train] = None,
+         image: Optional[str] = None, resources: Optional[Resources] = None, retries: Optional[Retries] = None,
+         timeout: Optional[Duration] = None, cache: Optional[Cache] = None, env: Optional[Mapping[str, Any]] = None,
+         working_dir: Optional[str] = None, priority: Optional[int] = None,
+         admission_timeout: Optional[Duration] = None, when: Any = None, trigger: Optional[str] = None,
+         depends: Optional[str] = None, dynamic: Union[str, Mapping[str, Any], None] = None,
+         extra: Optional[Mapping[str, Any]] = None) -> _TaskDecorator: ...
+
+
+def task(fn: Optional[Callable[P, R]] = None, /, *, name: Optional[str] = None, python: str = "python3",
+         train: Optional[Train] = None, **options: Any) -> Any:
     """Declares a Python function as a task, with or without arguments.
 
     Inputs are the function's annotated parameters (str, int, float, bool,
@@ -278,21 +344,35 @@ def task(fn: Optional[Callable[..., Any]] = None, *, name: Optional[str] = None,
     working_dir, priority, admission_timeout, when, trigger, extra (raw YAML
     fields). The function must be self-contained: imports inside it.
     """
-    def wrap(f: Callable[..., Any]) -> FunctionTask:
+    def wrap(f: Callable[..., Any], /) -> FunctionTask[..., Any]:
         where = f"task {name or kiln_name(getattr(f, '__name__', 'task'))}"
         return FunctionTask(f, name, python, Options(where, **options), train)
 
     return wrap(fn) if fn is not None else wrap
 
 
-def command(name: str, command: Sequence[str], *, parameters: Sequence[str] = (),
-            artifacts: Optional[Mapping[str, str]] = None, train: Optional[Train] = None,
-            **options: Any) -> CommandTask:
-    """Declares a task that runs an existing program.
+if TYPE_CHECKING:  # the options by name for type checkers; at run time Options names an unknown one
+    def command(name: str, command: Sequence[str], *, parameters: Sequence[str] = (),
+                artifacts: Optional[Mapping[str, str]] = None, train: Optional[Train] = None,
+                image: Optional[str] = None, resources: Optional[Resources] = None,
+                retries: Optional[Retries] = None, timeout: Optional[Duration] = None,
+                cache: Optional[Cache] = None, env: Optional[Mapping[str, Any]] = None,
+                working_dir: Optional[str] = None, priority: Optional[int] = None,
+                admission_timeout: Optional[Duration] = None, when: Any = None,
+                trigger: Optional[str] = None, depends: Optional[str] = None,
+                dynamic: Union[str, Mapping[str, Any], None] = None,
+                extra: Optional[Mapping[str, Any]] = None) -> CommandTask:
+        """Declares a task that runs an existing program."""
+        ...
+else:
+    def command(name: str, command: Sequence[str], *, parameters: Sequence[str] = (),
+                artifacts: Optional[Mapping[str, str]] = None, train: Optional[Train] = None,
+                **options: Any) -> CommandTask:
+        """Declares a task that runs an existing program.
 
-    ``parameters`` names the output parameters it writes to
-    ``$KILN_OUTPUTS/NAME``; ``artifacts`` maps each output artifact to its
-    path in the outputs directory (``kiln.OUTPUTS_DIR`` in args). Call it in
-    a workflow with ``args=[...]`` and ``env={...}``. Options as ``kiln.task``.
-    """
-    return CommandTask(name, command, parameters, artifacts or {}, Options(f"task {name}", **options), train)
+        ``parameters`` names the output parameters it writes to
+        ``$KILN_OUTPUTS/NAME``; ``artifacts`` maps each output artifact to its
+        path in the outputs directory (``kiln.OUTPUTS_DIR`` in args). Call it in
+        a workflow with ``args=[...]`` and ``env={...}``. Options as ``kiln.task``.
+        """
+        return CommandTask(name, command, parameters, artifacts or {}, Options(f"task {name}", **options), train)

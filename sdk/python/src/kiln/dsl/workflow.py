@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, Generic, List, Optional, Protocol, Union, overload
 
+from ._typing import Duration, P, R
 from .document import Document, origin_of
 from ..errors import KilnError
+from .control import condition_reads, subworkflow_field
+from .options import Options
 from .refs import Output, Param, TaskCall, current_builder, duration, render
 from .task import Task, kiln_name
 
@@ -20,11 +23,13 @@ _NAME = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$")
 class _Builder:
     """Collects the task calls of one workflow function while it runs."""
 
-    def __init__(self, workflow: "Workflow") -> None:
+    def __init__(self, workflow: "Workflow[..., Any]") -> None:
         self.workflow = workflow
         self.calls: List[TaskCall] = []
+        #: The kiln.for_each / kiln.condition / kiln.on_exit blocks the function is in.
+        self.scopes: List[Dict[str, Any]] = []
 
-    def add(self, task: Task, inputs: Dict[str, Any]) -> TaskCall:
+    def add(self, task: Any, inputs: Dict[str, Any]) -> TaskCall:
         """Adds a call of task, named after it (``-2``, ``-3``... when called again)."""
         for v in _values(inputs):
             self._check_owner(v, task.name)
@@ -53,6 +58,40 @@ class _Builder:
             raise KilnError("KLN-1006", f"two tasks are named {name}", object=f"Workflow/{self.workflow.name}",
                             field="spec.tasks", hint="give one of them another name with with_overrides(name=...)")
         call.name = name
+
+
+class _Subworkflow:
+    """A workflow run as a task of another: its params are the call's inputs."""
+
+    def __init__(self, workflow: "Workflow[..., Any]") -> None:
+        self.workflow = workflow
+        self.name = workflow.name
+        self.options = Options(f"task {workflow.name}")
+        self.train = None
+
+    def output_kinds(self) -> Dict[str, str]:
+        return {n: "artifact" if isinstance(v, Output) and v.kind == "artifact" else "parameter"
+                for n, v in self.workflow.outputs.items()}
+
+    def node(self, call: TaskCall) -> Dict[str, Any]:
+        from .task import scoped_fields  # noqa: PLC0415
+
+        fields: Dict[str, Any] = {"workflow": subworkflow_field(self.workflow.name, call.inputs)}
+        fields.update(self.options.to_fields(call.overrides))
+        return scoped_fields(call, fields)
+
+
+class _Template(Document):
+    """A workflow as a WorkflowTemplate document (its Workflow's spec)."""
+
+    def __init__(self, workflow: "Workflow[..., Any]") -> None:
+        self.workflow = workflow
+        self.origin = workflow.origin
+
+    def to_dict(self) -> Dict[str, Any]:
+        doc = self.workflow.to_dict()
+        doc["kind"] = "WorkflowTemplate"
+        return doc
 
 
 def _values(value: Any) -> List[Any]:
@@ -86,7 +125,8 @@ def _direct_deps(call: TaskCall, fields: Dict[str, Any], by_name: Dict[str, Task
                                 "workflow", field=f"spec.tasks.{call.name}")
             if dep not in deps:
                 deps.append(dep)
-    for dep in call.explicit_after:
+    own = call.overrides.get("when", call.task.options.values.get("when"))
+    for dep in call.explicit_after + condition_reads(call, own):
         if dep.builder is not call.builder:
             raise KilnError("KLN-1007", f"task {call.name} is ordered after {dep.name}, a task of another workflow")
         if dep not in deps:
@@ -117,8 +157,9 @@ def _order(calls: List[TaskCall], deps: Dict[str, List[TaskCall]], wf: str) -> N
         visit(c)
 
 
-def _reduce(deps: Dict[str, List[TaskCall]]) -> Dict[str, List[str]]:
-    """Drops each dependency already reached through another one."""
+def _reduce(deps: Dict[str, List[TaskCall]], explicit: Dict[str, List[str]]) -> Dict[str, List[str]]:
+    """Drops each dependency already reached through another one, but for
+    those the workflow gave with .after(), kept as written."""
     memo: Dict[str, set] = {}
 
     def reach(name: str) -> set:
@@ -130,16 +171,20 @@ def _reduce(deps: Dict[str, List[TaskCall]]) -> Dict[str, List[str]]:
 
     out = {}
     for name, ds in deps.items():
-        out[name] = [d.name for d in ds if not any(d.name in reach(o.name) for o in ds if o is not d)]
+        out[name] = [d.name for d in ds
+                     if d.name in explicit[name] or not any(d.name in reach(o.name) for o in ds if o is not d)]
     return out
 
 
-class Workflow(Document):
+class Workflow(Document, Generic[P, R]):
     """A compiled workflow: ``to_yaml()``, ``to_dict()``, ``save(path)``,
-    ``validate()`` and ``run(...)``. Made by ``@kiln.workflow``."""
+    ``validate()`` and ``run(...)``. Made by ``@kiln.workflow``; it keeps
+    the function's parameters (P) and return type (R) for type checkers."""
 
-    def __init__(self, fn: Callable[..., Any], name: Optional[str] = None, *, labels: Optional[Dict[str, str]] = None,
-                 timeout: Any = None, fail_fast: Optional[bool] = None, image: Optional[str] = None,
+    fn: Callable[..., Any]
+
+    def __init__(self, fn: Callable[P, R], name: Optional[str] = None, *, labels: Optional[Dict[str, str]] = None,
+                 timeout: Optional[Duration] = None, fail_fast: Optional[bool] = None, image: Optional[str] = None,
                  descriptions: Optional[Dict[str, str]] = None) -> None:
         self.fn = fn
         self.origin = origin_of(fn)
@@ -173,7 +218,7 @@ class Workflow(Document):
         builder = _Builder(self)
         token = current_builder.set(builder)
         try:
-            result = self.fn(*self.params)
+            result: Any = self.fn(*self.params)  # the params stand in for P's values
         finally:
             current_builder.reset(token)
         if not builder.calls:
@@ -201,19 +246,25 @@ class Workflow(Document):
         fields = {c.name: c.task.node(c) for c in self.calls}
         deps = {c.name: _direct_deps(c, fields[c.name], by_name) for c in self.calls}
         _order(self.calls, deps, self.name)
-        reduced = _reduce(deps)
-        tasks = []
+        reduced = _reduce(deps, {c.name: [d.name for d in c.explicit_after] for c in self.calls})
+        exits = {c.name for c in self.calls if any("onExit" in s for s in c.scopes)}
+        tasks: List[Dict[str, Any]] = []
+        on_exit: List[Dict[str, Any]] = []
         for c in self.calls:
             if not _NAME.match(c.name):
                 raise KilnError("KLN-1005", f"{c.name!r} is not a valid task name", field=f"spec.tasks.{c.name}")
             node: Dict[str, Any] = {"name": c.name}
-            if reduced[c.name]:
-                node["dependsOn"] = reduced[c.name]
+            # An exit handler runs after every task: it is ordered only after other exit tasks.
+            after = [d for d in reduced[c.name] if (d in exits) == (c.name in exits)]
+            if after and "depends" not in fields[c.name]:
+                node["dependsOn"] = after
             node.update(fields[c.name])
-            tasks.append(node)
-        return self._document(tasks)
+            (on_exit if c.name in exits else tasks).append(node)
+        if not tasks:
+            raise KilnError("KLN-1004", f"workflow {self.name} calls no task outside kiln.on_exit", field="spec.tasks")
+        return self._document(tasks, on_exit)
 
-    def _document(self, tasks: List[Dict[str, Any]]) -> Dict[str, Any]:
+    def _document(self, tasks: List[Dict[str, Any]], on_exit: List[Dict[str, Any]]) -> Dict[str, Any]:
         """The whole document around tasks."""
         meta: Dict[str, Any] = {"name": self.name}
         if self.labels:
@@ -225,6 +276,8 @@ class Workflow(Document):
             if value is not None:
                 spec[key] = value
         spec["tasks"] = tasks
+        if on_exit:
+            spec["onExit"] = on_exit
         if self.outputs:
             params, arts = [], []
             for n, v in self.outputs.items():
@@ -247,17 +300,64 @@ class Workflow(Document):
 
         return copy.deepcopy(self._doc)
 
+    def documents(self) -> List[Dict[str, Any]]:
+        """This Workflow's document, then those of the workflows it runs as subworkflows."""
+        docs = [self.to_dict()]
+        for c in self.calls:
+            if isinstance(c.task, _Subworkflow):
+                for d in c.task.workflow.documents():
+                    if all(d["metadata"]["name"] != o["metadata"]["name"] for o in docs):
+                        docs.append(d)
+        return docs
+
+    def as_template(self) -> Document:
+        """This workflow as a WorkflowTemplate document, to store with
+        ``kiln apply`` (or ``Client.apply_templates``) and run from any
+        workflow of the project with ``kiln.template(name, ...)``."""
+        return _Template(self)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> TaskCall:
+        """Runs this workflow as a subworkflow task of the workflow being
+        defined, with its params by name: the YAML's ``workflow: {name,
+        params}``; the task's outputs are this workflow's outputs."""
+        builder = current_builder.get()
+        if builder is None:
+            raise RuntimeError(f"workflow {self.name} was called outside a workflow: call it inside a "
+                               "@kiln.workflow function to run it as a subworkflow, or use .run()")
+        try:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"subworkflow {self.name}: {e}") from None
+        return builder.add(_Subworkflow(self), dict(bound.arguments))
+
     def __repr__(self) -> str:
         return f"Workflow({self.name!r}, tasks={[c.name for c in self.calls]})"
 
 
-def workflow(fn: Optional[Callable[..., Any]] = None, *, name: Optional[str] = None, **options: Any) -> Any:
+class _WorkflowDecorator(Protocol):
+    """What ``@kiln.workflow(...)`` returns: it makes a Workflow of a function."""
+
+    def __call__(self, fn: Callable[P, R], /) -> Workflow[P, R]: ...
+
+
+@overload
+def workflow(fn: Callable[P, R], /) -> Workflow[P, R]: ...
+
+
+@overload
+def workflow(fn: None = None, /, *, name: Optional[str] = None, labels: Optional[Dict[str, str]] = None,
+             timeout: Optional[Duration] = None, fail_fast: Optional[bool] = None, image: Optional[str] = None,
+             descriptions: Optional[Dict[str, str]] = None) -> _WorkflowDecorator: ...
+
+
+def workflow(fn: Optional[Callable[P, R]] = None, /, *, name: Optional[str] = None,
+             **options: Any) -> Any:
     """Declares a workflow: the function's parameters are its params (Python
     defaults become their defaults); its body calls tasks, passing outputs
     on; its return value (an output, or a dict of them) is the workflow's
     outputs. Options: labels, timeout, fail_fast, image, descriptions (of
     params). The function runs once, here, and errors surface now."""
-    def wrap(f: Callable[..., Any]) -> Workflow:
+    def wrap(f: Callable[..., Any], /) -> Workflow[..., Any]:
         return Workflow(f, name, **options)
 
     return wrap(fn) if fn is not None else wrap
