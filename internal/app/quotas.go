@@ -111,9 +111,9 @@ func (a *App) refreshQuotas(ctx context.Context) {
 	}
 }
 
-// splitQuotas takes the ProjectQuota documents out of docs: it returns
-// them checked, and the rest.
-func splitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []workflow.Document, err error) {
+// SplitQuotas takes the ProjectQuota documents out of docs, as kiln
+// apply reads them: it returns them checked, and the rest.
+func SplitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []workflow.Document, err error) {
 	var errs []error
 	seen := map[string]bool{}
 	for i := range docs {
