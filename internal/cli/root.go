@@ -142,7 +142,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newRerunCmd(e))
 	root.AddCommand(newConvertCmd(e))
 	root.AddCommand(newPartyCmd(e), newMessagesCmd(e))
-	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e))
+	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e), newWatchCmd(e))
 	root.AddCommand(newConfigCmd(e))
 	root.AddCommand(newWhoamiCmd(e))
 	wireCompletion(root, e)
