@@ -80,7 +80,7 @@ func (c runtimeCLI) record(id string) (*apiv1.ResolvedRuntimeRef, string) {
 func (c runtimeCLI) runIDs() []string {
 	c.t.Helper()
 	var list []apiv1.Run
-	if err := json.Unmarshal([]byte(c.must("", "get", "runs", "-o", "json")), &list); err != nil {
+	if err := unmarshalList(c.must("", "get", "runs", "-o", "json"), "RunList", &list); err != nil {
 		c.t.Fatal(err)
 	}
 	var ids []string

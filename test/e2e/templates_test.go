@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +119,7 @@ spec: {runtimeRef: {name: torch-distributed}}
 	}
 	r = kiln(t, home, "get", "templates", "--project", "ml", "-o", "json")
 	var got []apiv1.WorkflowTemplate
-	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 0 || err != nil || len(got) != 0 {
+	if err := unmarshalList(r.stdout, "WorkflowTemplateList", &got); r.code != 0 || err != nil || len(got) != 0 {
 		t.Errorf("templates of ml after the refusal = exit %d %q; want none", r.code, r.stdout)
 	}
 	if r := kiln(t, home, "apply", "-f", writeFile(t, dir, "ok.yaml", scoreTemplate("6")), "--project", "ml"); r.code != 0 {
