@@ -134,7 +134,7 @@ func SplitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []
 		seen[q.Metadata.Name] = true
 		quotas = append(quotas, *q)
 	}
-	return quotas, rest, errors.Join(errs...)
+	return quotas, rest, workflow.AsWritten(docs, errors.Join(errs...))
 }
 
 // checkQuota reads and checks one ProjectQuota document.

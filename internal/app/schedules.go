@@ -51,7 +51,7 @@ func CheckApply(project string, names []string, docs []workflow.Document, look L
 		applied = got.Templates
 	}
 	out, serr := CheckSchedules(project, scheds, applied, look)
-	return got, out, errors.Join(err, serr)
+	return got, out, errors.Join(err, workflow.AsWritten(scheds, serr))
 }
 
 // CheckSchedules decodes and checks Schedule documents; a template they

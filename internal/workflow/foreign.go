@@ -151,8 +151,8 @@ func translated(doc *Document, kind string, obj any, from *Origin) (*Document, e
 	}
 	from.APIVersion, from.Kind = doc.APIVersion, doc.Kind
 	return &Document{
-		File: doc.File, Index: doc.Index, APIVersion: apiv1.APIVersion, Kind: kind, Name: doc.Name,
-		JSON: js, Raw: raw, From: from,
+		File: doc.File, Index: doc.Index, Line: doc.Line, APIVersion: apiv1.APIVersion, Kind: kind, Name: doc.Name,
+		JSON: js, Raw: raw, From: from, written: writtenNode(doc),
 	}, nil
 }
 
@@ -169,6 +169,7 @@ func asWritten(docs []Document, err error) error {
 			}
 		}
 	}
+	locateAll(docs, err)
 	return err
 }
 

@@ -79,8 +79,8 @@ spec:
 `)
 	r := kiln(t, home, "validate", bad)
 	for _, want := range []string{
-		"KLN-1070 " + bad + ": Schedule/nightly: spec.schedule:",
-		"KLN-1073 " + bad + ": Schedule/nightly: spec.workflowTemplateRef.name: no WorkflowTemplate \"missing\" is in the files",
+		"KLN-1070 " + bad + ":5:3: Schedule/nightly: spec.schedule:",
+		"KLN-1073 " + bad + ":6:25: Schedule/nightly: spec.workflowTemplateRef.name: no WorkflowTemplate \"missing\" is in the files",
 	} {
 		if r.code != 1 || !strings.Contains(r.stderr, want) {
 			t.Errorf("kiln validate of a bad Schedule: exit %d, %q; want 1 and %q", r.code, r.stderr, want)

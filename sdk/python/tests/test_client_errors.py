@@ -18,7 +18,8 @@ def test_bad_spec_names_code_file_and_field(kiln_server):
     err = e.value
     assert err.code == "KLN-1002" and err.status == 400
     assert err.field == "spec.tasks[0].comand" and err.file == "bad.yaml" and err.object == "Workflow/hello"
-    assert str(err).startswith("KLN-1002 bad.yaml: Workflow/hello: spec.tasks[0].comand: unknown field")
+    assert (err.line, err.column) == (11, 5)
+    assert str(err).startswith("KLN-1002 bad.yaml:11:5: Workflow/hello: spec.tasks[0].comand: unknown field")
     # The server sent every problem: the missing command as well.
     assert [x.code for x in err.errors] == ["KLN-1002", "KLN-1004"]
     assert str(err).count("\n") == 1
