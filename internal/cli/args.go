@@ -49,7 +49,8 @@ func group(use, short string) *cobra.Command {
 					subs = append(subs, c.Name())
 				}
 			}
-			return usagef("kiln %s has no subcommand %q; it has: %s", use, args[0], strings.Join(subs, ", "))
+			e := usagef("kiln %s has no subcommand %q; it has: %s", use, args[0], strings.Join(subs, ", ")).(*apiv1.Error)
+			return withSuggestion(e, nearCommands(cmd, args[0]), func(s string) string { return s })
 		},
 	}
 }

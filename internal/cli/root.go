@@ -89,7 +89,7 @@ func run(e *env, args []string) (code int) {
 		return ee.code
 	}
 	if apiv1.CodeOf(err) == "" && isCobraUsage(err) {
-		err = usagef("%v", err)
+		err = commandError(root, err)
 	}
 	printError(stderr, err)
 	if usageCodes[apiv1.CodeOf(err)] {
@@ -105,7 +105,8 @@ func newRoot(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
+	root.SetFlagErrorFunc(flagError)
+	root.DisableSuggestions = true // commandError suggests, on one line
 	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
 	root.PersistentFlags().StringVar(&e.server, "server", "",
 		"a kiln server's URL: talk to it instead of the embedded engine (env KILN_SERVER; token in --token or KILN_TOKEN; or a context's)")

@@ -102,3 +102,46 @@ spec:
 		t.Errorf("kiln validate --project default, the template stored: exit %d, %q %q; want ok", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A mistyped command, subcommand, flag or field is answered with what was
+// meant, and every spec error says file:line:column, embedded and
+// through a server alike (the server sends line and column in its JSON).
+func TestMistakesSayWhatWasMeantAndWhere(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"vaildate", "x"}, `unknown command "vaildate" for "kiln"; did you mean validate?`},
+		{[]string{"get", "tempaltes"}, `; did you mean templates?`},
+		{[]string{"get", "runs", "--limt", "3"}, `unknown flag: --limt; did you mean --limit?`},
+		{[]string{"run", "--parm", "a=b", "x.yaml"}, `did you mean --param?`},
+	} {
+		if r := kiln(t, newHome(t), c.args...); r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("kiln %v: exit %d, %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	wf := writeFile(t, t.TempDir(), "wf.yaml", `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: w}
+spec:
+  tasks:
+  - name: a
+    command: ["true"]
+    retires: 2
+  - name: b
+    command: ["true"]
+    dependsOn: [nope]
+`)
+	for _, m := range cliModes(t) {
+		r := m.kiln(t, "run", wf)
+		for _, want := range []string{
+			"error: KLN-1002 " + wf + `:8:5: Workflow/w: spec.tasks[0].retires: unknown field; did you mean "retries"?`,
+			"error: KLN-1007 " + wf + ":11:17: Workflow/w: spec.tasks[1].dependsOn[0]:",
+		} {
+			if r.code != 1 || !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: kiln run of a bad spec: exit %d, %q; want 1 and %q", m.name, r.code, r.stderr, want)
+			}
+		}
+	}
+}
