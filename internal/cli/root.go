@@ -102,6 +102,9 @@ func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kiln",
 		Short:         "Run machine-learning pipelines and distributed training jobs",
+		Long: "Run machine-learning pipelines and distributed training jobs.\n\n" +
+			"The flags that choose the backend (--backend, --kubeconfig, --namespace and the other Kubernetes ones)\n" +
+			"are listed by the commands that start an engine: kiln run --help, kiln serve --help.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -146,6 +149,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e), newWatchCmd(e))
 	root.AddCommand(newConfigCmd(e))
 	root.AddCommand(newWhoamiCmd(e))
+	wireHelp(root)
 	wireCompletion(root, e)
 	wireFlagCompletion(root, e)
 	return root
