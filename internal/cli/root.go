@@ -100,8 +100,8 @@ func run(e *env, args []string) (code int) {
 
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "kiln",
-		Short:         "Run machine-learning pipelines and distributed training jobs",
+		Use:   "kiln",
+		Short: "Run machine-learning pipelines and distributed training jobs",
 		Long: "Run machine-learning pipelines and distributed training jobs.\n\n" +
 			"The flags that choose the backend (--backend, --kubeconfig, --namespace and the other Kubernetes ones)\n" +
 			"are listed by the commands that start an engine: kiln run --help, kiln serve --help.",
