@@ -111,7 +111,9 @@ func Translate(docs []Document) ([]Document, error) {
 		errs = append(errs, err)
 		out = append(out, d...)
 	}
-	return out, errors.Join(errs...)
+	err := errors.Join(errs...)
+	locateAll(docs, err) // named as written: the document read is where they are
+	return out, err
 }
 
 func translatorOf(apiVersion string) (translator, bool) {
