@@ -32,7 +32,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	}
 	cmd.Flags().VisitAll(visit)
 	cmd.InheritedFlags().VisitAll(visit)
-	return withSuggestion(usagef("%v", err).(*apiv1.Error), suggest.Closest(m[1], names), func(s string) string { return "--" + s })
+	return withSuggestion(usage("%v", err), suggest.Closest(m[1], names), func(s string) string { return "--" + s })
 }
 
 // commandError is the usage error of a command kiln does not have, with
@@ -43,7 +43,7 @@ func commandError(root *cobra.Command, err error) error {
 	if m == nil {
 		return usagef("%v", err)
 	}
-	msg := usagef("unknown command %q for %q", m[1], m[2]).(*apiv1.Error)
+	msg := usage("unknown command %q for %q", m[1], m[2])
 	return withSuggestion(msg, nearCommands(root, m[1]), func(s string) string { return s })
 }
 

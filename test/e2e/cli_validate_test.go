@@ -113,7 +113,7 @@ func TestMistakesSayWhatWasMeantAndWhere(t *testing.T) {
 		want string
 	}{
 		{[]string{"vaildate", "x"}, `unknown command "vaildate" for "kiln"; did you mean validate?`},
-		{[]string{"get", "tempaltes"}, `; did you mean templates?`},
+		{[]string{"get", "templtes"}, `; did you mean templates?`},
 		{[]string{"get", "runs", "--limt", "3"}, `unknown flag: --limt; did you mean --limit?`},
 		{[]string{"run", "--parm", "a=b", "x.yaml"}, `did you mean --param?`},
 	} {
