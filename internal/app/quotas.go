@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,12 +138,11 @@ func SplitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []
 
 // checkQuota reads and checks one ProjectQuota document.
 func checkQuota(d *workflow.Document) (*apiv1.ProjectQuota, error) {
-	var q apiv1.ProjectQuota
-	dec := json.NewDecoder(bytes.NewReader(d.JSON))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
-		return nil, quotaError(d, apiv1.CodeQuotaSpec, "", "does not read as a ProjectQuota: "+strings.TrimPrefix(err.Error(), "json: "))
+	decoded, err := workflow.DecodeProjectQuota(d)
+	if err != nil {
+		return nil, err // each problem at its field, as in every kind
 	}
+	q := *decoded
 	if q.APIVersion != apiv1.APIVersion {
 		return nil, quotaError(d, apiv1.CodeQuotaSpec, "apiVersion", fmt.Sprintf("apiVersion %q is not %s", q.APIVersion, apiv1.APIVersion))
 	}
