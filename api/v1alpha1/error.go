@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -12,6 +13,10 @@ type Error struct {
 	Code Code `json:"code"`
 	// File is the file the error was found in, if any.
 	File string `json:"file,omitempty"`
+	// Line is the line of File the error is at, from 1; 0 when unknown.
+	Line int `json:"line,omitempty"`
+	// Column is the column of Line the error is at, from 1; 0 when unknown.
+	Column int `json:"column,omitempty"`
 	// Object is the resource, as Kind/name ("Workflow/train").
 	Object string `json:"object,omitempty"`
 	// Field is the path of the field, as in "spec.tasks[1].dependsOn[0]".
@@ -31,10 +36,11 @@ func (e *Error) Error() string {
 }
 
 // Text is Error without the code, for records that keep the code in a
-// field of its own: place, message and hint.
+// field of its own: place, message and hint. The place is written as
+// compilers and linters write it: file:line:column, then object and field.
 func (e *Error) Text() string {
 	var b strings.Builder
-	for _, part := range []string{e.File, e.Object, e.Field} {
+	for _, part := range []string{e.place(), e.Object, e.Field} {
 		if part != "" {
 			b.WriteString(part)
 			b.WriteString(": ")
@@ -47,6 +53,17 @@ func (e *Error) Text() string {
 		b.WriteString(")")
 	}
 	return b.String()
+}
+
+// place is File with its Line and Column, when known.
+func (e *Error) place() string {
+	switch {
+	case e.File == "" || e.Line <= 0:
+		return e.File
+	case e.Column <= 0:
+		return e.File + ":" + strconv.Itoa(e.Line)
+	}
+	return e.File + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column)
 }
 
 func (e *Error) hint() string {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,9 +110,9 @@ func (a *App) refreshQuotas(ctx context.Context) {
 	}
 }
 
-// splitQuotas takes the ProjectQuota documents out of docs: it returns
-// them checked, and the rest.
-func splitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []workflow.Document, err error) {
+// SplitQuotas takes the ProjectQuota documents out of docs, as kiln
+// apply reads them: it returns them checked, and the rest.
+func SplitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []workflow.Document, err error) {
 	var errs []error
 	seen := map[string]bool{}
 	for i := range docs {
@@ -134,17 +133,16 @@ func splitQuotas(docs []workflow.Document) (quotas []apiv1.ProjectQuota, rest []
 		seen[q.Metadata.Name] = true
 		quotas = append(quotas, *q)
 	}
-	return quotas, rest, errors.Join(errs...)
+	return quotas, rest, workflow.AsWritten(docs, errors.Join(errs...))
 }
 
 // checkQuota reads and checks one ProjectQuota document.
 func checkQuota(d *workflow.Document) (*apiv1.ProjectQuota, error) {
-	var q apiv1.ProjectQuota
-	dec := json.NewDecoder(bytes.NewReader(d.JSON))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
-		return nil, quotaError(d, apiv1.CodeQuotaSpec, "", "does not read as a ProjectQuota: "+strings.TrimPrefix(err.Error(), "json: "))
+	decoded, err := workflow.DecodeProjectQuota(d)
+	if err != nil {
+		return nil, err // each problem at its field, as in every kind
 	}
+	q := *decoded
 	if q.APIVersion != apiv1.APIVersion {
 		return nil, quotaError(d, apiv1.CodeQuotaSpec, "apiVersion", fmt.Sprintf("apiVersion %q is not %s", q.APIVersion, apiv1.APIVersion))
 	}

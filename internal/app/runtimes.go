@@ -26,7 +26,7 @@ import (
 func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyResult, error) {
 	project := projectOf(in.Project)
 	names, docs, readErr := workflow.ReadSources(in.Files)
-	quotas, docs, quotaErr := splitQuotas(docs)
+	quotas, docs, quotaErr := SplitQuotas(docs)
 	got, scheds, err := &workflow.Applying{}, []*apiv1.Schedule(nil), error(nil)
 	if len(docs) > 0 || len(quotas) == 0 && quotaErr == nil { // files of quotas alone hold no template, rightly
 		got, scheds, err = a.checkApply(ctx, project, names, docs)

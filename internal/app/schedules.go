@@ -12,10 +12,27 @@ import (
 	"kiln.dev/kiln/internal/workflow"
 )
 
-// checkApply is workflow.CheckApply for the documents of kiln apply that
-// are not Schedules, and checks the Schedules: their own fields, and the
-// workflow each runs, with the templates of the files and the project's.
+// checkApply is CheckApply over project's stored templates and runtimes.
 func (a *App) checkApply(ctx context.Context, project string, names []string, docs []workflow.Document) (*workflow.Applying, []*apiv1.Schedule, error) {
+	return CheckApply(project, names, docs, Lookups{Templates: a.storedTemplates(ctx, project), Runtimes: a.storedRuntimes(ctx, project)})
+}
+
+// Lookups find what a check of kiln apply's files reads from a project's
+// store: its WorkflowTemplates and its runtimes. A nil lookup finds
+// nothing, as a check of the files alone does.
+type Lookups struct {
+	// Templates finds a stored WorkflowTemplate by name (nil, nil: none).
+	Templates workflow.Stored
+	// Runtimes finds a stored runtime by kind and name (nil, nil: none).
+	Runtimes workflow.StoredRuntimes
+}
+
+// CheckApply is workflow.CheckApply for the documents of kiln apply that
+// are not Schedules, and checks the Schedules: their own fields, and the
+// workflow each runs, with the templates of the files and those look
+// finds. It stores nothing: kiln apply stores what it returns, kiln
+// validate only says what it found. project names the project in errors.
+func CheckApply(project string, names []string, docs []workflow.Document, look Lookups) (*workflow.Applying, []*apiv1.Schedule, error) {
 	var rest, scheds []workflow.Document
 	for _, d := range docs {
 		if d.Kind == apiv1.KindSchedule && d.APIVersion == apiv1.APIVersion {
@@ -27,21 +44,23 @@ func (a *App) checkApply(ctx context.Context, project string, names []string, do
 	got := &workflow.Applying{}
 	var err error
 	if len(rest) > 0 || len(scheds) == 0 {
-		got, err = workflow.CheckApply(names, rest, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project))
+		got, err = workflow.CheckApply(names, rest, look.Templates, look.Runtimes)
 	}
-	applied := map[string]*apiv1.WorkflowTemplate{}
+	var applied []*apiv1.WorkflowTemplate
 	if got != nil {
-		for _, t := range got.Templates {
-			applied[t.Metadata.Name] = t
-		}
+		applied = got.Templates
 	}
-	out, serr := a.checkSchedules(ctx, project, scheds, applied)
-	return got, out, errors.Join(err, serr)
+	out, serr := CheckSchedules(project, scheds, applied, look)
+	return got, out, errors.Join(err, workflow.AsWritten(scheds, serr))
 }
 
-// checkSchedules decodes and checks Schedule documents; a template they
-// run must be among applied or stored in project.
-func (a *App) checkSchedules(ctx context.Context, project string, docs []workflow.Document, applied map[string]*apiv1.WorkflowTemplate) ([]*apiv1.Schedule, error) {
+// CheckSchedules decodes and checks Schedule documents; a template they
+// run must be among applied or found by look in project.
+func CheckSchedules(project string, docs []workflow.Document, applied []*apiv1.WorkflowTemplate, look Lookups) ([]*apiv1.Schedule, error) {
+	byName := map[string]*apiv1.WorkflowTemplate{}
+	for _, t := range applied {
+		byName[t.Metadata.Name] = t
+	}
 	var out []*apiv1.Schedule
 	var errs []error
 	seen := map[string]bool{}
@@ -57,7 +76,7 @@ func (a *App) checkSchedules(ctx context.Context, project string, docs []workflo
 			errs = append(errs, placed(d, &apiv1.Error{Code: apiv1.CodeDuplicate, Field: "metadata.name", Message: fmt.Sprintf("Schedule %q is in the files twice", s.Metadata.Name)}))
 		}
 		seen[s.Metadata.Name] = true
-		errs = append(errs, a.checkScheduleTarget(ctx, project, d, s, applied))
+		errs = append(errs, checkScheduleTarget(projectOf(project), d, s, byName, look))
 		out = append(out, s)
 	}
 	return out, errors.Join(errs...)
@@ -66,37 +85,55 @@ func (a *App) checkSchedules(ctx context.Context, project string, docs []workflo
 // checkScheduleTarget checks what a schedule runs: its inline workflow
 // compiles, or its template exists; and that its params are those the
 // workflow declares, with a value for each it requires.
-func (a *App) checkScheduleTarget(ctx context.Context, project string, d *workflow.Document, s *apiv1.Schedule, applied map[string]*apiv1.WorkflowTemplate) error {
+func checkScheduleTarget(project string, d *workflow.Document, s *apiv1.Schedule, applied map[string]*apiv1.WorkflowTemplate, look Lookups) error {
 	switch {
 	case s.Spec.Workflow != nil && s.Spec.WorkflowTemplateRef == nil:
-		if err := workflow.CheckScheduleWorkflow(d, s, a.storedTemplates(ctx, project), a.storedRuntimes(ctx, project)); err != nil {
+		if err := workflow.CheckScheduleWorkflow(d, s, look.Templates, look.Runtimes); err != nil {
 			return err
 		}
 		return workflow.CheckScheduleParams(d, s, *s.Spec.Workflow, "its spec.workflow")
 	case s.Spec.WorkflowTemplateRef != nil && s.Spec.WorkflowTemplateRef.Name != "":
 		name := s.Spec.WorkflowTemplateRef.Name
-		t, err := a.scheduleTemplate(ctx, project, name, applied)
-		if errors.Is(err, store.ErrNotFound) {
-			return placed(d, &apiv1.Error{
-				Code: apiv1.CodeScheduleRef, Field: "spec.workflowTemplateRef.name",
-				Message: fmt.Sprintf("project %q has no WorkflowTemplate %q", project, name),
-			})
-		}
+		spec, err := scheduleTemplate(name, applied, look.Templates)
 		if err != nil {
 			return err
 		}
-		return workflow.CheckScheduleParams(d, s, t.Spec, fmt.Sprintf("WorkflowTemplate %q", name))
+		if spec == nil {
+			return placed(d, noScheduleTemplate(project, name, look.Templates == nil))
+		}
+		return workflow.CheckScheduleParams(d, s, *spec, fmt.Sprintf("WorkflowTemplate %q", name))
 	}
 	return nil
 }
 
-// scheduleTemplate is the template name as a schedule applied now runs
-// it: applied in the same files, or else stored in project.
-func (a *App) scheduleTemplate(ctx context.Context, project, name string, applied map[string]*apiv1.WorkflowTemplate) (*apiv1.WorkflowTemplate, error) {
-	if t := applied[name]; t != nil {
-		return t, nil
+// noScheduleTemplate says that a schedule's template is missing: from
+// project, or from the files when they were checked alone.
+func noScheduleTemplate(project, name string, filesAlone bool) *apiv1.Error {
+	e := &apiv1.Error{
+		Code: apiv1.CodeScheduleRef, Field: "spec.workflowTemplateRef.name",
+		Message: fmt.Sprintf("project %q has no WorkflowTemplate %q", project, name),
 	}
-	return a.Store.Template(ctx, project, name)
+	if filesAlone {
+		e.Message = fmt.Sprintf("no WorkflowTemplate %q is in the files", name)
+		e.Hint = "add the template to the files, or check with --project P to look among P's stored templates"
+	}
+	return e
+}
+
+// scheduleTemplate is the spec of the template name as a schedule applied
+// now runs it: applied in the same files, or else stored (nil: neither).
+func scheduleTemplate(name string, applied map[string]*apiv1.WorkflowTemplate, stored workflow.Stored) (*apiv1.WorkflowSpec, error) {
+	if t := applied[name]; t != nil {
+		return &t.Spec, nil
+	}
+	if stored == nil {
+		return nil, nil
+	}
+	w, err := stored(name)
+	if w == nil || err != nil {
+		return nil, err
+	}
+	return &w.Spec, nil
 }
 
 // placed names d's file and object in the coded errors of err.

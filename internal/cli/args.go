@@ -28,7 +28,10 @@ func between(min, max int, says string) cobra.PositionalArgs {
 }
 
 // usagef is a coded usage error: a bad flag or argument.
-func usagef(format string, args ...any) error {
+func usagef(format string, args ...any) error { return usage(format, args...) }
+
+// usage is usagef as the *apiv1.Error it is, for a caller that adds to it.
+func usage(format string, args ...any) *apiv1.Error {
 	return apiv1.Errorf(apiv1.CodeUsage, sprintf(format, args...))
 }
 
@@ -49,7 +52,8 @@ func group(use, short string) *cobra.Command {
 					subs = append(subs, c.Name())
 				}
 			}
-			return usagef("kiln %s has no subcommand %q; it has: %s", use, args[0], strings.Join(subs, ", "))
+			e := usage("kiln %s has no subcommand %q; it has: %s", use, args[0], strings.Join(subs, ", "))
+			return withSuggestion(e, nearCommands(cmd, args[0]), func(s string) string { return s })
 		},
 	}
 }

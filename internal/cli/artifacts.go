@@ -42,7 +42,7 @@ func newArtifactsLsCmd(e *env) *cobra.Command {
 			if list == nil {
 				list = []apiv1.RunArtifact{}
 			}
-			if done, err := printObject(e.stdout, output, list); done {
+			if done, err := printList(e.stdout, output, "RunArtifact", list); done {
 				return err
 			}
 			if len(list) == 0 {

@@ -38,7 +38,7 @@ func newCacheLsCmd(e *env) *cobra.Command {
 			if list == nil {
 				list = []*apiv1.CacheEntry{}
 			}
-			if done, err := printObject(e.stdout, output, list); done {
+			if done, err := printList(e.stdout, output, "CacheEntry", list); done {
 				return err
 			}
 			if len(list) == 0 {

@@ -169,7 +169,7 @@ func wireCompletion(root *cobra.Command, e *env) {
 	funcs := map[string]cobra.CompletionFunc{
 		"describe run": completeRuns(e), "cancel": completeRuns(e), "retry": completeRuns(e), "rerun": completeRuns(e),
 		"suspend": completeRuns(e), "unsuspend": completeRuns(e), "get trainjob": completeRuns(e),
-		"wait": completeAnyRun(e), "delete run": completeAnyRun(e),
+		"wait": completeAnyRun(e), "watch": completeAnyRun(e), "delete run": completeAnyRun(e),
 		"approve": completeRunTask(e), "reject": completeRunTask(e), "signal": completeRunTask(e),
 		"get templates": templates, "delete template": templates,
 		"get schedules": schedules, "delete schedule": schedules, "suspend schedule": schedules, "unsuspend schedule": schedules,

@@ -41,7 +41,7 @@ func newGetContextsCmd(e *env) *cobra.Command {
 				}
 				return nil
 			}
-			if done, err := printObject(e.stdout, output, contextViews(cfg)); done {
+			if done, err := printList(e.stdout, output, "Context", contextViews(cfg)); done {
 				return err
 			}
 			g := newGrid([]string{"CURRENT", "NAME", "SERVER", "PROJECT", "TOKEN"})

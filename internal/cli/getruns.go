@@ -131,7 +131,7 @@ func printRuns(w io.Writer, format string, list []*apiv1.Run) error {
 		}
 		return nil
 	}
-	if done, err := printObject(w, format, list); done {
+	if done, err := printList(w, format, "Run", list); done {
 		return err
 	}
 	t := runTable(format == "wide")

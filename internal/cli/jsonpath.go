@@ -30,8 +30,8 @@ func jsonpathTemplate(format string) (string, bool) {
 }
 
 // printJSONPath prints v's JSON form through a kubectl-style JSONPath
-// template. A list (a slice) is the "items" of an object, as kubectl
-// shows lists: {.items[*].id}. A template that does not parse, or that
+// template. Lists come as a listDoc (printList); a bare slice is the
+// "items" of an object all the same, as kubectl shows lists: {.items[*].id}. A template that does not parse, or that
 // names a field v does not have, is KLN-4053.
 func printJSONPath(w io.Writer, tmpl string, v any) error {
 	jp := jsonpath.New("output")

@@ -83,7 +83,7 @@ func printDeletions(e *env, deleted []gc.Deletion, dryRun bool, output string) e
 	if deleted == nil {
 		deleted = []gc.Deletion{}
 	}
-	if done, err := printObject(e.stdout, output, deleted); done || err != nil {
+	if done, err := printList(e.stdout, output, "Deletion", deleted); done || err != nil {
 		return err
 	}
 	verb := "deleted"

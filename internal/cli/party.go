@@ -161,7 +161,7 @@ func newPartyListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ok, err := printObject(e.stdout, output, parties); ok {
+			if ok, err := printList(e.stdout, output, "Party", parties); ok {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

@@ -27,7 +27,7 @@ func newGetQuotasCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var shown any = list
+			var shown any = listDoc{APIVersion: apiv1.APIVersion, Kind: apiv1.KindProjectQuota + "List", Items: nonNil(list)}
 			if len(args) == 1 {
 				i := slices.IndexFunc(list, func(q apiv1.ProjectQuota) bool { return q.Metadata.Name == args[0] })
 				if i < 0 {

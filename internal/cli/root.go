@@ -89,7 +89,7 @@ func run(e *env, args []string) (code int) {
 		return ee.code
 	}
 	if apiv1.CodeOf(err) == "" && isCobraUsage(err) {
-		err = usagef("%v", err)
+		err = commandError(root, err)
 	}
 	printError(stderr, err)
 	if usageCodes[apiv1.CodeOf(err)] {
@@ -100,12 +100,16 @@ func run(e *env, args []string) (code int) {
 
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "kiln",
-		Short:         "Run machine-learning pipelines and distributed training jobs",
+		Use:   "kiln",
+		Short: "Run machine-learning pipelines and distributed training jobs",
+		Long: "Run machine-learning pipelines and distributed training jobs.\n\n" +
+			"The flags that choose the backend (--backend, --kubeconfig, --namespace and the other Kubernetes ones)\n" +
+			"are listed by the commands that start an engine: kiln run --help, kiln serve --help.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%v", err) })
+	root.SetFlagErrorFunc(flagError)
+	root.DisableSuggestions = true // commandError suggests, on one line
 	root.PersistentFlags().StringVar(&e.home, "home", defaultHome(), "kiln home: store, logs and outputs (env KILN_HOME)")
 	root.PersistentFlags().StringVar(&e.server, "server", "",
 		"a kiln server's URL: talk to it instead of the embedded engine (env KILN_SERVER; token in --token or KILN_TOKEN; or a context's)")
@@ -142,9 +146,10 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(newRerunCmd(e))
 	root.AddCommand(newConvertCmd(e))
 	root.AddCommand(newPartyCmd(e), newMessagesCmd(e))
-	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e))
+	root.AddCommand(newVersionCmd(e), newSubmitCmd(e), newWaitCmd(e), newWatchCmd(e))
 	root.AddCommand(newConfigCmd(e))
 	root.AddCommand(newWhoamiCmd(e))
+	wireHelp(root)
 	wireCompletion(root, e)
 	wireFlagCompletion(root, e)
 	return root

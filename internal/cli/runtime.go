@@ -60,7 +60,7 @@ func newGetRuntimesCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if done, err := printObject(e.stdout, f.output, list); done {
+			if done, err := printList(e.stdout, f.output, "TrainingRuntime", list); done {
 				return err
 			}
 			return printRuntimes(e, list)

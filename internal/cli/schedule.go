@@ -40,6 +40,9 @@ func newGetSchedulesCmd(e *env) *cobra.Command {
 			} else {
 				shown = list
 			}
+			if len(args) == 0 {
+				shown = listDoc{APIVersion: apiv1.APIVersion, Kind: "ScheduleList", Items: nonNil(list)}
+			}
 			if done, err := printObject(e.stdout, output, shown); done {
 				return err
 			}

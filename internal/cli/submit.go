@@ -102,17 +102,17 @@ func newWaitCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			return waitRuns(e, eng, ids)
+			return waitRuns(e, eng, ids, true)
 		},
 	}
 }
 
-// waitRuns waits for ids to end, printing their summaries, and leaves at
-// Ctrl-C without touching them.
-func waitRuns(e *env, eng engine, ids []apiv1.RunID) error {
+// waitRuns waits for ids to end, showing them live unless quiet and
+// printing their summaries, and leaves at Ctrl-C without touching them.
+func waitRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
 	ctx, leave := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer leave()
-	w, stop := newWatcher(e, eng, true)
+	w, stop := newWatcher(e, eng, quiet)
 	defer stop()
 	ok, err := w.watch(ctx, ids)
 	switch {

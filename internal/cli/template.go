@@ -83,6 +83,9 @@ func newGetTemplatesCmd(e *env) *cobra.Command {
 			} else {
 				shown = list
 			}
+			if len(args) == 0 {
+				shown = listDoc{APIVersion: apiv1.APIVersion, Kind: "WorkflowTemplateList", Items: nonNil(list)}
+			}
 			if done, err := printObject(e.stdout, output, shown); done {
 				return err
 			}

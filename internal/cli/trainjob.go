@@ -108,7 +108,7 @@ func listTrainJobs(cmd *cobra.Command, e *env, eng engine, output string) error 
 			jobs = append(jobs, r)
 		}
 	}
-	if done, err := printObject(e.stdout, output, jobs); done {
+	if done, err := printList(e.stdout, output, "Run", jobs); done {
 		return err
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

@@ -40,15 +40,20 @@ func newValidateCmd(e *env) *cobra.Command {
 			readErr = errors.Join(readErr, translateErr)
 			tmplDocs, docs := splitTemplates(docs)
 			clusterDocs, docs := splitKind(docs, apiv1.KindClusterTrainingRuntime)
+			schedDocs, docs := splitKind(docs, apiv1.KindSchedule)
+			quotaErr := validateQuotas(e, &docs)
 			plans, checkErr := workflow.CheckFilesWith(files, docs, stored, runtimes)
-			checkErr = errors.Join(checkErr, workflow.AsWritten(clusterDocs, validateClusterRuntimes(e, clusterDocs)))
+			checkErr = errors.Join(quotaErr, checkErr, workflow.AsWritten(clusterDocs, validateClusterRuntimes(e, clusterDocs)))
+			var tmpls []*apiv1.WorkflowTemplate
 			if len(tmplDocs) > 0 {
-				tmpls, err := workflow.CheckTemplatesWith(files, tmplDocs, stored, runtimes)
+				var err error
+				tmpls, err = workflow.CheckTemplatesWith(files, tmplDocs, stored, runtimes)
 				checkErr = errors.Join(checkErr, err)
 				for _, t := range tmpls {
 					fmt.Fprintf(e.stdout, "ok: %s: WorkflowTemplate/%s (%s)\n", fileOf(tmplDocs, t.Metadata.Name), t.Metadata.Name, plural(len(t.Spec.Tasks), "task"))
 				}
 			}
+			checkErr = errors.Join(checkErr, validateSchedules(e, project, schedDocs, tmpls, app.Lookups{Templates: stored, Runtimes: runtimes}))
 			if backend == app.BackendKubernetes {
 				var kept []workflow.Checked
 				for _, p := range plans {
@@ -127,6 +132,42 @@ func splitKind(docs []workflow.Document, kind string) (of, rest []workflow.Docum
 		}
 	}
 	return of, rest
+}
+
+// validateSchedules checks Schedule documents as kiln apply does, the
+// templates they run among tmpls (those of the files) or found by look,
+// and says which are valid.
+func validateSchedules(e *env, project string, docs []workflow.Document, tmpls []*apiv1.WorkflowTemplate, look app.Lookups) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	scheds, err := app.CheckSchedules(project, docs, tmpls, look)
+	bad := map[string]bool{}
+	for _, ce := range apiv1.Errors(err) {
+		bad[ce.Object] = true
+	}
+	for _, s := range scheds {
+		if obj := apiv1.KindSchedule + "/" + s.Metadata.Name; !bad[obj] {
+			fmt.Fprintf(e.stdout, "ok: %s: %s (%s)\n", fileOf(docs, s.Metadata.Name), obj, s.Spec.Schedule)
+		}
+	}
+	return workflow.AsWritten(docs, err)
+}
+
+// validateQuotas takes the ProjectQuota documents out of docs and checks
+// them as kiln apply does, and says which are valid.
+func validateQuotas(e *env, docs *[]workflow.Document) error {
+	quotas, rest, err := app.SplitQuotas(*docs)
+	for _, q := range quotas {
+		for _, d := range *docs {
+			if d.Kind == apiv1.KindProjectQuota && d.Name == q.Metadata.Name {
+				fmt.Fprintf(e.stdout, "ok: %s: %s/%s\n", d.File, apiv1.KindProjectQuota, q.Metadata.Name)
+				break
+			}
+		}
+	}
+	*docs = rest
+	return err
 }
 
 // validateClusterRuntimes checks ClusterTrainingRuntime documents, which

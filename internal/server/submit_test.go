@@ -25,7 +25,7 @@ func TestMultipartSubmissionNamesItsFiles(t *testing.T) {
 		{Name: "pipelines/wf.yaml", Data: []byte(strings.Replace(workflowYAML, "dependsOn: [greet]", "dependsOn: [nope]", 1))},
 		{Name: "runtimes/empty.yaml", Data: []byte("# nothing\n")},
 	}})
-	for _, want := range []string{"KLN-1007 pipelines/wf.yaml: Workflow/hello", "KLN-1013 runtimes/empty.yaml"} {
+	for _, want := range []string{"KLN-1007 pipelines/wf.yaml:8:31: Workflow/hello", "KLN-1013 runtimes/empty.yaml"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Submit = %v, want it to say %q", err, want)
 		}

@@ -111,7 +111,9 @@ func Translate(docs []Document) ([]Document, error) {
 		errs = append(errs, err)
 		out = append(out, d...)
 	}
-	return out, errors.Join(errs...)
+	err := errors.Join(errs...)
+	locateAll(docs, err) // named as written: the document read is where they are
+	return out, err
 }
 
 func translatorOf(apiVersion string) (translator, bool) {
@@ -151,8 +153,8 @@ func translated(doc *Document, kind string, obj any, from *Origin) (*Document, e
 	}
 	from.APIVersion, from.Kind = doc.APIVersion, doc.Kind
 	return &Document{
-		File: doc.File, Index: doc.Index, APIVersion: apiv1.APIVersion, Kind: kind, Name: doc.Name,
-		JSON: js, Raw: raw, From: from,
+		File: doc.File, Index: doc.Index, Line: doc.Line, APIVersion: apiv1.APIVersion, Kind: kind, Name: doc.Name,
+		JSON: js, Raw: raw, From: from, written: writtenNode(doc),
 	}, nil
 }
 
@@ -169,6 +171,7 @@ func asWritten(docs []Document, err error) error {
 			}
 		}
 	}
+	locateAll(docs, err)
 	return err
 }
 

@@ -26,7 +26,7 @@ func CompileFragment(task string, text []byte, params []string, lib Library, sto
 			Message: fmt.Sprintf("the fragment is %d bytes, out of range: at most %d", len(text), maxFragment),
 		}
 	}
-	doc, err := parseDocument(file, 0, text)
+	doc, err := parseDocument(file, 0, 0, text) // a fragment has no lines of a file
 	if err != nil {
 		return nil, err
 	}

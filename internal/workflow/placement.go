@@ -56,5 +56,7 @@ func RequireImages(doc *Document, p *Plan) error {
 		errs = append(errs, docError(doc, apiv1.CodeImageRequired, p.fieldAsWritten(field),
 			"task "+t.Spec.Name+" has no container image, which the kubernetes backend needs"))
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	locateAll([]Document{*doc}, err)
+	return err
 }

@@ -32,6 +32,9 @@ type Document struct {
 	File string
 	// Index counts documents in the file from 0.
 	Index int
+	// Line is the line of File the document starts at, from 1 (0: not
+	// read from a file by Read): errors about it say where they are.
+	Line int
 	// APIVersion, Kind and Name are read from the document's header.
 	APIVersion, Kind, Name string
 	// JSON is the document converted to JSON.
@@ -44,6 +47,9 @@ type Document struct {
 
 	// node is Raw parsed, nil for a document not read by Read.
 	node *yaml3.Node
+	// written is the top value of the YAML the user wrote, for a document
+	// translated from it, whose fields errors name as written.
+	written *yaml3.Node
 	// runs caches the workflows a Workflow document's tasks run (runs).
 	runs *[]string
 }
@@ -187,6 +193,7 @@ func Read(file string, r io.Reader) ([]Document, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs []Document
 	var errs []error
+	lines := lineCounter{data: data}
 	for index, read := 0, 0; ; index++ {
 		raw, err := reader.Read()
 		if read++; read > maxDocuments && !errors.Is(err, io.EOF) {
@@ -212,7 +219,7 @@ func Read(file string, r io.Reader) ([]Document, error) {
 			index--
 			continue
 		}
-		doc, err := parseDocument(file, index, raw)
+		doc, err := parseDocument(file, index, lines.start(raw), raw)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -224,11 +231,11 @@ func Read(file string, r io.Reader) ([]Document, error) {
 // parseDocument parses one document strictly: its size and depth with
 // aliases expanded are bounded before it is converted, and a key written
 // twice in a mapping, or a number that is not finite, is an error.
-func parseDocument(file string, index int, raw []byte) (Document, error) {
-	doc := Document{File: file, Index: index}
+func parseDocument(file string, index, line int, raw []byte) (Document, error) {
+	doc := Document{File: file, Index: index, Line: line}
 	var root yaml3.Node
 	if err := yaml3.Unmarshal(raw, &root); err != nil {
-		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: err.Error()}
+		return doc, parseError(&doc, err)
 	}
 	problems, tooBig := scanDocument(&root)
 	if tooBig == nil {
@@ -261,11 +268,13 @@ func parseDocument(file string, index int, raw []byte) (Document, error) {
 	return doc, withDoc(&doc, problems)
 }
 
-// withDoc sets doc's file and object on problems and joins them.
+// withDoc sets doc's file, object and the place of each field on
+// problems and joins them.
 func withDoc(doc *Document, problems []*apiv1.Error) error {
 	errs := make([]error, len(problems))
 	for i, p := range problems {
 		p.File, p.Object = doc.File, doc.Object()
+		doc.locate(p)
 		errs[i] = p
 	}
 	return errors.Join(errs...)

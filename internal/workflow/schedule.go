@@ -24,6 +24,16 @@ func DecodeSchedule(doc *Document) (*apiv1.Schedule, error) {
 	return decoded(s, problems, ok)
 }
 
+// DecodeProjectQuota decodes doc as a ProjectQuota, whatever its header
+// says (its caller checks that): every field the schema lacks is
+// CodeUnknownField at its path, with the names near it, and a value of
+// the wrong type is named at its field, as in every other kind.
+func DecodeProjectQuota(doc *Document) (*apiv1.ProjectQuota, error) {
+	q := &apiv1.ProjectQuota{}
+	problems, ok := decodeStrict(doc, q)
+	return decoded(q, problems, ok)
+}
+
 // ScheduleWorkflow is the Workflow a schedule's tick runs: spec, named
 // after the schedule, with the schedule's labels and those that tie the
 // run to the schedule and the tick.

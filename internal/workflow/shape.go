@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/resource"
+	"kiln.dev/kiln/internal/suggest"
 )
 
 var (
@@ -50,10 +52,14 @@ func checkShape(doc *Document, typ reflect.Type) (js []byte, problems []error, f
 	}
 	w := &shapeWalk{doc: doc}
 	generic = w.walk(docNode(doc), generic, typ, "")
-	slices.Sort(w.unknown)
+	slices.SortFunc(w.unknown, func(a, b unknownField) int { return strings.Compare(a.path, b.path) })
 	problems = w.errs
-	for _, path := range w.unknown {
-		problems = append(problems, docError(doc, apiv1.CodeUnknownField, path, "unknown field"))
+	for _, u := range w.unknown {
+		msg := "unknown field"
+		if s := suggest.Phrase(u.near, strconv.Quote); s != "" {
+			msg += "; " + s
+		}
+		problems = append(problems, docError(doc, apiv1.CodeUnknownField, u.path, msg))
 	}
 	if !w.changed {
 		return doc.JSON, problems, w.fatal
@@ -80,10 +86,17 @@ func docNode(doc *Document) *yaml3.Node {
 	return root.Content[0]
 }
 
+// unknownField is a field the schema lacks, at path, and the fields
+// beside it that are near its name.
+type unknownField struct {
+	path string
+	near []string
+}
+
 type shapeWalk struct {
 	doc     *Document
 	errs    []error
-	unknown []string
+	unknown []unknownField
 	// changed says a value was replaced or dropped; fatal, see checkShape.
 	changed, fatal bool
 }
@@ -171,7 +184,7 @@ func (w *shapeWalk) mapping(node *yaml3.Node, m map[string]any, typ reflect.Type
 	for _, k := range append(keys, merged...) {
 		ft, known := fieldType(typ, fields, k)
 		if !known {
-			w.unknown = append(w.unknown, join(path, k))
+			w.unknown = append(w.unknown, unknownField{join(path, k), suggest.Closest(k, slices.Collect(maps.Keys(fields)))})
 			delete(m, k)
 			w.changed = true
 			continue

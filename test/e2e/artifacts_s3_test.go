@@ -3,7 +3,6 @@ package e2e
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,7 +53,7 @@ func TestArtifactsThroughS3(t *testing.T) {
 
 	r := kiln(t, home, "artifacts", "ls", string(id), "-o", "json")
 	var list []apiv1.RunArtifact
-	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || r.code != 0 {
+	if err := unmarshalList(r.stdout, "RunArtifactList", &list); err != nil || r.code != 0 {
 		t.Fatalf("artifacts ls -o json = exit %d, %v: %s %s", r.code, err, r.stdout, r.stderr)
 	}
 	sum := sha256.Sum256([]byte("weights\n"))

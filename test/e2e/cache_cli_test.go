@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -40,7 +39,7 @@ func cacheList(t *testing.T, env []string, home string, args ...string) []apiv1.
 		t.Fatalf("cache ls -o json = exit %d: %s", r.code, r.stderr)
 	}
 	var out []apiv1.CacheEntry
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+	if err := unmarshalList(r.stdout, "CacheEntryList", &out); err != nil {
 		t.Fatalf("cache ls -o json: %v\n%s", err, r.stdout)
 	}
 	return out

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // cliMode is one way the CLI reaches kiln: the engine embedded in each
@@ -110,8 +112,9 @@ func TestGetRunsFiltersAndFormats(t *testing.T) {
 					t.Errorf("get runs -o %s of none: exit %d, %q %q; want nothing on stdout and No runs found. on stderr, as kubectl", format, r.code, r.stdout, r.stderr)
 				}
 			}
-			if r := m.kiln(t, "get", "runs", "--search", "no-run-has-this", "-o", "json"); r.code != 0 || strings.TrimSpace(r.stdout) != "[]" || r.stderr != "" {
-				t.Errorf("get runs -o json of none: exit %d, %q %q; want []", r.code, r.stdout, r.stderr)
+			var none []apiv1.Run
+			if r := m.kiln(t, "get", "runs", "--search", "no-run-has-this", "-o", "json"); r.code != 0 || unmarshalList(r.stdout, "RunList", &none) != nil || none == nil || len(none) != 0 || r.stderr != "" {
+				t.Errorf("get runs -o json of none: exit %d, %q %q; want a RunList of no items", r.code, r.stdout, r.stderr)
 			}
 			if r := m.kiln(t, "get", "run", "nosuch-run"); r.code != 1 || !strings.Contains(r.stderr, "KLN-4001") {
 				t.Errorf("get run of an unknown ID: exit %d, %q; want 1 and KLN-4001", r.code, r.stderr)

@@ -277,15 +277,15 @@ spec:
 	cases := map[string]struct{ file, want string }{
 		"minNodes above maxNodes": {
 			write("a.yaml", "{minNodes: 3, maxNodes: 2}", "{command: [torchrun, t.py]}"),
-			"KLN-1041 " + dir + "/a.yaml: TrainingRuntime/el: spec.mlPolicy.torch.elasticPolicy.minNodes",
+			"KLN-1041 " + dir + "/a.yaml:6:29: TrainingRuntime/el: spec.mlPolicy.torch.elasticPolicy.minNodes",
 		},
 		"a command that is not torchrun": {
 			write("b.yaml", "{minNodes: 1, maxNodes: 2}", "{command: [python3, t.py]}"),
-			"KLN-1042 " + dir + "/b.yaml: TrainJob/bad: spec.trainer.command",
+			"KLN-1042 " + dir + "/b.yaml:13:13: TrainJob/bad: spec.trainer.command",
 		},
 		"numNodes beside the elastic policy": {
 			write("c.yaml", "{minNodes: 1, maxNodes: 2}", "{command: [torchrun, t.py], numNodes: 2}"),
-			"KLN-1040 " + dir + "/c.yaml: TrainJob/bad: spec.trainer.numNodes",
+			"KLN-1040 " + dir + "/c.yaml:13:40: TrainJob/bad: spec.trainer.numNodes",
 		},
 	}
 	for name, tc := range cases {

@@ -229,7 +229,7 @@ func TestValidateForKubernetesRequiresImages(t *testing.T) {
 	home := t.TempDir()
 	local := filepath.Join(repoRoot(), "examples", "pipeline.yaml")
 	r := kiln(t, home, "validate", "--backend", "kubernetes", local, filepath.Join(repoRoot(), "examples", "kubernetes", "pipeline.yaml"))
-	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1019 "+local+": Workflow/linear-fit: spec.tasks[0].image") ||
+	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1019 "+local+":21:5: Workflow/linear-fit: spec.tasks[0].image") ||
 		!strings.Contains(r.stdout, "ok: ") {
 		t.Fatalf("validate --backend kubernetes: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

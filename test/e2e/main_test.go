@@ -140,10 +140,27 @@ func runs(t *testing.T, home string) []apiv1.Run {
 		t.Fatalf("get runs: %s", r.stderr)
 	}
 	var out []apiv1.Run
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+	if err := unmarshalList(r.stdout, "RunList", &out); err != nil {
 		t.Fatalf("get runs -o json: %v\n%s", err, r.stdout)
 	}
 	return out
+}
+
+// unmarshalList reads what kiln prints for a list with -o json: a
+// kiln.dev/v1alpha1 document of kind, whose items it decodes into items.
+func unmarshalList(text, kind string, items any) error {
+	var doc struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Items      json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		return err
+	}
+	if doc.APIVersion != apiv1.APIVersion || doc.Kind != kind || doc.Items == nil {
+		return fmt.Errorf("the list is %s %s with items %s; want %s %s", doc.APIVersion, doc.Kind, doc.Items, apiv1.APIVersion, kind)
+	}
+	return json.Unmarshal(doc.Items, items)
 }
 
 func describe(t *testing.T, home string, id apiv1.RunID) apiv1.Run {

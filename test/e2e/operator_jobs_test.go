@@ -172,7 +172,7 @@ spec:
           containers:
           - {name: tensorflow, command: [python3, t.py]}
 `)
-	want := "KLN-1026 " + bad + ": TFJob/bad: spec.tfReplicaSpecs.Evaluator: Evaluator replicas are not run"
+	want := "KLN-1026 " + bad + ":12:5: TFJob/bad: spec.tfReplicaSpecs.Evaluator: Evaluator replicas are not run"
 	for _, cmd := range []string{"validate", "run", "convert"} {
 		r := kiln(t, home, cmd, bad)
 		if r.code != 1 || !strings.Contains(r.stderr, want) {

@@ -80,7 +80,7 @@ func (c runtimeCLI) record(id string) (*apiv1.ResolvedRuntimeRef, string) {
 func (c runtimeCLI) runIDs() []string {
 	c.t.Helper()
 	var list []apiv1.Run
-	if err := json.Unmarshal([]byte(c.must("", "get", "runs", "-o", "json")), &list); err != nil {
+	if err := unmarshalList(c.must("", "get", "runs", "-o", "json"), "RunList", &list); err != nil {
 		c.t.Fatal(err)
 	}
 	var ids []string
@@ -172,7 +172,7 @@ spec:
 	c.must("TrainingRuntime/waiter deleted in project default\n", "delete", "runtime", "waiter")
 	check("deleted")
 	c.refused("KLN-4028", "delete", "runtime", "waiter")
-	c.refused("KLN-1017 "+job+": TrainJob/uses-waiter: spec.runtimeRef.name", "run", job)
+	c.refused("KLN-1017 "+job+":5:16: TrainJob/uses-waiter: spec.runtimeRef.name", "run", job)
 	if n := len(c.runIDs()); n != 2 {
 		t.Errorf("%d runs after the refused one, want 2: nothing is created", n)
 	}
@@ -220,8 +220,8 @@ kind: ClusterTrainingRuntime
 metadata: {name: both}
 spec: {mlPolicy: {torch: {}, mpi: {}}}
 `)
-	c.refused("KLN-1018 "+bad+": ClusterTrainingRuntime/both: spec.mlPolicy", "apply", "-f", bad)
-	c.refused("KLN-1018 "+bad+": ClusterTrainingRuntime/both: spec.mlPolicy", "validate", bad)
+	c.refused("KLN-1018 "+bad+":9:8: ClusterTrainingRuntime/both: spec.mlPolicy", "apply", "-f", bad)
+	c.refused("KLN-1018 "+bad+":9:8: ClusterTrainingRuntime/both: spec.mlPolicy", "validate", bad)
 	c.must("ok: "+plain+": ClusterTrainingRuntime/plain", "validate", plain)
 	c.refused("KLN-4028", "get", "runtime", "good")
 }

@@ -44,9 +44,9 @@ spec:
 `)
 	r := kiln(t, home, "apply", "-f", file)
 	for _, want := range []string{
-		`KLN-1070 ` + file + `: Schedule/feb: spec.schedule: "0 0 30 2 *" never fires`,
-		`KLN-1070 ` + file + `: Schedule/fast: spec.schedule: "@every 100ms": the interval 100ms is too short; the least is 1s`,
-		`KLN-1014 ` + file + `: Schedule/params: spec.params: parameter "epochs" is not declared by its spec.workflow`,
+		`KLN-1070 ` + file + `:5:3: Schedule/feb: spec.schedule: "0 0 30 2 *" never fires`,
+		`KLN-1070 ` + file + `:12:3: Schedule/fast: spec.schedule: "@every 100ms": the interval 100ms is too short; the least is 1s`,
+		`KLN-1014 ` + file + `:20:3: Schedule/params: spec.params: parameter "epochs" is not declared by its spec.workflow`,
 	} {
 		if r.code == 0 || !strings.Contains(r.stderr, want) {
 			t.Errorf("kiln apply: %d, stderr lacks %q:\n%s", r.code, want, r.stderr)

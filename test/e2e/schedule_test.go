@@ -110,9 +110,9 @@ spec:
 `)
 	r := kiln(t, home, "apply", "-f", file)
 	for _, want := range []string{
-		`KLN-1070 ` + file + `: Schedule/bad: spec.schedule: "0 25 * * *": the hour field "25" is wrong`,
-		`KLN-1071 ` + file + `: Schedule/bad: spec.timeZone: "Europe/Atlantis"`,
-		`KLN-1073 ` + file + `: Schedule/bad: spec.workflowTemplateRef.name: project "default" has no WorkflowTemplate "nope"`,
+		`KLN-1070 ` + file + `:6:3: Schedule/bad: spec.schedule: "0 25 * * *": the hour field "25" is wrong`,
+		`KLN-1071 ` + file + `:7:3: Schedule/bad: spec.timeZone: "Europe/Atlantis"`,
+		`KLN-1073 ` + file + `:8:25: Schedule/bad: spec.workflowTemplateRef.name: project "default" has no WorkflowTemplate "nope"`,
 	} {
 		if r.code == 0 || !strings.Contains(r.stderr, want) {
 			t.Errorf("kiln apply of a bad schedule: %d, stderr lacks %q:\n%s", r.code, want, r.stderr)

@@ -164,7 +164,7 @@ func TestCLIAgainstServer(t *testing.T) {
 	}
 	var list []apiv1.Run
 	r = kilnWithEnv(t, client, other, "get", "runs", "-o", "json")
-	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 {
+	if err := unmarshalList(r.stdout, "RunList", &list); err != nil || len(list) != 2 {
 		t.Fatalf("remote get runs: %v %s", err, r.stdout)
 	}
 	id := string(list[1].ID) // the older: the good run
@@ -214,7 +214,7 @@ spec:
 	waitFor(t, "the run to finish on the new server", func() bool {
 		r := kilnWithEnv(t, client, t.TempDir(), "get", "runs", "-o", "json")
 		var list []apiv1.Run
-		return json.Unmarshal([]byte(r.stdout), &list) == nil && len(list) == 1 && list[0].Status.Phase.Done()
+		return unmarshalList(r.stdout, "RunList", &list) == nil && len(list) == 1 && list[0].Status.Phase.Done()
 	})
 	got := describe(t, home, run.ID)
 	if got.Status.Phase != apiv1.PhaseSucceeded || len(got.Status.Nodes[0].Attempts) != 1 || lines(ledger) != 1 {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,12 +114,12 @@ metadata: {name: my-job}
 spec: {runtimeRef: {name: torch-distributed}}
 `)
 	r := kiln(t, home, "apply", "-f", mixed, "--project", "ml")
-	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1003 "+mixed+": TrainJob/my-job: kind: a TrainJob is not stored") {
+	if r.code != 1 || !strings.Contains(r.stderr, "KLN-1003 "+mixed+":14:1: TrainJob/my-job: kind: a TrainJob is not stored") {
 		t.Errorf("apply with a TrainJob = exit %d %q; want KLN-1003 naming its file and object", r.code, r.stderr)
 	}
 	r = kiln(t, home, "get", "templates", "--project", "ml", "-o", "json")
 	var got []apiv1.WorkflowTemplate
-	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 0 || err != nil || len(got) != 0 {
+	if err := unmarshalList(r.stdout, "WorkflowTemplateList", &got); r.code != 0 || err != nil || len(got) != 0 {
 		t.Errorf("templates of ml after the refusal = exit %d %q; want none", r.code, r.stdout)
 	}
 	if r := kiln(t, home, "apply", "-f", writeFile(t, dir, "ok.yaml", scoreTemplate("6")), "--project", "ml"); r.code != 0 {
@@ -160,7 +159,7 @@ spec:
 		t.Fatalf("remote apply = exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	bad := writeFile(t, dir, "bad.yaml", strings.Replace(scoreTemplate("6"), "{{params.num}}", "{{params.nope}}", 1))
-	if r := kilnWithEnv(t, client, other, "apply", "-f", bad, "--project", "ml"); r.code != 1 || !strings.Contains(r.stderr, "KLN-1011 "+bad+": WorkflowTemplate/score: spec.tasks[0].command[2]") {
+	if r := kilnWithEnv(t, client, other, "apply", "-f", bad, "--project", "ml"); r.code != 1 || !strings.Contains(r.stderr, "KLN-1011 "+bad+":8:23: WorkflowTemplate/score: spec.tasks[0].command[2]") {
 		t.Errorf("remote apply of a bad template = exit %d %q; want KLN-1011 naming its file, object and field", r.code, r.stderr)
 	}
 	if r := kilnWithEnv(t, client, other, "get", "templates", "--project", "ml"); r.code != 0 || !strings.Contains(r.stdout, "score  1      num") {

@@ -69,7 +69,7 @@ func TestTrainJobBadInputIsRejectedAtSubmit(t *testing.T) {
 		return writeFile(t, dir, name, "apiVersion: kiln.dev/v1alpha1\nkind: TrainJob\nmetadata: {name: bad}\nspec:\n"+spec)
 	}
 	cases := map[string]struct{ file, want string }{
-		"unknown runtime":     {write("a.yaml", "  runtimeRef: {name: nope}\n  trainer: {command: [x]}\n"), "KLN-1017 " + dir + "/a.yaml: TrainJob/bad: spec.runtimeRef.name"},
+		"unknown runtime":     {write("a.yaml", "  runtimeRef: {name: nope}\n  trainer: {command: [x]}\n"), "KLN-1017 " + dir + "/a.yaml:5:16: TrainJob/bad: spec.runtimeRef.name"},
 		"no ml policy":        {write("b.yaml", "  runtimeRef: {name: empty}\n  trainer: {command: [x]}\n---\napiVersion: kiln.dev/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: empty}\nspec: {}\n"), "KLN-1018"},
 		"zero nodes":          {write("c.yaml", "  runtimeRef: {name: torch-distributed}\n  trainer: {command: [x], numNodes: 0}\n"), "spec.trainer.numNodes"},
 		"reserved env":        {write("d.yaml", "  runtimeRef: {name: xgboost}\n  trainer: {command: [x], env: [{name: DMLC_TASK_ID, value: '1'}]}\n"), "KLN-1016"},

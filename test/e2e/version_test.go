@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 // TestVersionOfTheClientAndTheServer: kiln version prints this binary's
@@ -27,7 +29,8 @@ func TestVersionOfTheClientAndTheServer(t *testing.T) {
 		t.Fatalf("kiln version -o json with --server: exit %d, %q %q (%v)", r.code, r.stdout, r.stderr, err)
 	}
 	r = kilnWithEnv(t, env, home, "get", "trainjobs", "-o", "json")
-	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
-		t.Errorf("kiln get trainjobs -o json with none: exit %d, %q; want []", r.code, r.stdout)
+	var jobs []apiv1.Run
+	if err := unmarshalList(r.stdout, "RunList", &jobs); r.code != 0 || err != nil || jobs == nil || len(jobs) != 0 {
+		t.Errorf("kiln get trainjobs -o json with none: exit %d, %q (%v); want a RunList of no items", r.code, r.stdout, err)
 	}
 }

@@ -102,7 +102,7 @@ def test_errors_print_like_the_kiln_cli(kiln_server, tmp_path):
     bad.write_text(hello().replace("command: [/bin/sh", "comand: [/bin/sh"))
     out = kiln_py(kiln_server, "submit", str(bad))
     assert out.returncode == 1 and out.stdout == ""
-    assert out.stderr.startswith(f"KLN-1002 {bad}: Workflow/hello: spec.tasks[0].comand: unknown field")
+    assert out.stderr.startswith(f"KLN-1002 {bad}:11:5: Workflow/hello: spec.tasks[0].comand: unknown field")
     missing = kiln_py(kiln_server, "get", "no-such-run")
     # The hint kiln's own CLI prints for this code, which the server spells out.
     assert (missing.returncode, missing.stderr) == (1, "KLN-4001 Run/no-such-run: no such run (hint: list runs with kiln get runs)\n")

@@ -18,7 +18,8 @@ def test_bad_spec_names_code_file_and_field(kiln_server):
     err = e.value
     assert err.code == "KLN-1002" and err.status == 400
     assert err.field == "spec.tasks[0].comand" and err.file == "bad.yaml" and err.object == "Workflow/hello"
-    assert str(err).startswith("KLN-1002 bad.yaml: Workflow/hello: spec.tasks[0].comand: unknown field")
+    assert (err.line, err.column) == (11, 5)
+    assert str(err).startswith("KLN-1002 bad.yaml:11:5: Workflow/hello: spec.tasks[0].comand: unknown field")
     # The server sent every problem: the missing command as well.
     assert [x.code for x in err.errors] == ["KLN-1002", "KLN-1004"]
     assert str(err).count("\n") == 1
@@ -123,3 +124,18 @@ def test_a_path_the_server_has_no_route_for_is_coded(kiln_server):
     with pytest.raises(kiln.KilnError) as e:
         c.get("r1")
     assert e.value.status == 404 and e.value.code == "KLN-4063" and "/elsewhere/api/v1/runs/r1" in e.value.message
+
+
+def test_cli_error_lines_keep_their_place_and_drop_it_for_python_origins():
+    """kiln's CLI writes FILE:LINE:COLUMN; a document generated from Python
+    is named by its origin alone, since its lines are the generated YAML's."""
+    from kiln.dsl.runner import _named, errors_from
+
+    err = errors_from('error: KLN-1002 /tmp/x/wf.yaml:8:5: Workflow/w: spec.tasks[0].retires: unknown field; '
+                      'did you mean "retries"? (hint: check the spelling; fields are camelCase)\n')
+    assert (err.file, err.line, err.column, err.object, err.field) == (
+        "/tmp/x/wf.yaml", 8, 5, "Workflow/w", "spec.tasks[0].retires")
+    assert str(err).startswith("KLN-1002 /tmp/x/wf.yaml:8:5: Workflow/w: ")
+    named = _named(err, "/tmp/x/wf.yaml", "pipe.py:train")
+    assert (named.file, named.line, named.column) == ("pipe.py:train", 0, 0)
+    assert str(named).startswith("KLN-1002 pipe.py:train: Workflow/w: spec.tasks[0].retires: unknown field")

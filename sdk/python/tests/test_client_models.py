@@ -163,7 +163,7 @@ def test_go_cli_and_python_pick_the_same_contexts(shape, kiln_bin, tmp_path):
     contexts, current = _config.parse(SHAPES[shape])
     assert current == cur
     assert [(c["name"], c.get("server", ""), c.get("project", ""), bool(c.get("token"))) for c in contexts] == [
-        (c["name"], c.get("server", ""), c.get("project", ""), c["tokenSet"]) for c in json.loads(go.stdout)]
+        (c["name"], c.get("server", ""), c.get("project", ""), c["tokenSet"]) for c in _items(go.stdout)]
 
 
 def test_go_cli_and_python_use_the_same_context_on_a_server(kiln_bin, kiln_server, tmp_path, monkeypatch):
@@ -289,7 +289,7 @@ def test_bare_values_read_as_the_cli_reads_them_or_are_refused(kiln_bin, tmp_pat
     _write_config(tmp_path / "config.yaml", text)
     go = subprocess.run([kiln_bin, "config", "get-contexts", "-o", "json"], capture_output=True, text=True,
                         env=dict(os.environ, KILN_HOME=str(tmp_path)), check=True)
-    cli = {c["name"]: c.get("project", "") for c in json.loads(go.stdout)}
+    cli = {c["name"]: c.get("project", "") for c in _items(go.stdout)}
     for i, value in enumerate(BARE):
         try:
             (ctx,), _ = _config.parse(f"contexts:\n- {{name: c{i}, project: {value}}}\n")
@@ -297,6 +297,13 @@ def test_bare_values_read_as_the_cli_reads_them_or_are_refused(kiln_bin, tmp_pat
             assert e.code == "KLN-1021" and cli[f"c{i}"] != value, value
             continue
         assert ctx["project"] == cli[f"c{i}"], value
+
+
+def _items(text):
+    """The items of what kiln prints for a list with -o json: a ContextList, as kubectl prints a List."""
+    doc = json.loads(text)
+    assert (doc["apiVersion"], doc["kind"]) == ("kiln.dev/v1alpha1", "ContextList")
+    return doc["items"]
 
 
 def _write_config(path, text):

@@ -42,7 +42,7 @@ def test_document_reads_back_through_kiln(kiln_bin, kiln_home, tmp_path):
                    cwd=tmp_path)
     got = subprocess.run([kiln_bin, "--home", str(kiln_home), "get", "runs", "-o", "json"], capture_output=True,
                          text=True, check=True)
-    run_id = json.loads(got.stdout)[0]["id"]
+    run_id = json.loads(got.stdout)["items"][0]["id"]
     one = json.loads(subprocess.run([kiln_bin, "--home", str(kiln_home), "get", "runs", run_id, "-o", "json"],
                                     capture_output=True, text=True, check=True).stdout)
     task = one["workflow"]["spec"]["tasks"][0]

@@ -67,8 +67,12 @@ class KilnError(Exception):
         hint: str = "",
         status: Optional[int] = None,
         errors: Optional[List["KilnError"]] = None,
+        line: int = 0,
+        column: int = 0,
     ) -> None:
         self.code = code
+        self.line = line
+        self.column = column
         self.message = message
         self.field = field
         self.file = file
@@ -87,6 +91,8 @@ class KilnError(Exception):
             field=str(data.get("field") or ""),
             file=str(data.get("file") or ""),
             object=str(data.get("object") or ""),
+            line=int(data.get("line") or 0),
+            column=int(data.get("column") or 0),
             hint=CLIENT_HINTS.get(str(data.get("code")), str(data.get("hint") or "")),
             status=status,
         )
@@ -100,12 +106,20 @@ class KilnError(Exception):
         return first
 
     def _line(self) -> str:
-        where = "".join(p + ": " for p in (self.file, self.object, self.field) if p)
+        where = "".join(p + ": " for p in (self._place(), self.object, self.field) if p)
         text = where + self.message
         if self.hint:
             text += f" (hint: {self.hint})"
         sep = " " if where else ": "
         return self.code + sep + text
+
+    def _place(self) -> str:
+        """file:line:column, as the server's errors and the CLI write it, when the line is known."""
+        if not self.file or self.line <= 0:
+            return self.file
+        if self.column <= 0:
+            return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}:{self.column}"
 
     def __str__(self) -> str:
         return "\n".join(e._line() for e in self.errors)

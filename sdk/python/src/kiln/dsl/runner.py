@@ -42,13 +42,17 @@ def _error(line: str) -> Optional[KilnError]:
         rest, hint = rest[:-1].split(" (hint: ", 1)
     parts = rest.split(": ")
     file = obj = field = ""
+    line = column = 0
+    place = re.match(r"^(.+?):(\d+)(?::(\d+))?$", parts[0]) if parts else None
+    if place and (place.group(1).startswith(("/", "-", ".")) or place.group(1).endswith((".yaml", ".yml", ".json"))):
+        parts[0], line, column = place.group(1), int(place.group(2)), int(place.group(3) or 0)  # FILE:LINE:COLUMN
     if parts and (parts[0].startswith(("/", "-", ".")) or parts[0].endswith((".yaml", ".yml", ".json"))):
         file = parts.pop(0)
     if parts and re.match(r"^[A-Z][A-Za-z]+/\S+$", parts[0]):
         obj = parts.pop(0)
     if len(parts) > 1 and re.match(r"^(spec|metadata|kind|apiVersion)[\w.\[\]-]*$", parts[0]):
         field = parts.pop(0)
-    return KilnError(code, ": ".join(parts), field=field, file=file, object=obj, hint=hint)
+    return KilnError(code, ": ".join(parts), field=field, file=file, object=obj, hint=hint, line=line, column=column)
 
 
 def errors_from(stderr: str) -> Optional[KilnError]:
@@ -67,10 +71,13 @@ def _named(err: Optional[KilnError], temp: str, origin: Optional[str]) -> Option
     path or "-") naming origin, where the document was defined, instead."""
     if err is None or not origin:
         return err
-    for e in getattr(err, "errors", None) or [err]:
+    errs = getattr(err, "errors", None) or [err]
+    for e in errs:
         if e.file == temp:
-            e.file = origin
-    err.args = (str(err.args[0]).replace(f"{temp}: ", f"{origin}: "),) if err.args else err.args
+            # The line and column are those of the YAML generated from
+            # origin, which the user never saw: origin alone says where.
+            e.file, e.line, e.column = origin, 0, 0
+    err.args = ("\n".join(e._line() for e in errs),)
     return err
 
 
@@ -235,7 +242,8 @@ def _submit(c: Any, spec: Any, params: Optional[Mapping[str, Any]], project: Opt
         if name:
             for err in e.errors or [e]:
                 if err.file in (name, os.path.join(workdir, name)):
-                    err.file = origin
+                    err.file, err.line, err.column = origin, 0, 0  # lines of the generated YAML
+        e.args = (str(e),)
         raise
 
 

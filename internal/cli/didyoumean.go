@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/suggest"
+)
+
+var (
+	unknownFlag    = regexp.MustCompile(`^unknown flag: --([^ =]+)`)
+	unknownCommand = regexp.MustCompile(`^unknown command "([^"]*)" for "([^"]*)"`)
+)
+
+// flagError is the usage error of a flag cmd does not take, with the
+// flags it does take that are near the one typed (did you mean --limit?).
+func flagError(cmd *cobra.Command, err error) error {
+	m := unknownFlag.FindStringSubmatch(err.Error())
+	if m == nil {
+		return usagef("%v", err)
+	}
+	var names []string
+	visit := func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return withSuggestion(usage("%v", err), suggest.Closest(m[1], names), func(s string) string { return "--" + s })
+}
+
+// commandError is the usage error of a command kiln does not have, with
+// the commands near the one typed (did you mean run?); cobra's own
+// suggestions are off.
+func commandError(root *cobra.Command, err error) error {
+	m := unknownCommand.FindStringSubmatch(err.Error())
+	if m == nil {
+		return usagef("%v", err)
+	}
+	msg := usage("unknown command %q for %q", m[1], m[2])
+	return withSuggestion(msg, nearCommands(root, m[1]), func(s string) string { return s })
+}
+
+// nearCommands are the commands of cmd whose name or alias is near word,
+// each by its name once.
+func nearCommands(cmd *cobra.Command, word string) []string {
+	var out []string
+	for _, n := range suggest.Closest(word, commandNames(cmd)) {
+		for _, c := range cmd.Commands() {
+			if (c.Name() == n || slices.Contains(c.Aliases, n)) && !slices.Contains(out, c.Name()) {
+				out = append(out, c.Name())
+			}
+		}
+	}
+	return out
+}
+
+// commandNames are the names and aliases of cmd's commands that users see.
+func commandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+			names = append(names, c.Aliases...)
+		}
+	}
+	return names
+}
+
+// withSuggestion adds "; did you mean x?" to e's message, if near holds any.
+func withSuggestion(e *apiv1.Error, near []string, quote func(string) string) *apiv1.Error {
+	if s := suggest.Phrase(near, quote); s != "" {
+		e.Message = strings.TrimSuffix(e.Message, ".") + "; " + s
+	}
+	return e
+}
