@@ -18,7 +18,7 @@ type problem struct {
 	Field string
 }
 
-func compileText(t *testing.T, text string) (*Plan, []*apiv1.Error) {
+func compileText(t testing.TB, text string) (*Plan, []*apiv1.Error) {
 	t.Helper()
 	docs, err := Read("wf.yaml", strings.NewReader(text))
 	if err != nil {

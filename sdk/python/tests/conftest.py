@@ -57,6 +57,30 @@ def local(monkeypatch, kiln_bin, kiln_home):
     return kiln_home
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_supervisor_outlives_the_tests(tmp_path_factory):
+    """Kills, when the session ends, every supervisor of a home under the
+    session's temporary directory: tests that make a home of their own
+    (not kiln_home) would otherwise leave theirs running."""
+    base = str(tmp_path_factory.getbasetemp())
+    yield
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = [a.decode(errors="replace") for a in argv]
+        if "supervise" in args and "--home" in args:
+            home = args[args.index("--home") + 1] if args.index("--home") + 1 < len(args) else ""
+            if home.startswith(base + os.sep):
+                try:
+                    os.kill(int(proc.name), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
 def _stop_supervisor(home):
     """Kills home's supervisor, which outlives the server by design."""
     lock = home / "supervisor.lock"
