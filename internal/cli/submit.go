@@ -95,12 +95,9 @@ func newWaitCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			ids := make([]apiv1.RunID, len(args))
-			for i, a := range args {
-				ids[i] = apiv1.RunID(a)
-				if _, err := eng.GetRun(cmd.Context(), ids[i]); err != nil {
-					return err
-				}
+			ids, err := existingRuns(cmd.Context(), eng, args)
+			if err != nil {
+				return err
 			}
 			return waitRuns(e, eng, ids, true)
 		},
@@ -130,4 +127,16 @@ func waitRuns(e *env, eng engine, ids []apiv1.RunID, quiet bool) error {
 // is sent with (and sent again with, when its answer is lost).
 func addKeyFlag(cmd *cobra.Command, key *string) {
 	cmd.Flags().StringVar(key, "idempotency-key", "", "the submission's Idempotency-Key (default a new random one): the server creates one run for all submissions with one key, within 24h, and answers each with it; 1 to 255 letters, digits and - _ . : + / =")
+}
+
+// existingRuns is the runs args name, once each is known to exist.
+func existingRuns(ctx context.Context, eng engine, args []string) ([]apiv1.RunID, error) {
+	ids := make([]apiv1.RunID, len(args))
+	for i, a := range args {
+		ids[i] = apiv1.RunID(a)
+		if _, err := eng.GetRunHead(ctx, ids[i]); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }

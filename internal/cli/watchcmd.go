@@ -2,8 +2,6 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
 func newWatchCmd(e *env) *cobra.Command {
@@ -29,12 +27,9 @@ func newWatchCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer done()
-			ids := make([]apiv1.RunID, len(args))
-			for i, a := range args {
-				ids[i] = apiv1.RunID(a)
-				if _, err := eng.GetRun(cmd.Context(), ids[i]); err != nil {
-					return err
-				}
+			ids, err := existingRuns(cmd.Context(), eng, args)
+			if err != nil {
+				return err
 			}
 			// Reading the store, this process works no run: it reads each
 			// one until it ends, not until an engine here lets it go.
