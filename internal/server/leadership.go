@@ -9,7 +9,7 @@ import (
 // leader and one for this server's role.
 func (s *Server) leadership() string {
 	if s.cfg.Leadership == nil {
-		return "role: leader (the only server of its store)\n"
+		return "role: leader (no replicas: this server runs an engine of its own)\n"
 	}
 	l, self := s.cfg.Leadership()
 	if l.Term == 0 {
