@@ -116,7 +116,8 @@ def follow_server(client: Any, run_id: str, f: Follower) -> threading.Thread:
 
 def _node(client: Any, run_id: str, task: str) -> Optional[NodeStatus]:
     """The run's node called task as the server has it now (None when it has none yet)."""
-    for node in client.get(run_id).status.nodes:
+    nodes: List[NodeStatus] = client.get(run_id).status.nodes
+    for node in nodes:
         if node.name == task:
             return node
     return None
