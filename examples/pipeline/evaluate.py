@@ -20,7 +20,9 @@ for path in a.model:
     with open(path) as f:
         m = json.load(f)
     mse = sum((m["w1"] * x1 + m["w2"] * x2 + m["b"] - y) ** 2 for x1, x2, y in rows) / len(rows)
-    print(f"model lr={m['lr']}: mse {mse:.5f}")
+    # flush: a task's stdout is a pipe, which Python buffers; this keeps the
+    # log's lines in the order written, the error (stderr) after them.
+    print(f"model lr={m['lr']}: mse {mse:.5f}", flush=True)
     if best is None or mse < best[0]:
         best = (mse, m)
 
@@ -29,4 +31,4 @@ with open(os.path.join(os.environ["KILN_OUTPUTS"], "best"), "w") as f:
     f.write(f"lr={m['lr']} mse={mse:.5f}")
 if mse > 0.05:
     sys.exit(f"best model is too weak: mse {mse:.5f}")
-print(f"best: lr={m['lr']} mse={mse:.5f}")
+print(f"best: lr={m['lr']} mse={mse:.5f}", flush=True)

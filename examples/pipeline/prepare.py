@@ -20,4 +20,4 @@ with open(a.out, "w", newline="") as f:
 
 with open(os.path.join(os.environ["KILN_OUTPUTS"], "rows"), "w") as f:
     f.write(str(a.rows))
-print(f"wrote {a.rows} rows to {a.out}")
+print(f"wrote {a.rows} rows to {a.out}", flush=True)

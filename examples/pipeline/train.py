@@ -29,4 +29,4 @@ with open(os.path.join(out, "model.json"), "w") as f:
     json.dump({"w1": w1, "w2": w2, "b": b, "lr": a.lr}, f)
 with open(os.path.join(out, "loss"), "w") as f:
     f.write(f"{loss / n:.6f}")
-print(f"final loss {loss / n:.6f} with w1={w1:.3f} w2={w2:.3f} b={b:.3f}")
+print(f"final loss {loss / n:.6f} with w1={w1:.3f} w2={w2:.3f} b={b:.3f}", flush=True)

@@ -62,3 +62,38 @@ def test_mypy_reads_the_installed_package_as_typed(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     out = subprocess.run(mypy + [str(bad)], capture_output=True, text=True, cwd=tmp_path)
     assert 'Unexpected keyword argument "m"' in out.stdout, out.stdout + out.stderr
+
+
+def _docs_install_block():
+    """The commands of docs/python.md's install block, less the apt-get line (make deps installs those)."""
+    docs = (SDK.parents[1] / "docs" / "python.md").read_text()
+    block = docs[docs.index("```sh\n", docs.index("--no-build-isolation") - 400):]
+    block = block[len("```sh\n"):block.index("```", 6)]
+    return [line.split("#")[0].strip() for line in block.splitlines() if "apt-get" not in line and line.strip()]
+
+
+def test_the_docs_install_works_offline_and_their_checkers_see_kiln(tmp_path):
+    """docs/python.md's offline install, as written, in a directory holding
+    ./sdk/python; then its mypy and pyright commands find no error in an
+    example, reading kiln from the venv."""
+    shutil.copytree(SDK, tmp_path / "sdk" / "python", ignore=shutil.ignore_patterns(
+        "tests", "build", "*.egg-info", "__pycache__", "node_modules", ".mypy_cache"))
+    lines = _docs_install_block()
+    assert lines[-1] == ". .venv/bin/activate", lines
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for line in lines[:-1]:
+        out = subprocess.run(line, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env)
+        assert out.returncode == 0, line + "\n" + out.stdout + out.stderr
+    shutil.copy(SDK.parents[1] / "examples" / "python" / "pipeline.py", tmp_path / "pipeline.py")
+    docs = (SDK.parents[1] / "docs" / "python.md").read_text()
+    mypy = "python -m mypy --strict pipeline.py"
+    assert f"`{mypy}` with the venv active" in docs
+    out = subprocess.run(f". .venv/bin/activate && {mypy}", shell=True, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.returncode == 0 and "Success: no issues found" in out.stdout, out.stdout + out.stderr
+    pyright = SDK / "typecheck" / "node_modules" / ".bin" / "pyright"
+    assert "`pyright --pythonpath .venv/bin/python pipeline.py`" in docs
+    if pyright.exists():  # make deps installs it; test_typing.py fails without it
+        out = subprocess.run([str(pyright), "--pythonpath", ".venv/bin/python", "pipeline.py"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 0 and "0 errors" in out.stdout, out.stdout + out.stderr

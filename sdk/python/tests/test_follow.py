@@ -125,3 +125,50 @@ def test_workflow_run_prints_progress_and_can_be_quiet(kiln_server, tmp_path, ca
     assert quiet.succeeded and capsys.readouterr().out == ""
     assert isinstance(run, kiln.Run) and run.outputs == {"n": "42"}
 
+
+
+GROUPS = textwrap.dedent('''
+    import kiln
+
+
+    @kiln.task
+    def sq(x: int) -> int:
+        print("squaring", x, flush=True)
+        return x * x
+
+
+    @kiln.workflow(name="groups")
+    def groups() -> dict[str, str]:
+        with kiln.for_each([1, 2]) as item:
+            s = sq(x=item)
+        with kiln.on_exit():
+            kiln.command("bye", ["sh", "-c", "echo bye now"])()
+        return {"s": s.output}
+''')
+
+
+def _run_groups(tmp_path, *args):
+    """``python -m kiln ... run groups.py:groups --logs``: its standard output."""
+    (tmp_path / "groups.py").write_text(GROUPS)
+    cmd = [sys.executable, "-m", "kiln", *args, "run", "groups.py:groups", "--logs"]
+    p = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(SRC)))
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def _check_group_logs(out):
+    """A map's and an exit handler's children's logs, and no word of their
+    groups' own logs, which do not exist (the server says so if asked)."""
+    lines = out.splitlines()
+    assert {"sq.0 | squaring 1", "sq.1 | squaring 2", "onExit.bye | bye now"} <= set(lines), out
+    assert not [line for line in lines if line.startswith(("sq |", "onExit |"))], out
+    assert "could not be read" not in out, out
+
+
+def test_a_server_run_follows_the_logs_of_a_groups_children_not_the_group(kiln_server, tmp_path):
+    _check_group_logs(_run_groups(tmp_path, "--server", kiln_server.url, "--token", kiln_server.token))
+
+
+def test_a_local_run_follows_the_logs_of_a_groups_children_not_the_group(local, tmp_path):
+    _check_group_logs(_run_groups(tmp_path))

@@ -362,3 +362,6 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = MODULE_PROG) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file or program the command was pointed at is not there: no traceback
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 1

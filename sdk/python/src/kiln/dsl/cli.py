@@ -20,9 +20,11 @@ from .workflow import Workflow
 def load(ref: str) -> Any:
     """The Workflow or TrainJob named by ``MODULE:NAME`` or ``path/to/file.py:NAME``."""
     module_name, sep, attr = ref.rpartition(":")
-    if not sep or not module_name or not attr:
+    if not sep or not module_name or not attr or module_name.startswith("."):
         raise ValueError(f"{ref!r}: name a pipeline as MODULE:NAME or FILE.py:NAME")
     if module_name.endswith(".py") or os.sep in module_name:
+        if not os.path.isfile(module_name):
+            raise ValueError(f"{module_name}: " + ("not a file" if os.path.exists(module_name) else "no such file"))
         spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(module_name))[0], module_name)
         if spec is None or spec.loader is None:
             raise ValueError(f"{module_name}: cannot load this file")
@@ -35,8 +37,10 @@ def load(ref: str) -> Any:
         module = importlib.import_module(module_name)
     obj = getattr(module, attr, None)
     if not isinstance(obj, (Workflow, TrainJob)):
-        raise ValueError(f"{ref}: {attr} is {type(obj).__name__ if obj is not None else 'missing'}, "
-                         "not a @kiln.workflow or a kiln.TrainJob")
+        there = sorted(k for k, v in vars(module).items() if isinstance(v, (Workflow, TrainJob)))
+        what = (f"{ref}: {attr} is a {type(obj).__name__}, not a @kiln.workflow or a kiln.TrainJob"
+                if obj is not None else f"{module_name} has no {attr}")
+        raise ValueError(f"{what} (its pipelines: {', '.join(there) or 'none'})")
     return obj
 
 
@@ -55,7 +59,9 @@ def _load(ref: str) -> Any:
     """load(ref), a usage error (KLN-4002) when ref names no pipeline."""
     try:
         return load(ref)
-    except (ValueError, ImportError, OSError) as e:
+    except ImportError as e:
+        raise KilnError("KLN-4002", f"{ref}: {e}") from e
+    except (ValueError, OSError) as e:
         raise KilnError("KLN-4002", str(e)) from e
 
 
@@ -69,8 +75,11 @@ def _client(a: argparse.Namespace) -> Any:
 def _compile(a: argparse.Namespace) -> int:
     text = _load(a.pipeline).to_yaml()
     if a.output and a.output != "-":
-        with open(a.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(a.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise KilnError("KLN-4002", f"cannot write {a.output}: {e.strerror or e}", field="-o") from e
     else:
         sys.stdout.write(text)
     return 0
@@ -90,8 +99,11 @@ def _run(a: argparse.Namespace) -> int:
         check_params(pipeline, params)
     except TypeError as e:
         raise KilnError("KLN-4002", str(e), object=f"Workflow/{pipeline.name}") from e
-    result = run(pipeline, params, client=_client(a), project=getattr(a, "project", None),
-                 workdir=a.workdir, check=False, wait=not a.no_wait, progress=not a.quiet, logs=a.logs)
+    try:
+        result = run(pipeline, params, client=_client(a), project=getattr(a, "project", None),
+                     workdir=a.workdir, check=False, wait=not a.no_wait, progress=not a.quiet, logs=a.logs)
+    except ValueError as e:  # --no-wait with no server to submit to
+        raise KilnError("KLN-4002", str(e), field="--no-wait") from e
     print(f"Run {result.id} {result.phase}")
     if a.no_wait:
         return 0

@@ -13,10 +13,26 @@ import threading
 from datetime import datetime
 from typing import Any, Callable, Iterable, List, Optional, Set, TextIO
 
-from ..models import Event
+from ..models import Event, NodeStatus
 
 #: The node phases whose start is when a task's logs begin.
 _STARTED = ("Running",)
+
+#: The kinds of node that run no process of their own, so have no log: a
+#: map's, subworkflow's or exit handler's children run (and log) as nodes
+#: of their own (``sq.0``, ``onExit.bye``), and a gate only waits.
+GROUP_KINDS = ("map", "subworkflow", "exit", "gate")
+
+
+def has_own_log(node: Optional[NodeStatus]) -> bool:
+    """Whether node (None: not known yet) runs a process, and so writes a
+    log; a group (GROUP_KINDS, or children and no attempt of its own, as
+    the server judges) does not: its children's logs are followed instead."""
+    if node is None:
+        return True
+    if node.kind in GROUP_KINDS:
+        return False
+    return node.children is None or bool(node.attempts)
 
 
 class Follower:
@@ -82,6 +98,8 @@ def follow_server(client: Any, run_id: str, f: Follower) -> threading.Thread:
     """Starts printing the run's events from the server's event stream; the
     thread ends when the run does."""
     def tail(task: str) -> Iterable[str]:
+        if not has_own_log(_node(client, run_id, task)):
+            return []  # a group: its children's Running events start their own logs
         return client.logs(run_id, task, follow=True)
 
     def loop() -> None:
@@ -94,6 +112,15 @@ def follow_server(client: Any, run_id: str, f: Follower) -> threading.Thread:
     t = threading.Thread(target=loop, daemon=True)
     t.start()
     return t
+
+
+def _node(client: Any, run_id: str, task: str) -> Optional[NodeStatus]:
+    """The run's node called task as the server has it now (None when it has none yet)."""
+    nodes: List[NodeStatus] = client.get(run_id).status.nodes
+    for node in nodes:
+        if node.name == task:
+            return node
+    return None
 
 
 def parse_event_line(line: str) -> Optional[Event]:

@@ -22,13 +22,34 @@ _RUN_LINE = re.compile(r"^Run (\S+) (Succeeded|Failed|Cancelled)\b", re.M)
 _FINAL = ("Succeeded", "Failed", "Cancelled")
 
 
+_NO_BINARY_HINT = "set KILN_BIN or put kiln on PATH, or configure a server (KILN_SERVER)"
+
+
 def kiln_binary(kiln_bin: Optional[str] = None) -> str:
-    """The kiln binary: the argument, else KILN_BIN, else ``kiln`` on PATH."""
-    path = kiln_bin or os.environ.get("KILN_BIN") or shutil.which("kiln")
+    """The kiln binary: the argument, else KILN_BIN, else ``kiln`` on PATH;
+    KLN-4002 when there is none, or the one named is no executable file."""
+    named, where = (kiln_bin, "kiln_bin") if kiln_bin else (os.environ.get("KILN_BIN"), "KILN_BIN")
+    if not named:
+        path = shutil.which("kiln")
+        if not path:
+            raise KilnError("KLN-4002", "no kiln binary to run the workflow locally", hint=_NO_BINARY_HINT)
+        return path
+    path = shutil.which(named)  # a path, or a name looked up on PATH
     if not path:
-        raise KilnError("KLN-4002", "no kiln binary to run the workflow locally",
-                        hint="set KILN_BIN or put kiln on PATH, or configure a server (KILN_SERVER)")
-    return path
+        raise KilnError("KLN-4002", f"{where}={named} names no kiln binary to run the workflow locally "
+                        "(no executable file is there)",
+                        hint=f"set {where} to the kiln binary's path, or leave it out to use kiln on PATH, "
+                             "or configure a server (KILN_SERVER)")
+    return os.path.abspath(path)  # tasks' workdir is kiln's, so a relative path would miss
+
+
+def _workdir(workdir: Optional[str]) -> str:
+    """The absolute directory tasks start in (default the current one); KLN-4002 when it is none."""
+    cwd = os.path.abspath(workdir or os.getcwd())
+    if not os.path.isdir(cwd):
+        raise KilnError("KLN-4002", f"workdir {workdir}: no such directory",
+                        hint="give the directory the tasks start in (their files' paths are relative to it)")
+    return cwd
 
 
 def _error(line: str) -> Optional[KilnError]:
@@ -117,7 +138,7 @@ def run_local(spec: Any, params: Optional[Mapping[str, Any]] = None, *, project:
     base = [kiln] + (["--home", str(home)] if home else [])
     cmd = base + ["run"] + ([] if follow else ["-q"]) + ["-f", "-"] + _param_args(params)
     cmd += (["--project", project] if project else []) + (["--cache", cache] if cache else [])
-    cwd = os.path.abspath(workdir or os.getcwd())
+    cwd = _workdir(workdir)
     if follow is None:
         p = subprocess.run(cmd, input=spec.to_yaml(), capture_output=True, text=True, cwd=cwd, check=False)
         code, stdout, stderr = p.returncode, p.stdout, p.stderr
