@@ -109,7 +109,7 @@ func errorExample(status int) apiv1.ErrorList {
 	e := &apiv1.Error{Code: apiv1.CodeInternal, Message: "internal error"}
 	switch status {
 	case http.StatusBadRequest:
-		e = &apiv1.Error{Code: apiv1.CodeUnknownField, File: "train.yaml", Line: 7, Column: 5, Object: "Workflow/train", Field: "spec.tasks[0].comand", Message: `unknown field; did you mean "command"?`, Hint: apiv1.CodeUnknownField.Hint()}
+		e = &apiv1.Error{Code: apiv1.CodeUnknownField, File: "train.yaml", Line: 7, Column: 5, Object: "Workflow/train", Field: "spec.tasks[0].comand", Message: `unknown field, did you mean "command"?`, Hint: apiv1.CodeUnknownField.Hint()}
 	case http.StatusUnauthorized:
 		e = &apiv1.Error{Code: apiv1.CodeUnauthenticated, Message: "the token is unknown or revoked", Hint: apiv1.CodeUnauthenticated.Hint()}
 	case http.StatusNotFound:

@@ -52,7 +52,7 @@ spec: {tasks: [
 	}
 	want := []place{
 		{apiv1.CodeParse, 23, 0, "did not find expected node content"},
-		{apiv1.CodeUnknownField, 7, 5, `unknown field; did you mean "retries"?`},
+		{apiv1.CodeUnknownField, 7, 5, `unknown field, did you mean "retries"?`},
 		{apiv1.CodeUnknownDep, 18, 17, `task "u" depends on "nope", which is not`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -57,7 +57,7 @@ func checkShape(doc *Document, typ reflect.Type) (js []byte, problems []error, f
 	for _, u := range w.unknown {
 		msg := "unknown field"
 		if s := suggest.Phrase(u.near, strconv.Quote); s != "" {
-			msg += "; " + s
+			msg += ", " + s // not "; ", which joins the problems of a dynamic fragment
 		}
 		problems = append(problems, docError(doc, apiv1.CodeUnknownField, u.path, msg))
 	}

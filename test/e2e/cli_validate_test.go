@@ -136,7 +136,7 @@ spec:
 	for _, m := range cliModes(t) {
 		r := m.kiln(t, "run", wf)
 		for _, want := range []string{
-			"error: KLN-1002 " + wf + `:8:5: Workflow/w: spec.tasks[0].retires: unknown field; did you mean "retries"?`,
+			"error: KLN-1002 " + wf + `:8:5: Workflow/w: spec.tasks[0].retires: unknown field, did you mean "retries"?`,
 			"error: KLN-1007 " + wf + ":11:17: Workflow/w: spec.tasks[1].dependsOn[0]:",
 		} {
 			if r.code != 1 || !strings.Contains(r.stderr, want) {

@@ -131,7 +131,7 @@ def test_cli_error_lines_keep_their_place_and_drop_it_for_python_origins():
     is named by its origin alone, since its lines are the generated YAML's."""
     from kiln.dsl.runner import _named, errors_from
 
-    err = errors_from('error: KLN-1002 /tmp/x/wf.yaml:8:5: Workflow/w: spec.tasks[0].retires: unknown field; '
+    err = errors_from('error: KLN-1002 /tmp/x/wf.yaml:8:5: Workflow/w: spec.tasks[0].retires: unknown field, '
                       'did you mean "retries"? (hint: check the spelling; fields are camelCase)\n')
     assert (err.file, err.line, err.column, err.object, err.field) == (
         "/tmp/x/wf.yaml", 8, 5, "Workflow/w", "spec.tasks[0].retires")
