@@ -105,7 +105,7 @@ func submitAndWait(ctx context.Context, c *api.ClientWithResponses, doc api.Runn
 		return result{}, fmt.Errorf("submit: %d %s", sub.StatusCode(), sub.Body)
 	}
 	for {
-		got, err := c.GetRunWithResponse(ctx, sub.JSON201.Id)
+		got, err := c.GetRunWithResponse(ctx, sub.JSON201.Id, &api.GetRunParams{})
 		if err != nil {
 			return result{}, err
 		}
