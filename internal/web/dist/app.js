@@ -232,9 +232,12 @@ function select(run, name, label) {
   return a;
 }
 
-// children lists group node's children: the first listFirst, then those
-// that run or ended badly, and a note of how many of each phase it hides.
+// children lists group node's children: a page of a map's items, with
+// its controls; else the first listFirst, then those that run or ended
+// badly, and a note of how many of each phase it hides.
 function children(run, node) {
+  const v = groupView(node.name); // run.js: a map's items, read a page at a time
+  if (v) return itemsPage(run, node, v);
   const kids = run.status.nodes.filter((n) => n.parent === node.name);
   const rows = [], hidden = {};
   let more = 0;
