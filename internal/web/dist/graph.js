@@ -222,7 +222,7 @@ window.KilnGraph = (function () {
       return 1 + r.depth;
     }
     m.nodes.push(node);
-    if (!(own.length || (n.children && n.children.total)) || !open.has(name)) return 1; // a page may not have read the items of a map yet
+    if (!own.length || !open.has(name)) return 1; // (a page draws a map open once it has read a page of its items)
     const cid = "items:" + name; // an open map: its first items in order, then how many more
     m.clusters.push({ id: cid, name, parent: cluster, items: true });
     const shown = own.slice(0, openCap).map((k) => k.name);

@@ -98,7 +98,7 @@ class RunNodes {
     this.scopes.set(parent, version);
     if (!changed) this.full.add(parent);
     for (const n of this.nodes.values()) {
-      if (n.parent === parent && n.children && drawnKinds.includes(n.kind) && !this.full.has(n.name)) await this.list(n.name);
+      if ((n.parent || "") === parent && n.children && drawnKinds.includes(n.kind) && !this.full.has(n.name)) await this.list(n.name);
     }
   }
 
