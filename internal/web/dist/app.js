@@ -34,15 +34,27 @@ async function api(path, text, body, method) {
   return text ? r.text() : r.json();
 }
 
-// apiError is the API's first error in response r, as "code: message",
-// with its code, hint and HTTP status as fields.
+// apiError is the API's first error in response r, as "code: message"
+// with, for an error in a spec, where it is (file:line:column); its code,
+// hint and HTTP status are fields, and the errors after it, in words, too.
 async function apiError(r) {
   const answer = await r.json().catch(() => ({}));
-  const e = (answer.errors || [])[0] || {};
-  const err = new Error(`${e.code || r.status}: ${e.message || r.statusText}`);
-  Object.assign(err, { code: e.code || "", hint: e.hint || "", status: r.status });
+  const [e = {}, ...rest] = answer.errors || [];
+  const err = new Error(`${e.code || r.status}: ${errorPlace(e)}${e.message || r.statusText}`);
+  Object.assign(err, { code: e.code || "", hint: e.hint || "", status: r.status,
+    others: rest.map((o) => `${o.code}: ${errorPlace(o)}${o.message}`) });
   if (r.status === 401) needToken(err); // auth.js
   return err;
+}
+
+// errorPlace is where an error of the API was found in a spec, as
+// compilers and kiln's CLI write it ("wf.yaml:7:9: "), with its object and
+// field when it names them; "" when it names no place.
+function errorPlace(e) {
+  let file = e.file || "";
+  if (e.line > 0) file = (file || "line") + (e.file ? ":" : " ") + e.line + (e.column > 0 ? ":" + e.column : "");
+  const parts = [file, e.object, e.field].filter(Boolean);
+  return parts.length ? parts.join(": ") + ": " : "";
 }
 
 function el(tag, attrs, ...children) {
