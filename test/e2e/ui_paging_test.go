@@ -241,12 +241,19 @@ spec:
 
 	all := proxy.since(0)
 	runPath := "/api/v1/runs/" + string(run.ID)
+	gzipped := 0
 	for _, e := range all {
+		if e.encoding == "gzip" {
+			gzipped++
+		}
 		if e.method == http.MethodGet && e.path == runPath && !strings.Contains(e.query, "nodes=false") {
 			t.Errorf("the page fetched the whole run: GET %s?%s (%d bytes)", e.path, e.query, e.bytes)
 		}
 		if strings.HasPrefix(e.path, "/api/") && e.status == http.StatusOK && e.bytes >= 1024 && e.encoding != "gzip" {
 			t.Errorf("GET %s?%s answered %d bytes not gzipped", e.path, e.query, e.bytes)
 		}
+	}
+	if gzipped == 0 {
+		t.Errorf("no answer of the %d the page asked for came gzipped; want its large ones gzipped", len(all))
 	}
 }
