@@ -164,7 +164,11 @@ spec:
 		return s
 	}
 	var last apiv1.ChildCounts
-	defer func() { t.Logf("the map's counts last read: %+v", last) }()
+	defer func() {
+		if t.Failed() {
+			t.Logf("the map's counts last read: %+v", last)
+		}
+	}()
 	rest := waitAPIRun(t, base, admin, run.ID, "the map to come to rest", func(r apiv1.Run) bool {
 		c := nodeOf(t, &r, "sweep").Children
 		if c != nil {
@@ -196,7 +200,7 @@ spec:
 
 	// The map's panel: a page of 50 items, the next page, and its
 	// running items alone.
-	var page1, page2, running string
+	var page1, page2, running, item string
 	var rows1, rows2, rowsRunning int
 	var panelShot []byte
 	err = chromedp.Run(ctx,
@@ -214,7 +218,14 @@ spec:
 			chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.Text("#panel .items-range", &running),
 		chromedp.Evaluate(`document.querySelectorAll("#children tr[data-name]").length`, &rowsRunning),
-		chromedp.FullScreenshot(&panelShot, 100))
+		chromedp.FullScreenshot(&panelShot, 100),
+		// A running item's own panel, which follows the item.
+		chromedp.Evaluate(`document.querySelector("#children tr[data-name] a").dataset.select`, &item),
+		chromedp.Evaluate(`window.item = document.querySelector("#children tr[data-name] a").dataset.select`, nil),
+		chromedp.Click(`#children tr[data-name] a`),
+		chromedp.Poll(`document.querySelector("#panel")?.dataset.node === window.item && document.querySelector("#panel h3 .phase.Running") !== null`, nil,
+			chromedp.WithPollingTimeout(30*time.Second)),
+	)
 	if err != nil {
 		t.Fatalf("paging the map's items in its panel: %v", err)
 	}
@@ -232,11 +243,18 @@ spec:
 	waitServed(t, base, admin, run.ID, apiv1.PhaseSucceeded)
 	done, _ := apiRun(t, base, admin, run.ID)
 	want = counts(nodeOf(t, &done, "sweep").Children)
+	var itemPhase string
+	var endShot []byte
 	err = chromedp.Run(ctx,
 		chromedp.Poll(`document.querySelector('`+sweep+`').textContent === `+jsString(want), nil, chromedp.WithPollingTimeout(60*time.Second)),
-		chromedp.TextContent(sweep, &shown))
-	if err != nil || want != "sweep500/500 ✓" {
-		t.Errorf("at the end the map's node reads %q and the API counts %q; want both 500/500 ✓ (%v)", shown, want, err)
+		chromedp.TextContent(sweep, &shown),
+		chromedp.Poll(`document.querySelector("#panel h3 .phase.Succeeded") !== null`, nil, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.Text("#panel h3 .phase", &itemPhase),
+		chromedp.FullScreenshot(&endShot, 100))
+	saveShot(t, "kiln-ui-live-map-end.png", endShot)
+	if err != nil || want != "sweep500/500 ✓" || itemPhase != "Succeeded" {
+		t.Errorf("at the end the map's node reads %q and the API counts %q, item %s's panel says %q; want 500/500 ✓ and Succeeded (%v)",
+			shown, want, item, itemPhase, err)
 	}
 
 	all := proxy.since(0)

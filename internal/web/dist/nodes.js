@@ -28,7 +28,7 @@ class RunNodes {
     this.nodes = new Map();
     this.scopes = new Map(); // parent -> resourceVersion of its last listing
     this.full = new Set(); // the parents whose every node the page read: a new one of theirs is read too
-    this.views = new Map(); // group -> {phase, limit, pages: [continue tokens], names, counts, remaining, next}
+    this.views = new Map(); // group -> {phase, pages: [continue tokens], version, names, counts, remaining, next}
     this.tags = new Map(); // slot -> {url, etag, body}: the last answer of each thing polled
     this.events = [];
     this.seq = 0;
@@ -121,7 +121,7 @@ class RunNodes {
       (v.phase ? "&phase=" + v.phase : "") + (token ? "&continue=" + encodeURIComponent(token) : "");
     const { body } = await this.get("view:" + group, url);
     for (const n of body.items || []) this.merge(n);
-    Object.assign(v, { names: (body.items || []).map((n) => n.name), counts: body.counts || {}, remaining: body.remainingItemCount || 0, next: body.continue || "" });
+    Object.assign(v, { version: body.resourceVersion, names: (body.items || []).map((n) => n.name), counts: body.counts || {}, remaining: body.remainingItemCount || 0, next: body.continue || "" });
   }
 
   // readEvents reads the last events, or those after the last read.

@@ -50,7 +50,11 @@ function wantViews(mine) {
   const rn = mine.rn, want = new Set(mine.open);
   const sel = mine.node && rn.nodes.get(mine.node);
   if (sel && sel.children && !drawnKinds.includes(sel.kind)) want.add(sel.name);
-  for (const g of [...rn.views.keys()]) if (!want.has(g)) rn.views.delete(g);
+  for (const [g, v] of [...rn.views]) {
+    if (want.has(g)) continue;
+    rn.views.delete(g);
+    if (sel && sel.parent === g && !rn.scopes.has(g)) rn.scopes.set(g, v.version); // the item selected from it: follow its changes
+  }
   const added = [];
   for (const g of want) if (!rn.views.has(g)) { rn.view(g); added.push(g); }
   return added;
