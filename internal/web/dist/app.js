@@ -1,6 +1,6 @@
 // kiln's web UI: what every view uses (the token, the API, elements)
 // and a run's DAG, its gates and a task's panel. The views are in files
-// of their own: runs.js (the runs list), run.js (a run's page), actions.js,
+// of their own: runs.js (the runs list), run.js (a run's page; nodes.js reads its run in pieces), actions.js,
 // timeline.js, logs.js, training.js; nav.js routes between them.
 "use strict";
 
