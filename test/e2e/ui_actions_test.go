@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -122,7 +123,7 @@ func TestWebUISubmitsAndSteersARun(t *testing.T) {
 	uiSteps(ctx, t,
 		chromedp.Click(`#new-run`),
 		chromedp.WaitVisible(`#submit-yaml`),
-		chromedp.SetValue(`#submit-yaml`, "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: broken}\nspec: {tasks: [{name: x}]}\n"),
+		chromedp.SetValue(`#submit-yaml`, "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: broken}\nspec:\n  tasks:\n  - name: x\n    comand: [\"true\"]\n"),
 		chromedp.Click(`dialog#submit .submit-go`),
 		chromedp.WaitVisible(`dialog#submit .result.error`),
 		chromedp.Text(`dialog#submit .result.error`, &refused),
@@ -133,8 +134,9 @@ func TestWebUISubmitsAndSteersARun(t *testing.T) {
 		waitJS(`location.hash.startsWith("#/runs/")`),
 		readID,
 	)
-	if !strings.Contains(refused, "KLN-") {
-		t.Errorf("the refused submission shows %q, want the API's KLN code and message", refused)
+	// The spec's mistake is shown where it is, as the CLI shows it: file:line:column.
+	if !strings.Contains(refused, "KLN-") || !regexp.MustCompile(`pasted\.yaml:7:5\b`).MatchString(refused) {
+		t.Errorf("the refused submission shows %q, want the API's KLN code and message at pasted.yaml:7:5", refused)
 	}
 	if r, _ := apiRun(t, base, admin, id); r.Name != "picked" || r.Workflow == nil {
 		t.Errorf("the run submitted from a picked file is %q, want picked", r.Name)

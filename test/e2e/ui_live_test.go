@@ -114,14 +114,14 @@ spec:
 		chromedp.NavigateBack(),
 		waitJS(`document.querySelector("#tabs a.active")?.dataset.tab === "logs"`),
 		chromedp.Text(`#tabs a.active`, &active),
-		chromedp.Evaluate(`page.events.filter((e) => e.node === "gang").map((e) => e.reason).join(" ")`, &events),
+		chromedp.Evaluate(`liveEvents(page.id).filter((e) => e.node === "gang").map((e) => e.reason).join(" ")`, &events),
 		chromedp.Evaluate(`performance.getEntriesByType("resource").some((e) => e.name.includes(`+jsString(admin)+`))`, &tokenInURL),
 	)
 	if len(procs) != 2 || procs[0] == procs[1] || !strings.Contains(gangLine, " hello from the gang") {
 		t.Errorf("the gang's log shows the processes %v and the line %q; want two labels and their lines", procs, gangLine)
 	}
 	if !strings.Contains(events, "Started") || !strings.Contains(events, "Succeeded") {
-		t.Errorf("the page read the gang's events %q from the run's stream, want it Started and Succeeded", events)
+		t.Errorf("the page read the gang's events %q from the run's events, want it Started and Succeeded", events)
 	}
 	if tokenInURL {
 		t.Errorf("the token went in an address the page asked for")

@@ -63,7 +63,9 @@ function actionButton(cls, label, fn, ask) {
 
 // errorText is an API error with its hint.
 // A refused token's hint is for HTTP clients: the page says more (auth.js).
-function errorText(e) { return e.message + (e.hint && e.status !== 401 ? " — " + e.hint : ""); }
+function errorText(e) {
+  return e.message + (e.hint && e.status !== 401 ? " — " + e.hint : "") + ((e.others || []).length ? "; " + e.others.join("; ") : "");
+}
 
 // submitForm is the dialog that submits a run: a YAML pasted or files
 // picked, parameters (name=value, a line each) and a project.

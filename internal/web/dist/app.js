@@ -1,6 +1,6 @@
 // kiln's web UI: what every view uses (the token, the API, elements)
 // and a run's DAG, its gates and a task's panel. The views are in files
-// of their own: runs.js (the runs list), run.js (a run's page), actions.js,
+// of their own: runs.js (the runs list), run.js (a run's page; nodes.js reads its run in pieces), actions.js,
 // timeline.js, logs.js, training.js; nav.js routes between them.
 "use strict";
 
@@ -34,15 +34,27 @@ async function api(path, text, body, method) {
   return text ? r.text() : r.json();
 }
 
-// apiError is the API's first error in response r, as "code: message",
-// with its code, hint and HTTP status as fields.
+// apiError is the API's first error in response r, as "code: message"
+// with, for an error in a spec, where it is (file:line:column); its code,
+// hint and HTTP status are fields, and the errors after it, in words, too.
 async function apiError(r) {
   const answer = await r.json().catch(() => ({}));
-  const e = (answer.errors || [])[0] || {};
-  const err = new Error(`${e.code || r.status}: ${e.message || r.statusText}`);
-  Object.assign(err, { code: e.code || "", hint: e.hint || "", status: r.status });
+  const [e = {}, ...rest] = answer.errors || [];
+  const err = new Error(`${e.code || r.status}: ${errorPlace(e)}${e.message || r.statusText}`);
+  Object.assign(err, { code: e.code || "", hint: e.hint || "", status: r.status,
+    others: rest.map((o) => `${o.code}: ${errorPlace(o)}${o.message}`) });
   if (r.status === 401) needToken(err); // auth.js
   return err;
+}
+
+// errorPlace is where an error of the API was found in a spec, as
+// compilers and kiln's CLI write it ("wf.yaml:7:9: "), with its object and
+// field when it names them; "" when it names no place.
+function errorPlace(e) {
+  let file = e.file || "";
+  if (e.line > 0) file = (file || "line") + (e.file ? ":" : " ") + e.line + (e.column > 0 ? ":" + e.column : "");
+  const parts = [file, e.object, e.field].filter(Boolean);
+  return parts.length ? parts.join(": ") + ": " : "";
 }
 
 function el(tag, attrs, ...children) {
@@ -232,9 +244,12 @@ function select(run, name, label) {
   return a;
 }
 
-// children lists group node's children: the first listFirst, then those
-// that run or ended badly, and a note of how many of each phase it hides.
+// children lists group node's children: a page of a map's items, with
+// its controls; else the first listFirst, then those that run or ended
+// badly, and a note of how many of each phase it hides.
 function children(run, node) {
+  const v = groupView(node.name); // run.js: a map's items, read a page at a time
+  if (v) return itemsPage(run, node, v);
   const kids = run.status.nodes.filter((n) => n.parent === node.name);
   const rows = [], hidden = {};
   let more = 0;

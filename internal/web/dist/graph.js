@@ -222,7 +222,7 @@ window.KilnGraph = (function () {
       return 1 + r.depth;
     }
     m.nodes.push(node);
-    if (!own.length || !open.has(name)) return 1;
+    if (!own.length || !open.has(name)) return 1; // (a page draws a map open once it has read a page of its items)
     const cid = "items:" + name; // an open map: its first items in order, then how many more
     m.clusters.push({ id: cid, name, parent: cluster, items: true });
     const shown = own.slice(0, openCap).map((k) => k.name);
@@ -230,8 +230,9 @@ window.KilnGraph = (function () {
       m.nodes.push({ id: k.name, name: k.name, label: k.name.slice(name.length + 1) || k.name, cluster: cid, group: !!k.children, h: H });
       m.edges.push({ from: name, to: k.name, minlen: 1, cls: "edge child" });
     }
-    if (own.length > openCap) {
-      const more = own.length - openCap;
+    const total = Math.max(own.length, n.children ? n.children.total : 0); // the items read, or all there are
+    if (total > Math.min(own.length, openCap)) {
+      const more = total - Math.min(own.length, openCap);
       m.nodes.push({ id: "more:" + name, more: name, label: `+${more} more`, cluster: cid, h: H, count: more });
       m.edges.push({ from: name, to: "more:" + name, minlen: 1, cls: "edge child" });
       shown.push("more:" + name);

@@ -1,37 +1,40 @@
-// kiln's web UI: a run's page. It follows the run's event stream (GET
-// /api/v1/runs/{id}/events as Server-Sent Events): each batch of events
-// has the page ask for the run again and update the parts that changed,
-// in place; the rest stay as they are (what one types, a log's scroll).
-// It also asks every few seconds, for what writes no event, and for
-// when the stream is down. Tabs: the graph, the timeline, the logs.
+// kiln's web UI: a run's page. It reads the run in pieces (nodes.js):
+// the run without its nodes, its top nodes, the items of the groups one
+// opens a page at a time and its last events; then it asks every few
+// seconds for what changed since (a 304 when nothing did) and updates
+// the parts of the page that changed, in place; the rest stay as they
+// are (what one types, a log's scroll). Tabs: the graph, the timeline,
+// the logs.
 "use strict";
 
-// runPoll is how often the page asks for its run without news; donePoll
-// the same for a run that ended (it may be retried elsewhere).
-const runPoll = 5000, donePoll = 30000;
-let page = null; // the run page shown: {id, run, events, node, tab, stop, timer, soon}
+// runPoll is how often the page asks what changed in a run that runs;
+// donePoll the same for a run that ended (it may be retried elsewhere).
+const runPoll = 2000, donePoll = 30000;
+let page = null; // the run page shown: {id, rn (a RunNodes), run, node, tab, open, timer}
 
 // liveEvents are the events of run id that the page has read.
-function liveEvents(id) { return page && page.id === id ? page.events : []; }
+function liveEvents(id) { return page && page.id === id ? page.rn.events : []; }
 
 // openRun shows run s.run with node s.node selected and tab s.tab open.
 function openRun(s) {
   if (!page || page.id !== s.run) {
     closeRun();
-    page = { id: s.run, run: null, events: [], seq: 0, stop: null, timer: null, soon: null };
+    page = { id: s.run, rn: new RunNodes(s.run), run: null, open: new Set(), timer: null };
     show(el("h2", {}, s.run));
-    catchUp(page);
+    Object.assign(page, { node: s.node, tab: s.tab });
+    selected = s.node || null;
+    refreshRun(true);
+    return;
   }
   Object.assign(page, { node: s.node, tab: s.tab });
   selected = s.node || null;
-  if (page.run) render();
+  if (wantViews(page).length) refreshRun();
+  else if (page.run) render();
 }
 
 function closeRun() {
   if (!page) return;
-  if (page.stop) page.stop();
   clearTimeout(page.timer);
-  clearTimeout(page.soon);
   const log = document.getElementById("logbox");
   if (log) stopLog(log, "");
   const graph = document.getElementById("graph");
@@ -40,44 +43,26 @@ function closeRun() {
   page = null;
 }
 
-// catchUp reads the run's events so far, then the run, then follows the
-// stream: the first drawing has every event before it (a queue's wait).
-async function catchUp(mine) {
-  try {
-    const list = await api(`/api/v1/runs/${encodeURIComponent(mine.id)}/events`);
-    for (const e of list.items || []) {
-      if (e.seq > mine.seq) { mine.events.push(e); mine.seq = e.seq; }
-    }
-  } catch (e) {
-    runError(e);
+// wantViews keeps a page of items for each group the graph shows open
+// and for the group whose panel is open, and no other; it answers those
+// it made (to be read).
+function wantViews(mine) {
+  const rn = mine.rn, want = new Set(mine.open);
+  const sel = mine.node && rn.nodes.get(mine.node);
+  if (sel && sel.children && !drawnKinds.includes(sel.kind)) want.add(sel.name);
+  for (const [g, v] of [...rn.views]) {
+    if (want.has(g)) continue;
+    rn.views.delete(g);
+    if (sel && sel.parent === g && !rn.scopes.has(g)) rn.scopes.set(g, v.version); // the item selected from it: follow its changes
   }
-  if (page !== mine) return;
-  follow();
-  refreshRun();
+  const added = [];
+  for (const g of want) if (!rn.views.has(g)) { rn.view(g); added.push(g); }
+  return added;
 }
 
-// follow reads the run's events from the last one read.
-function follow() {
-  const mine = page;
-  mine.followed = true;
-  mine.stop = sseStream(`/api/v1/runs/${encodeURIComponent(mine.id)}/events`, {
-    after: mine.seq ? String(mine.seq) : "",
-    onEvents: (batch) => {
-      for (const ev of batch) {
-        const e = JSON.parse(ev.data);
-        if (e.seq > mine.seq) { mine.events.push(e); mine.seq = e.seq; }
-      }
-      clearTimeout(mine.soon);
-      mine.soon = setTimeout(refreshRun, 150);
-    },
-    onEnd: () => { mine.stop = null; refreshRun(); },
-    onError: (e) => { mine.stop = null; runError(e); },
-  });
-}
-
-// refreshRun asks for the run and updates the page; asked again while
-// it asks, it asks once more after.
-async function refreshRun() {
+// refreshRun reads the run (all of it the first time, then what changed)
+// and updates the page; asked again while it reads, it reads once more after.
+async function refreshRun(first) {
   const mine = page;
   if (!mine) return;
   if (mine.asking) {
@@ -87,10 +72,18 @@ async function refreshRun() {
   mine.asking = true;
   clearTimeout(mine.timer);
   try {
-    const run = await api("/api/v1/runs/" + encodeURIComponent(mine.id));
+    if (first || !mine.run) await mine.rn.load();
+    else {
+      wantViews(mine);
+      await mine.rn.poll();
+    }
+    if (mine.node && !mine.rn.nodes.has(mine.node) && mine.sought !== mine.node) { // an item of a page not read
+      mine.sought = mine.node;
+      await mine.rn.find(mine.node);
+    }
+    for (const g of wantViews(mine)) await mine.rn.readView(g); // the selected node is a group: its first page
     if (page !== mine) return;
-    mine.run = run;
-    if (!mine.stop && mine.followed && !["Succeeded", "Failed", "Cancelled"].includes(run.status.phase)) follow(); // retried: it runs again
+    mine.run = mine.rn.run();
     render();
   } catch (e) {
     if (page === mine) runError(e);
@@ -121,7 +114,7 @@ function keyed(e, ...key) {
 // render shows the page's run as it is now.
 function render() {
   const run = page.run, tab = page.tab;
-  const node = page.node ? run.status.nodes.find((n) => n.name === page.node) : null;
+  const node = page.node ? page.rn.nodes.get(page.node) || null : null;
   const oldLog = document.getElementById("logbox");
   const s = run.status;
   const parts = [
@@ -131,7 +124,7 @@ function render() {
     keyed(rerunOf(run), "rerun-of", run.rerunOf), keyed(federationHeader(run), "federation", run.federation),
     keyed(el("p", { class: "run-message" }, [s.code, s.message].filter(Boolean).join(" ")), "message", s.code, s.message),
     s.progress ? keyed(el("p", { id: "progress", class: "run-progress" }, bar(s.progress), " ", progressText(s.progress)), "progress", s.progress) : null,
-    ignoredFields(page.events), tabs(run, tab), ...tabParts(run, tab, node),
+    ignoredFields(page.rn.events), tabs(run, tab), ...tabParts(run, tab, node),
   ];
   show(...parts);
   document.body.classList.toggle("has-panel", !!document.getElementById("panel")); // the panel stays in view, at the right
@@ -142,7 +135,7 @@ function render() {
 
 // tabParts are what tab shows, with node selected.
 function tabParts(run, tab, node) {
-  if (tab === "timeline") return [timeline(run, page.events), node ? panelOf(run, node) : null];
+  if (tab === "timeline") return [timeline(run, page.rn.events), node ? panelOf(run, node) : null];
   if (tab === "logs") {
     const shown = logNode(run, node);
     return [nodePicker(run, shown), shown ? logBox(run, shown) : null];
@@ -164,9 +157,10 @@ function hasLog(node) { return node.kind !== "federated" && (!node.children || (
 
 // panelOf is node's panel, kept while nothing it shows changed.
 function panelOf(run, node) {
-  const kids = node.children ? run.status.nodes.filter((n) => n.parent === node.name) : [];
-  const queued = [...queueStarts(page.events)].filter(([k]) => k.startsWith(node.name + "#"));
-  return keyed(panel(run, node), "panel", run.id, run.status.phase, role, node, kids, queued);
+  const v = node.children ? page.rn.views.get(node.name) : null;
+  const kids = v ? v.names.map((n) => page.rn.nodes.get(n)) : node.children ? run.status.nodes.filter((n) => n.parent === node.name) : [];
+  const queued = [...queueStarts(page.rn.events)].filter(([k]) => k.startsWith(node.name + "#"));
+  return keyed(panel(run, node), "panel", run.id, run.status.phase, role, node, kids, queued, v && [v.phase, v.pages, v.counts, v.remaining]);
 }
 
 // graphBox holds the run's graph, kept across updates; drawGraph draws in it.
@@ -184,6 +178,12 @@ function drawGraph(container, run) {
   if (!container.graph) {
     container.graph = KilnGraph.create(container, {
       onSelect: (name) => goTo({ run: run.id, node: page && page.node === name ? "" : name, tab: "graph" }),
+      onExpand: (name, open) => { // an open map's first items are read a page at a time
+        if (!page) return;
+        if (open) page.open.add(name);
+        else page.open.delete(name);
+        if (wantViews(page).length) refreshRun();
+      },
     });
   }
   container.graph.update(run);
@@ -213,4 +213,52 @@ function ignoredFields(events) {
   const list = events.filter((e) => e.reason === "FieldIgnored").map((e) => e.message);
   if (!list.length) return null;
   return keyed(el("section", { id: "warnings" }, el("h3", {}, "Ignored fields"), el("ul", {}, ...list.map((m) => el("li", {}, m)))), "warnings", list);
+}
+
+// groupView is the page of group's items that the run page shows, if it
+// reads them a page at a time.
+function groupView(group) { return page ? page.rn.views.get(group) || null : null; }
+
+// itemPhases are the phases the items of a group's panel can be filtered by.
+const itemPhases = ["Running", "Failed", "Succeeded", "Pending", "Waiting", "Retrying", "Suspended", "Skipped", "Cancelled"];
+
+// itemsPage is a page of group node's items in its panel: their counts by
+// phase (of all of them), a phase to filter them by, the page and the
+// buttons that turn it.
+function itemsPage(run, node, v) {
+  const c = node.children || viewCounts(v.counts); // the same counts as its node in the graph
+  const pick = el("select", { id: "items-phase", title: "Show the items in one phase" }, el("option", { value: "" }, `All (${c.total})`),
+    ...itemPhases.filter((p) => (v.counts || {})[p] || p === v.phase).map((p) => el("option", { value: p }, `${p} (${(v.counts || {})[p] || 0})`)));
+  pick.value = v.phase;
+  pick.addEventListener("change", () => turnView(node.name, (w) => { w.phase = pick.value; w.pages = [""]; }));
+  const from = (v.pages.length - 1) * itemsLimit, to = from + v.names.length;
+  const prev = el("button", { type: "button", class: "items-prev" }, "‹ Previous");
+  const next = el("button", { type: "button", class: "items-next" }, "Next ›");
+  prev.disabled = v.pages.length < 2;
+  next.disabled = !v.next;
+  prev.addEventListener("click", () => turnView(node.name, (w) => { w.pages.pop(); }));
+  next.addEventListener("click", () => turnView(node.name, (w) => { w.pages.push(w.next); }));
+  const rows = v.names.map((name) => page.rn.nodes.get(name)).filter(Boolean).map((k) =>
+    el("tr", { "data-name": k.name, "data-phase": k.phase }, el("td", {}, select(run, k.name)), el("td", {}, phase(k.phase)), el("td", {}, message(k))));
+  return [el("h4", {}, "Children: " + countsText(c)),
+    node.message && !["Succeeded", "Running"].includes(node.phase) ?
+      el("p", { class: node.code ? "error" : "" }, [node.code, node.message].filter(Boolean).join(" ")) : null,
+    el("p", { class: "items-nav" }, pick, " ", prev, " ", el("span", { class: "items-range" },
+      v.names.length ? `${from + 1}–${to} of ${to + v.remaining}` : "none"), " ", next),
+    el("table", { id: "children" }, el("tr", {}, ...["Task", "Phase", "Message"].map((h) => el("th", {}, h))), ...rows)];
+}
+
+// turnView changes group's page with fn, then reads and shows it.
+async function turnView(group, fn) {
+  const mine = page, v = groupView(group);
+  if (!v) return;
+  fn(v);
+  try {
+    await mine.rn.readView(group);
+    if (page !== mine) return;
+    mine.run = mine.rn.run();
+    render();
+  } catch (e) {
+    if (page === mine) runError(e);
+  }
 }
