@@ -313,11 +313,11 @@ func (e *httpError) Error() string { return e.err.Error() }
 // whose client went away before its answer, as nginx counts it.
 const statusClientClosed = 499
 
-// writeError answers with every coded error in err, as JSON.
-// lateAnswer is the time a 408 has to be written, whatever is left of
-// the write timeout.
+// lateAnswer is the time a 408 or a KLN-4062 has to be written, whatever
+// is left of the write timeout.
 const lateAnswer = 10 * time.Second
 
+// writeError answers with every coded error in err, as JSON.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, errs := statusOf(err)
 	errs = namedRun(errs, r.PathValue("id"))
@@ -331,10 +331,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(statusClientClosed)
 		return
 	}
-	if status == http.StatusRequestTimeout {
-		// The read timeout ended the body, and the write timeout, counted
-		// from nearly the same moment, may be as spent: give the answer
-		// time of its own, or the client that was promised a 408 gets none.
+	if status == http.StatusRequestTimeout || (len(errs) > 0 && errs[0].Code == apiv1.CodeSubmitDeadline) {
+		// The read timeout ended the body, or a submission's check ran to
+		// its deadline short of the write timeout, and the write timeout,
+		// counted from nearly the same moment, may be as spent (a loaded
+		// machine can take the margin): give the answer time of its own,
+		// or the client that was promised a 408 or a 503 gets none.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(lateAnswer))
 	}
 	if status == http.StatusInternalServerError {
