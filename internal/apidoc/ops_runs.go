@@ -38,7 +38,7 @@ func runOperations() []Operation {
 				{Name: "until", In: "query", Type: "", Description: "created before: RFC 3339, or a duration ago"},
 				{Name: "q", In: "query", Type: "", Description: "a search: runs whose ID or workflow name holds it, in any case"},
 				{Name: "order", In: "query", Type: "", Description: "asc or desc (the default) on creation time; the cursor follows it", Enum: []string{"asc", "desc"}},
-				{Name: "label", In: "query", Type: "", Description: "key=value"},
+				{Name: "label", In: "query", Type: "", Description: "a label selector in kubectl's syntax: key, !key, key=value, key==value, key!=value, key in (a,b), key notin (a,b), comma-joined (all hold); one that does not parse is a 400 naming label"},
 				{Name: "watch", In: "query", Type: false, Description: "true: instead of a page, a text/event-stream of the first page's runs (the same filters) as they are created or change: event run, data the run as the list has it; a run that leaves the page because its phase changed is sent once more as it then is, a deleted one as event deleted, data {id}; a comment (: ping) after 15s of silence. Each event's id is opaque: sent back as Last-Event-ID (or ?after=), the watch sends the runs that may have changed since it, and an id it did not give starts afresh"},
 				{Name: "project", In: "query", Type: ""},
 				{Name: "limit", In: "query", Type: 0, Default: 50, Maximum: bound(500)},

@@ -19,6 +19,17 @@ func asFlag(err error, flag string) error {
 	return &named
 }
 
+// asUsage is asFlag for an error whose code is not a usage code: the
+// flag's value is a usage error (KLN-4002, exit 2), with err's message
+// and hint.
+func asUsage(err error, flag string) error {
+	e := asFlag(err, flag)
+	if named, ok := e.(*apiv1.Error); ok {
+		named.Code = apiv1.CodeUsage
+	}
+	return e
+}
+
 // limitError is the usage error of a --limit out of range, the same
 // embedded and through a server: it is checked before either is asked.
 func limitError(limit int) error {

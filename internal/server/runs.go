@@ -23,7 +23,7 @@ func badRequest(format string, args ...any) error {
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q := r.URL.Query()
-	params := store.ListRunsParams{Name: q.Get("name"), Label: q.Get("label"), Limit: 50}
+	params := store.ListRunsParams{Name: q.Get("name"), Limit: 50}
 	if err := runFilters(q, &params, time.Now()); err != nil {
 		return err
 	}
