@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// What a new user's walk through kiln typed wrong reads as every other
+// mistake does: a coded error on one line, with a hint or a suggestion,
+// exiting 2 for the command line.
+func TestNewUsersMistakesAreCodedWithHints(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"token", "create"}, 2, []string{"KLN-4002", "kiln token create takes the token's name", "(got 0 arguments)"}},
+		{[]string{"token", "revoke"}, 2, []string{"KLN-4002", "kiln token revoke takes the token's ID"}},
+		{[]string{"token", "revoke", "a", "b"}, 2, []string{"KLN-4002", "(got 2 arguments)"}},
+		{[]string{"token", "list", "x"}, 2, []string{"KLN-4002", "kiln token list takes no arguments"}},
+		{[]string{"token", "revoke", "nope"}, 1, []string{"KLN-4077 Token/nope: no such token", "kiln token list"}},
+		{[]string{"token", "create", "ci", "--role", "viewr"}, 2, []string{"KLN-4002 --role", `did you mean "viewer"?`}},
+	} {
+		r := kiln(t, home, c.args...)
+		for _, w := range c.want {
+			if r.code != c.code || !strings.Contains(r.stderr, w) || strings.Contains(r.stderr, "accepts 1 arg") {
+				t.Errorf("kiln %v: exit %d, %q; want %d and %q", c.args, r.code, r.stderr, c.code, w)
+				break
+			}
+		}
+	}
+	r := kiln(t, home, "secret", "list", "-o", "jsonpath={.items[*].name}")
+	if r.code != 0 {
+		t.Errorf("secret list -o jsonpath: %d %s", r.code, r.stderr)
+	}
+}
