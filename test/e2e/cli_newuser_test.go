@@ -31,7 +31,14 @@ func TestNewUsersMistakesAreCodedWithHints(t *testing.T) {
 			}
 		}
 	}
-	r := kiln(t, home, "secret", "list", "-o", "jsonpath={.items[*].name}")
+	// the kubeconfig hint names the flag kiln has: --kube-context, which
+	// the same command line takes
+	wf := writeFile(t, t.TempDir(), "wf.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: k}\nspec: {tasks: [{name: t, command: ['true']}]}\n")
+	r := kiln(t, home, "run", "--backend", "kubernetes", "--kubeconfig", "/nonexistent", "--kube-context", "x", wf)
+	if r.code != 1 || !strings.Contains(r.stderr, "KLN-6008") || !strings.Contains(r.stderr, "pass --kubeconfig and --kube-context,") {
+		t.Errorf("a kubeconfig that is not there: %d %q", r.code, r.stderr)
+	}
+	r = kiln(t, home, "secret", "list", "-o", "jsonpath={.items[*].name}")
 	if r.code != 0 {
 		t.Errorf("secret list -o jsonpath: %d %s", r.code, r.stderr)
 	}
