@@ -387,7 +387,7 @@ func CodeInfos() []CodeInfo {
 		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
 		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},
 		{CodeNoRoute, "the API has no route at the path asked for", "see /api/v1/openapi.json for the routes; check the path's spelling and its /api/v1 prefix"},
-		{CodeMethod, "the API's route at the path does not take the method asked for (405); the Allow header lists those it takes", "use one of the methods the Allow header and the error list"},
+		{CodeMethod, "the API's route at the path does not take the method asked for (405); the Allow header lists those it takes", "use one of the methods that the Allow header and the error's message list"},
 		{CodeNoUIFile, "the web UI has no file at the path asked for under /ui/", "open the UI at / and let it load its own files; after an upgrade, reload the page"},
 		{CodeUnsatisfied, "the request's Range or conditional headers (If-Match, If-Unmodified-Since) cannot be met by the file asked for (416 or 412)", "ask for a range within the file's size, or leave the headers out to get the whole file"},
 		{CodeHTTPSOnly, "a plain HTTP request reached a server that serves HTTPS only (kiln serve --tls-cert)", "use https:// in the server's URL (kiln --server, KILN_SERVER, the context's server)"},

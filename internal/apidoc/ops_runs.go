@@ -51,7 +51,7 @@ func runOperations() []Operation {
 			Summary: "one run with its nodes, attempts and conditions",
 			Params: []Param{
 				runID,
-				{Name: "nodes", In: "query", Type: false, Default: true, Description: "false: the run without status.nodes (status.progress still counts them); read them a page at a time with listRunNodes"},
+				{Name: "nodes", In: "query", Type: false, Default: true, Description: "false: the run without status.nodes (status.progress still counts them); read them a page at a time with listRunNodes. Any value but true or false is a 400 naming nodes"},
 				ifNoneMatch,
 			},
 			Answers: []Answer{{Status: http.StatusOK, Description: "the run", Type: apiv1.Run{}, Example: exampleRun()}, notModified},
@@ -175,7 +175,7 @@ func runOperations() []Operation {
 				runID,
 				{Name: "after", In: "query", Type: 0, Description: "the seq after which events are sent; a Last-Event-ID header (an EventSource reconnecting) takes its place"},
 				{Name: "follow", In: "query", Type: false},
-				{Name: "tail", In: "query", Type: 0, Maximum: bound(apiv1.MaxEventPage), Description: "only the last N events (after after), oldest first; total then counts them all"},
+				{Name: "tail", In: "query", Type: 0, Maximum: bound(apiv1.MaxEventPage), Description: "only the last N events (after after), oldest first; total then counts them all. Not with limit: both is a 400 naming tail"},
 				{Name: "limit", In: "query", Type: 0, Maximum: bound(apiv1.MaxEventPage), Description: "a page of N events, oldest first; continue then asks for the next, and total counts them all"},
 				{Name: "continue", In: "query", Type: "", Description: "the continue of the previous page, with the same after (400 KLN-4076 for one the server did not give)"},
 				ifNoneMatch,
