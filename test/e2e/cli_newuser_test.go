@@ -45,3 +45,21 @@ func TestNewUsersMistakesAreCodedWithHints(t *testing.T) {
 		t.Errorf("secret list -o jsonpath: %d %s", r.code, r.stderr)
 	}
 }
+
+// A mistyped key of KILN_HOME/config.yaml is KLN-1002 at its line and
+// column, with its path and the nearest fields, as a spec file's reads.
+func TestAConfigFileTypoIsAnUnknownFieldWithItsPlace(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"sever: http://x\n":                          "KLN-1002 HOME/config.yaml:1:1: sever: unknown field; did you mean contexts[].server?",
+		"contexts:\n- name: a\n  sevrer: http://x\n": `KLN-1002 HOME/config.yaml:3:3: contexts[0].sevrer: unknown field; did you mean "server"?`,
+		"kubernetes: {namespce: x}\n":                `KLN-1002 HOME/config.yaml:1:14: kubernetes.namespce: unknown field; did you mean "namespace"?`,
+	} {
+		home := newHome(t)
+		writeFile(t, home, "config.yaml", text)
+		r := kiln(t, home, "get", "runs")
+		if w := strings.ReplaceAll(want, "HOME", home); r.code != 1 || !strings.Contains(r.stderr, w) || strings.Contains(r.stderr, "JSON") {
+			t.Errorf("config.yaml %q: exit %d, %q; want %q", text, r.code, r.stderr, w)
+		}
+	}
+}
