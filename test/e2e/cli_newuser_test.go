@@ -63,3 +63,24 @@ func TestAConfigFileTypoIsAnUnknownFieldWithItsPlace(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped kind is KLN-1003 naming every kind the command reads, with
+// the nearest one.
+func TestAMistypedKindSuggestsAndListsTheKinds(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	f := writeFile(t, t.TempDir(), "kind.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Wrokflow\nmetadata: {name: a}\n")
+	for _, cmd := range []string{"run", "validate"} {
+		r := kiln(t, home, cmd, f)
+		for _, w := range []string{"KLN-1003", `kind "Wrokflow" is not one kiln reads`, `did you mean "Workflow"?`, "TrainJob", "WorkflowTemplate", "Schedule", "ProjectQuota", "ClusterTrainingRuntime"} {
+			if r.code != 1 || !strings.Contains(r.stderr, w) {
+				t.Errorf("kiln %s: exit %d %q; want %q", cmd, r.code, r.stderr, w)
+				break
+			}
+		}
+	}
+	sched := writeFile(t, t.TempDir(), "s.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Shedule\nmetadata: {name: a}\n")
+	if r := kiln(t, home, "apply", "-f", sched); r.code != 1 || !strings.Contains(r.stderr, `did you mean "Schedule"?`) || !strings.Contains(r.stderr, "TrainingRuntime") {
+		t.Errorf("kiln apply: %d %q", r.code, r.stderr)
+	}
+}
