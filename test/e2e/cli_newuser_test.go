@@ -84,3 +84,24 @@ func TestAMistypedKindSuggestsAndListsTheKinds(t *testing.T) {
 		t.Errorf("kiln apply: %d %q", r.code, r.stderr)
 	}
 }
+
+// kiln logs of a group names its real children, and of an attempt the
+// task does not have says where attempts are listed.
+func TestLogsHintsNameChildrenAndAttempts(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	wf := writeFile(t, t.TempDir(), "wf.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: exits}\nspec:\n"+
+		"  tasks:\n  - {name: list, command: ['true']}\n  onExit:\n  - {name: notify, command: ['true']}\n")
+	if r := kiln(t, home, "run", "-q", wf); r.code != 0 {
+		t.Fatalf("run: %s", r.stderr)
+	}
+	id := strings.TrimSpace(kiln(t, home, "get", "runs", "-o", "name").stdout)
+	r := kiln(t, home, "logs", id, "onExit")
+	if r.code == 0 || !strings.Contains(r.stderr, "kiln logs "+id+" onExit.notify for one of its children: onExit.notify") || strings.Contains(r.stderr, "onExit.0") {
+		t.Errorf("logs of onExit: %d %q", r.code, r.stderr)
+	}
+	r = kiln(t, home, "logs", id, "list", "--attempt", "5")
+	if r.code == 0 || !strings.Contains(r.stderr, "task list has no attempt 5 (it has 1)") || !strings.Contains(r.stderr, "kiln describe run "+id+" lists each task's attempts") {
+		t.Errorf("logs --attempt 5: %d %q", r.code, r.stderr)
+	}
+}
