@@ -19,8 +19,8 @@ import (
 // known, or when data is not YAML (decoding then says why).
 func unknownConfigField(path string, data []byte, typ reflect.Type) *apiv1.Error {
 	var doc yaml3.Node
-	if yaml3.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
-		return nil
+	if err := yaml3.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil //nolint:nilerr // decoding the file says what is wrong with its YAML
 	}
 	return unknownKey(path, doc.Content[0], typ, "")
 }

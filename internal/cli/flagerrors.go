@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -24,7 +25,8 @@ func asFlag(err error, flag string) error {
 // and hint.
 func asUsage(err error, flag string) error {
 	e := asFlag(err, flag)
-	if named, ok := e.(*apiv1.Error); ok {
+	var named *apiv1.Error
+	if errors.As(e, &named) {
 		named.Code = apiv1.CodeUsage
 	}
 	return e
