@@ -201,6 +201,8 @@ const (
 	// Paging a run's nodes and events (issue 35).
 	CodeStaleVersion Code = "KLN-4075"
 	CodeBadContinue  Code = "KLN-4076"
+	// What a new user's walk found (issue 35).
+	CodeNoToken Code = "KLN-4077"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -385,12 +387,13 @@ func CodeInfos() []CodeInfo {
 		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
 		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},
 		{CodeNoRoute, "the API has no route at the path asked for", "see /api/v1/openapi.json for the routes; check the path's spelling and its /api/v1 prefix"},
-		{CodeMethod, "the API's route at the path does not take the method asked for (405); the Allow header lists those it takes", "use one of the methods the Allow header and the error list"},
+		{CodeMethod, "the API's route at the path does not take the method asked for (405); the Allow header lists those it takes", "use one of the methods that the Allow header and the error's message list"},
 		{CodeNoUIFile, "the web UI has no file at the path asked for under /ui/", "open the UI at / and let it load its own files; after an upgrade, reload the page"},
 		{CodeUnsatisfied, "the request's Range or conditional headers (If-Match, If-Unmodified-Since) cannot be met by the file asked for (416 or 412)", "ask for a range within the file's size, or leave the headers out to get the whole file"},
 		{CodeHTTPSOnly, "a plain HTTP request reached a server that serves HTTPS only (kiln serve --tls-cert)", "use https:// in the server's URL (kiln --server, KILN_SERVER, the context's server)"},
 		{CodeHTTPRefusal, "the server refused the request for a reason of HTTP itself, before any route read it; the message says which", "check the client's request: its method, headers and body; the status says more"},
 		{CodeStaleVersion, "the sinceVersion of a request for a run's changed nodes is not a version of that run's nodes: not a number, or past the run's own version (its store was replaced or restored since); 410 Gone, as Kubernetes answers an expired resourceVersion", "list the run's nodes again without sinceVersion, and send the resourceVersion of that answer from then on"},
+		{CodeNoToken, "no API token has the given ID (kiln token revoke takes a token's ID, not its name or value)", "list tokens, with their IDs, with kiln token list"},
 		{CodeBadContinue, "the continue token of a request for a page of a run's nodes or events is not one this server gave for that run and query", "send back the continue of the previous page unchanged, with the same phase, parent and sinceVersion; or start again without continue"},
 		{CodeSubmitDeadline, "the server could not read and check the submission before its write timeout (--write-timeout) would cut off the answer, so it created no run", "wait for the Retry-After seconds and try again with the same Idempotency-Key, or ask for a longer --write-timeout; a smaller spec checks faster"},
 	}

@@ -94,7 +94,11 @@ func ParseNodePhases(s string) ([]Phase, error) {
 			for _, p := range NodePhases() {
 				names = append(names, string(p))
 			}
-			return nil, &Error{Code: CodeUnknownPhase, Field: "phase", Message: fmt.Sprintf("%q is not a phase a node can be in; the phases are %s", part, strings.Join(names, ", "))}
+			return nil, &Error{
+				Code: CodeUnknownPhase, Field: "phase",
+				Message: fmt.Sprintf("%q is not a phase a node can be in; the phases are %s", part, strings.Join(names, ", ")),
+				Hint:    "use one of " + strings.Join(names, ", ") + ", in any case, several separated by commas",
+			}
 		}
 		out = append(out, p)
 	}

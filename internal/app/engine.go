@@ -193,6 +193,9 @@ func ListParams(q apiv1.RunQuery) (store.ListRunsParams, error) {
 	if q.Project != "" {
 		p.Projects = []string{q.Project}
 	}
+	if _, err := store.ParseSelector(q.Label); err != nil {
+		return p, err
+	}
 	if p.Limit == 0 {
 		p.Limit = 50
 	}

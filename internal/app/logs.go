@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -75,7 +76,7 @@ func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n i
 			return 0, false, &apiv1.Error{
 				Code: apiv1.CodeUsage, Object: "Run/" + string(q.Run),
 				Message: fmt.Sprintf("task %s runs no process of its own: its %d children do, as %s.<name>", q.Task, node.Children.Total, q.Task),
-				Hint:    fmt.Sprintf("kiln logs %s %s.0 for a map's first item; kiln describe run %s lists them", q.Run, q.Task, q.Run),
+				Hint:    childrenHint(run, q.Task),
 			}
 		}
 		if err := ranNothing(q, &node); err != nil {
@@ -88,6 +89,7 @@ func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n i
 			return 0, false, &apiv1.Error{
 				Code: apiv1.CodeRunNotFound, Object: "Run/" + string(q.Run), Field: "attempt",
 				Message: fmt.Sprintf("task %s has no attempt %d (it has %d)", q.Task, q.Attempt, latest),
+				Hint:    fmt.Sprintf("kiln describe run %s lists each task's attempts; without --attempt, kiln logs shows the latest", q.Run),
 			}
 		case q.Attempt > 0:
 			return q.Attempt, ended, nil
@@ -100,6 +102,25 @@ func (a *App) nextAttempt(ctx context.Context, q apiv1.LogQuery, after int) (n i
 			return 0, true, nil
 		}
 	}
+}
+
+// childrenHint names the children of group task, as the run records
+// them, for kiln logs to be asked of one.
+func childrenHint(run *apiv1.Run, task string) string {
+	var children []string
+	for _, n := range run.Status.Nodes {
+		if n.Parent == task {
+			children = append(children, n.Name)
+		}
+	}
+	if len(children) == 0 {
+		return fmt.Sprintf("its children are not made yet; kiln describe run %s lists them once they are", run.ID)
+	}
+	shown := strings.Join(children[:min(len(children), 3)], ", ")
+	if len(children) > 3 {
+		shown += fmt.Sprintf(" and %d more", len(children)-3)
+	}
+	return fmt.Sprintf("kiln logs %s %s for one of its children: %s; kiln describe run %s lists them", run.ID, children[0], shown, run.ID)
 }
 
 // follow writes attempt n's output until it ends: the backend stops at

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -92,8 +93,11 @@ func (b *backendFlags) load(home string) (fileConfig, string, error) {
 	if err != nil {
 		return cfg, path, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
 	}
+	if e := unknownConfigField(path, data, reflect.TypeFor[fileConfig]()); e != nil {
+		return cfg, path, e
+	}
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return cfg, path, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: err.Error()}
+		return cfg, path, &apiv1.Error{Code: apiv1.CodeParse, File: path, Message: yamlMessage(err)}
 	}
 	return cfg, path, checkExposed(path, cfg)
 }

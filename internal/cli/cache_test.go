@@ -27,7 +27,7 @@ func TestCacheSize(t *testing.T) {
 		"the flag over the file":             {file: "cache: {maxSize: 512Mi}\n", flag: "1Gi", want: 1 << 30},
 		"a bad flag names it":                {flag: "huge", wantCode: apiv1.CodeUsage, wantSays: "--cache-max-size"},
 		"a bad file value names its field":   {file: "cache: {maxSize: huge}\n", wantCode: apiv1.CodeQuantity, wantSays: "cache.maxSize"},
-		"an unknown key of the file's cache": {file: "cache: {size: 1Gi}\n", wantCode: apiv1.CodeParse, wantSays: "size"},
+		"an unknown key of the file's cache": {file: "cache: {size: 1Gi}\n", wantCode: apiv1.CodeUnknownField, wantSays: "config.yaml:1:9: cache.size: unknown field (hint: the fields here are maxSize"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -38,6 +38,12 @@ func newDescribeCmd(e *env) *cobra.Command {
 		Short:   "Show a run: its tasks, attempts, errors and events",
 		Args:    one("kiln describe run takes the ID of one run: kiln describe run ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if events < -1 {
+				return &apiv1.Error{
+					Code: apiv1.CodeUsage, Field: "--events", Message: fmt.Sprintf("%d is not a number of events", events),
+					Hint: "give N for the last N events, -1 for all of them or 0 for none",
+				}
+			}
 			eng, done, err := e.open(cmd.Context(), reading, nil)
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,14 +16,16 @@ import (
 var (
 	unknownFlag    = regexp.MustCompile(`^unknown flag: --([^ =]+)`)
 	unknownCommand = regexp.MustCompile(`^unknown command "([^"]*)" for "([^"]*)"`)
+	invalidValue   = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^ ], )?--([^"]+)" flag: `)
 )
 
 // flagError is the usage error of a flag cmd does not take, with the
-// flags it does take that are near the one typed (did you mean --limit?).
+// flags it does take that are near the one typed (did you mean --limit?),
+// or of a flag's value that is not of the flag's type (see badValue).
 func flagError(cmd *cobra.Command, err error) error {
 	m := unknownFlag.FindStringSubmatch(err.Error())
 	if m == nil {
-		return usagef("%v", err)
+		return badValue(cmd, err)
 	}
 	var names []string
 	visit := func(f *pflag.Flag) {
@@ -33,6 +36,33 @@ func flagError(cmd *cobra.Command, err error) error {
 	cmd.Flags().VisitAll(visit)
 	cmd.InheritedFlags().VisitAll(visit)
 	return withSuggestion(usage("%v", err), suggest.Closest(m[1], names), func(s string) string { return "--" + s })
+}
+
+// badValue is the usage error of a flag's value that does not parse as
+// the flag's type: it names the flag, says what the flag takes in words
+// (not strconv's), and hints with the flag's own help.
+func badValue(cmd *cobra.Command, err error) error {
+	m := invalidValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return usagef("%v", err)
+	}
+	f := cmd.Flags().Lookup(m[2])
+	if f == nil {
+		return usagef("%v", err)
+	}
+	what, ok := typeWords[f.Value.Type()]
+	if !ok {
+		return usagef("%v", err)
+	}
+	return &apiv1.Error{Code: apiv1.CodeUsage, Field: "--" + f.Name, Message: fmt.Sprintf("%q is not %s", m[1], what), Hint: f.Usage}
+}
+
+// typeWords says what a flag of each type takes.
+var typeWords = map[string]string{
+	"int": "a whole number", "int32": "a whole number", "int64": "a whole number",
+	"uint": "a whole number, 0 or more", "uint32": "a whole number, 0 or more", "uint64": "a whole number, 0 or more",
+	"float32": "a number", "float64": "a number", "bool": "true or false",
+	"duration": "a duration such as 90s, 10m or 2h",
 }
 
 // commandError is the usage error of a command kiln does not have, with

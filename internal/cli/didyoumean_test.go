@@ -17,12 +17,16 @@ func TestMistypedCommandsAndFlagsSuggest(t *testing.T) {
 		args []string
 		want string
 	}{
-		"a command":          {[]string{"vlaidate"}, `unknown command "vlaidate" for "kiln"; did you mean validate?`},
-		"an alias, once":     {[]string{"get", "rnus"}, `; did you mean runs?`},
-		"a flag":             {[]string{"get", "runs", "--pahse", "x"}, "unknown flag: --pahse; did you mean --phase?"},
-		"an inherited flag":  {[]string{"get", "runs", "--hme", "x"}, "unknown flag: --hme; did you mean --home?"},
-		"nothing near":       {[]string{"get", "runs", "--zzzzzz"}, "unknown flag: --zzzzzz (hint:"},
-		"a command, nothing": {[]string{"qqqqqq"}, `unknown command "qqqqqq" for "kiln" (hint:`},
+		"a command":           {[]string{"vlaidate"}, `unknown command "vlaidate" for "kiln"; did you mean validate?`},
+		"an alias, once":      {[]string{"get", "rnus"}, `; did you mean runs?`},
+		"a flag":              {[]string{"get", "runs", "--pahse", "x"}, "unknown flag: --pahse; did you mean --phase?"},
+		"an inherited flag":   {[]string{"get", "runs", "--hme", "x"}, "unknown flag: --hme; did you mean --home?"},
+		"nothing near":        {[]string{"get", "runs", "--zzzzzz"}, "unknown flag: --zzzzzz (hint:"},
+		"a command, nothing":  {[]string{"qqqqqq"}, `unknown command "qqqqqq" for "kiln" (hint:`},
+		"a word for a number": {[]string{"describe", "run", "x", "--events", "abc"}, `KLN-4002 --events: "abc" is not a whole number (hint: show the run's last N events; -1 shows all`},
+		"a word for a bool":   {[]string{"get", "runs", "-w=abc"}, `KLN-4002 --watch: "abc" is not true or false`},
+		"a word for a time":   {[]string{"serve", "--read-timeout", "abc"}, `KLN-4002 --read-timeout: "abc" is not a duration such as 90s`},
+		"fewer than all":      {[]string{"describe", "run", "x", "--events", "-5"}, `KLN-4002 --events: -5 is not a number of events (hint: give N for the last N events, -1 for all`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

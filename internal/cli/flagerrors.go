@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -17,6 +18,18 @@ func asFlag(err error, flag string) error {
 	named := *errs[0]
 	named.Field = flag
 	return &named
+}
+
+// asUsage is asFlag for an error whose code is not a usage code: the
+// flag's value is a usage error (KLN-4002, exit 2), with err's message
+// and hint.
+func asUsage(err error, flag string) error {
+	e := asFlag(err, flag)
+	var named *apiv1.Error
+	if errors.As(e, &named) {
+		named.Code = apiv1.CodeUsage
+	}
+	return e
 }
 
 // limitError is the usage error of a --limit out of range, the same

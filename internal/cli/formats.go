@@ -37,6 +37,8 @@ var outputFormats = map[string][]string{
 	"kiln cache ls":            append([]string{fmtTable}, data...),
 	"kiln artifacts ls":        append([]string{fmtTable}, data...),
 	"kiln party list":          append([]string{fmtTable}, data...),
+	"kiln token list":          append([]string{fmtTable}, data...),
+	"kiln secret list":         append([]string{fmtTable}, data...),
 	"kiln messages":            append([]string{fmtTable}, data...),
 	"kiln whoami":              append([]string{fmtTable}, data...),
 	"kiln config get-contexts": {fmtTable, fmtJSON, fmtYAML, fmtName},

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/store"
 )
 
 // runListFlags are kiln get runs' filters and format.
@@ -70,7 +71,7 @@ func newGetRunsCmd(e *env) *cobra.Command {
 	fl.StringVar(&f.phase, "phase", "", "only runs in these phases, in any case, comma separated: failed,cancelled")
 	fl.IntVar(&f.limit, "limit", 50, "at most this many runs")
 	fl.StringVar(&f.project, "project", "", "only runs of this project (default: every project the token may read)")
-	fl.StringVarP(&f.label, "selector", "l", "", "only runs with this label, key=value (a schedule's runs: -l kiln.dev/schedule=NAME)")
+	fl.StringVarP(&f.label, "selector", "l", "", "only runs this label selector selects, as kubectl's: key, !key, key=value, key!=value, key in (a,b), key notin (a,b), comma-joined (a schedule's runs: -l kiln.dev/schedule=NAME)")
 	fl.StringVar(&f.since, "since", "", "only runs created since then: a duration ago (2h, 30m) or an RFC 3339 time")
 	fl.StringVar(&f.until, "until", "", "only runs created before then: a duration ago or an RFC 3339 time")
 	fl.StringVar(&f.search, "search", "", "only runs whose ID or workflow name holds this text, in any case")
@@ -100,6 +101,9 @@ func (f *runListFlags) query(now time.Time) (apiv1.RunQuery, error) {
 		if *t.dst, err = apiv1.ParseTimeAgo(t.flag, t.v, now); err != nil {
 			return q, asFlag(err, "--"+t.flag)
 		}
+	}
+	if _, err := store.ParseSelector(f.label); err != nil {
+		return q, asUsage(err, "--selector")
 	}
 	if f.output != "" && f.watch && (f.output != "wide" && f.output != "table") {
 		return q, usagef("-w prints tables: -o %s does not go with it", f.output)

@@ -37,6 +37,8 @@ func TestRunListFlagsBecomeAQuery(t *testing.T) {
 		"a watch of json lines": {runListFlags{limit: 50, watch: true, output: "json"}, apiv1.CodeUsage, ""},
 		"a limit past a page":   {runListFlags{limit: apiv1.MaxRunPage + 1}, apiv1.CodeUsage, "--limit"},
 		"a limit of nothing":    {runListFlags{limit: 0}, apiv1.CodeUsage, "--limit"},
+		"an open set":           {runListFlags{limit: 50, label: "team in (a"}, apiv1.CodeUsage, "--selector"},
+		"a number comparison":   {runListFlags{limit: 50, label: "gpus>2"}, apiv1.CodeUsage, "--selector"},
 	} {
 		_, err := bad.f.query(now)
 		errs := apiv1.Errors(err)

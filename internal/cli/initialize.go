@@ -20,7 +20,7 @@ func newInitializeCmd(e *env) *cobra.Command {
 		Use:    "initialize NAME URI",
 		Short:  "Fetch a training job's dataset or model (run by kiln itself)",
 		Hidden: true,
-		Args:   cobra.ExactArgs(2),
+		Args:   between(2, 2, "kiln initialize takes the initializer's name and URI (kiln runs it itself)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := os.Getenv(initializer.DirEnv)
 			if dir == "" {

@@ -9,7 +9,7 @@ import (
 )
 
 func newSecretCmd(e *env) *cobra.Command {
-	var project string
+	var project, output string
 	secret := group("secret", "Manage secrets that task environments reference (valueFrom: {secret: NAME})")
 	secret.PersistentFlags().StringVar(&project, "project", "default", "the project the secret belongs to")
 	set := &cobra.Command{
@@ -41,6 +41,17 @@ func newSecretCmd(e *env) *cobra.Command {
 			}
 			defer done()
 			names, err := eng.SecretNames(cmd.Context(), project)
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				items := make([]secretItem, len(names))
+				for i, n := range names {
+					items[i] = secretItem{Name: n, Project: project}
+				}
+				_, err := printList(e.stdout, output, "Secret", items)
+				return err
+			}
 			for _, n := range names {
 				fmt.Fprintln(e.stdout, n)
 			}
@@ -60,6 +71,14 @@ func newSecretCmd(e *env) *cobra.Command {
 			return eng.DeleteSecret(cmd.Context(), project, args[0])
 		},
 	}
+	list.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (default the names, one a line)")
 	secret.AddCommand(set, list, del)
 	return secret
+}
+
+// secretItem is a secret as kiln secret list -o json prints it: its name
+// and project, never its value.
+type secretItem struct {
+	Name    string `json:"name"`
+	Project string `json:"project"`
 }

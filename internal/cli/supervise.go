@@ -19,7 +19,7 @@ func newSuperviseCmd(e *env) *cobra.Command {
 		Use:    "supervise",
 		Short:  "Run the local supervisor (started by kiln itself)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   none("kiln supervise takes no arguments (kiln starts it itself)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 			defer stop()

@@ -1,24 +1,28 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/server"
+	"kiln.dev/kiln/internal/store"
 )
 
 func newTokenCmd(e *env) *cobra.Command {
 	token := group("token", "Manage API tokens (on this kiln home)")
 	var role string
 	var projects []string
+	var output string
 	create := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a token and print it; it is shown only this once",
-		Args:  cobra.ExactArgs(1),
+		Args:  one("kiln token create takes the token's name: kiln token create NAME [--role R] [--project P]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withApp(cmd, e, reading, nil, func(a *app.App) error {
 				raw, t, err := server.CreateToken(cmd.Context(), a.Store, args[0], role, projects)
@@ -36,11 +40,14 @@ func newTokenCmd(e *env) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List tokens (never their values)",
-		Args:  cobra.NoArgs,
+		Args:  none("kiln token list takes no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withApp(cmd, e, reading, nil, func(a *app.App) error {
 				tokens, err := a.Store.ListTokens(cmd.Context())
 				if err != nil {
+					return err
+				}
+				if ok, err := printList(e.stdout, output, "Token", tokens); ok {
 					return err
 				}
 				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -56,10 +63,14 @@ func newTokenCmd(e *env) *cobra.Command {
 	revoke := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke a token",
-		Args:  cobra.ExactArgs(1),
+		Args:  one("kiln token revoke takes the token's ID (kiln token list shows it)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withApp(cmd, e, reading, nil, func(a *app.App) error {
-				if err := a.Store.RevokeToken(cmd.Context(), args[0]); err != nil {
+				err := a.Store.RevokeToken(cmd.Context(), args[0])
+				if errors.Is(err, store.ErrNotFound) {
+					return &apiv1.Error{Code: apiv1.CodeNoToken, Object: "Token/" + args[0], Message: "no such token"}
+				}
+				if err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "token %s revoked\n", args[0])
@@ -67,6 +78,7 @@ func newTokenCmd(e *env) *cobra.Command {
 			})
 		},
 	}
+	list.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or jsonpath=TEMPLATE (default a table)")
 	token.AddCommand(create, list, revoke)
 	return token
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -48,22 +49,31 @@ func newWatcher(e *env, eng engine, quiet bool) (*watcher, func()) {
 
 // settled reports whether run id needs no more watching from here: it
 // ended, or (in this process) another engine took it over.
-func (w *watcher) settled(ctx context.Context, id apiv1.RunID) bool {
+// A server lost for good (an exitError) is the one error it returns;
+// other failures to read are tried again on the next look.
+func (w *watcher) settled(ctx context.Context, id apiv1.RunID) (bool, error) {
 	if w.local != nil {
 		select {
 		case <-w.local.Done(id):
-			return true
+			return true, nil
 		default:
-			return false
+			return false, nil
 		}
 	}
 	run, err := w.runs.GetRun(ctx, id)
-	return err == nil && run.Status.Phase.Done()
+	if ee := (*exitError)(nil); errors.As(err, &ee) {
+		return false, err
+	}
+	return err == nil && run.Status.Phase.Done(), nil
 }
 
 // watch returns when every run has ended (or ctx ends) and reports
-// whether all of them succeeded.
+// whether all of them succeeded. Through a server, it waits up to
+// serverPatience for a server that stops answering (see patientReader).
 func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
+	if _, ok := w.runs.(*patientReader); !ok && w.local == nil && w.e.server != "" {
+		w.runs = patient(w.e, w.runs, ids) // a server that restarts is waited for
+	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -73,7 +83,11 @@ func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 			}
 			return false, err
 		}
-		if w.allSettled(ctx, ids) {
+		done, err := w.allSettled(ctx, ids)
+		if err != nil {
+			return false, err
+		}
+		if done {
 			break
 		}
 		select {
@@ -89,13 +103,13 @@ func (w *watcher) watch(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 	return w.summarize(ctx, ids)
 }
 
-func (w *watcher) allSettled(ctx context.Context, ids []apiv1.RunID) bool {
+func (w *watcher) allSettled(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 	for _, id := range ids {
-		if !w.settled(ctx, id) {
-			return false
+		if done, err := w.settled(ctx, id); !done || err != nil {
+			return false, err
 		}
 	}
-	return true
+	return true, nil
 }
 
 func (w *watcher) show(ctx context.Context, ids []apiv1.RunID) error {

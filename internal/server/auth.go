@@ -8,13 +8,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
+	"kiln.dev/kiln/internal/suggest"
 )
 
 // role orders what a token may do.
@@ -161,7 +164,11 @@ func HashToken(raw string) string {
 // is shown once and kept nowhere.
 func CreateToken(ctx context.Context, tokens store.Tokens, name, roleName string, projects []string) (string, *store.Token, error) {
 	if _, ok := roleNames[roleName]; !ok {
-		return "", nil, apiv1.Errorf(apiv1.CodeUsage, fmt.Sprintf("role %q is not one of viewer, editor, admin", roleName))
+		msg := fmt.Sprintf("role %q is not one of viewer, editor, admin", roleName)
+		if s := suggest.Phrase(suggest.Closest(roleName, slices.Sorted(maps.Keys(roleNames))), strconv.Quote); s != "" {
+			msg += "; " + s
+		}
+		return "", nil, &apiv1.Error{Code: apiv1.CodeUsage, Field: "--role", Message: msg}
 	}
 	if len(projects) == 0 {
 		return "", nil, apiv1.Errorf(apiv1.CodeUsage, "a token needs at least one project (or *)")

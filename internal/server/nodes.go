@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -44,7 +45,8 @@ func nodeQuery(r *http.Request) (apiv1.NodeQuery, error) {
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > apiv1.MaxNodePage {
-			return q, badRequest("limit %q is not a number from 1 to %d", s, apiv1.MaxNodePage)
+			return q, badParam("limit", fmt.Sprintf("ask for 1 to %d nodes a page (without limit, %d), and for the next page with the answer's continue",
+				apiv1.MaxNodePage, apiv1.DefaultNodePage), "limit %q is not a number from 1 to %d", s, apiv1.MaxNodePage)
 		}
 		q.Limit = n
 	}

@@ -12,7 +12,7 @@ import (
 // runFilters reads the filters GET /api/v1/runs takes into p: phase
 // (several, comma separated, in any case), since and until (RFC 3339, or
 // a duration before now), q (a search of IDs and workflow names) and
-// order (asc or desc). A bad value is a 400 with a coded error naming it.
+// order (asc or desc) and label (a selector in kubectl's syntax). A bad value is a 400 with a coded error naming it.
 // A watch of the list reads the same filters.
 func runFilters(q url.Values, p *store.ListRunsParams, now time.Time) error {
 	phases, err := apiv1.ParsePhases(q.Get("phase"))
@@ -32,6 +32,10 @@ func runFilters(q url.Values, p *store.ListRunsParams, now time.Time) error {
 			return &httpError{status: http.StatusBadRequest, err: apiv1.Errors(err)[0]}
 		}
 	}
+	if _, err := store.ParseSelector(q.Get("label")); err != nil {
+		return &httpError{status: http.StatusBadRequest, err: apiv1.Errors(err)[0]}
+	}
+	p.Label = q.Get("label")
 	p.Search = q.Get("q")
 	switch order := q.Get("order"); order {
 	case "", "desc":

@@ -21,9 +21,17 @@ func badRequest(format string, args ...any) error {
 	return &httpError{status: http.StatusBadRequest, err: apiv1.Errorf(apiv1.CodeBadRequest, fmt.Sprintf(format, args...))}
 }
 
+// badParam is the 400 of query parameter field, with a hint saying what
+// it takes.
+func badParam(field, hint, format string, args ...any) error {
+	return &httpError{status: http.StatusBadRequest, err: &apiv1.Error{
+		Code: apiv1.CodeBadRequest, Field: field, Message: fmt.Sprintf(format, args...), Hint: hint,
+	}}
+}
+
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, p *principal) error {
 	q := r.URL.Query()
-	params := store.ListRunsParams{Name: q.Get("name"), Label: q.Get("label"), Limit: 50}
+	params := store.ListRunsParams{Name: q.Get("name"), Limit: 50}
 	if err := runFilters(q, &params, time.Now()); err != nil {
 		return err
 	}
@@ -96,11 +104,16 @@ func (s *Server) runBy(r *http.Request, p *principal, get func(context.Context, 
 
 // getRun answers a run; with ?nodes=false, without its nodes (their
 // counts stay in its progress), for a page that reads them a page at a
-// time (listNodes).
+// time (listNodes). nodes takes true or false only.
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, p *principal) error {
 	get := s.run
-	if r.URL.Query().Get("nodes") == "false" {
+	switch v := r.URL.Query().Get("nodes"); v {
+	case "", "true":
+	case "false":
 		get = s.runHead
+	default:
+		return badParam("nodes", "nodes=false leaves the nodes out (GET /api/v1/runs/{id}/nodes pages them); nodes=true, the default, keeps them",
+			"nodes %q is neither true nor false", v)
 	}
 	run, err := get(r, p)
 	if err != nil {

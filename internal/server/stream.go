@@ -185,7 +185,7 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, badRequest("%s %q is not a whole number", name, v)
+		return 0, badParam(name, "give a whole number, 0 or more", "%s %q is not a whole number", name, v)
 	}
 	return n, nil
 }

@@ -203,7 +203,8 @@ type ListRunsParams struct {
 	Name string
 	// Projects keeps runs of these projects; empty keeps all.
 	Projects []string
-	// Label keeps runs with this label, "key=value".
+	// Label keeps runs its label selector selects, in kubectl's syntax
+	// (see ParseSelector): "team=vision", "team in (a,b),!draft".
 	Label string
 	// After is a cursor: the last run of the previous page. Runs are
 	// ordered newest first (unless Ascending), so the page holds runs

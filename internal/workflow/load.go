@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/suggest"
 	"kiln.dev/kiln/internal/training"
 )
 
@@ -351,7 +352,15 @@ func compileDocument(doc *Document, runtimes *training.Runtimes) (*Plan, error) 
 	}
 	e := &apiv1.Error{
 		Code: apiv1.CodeKind, File: doc.File, Object: doc.Object(), Field: "kind",
-		Message: fmt.Sprintf("kind %q is not one of Workflow, TrainJob, TrainingRuntime", doc.Kind),
+		Message: fmt.Sprintf("kind %q is not one kiln reads: %s run (or ship with a run), %s are stored (kiln apply; kiln validate checks them)",
+			doc.Kind, strings.Join(runKinds, ", "), strings.Join(storedKinds, ", ")),
+	}
+	if s := suggest.Phrase(suggest.Closest(doc.Kind, slices.Concat(runKinds, storedKinds)), strconv.Quote); s != "" {
+		e.Message += "; " + s
+	}
+	if slices.Contains([]string{apiv1.KindSchedule, apiv1.KindProjectQuota}, doc.Kind) {
+		e.Message = "a " + doc.Kind + " does not run with a run's files: it is stored"
+		e.Hint = "store it with kiln apply -f FILE (kiln validate checks it)"
 	}
 	if doc.APIVersion != "" && doc.APIVersion != apiv1.APIVersion {
 		e.Field, e.Message = "apiVersion", fmt.Sprintf("apiVersion %q is not one kiln reads: %s", doc.APIVersion, apiv1.APIVersion)+readsToo
@@ -366,6 +375,13 @@ func compileDocument(doc *Document, runtimes *training.Runtimes) (*Plan, error) 
 	}
 	return nil, e
 }
+
+// runKinds are the kinds of kiln.dev/v1alpha1 a run's files hold, and
+// storedKinds those kiln apply stores (kiln validate reads both).
+var (
+	runKinds    = []string{apiv1.KindWorkflow, apiv1.KindTrainJob, apiv1.KindTrainingRuntime}
+	storedKinds = []string{apiv1.KindWorkflowTemplate, apiv1.KindSchedule, apiv1.KindProjectQuota, apiv1.KindClusterTrainingRuntime}
+)
 
 // withDecodeErrors adds the problems found while decoding a document (its
 // bare values, decoded as written) to those of compiling it: there is no

@@ -3,9 +3,12 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/suggest"
 	"kiln.dev/kiln/internal/training"
 )
 
@@ -148,6 +151,11 @@ func checkTemplates(files []string, docs []Document, stored Stored, runtimes *tr
 	return out, nil
 }
 
+// applyKinds are the kinds kiln apply stores.
+var applyKinds = []string{
+	apiv1.KindWorkflowTemplate, apiv1.KindTrainingRuntime, apiv1.KindClusterTrainingRuntime, apiv1.KindSchedule, apiv1.KindProjectQuota,
+}
+
 // notATemplate refuses a document other than a WorkflowTemplate in the
 // files of kiln apply, saying where it belongs.
 func notATemplate(d *Document) error {
@@ -160,7 +168,11 @@ func notATemplate(d *Document) error {
 		e.Message = fmt.Sprintf("a %s is not stored: kiln apply stores WorkflowTemplates, TrainingRuntimes and ClusterTrainingRuntimes", d.Kind)
 		e.Hint = "run it with kiln run, or make it kind: WorkflowTemplate to store it for other workflows to run"
 	default:
-		e.Message = fmt.Sprintf("kind %q is not WorkflowTemplate, the one kind kiln apply stores", d.Kind)
+		e.Message = fmt.Sprintf("kind %q is not one kiln apply stores: %s (kiln run runs %s)",
+			d.Kind, strings.Join(applyKinds, ", "), strings.Join(runKinds[:2], " and "))
+		if s := suggest.Phrase(suggest.Closest(d.Kind, slices.Concat(applyKinds, runKinds)), strconv.Quote); s != "" {
+			e.Message += "; " + s
+		}
 	}
 	return e
 }

@@ -36,6 +36,8 @@ func TestEveryListPrintsAKubectlList(t *testing.T) {
 		{[]string{"cache", "ls"}, "CacheEntryList", 0},
 		{[]string{"artifacts", "ls", id}, "RunArtifactList", 0},
 		{[]string{"party", "list"}, "PartyList", 0},
+		{[]string{"token", "list"}, "TokenList", 0},
+		{[]string{"secret", "list"}, "SecretList", 0},
 		{[]string{"config", "get-contexts"}, "ContextList", 0},
 		{[]string{"gc", "--dry-run"}, "DeletionList", 0},
 	} {

@@ -21,7 +21,7 @@ func RESTConfig(cfg Config) (*rest.Config, string, error) {
 	if err != nil {
 		return nil, "", &apiv1.Error{
 			Code: apiv1.CodeKubeConfig, File: cfg.Kubeconfig, Message: err.Error(),
-			Hint: "pass --kubeconfig and --context, or set KUBECONFIG",
+			Hint: "pass --kubeconfig and --kube-context, or set KUBECONFIG",
 		}
 	}
 	if cfg.Namespace != "" {

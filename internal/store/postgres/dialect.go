@@ -28,9 +28,9 @@ func (dialect) BeginWrite(ctx context.Context, tx *sql.Tx) error {
 // IsConflict implements sqlstore.Dialect: unique_violation.
 func (dialect) IsConflict(err error) bool { return sqlState(err) == "23505" }
 
-// LabelEquals implements sqlstore.Dialect.
-func (dialect) LabelEquals(key, value string) (string, []any) {
-	return "(labels::jsonb ->> ?) = ?", []any{key, value}
+// LabelValue implements sqlstore.Dialect.
+func (dialect) LabelValue(key string) (string, []any) {
+	return "(labels::jsonb ->> ?)", []any{key}
 }
 
 // LockRows implements sqlstore.Dialect.

@@ -34,9 +34,9 @@ func (d dialect) Coded(err error) error {
 // IsConflict implements sqlstore.Dialect.
 func (dialect) IsConflict(err error) bool { return strings.Contains(err.Error(), "UNIQUE") }
 
-// LabelEquals implements sqlstore.Dialect.
-func (dialect) LabelEquals(key, value string) (string, []any) {
-	return "json_extract(labels, ?) = ?", []any{"$." + strconv.Quote(key), value}
+// LabelValue implements sqlstore.Dialect.
+func (dialect) LabelValue(key string) (string, []any) {
+	return "json_extract(labels, ?)", []any{"$." + strconv.Quote(key)}
 }
 
 // LockRows implements sqlstore.Dialect: the write lock is held already.

@@ -240,7 +240,10 @@ func (s *Store) attemptsWhere(ctx context.Context, r *apiv1.Run, where string, a
 // lookups, so a page costs the same with a hundred thousand runs.
 func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv1.Run, err error) {
 	defer s.coded(&err)
-	query, args := s.listQuery(p)
+	query, args, err := s.listQuery(p)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

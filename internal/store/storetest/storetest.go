@@ -282,6 +282,9 @@ func testList(t *testing.T, s store.Store) {
 		p.Run.CreatedAt = t0.Add(time.Duration(i) * time.Second)
 		p.Run.Project = []string{"a", "b"}[i%2]
 		p.Run.Labels = map[string]string{"team": []string{"x", "y"}[i%2]}
+		if i == 4 {
+			p.Run.Labels["gpu"] = "a100"
+		}
 		mustCreate(t, s, p)
 	}
 	ids := func(runs []*apiv1.Run) []apiv1.RunID {
@@ -310,6 +313,50 @@ func testList(t *testing.T, s store.Store) {
 	}
 	if diff := cmp.Diff([]apiv1.RunID{"r3", "r1"}, ids(labelled)); diff != "" {
 		t.Errorf("label team=y (-want +got):\n%s", diff)
+	}
+	testSelectors(t, s, ids)
+}
+
+// testSelectors lists the runs of testListRuns (r4 to r0; team x on even
+// ones, y on odd ones; gpu=a100 on r4 alone) with kubectl's selectors.
+func testSelectors(t *testing.T, s store.Store, ids func([]*apiv1.Run) []apiv1.RunID) {
+	ctx := t.Context()
+	all := []apiv1.RunID{"r4", "r3", "r2", "r1", "r0"}
+	for sel, want := range map[string][]apiv1.RunID{
+		"team":                   all,
+		"!team":                  nil,
+		"gpu":                    {"r4"},
+		"!gpu":                   {"r3", "r2", "r1", "r0"},
+		"team==x":                {"r4", "r2", "r0"},
+		"team!=x":                {"r3", "r1"},
+		"gpu!=a100":              {"r3", "r2", "r1", "r0"},
+		"team in (y)":            {"r3", "r1"},
+		"team in (x, y),!gpu":    {"r3", "r2", "r1", "r0"},
+		"gpu notin (a100, h100)": {"r3", "r2", "r1", "r0"},
+		"team=x,gpu":             {"r4"},
+		"team=z":                 nil,
+	} {
+		got, err := s.ListRuns(ctx, store.ListRunsParams{Label: sel})
+		if err != nil {
+			t.Errorf("selector %q: %v", sel, err)
+		}
+		if diff := cmp.Diff(want, ids(got)); diff != "" {
+			t.Errorf("selector %q (-want +got):\n%s", sel, diff)
+		}
+	}
+	// a page of a selector holds as many runs as the limit, and the next
+	// page goes on from its last
+	page1, err := s.ListRuns(ctx, store.ListRunsParams{Label: "team!=y", Limit: 2})
+	if err != nil || len(page1) != 2 {
+		t.Fatalf("a page of 2 of team!=y: %v, %v", ids(page1), err)
+	}
+	last := page1[1]
+	page2, _ := s.ListRuns(ctx, store.ListRunsParams{Label: "team!=y", Limit: 2, After: &store.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}})
+	if diff := cmp.Diff([]apiv1.RunID{"r4", "r2", "r0"}, append(ids(page1), ids(page2)...)); diff != "" {
+		t.Errorf("pages of team!=y (-want +got):\n%s", diff)
+	}
+	if _, err := s.ListRuns(ctx, store.ListRunsParams{Label: "team in (x"}); apiv1.CodeOf(err) != apiv1.CodeBadRequest {
+		t.Errorf("a selector that does not parse: %v, want %s", err, apiv1.CodeBadRequest)
 	}
 }
 
