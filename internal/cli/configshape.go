@@ -58,7 +58,7 @@ func unknownKey(path string, node *yaml3.Node, typ reflect.Type, at string) *api
 				}
 				near = append(near, deeper(k.Value, fields)...) // server: belongs in a context
 				if s := suggest.Phrase(near[:min(len(near), 3)], func(s string) string { return s }); s != "" {
-					msg += "; " + s
+					msg += ", " + s
 				}
 				return &apiv1.Error{
 					Code: apiv1.CodeUnknownField, File: path, Line: k.Line, Column: k.Column, Field: join(at, k.Value), Message: msg,

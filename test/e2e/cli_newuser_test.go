@@ -51,9 +51,9 @@ func TestNewUsersMistakesAreCodedWithHints(t *testing.T) {
 func TestAConfigFileTypoIsAnUnknownFieldWithItsPlace(t *testing.T) {
 	t.Parallel()
 	for text, want := range map[string]string{
-		"sever: http://x\n":                          "KLN-1002 HOME/config.yaml:1:1: sever: unknown field; did you mean contexts[].server?",
-		"contexts:\n- name: a\n  sevrer: http://x\n": `KLN-1002 HOME/config.yaml:3:3: contexts[0].sevrer: unknown field; did you mean "server"?`,
-		"kubernetes: {namespce: x}\n":                `KLN-1002 HOME/config.yaml:1:14: kubernetes.namespce: unknown field; did you mean "namespace"?`,
+		"sever: http://x\n":                          "KLN-1002 HOME/config.yaml:1:1: sever: unknown field, did you mean contexts[].server?",
+		"contexts:\n- name: a\n  sevrer: http://x\n": `KLN-1002 HOME/config.yaml:3:3: contexts[0].sevrer: unknown field, did you mean "server"?`,
+		"kubernetes: {namespce: x}\n":                `KLN-1002 HOME/config.yaml:1:14: kubernetes.namespce: unknown field, did you mean "namespace"?`,
 	} {
 		home := newHome(t)
 		writeFile(t, home, "config.yaml", text)
