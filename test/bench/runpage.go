@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -11,11 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/backend/local"
 )
 
 // pageItems is the size of the map whose run page and describe are measured.
@@ -181,34 +178,4 @@ func (b *bench) describe(home, base, token, id string, args ...string) fetched {
 	took := time.Since(start)
 	must(err)
 	return fetched{took: took, bytes: int64(len(out)), lines: strings.Count(string(out), "\n")}
-}
-
-// serveHome starts kiln serve on home, its limits lifted (its speed is
-// measured, not its policies), and returns its address, its admin token
-// and what stops it.
-func serveHome(kiln, home string) (string, string, func()) {
-	serve := exec.Command(kiln, "--home", home, "serve", "--addr", "127.0.0.1:0",
-		"--isolation", "none", "--rate", "-1", "--client-rate", "-1")
-	serve.Stderr = os.Stderr
-	out, err := serve.StdoutPipe()
-	must(err)
-	must(serve.Start())
-	stop := func() {
-		_ = serve.Process.Signal(syscall.SIGTERM)
-		_ = serve.Wait()
-		if pid := local.SupervisorPID(home); pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-		}
-	}
-	base := ""
-	lines := bufio.NewScanner(out)
-	for base == "" && lines.Scan() {
-		if addr, ok := strings.CutPrefix(lines.Text(), "kiln serving on "); ok {
-			base = addr
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	raw, err := os.ReadFile(filepath.Join(home, "admin.token"))
-	must(err)
-	return base, strings.TrimSpace(string(raw)), stop
 }

@@ -31,30 +31,9 @@ func (b *bench) server() []row {
 	// The server's speed is measured, not its policies: one token drives
 	// it from one address, far past the default rate limits, and tasks
 	// need no isolation (the benchmark's home is in a private directory).
-	serve := exec.Command(b.kiln, "--home", home, "serve", "--addr", "127.0.0.1:0",
-		"--isolation", "none", "--rate", "-1", "--client-rate", "-1")
-	serve.Stderr = os.Stderr
-	out, err := serve.StdoutPipe()
-	must(err)
-	must(serve.Start())
-	defer func() {
-		_ = serve.Process.Signal(syscall.SIGTERM)
-		_ = serve.Wait()
-		if pid := local.SupervisorPID(home); pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-		}
-	}()
-	base := ""
-	lines := bufio.NewScanner(out)
-	for base == "" && lines.Scan() {
-		if addr, ok := strings.CutPrefix(lines.Text(), "kiln serving on "); ok {
-			base = addr
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	raw, err := os.ReadFile(filepath.Join(home, "admin.token"))
-	must(err)
-	auth := "Authorization: Bearer " + strings.TrimSpace(string(raw))
+	base, token, stop := serveHome(b.kiln, home)
+	defer stop()
+	auth := "Authorization: Bearer " + token
 
 	health := wrk(b.dir, base+"/healthz", auth, "")
 	list := wrk(b.dir, base+"/api/v1/runs?limit=50", auth, "")
@@ -160,4 +139,34 @@ func wrk(dir, url, header, body string) load {
 		l.errors, _ = strconv.Atoi(m[1])
 	}
 	return l
+}
+
+// serveHome starts kiln serve on home, its limits lifted (its speed is
+// measured, not its policies), and returns its address, its admin token
+// and what stops it.
+func serveHome(kiln, home string) (string, string, func()) {
+	serve := exec.Command(kiln, "--home", home, "serve", "--addr", "127.0.0.1:0",
+		"--isolation", "none", "--rate", "-1", "--client-rate", "-1")
+	serve.Stderr = os.Stderr
+	out, err := serve.StdoutPipe()
+	must(err)
+	must(serve.Start())
+	stop := func() {
+		_ = serve.Process.Signal(syscall.SIGTERM)
+		_ = serve.Wait()
+		if pid := local.SupervisorPID(home); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	base := ""
+	lines := bufio.NewScanner(out)
+	for base == "" && lines.Scan() {
+		if addr, ok := strings.CutPrefix(lines.Text(), "kiln serving on "); ok {
+			base = addr
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	raw, err := os.ReadFile(filepath.Join(home, "admin.token"))
+	must(err)
+	return base, strings.TrimSpace(string(raw)), stop
 }

@@ -20,14 +20,7 @@ import (
 // presigned URLs: every byte goes through the server's checks.)
 func TestS3ArtifactsStayInTheirProject(t *testing.T) {
 	t.Parallel()
-	c := artifacttest.S3Config(t)
-	home := newHome(t)
-	writeFile(t, home, "config.yaml", fmt.Sprintf("artifacts:\n  s3: {endpoint: %q, bucket: %s, prefix: %q, region: us-east-1, secret: s3-keys}\n",
-		c.Endpoint, c.Bucket, c.Prefix))
-	if r := kilnStdin(t, nil, home, c.AccessKey+":"+c.SecretKey, "secret", "set", "s3-keys"); r.code != 0 {
-		t.Fatalf("secret set: %s %s", r.stdout, r.stderr)
-	}
-	base, admin, _ := startServeAs(t, home, nil, nil, "--isolation", "none")
+	home, base, admin := serveWithS3(t)
 	bRun := postRunAs(t, base, admin, "b", artifactsWorkflow)
 	waitServed(t, base, admin, bRun.ID, apiv1.PhaseSucceeded)
 	aRun := postRunAs(t, base, admin, "a", strings.ReplaceAll(artifactsWorkflow, "weights", "aweights"))
@@ -75,4 +68,20 @@ func TestS3ArtifactsStayInTheirProject(t *testing.T) {
 	if r := kilnWithEnv(t, remote, newHome(t), "artifacts", "get", string(bRun.ID), "make/model"); r.code == 0 || strings.Contains(r.stdout, "weights") {
 		t.Errorf("kiln artifacts get of b's model as project a: exit %d %q", r.code, r.stdout)
 	}
+}
+
+// serveWithS3 starts kiln serve (no isolation) on a new home whose
+// artifacts go to the real S3-compatible server of hack/s3-up.sh, its keys
+// a kiln secret; it returns the home, the server's address and its admin token.
+func serveWithS3(t *testing.T) (home, base, admin string) {
+	t.Helper()
+	c := artifacttest.S3Config(t)
+	home = newHome(t)
+	writeFile(t, home, "config.yaml", fmt.Sprintf("artifacts:\n  s3: {endpoint: %q, bucket: %s, prefix: %q, region: us-east-1, secret: s3-keys}\n",
+		c.Endpoint, c.Bucket, c.Prefix))
+	if r := kilnStdin(t, nil, home, c.AccessKey+":"+c.SecretKey, "secret", "set", "s3-keys"); r.code != 0 {
+		t.Fatalf("secret set: %s %s", r.stdout, r.stderr)
+	}
+	base, admin, _ = startServeAs(t, home, nil, nil, "--isolation", "none")
+	return home, base, admin
 }

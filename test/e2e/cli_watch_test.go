@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -21,24 +19,6 @@ func gatedWorkflow(t *testing.T, dir, name, code string) string {
 	t.Helper()
 	return writeFile(t, dir, name+".yaml", "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: "+name+
 		"}\nspec:\n  tasks:\n  - name: main\n    command: [/bin/sh, -c, 'while [ ! -e "+filepath.Join(dir, "go")+" ]; do sleep 0.05; done; exit "+code+"']\n")
-}
-
-// syncBuffer is a buffer a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // kiln watch RUN re-attaches to a run a server works: through a pipe one
@@ -55,7 +35,7 @@ func TestWatchFollowsARunToItsEnd(t *testing.T) {
 	}
 	cmd := exec.Command(kilnBin, "--home", m.home, "watch", id)
 	cmd.Env = m.env
-	var stdout, stderr syncBuffer
+	var stdout, stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -101,7 +81,7 @@ func TestWatchDrawsTheLiveTableOfAnEmbeddedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tty.Close()
-	var out syncBuffer
+	var out lockedBuffer
 	copied := make(chan error, 1)
 	go func() { _, err := io.Copy(&out, tty); copied <- err }()
 	waitFor(t, "the table to show the task running", func() bool { return strings.Contains(out.String(), "Running") })

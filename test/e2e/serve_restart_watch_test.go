@@ -28,7 +28,7 @@ func TestRunThroughAServerOutlivesTheServersRestart(t *testing.T) {
 		"  - name: main\n    command: [/bin/sh, -c, 'echo started >> "+ledger+"; while [ ! -e "+release+" ]; do sleep 0.05; done']\n")
 	cmd := exec.Command(kilnBin, "--home", t.TempDir(), "run", wf)
 	cmd.Env = append(os.Environ(), "KILN_SERVER="+base, "KILN_TOKEN="+admin)
-	var stdout, stderr syncBuffer
+	var stdout, stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

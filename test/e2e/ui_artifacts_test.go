@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
-	"kiln.dev/kiln/internal/artifact/artifacttest"
 )
 
 // TestWebUIDownloadsATasksArtifacts: on a server whose artifacts go to
@@ -22,14 +21,7 @@ import (
 // task that read them shows their paths as its inputs.
 func TestWebUIDownloadsATasksArtifacts(t *testing.T) {
 	t.Parallel()
-	c := artifacttest.S3Config(t)
-	home := newHome(t)
-	writeFile(t, home, "config.yaml", fmt.Sprintf("artifacts:\n  s3: {endpoint: %q, bucket: %s, prefix: %q, region: us-east-1, secret: s3-keys}\n",
-		c.Endpoint, c.Bucket, c.Prefix))
-	if r := kilnStdin(t, nil, home, c.AccessKey+":"+c.SecretKey, "secret", "set", "s3-keys"); r.code != 0 {
-		t.Fatalf("secret set: %s %s", r.stdout, r.stderr)
-	}
-	base, admin, _ := startServeAs(t, home, nil, nil, "--isolation", "none")
+	_, base, admin := serveWithS3(t)
 	run := postRun(t, base, admin, artifactsWorkflow)
 	got := waitAPIRun(t, base, admin, run.ID, "the run to succeed", func(r apiv1.Run) bool { return r.Status.Phase == apiv1.PhaseSucceeded })
 	stored := map[string]apiv1.CachedArtifact{}

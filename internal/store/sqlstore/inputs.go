@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
@@ -48,12 +47,8 @@ func (s *Store) nodeInputsOf(ctx context.Context, r *apiv1.Run) error {
 	if len(r.Status.Nodes) > maxVars {
 		return s.nodeInputs(ctx, r)
 	}
-	args := []any{r.ID}
-	for _, n := range r.Status.Nodes {
-		args = append(args, n.Name)
-	}
-	query := `SELECT node, inputs FROM node_inputs WHERE run_id = ? AND node IN (` + strings.TrimSuffix(strings.Repeat("?,", len(r.Status.Nodes)), ",") + `)`
-	return s.nodeColumnWhere(ctx, r, query, args, func(n *apiv1.NodeStatus, v string) error {
+	where, args := ofNodes(r)
+	return s.nodeColumnWhere(ctx, r, `SELECT node, inputs FROM node_inputs WHERE `+where, args, func(n *apiv1.NodeStatus, v string) error {
 		return json.Unmarshal([]byte(v), &n.Inputs)
 	})
 }

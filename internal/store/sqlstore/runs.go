@@ -194,11 +194,18 @@ func (s *Store) attemptsOf(ctx context.Context, r *apiv1.Run) error {
 	if len(r.Status.Nodes) > maxVars {
 		return s.attempts(ctx, r)
 	}
+	where, args := ofNodes(r)
+	return s.attemptsWhere(ctx, r, where, args...)
+}
+
+// ofNodes is the WHERE clause, with its arguments, that keeps the rows of
+// r's nodes, on a table keyed by run_id and node.
+func ofNodes(r *apiv1.Run) (string, []any) {
 	args := []any{r.ID}
 	for _, n := range r.Status.Nodes {
 		args = append(args, n.Name)
 	}
-	return s.attemptsWhere(ctx, r, `run_id = ? AND node IN (`+strings.TrimSuffix(strings.Repeat("?,", len(r.Status.Nodes)), ",")+`)`, args...)
+	return `run_id = ? AND node IN (` + strings.TrimSuffix(strings.Repeat("?,", len(r.Status.Nodes)), ",") + `)`, args
 }
 
 // attemptsWhere adds to r's nodes the attempts where selects.
