@@ -315,10 +315,8 @@ func (c *Controller) attemptExited(id job.AttemptID, st job.Status) {
 		c.admission.room.wake("", 0)
 		return
 	}
-	if i, ok := rs.plan.Index[id.Node]; ok {
-		rs.markExited(i, id.Number, st)
-		c.queue.Add(rs.run.ID)
-	}
+	rs.markExited(id.Node, id.Number, st)
+	c.queue.Add(rs.run.ID)
 }
 
 // resyncAll has every owned run observe all its active attempts.

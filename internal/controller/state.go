@@ -56,9 +56,13 @@ type runState struct {
 	// Counts published by the run's worker after each round, for metrics.
 	running, backingOff, parked atomic.Int64
 
-	mu         sync.Mutex
-	dirty      map[int]*report // nodes to observe; the report, if the backend sent one
-	resync     bool            // observe every active node
+	mu    sync.Mutex
+	dirty map[int]*report // nodes to observe; the report, if the backend sent one
+	// exited are the backend's reports by node name: its watcher may not
+	// read the plan, which the round grows (a group's children), so the
+	// round looks the names up in takeWork.
+	exited     map[string]*report
+	resync     bool // observe every active node
 	cancelReq  bool
 	stopReq    bool
 	suspendReq bool              // nodes that suspend should be suspended
@@ -277,10 +281,14 @@ func (rs *runState) markDirty(i int) {
 	rs.mu.Unlock()
 }
 
-// markExited records the backend's report that attempt n of node i ended.
-func (rs *runState) markExited(i, n int, st job.Status) {
+// markExited records the backend's report that attempt n of the node
+// named node ended.
+func (rs *runState) markExited(node string, n int, st job.Status) {
 	rs.mu.Lock()
-	rs.dirty[i] = &report{attempt: n, status: st}
+	if rs.exited == nil {
+		rs.exited = map[string]*report{}
+	}
+	rs.exited[node] = &report{attempt: n, status: st}
 	rs.mu.Unlock()
 }
 
@@ -289,6 +297,12 @@ func (rs *runState) takeWork() (dirty map[int]*report, asked requests) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	dirty, rs.dirty = rs.dirty, map[int]*report{}
+	for name, rep := range rs.exited {
+		if i, ok := rs.plan.Index[name]; ok { // the round's goroutine owns the plan
+			dirty[i] = rep
+		}
+	}
+	rs.exited = nil
 	if rs.resync {
 		for i := range rs.active {
 			if _, ok := dirty[i]; !ok {
