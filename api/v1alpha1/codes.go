@@ -228,7 +228,7 @@ func CodeInfos() []CodeInfo {
 		{CodeCycle, "the tasks' dependencies form a cycle", "remove one dependsOn edge of the cycle shown"},
 		{CodeDuration, "a duration cannot be parsed", "use Go durations such as 90s, 5m or 1h30m"},
 		{CodeQuantity, "a resource quantity cannot be parsed", "use quantities such as 500m, 2, 512Mi or 4Gi"},
-		{CodeTemplate, "a {{...}} template refers to something that does not exist", "refer to a declared param, an output of an upstream task, outputs.dir, run.id, run.name, task.name or task.attempt"},
+		{CodeTemplate, "a {{...}} template refers to something that does not exist", "refer to a declared param, an output of an upstream task, outputs.dir, run.id, run.name, task.name, task.attempt or task.retries"},
 		{CodeInvalidValue, "a value is not one the field allows", "the message says what the field allows"},
 		{CodeRunnable, "the files do not hold exactly one runnable resource", "pass files with one Workflow or TrainJob (TrainingRuntimes may come with it)"},
 		{CodeUnknownParam, "a parameter given at submit is not declared by the workflow", "declare it under spec.params or fix its name"},

@@ -14,7 +14,7 @@ import (
 
 // leaf makes task run container or script template t, inlined: its
 // inputs are the call's arguments.
-func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Template, tf string, args argoArgs) {
+func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Template, tf string, args argoArgs, c argoCall) {
 	sc := a.calleeScope(o, tf, t, args)
 	ct, cf := t.Container, tf+".container"
 	if t.Script != nil {
@@ -28,6 +28,16 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 	cargs := sc.at(cf + ".args").rewriteAll(ct.Args)
 	a.inputArtifacts(sc, w, t, tf, args)
 	a.outputs(o, task, tk, w, t, tf)
+	if on := c.site.ContinueOn; on != nil && (on.Failed || on.Error) {
+		// kiln fails a run when any of its tasks fails: the task goes on
+		// instead, keeping the program's exit code.
+		w.post = append(w.post, `[ "$rc" -eq 0 ] || echo "argo: the program exited with code $rc; continueOn lets the workflow go on" >&2`, "rc=0")
+		a.c.ignore(c.field+".continueOn", "kiln fails a run when a task fails: this task succeeds whatever its program's exit code, which it keeps as its output exitCode and writes to its log")
+		if !a.exitCodes[task.Name] {
+			w.post = append([]string{`echo "$rc" >"$KILN_OUTPUTS/exitCode"`}, w.post...)
+			task.Outputs = withParam(task.Outputs, "exitCode")
+		}
+	}
 	switch {
 	case w.needed() && len(cmd) == 0:
 		a.c.fail(apiv1.CodeRequired, cf+".command",
@@ -165,7 +175,7 @@ func (a *argoConv) retries(field string, r *argov1.RetryStrategy) *apiv1.RetrySt
 	}
 	out := &apiv1.RetryStrategy{}
 	if r.Limit != nil {
-		n, err := intstr.GetScaledValueFromIntOrPercent(r.Limit, 0, false)
+		n, err := strconv.Atoi(r.Limit.String())
 		if err != nil || n < 0 {
 			a.c.fail(apiv1.CodeUnsupported, field+".limit", fmt.Sprintf("%q is not a number: kiln fixes the limit when it reads the workflow", r.Limit.String()), "write a number")
 		}
@@ -290,4 +300,13 @@ func rangeNumbers(r *apiv1.Range) []int {
 		}
 	}
 	return out
+}
+
+// withParam adds output parameter name to outs.
+func withParam(outs *apiv1.Outputs, name string) *apiv1.Outputs {
+	if outs == nil {
+		outs = &apiv1.Outputs{}
+	}
+	outs.Parameters = append(outs.Parameters, apiv1.OutputParameter{Name: name})
+	return outs
 }

@@ -154,7 +154,7 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 		task.Workflow = &apiv1.SubWorkflow{Name: ref, Params: args.params()}
 		o.mapField(tk+".workflow", c.field+".templateRef")
 	case t.Container != nil || t.Script != nil:
-		a.leaf(o, &task, tk, t, tf, args)
+		a.leaf(o, &task, tk, t, tf, args, c)
 	case t.Suspend != nil:
 		a.suspend(&task, t, tf)
 		o.mapField(tk+".gate", tf+".suspend")

@@ -252,7 +252,7 @@ func joinWhen(toks []wtok) string {
 		ts = append(ts, t)
 	}
 	for i := 1; i+1 < len(ts); i++ {
-		op := ts[i]
+		op := &ts[i]
 		if op.kind != 'o' || !ts[i-1].operand() || !ts[i+1].operand() {
 			continue
 		}
