@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -334,5 +335,85 @@ spec:
 	}
 	for _, f := range []string{"spec.serviceAccountName", "spec.podGC", "spec.templates[0].memoize", "spec.templates[0].nodeSelector", "spec.templates[0].container.imagePullPolicy"} {
 		assertIgnored(t, ignored, f, "")
+	}
+}
+
+func TestArgoWorkflowTemplateStoresEachTemplate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("testdata", "argo", "templates.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := Read(path, strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Translate(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range out {
+		if d.Kind != apiv1.KindWorkflowTemplate {
+			t.Errorf("%s is a %s, want a WorkflowTemplate to store", d.Name, d.Kind)
+		}
+		names = append(names, d.Name)
+	}
+	if want := []string{"lib", "lib-hello", "lib-pair"}; !cmp.Equal(want, names) {
+		t.Errorf("stored %v, want %v", names, want)
+	}
+	if _, err := CheckApply([]string{path}, out, nil, nil); err != nil {
+		t.Errorf("kiln apply refuses the translation: %v", err)
+	}
+}
+
+func TestArgoTemplateRefFindsATemplateInTheSameFiles(t *testing.T) {
+	t.Parallel()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "argo", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	wfs, _ := argoText(t, "both.yaml", read("templates.yaml")+"---\n"+read("templateref.yaml"))
+	if _, ok := wfs["lib"]; ok {
+		t.Errorf("the template's entrypoint, which nothing runs, is in the run's files")
+	}
+	root := wfs["uses-lib"]
+	if root == nil || wfs["lib-hello"] == nil || wfs["lib-pair"] == nil {
+		t.Fatalf("translated into %v, want uses-lib, lib-hello and lib-pair", slices.Collect(maps.Keys(wfs)))
+	}
+	want := &apiv1.SubWorkflow{Name: "lib-hello", Params: []apiv1.ParamValue{{Name: "msg", Value: "hello"}}}
+	if diff := cmp.Diff(want, root.Spec.Tasks[0].Workflow); diff != "" {
+		t.Errorf("greet runs (-want +got):\n%s", diff)
+	}
+}
+
+func TestArgoWorkflowTemplateRefRunsTheStoredTemplate(t *testing.T) {
+	t.Parallel()
+	docs, err := Read("wf.yaml", strings.NewReader(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: whole-}
+spec:
+  arguments:
+    parameters: [{name: who, value: caller}]
+  workflowTemplateRef: {name: lib}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Translate(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := &apiv1.Workflow{}
+	if err := json.Unmarshal(out[0].JSON, wf); err != nil {
+		t.Fatal(err)
+	}
+	want := []apiv1.Task{{Name: "lib", Workflow: &apiv1.SubWorkflow{Name: "lib", Params: []apiv1.ParamValue{{Name: "who", Value: "{{params.who}}"}}}}}
+	if diff := cmp.Diff(want, wf.Spec.Tasks); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
 }
