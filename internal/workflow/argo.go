@@ -327,7 +327,6 @@ func (a *argoConv) specFields() {
 		{"synchronization", "drop it; kiln's pool and project quotas bound what runs at once", len(s.Synchronization) > 0},
 		{"retryStrategy", "set retryStrategy on the templates instead", len(s.RetryStrategy) > 0},
 		{"templateDefaults", "write the defaults into each template", len(s.TemplateDefaults) > 0},
-		{"hooks", "use spec.onExit", len(s.Hooks) > 0},
 		{"resourceClaims", "drop it", len(s.ResourceClaims) > 0},
 	} {
 		if f.set {

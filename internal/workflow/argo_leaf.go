@@ -53,7 +53,7 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 	o.mapField(tk+".command", cf+".command")
 	o.mapField(tk+".args", cf+".args")
 	a.container(o, task, tk, sc, ct, cf)
-	a.templateSettings(o, task, tk, t, tf)
+	a.templateSettings(o, task, tk, sc, t, tf)
 }
 
 // container reads the container's image, environment, directory and
@@ -96,15 +96,15 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 
 // templateSettings translates what a template says of every call of it:
 // retries, deadlines, and the settings kiln does not honour.
-func (a *argoConv) templateSettings(o *argoOut, task *apiv1.Task, tk string, t *argov1.Template, tf string) {
+func (a *argoConv) templateSettings(o *argoOut, task *apiv1.Task, tk string, sc *argoScope, t *argov1.Template, tf string) {
 	task.Retries = a.retries(tf+".retryStrategy", t.RetryStrategy)
 	o.mapField(tk+".retries", tf+".retryStrategy")
 	switch {
 	case t.ActiveDeadlineSeconds != nil:
-		task.Timeout = a.seconds(tf+".activeDeadlineSeconds", t.ActiveDeadlineSeconds)
+		task.Timeout = a.seconds(sc.at(tf+".activeDeadlineSeconds"), t.ActiveDeadlineSeconds)
 		o.mapField(tk+".timeout", tf+".activeDeadlineSeconds")
 	case t.Timeout != "":
-		task.Timeout = argoDuration(t.Timeout)
+		task.Timeout = argoDuration(sc.at(tf + ".timeout").rewrite(t.Timeout))
 		o.mapField(tk+".timeout", tf+".timeout")
 	}
 	if len(t.Memoize) > 0 {
@@ -150,14 +150,15 @@ func (a *argoConv) templateIgnored(t *argov1.Template, tf string) {
 }
 
 // seconds is a number of seconds (or a template) as a Go duration.
-func (a *argoConv) seconds(field string, v *intstr.IntOrString) string {
+func (a *argoConv) seconds(sc *argoScope, v *intstr.IntOrString) string {
 	if v.Type == intstr.Int {
 		return fmt.Sprintf("%ds", v.IntVal)
 	}
-	if _, err := strconv.Atoi(v.StrVal); err == nil {
-		return v.StrVal + "s"
+	s := sc.rewrite(v.StrVal)
+	if _, err := strconv.Atoi(s); err == nil {
+		return s + "s"
 	}
-	a.c.fail(apiv1.CodeUnsupported, field, fmt.Sprintf("%q is not a number of seconds: kiln sets a deadline when it reads the workflow", v.StrVal), "write a number")
+	a.c.fail(apiv1.CodeUnsupported, sc.field, fmt.Sprintf("%q is not a number of seconds: kiln sets a deadline when it reads the workflow", v.StrVal), "write a number")
 	return ""
 }
 

@@ -245,6 +245,7 @@ func TestArgoWhenBecomesCEL(t *testing.T) {
 		{"{{workflow.parameters.x}} !~ b", `!(params["x"]).matches("b")`},
 		{"!({{steps.a.exitCode}} == 0 || {{workflow.status}} == Failed)", `! ( double(tasks["a"].outputs.parameters["exitCode"]) == 0.0 || workflow.status == "Failed" )`},
 		{"{{workflow.parameters.env}}-x == prod-x", `params["env"] + "-x" == "prod-x"`},
+		{"{{steps.A.status}} == Succeeded", `tasks["a"].phase == "Succeeded"`},
 		{"{{= inputs.parameters['should-print'] == 'true' }}", `params["should-print"] == "true"`},
 		{`{{= steps.flip.outputs.result == "heads" and not (workflow.parameters.x != 'y') }}`, `tasks["flip"].outputs.parameters["result"] == "heads" && ! ( params["x"] != "y" )`},
 	} {
@@ -267,7 +268,7 @@ func TestArgoWhenKilnCannotReadIsRefusedNamingIt(t *testing.T) {
 	for _, in := range []string{
 		"{{=jsonpath(workflow.parameters.json, '$[0].value') == 'true'}}",
 		"{{= sprig.trim(inputs.parameters.x) == 'a' }}",
-		"{{steps.a.status}} == Succeeded",
+		"{{workflow.duration}} > 5",
 		"{{workflow.parameters.x} == 'a'",
 	} {
 		a := newArgoConv(&Document{File: "wf.yaml"}, nil, &argoMeta, &argoSpec, apiv1.KindWorkflow)
@@ -300,7 +301,7 @@ func TestArgoRefusalsNameTheFieldAsWritten(t *testing.T) {
 		{"unknown template", "  - name: main\n    steps:\n    - - {name: a, template: nope}\n", apiv1.CodeArgoTemplate, "spec.templates[0].steps[0][0].template"},
 		{"missing input", "  - name: main\n    steps:\n    - - {name: a, template: c}\n  - name: c\n    inputs: {parameters: [{name: p}]}\n    container: {image: a, command: [x]}\n",
 			apiv1.CodeRequired, "spec.templates[1].inputs.parameters[0]"},
-		{"kiln's own check", "  - name: main\n    steps:\n    - - {name: Bad_Name, template: c}\n  - name: c\n    container: {image: a, command: [x]}\n", apiv1.CodeInvalidName, "spec.templates[0].steps[0][0].name"},
+		{"kiln's own check", "  - name: main\n    steps:\n    - - {name: nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn, template: c}\n  - name: c\n    container: {image: a, command: [x]}\n", apiv1.CodeInvalidName, "spec.templates[0].steps[0][0].name"},
 		{"unknown field", "  - name: main\n    container: {image: a, command: [x]}\n    sidecar: []\n", apiv1.CodeUnknownField, "spec.templates[0].sidecar"},
 	} {
 		errs := argoErr(t, head+c.body)
@@ -416,4 +417,29 @@ spec:
 	if diff := cmp.Diff(want, wf.Spec.Tasks); diff != "" {
 		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
+}
+
+func TestArgoNamesBecomeKilnsAndExitHooksExitHandlers(t *testing.T) {
+	t.Parallel()
+	wfs, ignored := argoFile(t, "diamond.yaml")
+	wf := wfs["diamond"]
+	got := map[string]string{}
+	for _, task := range wf.Spec.Tasks {
+		got[task.Name] = task.Depends
+	}
+	want := map[string]string{
+		"a": "", "b": "a", "c": "a.Succeeded", "d-last": "b && (c.Failed || c.Succeeded)",
+		"d-last-onexit": "d-last || d-last.Failed || d-last.Skipped",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("depends (-want +got):\n%s", diff)
+	}
+	if got := wf.Spec.Tasks[1].Command; !strings.Contains(got[len(got)-1], "echo {{tasks.a.outputs.parameters.result}} | tee /tmp/argo-diamond-copy.txt") {
+		t.Errorf("b runs %q", got)
+	}
+	if len(wf.Spec.OnExit) != 1 || wf.Spec.OnExit[0].Name != "note" {
+		t.Errorf("spec.hooks.exit became onExit %+v", wf.Spec.OnExit)
+	}
+	assertIgnored(t, ignored, "spec.templates[0].dag.tasks[0].name", "")
+	assertIgnored(t, ignored, "spec.templates[0].dag.tasks[3].depends", "")
 }
