@@ -221,7 +221,7 @@ func TestArgoArtifactsAreCopiedInAndOut(t *testing.T) {
 	if want := []apiv1.Artifact{{Name: "note", Path: "note"}}; !cmp.Equal(want, tasks[0].Outputs.Artifacts) {
 		t.Errorf("make's artifacts = %+v", tasks[0].Outputs.Artifacts)
 	}
-	if !strings.Contains(tasks[0].Command[2], `cp -r -- '/tmp/argo-art-out.txt' "$KILN_OUTPUTS/note"`) {
+	if !strings.Contains(tasks[0].Command[2], `cp -r -- '/tmp/argo-art-out.txt' "$KILN_OUTPUTS/note"`) || !strings.Contains(tasks[0].Command[2], `case "$KILN_OUTPUTS/" in '/tmp/argo-art-out.txt'/*)`) {
 		t.Errorf("make does not keep its artifact: %q", tasks[0].Command[2])
 	}
 	if !strings.Contains(tasks[1].Command[2], `cp -r -- '{{tasks.make.outputs.artifacts.note}}' '/tmp/argo-art-in/msg.txt'`) {
