@@ -39,6 +39,8 @@ type argoConv struct {
 	subs   map[string]*argoOut
 	order  []string
 	active map[string]bool
+	// pod is what the workflow sets of every pod.
+	pod argoPod
 	// ignoredGiven: the first document made carries the ignored fields.
 	ignoredGiven bool
 	// kind is the kiln kind of the documents made: Workflow, or
@@ -152,6 +154,7 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 		}
 	}
 	a.results, a.exitCodes = readOutputs(doc.JSON)
+	a.pod = a.readArgoPod("spec", "podMetadata", spec.NodeSelector, spec.Tolerations, spec.PodMetadata)
 	return a
 }
 
@@ -222,6 +225,7 @@ func (a *argoConv) newOut(name string, sub bool) *argoOut {
 	return &argoOut{name: name, sub: sub, wf: &apiv1.Workflow{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindWorkflow},
 		Metadata: apiv1.ObjectMeta{Name: name},
+		Spec:     apiv1.WorkflowSpec{PodTemplate: a.pod.into(nil)},
 	}}
 }
 
@@ -307,11 +311,10 @@ func (a *argoConv) specFields() {
 		{"podPriorityClassName", len(s.PodPriorityClassName) > 0}, {"hostAliases", len(s.HostAliases) > 0},
 		{"securityContext", len(s.SecurityContext) > 0}, {"podSpecPatch", len(s.PodSpecPatch) > 0},
 		{"podDisruptionBudget", len(s.PodDisruptionBudget) > 0}, {"metrics", len(s.Metrics) > 0},
-		{"volumeClaimGC", len(s.VolumeClaimGC) > 0}, {"podMetadata", len(s.PodMetadata) > 0},
+		{"volumeClaimGC", len(s.VolumeClaimGC) > 0},
 		{"archiveLogs", len(s.ArchiveLogs) > 0}, {"workflowMetadata", len(s.WorkflowMetadata) > 0},
 		{"artifactGC", len(s.ArtifactGC) > 0}, {"executorPlugins", len(s.ExecutorPlugins) > 0},
-		{"podResources", len(s.PodResources) > 0}, {"affinity", len(s.Affinity) > 0},
-		{"volumes", len(s.Volumes) > 0}, {"nodeSelector", len(s.NodeSelector) > 0}, {"tolerations", len(s.Tolerations) > 0},
+		{"podResources", len(s.PodResources) > 0}, {"affinity", len(s.Affinity) > 0}, {"volumes", len(s.Volumes) > 0},
 	} {
 		if f.set {
 			a.c.ignore("spec."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")

@@ -53,6 +53,10 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 	o.mapField(tk+".command", cf+".command")
 	o.mapField(tk+".args", cf+".args")
 	a.container(o, task, tk, sc, ct, cf)
+	// A task's pod template replaces the workflow's: it carries both.
+	if pod := a.readArgoPod(tf, "metadata", t.NodeSelector, t.Tolerations, t.Metadata); !pod.empty() {
+		task.PodTemplate = a.pod.merged(pod).into(task.PodTemplate)
+	}
 	a.templateSettings(o, task, tk, sc, t, tf)
 }
 
@@ -120,8 +124,7 @@ func (a *argoConv) templateIgnored(t *argov1.Template, tf string) {
 		name string
 		set  bool
 	}{
-		{"metadata", len(t.Metadata) > 0}, {"affinity", len(t.Affinity) > 0}, {"nodeSelector", len(t.NodeSelector) > 0},
-		{"tolerations", len(t.Tolerations) > 0}, {"archiveLocation", len(t.ArchiveLocation) > 0},
+		{"affinity", len(t.Affinity) > 0}, {"archiveLocation", len(t.ArchiveLocation) > 0},
 		{"schedulerName", len(t.SchedulerName) > 0}, {"priorityClassName", len(t.PriorityClassName) > 0},
 		{"priority", len(t.Priority) > 0}, {"serviceAccountName", len(t.ServiceAccountName) > 0},
 		{"automountServiceAccountToken", len(t.AutomountServiceAccountToken) > 0}, {"executor", len(t.Executor) > 0},

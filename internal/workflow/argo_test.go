@@ -324,6 +324,7 @@ spec:
   entrypoint: main
   serviceAccountName: argo
   podGC: {strategy: OnPodCompletion}
+  tolerations: [{key: gpu, operator: Exists}]
   ttlStrategy: {secondsAfterCompletion: 60}
   templates:
   - name: main
@@ -334,8 +335,15 @@ spec:
 	if got := wfs["wf"].Spec.TTLSecondsAfterFinished; got == nil || *got != 60 {
 		t.Errorf("ttlStrategy became %v", got)
 	}
-	for _, f := range []string{"spec.serviceAccountName", "spec.podGC", "spec.templates[0].memoize", "spec.templates[0].nodeSelector", "spec.templates[0].container.imagePullPolicy"} {
+	for _, f := range []string{"spec.serviceAccountName", "spec.podGC", "spec.templates[0].memoize", "spec.templates[0].container.imagePullPolicy"} {
 		assertIgnored(t, ignored, f, "")
+	}
+	// Pods' placement goes to Kubernetes, not to local processes.
+	assertIgnored(t, ignored, "spec.templates[0].nodeSelector", backendLocal)
+	assertIgnored(t, ignored, "spec.tolerations", backendLocal)
+	pt := wfs["wf"].Spec.Tasks[0].PodTemplate
+	if pt == nil || pt.Spec.NodeSelector["a"] != "b" || len(pt.Spec.Tolerations) != 1 {
+		t.Errorf("the task's pod template %+v, want the template's node selector and the workflow's toleration", pt)
 	}
 }
 
