@@ -87,10 +87,17 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 		name string
 		set  bool
 	}{
-		{"volumeMounts", len(ct.VolumeMounts) > 0}, {"ports", len(ct.Ports) > 0}, {"imagePullPolicy", ct.ImagePullPolicy != ""},
-		{"securityContext", ct.SecurityContext != nil}, {"livenessProbe", ct.LivenessProbe != nil},
-		{"readinessProbe", ct.ReadinessProbe != nil}, {"startupProbe", ct.StartupProbe != nil}, {"lifecycle", ct.Lifecycle != nil},
-		{"stdin", ct.Stdin}, {"tty", ct.TTY}, {"volumeDevices", len(ct.VolumeDevices) > 0},
+		{"volumeMounts", len(ct.VolumeMounts) > 0},
+		{"ports", len(ct.Ports) > 0},
+		{"imagePullPolicy", ct.ImagePullPolicy != ""},
+		{"securityContext", ct.SecurityContext != nil},
+		{"livenessProbe", ct.LivenessProbe != nil},
+		{"readinessProbe", ct.ReadinessProbe != nil},
+		{"startupProbe", ct.StartupProbe != nil},
+		{"lifecycle", ct.Lifecycle != nil},
+		{"stdin", ct.Stdin},
+		{"tty", ct.TTY},
+		{"volumeDevices", len(ct.VolumeDevices) > 0},
 	} {
 		if f.set {
 			a.c.ignore(cf+"."+f.name, "kiln makes the task's container itself; this setting is not carried over")
@@ -124,13 +131,22 @@ func (a *argoConv) templateIgnored(t *argov1.Template, tf string) {
 		name string
 		set  bool
 	}{
-		{"affinity", len(t.Affinity) > 0}, {"archiveLocation", len(t.ArchiveLocation) > 0},
-		{"schedulerName", len(t.SchedulerName) > 0}, {"priorityClassName", len(t.PriorityClassName) > 0},
-		{"priority", len(t.Priority) > 0}, {"serviceAccountName", len(t.ServiceAccountName) > 0},
-		{"automountServiceAccountToken", len(t.AutomountServiceAccountToken) > 0}, {"executor", len(t.Executor) > 0},
-		{"hostAliases", len(t.HostAliases) > 0}, {"securityContext", len(t.SecurityContext) > 0},
-		{"podSpecPatch", len(t.PodSpecPatch) > 0}, {"metrics", len(t.Metrics) > 0}, {"annotations", len(t.Annotations) > 0},
-		{"pendingTimeout", len(t.PendingTimeout) > 0}, {"podResources", len(t.PodResources) > 0}, {"volumes", len(t.Volumes) > 0},
+		{"affinity", len(t.Affinity) > 0},
+		{"archiveLocation", len(t.ArchiveLocation) > 0},
+		{"schedulerName", len(t.SchedulerName) > 0},
+		{"priorityClassName", len(t.PriorityClassName) > 0},
+		{"priority", len(t.Priority) > 0},
+		{"serviceAccountName", len(t.ServiceAccountName) > 0},
+		{"automountServiceAccountToken", len(t.AutomountServiceAccountToken) > 0},
+		{"executor", len(t.Executor) > 0},
+		{"hostAliases", len(t.HostAliases) > 0},
+		{"securityContext", len(t.SecurityContext) > 0},
+		{"podSpecPatch", len(t.PodSpecPatch) > 0},
+		{"metrics", len(t.Metrics) > 0},
+		{"annotations", len(t.Annotations) > 0},
+		{"pendingTimeout", len(t.PendingTimeout) > 0},
+		{"podResources", len(t.PodResources) > 0},
+		{"volumes", len(t.Volumes) > 0},
 	} {
 		if f.set {
 			a.c.ignore(tf+"."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")

@@ -214,8 +214,11 @@ func templateKind(t *argov1.Template) string {
 		name string
 		set  bool
 	}{
-		{"resource", len(t.Resource) > 0}, {"http", len(t.HTTP) > 0}, {"data", len(t.Data) > 0},
-		{"containerSet", len(t.ContainerSet) > 0}, {"plugin", len(t.Plugin) > 0},
+		{"resource", len(t.Resource) > 0},
+		{"http", len(t.HTTP) > 0},
+		{"data", len(t.Data) > 0},
+		{"containerSet", len(t.ContainerSet) > 0},
+		{"plugin", len(t.Plugin) > 0},
 	} {
 		if k.set {
 			return k.name

@@ -296,11 +296,15 @@ func TestArgoRefusalsNameTheFieldAsWritten(t *testing.T) {
 		{"retry expression", "  - name: main\n    retryStrategy: {limit: 2, expression: 'x'}\n    container: {image: a, command: [x]}\n", apiv1.CodeUnsupported, "spec.templates[0].retryStrategy.expression"},
 		{"s3 input", "  - name: main\n    inputs:\n      artifacts: [{name: i, path: /tmp/i, s3: {key: k}}]\n    container: {image: a, command: [x]}\n", apiv1.CodeUnsupported, "spec.templates[0].inputs.artifacts[0]"},
 		{"recursion", "  - name: main\n    steps:\n    - - {name: again, template: main}\n", apiv1.CodeUnsupported, "spec.templates[0]"},
-		{"aggregation", "  - name: main\n    steps:\n    - - {name: a, template: c, withItems: [1, 2]}\n    - - {name: b, template: c, withParam: '{{steps.a.outputs.parameters}}'}\n  - name: c\n    container: {image: a, command: [x]}\n",
-			apiv1.CodeUnsupported, "spec.templates[0].steps[1][0].withParam"},
+		{
+			"aggregation", "  - name: main\n    steps:\n    - - {name: a, template: c, withItems: [1, 2]}\n    - - {name: b, template: c, withParam: '{{steps.a.outputs.parameters}}'}\n  - name: c\n    container: {image: a, command: [x]}\n",
+			apiv1.CodeUnsupported, "spec.templates[0].steps[1][0].withParam",
+		},
 		{"unknown template", "  - name: main\n    steps:\n    - - {name: a, template: nope}\n", apiv1.CodeArgoTemplate, "spec.templates[0].steps[0][0].template"},
-		{"missing input", "  - name: main\n    steps:\n    - - {name: a, template: c}\n  - name: c\n    inputs: {parameters: [{name: p}]}\n    container: {image: a, command: [x]}\n",
-			apiv1.CodeRequired, "spec.templates[1].inputs.parameters[0]"},
+		{
+			"missing input", "  - name: main\n    steps:\n    - - {name: a, template: c}\n  - name: c\n    inputs: {parameters: [{name: p}]}\n    container: {image: a, command: [x]}\n",
+			apiv1.CodeRequired, "spec.templates[1].inputs.parameters[0]",
+		},
 		{"kiln's own check", "  - name: main\n    steps:\n    - - {name: nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn, template: c}\n  - name: c\n    container: {image: a, command: [x]}\n", apiv1.CodeInvalidName, "spec.templates[0].steps[0][0].name"},
 		{"unknown field", "  - name: main\n    container: {image: a, command: [x]}\n    sidecar: []\n", apiv1.CodeUnknownField, "spec.templates[0].sidecar"},
 	} {

@@ -100,9 +100,16 @@ func artifactSource(art argov1.Artifact) string {
 		name string
 		set  bool
 	}{
-		{"s3", len(art.S3) > 0}, {"git", len(art.Git) > 0}, {"http", len(art.HTTP) > 0}, {"artifactory", len(art.Artifactory) > 0},
-		{"hdfs", len(art.HDFS) > 0}, {"oss", len(art.OSS) > 0}, {"gcs", len(art.GCS) > 0}, {"azure", len(art.Azure) > 0},
-		{"plugin", len(art.Plugin) > 0}, {"fromExpression", len(art.FromExpression) > 0},
+		{"s3", len(art.S3) > 0},
+		{"git", len(art.Git) > 0},
+		{"http", len(art.HTTP) > 0},
+		{"artifactory", len(art.Artifactory) > 0},
+		{"hdfs", len(art.HDFS) > 0},
+		{"oss", len(art.OSS) > 0},
+		{"gcs", len(art.GCS) > 0},
+		{"azure", len(art.Azure) > 0},
+		{"plugin", len(art.Plugin) > 0},
+		{"fromExpression", len(art.FromExpression) > 0},
 	} {
 		if s.set {
 			return s.name
@@ -117,8 +124,12 @@ func (a *argoConv) artifactIgnored(f string, art argov1.Artifact) {
 		name string
 		set  bool
 	}{
-		{"archive", len(art.Archive) > 0}, {"mode", len(art.Mode) > 0}, {"subPath", len(art.SubPath) > 0},
-		{"recurseMode", len(art.RecurseMode) > 0}, {"artifactGC", len(art.ArtifactGC) > 0}, {"archiveLogs", len(art.ArchiveLogs) > 0},
+		{"archive", len(art.Archive) > 0},
+		{"mode", len(art.Mode) > 0},
+		{"subPath", len(art.SubPath) > 0},
+		{"recurseMode", len(art.RecurseMode) > 0},
+		{"artifactGC", len(art.ArtifactGC) > 0},
+		{"archiveLogs", len(art.ArchiveLogs) > 0},
 	} {
 		if s.set {
 			a.c.ignore(f+"."+s.name, "kiln keeps artifacts as files in its own store")
