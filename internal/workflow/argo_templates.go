@@ -67,15 +67,16 @@ func (a *argoConv) dagBody(o *argoOut, t *argov1.Template, tf, list string) {
 	if d.FailFast != nil && !o.sub {
 		o.wf.Spec.FailFast = d.FailFast
 	}
-	if d.Target != "" {
-		a.c.fail(apiv1.CodeUnsupported, tf+".dag.target", "kiln runs every task of a DAG", "drop target, or remove the tasks it leaves out")
-	}
+	keep := a.dagTargets(d, tf)
 	continues := map[string]bool{}
 	for _, task := range d.Tasks {
 		continues[task.Name] = task.ContinueOn != nil && (task.ContinueOn.Failed || task.ContinueOn.Error)
 	}
 	for j := range d.Tasks {
 		task := &d.Tasks[j]
+		if keep != nil && !keep[task.Name] {
+			continue
+		}
 		f := fmt.Sprintf("%s.dag.tasks[%d]", tf, j)
 		dep := ""
 		switch {
@@ -513,3 +514,40 @@ func (a *argoConv) groupSettings(t *argov1.Template, tf string) {
 // dependsNameRE finds the operands of a depends expression, each with
 // the result after it.
 var dependsNameRE = regexp.MustCompile(`\.?[A-Za-z0-9_][A-Za-z0-9_-]*`)
+
+// dagTargets are the tasks a DAG's target needs: the targets and,
+// through their dependencies, what they need; nil for every task.
+func (a *argoConv) dagTargets(d *argov1.DAGTemplate, tf string) map[string]bool {
+	if d.Target == "" {
+		return nil
+	}
+	if strings.Contains(d.Target, "{{") {
+		a.c.fail(apiv1.CodeUnsupported, tf+".dag.target", "kiln picks a DAG's targets when it reads the workflow, so they cannot come from a parameter",
+			"write the target tasks' names, or drop target")
+		return nil
+	}
+	deps := map[string][]string{}
+	for _, t := range d.Tasks {
+		deps[t.Name] = t.Dependencies
+		for _, m := range dependsNameRE.FindAllString(t.Depends, -1) {
+			if !strings.HasPrefix(m, ".") {
+				deps[t.Name] = append(deps[t.Name], m)
+			}
+		}
+	}
+	keep := map[string]bool{}
+	todo := strings.Fields(d.Target)
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		if _, ok := deps[n]; !ok {
+			a.c.fail(apiv1.CodeArgoTemplate, tf+".dag.target", fmt.Sprintf("target %q is not a task of the DAG", n), "name the DAG's tasks")
+			continue
+		}
+		if !keep[n] {
+			keep[n] = true
+			todo = append(todo, deps[n]...)
+		}
+	}
+	return keep
+}

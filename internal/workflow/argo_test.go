@@ -455,3 +455,37 @@ func TestArgoNamesBecomeKilnsAndExitHooksExitHandlers(t *testing.T) {
 	assertIgnored(t, ignored, "spec.templates[0].dag.tasks[0].name", "")
 	assertIgnored(t, ignored, "spec.templates[0].dag.tasks[3].depends", "")
 }
+
+func TestArgoDAGTargetRunsWhatTheTargetsNeed(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      target: C E
+      tasks:
+      - {name: A, template: c}
+      - {name: B, template: c, dependencies: [A]}
+      - {name: C, template: c, depends: "B.Succeeded"}
+      - {name: D, template: c, dependencies: [A]}
+      - {name: E, template: c}
+  - name: c
+    container: {image: a, command: ["true"]}
+`)
+	var names []string
+	for _, task := range wfs["wf"].Spec.Tasks {
+		names = append(names, task.Name)
+	}
+	if want := []string{"a", "b", "c", "e"}; !cmp.Equal(want, names) {
+		t.Errorf("tasks %v, want %v (D is not needed by the targets)", names, want)
+	}
+	errs := argoErr(t, "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\nspec:\n  entrypoint: main\n  templates:\n"+
+		"  - name: main\n    dag:\n      target: '{{workflow.parameters.t}}'\n      tasks: [{name: a, template: c}]\n  - name: c\n    container: {image: a, command: [x]}\n")
+	if len(errs) != 1 || errs[0].Code != apiv1.CodeUnsupported || errs[0].Field != "spec.templates[0].dag.target" {
+		t.Errorf("a templated target: %v, want KLN-1026 on spec.templates[0].dag.target", errs)
+	}
+}
