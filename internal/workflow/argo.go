@@ -39,6 +39,10 @@ type argoConv struct {
 	subs   map[string]*argoOut
 	order  []string
 	active map[string]bool
+	// supplied maps a suspend template that waits for one supplied value
+	// to that output's name; calls maps each call's kiln name to the
+	// template it calls.
+	supplied, calls map[string]string
 	// pod is what the workflow sets of every pod.
 	pod argoPod
 	// ignoredGiven: the first document made carries the ignored fields.
@@ -154,6 +158,7 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 		}
 	}
 	a.results, a.exitCodes = readOutputs(doc.JSON)
+	a.readSupplied()
 	a.pod = a.readArgoPod("spec", "podMetadata", spec.NodeSelector, spec.Tolerations, spec.PodMetadata)
 	return a
 }

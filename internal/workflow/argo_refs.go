@@ -124,6 +124,9 @@ func (s *argoScope) ref(inner string) (string, bool) {
 		return "{{" + inner + "}}", true
 	case len(p) >= 3 && (p[0] == "steps" || p[0] == "tasks"):
 		if out := nodeOutput(p); out != "" {
+			if len(p) == 5 && p[3] == "parameters" {
+				out = "outputs.parameters." + s.a.outputName(p[1], p[4])
+			}
 			return "{{tasks." + kilnName(p[1]) + "." + out + "}}", true
 		}
 	case len(p) == 4 && p[0] == "outputs" && p[3] == "path":

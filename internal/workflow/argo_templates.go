@@ -395,6 +395,11 @@ func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 
 // suspend makes task a gate: an approval, or a sleep for the duration.
 func (a *argoConv) suspend(task *apiv1.Task, t *argov1.Template, tf string) {
+	if name, ok := a.supplied[t.Name]; ok {
+		task.Gate = &apiv1.Gate{Signal: a.signal(t, name)}
+		a.c.ignore(tf+".suspend", "the value is sent with kiln signal RUN "+task.Name+" VALUE, not argo resume or argo node set; downstream reads it as the output "+name)
+		return
+	}
 	if d := t.Suspend.Duration; d != "" {
 		task.Gate = &apiv1.Gate{Sleep: &apiv1.SleepGate{Duration: argoDuration(d)}}
 		return
@@ -501,9 +506,9 @@ func (a *argoConv) groupSettings(t *argov1.Template, tf string) {
 	case t.Timeout != "":
 		a.c.ignore(tf+".timeout", "kiln bounds the tasks that run programs, and the whole run (spec.activeDeadlineSeconds)")
 	}
-	if t.Suspend != nil && t.Outputs != nil && len(t.Outputs.Parameters) > 0 {
-		a.c.fail(apiv1.CodeUnsupported, tf+".outputs.parameters", "a suspension that waits for supplied values has no counterpart: kiln's signal gate gives one value, named value",
-			"resume with kiln approve instead, or write the workflow in kiln's own kind with a signal gate")
+	if _, signal := a.supplied[t.Name]; t.Suspend != nil && t.Outputs != nil && len(t.Outputs.Parameters) > 0 && !signal {
+		a.c.fail(apiv1.CodeUnsupported, tf+".outputs.parameters", "a suspension that waits for several supplied values, or for other outputs, has no counterpart: kiln's signal gate gives one value",
+			"wait for one value (valueFrom.supplied) per suspension")
 	}
 	if len(t.Memoize) > 0 {
 		a.c.ignore(tf+".memoize", "kiln does not reuse results by a key and a config map")
@@ -550,4 +555,62 @@ func (a *argoConv) dagTargets(d *argov1.DAGTemplate, tf string) map[string]bool 
 		}
 	}
 	return keep
+}
+
+// readSupplied finds the suspend templates that wait for one supplied
+// value, which kiln's signal gate stands for, and which template each
+// call runs.
+func (a *argoConv) readSupplied() {
+	a.supplied, a.calls = map[string]string{}, map[string]string{}
+	for i := range a.spec.Templates {
+		t := &a.spec.Templates[i]
+		if t.Suspend != nil && t.Suspend.Duration == "" && t.Outputs != nil && len(t.Outputs.Parameters) == 1 && len(t.Outputs.Artifacts) == 0 {
+			if vf := t.Outputs.Parameters[0].ValueFrom; vf != nil && len(vf.Supplied) > 0 {
+				a.supplied[t.Name] = t.Outputs.Parameters[0].Name
+			}
+		}
+		if t.DAG != nil {
+			for _, task := range t.DAG.Tasks {
+				a.calls[kilnName(task.Name)] = task.Template
+			}
+		}
+		for _, group := range t.Steps {
+			for _, step := range group {
+				a.calls[kilnName(step.Name)] = step.Template
+			}
+		}
+	}
+}
+
+// signal is the signal gate of suspend template t, waiting for its
+// supplied output name: its input of that name describes it.
+func (a *argoConv) signal(t *argov1.Template, name string) *apiv1.SignalGate {
+	g := &apiv1.SignalGate{Type: "string", Message: "supply " + name}
+	if vf := t.Outputs.Parameters[0].ValueFrom; len(vf.Default) > 0 {
+		d := rawText(vf.Default)
+		g.Default = &d
+	}
+	if t.Inputs != nil {
+		for _, p := range t.Inputs.Parameters {
+			if p.Name != name {
+				continue
+			}
+			if p.Description != "" {
+				g.Message = p.Description
+			}
+			if g.Default == nil {
+				g.Default = a.paramValue("", p)
+			}
+		}
+	}
+	return g
+}
+
+// outputName is kiln's name of output parameter p of the call named
+// call: a signal gate's is value.
+func (a *argoConv) outputName(call, p string) string {
+	if a.supplied[a.calls[kilnName(call)]] == p {
+		return "value"
+	}
+	return p
 }

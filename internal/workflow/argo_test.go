@@ -489,3 +489,40 @@ spec:
 		t.Errorf("a templated target: %v, want KLN-1026 on spec.templates[0].dag.target", errs)
 	}
 }
+
+func TestArgoSuspendWaitingForASuppliedValueIsASignalGate(t *testing.T) {
+	t.Parallel()
+	wfs, ignored := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: ask, template: ask}
+    - - name: go-on
+        template: say
+        when: "{{steps.ask.outputs.parameters.answer}} == yes"
+        arguments: {parameters: [{name: m, value: "{{steps.ask.outputs.parameters.answer}}"}]}
+  - name: ask
+    suspend: {}
+    inputs:
+      parameters: [{name: answer, default: "no", description: Go on?}]
+    outputs:
+      parameters: [{name: answer, valueFrom: {supplied: {}}}]
+  - name: say
+    inputs: {parameters: [{name: m}]}
+    container: {image: a, command: [echo, "{{inputs.parameters.m}}"]}
+`)
+	tasks := wfs["wf"].Spec.Tasks
+	no := "no"
+	want := &apiv1.Gate{Signal: &apiv1.SignalGate{Type: "string", Message: "Go on?", Default: &no}}
+	if diff := cmp.Diff(want, tasks[0].Gate); diff != "" {
+		t.Errorf("ask's gate (-want +got):\n%s", diff)
+	}
+	if tasks[1].When != `tasks["ask"].outputs.parameters["value"] == "yes"` || tasks[1].Command[1] != "{{tasks.ask.outputs.parameters.value}}" {
+		t.Errorf("go-on reads the answer as %q and %q, want the signal's value", tasks[1].When, tasks[1].Command)
+	}
+	assertIgnored(t, ignored, "spec.templates[1].suspend", "")
+}

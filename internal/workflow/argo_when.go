@@ -132,7 +132,7 @@ func (s *argoScope) celRef(inner string) (string, error) {
 		if out == "" || strings.HasPrefix(out, "outputs.artifacts") {
 			break
 		}
-		return "tasks[" + strconv.Quote(kilnName(p[1])) + "].outputs.parameters[" + strconv.Quote(out[len("outputs.parameters."):]) + "]", nil
+		return "tasks[" + strconv.Quote(kilnName(p[1])) + "].outputs.parameters[" + strconv.Quote(s.a.outputName(p[1], out[len("outputs.parameters."):])) + "]", nil
 	}
 	return "", fmt.Errorf("kiln has no counterpart for {{%s}} in a condition", inner)
 }
