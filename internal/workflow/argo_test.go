@@ -508,7 +508,7 @@ spec:
   - name: ask
     suspend: {}
     inputs:
-      parameters: [{name: answer, default: "no", description: Go on?}]
+      parameters: [{name: answer, default: "no", description: "Go on?"}]
     outputs:
       parameters: [{name: answer, valueFrom: {supplied: {}}}]
   - name: say
