@@ -43,6 +43,8 @@ type argoConv struct {
 	// to that output's name; calls maps each call's kiln name to the
 	// template it calls.
 	supplied, calls map[string]string
+	// loops are the calls that loop, by kiln name.
+	loops map[string]bool
 	// pod is what the workflow sets of every pod.
 	pod argoPod
 	// ignoredGiven: the first document made carries the ignored fields.
