@@ -353,8 +353,9 @@ func (a *argoConv) sub(t *argov1.Template, ti int) *argoOut {
 	o.mapField("metadata.name", fmt.Sprintf("spec.templates[%d].name", ti))
 	if t.Inputs != nil {
 		for i, p := range t.Inputs.Parameters {
-			o.wf.Spec.Params = append(o.wf.Spec.Params, apiv1.Param{Name: p.Name, Default: a.paramValue("", p), Description: p.Description})
-			o.mapField(fmt.Sprintf("spec.params[%d]", i), fmt.Sprintf("spec.templates[%d].inputs.parameters[%d]", ti, i))
+			f := fmt.Sprintf("spec.templates[%d].inputs.parameters[%d]", ti, i)
+			o.wf.Spec.Params = append(o.wf.Spec.Params, apiv1.Param{Name: p.Name, Default: a.paramValue(f, p), Description: p.Description})
+			o.mapField(fmt.Sprintf("spec.params[%d]", i), f)
 		}
 	}
 	a.body(o, t, ti, "spec.tasks")
