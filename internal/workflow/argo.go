@@ -259,6 +259,10 @@ func (a *argoConv) root(name, entry string) *argoOut {
 	for k, f := range fields {
 		o.mapField(fmt.Sprintf("spec.params[%d]", k), f)
 	}
+	if args := a.spec.Arguments; args != nil && len(args.Artifacts) > 0 && (t.DAG != nil || len(t.Steps) > 0) {
+		a.c.fail(apiv1.CodeUnsupported, "spec.arguments.artifacts", "kiln passes artifacts to the tasks that run programs, not to a DAG or steps entrypoint",
+			"pass the artifact to the tasks that read it")
+	}
 	a.body(o, t, i, "spec.tasks")
 	a.exitHandler(o)
 	a.workflowLimits(o)

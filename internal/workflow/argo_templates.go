@@ -35,6 +35,12 @@ func (a *argoConv) body(o *argoOut, t *argov1.Template, ti int, list string) {
 		a.stepsBody(o, t, tf, list)
 	default:
 		site := &argov1.Call{Name: t.Name, Template: t.Name, Arguments: inputsAsArguments(t)}
+		if args := a.spec.Arguments; args != nil && !o.sub && list == "spec.tasks" && len(args.Artifacts) > 0 {
+			if site.Arguments == nil {
+				site.Arguments = &argov1.Arguments{}
+			}
+			site.Arguments.Artifacts = args.Artifacts // the entrypoint's, run alone
+		}
 		a.call(o, list, argoCall{site: site, field: tf})
 	}
 }
@@ -514,6 +520,10 @@ func (a *argoConv) groupSettings(t *argov1.Template, tf string) {
 	}
 	if len(t.Memoize) > 0 {
 		a.c.ignore(tf+".memoize", "kiln does not reuse results by a key and a config map")
+	}
+	if t.Inputs != nil && len(t.Inputs.Artifacts) > 0 {
+		a.c.fail(apiv1.CodeUnsupported, tf+".inputs.artifacts", "kiln passes artifacts to the tasks that run programs, not to a DAG, steps or suspension",
+			"pass the artifact to the tasks that read it, from the task that writes it")
 	}
 	a.templateIgnored(t, tf)
 }
