@@ -63,7 +63,7 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 // container reads the container's image, environment, directory and
 // resources; the rest of it is named as ignored.
 func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoScope, ct *corev1.Container, cf string) {
-	task.Image = ct.Image
+	task.Image = sc.at(cf + ".image").rewrite(ct.Image)
 	if ct.Image != "" {
 		a.c.ignore(cf+".image", "the command runs on this machine, not in the image", backendLocal)
 		o.mapField(tk+".image", cf+".image")
@@ -73,7 +73,7 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 		task.Env[i].Value = sc.at(fmt.Sprintf("%s.env[%d].value", cf, i)).rewrite(task.Env[i].Value)
 	}
 	o.mapField(tk+".env", cf+".env")
-	task.WorkingDir = ct.WorkingDir
+	task.WorkingDir = sc.at(cf + ".workingDir").rewrite(ct.WorkingDir)
 	o.mapField(tk+".workingDir", cf+".workingDir")
 	if len(ct.Resources.Requests)+len(ct.Resources.Limits) > 0 {
 		task.Resources = a.c.resources(cf+".resources", &ct.Resources)

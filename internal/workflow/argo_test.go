@@ -530,3 +530,25 @@ spec:
 	}
 	assertIgnored(t, ignored, "spec.templates[1].suspend", "")
 }
+
+func TestArgoInputsReachTheImage(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: run
+        template: c
+        arguments: {parameters: [{name: tag, value: "3.19"}]}
+  - name: c
+    inputs: {parameters: [{name: tag}]}
+    container: {image: "alpine:{{inputs.parameters.tag}}", command: ["true"]}
+`)
+	if got := wfs["wf"].Spec.Tasks[0].Image; got != "alpine:3.19" {
+		t.Errorf("image = %q, want the input substituted", got)
+	}
+}
