@@ -108,8 +108,20 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 // templateSettings translates what a template says of every call of it:
 // retries, deadlines, and the settings kiln does not honour.
 func (a *argoConv) templateSettings(o *argoOut, task *apiv1.Task, tk string, sc *argoScope, t *argov1.Template, tf string) {
-	task.Retries = a.retries(tf+".retryStrategy", t.RetryStrategy)
-	o.mapField(tk+".retries", tf+".retryStrategy")
+	switch {
+	case t.RetryStrategy != nil:
+		task.Retries = a.retries(tf+".retryStrategy", t.RetryStrategy)
+		o.mapField(tk+".retries", tf+".retryStrategy")
+	case len(a.spec.RetryStrategy) > 0:
+		// The workflow's retryStrategy is every template's default.
+		r := &argov1.RetryStrategy{}
+		if err := json.Unmarshal(a.spec.RetryStrategy, r); err != nil {
+			a.c.fail(apiv1.CodeParse, "spec.retryStrategy", "is not a retryStrategy: "+err.Error(), "")
+			break
+		}
+		task.Retries = a.retries("spec.retryStrategy", r)
+		o.mapField(tk+".retries", "spec.retryStrategy")
+	}
 	switch {
 	case t.ActiveDeadlineSeconds != nil:
 		task.Timeout = a.seconds(sc.at(tf+".activeDeadlineSeconds"), t.ActiveDeadlineSeconds)
