@@ -584,3 +584,34 @@ spec:
 		t.Errorf("wait's gate = %+v, want an approval bounded by 30s", g)
 	}
 }
+
+func TestArgoTemplateDefaultsAreMergedIntoEachTemplate(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templateDefaults:
+    timeout: 30s
+    container: {env: [{name: FROM, value: defaults}]}
+  templates:
+  - name: main
+    steps:
+    - - {name: a, template: c}
+      - {name: b, template: inner}
+  - name: inner
+    steps:
+    - - {name: x, template: c}
+  - name: c
+    timeout: 10s
+    container: {image: a, command: ["true"]}
+`)
+	task := wfs["wf"].Spec.Tasks[0]
+	if task.Timeout != "10s" || len(task.Env) != 1 || task.Env[0].Value != "defaults" {
+		t.Errorf("task %+v, want its own timeout and the defaults' env", task)
+	}
+	if b := wfs["wf"].Spec.Tasks[1]; b.Workflow == nil || b.Command != nil {
+		t.Errorf("b runs %+v, want the steps template inner (which took no container from the defaults)", b)
+	}
+}
