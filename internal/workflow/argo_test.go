@@ -615,3 +615,29 @@ spec:
 		t.Errorf("b runs %+v, want the steps template inner (which took no container from the defaults)", b)
 	}
 }
+
+func TestArgoGlobalOutputsAreTheRunsOutputs(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: make, template: make}
+  - name: make
+    container: {image: a, command: [sh, -c, "echo 1 > /tmp/wf-v; echo 2 > /tmp/wf-a"]}
+    outputs:
+      parameters: [{name: v, globalName: version, valueFrom: {path: /tmp/wf-v}}]
+      artifacts: [{name: a, globalName: notes, path: /tmp/wf-a}]
+`)
+	want := &apiv1.WorkflowOutputs{
+		Parameters: []apiv1.WorkflowOutput{{Name: "version", Value: "{{tasks.make.outputs.parameters.v}}"}},
+		Artifacts:  []apiv1.WorkflowOutput{{Name: "notes", Value: "{{tasks.make.outputs.artifacts.a}}"}},
+	}
+	if diff := cmp.Diff(want, wfs["wf"].Spec.Outputs); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+}
