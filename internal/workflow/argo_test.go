@@ -641,3 +641,15 @@ spec:
 		t.Errorf("outputs (-want +got):\n%s", diff)
 	}
 }
+
+func TestArgoTemplateRefToNothingIsNamedAsWritten(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "argo", "templateref.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := argoErr(t, string(b))
+	if len(errs) != 2 || errs[0].Code != apiv1.CodeSubworkflow || errs[0].Field != "spec.templates[0].steps[0][0].templateRef.name" || errs[0].Line != 11 {
+		t.Errorf("errors %v, want KLN-1025 on each templateRef.name (the first at line 11)", errs)
+	}
+}
