@@ -53,13 +53,27 @@ func argoSameFiles(docs []Document) []Document {
 		}
 	}
 	out := make([]Document, 0, len(docs))
+	// The ignored fields of a template document left out go with the
+	// first of its documents kept.
+	type source struct {
+		file  string
+		index int
+	}
+	orphans := map[source][]Ignored{}
 	for _, d := range docs {
 		if !isArgoTemplate(&d) {
 			out = append(out, d)
 			continue
 		}
+		src := source{d.File, d.Index}
 		if !reached[d.Name] {
+			orphans[src] = append(orphans[src], d.From.Ignored...)
 			continue
+		}
+		if len(orphans[src]) > 0 {
+			from := *d.From
+			from.Ignored = append(orphans[src], from.Ignored...)
+			d.From, orphans[src] = &from, nil
 		}
 		wt := stored[d.Name]
 		wf := &apiv1.Workflow{TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindWorkflow}, Metadata: wt.Metadata, Spec: wt.Spec}

@@ -394,7 +394,9 @@ func TestArgoTemplateRefFindsATemplateInTheSameFiles(t *testing.T) {
 		}
 		return string(b)
 	}
-	wfs, _ := argoText(t, "both.yaml", read("templates.yaml")+"---\n"+read("templateref.yaml"))
+	wfs, ignored := argoText(t, "both.yaml", read("templates.yaml")+"---\n"+read("templateref.yaml"))
+	// The template's own ignored fields are named, though its entrypoint is left out.
+	assertIgnored(t, ignored, "spec.templates[0].container.image", backendLocal)
 	if _, ok := wfs["lib"]; ok {
 		t.Errorf("the template's entrypoint, which nothing runs, is in the run's files")
 	}
