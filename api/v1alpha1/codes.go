@@ -187,6 +187,9 @@ const (
 	CodeArtifactRepository  Code = "KLN-6021"
 	CodeArtifactTransfer    Code = "KLN-6022"
 	CodeNoArtifact          Code = "KLN-4055"
+	// Kueue on Kubernetes (issue 36).
+	CodeKueueEvicted Code = "KLN-6023"
+	CodeKueueMissing Code = "KLN-6024"
 	// Idempotent and bounded submissions (issue 34).
 	CodeIdempotencyKey Code = "KLN-4060"
 	CodeKeyReused      Code = "KLN-4061"
@@ -383,6 +386,8 @@ func CodeInfos() []CodeInfo {
 		{CodeArtifactCredentials, "the credentials of the S3 artifact repository cannot be read: the secret artifacts.s3.secret names is not in project default, or its value is not ACCESS_KEY:SECRET_KEY", "printf '%s:%s' \"$ACCESS\" \"$SECRET\" | kiln secret set NAME; or set KILN_S3_ACCESS_KEY and KILN_S3_SECRET_KEY"},
 		{CodeArtifactRepository, "the S3 artifact repository cannot be reached, refused the credentials, or has no such bucket", "check artifacts.s3.endpoint, bucket, insecure (plain HTTP) and the credentials' secret; the message carries the store's answer"},
 		{CodeArtifactTransfer, "a task's output artifact could not be uploaded to the artifact repository, or an input artifact could not be fetched from it", "the message names the artifact and the store's answer; a declared output must exist when the task succeeds"},
+		{CodeKueueEvicted, "Kueue evicted the Workload of an attempt it had admitted (preempted by a job of higher priority, deactivated, or its pods not ready in time); the attempt is retried from the system's budget", "the message gives Kueue's reason; see the ClusterQueue's quota and preemption policy"},
+		{CodeKueueMissing, "a task names a Kueue queue (label kueue.x-k8s.io/queue-name) but the cluster serves no Kueue Workloads (kueue.x-k8s.io/v1beta1)", "install Kueue in the cluster, or drop the label to run without it"},
 		{CodeNoArtifact, "the run, node or artifact named has no artifact stored in the repository", "kiln artifacts ls RUN lists what a run's tasks stored"},
 		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
 		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},

@@ -47,3 +47,8 @@ func (p PodTemplate) MarshalJSON() ([]byte, error) {
 func (p *PodTemplate) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*podTemplateFields)(p))
 }
+
+// LabelKueueQueue, on a pod template's metadata (or a TrainJob's), names
+// the Kueue LocalQueue that admits the task's pods on Kubernetes, as
+// Kueue's own job integrations read it.
+const LabelKueueQueue = "kueue.x-k8s.io/queue-name"
