@@ -149,9 +149,16 @@ func podSetName(i int) string {
 }
 
 // sameShape reports whether two pods ask for the same resources on the
-// same kind of node.
+// same kind of node (their containers are named after their processes).
 func sameShape(p, q *corev1.Pod) bool {
-	return equalJSON(trimmed(p), trimmed(q))
+	unnamed := func(p *corev1.Pod) corev1.PodSpec {
+		s := trimmed(p)
+		for i := range s.Containers {
+			s.Containers[i].Name = ""
+		}
+		return s
+	}
+	return equalJSON(unnamed(p), unnamed(q))
 }
 
 func equalJSON(a, b any) bool {
