@@ -190,6 +190,7 @@ func workloadOf(a attempt, spec *job.Spec, pods []*corev1.Pod, sh shape) *unstru
 	var podSets []any
 	for i, p := range sets {
 		tmpl, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.PodTemplateSpec{Spec: trimmed(p)})
+		delete(tmpl, "metadata") // empty, but for a null creationTimestamp
 		podSets = append(podSets, map[string]any{"name": podSetName(i), "count": int64(counts[i]), "template": tmpl})
 	}
 	m := meta(a, a.Base, sh)
