@@ -61,18 +61,18 @@ func valueSets(t *testing.T) []string {
 
 // rendered is what helm template made of one value set, by kind.
 type rendered struct {
-	sa        *corev1.ServiceAccount
-	role      *rbacv1.Role
-	binding   *rbacv1.RoleBinding
+	sa      *corev1.ServiceAccount
+	role    *rbacv1.Role
+	binding *rbacv1.RoleBinding
 	// clusterRole and clusterBinding: only for Kueue's flavors.
 	clusterRole    *rbacv1.ClusterRole
 	clusterBinding *rbacv1.ClusterRoleBinding
-	config    *corev1.ConfigMap
-	pvc       *corev1.PersistentVolumeClaim
-	dep       *appsv1.Deployment
-	svc       *corev1.Service
-	kinds     []string
-	fileValue map[string]any // config.yaml
+	config         *corev1.ConfigMap
+	pvc            *corev1.PersistentVolumeClaim
+	dep            *appsv1.Deployment
+	svc            *corev1.Service
+	kinds          []string
+	fileValue      map[string]any // config.yaml
 }
 
 // render runs helm template on the chart with the values files and --set
