@@ -308,6 +308,10 @@ func kueueWaiting(spec *job.Spec, wl *unstructured.Unstructured, now time.Time) 
 	if c := condition(wl, condQuotaReserved); c != nil {
 		why = fmt.Sprintf("%v: %v", c["reason"], c["message"])
 	}
+	if c := condition(wl, condAdmitted); c != nil && isTrue(wl, condQuotaReserved) {
+		// Quota reserved; its admission checks have not all passed.
+		why = fmt.Sprintf("quota reserved, not admitted: %v: %v", c["reason"], c["message"])
+	}
 	msg := fmt.Sprintf("workload %s waits in Kueue queue %s: %s", wl.GetName(), spec.Container.Queue, why)
 	if t := spec.Container.ScheduleTimeout; t > 0 && now.Sub(wl.GetCreationTimestamp().Time) >= t {
 		return job.Status{
