@@ -9,10 +9,10 @@ import (
 )
 
 // TestKueueQueueLabelReachesThePodTemplate: a TrainJob's queue label
-// (metadata.labels, as Kueue reads a Trainer TrainJob's) and a workflow
-// train node's (its pod template's) both end on the task's pod template,
-// where the Kubernetes backend reads them; the local backend names them
-// as ignored.
+// (metadata.labels, as Kueue reads a Trainer TrainJob's), a workflow
+// train node's (its pod template's) and a Kubeflow Trainer TrainJob's all
+// end on the task's pod template, where the Kubernetes backend reads them;
+// the local backend names them as ignored.
 func TestKueueQueueLabelReachesThePodTemplate(t *testing.T) {
 	t.Parallel()
 	var checked []Checked
@@ -34,6 +34,14 @@ spec:
     podTemplate: {metadata: {labels: {kueue.x-k8s.io/queue-name: team-b}}}
     train: {runtime: plain, image: busybox, command: [sh, -c, "true"]}
   - {name: plain, image: busybox, command: ["true"]}
+`, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: t2
+  labels: {kueue.x-k8s.io/queue-name: team-c}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {image: busybox, command: [sh, -c, "true"]}
 `} {
 		c, errs := compileFiles(t, doc)
 		if len(errs) > 0 || len(c) != 1 {
@@ -47,6 +55,7 @@ spec:
 	}{
 		"tj": {"team-a", []string{"metadata.labels[kueue.x-k8s.io/queue-name]"}},
 		"wf": {"team-b", []string{"task fit podTemplate.metadata.labels[kueue.x-k8s.io/queue-name]"}},
+		"t2": {"team-c", []string{"spec.trainer.image", "metadata.labels[kueue.x-k8s.io/queue-name]"}},
 	}
 	for _, c := range checked {
 		w := want[c.Doc.Name]
