@@ -120,7 +120,7 @@ func createIn(t *testing.T, dyn dynamic.Interface, ns string, u *unstructured.Un
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	var ri dynamic.ResourceInterface = dyn.Resource(gvr).Namespace(ns)
+	ri := dyn.Resource(gvr).Namespace(ns)
 	if strings.HasPrefix(u.GetKind(), "Cluster") { // the ClusterRole for Kueue's flavors, and its binding
 		ri = dyn.Resource(gvr)
 	}
