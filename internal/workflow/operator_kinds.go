@@ -220,3 +220,36 @@ func jaxJob(doc *Document) ([]Document, error) {
 	o.runPolicy(&s.RunPolicy, o.total())
 	return o.documents()
 }
+
+// paddleJob translates a PaddleJob in collective mode: the Worker
+// replicas are the nodes, the paddle container the trainer; worker 0 is
+// the rendezvous (PADDLE_MASTER). A Master (parameter-server mode) and an
+// elasticPolicy are refused.
+func paddleJob(doc *Document) ([]Document, error) {
+	in := &kubeflowv1.PaddleJob{}
+	problems, ok := decodeStrict(doc, in)
+	if !ok {
+		return nil, joinErrs(problems)
+	}
+	s := &in.Spec
+	o := newOpJob(doc, problems, &in.Metadata, kubeflowv1.KindPaddleJob, "paddleReplicaSpecs", kubeflowv1.ContainerPaddle, s.PaddleReplicaSpecs,
+		kubeflowv1.ReplicaMaster, kubeflowv1.ReplicaWorker)
+	o.nodesField, o.procsField = o.field(kubeflowv1.ReplicaWorker)+".replicas", "spec.paddleReplicaSpecs"
+	if o.has(kubeflowv1.ReplicaMaster) {
+		o.c.fail(apiv1.CodeUnsupported, o.field(kubeflowv1.ReplicaMaster), "a Master runs the PaddleJob in parameter-server mode, which kiln does not run: it runs collective mode, Workers alone",
+			"drop the Master and run the Workers in collective mode")
+	}
+	if s.ElasticPolicy != nil {
+		o.c.fail(apiv1.CodeUnsupported, "spec.elasticPolicy", "kiln runs a PaddleJob at its written size; it does not scale one", "drop elasticPolicy")
+	}
+	var tr *apiv1.Trainer
+	if o.need(kubeflowv1.ReplicaWorker, false) {
+		tr = o.trainer(kubeflowv1.ReplicaWorker)
+		o.nodes(tr, kubeflowv1.ReplicaWorker)
+	}
+	o.job.Spec.Trainer = tr
+	o.policy = apiv1.MLPolicy{Paddle: &apiv1.PaddlePolicy{}, TrainingOperator: &apiv1.OperatorEnv{}}
+	o.restartPolicies(kubeflowv1.RestartOnFailure)
+	o.runPolicy(&s.RunPolicy, o.total())
+	return o.documents()
+}
