@@ -108,6 +108,9 @@ func (o *opJob) readReplicas(specs kubeflowv1.ReplicaSpecs, types []kubeflowv1.R
 			o.c.fail(apiv1.CodeReplicaSpecs, field, "the replica spec is empty", "give it a template, or drop it")
 			continue
 		}
+		if tm := spec.Template; tm.APIVersion != "" || tm.Kind != "" {
+			o.c.ignore(field+".template.apiVersion", "a pod template has no apiVersion or kind: the operator's API server drops them, and so does kiln")
+		}
 		r := replica{key: k, spec: spec, count: 1}
 		if spec.Replicas != nil {
 			r.count = *spec.Replicas

@@ -3,11 +3,13 @@ package workflow
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "kiln.dev/kiln/api/kubeflow/v1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/training"
 )
 
 // pytorchJob translates a PyTorchJob: Master (one) and Worker replicas
@@ -148,6 +150,8 @@ func (o *opJob) mpiTrainer(mainContainer string) *apiv1.Trainer {
 	if li < 0 {
 		return launch
 	}
+	o.mpiFiles(launchField+".command", launch.Command)
+	o.mpiFiles(launchField+".args", launch.Args)
 	o.container = mainContainer
 	worker := o.trainer(kubeflowv1.ReplicaWorker)
 	if o.containerField == launchField {
@@ -173,6 +177,19 @@ func (o *opJob) mpiTrainer(mainContainer string) *apiv1.Trainer {
 	worker.Command, worker.Args, worker.Env = launch.Command, launch.Args, launch.Env
 	o.containerField = launchField
 	return worker
+}
+
+// mpiFiles refuses arguments, written at field, that name a file the MPI
+// operator puts in /etc/mpi besides the hostfile (elastic Horovod's
+// discover_hosts.sh): kiln writes the hostfile alone.
+func (o *opJob) mpiFiles(field string, args []string) {
+	for i, a := range args {
+		if at := strings.Index(a, "/etc/mpi/"); at >= 0 && !strings.Contains(a, training.MPIHostfile) {
+			o.c.fail(apiv1.CodeUnsupported, fmt.Sprintf("%s[%d]", field, i),
+				fmt.Sprintf("%s is a file the MPI operator writes and kiln does not: kiln writes /etc/mpi/hostfile alone (a job of fixed size)", strings.Fields(a[at:])[0]),
+				"run the job at a fixed size: drop the host discovery script and mpirun (or horovodrun) the hosts of /etc/mpi/hostfile")
+		}
+	}
 }
 
 // xgboostJob translates an XGBoostJob: Master (one) and Worker replicas

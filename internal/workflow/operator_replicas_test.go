@@ -70,10 +70,14 @@ func TestEntrypointOnlyJobsAreRefusedLocallyAsWritten(t *testing.T) {
 	c := checked[0]
 	err := RequireCommands(c.Doc, c.Plan)
 	got := problems(t, apiv1.Errors(err), "wf.yaml", "XGBoostJob/xgb")
-	if diff := cmp.Diff([]problem{{apiv1.CodeRequired, "spec.xgbReplicaSpecs.Master.template.spec.containers[0].command"}}, got); diff != "" {
+	want := []problem{
+		{apiv1.CodeRequired, "spec.xgbReplicaSpecs.Master.template.spec.containers[0].command"},
+		{apiv1.CodeRequired, "spec.xgbReplicaSpecs.Worker.template.spec.containers[0].command"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("local problems (-want +got):\n%s\n%v", diff, err)
 	}
-	if e := apiv1.Errors(err); len(e) == 1 && !strings.Contains(e[0].Hint, "add the program the image's ENTRYPOINT runs as spec.xgbReplicaSpecs.Master.template.spec.containers[0].command") {
+	if e := apiv1.Errors(err); len(e) == 0 || !strings.Contains(e[0].Hint, "write spec.xgbReplicaSpecs.Master.template.spec.containers[0].command: the program the image's ENTRYPOINT runs") {
 		t.Errorf("hint %q does not say what to add where", e[0].Hint)
 	}
 	if err := RequireImages(c.Doc, c.Plan); err != nil {

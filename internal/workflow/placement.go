@@ -79,8 +79,12 @@ func RequireCommands(doc *Document, p *Plan) error {
 	for i, t := range p.Tasks {
 		for _, field := range entrypoints(&p.Tasks[i], i) {
 			at := p.asWritten(field)
-			e := docError(doc, apiv1.CodeRequired, at, "task "+t.Spec.Name+" has no command: its image's entrypoint runs on the kubernetes backend only")
-			e.Hint = "to run it on this machine, add the program the image's ENTRYPOINT runs as " + at + " (command: [python3, train.py]); its args stay as written"
+			what := "task " + t.Spec.Name
+			if p.Workflow.Kind == apiv1.KindTrainJob {
+				what = "the container"
+			}
+			e := docError(doc, apiv1.CodeRequired, at, what+" has no command: its image's entrypoint runs on the kubernetes backend only, where the image is")
+			e.Hint = "to run it on this machine, write " + at + ": the program the image's ENTRYPOINT runs (such as [python3, /opt/train.py]), in every replica type's container; the args stay as written"
 			errs = append(errs, e)
 		}
 	}
@@ -106,7 +110,7 @@ func entrypoints(t *Task, i int) []string {
 	if op := j.Policy.TrainingOperator; op != nil {
 		for _, rt := range slices.Sorted(maps.Keys(op.Replicas)) {
 			r := op.Replicas[rt]
-			if len(r.Command) == 0 && len(r.Args) > 0 && len(j.Command) > 0 {
+			if len(r.Command) == 0 && len(r.Args) > 0 {
 				out = append(out, "spec.mlPolicy.trainingOperator.replicas."+rt+".command")
 			}
 		}

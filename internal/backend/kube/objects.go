@@ -275,7 +275,7 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, share jo
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-outputs", MountPath: OutputsDir})
 	for _, name := range sortedKeys(spec.Files) {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-files", MountPath: path.Join(KilnDir, name), SubPath: name})
-		if name == "hostfile" { // where the MPI operator and Trainer mount it, and programs name it
+		if name == HostfileName { // where the MPI operator and Trainer mount it, and programs name it
 			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-files", MountPath: MPIHostfile, SubPath: name, ReadOnly: true})
 		}
 	}
