@@ -138,8 +138,8 @@ func TestOperatorReplicaTypesRestartByTheirOwnPolicy(t *testing.T) {
 	logs := runOperatorJob(t, dir, "xgb-replicas.yaml")
 	for want, n := range map[string]int{
 		"master-0 | attempt 2 rank 0: args --job_type=Train --model_path=/tmp/xgboost-model --wait 3": 1,
-		"attempt 2 rank 1: args --job_type=Train --fail 130":                                         1,
-		"attempt 2 rank 2: args --job_type=Train --fail 130":                                         1,
+		"attempt 2 rank 1: args --job_type=Train --fail 130":                                          1,
+		"attempt 2 rank 2: args --job_type=Train --fail 130":                                          1,
 	} {
 		if got := strings.Count(logs, want); got != n {
 			t.Errorf("%d log lines hold %q, want %d\n%s", got, want, n, logs)
