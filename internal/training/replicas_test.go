@@ -46,8 +46,10 @@ func TestReplicaRestartPolicies(t *testing.T) {
 		Leader: "Master", Replicas: map[string]apiv1.OperatorReplica{"Worker": {RestartPolicy: apiv1.RestartPolicyExitCode}},
 	}}
 	rt := apiv1.TrainingRuntime{Metadata: apiv1.ObjectMeta{Name: "op"}, Spec: apiv1.TrainingRuntimeSpec{MLPolicy: &p}}
-	task := apiv1.TrainTask{Runtime: "op", Trainer: apiv1.Trainer{NumNodes: i32(3), Args: []string{"--x"}},
-		Policy: &apiv1.JobPolicy{RestartPolicy: apiv1.RestartPolicyNever}}
+	task := apiv1.TrainTask{
+		Runtime: "op", Trainer: apiv1.Trainer{NumNodes: i32(3), Args: []string{"--x"}},
+		Policy: &apiv1.JobPolicy{RestartPolicy: apiv1.RestartPolicyNever},
+	}
 	j, problems := Merge(&task, NewRuntimes(rt))
 	if len(problems) > 0 {
 		t.Fatalf("an entrypoint-only operator job: %v", problems)
@@ -118,8 +120,10 @@ func TestPaddleSetsTheOperatorsEnv(t *testing.T) {
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	in := &Input{Command: task.Command, Env: []string{"BASE=1"}, Network: job.Network{Hosts: []string{"h0", "h1"}, Ports: []int{36543}},
-		Attempt: job.AttemptID{Run: "R1", Node: "pd", Number: 1}}
+	in := &Input{
+		Command: task.Command, Env: []string{"BASE=1"}, Network: job.Network{Hosts: []string{"h0", "h1"}, Ports: []int{36543}},
+		Attempt: job.AttemptID{Run: "R1", Node: "pd", Number: 1},
+	}
 	spec := &job.Spec{}
 	if err := j.Plugin.Build(j, in, spec); err != nil {
 		t.Fatal(err)
