@@ -114,3 +114,29 @@ func TestPaddleJobRunsInCollectiveMode(t *testing.T) {
 		t.Errorf("the master port is not among the ignored fields %v", ignored)
 	}
 }
+
+// A task that runs its image's entrypoint cannot have outputs, which
+// kiln collects by wrapping the command: the kubernetes backend refuses
+// it before it runs.
+func TestEntrypointWithOutputsIsRefusedForKubernetes(t *testing.T) {
+	t.Parallel()
+	checked, errs := compileFiles(t, workflowDoc("wf", `spec:
+  image: 'img:1'
+  tasks:
+  - name: fit
+    train: {runtime: plain, numNodes: 1, args: [--epochs, "1"]}
+    outputs: {parameters: [{name: loss}]}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	c := checked[0]
+	got := problems(t, apiv1.Errors(RequireImages(c.Doc, c.Plan)), "wf.yaml", "Workflow/wf")
+	if diff := cmp.Diff([]problem{{apiv1.CodeEntrypointWrapped, "spec.tasks[0].train.command"}}, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	got = problems(t, apiv1.Errors(RequireCommands(c.Doc, c.Plan)), "wf.yaml", "Workflow/wf")
+	if diff := cmp.Diff([]problem{{apiv1.CodeRequired, "spec.tasks[0].train.command"}}, got); diff != "" {
+		t.Errorf("local problems (-want +got):\n%s", diff)
+	}
+}
