@@ -181,9 +181,14 @@ func (o *opJob) mpiTrainer(mainContainer string) *apiv1.Trainer {
 
 // mpiFiles refuses arguments, written at field, that name a file the MPI
 // operator puts in /etc/mpi besides the hostfile (elastic Horovod's
-// discover_hosts.sh): kiln writes the hostfile alone.
+// discover_hosts.sh): kiln writes the hostfile alone. One that names the
+// hostfile is noted: locally it names the attempt's (training.mpi).
 func (o *opJob) mpiFiles(field string, args []string) {
 	for i, a := range args {
+		if strings.Contains(a, training.MPIHostfile) {
+			o.c.ignore(fmt.Sprintf("%s[%d]", field, i), training.MPIHostfile+" is not on this machine: kiln names the attempt's hostfile in its place, "+
+				"the one OMPI_MCA_orte_default_hostfile names", backendLocal)
+		}
 		if at := strings.Index(a, "/etc/mpi/"); at >= 0 && !strings.Contains(a, training.MPIHostfile) {
 			o.c.fail(apiv1.CodeUnsupported, fmt.Sprintf("%s[%d]", field, i),
 				fmt.Sprintf("%s is a file the MPI operator writes and kiln does not: kiln writes /etc/mpi/hostfile alone (a job of fixed size)", strings.Fields(a[at:])[0]),

@@ -227,9 +227,14 @@ func TestOperatorReplicaTypesRestartByTheirOwnPolicy(t *testing.T) {
 // TestOperatorMPIHostfileAtEtcMPI runs an MPIJob whose mpirun names the
 // hostfile where the MPI operator mounts it.
 func TestOperatorMPIHostfileAtEtcMPI(t *testing.T) {
-	logs := runOperatorJob(t, operatorDir(t), "mpijob-hostfile.yaml")
+	dir := operatorDir(t)
+	logs := runOperatorJob(t, dir, "mpijob-hostfile.yaml")
 	if n := strings.Count(logs, "allreduce = 3 hostfile=hostfile"); n != 2 {
 		t.Errorf("%d ranks reported the allreduce, want 2\n%s", n, logs)
+	}
+	r := kiln(t, t.TempDir(), "validate", filepath.Join(dir, "mpijob-hostfile.yaml"))
+	if want := "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command[2] is ignored on the local backend: /etc/mpi/hostfile is not on this machine"; !strings.Contains(r.stdout, want) {
+		t.Errorf("kiln validate does not say where /etc/mpi/hostfile goes:\n%s%s", r.stdout, r.stderr)
 	}
 }
 
