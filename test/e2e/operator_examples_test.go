@@ -164,6 +164,10 @@ func TestOperatorExamplesRunOrAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files, err := filepath.Glob(filepath.Join(dir, "ex-*.yaml"))
+	if err != nil || len(files) != len(operatorExamples) || len(operatorExamples) != 31 {
+		t.Fatalf("%d ex-*.yaml files (%v) and %d examples in the table, want the 31 files of v1.9.0's examples/", len(files), err, len(operatorExamples))
+	}
 	env := frameworkEnv(t)
 	for _, ex := range operatorExamples {
 		t.Run(ex.file, func(t *testing.T) {
