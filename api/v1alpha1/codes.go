@@ -182,7 +182,9 @@ const (
 	CodeQuotaRunsWait Code = "KLN-2041"
 	CodePreempted     Code = "KLN-3095"
 	// The artifact repository (issue 18).
-	CodeArtifactConfig      Code = "KLN-1084"
+	CodeArtifactConfig Code = "KLN-1084"
+	// training-operator jobs as the operator runs them (issue 36).
+	CodeEntrypointWrapped   Code = "KLN-1087"
 	CodeArtifactCredentials Code = "KLN-6020"
 	CodeArtifactRepository  Code = "KLN-6021"
 	CodeArtifactTransfer    Code = "KLN-6022"
@@ -249,7 +251,7 @@ func CodeInfos() []CodeInfo {
 		{CodeRuntimeKind, "the runtime named exists, but not of the kind the job asks for (runtimeRef.kind or runtimeKind)", "change the kind to the one the message names, or leave it out"},
 		{CodeReplicaSpecs, "a training-operator job (kubeflow.org/v1) has a replica type its kind does not have, lacks one it needs, or asks for a count the kind does not allow (a PyTorchJob's Master is one replica)", "the message lists the replica types of the kind and their counts; keys are read in any case (worker is Worker)"},
 		{CodeMainContainer, "a replica's pod of a training-operator job has no container named as its kind requires (pytorch, tensorflow, xgboost, jax; an MPIJob's launcher's first container), or has more than that one", "name the trainer's container as the kind does; move a sidecar's work into the trainer or into a workflow task"},
-		{CodeReplicasDiffer, "replicas of a training-operator job that kiln runs as one set of nodes (a PyTorchJob's Master and Worker, a TFJob's Chief, Worker and PS) differ in image, command, env, resources or pod spec", "give the replica types the same container and pod; kiln runs every node of a TrainJob from one trainer"},
+		{CodeReplicasDiffer, "replicas of a training-operator job that kiln runs as one set of nodes (a PyTorchJob's Master and Worker, a TFJob's Chief, Worker and PS) differ in image, resources or pod spec, or one writes no command, args or env where the trainer's replica does", "give the replica types the same image, resources and pod; each may write its own command, args, env and restartPolicy"},
 		{CodeFederationRoles, "a federated workflow's spec.federation.roles is missing or empty, names a role or party that is not a DNS-1123 label, leaves a role without parties or lists a party twice in one role", "map each role to the registered parties that fill it: roles: {guest: [alice], host: [bob]}"},
 		{CodeTaskRoles, "a task of a federated workflow lists no roles, lists a role twice, or a task lists roles in a workflow without spec.federation", "give every task of a federated workflow roles: [...] naming roles of spec.federation.roles, and only those"},
 		{CodeUnknownRole, "a task's roles name a role that spec.federation.roles does not define", "add the role to spec.federation.roles or fix its spelling"},
@@ -382,6 +384,7 @@ func CodeInfos() []CodeInfo {
 		{CodeChannelTimeout, "(kiln.federation, in a share's process) a message did not arrive within the receiver's timeout", "the sending share may have failed: its party's part shows why; FEDERATION_TIMEOUT sets how long a call waits"},
 		{CodePolicy, "a party's policy for the initiator refuses a task: a command line, image or podTemplate it does not allow, a secret it does not name, or more resources than a share may ask", "ask the party to allow it (kiln party add NAME --policy FILE at its server; docs/federation.md), or change the task"},
 		{CodePartIdle, "a party ended its part of a federated run because the initiator was silent longer than the party's --party-idle-timeout", "see whether the initiator's server is down; rerun the federated run from the initiator once it is back"},
+		{CodeEntrypointWrapped, "a task that runs its image's entrypoint (a container without a command) asks for what kiln runs its command under a wrapper for: output parameters or artifacts, which the pod's command must collect", "write the command the image's ENTRYPOINT runs, or drop the task's outputs and artifacts"},
 		{CodeArtifactConfig, "the configuration's artifacts section is invalid: artifacts.s3 lacks its endpoint or bucket, or a field has a value it does not allow", "see docs/artifacts.md: artifacts: {s3: {endpoint, bucket, prefix, region, insecure, secret}}"},
 		{CodeArtifactCredentials, "the credentials of the S3 artifact repository cannot be read: the secret artifacts.s3.secret names is not in project default, or its value is not ACCESS_KEY:SECRET_KEY", "printf '%s:%s' \"$ACCESS\" \"$SECRET\" | kiln secret set NAME; or set KILN_S3_ACCESS_KEY and KILN_S3_SECRET_KEY"},
 		{CodeArtifactRepository, "the S3 artifact repository cannot be reached, refused the credentials, or has no such bucket", "check artifacts.s3.endpoint, bucket, insecure (plain HTTP) and the credentials' secret; the message carries the store's answer"},

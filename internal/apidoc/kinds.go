@@ -55,6 +55,7 @@ func Kinds() []Kind {
 		{kubeflow.APIVersion, kubeflow.KindMPIJob, kubeflow.MPIJob{}},
 		{kubeflow.APIVersion, kubeflow.KindXGBoostJob, kubeflow.XGBoostJob{}},
 		{kubeflow.APIVersion, kubeflow.KindJAXJob, kubeflow.JAXJob{}},
+		{kubeflow.APIVersion, kubeflow.KindPaddleJob, kubeflow.PaddleJob{}},
 	}
 }
 
