@@ -53,11 +53,29 @@ func (t *Task) place(wf *apiv1.Workflow, field string) error {
 // kiln must wrap its command for: output parameters or artifacts. doc
 // is where p was read from; the error joins one coded error per problem.
 func RequireImages(doc *Document, p *Plan) error {
+	// A workflow that several tasks run is named once.
+	var errs []error
+	for _, e := range apiv1.Errors(requireImages(doc, p)) {
+		if !slices.ContainsFunc(errs, func(o error) bool { return o.Error() == e.Error() }) {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// requireImages is RequireImages of p and of the plans of the
+// workflows its tasks run.
+func requireImages(doc *Document, p *Plan) error {
 	var errs []error
 	for i, t := range p.Tasks {
-		if t.Image == "" && t.Federated == nil { // a federated task runs at the parties, each checking its own
+		// A federated task runs at the parties, each checking its own; a
+		// podless one runs no container, but the tasks it runs may.
+		if t.Image == "" && t.Federated == nil && !podless(&p.Tasks[i]) {
 			errs = append(errs, docError(doc, apiv1.CodeImageRequired, p.asWritten(t.ImageField),
 				"task "+t.Spec.Name+" has no container image, which the kubernetes backend needs"))
+		}
+		if s := t.Sub; s != nil && s.Plan != nil {
+			errs = append(errs, requireImages(subDocument(doc, s.Plan), s.Plan))
 		}
 		if o := t.Spec.Outputs; o != nil && len(o.Parameters)+len(o.Artifacts) > 0 {
 			for _, field := range entrypoints(&p.Tasks[i], i) {
@@ -128,4 +146,28 @@ func (p *Plan) asWritten(field string) string {
 		field = trainJobFields(initializerFields(field, p.Workflow))
 	}
 	return p.fieldAsWritten(field)
+}
+
+// podless reports whether task t makes no pod of its own: a gate, a
+// sensor, a subworkflow or the exit node (whose tasks make theirs), or a
+// map of them.
+func podless(t *Task) bool {
+	kind := t.Kind
+	if t.Map != nil {
+		kind = t.Map.Child.Kind
+	}
+	switch kind {
+	case apiv1.NodeKindGate, apiv1.NodeKindSensor, apiv1.NodeKindSubworkflow, apiv1.NodeKindExit:
+		return true
+	}
+	return false
+}
+
+// subDocument is the document a subworkflow's plan was read from: doc
+// itself for the exit node's tasks, else the workflow it names.
+func subDocument(doc *Document, p *Plan) *Document {
+	if p.File == doc.File && p.Object == doc.Object() {
+		return doc
+	}
+	return &Document{File: p.File, Kind: p.Workflow.Kind, Name: p.Workflow.Metadata.Name}
 }
