@@ -102,16 +102,20 @@ func (c *conversion) envInjection(e *trainerv1.EnvInjection) {
 	c.ignore("spec.mlPolicy.torch.envInjection", "kiln sets the PET_* variables in the trainer's container only; the runtime's other jobs are kiln's initializers, which run before the nodes")
 }
 
+// mpiSSHDir is where the Kubernetes backend mounts an MPI attempt's ssh
+// keys (kube.SSHDir, which this package may not import).
+const mpiSSHDir = "/root/.ssh"
+
 func (c *conversion) mpi(p *trainerv1.MPIMLPolicySource) *apiv1.MPIPolicy {
 	if i := p.MPIImplementation; i != nil && *i != "OpenMPI" {
 		c.fail(apiv1.CodeUnsupported, "spec.mlPolicy.mpi.mpiImplementation",
 			fmt.Sprintf("mpiImplementation is %q: kiln writes OpenMPI's hostfile and runs OpenMPI's mpirun", *i), "set OpenMPI, or drop the field")
 	}
-	if p.SSHAuthMountPath != nil {
-		c.ignore("spec.mlPolicy.mpi.sshAuthMountPath", "kiln's launcher starts the ranks itself; no ssh keys are mounted")
+	if p.SSHAuthMountPath != nil && *p.SSHAuthMountPath != mpiSSHDir {
+		c.ignore("spec.mlPolicy.mpi.sshAuthMountPath", "on Kubernetes kiln mounts the attempt's ssh keys at "+mpiSSHDir+" and runs /usr/sbin/sshd -De on the other nodes, as the MPI operator's root images expect; locally mpirun starts every rank on this machine, without ssh")
 	}
-	if p.RunLauncherAsNode != nil {
-		c.ignore("spec.mlPolicy.mpi.runLauncherAsNode", "kiln's launcher runs mpirun only; every node's slots are in the hostfile")
+	if p.RunLauncherAsNode != nil && !*p.RunLauncherAsNode {
+		c.ignore("spec.mlPolicy.mpi.runLauncherAsNode", "kiln's launcher always runs on the first node and holds its slots (runLauncherAsNode: true)")
 	}
 	return &apiv1.MPIPolicy{NumProcPerNode: p.NumProcPerNode}
 }
