@@ -135,7 +135,7 @@ func runFiles(names []string, written, docs []Document, doc *Document) []apiv1.S
 	// say) is kept only as the run's own.
 	for i := range docs {
 		d := &docs[i]
-		if runnable(d.Kind) && !subs[d.Name] && !(d.File == doc.File && d.Index == doc.Index) {
+		if runnable(d.Kind) && !subs[d.Name] && (d.File != doc.File || d.Index != doc.Index) {
 			delete(keep, [2]any{d.File, d.Index})
 		}
 	}

@@ -181,8 +181,10 @@ var allFrameworks = map[string]string{
 // each is honoured, named as ignored, or refused with its own reason.
 func TestTrainerV23FieldsAreNeverUnknown(t *testing.T) {
 	t.Parallel()
-	docs := map[string]string{"TrainJob": allTrainJob, "TrainingRuntime": allRuntime,
-		"ClusterTrainingRuntime": strings.Replace(allRuntime, "kind: TrainingRuntime", "kind: ClusterTrainingRuntime", 1)}
+	docs := map[string]string{
+		"TrainJob": allTrainJob, "TrainingRuntime": allRuntime,
+		"ClusterTrainingRuntime": strings.Replace(allRuntime, "kind: TrainingRuntime", "kind: ClusterTrainingRuntime", 1),
+	}
 	for name, fw := range allFrameworks {
 		docs["framework "+name] = strings.Replace(allRuntime, "    torch:\n      envInjection:\n        targets:\n        - jobName: dataset-initializer\n          containerNames: [dataset-initializer]\n",
 			"    "+name+": "+fw+"\n", 1)

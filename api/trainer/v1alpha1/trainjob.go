@@ -50,10 +50,16 @@ func (f *ServerFields) Set() []string {
 		name string
 		raw  json.RawMessage
 	}{
-		{"uid", f.UID}, {"resourceVersion", f.ResourceVersion}, {"generation", f.Generation},
-		{"creationTimestamp", f.CreationTimestamp}, {"deletionTimestamp", f.DeletionTimestamp},
-		{"deletionGracePeriodSeconds", f.DeletionGracePeriodSeconds}, {"ownerReferences", f.OwnerReferences},
-		{"finalizers", f.Finalizers}, {"managedFields", f.ManagedFields}, {"selfLink", f.SelfLink},
+		{"uid", f.UID},
+		{"resourceVersion", f.ResourceVersion},
+		{"generation", f.Generation},
+		{"creationTimestamp", f.CreationTimestamp},
+		{"deletionTimestamp", f.DeletionTimestamp},
+		{"deletionGracePeriodSeconds", f.DeletionGracePeriodSeconds},
+		{"ownerReferences", f.OwnerReferences},
+		{"finalizers", f.Finalizers},
+		{"managedFields", f.ManagedFields},
+		{"selfLink", f.SelfLink},
 	} {
 		if s := string(v.raw); s != "" && s != "null" {
 			out = append(out, v.name)
