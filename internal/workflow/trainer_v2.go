@@ -237,7 +237,7 @@ func (c *conversion) suspend(s *bool, labels map[string]string) *bool {
 	if s == nil || !*s {
 		return s
 	}
-	c.ignore("spec.suspend", "with the label "+trainerv1.LabelKueueQueue+", suspend is Kueue's: Kueue admits the job by unsuspending it, so kiln does not hold the run for kiln resume")
+	c.ignore("spec.suspend", "with the label "+trainerv1.LabelKueueQueue+", suspend is Kueue's (Kueue admits the job by unsuspending it), not kiln's: the run is not held for kiln resume, and with no Kueue here it starts at once", backendLocal)
 	return nil
 }
 
