@@ -102,6 +102,13 @@ func checkRuns(docs []Document, stored Stored, runtimes StoredRuntimes) ([]Apply
 	return out, errors.Join(errs...)
 }
 
+// Beside returns the lookups of the runs checked beside templates and
+// runtimes that the same files apply: those find them first, then what
+// stored and runtimes find (nil: nothing), as kiln apply runs them.
+func Beside(tmpls []*apiv1.WorkflowTemplate, rts []*apiv1.TrainingRuntime, stored Stored, runtimes StoredRuntimes) (Stored, StoredRuntimes) {
+	return withApplied(tmpls, stored), appliedFirst(rts, runtimes)
+}
+
 // withApplied finds the templates being applied before those stored: the
 // runs applied beside them run them.
 func withApplied(applied []*apiv1.WorkflowTemplate, stored Stored) Stored {

@@ -66,6 +66,11 @@ func TestApplyStoresTheRuntimeThenRunsTheJob(t *testing.T) {
 		t.Fatalf("kiln run of a runtime and its job: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	r = kiln(t, home, "validate", file)
+	if r.code != 0 || !strings.Contains(r.stdout, "ok: "+file+": ClusterTrainingRuntime/torch-e2e-volcano") || !strings.Contains(r.stdout, "ok: "+file+": TrainJob/volcano-e2e") {
+		t.Fatalf("kiln validate checks the job with the runtime beside it, as apply runs it: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	r = kiln(t, home, "apply", "-f", file)
 	if r.code != 0 {
 		t.Fatalf("kiln apply: %d\n%s%s", r.code, r.stdout, r.stderr)
