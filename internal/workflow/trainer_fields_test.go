@@ -1,10 +1,12 @@
 package workflow
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	trainerv1 "kiln.dev/kiln/api/trainer/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
@@ -315,5 +317,65 @@ spec:
 	}
 	if slices.Contains(kube, "metadata.labels[kueue.x-k8s.io/queue-name]") || slices.Contains(kube, "spec.suspend") {
 		t.Errorf("the kubernetes backend, which hands the job to Kueue, is said to ignore %v", kube)
+	}
+}
+
+// TestTrainerTypesHoldEveryV23Field compares kiln's wire types with the
+// JSON names of Trainer v2.3.0's (pkg/apis/trainer/v1alpha1) and JobSet
+// v0.12's, listed here by hand: each upstream field has its place, so
+// none can be refused as unknown.
+func TestTrainerTypesHoldEveryV23Field(t *testing.T) {
+	t.Parallel()
+	meta := []string{"name", "generateName", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation",
+		"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "managedFields", "selfLink"}
+	upstream := []struct {
+		typ    any
+		fields []string
+	}{
+		{trainerv1.TrainJob{}, []string{"apiVersion", "kind", "metadata", "spec", "status"}},
+		{trainerv1.ObjectMeta{}, meta},
+		{trainerv1.PodMetadata{}, meta},
+		{trainerv1.TrainJobSpec{}, []string{"runtimeRef", "initializer", "trainer", "runtimePatches", "suspend", "activeDeadlineSeconds", "managedBy"}},
+		{trainerv1.RuntimeRef{}, []string{"name", "apiGroup", "kind"}},
+		{trainerv1.Initializer{}, []string{"dataset", "model"}},
+		{trainerv1.InitializerSource{}, []string{"storageUri", "env", "secretRef"}},
+		{trainerv1.Trainer{}, []string{"image", "command", "args", "env", "numNodes", "resourcesPerNode", "numProcPerNode"}},
+		{trainerv1.RuntimePatch{}, []string{"manager", "time", "trainingRuntimeSpec"}},
+		{trainerv1.TrainingRuntimeSpecPatch{}, []string{"template"}},
+		{trainerv1.JobSetTemplatePatch{}, []string{"metadata", "spec"}},
+		{trainerv1.JobSetSpecPatch{}, []string{"replicatedJobs"}},
+		{trainerv1.ReplicatedJobPatch{}, []string{"name", "template"}},
+		{trainerv1.JobTemplatePatch{}, []string{"metadata", "spec"}},
+		{trainerv1.JobSpecPatch{}, []string{"template"}},
+		{trainerv1.PodTemplatePatch{}, []string{"metadata", "spec"}},
+		{trainerv1.PodSpecOverride{}, []string{"serviceAccountName", "volumes", "initContainers", "containers", "imagePullSecrets", "securityContext",
+			"nodeSelector", "affinity", "tolerations", "schedulingGates", "terminationGracePeriodSeconds"}},
+		{trainerv1.ContainerOverride{}, []string{"name", "env", "volumeMounts", "securityContext"}},
+		{trainerv1.TrainingRuntime{}, []string{"apiVersion", "kind", "metadata", "spec"}},
+		{trainerv1.TrainingRuntimeSpec{}, []string{"mlPolicy", "podGroupPolicy", "template"}},
+		{trainerv1.JobSetTemplateSpec{}, []string{"metadata", "spec"}},
+		{trainerv1.PodGroupPolicy{}, []string{"coscheduling", "volcano"}},
+		{trainerv1.Coscheduling{}, []string{"scheduleTimeoutSeconds"}},
+		{trainerv1.Volcano{}, []string{"networkTopology"}},
+		{trainerv1.NetworkTopology{}, []string{"mode", "highestTierAllowed", "highestTierName"}},
+		{trainerv1.MLPolicy{}, []string{"numNodes", "torch", "mpi", "flux", "jax", "xgboost"}},
+		{trainerv1.TorchMLPolicySource{}, []string{"envInjection"}},
+		{trainerv1.EnvInjection{}, []string{"targets"}},
+		{trainerv1.EnvInjectionTarget{}, []string{"jobName", "containerNames"}},
+		{trainerv1.MPIMLPolicySource{}, []string{"numProcPerNode", "mpiImplementation", "sshAuthMountPath", "runLauncherAsNode"}},
+		{trainerv1.FluxMLPolicySource{}, []string{"numProcPerNode"}},
+		// JobSet v0.12's JobSetSpec and ReplicatedJob.
+		{trainerv1.JobSetSpec{}, []string{"replicatedJobs", "network", "successPolicy", "failurePolicy", "startupPolicy", "suspend",
+			"coordinator", "managedBy", "ttlSecondsAfterFinished", "volumeClaimPolicies"}},
+		{trainerv1.ReplicatedJob{}, []string{"name", "groupName", "template", "replicas", "dependsOn"}},
+	}
+	for _, u := range upstream {
+		typ := reflect.TypeOf(u.typ)
+		have := jsonFields(typ)
+		for _, f := range u.fields {
+			if _, ok := have[f]; !ok {
+				t.Errorf("%s lacks upstream field %q", typ.Name(), f)
+			}
+		}
 	}
 }
