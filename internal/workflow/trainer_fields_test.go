@@ -326,8 +326,10 @@ spec:
 // none can be refused as unknown.
 func TestTrainerTypesHoldEveryV23Field(t *testing.T) {
 	t.Parallel()
-	meta := []string{"name", "generateName", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation",
-		"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "managedFields", "selfLink"}
+	meta := []string{
+		"name", "generateName", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation",
+		"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "managedFields", "selfLink",
+	}
 	upstream := []struct {
 		typ    any
 		fields []string
@@ -348,8 +350,10 @@ func TestTrainerTypesHoldEveryV23Field(t *testing.T) {
 		{trainerv1.JobTemplatePatch{}, []string{"metadata", "spec"}},
 		{trainerv1.JobSpecPatch{}, []string{"template"}},
 		{trainerv1.PodTemplatePatch{}, []string{"metadata", "spec"}},
-		{trainerv1.PodSpecOverride{}, []string{"serviceAccountName", "volumes", "initContainers", "containers", "imagePullSecrets", "securityContext",
-			"nodeSelector", "affinity", "tolerations", "schedulingGates", "terminationGracePeriodSeconds"}},
+		{trainerv1.PodSpecOverride{}, []string{
+			"serviceAccountName", "volumes", "initContainers", "containers", "imagePullSecrets", "securityContext",
+			"nodeSelector", "affinity", "tolerations", "schedulingGates", "terminationGracePeriodSeconds",
+		}},
 		{trainerv1.ContainerOverride{}, []string{"name", "env", "volumeMounts", "securityContext"}},
 		{trainerv1.TrainingRuntime{}, []string{"apiVersion", "kind", "metadata", "spec"}},
 		{trainerv1.TrainingRuntimeSpec{}, []string{"mlPolicy", "podGroupPolicy", "template"}},
@@ -365,8 +369,10 @@ func TestTrainerTypesHoldEveryV23Field(t *testing.T) {
 		{trainerv1.MPIMLPolicySource{}, []string{"numProcPerNode", "mpiImplementation", "sshAuthMountPath", "runLauncherAsNode"}},
 		{trainerv1.FluxMLPolicySource{}, []string{"numProcPerNode"}},
 		// JobSet v0.12's JobSetSpec and ReplicatedJob.
-		{trainerv1.JobSetSpec{}, []string{"replicatedJobs", "network", "successPolicy", "failurePolicy", "startupPolicy", "suspend",
-			"coordinator", "managedBy", "ttlSecondsAfterFinished", "volumeClaimPolicies"}},
+		{trainerv1.JobSetSpec{}, []string{
+			"replicatedJobs", "network", "successPolicy", "failurePolicy", "startupPolicy", "suspend",
+			"coordinator", "managedBy", "ttlSecondsAfterFinished", "volumeClaimPolicies",
+		}},
 		{trainerv1.ReplicatedJob{}, []string{"name", "groupName", "template", "replicas", "dependsOn"}},
 	}
 	for _, u := range upstream {
