@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -56,6 +57,9 @@ func (a *App) SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Ru
 // project (KLN-1089 when a namespace cannot be the project). Files that
 // do not read are left to the checks of submit, which report them.
 func (a *App) submissionProject(ctx context.Context, s apiv1.Submission) (string, error) {
+	if !slices.ContainsFunc(s.Files, func(f apiv1.SourceFile) bool { return bytes.Contains(f.Data, []byte("namespace")) }) {
+		return a.projectFor(ctx, s.Project, nil) // most files name none: not read twice
+	}
 	_, docs, _ := workflow.ReadSources(s.Files)
 	return a.projectFor(ctx, s.Project, docs)
 }
