@@ -312,8 +312,15 @@ spec:
 	for _, i := range IgnoredOn(backendKube, c.Ignored) {
 		kube = append(kube, i.Field)
 	}
-	if !slices.Contains(local, "metadata.labels[kueue.x-k8s.io/queue-name]") || !slices.Contains(local, "spec.suspend") {
-		t.Errorf("ignored locally %v, want the queue label and spec.suspend", local)
+	label := "metadata.labels[kueue.x-k8s.io/queue-name]"
+	labels := 0
+	for _, f := range local {
+		if f == label {
+			labels++
+		}
+	}
+	if labels != 1 || !slices.Contains(local, "spec.suspend") {
+		t.Errorf("ignored locally %v, want the queue label once and spec.suspend", local)
 	}
 	if slices.Contains(kube, "metadata.labels[kueue.x-k8s.io/queue-name]") || slices.Contains(kube, "spec.suspend") {
 		t.Errorf("the kubernetes backend, which hands the job to Kueue, is said to ignore %v", kube)

@@ -3,7 +3,6 @@ package workflow
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -226,18 +225,13 @@ func named(name string) func(*Document, error) (*Document, error) {
 // suspend is a TrainJob's spec.suspend as kiln's: a run held for kiln
 // resume. With Kueue's queue label, suspend is Kueue's instead: Kueue
 // admits the job by unsuspending it, so kiln does not hold the run; the
-// label stays on the job for the Kubernetes backend to hand it to Kueue.
+// label stays on the job for the Kubernetes backend to hand it to Kueue
+// (the local backend's note on the label itself is the compiler's).
 func (c *conversion) suspend(s *bool, labels map[string]string) *bool {
-	q, queued := labels[trainerv1.LabelKueueQueue]
-	if !queued {
+	if labels[apiv1.LabelKueueQueue] == "" || s == nil || !*s {
 		return s
 	}
-	c.ignore("metadata.labels["+trainerv1.LabelKueueQueue+"]",
-		"Kueue admits jobs on Kubernetes; here kiln's own queue admits the job (queue "+strconv.Quote(q)+" is not used)", backendLocal)
-	if s == nil || !*s {
-		return s
-	}
-	c.ignore("spec.suspend", "with the label "+trainerv1.LabelKueueQueue+", suspend is Kueue's (Kueue admits the job by unsuspending it), not kiln's: the run is not held for kiln resume, and with no Kueue here it starts at once", backendLocal)
+	c.ignore("spec.suspend", "with the label "+apiv1.LabelKueueQueue+", suspend is Kueue's (Kueue admits the job by unsuspending it), not kiln's: the run is not held for kiln resume, and with no Kueue here it starts at once", backendLocal)
 	return nil
 }
 

@@ -36,8 +36,3 @@ const (
 	ManagedByTrainer    = "trainer.kubeflow.org/trainjob-controller"
 	ManagedByMultiKueue = "kueue.x-k8s.io/multikueue"
 )
-
-// LabelKueueQueue is Kueue's label naming the LocalQueue that admits a
-// job. On a TrainJob with it, spec.suspend is Kueue's: Kueue admits the
-// job by unsuspending it.
-const LabelKueueQueue = "kueue.x-k8s.io/queue-name"
