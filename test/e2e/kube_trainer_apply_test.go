@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
@@ -66,5 +68,49 @@ func TestKubeApplyStoresTheRuntimeThenRunsTheJob(t *testing.T) {
 	}
 	if n := len(runs(t, home)); n != 1 {
 		t.Errorf("%d runs, want the first alone", n)
+	}
+}
+
+// kueueTrainerJob is Trainer's examples/yaml/03-kueue-integration.yaml
+// shape: the queue label on the TrainJob and spec.suspend: true, which
+// Kueue lifts when it admits the job.
+const kueueTrainerJob = `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: kueue-example
+  labels: {kueue.x-k8s.io/queue-name: training}
+spec:
+  runtimeRef: {apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: torch-distributed}
+  suspend: true
+  trainer:
+    numNodes: 2
+    image: python:3.11-slim
+    command: [python3, -c, "print('Training started via Kueue')"]
+    resourcesPerNode: {requests: {cpu: "1", memory: 16Mi}}
+`
+
+// TestKubeTrainerJobSuspendedForKueueRunsOnceAdmitted: with the queue
+// label, a Trainer TrainJob's suspend is Kueue's. kiln does not hold the
+// run for kiln resume: Kueue admits its Workload and its pods run.
+func TestKubeTrainerJobSuspendedForKueueRunsOnceAdmitted(t *testing.T) {
+	c := newCluster(t)
+	dyn := kueueUp(t, c)
+	kueueQueue(t, c, dyn, "2")
+	home := c.home(t)
+	cmd := startKiln(t, home, "run", writeFile(t, t.TempDir(), "kueue.yaml", kueueTrainerJob))
+	id := newestRun(t, home)
+	if q, _, _ := unstructured.NestedString(workloadOf(t, c, dyn, id).Object, "spec", "queueName"); q != "training" {
+		t.Errorf("the TrainJob's workload is in queue %q, want training", q)
+	}
+	waitPods(t, c, id, 2)
+	if run := describe(t, home, id); run.Suspend {
+		t.Errorf("run %s is suspended for kiln resume; Kueue's suspend is not kiln's", id)
+	}
+	endPods(t, c, id)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("kiln run of the Kueue TrainJob: %v", err)
+	}
+	if run := describe(t, home, id); run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Errorf("run %s is %s, want Succeeded", id, run.Status.Phase)
 	}
 }
