@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -262,6 +263,14 @@ func TestTrainerV23FieldsKilnDoesNotUseAreNamed(t *testing.T) {
 	}
 	if docs[1].Name != "everything" || docs[0].Name != "every-runtime" {
 		t.Errorf("names %q %q", docs[0].Name, docs[1].Name)
+	}
+	for _, d := range docs {
+		var m struct {
+			Metadata apiv1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(d.JSON, &m); err != nil || m.Metadata.Namespace != "team-a" {
+			t.Errorf("%s translated keeps namespace %q (%v), want team-a: kiln convert prints it, kiln run reads it as the project", d.Object(), m.Metadata.Namespace, err)
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ func runtimeFromTrainer(doc *Document) (*Document, error) {
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: doc.Kind},
 		Metadata: apiv1.ObjectMeta{Name: c.metadata(&in.Metadata), Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
 	}
+	if doc.Kind == trainerv1.KindTrainingRuntime {
+		out.Metadata.Namespace = in.Metadata.Namespace // the project; a cluster runtime has none
+	}
 	out.Spec.MLPolicy = c.mlPolicy(in.Spec.MLPolicy)
 	out.Spec.GangPolicy = c.gangPolicy(in.Spec.PodGroupPolicy)
 	out.Spec.FailurePolicy = c.jobSetFailure(in.Spec.Template.Spec.FailurePolicy)

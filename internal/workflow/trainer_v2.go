@@ -171,7 +171,7 @@ func trainJobFromTrainer(doc *Document) (*Document, error) {
 	c := &conversion{doc: doc, errs: problems}
 	out := &apiv1.TrainJob{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
-		Metadata: apiv1.ObjectMeta{Name: c.metadata(&in.Metadata), Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
+		Metadata: apiv1.ObjectMeta{Name: c.metadata(&in.Metadata), Namespace: in.Metadata.Namespace, Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
 	}
 	s := &in.Spec
 	out.Spec.RuntimeRef = c.runtimeRef(&s.RuntimeRef)
