@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -132,6 +133,11 @@ func TestNamespaceIsTheProject(t *testing.T) {
 	}
 	if g := kiln(t, home, "get", "runtimes"); strings.Contains(g.stdout, "torch-e2e-volcano") {
 		t.Errorf("a refused apply stored its runtime:\n%s", g.stdout)
+	}
+	// Upstream's examples name namespace kubeflow: refused until given.
+	ex := filepath.Join(operatorDir(t), "ex-pytorch-simple.yaml")
+	if r := kiln(t, home, "run", "-q", ex); r.code == 0 || !strings.Contains(r.stderr, "KLN-1089") || !strings.Contains(r.stderr, "give --project kubeflow") {
+		t.Errorf("kiln run of an example in namespace kubeflow, no such project: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// A template stored in ml makes the project.
 	tmpl := writeFile(t, dir, "tmpl.yaml", "apiVersion: kiln.dev/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: hello}\nspec: {tasks: [{name: hi, command: [echo, hi]}]}\n")
