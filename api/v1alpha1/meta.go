@@ -12,6 +12,11 @@ type TypeMeta struct {
 type ObjectMeta struct {
 	// Name is a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters.
 	Name string `json:"name"`
+	// Namespace, as Kubernetes documents write it, is the project the
+	// resource goes to: the project given (--project) or, with none given,
+	// an existing project of that name. Empty: the project given, or
+	// "default".
+	Namespace string `json:"namespace,omitempty"`
 	// Labels are free key-value pairs kept with every run of the resource.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Annotations are free key-value pairs kiln does not interpret.

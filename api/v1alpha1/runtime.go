@@ -79,6 +79,9 @@ const (
 	ApplyUnchanged  ApplyAction = "unchanged"
 	// ApplyReplaced is a WorkflowTemplate stored over one of its name.
 	ApplyReplaced ApplyAction = "replaced"
+	// ApplySubmitted is a Workflow or TrainJob of the files, submitted as
+	// a run once everything the files store was stored.
+	ApplySubmitted ApplyAction = "submitted"
 )
 
 // Applied is one object kiln apply stored.
@@ -90,10 +93,13 @@ type Applied struct {
 	// Version is a runtime's version after the apply.
 	Version int64       `json:"version,omitempty"`
 	Action  ApplyAction `json:"action"`
+	// Run is the ID of the run a submitted Workflow or TrainJob became.
+	Run RunID `json:"run,omitempty"`
 }
 
 // ApplyResult is what kiln apply stored, object by object: the runtimes
-// first, then the templates, each in the order of the files.
+// first, then the templates, then the schedules, each in the order of the
+// files; last the runs it submitted, of the files' Workflows and TrainJobs.
 type ApplyResult struct {
 	Items []Applied `json:"items"`
 }

@@ -42,7 +42,8 @@ type TemplateApply struct {
 	// Files hold the documents, file by file, named as the sender knows
 	// them: errors name them.
 	Files []SourceFile `json:"files"`
-	// Project stores the templates; default "default".
+	// Project stores the templates and runs the runs; empty: the project
+	// the documents' metadata.namespace names, if kiln has it, or "default".
 	Project string `json:"project,omitempty"`
 	// Name, when set, is the one template the files must hold (PUT
 	// /api/v1/templates/{name}).
@@ -51,4 +52,9 @@ type TemplateApply struct {
 	// (ClusterTrainingRuntimes). The CLI sets it; a server sets it from
 	// the caller's token, never from the request.
 	AllProjects bool `json:"-"`
+	// WorkDir is the sender's working directory, where the tasks of the
+	// runs the files hold start (see Submission.WorkDir). The CLI's own
+	// engine sets it; through the API they start in their attempt's own
+	// directory.
+	WorkDir string `json:"-"`
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -42,9 +43,25 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 // none: it answers that run, and replayed. The key sent with another
 // submission is KLN-4061.
 func (a *App) SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Run, replayed bool, err error) {
-	return a.once(ctx, projectOf(s.Project), keyOf(s.IdempotencyKey, s.Digest()), func() (*apiv1.Run, error) {
+	key := keyOf(s.IdempotencyKey, s.Digest())
+	if s.Project, err = a.submissionProject(ctx, s); err != nil {
+		return nil, false, err
+	}
+	return a.once(ctx, s.Project, key, func() (*apiv1.Run, error) {
 		return a.submit(ctx, s, "")
 	})
+}
+
+// submissionProject is the project s goes to: s.Project, or, when it
+// names none, the metadata.namespace of its documents if kiln has that
+// project (KLN-1089 when a namespace cannot be the project). Files that
+// do not read are left to the checks of submit, which report them.
+func (a *App) submissionProject(ctx context.Context, s apiv1.Submission) (string, error) {
+	if !slices.ContainsFunc(s.Files, func(f apiv1.SourceFile) bool { return bytes.Contains(f.Data, []byte("namespace")) }) {
+		return a.projectFor(ctx, s.Project, nil) // most files name none: not read twice
+	}
+	_, docs, _ := workflow.ReadSources(s.Files)
+	return a.projectFor(ctx, s.Project, docs)
 }
 
 // once creates a run with create, unless key (nil: none) created a run
@@ -92,7 +109,7 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 	src, dir := placeSource(l.Doc.File, s.WorkDir)
 	run, err := a.Controller.Runs().Submit(ctx, controller.SubmitParams{
 		Plan: l.Plan, Params: l.Params, Source: src, WorkDir: dir, Suspend: l.Plan.Suspend, Project: s.Project,
-		Cache: s.Cache, Warnings: a.warnings(l, projectOf(s.Project)), Federation: fed, ID: id,
+		Cache: s.Cache, Warnings: a.warnings(l), Federation: fed, ID: id,
 		Key: keyOf(s.IdempotencyKey, s.Digest()), Commit: s.Commit,
 	})
 	if err == nil && fed != nil {
@@ -112,7 +129,7 @@ func keyOf(key, digest string) *store.NewSubmitKey {
 
 // warnings say what of a translated document (Kubeflow Trainer's,
 // training-operator's) this server's backend ignores.
-func (a *App) warnings(l *workflow.Loaded, project string) []string {
+func (a *App) warnings(l *workflow.Loaded) []string {
 	backend := "local"
 	if a.Kube != nil {
 		backend = "kubernetes"
@@ -120,9 +137,6 @@ func (a *App) warnings(l *workflow.Loaded, project string) []string {
 	var out []string
 	for _, i := range workflow.IgnoredOn(backend, l.Ignored) {
 		out = append(out, i.Message())
-	}
-	if ns := workflow.NamespaceOf(l.Doc); ns != "" && ns != project {
-		out = append(out, fmt.Sprintf("metadata.namespace %s is not used: the run belongs to project %s (kiln run --project)", ns, project))
 	}
 	return out
 }

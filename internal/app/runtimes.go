@@ -16,18 +16,23 @@ import (
 
 // Apply checks the objects of in.Files (WorkflowTemplates, Schedules,
 // TrainingRuntimes, ClusterTrainingRuntimes) and stores each in
-// in.Project, or for every project, and says what it did with each:
-// runtimes first, then templates, then schedules, each in the order of
-// the files. A
+// in.Project (empty: the documents' namespace, see projectFor), or for
+// every project, and says what it did with each: runtimes first, then
+// templates, then schedules, each in the order of the files; then it
+// submits the Workflows and TrainJobs of the files, which run with what
+// was stored, and says which run each became. A
 // runtime identical to the one stored keeps its version; a changed one
 // gets the next. Nothing is stored when any object is invalid: the errors
 // are coded (KLN-1xxx) and name file, object and field. Runs submitted
 // before keep the runtime they resolved.
 func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyResult, error) {
-	project := projectOf(in.Project)
 	names, docs, readErr := workflow.ReadSources(in.Files)
+	project, err := a.projectFor(ctx, in.Project, docs)
+	if err != nil {
+		return nil, errors.Join(readErr, err)
+	}
 	quotas, docs, quotaErr := SplitQuotas(docs)
-	got, scheds, err := &workflow.Applying{}, []*apiv1.Schedule(nil), error(nil)
+	got, scheds := &workflow.Applying{}, []*apiv1.Schedule(nil)
 	if len(docs) > 0 || len(quotas) == 0 && quotaErr == nil { // files of quotas alone hold no template, rightly
 		got, scheds, err = a.checkApply(ctx, project, names, docs)
 	}
@@ -35,6 +40,9 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 		return nil, err
 	}
 	if err := mayApply(in, got); err != nil {
+		return nil, err
+	}
+	if err := a.mayRun(got.Runs); err != nil {
 		return nil, err
 	}
 	now := time.Now()
@@ -61,7 +69,41 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 		}
 		res.Items = append(res.Items, apiv1.Applied{Kind: apiv1.KindWorkflowTemplate, Name: t.Metadata.Name, Project: project, Action: action})
 	}
-	return a.applySchedules(ctx, project, scheds, now, res)
+	if res, err = a.applySchedules(ctx, project, scheds, now, res); err != nil {
+		return res, err
+	}
+	return a.applyRuns(ctx, in, project, got.Runs, res)
+}
+
+// mayRun checks what submitting the runs of kiln apply checks beyond
+// their documents, before anything is stored: on Kubernetes, that each
+// task has an image.
+func (a *App) mayRun(runs []workflow.ApplyRun) error {
+	if a.Kube == nil {
+		return nil
+	}
+	var errs []error
+	for _, r := range runs {
+		errs = append(errs, workflow.RequireImages(r.Doc, r.Plan))
+	}
+	return errors.Join(errs...)
+}
+
+// applyRuns submits the runs of kiln apply's files, in their order, once
+// everything they store is stored, and adds each run's ID to res.
+func (a *App) applyRuns(ctx context.Context, in apiv1.TemplateApply, project string, runs []workflow.ApplyRun, res *apiv1.ApplyResult) (*apiv1.ApplyResult, error) {
+	for _, r := range runs {
+		run, err := a.Submit(ctx, apiv1.Submission{Files: r.Files, Project: project, WorkDir: in.WorkDir})
+		if err != nil {
+			return res, err
+		}
+		kind := r.Doc.Kind
+		if r.Doc.From != nil {
+			kind = r.Doc.From.Kind
+		}
+		res.Items = append(res.Items, apiv1.Applied{Kind: kind, Name: r.Doc.Name, Project: project, Action: apiv1.ApplySubmitted, Run: run.ID})
+	}
+	return res, nil
 }
 
 // mayApply refuses ClusterTrainingRuntimes from a sender that may not

@@ -17,7 +17,7 @@ var backendOnly = []string{"backend", "kubeconfig", "kube-context", "namespace",
 var startsEngine = map[string]bool{
 	"kiln run": true, "kiln resume": true, "kiln serve": true, "kiln retry": true, "kiln rerun": true,
 	"kiln cancel": true, "kiln stop": true, "kiln delete run": true, "kiln gc": true, "kiln logs": true,
-	"kiln validate": true, "kiln supervise": true,
+	"kiln validate": true, "kiln supervise": true, "kiln apply": true,
 }
 
 // wireHelp makes help list backendOnly only on the commands that start

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -12,11 +13,13 @@ import (
 )
 
 func newApplyCmd(e *env) *cobra.Command {
+	var pool poolFlags
 	var files []string
 	var project string
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE...",
-		Short: "Store the WorkflowTemplates and training runtimes of FILE..., for runs to use by name",
+		Short: "Store the WorkflowTemplates and training runtimes of FILE..., and run its Workflows and TrainJobs",
 		Long: "Store the WorkflowTemplates and TrainingRuntimes of FILE... (\"-\": standard input) in a project,\n" +
 			"and its ClusterTrainingRuntimes for every project, creating or replacing each. A task of any later\n" +
 			"run of the project runs a template with workflow: {name: NAME} when the run's own files hold no\n" +
@@ -25,7 +28,12 @@ func newApplyCmd(e *env) *cobra.Command {
 			"files and those stored), each runtime as kiln run checks one; nothing is stored unless all are\n" +
 			"valid. A runtime applied unchanged keeps its version; a changed one gets the next. Runs keep the\n" +
 			"copy they were submitted with. A Schedule is stored in the project too, and kiln serve starts its\n" +
-			"runs on its cron schedule (docs/schedules.md); applying one that exists keeps what it fired.",
+			"runs on its cron schedule (docs/schedules.md); applying one that exists keeps what it fired.\n\n" +
+			"The Workflows and TrainJobs of FILE... (as kubectl apply takes a ClusterTrainingRuntime and the\n" +
+			"TrainJob that uses it from one file) are checked with the rest, and submitted as runs, in the\n" +
+			"order of the files, once everything else is stored: each prints its run's ID. Without a server\n" +
+			"kiln apply then watches them as kiln run does; with one it leaves them to it (kiln wait RUN).\n" +
+			"Without --project, a metadata.namespace names the project when kiln has one of that name.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files = append(files, args...)
 			if len(files) == 0 {
@@ -39,22 +47,73 @@ func newApplyCmd(e *env) *cobra.Command {
 				}
 				in.Files = append(in.Files, src)
 			}
-			eng, done, err := e.open(cmd.Context(), reading, nil)
+			u, pp := reading, (*poolFlags)(nil)
+			if holdsRuns(in.Files) {
+				u, pp = collecting, &pool
+				if wd, err := os.Getwd(); err == nil {
+					in.WorkDir = wd
+				}
+			}
+			sig, unhook := interrupts()
+			defer unhook()
+			eng, done, err := e.open(cmd.Context(), u, pp)
 			if err != nil {
 				return err
 			}
 			defer done()
 			res, err := eng.Apply(cmd.Context(), in)
-			printApplied(e, res)
-			if err == nil {
-				printAppliedNotes(e, in.Files)
+			runs := printAppliedAll(e, res)
+			if err != nil {
+				return err
 			}
-			return err
+			printAppliedNotes(e, in.Files)
+			if len(runs) == 0 || e.server != "" {
+				return nil
+			}
+			return watchRunsOn(e, eng, runs, quiet, sig)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of WorkflowTemplate, Schedule, TrainingRuntime and ClusterTrainingRuntime documents, - for standard input (repeatable)")
-	cmd.Flags().StringVar(&project, "project", "default", "the project that stores the templates and TrainingRuntimes")
+	pool.add(cmd)
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file of WorkflowTemplate, Schedule, TrainingRuntime and ClusterTrainingRuntime documents, and Workflows and TrainJobs to run, - for standard input (repeatable)")
+	cmd.Flags().StringVar(&project, "project", "", "the project that stores the templates and TrainingRuntimes and runs the runs (default: the documents' metadata.namespace when kiln has that project, else \"default\")")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the final summary of the runs it watches")
 	return cmd
+}
+
+// holdsRuns reports whether files hold a Workflow or TrainJob (of any
+// group kiln reads): kiln apply then runs them.
+func holdsRuns(files []apiv1.SourceFile) bool {
+	_, docs, _ := workflow.ReadSources(files)
+	docs, _ = workflow.Translate(docs)
+	for i := range docs {
+		if docs[i].Kind == apiv1.KindWorkflow || docs[i].Kind == apiv1.KindTrainJob {
+			return true
+		}
+	}
+	return false
+}
+
+// printAppliedAll prints what kiln apply stored, then the runs it
+// submitted, and returns their IDs.
+func printAppliedAll(e *env, res *apiv1.ApplyResult) []apiv1.RunID {
+	if res == nil {
+		return nil
+	}
+	stored := &apiv1.ApplyResult{}
+	var runs []apiv1.RunID
+	for _, it := range res.Items {
+		if it.Action != apiv1.ApplySubmitted {
+			stored.Items = append(stored.Items, it)
+		}
+	}
+	printApplied(e, stored)
+	for _, it := range res.Items {
+		if it.Action == apiv1.ApplySubmitted {
+			fmt.Fprintf(e.stdout, "%s/%s submitted in project %s: run %s\n", it.Kind, it.Name, it.Project, it.Run)
+			runs = append(runs, it.Run)
+		}
+	}
+	return runs
 }
 
 func newGetTemplatesCmd(e *env) *cobra.Command {

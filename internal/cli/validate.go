@@ -43,8 +43,8 @@ func newValidateCmd(e *env) *cobra.Command {
 			clusterDocs, docs := splitKind(docs, apiv1.KindClusterTrainingRuntime)
 			schedDocs, docs := splitKind(docs, apiv1.KindSchedule)
 			quotaErr := validateQuotas(e, &docs)
-			plans, checkErr := workflow.CheckFilesWith(files, docs, stored, runtimes)
-			checkErr = errors.Join(quotaErr, checkErr, workflow.AsWritten(clusterDocs, validateClusterRuntimes(e, clusterDocs)))
+			clusterRTs, clusterErr := validateClusterRuntimes(e, clusterDocs)
+			checkErr := errors.Join(quotaErr, workflow.AsWritten(clusterDocs, clusterErr))
 			var tmpls []*apiv1.WorkflowTemplate
 			if len(tmplDocs) > 0 {
 				var err error
@@ -54,6 +54,11 @@ func newValidateCmd(e *env) *cobra.Command {
 					fmt.Fprintf(e.stdout, "ok: %s: WorkflowTemplate/%s (%s)\n", fileOf(tmplDocs, t.Metadata.Name), t.Metadata.Name, plural(len(t.Spec.Tasks), "task"))
 				}
 			}
+			// The runs of the files find the templates and cluster runtimes
+			// beside them, as kiln apply runs them.
+			besideStored, besideRuntimes := workflow.Beside(tmpls, clusterRTs, stored, runtimes)
+			plans, err := workflow.CheckFilesWith(files, docs, besideStored, besideRuntimes)
+			checkErr = errors.Join(checkErr, err)
 			checkErr = errors.Join(checkErr, validateSchedules(e, project, schedDocs, tmpls, app.Lookups{Templates: stored, Runtimes: runtimes}))
 			require := workflow.RequireCommands // the local backend runs commands
 			if backend == app.BackendKubernetes {
@@ -174,19 +179,22 @@ func validateQuotas(e *env, docs *[]workflow.Document) error {
 }
 
 // validateClusterRuntimes checks ClusterTrainingRuntime documents, which
-// kiln apply stores, as it checks them, and says which are valid.
-func validateClusterRuntimes(e *env, docs []workflow.Document) error {
+// kiln apply stores, as it checks them, says which are valid and returns
+// them.
+func validateClusterRuntimes(e *env, docs []workflow.Document) ([]*apiv1.TrainingRuntime, error) {
 	var errs []error
+	var out []*apiv1.TrainingRuntime
 	for i := range docs {
 		rt, err := workflow.DecodeRuntime(&docs[i])
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		out = append(out, rt)
 		fmt.Fprintf(e.stdout, "ok: %s: %s/%s\n", docs[i].File, rt.Kind, rt.Metadata.Name)
 		printNotes(e, workflow.IgnoredFields(&docs[i]))
 	}
-	return errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
 // fileOf is the file of the template document named name.

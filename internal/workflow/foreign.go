@@ -153,7 +153,7 @@ func translated(doc *Document, kind string, obj any, from *Origin) (*Document, e
 	}
 	from.APIVersion, from.Kind = doc.APIVersion, doc.Kind
 	return &Document{
-		File: doc.File, Index: doc.Index, Line: doc.Line, APIVersion: apiv1.APIVersion, Kind: kind, Name: doc.Name,
+		File: doc.File, Index: doc.Index, Line: doc.Line, APIVersion: apiv1.APIVersion, Kind: kind, Name: doc.Name, Namespace: doc.Namespace,
 		JSON: js, Raw: raw, From: from, written: writtenNode(doc),
 	}, nil
 }
@@ -187,11 +187,15 @@ func IgnoredFields(docs ...*Document) []Ignored {
 	return out
 }
 
-// NamespaceOf is the metadata.namespace of the document a translated doc
-// came from; "" for kiln's own documents.
+// NamespaceOf is the metadata.namespace of doc, or of the document a
+// translated doc came from: the project it goes to ("" when it names
+// none).
 func NamespaceOf(doc *Document) string {
-	if doc == nil || doc.From == nil {
+	switch {
+	case doc == nil:
 		return ""
+	case doc.From != nil && doc.From.Namespace != "":
+		return doc.From.Namespace
 	}
-	return doc.From.Namespace
+	return doc.Namespace
 }

@@ -200,7 +200,35 @@ func CheckDocumentsWith(docs []Document, stored Stored, storedRuntimes StoredRun
 	if err := errors.Join(found.storeError(), runtimes.Err()); err != nil {
 		return nil, err
 	}
-	return out, asWritten(docs, errors.Join(errs...))
+	err = errors.Join(errs...)
+	applyHint(docs, subs, err)
+	return out, asWritten(docs, err)
+}
+
+// applyHint points a run's files that hold a kind kiln apply stores (a
+// ClusterTrainingRuntime, a WorkflowTemplate, a Schedule) beside what
+// they run to kiln apply, which stores the one and then runs the other.
+func applyHint(docs []Document, subs map[string]bool, err error) {
+	var runs, files []string
+	for i := range docs {
+		if runnable(docs[i].Kind) && !subs[docs[i].Name] {
+			runs = append(runs, docs[i].Object())
+		}
+		if !slices.Contains(files, docs[i].File) {
+			files = append(files, docs[i].File)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	for _, e := range apiv1.Errors(err) {
+		kind, _, _ := strings.Cut(e.Object, "/")
+		if e.Code != apiv1.CodeKind || e.Field != "kind" || !slices.Contains(storedKinds, kind) {
+			continue
+		}
+		e.Hint = fmt.Sprintf("kiln apply -f %s stores %s first and then runs %s, as kubectl apply does; or store it apart (kiln apply -f) and run the rest with kiln run",
+			strings.Join(files, " -f "), e.Object, strings.Join(runs, " and "))
+	}
 }
 
 // library decodes every Workflow of docs: the subworkflows tasks may

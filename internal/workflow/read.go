@@ -37,6 +37,9 @@ type Document struct {
 	Line int
 	// APIVersion, Kind and Name are read from the document's header.
 	APIVersion, Kind, Name string
+	// Namespace is its metadata.namespace as written: the project it goes
+	// to (see NamespaceOf).
+	Namespace string
 	// JSON is the document converted to JSON.
 	JSON []byte
 	// Raw is the document as written, for errors that need its spelling.
@@ -255,13 +258,14 @@ func parseDocument(file string, index, line int, raw []byte) (Document, error) {
 	}
 	var head struct {
 		APIVersion, Kind any
-		Metadata         struct{ Name any } `json:"metadata"`
+		Metadata         struct{ Name, Namespace any } `json:"metadata"`
 	}
 	if err := json.Unmarshal(js, &head); err != nil {
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is not a mapping with apiVersion, kind and metadata"}
 	}
 	doc.JSON, doc.Raw, doc.node = js, raw, &root
 	doc.APIVersion, doc.Kind, doc.Name = scalarText(head.APIVersion), scalarText(head.Kind), scalarText(head.Metadata.Name)
+	doc.Namespace = scalarText(head.Metadata.Namespace)
 	if _, ok := head.Metadata.Name.(string); !ok && doc.Name != "" {
 		doc.Name = rawName(raw)
 	}

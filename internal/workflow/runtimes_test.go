@@ -124,7 +124,7 @@ func TestARuntimeRefThatFindsNothingIsRefusedAtItsField(t *testing.T) {
 		"a ClusterTrainingRuntime in a run's files": {
 			texts:     []string{trainJobDoc("{name: shared}"), runtimeDoc("ClusterTrainingRuntime", "other", "{plain: {}}")},
 			want:      []problem{{apiv1.CodeKind, "kind"}},
-			says:      "store it with kiln apply -f FILE",
+			says:      "kiln apply -f run.yaml stores ClusterTrainingRuntime/other first and then runs TrainJob/job",
 			wantPlans: 1,
 		},
 	}
@@ -197,9 +197,9 @@ func TestCheckApplyTakesRuntimesAndTemplatesAllOrNothing(t *testing.T) {
 			texts: []string{runtimeDoc("TrainingRuntime", "same", "{plain: {}}"), runtimeDoc("TrainingRuntime", "same", "{jax: {}}")},
 			want:  []problem{{apiv1.CodeDuplicate, "metadata.name"}},
 		},
-		"a workflow beside a valid runtime": {
-			texts: []string{runtimeDoc("TrainingRuntime", "ok", "{plain: {}}"), workflowSpecDoc("wf", "  tasks: [{name: a, command: [x]}]\n")},
-			want:  []problem{{apiv1.CodeKind, "kind"}},
+		"a broken workflow beside a valid runtime": {
+			texts: []string{runtimeDoc("TrainingRuntime", "ok", "{plain: {}}"), workflowSpecDoc("wf", "  tasks: [{name: a, command: [x], dependsOn: [b]}]\n")},
+			want:  []problem{{apiv1.CodeUnknownDep, "spec.tasks[0].dependsOn[0]"}},
 		},
 	}
 	for name, tc := range cases {

@@ -16,7 +16,9 @@ type podPatch struct {
 	jobs     []string
 	jobField func(i int) string
 	meta     *trainerv1.PodMetadata
-	spec     *trainerv1.PodSpecOverride
+	// metaField is where meta is written.
+	metaField string
+	spec      *trainerv1.PodSpecOverride
 }
 
 // podTemplate gathers spec.labels, spec.annotations, podTemplateOverrides
@@ -38,6 +40,7 @@ func (c *conversion) podTemplate(s *trainerv1.TrainJobSpec) *apiv1.PodTemplate {
 		}
 		c.podField(p.field)
 		used = true
+		c.metaOthers(p)
 		addMeta(pt, p.meta)
 		c.addSpec(pt, p)
 	}
@@ -52,21 +55,32 @@ func (c *conversion) patches(s *trainerv1.TrainJobSpec) []podPatch {
 	var out []podPatch
 	for i, o := range s.PodTemplateOverrides {
 		field := fmt.Sprintf("spec.podTemplateOverrides[%d]", i)
-		p := podPatch{field: field, meta: o.Metadata, spec: o.Spec, jobField: func(j int) string { return fmt.Sprintf("%s.targetJobs[%d].name", field, j) }}
+		p := podPatch{field: field, meta: o.Metadata, metaField: field + ".metadata", spec: o.Spec, jobField: func(j int) string { return fmt.Sprintf("%s.targetJobs[%d].name", field, j) }}
 		for _, t := range o.TargetJobs {
 			p.jobs = append(p.jobs, t.Name)
 		}
 		out = append(out, p)
 	}
 	for i, rp := range s.RuntimePatches {
-		if rp.TrainingRuntimeSpec == nil || rp.TrainingRuntimeSpec.Template == nil || rp.TrainingRuntimeSpec.Template.Spec == nil {
+		if rp.TrainingRuntimeSpec == nil || rp.TrainingRuntimeSpec.Template == nil {
+			continue
+		}
+		tf := fmt.Sprintf("spec.runtimePatches[%d].trainingRuntimeSpec.template", i)
+		if rp.TrainingRuntimeSpec.Template.Metadata != nil {
+			c.ignore(tf+".metadata", "kiln makes no JobSet to label; pod labels go in a replicated job's template.spec.template.metadata")
+		}
+		if rp.TrainingRuntimeSpec.Template.Spec == nil {
 			continue
 		}
 		for j, rj := range rp.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs {
-			field := fmt.Sprintf("spec.runtimePatches[%d].trainingRuntimeSpec.template.spec.replicatedJobs[%d]", i, j)
+			field := fmt.Sprintf("%s.spec.replicatedJobs[%d]", tf, j)
 			p := podPatch{field: field, jobs: []string{rj.Name}, jobField: func(int) string { return field + ".name" }}
+			if t := rj.Template; t != nil && t.Metadata != nil {
+				c.ignore(field+".template.metadata", "kiln makes no Job to label; pod labels go in template.spec.template.metadata")
+			}
 			if t := rj.Template; t != nil && t.Spec != nil && t.Spec.Template != nil {
 				p.meta, p.spec = t.Spec.Template.Metadata, t.Spec.Template.Spec
+				p.metaField = field + ".template.spec.template.metadata"
 			}
 			out = append(out, p)
 		}
@@ -90,6 +104,17 @@ func (c *conversion) targetsTrainer(p podPatch) bool {
 		}
 	}
 	return trainer
+}
+
+// metaOthers notes the fields of a patch's metadata besides its labels
+// and annotations: a pod's name and namespace are kiln's.
+func (c *conversion) metaOthers(p podPatch) {
+	if p.meta == nil {
+		return
+	}
+	for _, f := range p.meta.Others() {
+		c.ignore(p.metaField+"."+f, "kiln names its pods and places them in its namespace; a patch adds labels and annotations")
+	}
 }
 
 func addMeta(pt *apiv1.PodTemplate, m *trainerv1.PodMetadata) {

@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -24,7 +25,10 @@ func runtimeFromTrainer(doc *Document) (*Document, error) {
 	c := &conversion{doc: doc, errs: problems}
 	out := &apiv1.TrainingRuntime{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: doc.Kind},
-		Metadata: apiv1.ObjectMeta{Name: in.Metadata.Name, Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
+		Metadata: apiv1.ObjectMeta{Name: c.metadata(&in.Metadata), Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
+	}
+	if doc.Kind == trainerv1.KindTrainingRuntime {
+		out.Metadata.Namespace = in.Metadata.Namespace // the project; a cluster runtime has none
 	}
 	out.Spec.MLPolicy = c.mlPolicy(in.Spec.MLPolicy)
 	out.Spec.GangPolicy = c.gangPolicy(in.Spec.PodGroupPolicy)
@@ -34,9 +38,9 @@ func runtimeFromTrainer(doc *Document) (*Document, error) {
 	if len(c.errs) > 0 {
 		return nil, joinErrs(c.errs)
 	}
-	return translated(doc, doc.Kind, out, &Origin{
+	return named(out.Metadata.Name)(translated(doc, doc.Kind, out, &Origin{
 		Namespace: in.Metadata.Namespace, Ignored: c.ignored, Field: runtimeField(nodeField),
-	})
+	}))
 }
 
 // mlPolicy converts the framework; a policy without one runs the nodes
@@ -63,6 +67,7 @@ func (c *conversion) mlPolicy(p *trainerv1.MLPolicy) *apiv1.MLPolicy {
 	case p.Torch != nil:
 		out.Torch = &apiv1.TorchPolicy{NumProcPerNode: numProcPerNode(p.Torch.NumProcPerNode)}
 		c.elastic(out.Torch, p.Torch.ElasticPolicy)
+		c.envInjection(p.Torch.EnvInjection)
 	case p.MPI != nil:
 		out.MPI = c.mpi(p.MPI)
 	case p.JAX != nil:
@@ -89,16 +94,31 @@ func (c *conversion) elastic(out *apiv1.TorchPolicy, e *trainerv1.TorchElasticPo
 	}
 }
 
+// envInjection is v2.3's list of the containers of a runtime's other
+// jobs that get torch's PET_* variables too. kiln runs those jobs (the
+// initializers) with its own fetcher, before the nodes: the nodes' own
+// container is the one that gets them.
+func (c *conversion) envInjection(e *trainerv1.EnvInjection) {
+	if e == nil || len(e.Targets) == 0 {
+		return
+	}
+	c.ignore("spec.mlPolicy.torch.envInjection", "kiln sets the PET_* variables in the trainer's container only; the runtime's other jobs are kiln's initializers, which run before the nodes")
+}
+
+// mpiSSHDir is where the Kubernetes backend mounts an MPI attempt's ssh
+// keys (kube.SSHDir, which this package may not import).
+const mpiSSHDir = "/root/.ssh"
+
 func (c *conversion) mpi(p *trainerv1.MPIMLPolicySource) *apiv1.MPIPolicy {
 	if i := p.MPIImplementation; i != nil && *i != "OpenMPI" {
 		c.fail(apiv1.CodeUnsupported, "spec.mlPolicy.mpi.mpiImplementation",
 			fmt.Sprintf("mpiImplementation is %q: kiln writes OpenMPI's hostfile and runs OpenMPI's mpirun", *i), "set OpenMPI, or drop the field")
 	}
-	if p.SSHAuthMountPath != nil {
-		c.ignore("spec.mlPolicy.mpi.sshAuthMountPath", "kiln's launcher starts the ranks itself; no ssh keys are mounted")
+	if p.SSHAuthMountPath != nil && *p.SSHAuthMountPath != mpiSSHDir {
+		c.ignore("spec.mlPolicy.mpi.sshAuthMountPath", "on Kubernetes kiln mounts the attempt's ssh keys at "+mpiSSHDir+" and runs /usr/sbin/sshd -De on the other nodes, as the MPI operator's root images expect; locally mpirun starts every rank on this machine, without ssh")
 	}
-	if p.RunLauncherAsNode != nil {
-		c.ignore("spec.mlPolicy.mpi.runLauncherAsNode", "kiln's launcher runs mpirun only; every node's slots are in the hostfile")
+	if p.RunLauncherAsNode != nil && !*p.RunLauncherAsNode {
+		c.ignore("spec.mlPolicy.mpi.runLauncherAsNode", "kiln's launcher always runs on the first node and holds its slots (runLauncherAsNode: true)")
 	}
 	return &apiv1.MPIPolicy{NumProcPerNode: p.NumProcPerNode}
 }
@@ -111,13 +131,13 @@ func (c *conversion) gangPolicy(p *trainerv1.PodGroupPolicy) *apiv1.GangPolicy {
 	case p == nil:
 		return nil
 	case p.Coscheduling != nil:
-		if len(p.Volcano) > 0 {
+		if p.Volcano != nil {
 			c.ignore("spec.podGroupPolicy.volcano", "coscheduling is set too, and a gang has one scheduler: kiln makes coscheduling's PodGroup")
 		}
 		return &apiv1.GangPolicy{ScheduleTimeoutSeconds: p.Coscheduling.ScheduleTimeoutSeconds, Scheduler: apiv1.GangSchedulerCoscheduling}
-	case len(p.Volcano) > 0:
-		if v := strings.TrimSpace(string(p.Volcano)); v != "{}" && v != "null" {
-			c.ignore("spec.podGroupPolicy.volcano", "kiln makes Volcano's PodGroup with the gang's size and resources; Volcano's options (networkTopology) are not used")
+	case p.Volcano != nil:
+		if p.Volcano.NetworkTopology != nil {
+			c.ignore("spec.podGroupPolicy.volcano.networkTopology", "on Kubernetes kiln makes Volcano's PodGroup with the gang's size and resources only, so Volcano places it without the network-topology limit; local processes have no PodGroup")
 		}
 		return &apiv1.GangPolicy{Scheduler: apiv1.GangSchedulerVolcano}
 	}
@@ -138,9 +158,7 @@ func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, *a
 			c.ignore("spec.template.spec."+field, "kiln's gang rules decide this: docs/kubeflow.md says how")
 		}
 	}
-	if t.Metadata != nil || s.Suspend != nil || s.TTLSecondsAfterFinished != nil {
-		c.ignore("spec.template", "kiln makes no JobSet: its metadata, suspend and ttlSecondsAfterFinished are not used (set them on the TrainJob)")
-	}
+	c.jobSetRest(t)
 	var node, launcher *apiv1.Trainer
 	var nodePod, launcherPod *apiv1.PodTemplate
 	var nodeField string
@@ -150,6 +168,7 @@ func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, *a
 		if rj.Replicas != nil && *rj.Replicas != 1 {
 			c.fail(apiv1.CodeUnsupported, field+".replicas", "replicas is not 1: the number of nodes is mlPolicy.numNodes (or the TrainJob's trainer.numNodes)", "drop replicas")
 		}
+		c.replicatedJobRest(field, rj)
 		switch rj.Name {
 		case trainerv1.JobNode:
 			node, nodePod, nodeField = c.trainerPod(field, &rj.Template.Spec.Template)
@@ -167,6 +186,71 @@ func (c *conversion) jobSet(t *trainerv1.JobSetTemplateSpec) (*apiv1.Trainer, *a
 		return launcher, launcherPod, nodeField
 	}
 	return node, nodePod, nodeField
+}
+
+// jobSetRest notes the fields of the JobSet template that make sense for
+// a JobSet object only: kiln makes none.
+func (c *conversion) jobSetRest(t *trainerv1.JobSetTemplateSpec) {
+	s := &t.Spec
+	if t.Metadata != nil {
+		c.ignore("spec.template.metadata", "kiln makes no JobSet to label; pod labels go in a job's template.spec.template.metadata")
+	}
+	if s.Suspend != nil {
+		c.ignore("spec.template.spec.suspend", "kiln makes no JobSet to suspend: set spec.suspend on the TrainJob")
+	}
+	if s.TTLSecondsAfterFinished != nil {
+		c.ignore("spec.template.spec.ttlSecondsAfterFinished", "kiln makes no JobSet to delete; a run's records stay until kiln delete run or the store's retention")
+	}
+	if s.ManagedBy != nil {
+		c.ignore("spec.template.spec.managedBy", "kiln makes no JobSet: kiln itself runs the job's pods or processes")
+	}
+	if v := strings.TrimSpace(string(s.VolumeClaimPolicies)); v != "" && v != "null" && v != "[]" {
+		c.ignore("spec.template.spec.volumeClaimPolicies", "kiln creates no claims from it: mount an existing claim with a volume (runtimePatches, or the job's pod template); locally, tasks share the run's directory")
+	}
+}
+
+// replicatedJobRest notes the fields of a replicated job kiln does not
+// use: it runs one pod (or process) per node in its own order.
+func (c *conversion) replicatedJobRest(field string, rj *trainerv1.ReplicatedJob) {
+	if rj.GroupName != "" {
+		c.ignore(field+".groupName", "kiln makes no JobSet, whose pods it would label by group")
+	}
+	c.dependsOn(field, rj)
+	if rj.Template.Labels != nil || rj.Template.Annotations != nil {
+		c.ignore(field+".template.metadata", "kiln makes no Job to label; pod labels go in template.spec.template.metadata")
+	}
+	spec := rj.Template.Spec.DeepCopy()
+	spec.Template = corev1.PodTemplateSpec{}
+	js, _ := json.Marshal(spec)
+	var set map[string]json.RawMessage
+	_ = json.Unmarshal(js, &set)
+	delete(set, "template")
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		c.ignore(field+".template.spec."+name, "kiln makes no Job: it runs one pod (or process) per node, and restarts the gang by the runtime's failurePolicy.maxRestarts")
+	}
+}
+
+// dependsOn notes an order of the replicated jobs other than kiln's own,
+// which it keeps whatever the runtime says: initializers first, then the
+// nodes, then MPI's launcher once they are up.
+func (c *conversion) dependsOn(field string, rj *trainerv1.ReplicatedJob) {
+	if len(rj.DependsOn) == 0 {
+		return
+	}
+	var deps []struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(rj.DependsOn, &deps)
+	before := map[string][]string{
+		trainerv1.JobNode:     {trainerv1.JobDatasetInit, trainerv1.JobModelInit},
+		trainerv1.JobLauncher: {trainerv1.JobNode, trainerv1.JobDatasetInit, trainerv1.JobModelInit},
+	}[rj.Name]
+	for _, d := range deps {
+		if !slices.Contains(before, d.Name) {
+			c.ignore(field+".dependsOn", "kiln's order is its own: initializers first, then the nodes, then MPI's launcher once they are up")
+			return
+		}
+	}
 }
 
 // trainerPod reads the trainer's container of a job's pod template: the
@@ -236,8 +320,9 @@ func (c *conversion) jobSetFailure(raw json.RawMessage) *apiv1.FailurePolicy {
 		return nil
 	}
 	var fp struct {
-		MaxRestarts *int32          `json:"maxRestarts"`
-		Rules       json.RawMessage `json:"rules"`
+		MaxRestarts     *int32          `json:"maxRestarts"`
+		RestartStrategy string          `json:"restartStrategy"`
+		Rules           json.RawMessage `json:"rules"`
 	}
 	f := "spec.template.spec.failurePolicy"
 	if err := json.Unmarshal(raw, &fp); err != nil {
@@ -246,6 +331,9 @@ func (c *conversion) jobSetFailure(raw json.RawMessage) *apiv1.FailurePolicy {
 	}
 	if len(fp.Rules) > 0 {
 		c.ignore(f+".rules", "kiln restarts a failed gang whole, up to maxRestarts; it has no rules by failure reason")
+	}
+	if fp.RestartStrategy != "" && fp.RestartStrategy != "Recreate" {
+		c.ignore(f+".restartStrategy", "kiln restarts a failed gang by recreating all of it (JobSet's Recreate)")
 	}
 	if fp.MaxRestarts == nil {
 		return nil

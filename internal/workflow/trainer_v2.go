@@ -171,22 +171,68 @@ func trainJobFromTrainer(doc *Document) (*Document, error) {
 	c := &conversion{doc: doc, errs: problems}
 	out := &apiv1.TrainJob{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainJob},
-		Metadata: apiv1.ObjectMeta{Name: in.Metadata.Name, Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
+		Metadata: apiv1.ObjectMeta{Name: c.metadata(&in.Metadata), Namespace: in.Metadata.Namespace, Labels: in.Metadata.Labels, Annotations: in.Metadata.Annotations},
 	}
 	s := &in.Spec
 	out.Spec.RuntimeRef = c.runtimeRef(&s.RuntimeRef)
 	out.Spec.Trainer = c.trainer(s.Trainer)
-	out.Spec.Suspend = s.Suspend
+	out.Spec.Suspend = c.suspend(s.Suspend, in.Metadata.Labels)
 	if s.ActiveDeadlineSeconds != nil {
 		out.Spec.RunPolicy = &apiv1.RunPolicy{ActiveDeadlineSeconds: s.ActiveDeadlineSeconds}
 	}
 	c.managedBy(s.ManagedBy)
 	c.initializer(out, s.Initializer)
 	out.Spec.PodTemplate = c.withLimits(c.podTemplate(s))
+	if st := strings.TrimSpace(string(in.Status)); st != "" && st != "null" && st != "{}" {
+		c.ignore("status", "status is kiln's to write: the run records its own (kiln get trainjob shows it in Trainer's shape)")
+	}
 	if len(c.errs) > 0 {
 		return nil, joinErrs(c.errs)
 	}
-	return translated(doc, apiv1.KindTrainJob, out, &Origin{Namespace: in.Metadata.Namespace, Field: trainJobField, Ignored: c.ignored})
+	return named(out.Metadata.Name)(translated(doc, apiv1.KindTrainJob, out, &Origin{Namespace: in.Metadata.Namespace, Field: trainJobField, Ignored: c.ignored}))
+}
+
+// metadata returns the name of a document of Trainer's (its generateName
+// without the trailing "-" when it has none), noting the fields an API
+// server wrote, which kiln does not use.
+func (c *conversion) metadata(m *trainerv1.ObjectMeta) string {
+	for _, f := range m.Set() {
+		c.ignore("metadata."+f, "an API server writes it; kiln keeps its own record of what it stores and runs")
+	}
+	if m.Name != "" {
+		if m.GenerateName != "" {
+			c.ignore("metadata.generateName", "metadata.name is set, and names it")
+		}
+		return m.Name
+	}
+	if m.GenerateName == "" {
+		c.fail(apiv1.CodeRequired, "metadata.name", "the document has no name", "set metadata.name (or generateName)")
+	}
+	return strings.TrimRight(m.GenerateName, "-")
+}
+
+// named sets the name of a translated document: its metadata's, which is
+// generateName's when it had no name.
+func named(name string) func(*Document, error) (*Document, error) {
+	return func(d *Document, err error) (*Document, error) {
+		if d != nil && d.Name == "" {
+			d.Name = name
+		}
+		return d, err
+	}
+}
+
+// suspend is a TrainJob's spec.suspend as kiln's: a run held for kiln
+// resume. With Kueue's queue label, suspend is Kueue's instead: Kueue
+// admits the job by unsuspending it, so kiln does not hold the run; the
+// label stays on the job for the Kubernetes backend to hand it to Kueue
+// (the local backend's note on the label itself is the compiler's).
+func (c *conversion) suspend(s *bool, labels map[string]string) *bool {
+	if labels[apiv1.LabelKueueQueue] == "" || s == nil || !*s {
+		return s
+	}
+	c.ignore("spec.suspend", "with the label "+apiv1.LabelKueueQueue+", suspend is Kueue's (Kueue admits the job by unsuspending it), not kiln's: the run is not held for kiln resume, and with no Kueue here it starts at once", backendLocal)
+	return nil
 }
 
 // runtimeRef carries kind and apiGroup over as written: kiln checks them
@@ -224,9 +270,12 @@ func (c *conversion) trainer(t *trainerv1.Trainer) *apiv1.Trainer {
 // another manager (MultiKueue) would never run here.
 func (c *conversion) managedBy(m *string) {
 	if m != nil && *m != "" && *m != trainerv1.ManagedByTrainer {
+		hint := "drop managedBy: kiln admits the job with its own queue"
+		if *m == trainerv1.ManagedByMultiKueue {
+			hint = "MultiKueue dispatches jobs to other clusters, which kiln does not do: drop managedBy to have kiln run the job here"
+		}
 		c.fail(apiv1.CodeUnsupported, "spec.managedBy",
-			fmt.Sprintf("managedBy is %q: kiln runs the jobs it manages itself (%s)", *m, trainerv1.ManagedByTrainer),
-			"drop managedBy: kiln admits the job with its own queue")
+			fmt.Sprintf("managedBy is %q: kiln runs the jobs it manages itself (%s)", *m, trainerv1.ManagedByTrainer), hint)
 	}
 }
 

@@ -156,7 +156,7 @@ metadata: {name: rt}
 spec:
   mlPolicy:
     numNodes: 2
-    mpi: {numProcPerNode: 4, mpiImplementation: OpenMPI, sshAuthMountPath: /root/.ssh}
+    mpi: {numProcPerNode: 4, mpiImplementation: OpenMPI, sshAuthMountPath: /home/mpiuser/.ssh}
   podGroupPolicy: {coscheduling: {scheduleTimeoutSeconds: 30}}
   template:
     spec:

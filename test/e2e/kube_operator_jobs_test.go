@@ -120,7 +120,7 @@ func TestKubeOperatorExamplesRunTheirEntrypoints(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			home := c.home(t)
-			cmd := startKiln(t, home, "run", filepath.Join(dir, tc.file))
+			cmd := startKiln(t, home, append([]string{"run"}, inItsNamespace(t, filepath.Join(dir, tc.file))...)...)
 			id := newestRun(t, home)
 			waitPods(t, c, id, tc.pods)
 			tc.check(t, c.pods(t, id))

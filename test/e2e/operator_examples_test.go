@@ -184,7 +184,7 @@ func TestOperatorExamplesRunOrAreRefused(t *testing.T) {
 				return
 			}
 			home := newHome(t)
-			r := kilnWithEnv(t, env, home, "run", "-q", filepath.Join(dir, ex.file))
+			r := kilnWithEnv(t, env, home, append([]string{"run", "-q"}, inItsNamespace(t, filepath.Join(dir, ex.file))...)...)
 			if r.code != 1 || !strings.Contains(r.stderr, string(ex.code)+" ") || !strings.Contains(r.stderr, ": "+ex.field+": ") || !strings.Contains(r.stderr, ex.detail) {
 				t.Errorf("kiln run: exit %d\n%s%s\nwant 1 and %s at %s (%q)", r.code, r.stdout, r.stderr, ex.code, ex.field, ex.detail)
 			}

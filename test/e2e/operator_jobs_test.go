@@ -42,13 +42,31 @@ func operatorDir(t *testing.T) string {
 	return dir
 }
 
+// namespaceLine is a job's metadata.namespace, as the examples write it.
+var namespaceLine = regexp.MustCompile(`(?m)^  namespace: (\S+)$`)
+
+// inItsNamespace is the arguments that run the job file path in the
+// project its metadata.namespace names, as KLN-1089's hint says: a fresh
+// home has no project kubeflow, which upstream's examples name.
+func inItsNamespace(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := namespaceLine.FindSubmatch(b); m != nil && string(m[1]) != "default" {
+		return []string{"--project", string(m[1]), path}
+	}
+	return []string{path}
+}
+
 // runOperatorJob runs the training-operator job file of dir with kiln run
 // and returns its logs once it succeeded.
 func runOperatorJob(t *testing.T, dir, file string) string {
 	t.Helper()
 	env := frameworkEnv(t)
 	home := newHome(t)
-	r := kilnWithEnv(t, env, home, "run", "-q", filepath.Join(dir, file))
+	r := kilnWithEnv(t, env, home, append([]string{"run", "-q"}, inItsNamespace(t, filepath.Join(dir, file))...)...)
 	if r.code != 0 {
 		t.Fatalf("kiln run %s exited %d\n%s%s", file, r.code, r.stdout, r.stderr)
 	}

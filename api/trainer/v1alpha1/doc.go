@@ -1,7 +1,8 @@
 // Package v1alpha1 holds the documents of Kubeflow Trainer v2's API group,
 // trainer.kubeflow.org/v1alpha1, as kiln reads them: TrainJob,
 // TrainingRuntime and ClusterTrainingRuntime with Trainer's own field
-// names and shapes (v2.1, and the fields v2.2 added), so that a document
+// names and shapes (v2.1, and the fields v2.2 and v2.3 added; a runtime's
+// template is JobSet v0.12's), so that a document
 // written for Trainer runs on kiln unchanged. kiln translates them into its
 // own kinds (internal/workflow/trainer.go); docs/kubeflow.md says which
 // field maps to which, and which are ignored where.

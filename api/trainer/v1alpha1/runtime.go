@@ -30,13 +30,33 @@ type MLPolicy struct {
 	MPI      *MPIMLPolicySource   `json:"mpi,omitempty"`
 	JAX      *struct{}            `json:"jax,omitempty"`
 	XGBoost  *struct{}            `json:"xgboost,omitempty"`
-	Flux     *json.RawMessage     `json:"flux,omitempty"`
+	Flux     *FluxMLPolicySource  `json:"flux,omitempty"`
 }
 
-// TorchMLPolicySource is PyTorch's policy.
+// FluxMLPolicySource is v2.3's Flux framework, which kiln does not run.
+type FluxMLPolicySource struct {
+	NumProcPerNode *int32 `json:"numProcPerNode,omitempty"`
+}
+
+// TorchMLPolicySource is PyTorch's policy. numProcPerNode and
+// elasticPolicy are v2.1's (v2.2 and v2.3 dropped them; older documents
+// still have them); envInjection is v2.3's.
 type TorchMLPolicySource struct {
 	NumProcPerNode *intstr.IntOrString `json:"numProcPerNode,omitempty"`
 	ElasticPolicy  *TorchElasticPolicy `json:"elasticPolicy,omitempty"`
+	EnvInjection   *EnvInjection       `json:"envInjection,omitempty"`
+}
+
+// EnvInjection names containers of the runtime's other jobs (an
+// initializer's, say) that get torch's PET_* variables too (v2.3).
+type EnvInjection struct {
+	Targets []EnvInjectionTarget `json:"targets,omitempty"`
+}
+
+// EnvInjectionTarget is one job and its containers.
+type EnvInjectionTarget struct {
+	JobName        string   `json:"jobName,omitempty"`
+	ContainerNames []string `json:"containerNames,omitempty"`
 }
 
 // TorchElasticPolicy is v2.1's elastic PyTorch: torchrun --nnodes=min:max.
@@ -57,8 +77,21 @@ type MPIMLPolicySource struct {
 
 // PodGroupPolicy is how the gang is scheduled.
 type PodGroupPolicy struct {
-	Coscheduling *Coscheduling   `json:"coscheduling,omitempty"`
-	Volcano      json.RawMessage `json:"volcano,omitempty"`
+	Coscheduling *Coscheduling `json:"coscheduling,omitempty"`
+	Volcano      *Volcano      `json:"volcano,omitempty"`
+}
+
+// Volcano is Volcano's gang policy: its PodGroup's network topology.
+type Volcano struct {
+	NetworkTopology *NetworkTopology `json:"networkTopology,omitempty"`
+}
+
+// NetworkTopology is Volcano's NetworkTopologySpec: how far across the
+// network's tiers (hard or soft) the gang may be placed.
+type NetworkTopology struct {
+	Mode               string `json:"mode,omitempty"`
+	HighestTierAllowed *int32 `json:"highestTierAllowed,omitempty"`
+	HighestTierName    string `json:"highestTierName,omitempty"`
 }
 
 // Coscheduling is scheduler-plugins' gang policy.
@@ -73,7 +106,8 @@ type JobSetTemplateSpec struct {
 }
 
 // JobSetSpec holds the replicated jobs kiln realises; JobSet's other
-// fields are read and judged by what kiln's own gang rules already do.
+// fields (v0.12, which Trainer v2.3 embeds) are read and judged by what
+// kiln's own gang rules already do.
 type JobSetSpec struct {
 	ReplicatedJobs          []ReplicatedJob `json:"replicatedJobs,omitempty"`
 	Network                 json.RawMessage `json:"network,omitempty"`
@@ -83,6 +117,8 @@ type JobSetSpec struct {
 	Coordinator             json.RawMessage `json:"coordinator,omitempty"`
 	Suspend                 *bool           `json:"suspend,omitempty"`
 	TTLSecondsAfterFinished *int32          `json:"ttlSecondsAfterFinished,omitempty"`
+	ManagedBy               *string         `json:"managedBy,omitempty"`
+	VolumeClaimPolicies     json.RawMessage `json:"volumeClaimPolicies,omitempty"`
 }
 
 // ReplicatedJob is one job of the JobSet, run Replicas times.

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"encoding/json"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -13,13 +14,58 @@ type TypeMeta struct {
 	Kind       string `json:"kind"`
 }
 
-// ObjectMeta is the part of Kubernetes object metadata a user writes.
-// namespace is read as the kiln project the object belongs to.
+// ObjectMeta is Kubernetes object metadata. namespace is read as the kiln
+// project the object belongs to; generateName stands for name when there
+// is none (kiln's run IDs are unique anyway). The fields an API server
+// writes are read, and named as ignored, so that a document exported with
+// kubectl get -o yaml is read as it is.
 type ObjectMeta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	GenerateName string            `json:"generateName,omitempty"`
+	Namespace    string            `json:"namespace,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	ServerFields `json:",inline"`
+}
+
+// ServerFields are the fields of Kubernetes object metadata that an API
+// server writes, or its controllers: kiln keeps its own record of a run.
+type ServerFields struct {
+	UID                        json.RawMessage `json:"uid,omitempty"`
+	ResourceVersion            json.RawMessage `json:"resourceVersion,omitempty"`
+	Generation                 json.RawMessage `json:"generation,omitempty"`
+	CreationTimestamp          json.RawMessage `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp          json.RawMessage `json:"deletionTimestamp,omitempty"`
+	DeletionGracePeriodSeconds json.RawMessage `json:"deletionGracePeriodSeconds,omitempty"`
+	OwnerReferences            json.RawMessage `json:"ownerReferences,omitempty"`
+	Finalizers                 json.RawMessage `json:"finalizers,omitempty"`
+	ManagedFields              json.RawMessage `json:"managedFields,omitempty"`
+	SelfLink                   json.RawMessage `json:"selfLink,omitempty"`
+}
+
+// Set lists the JSON names of the fields of f that are written, in order.
+func (f *ServerFields) Set() []string {
+	var out []string
+	for _, v := range []struct {
+		name string
+		raw  json.RawMessage
+	}{
+		{"uid", f.UID},
+		{"resourceVersion", f.ResourceVersion},
+		{"generation", f.Generation},
+		{"creationTimestamp", f.CreationTimestamp},
+		{"deletionTimestamp", f.DeletionTimestamp},
+		{"deletionGracePeriodSeconds", f.DeletionGracePeriodSeconds},
+		{"ownerReferences", f.OwnerReferences},
+		{"finalizers", f.Finalizers},
+		{"managedFields", f.ManagedFields},
+		{"selfLink", f.SelfLink},
+	} {
+		if s := string(v.raw); s != "" && s != "null" {
+			out = append(out, v.name)
+		}
+	}
+	return out
 }
 
 // TrainJob is Trainer's training job.
@@ -93,10 +139,29 @@ type TargetJob struct {
 	Name string `json:"name"`
 }
 
-// PodMetadata is the labels and annotations an override adds.
+// PodMetadata is the labels and annotations an override adds. It is
+// Kubernetes object metadata upstream: its other fields are read, and
+// named as ignored (a pod's name and namespace are kiln's).
 type PodMetadata struct {
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	GenerateName string            `json:"generateName,omitempty"`
+	Namespace    string            `json:"namespace,omitempty"`
+	ServerFields `json:",inline"`
+}
+
+// Others lists the JSON names of the fields of m written besides labels
+// and annotations.
+func (m *PodMetadata) Others() []string {
+	var out []string
+	for name, v := range map[string]string{"name": m.Name, "generateName": m.GenerateName, "namespace": m.Namespace} {
+		if v != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return append(out, m.Set()...)
 }
 
 // PodSpecOverride is the part of a pod spec an override may set.
