@@ -18,7 +18,7 @@ func newConvertCmd(e *env) *cobra.Command {
 		Use:   "convert -f FILE... [-o yaml|json]",
 		Short: "Print the kiln documents that Argo workflows, training-operator or Kubeflow Trainer jobs run as",
 		Long: "Print the documents of FILE... (\"-\": standard input) as kiln runs them: a PyTorchJob, TFJob,\n" +
-			"MPIJob, XGBoostJob or JAXJob (kubeflow.org/v1) as a TrainJob and the TrainingRuntime that gives\n" +
+			"MPIJob, XGBoostJob, JAXJob or PaddleJob (kubeflow.org/v1) as a TrainJob and the TrainingRuntime that gives\n" +
 			"its processes the operator's environment; a Kubeflow Trainer document (trainer.kubeflow.org)\n" +
 			"as kiln's own kind; an Argo Workflow (argoproj.io) as a kiln Workflow, with one generated Workflow\n" +
 			"per DAG or steps template it calls (WorkflowTemplates as stored kiln WorkflowTemplates);\n" +
