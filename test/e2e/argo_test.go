@@ -122,7 +122,7 @@ var argoCases = []argoCase{
 		lines:   map[string]int{"greetings from an argo container": 1},
 		ignored: "spec.templates[0].container.image"},
 	{file: "steps.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"step one speaks": 1, "step two-a speaks": 1, "step two-b speaks": 1}},
+		lines: map[string]int{"the say template: step one speaks": 1, "the say template: step two-a speaks": 1, "the say template: step two-b speaks": 1}},
 	{file: "dag-diamond.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{"corner top": 1, "corner left": 1, "corner right": 1, "corner bottom": 1}},
 	{file: "dag-diamond-steps.yaml", phase: apiv1.PhaseSucceeded,

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// podEnd is how the fake kubelet ends a task's pod: its exit code and its
+// termination message (kiln's output records: "NAME BYTES\nVALUE").
+type podEnd struct {
+	exit int32
+	msg  string
+}
+
+// localName is the name of a pod's task within its parent: "os.1" for
+// the second item of map os, "a.b" for task b of subworkflow a.
+func localName(p corev1.Pod) string {
+	n := p.Labels["kiln.dev/node"]
+	return n[strings.LastIndex(n, ".")+1:]
+}
+
+// argoKubelet plays the kubelet for a run's pods, as kubelet does in
+// kube_example_test.go: each running pod ends with exit 0 and no message,
+// unless ends names its task (its name, or the task's local name).
+func argoKubelet(ctx context.Context, c *cluster, ends map[string]podEnd) {
+	done := map[string]bool{}
+	for ctx.Err() == nil {
+		l, err := c.cs.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return
+		}
+		for _, p := range l.Items {
+			if p.Status.Phase != corev1.PodRunning || done[p.Name] || len(p.Status.ContainerStatuses) == 0 {
+				continue
+			}
+			end, ok := ends[p.Labels["kiln.dev/node"]]
+			if !ok {
+				end = ends[localName(p)]
+			}
+			p.Status.Phase = corev1.PodSucceeded
+			reason := "Completed"
+			if end.exit != 0 {
+				p.Status.Phase, reason = corev1.PodFailed, "Error"
+			}
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: end.exit, Reason: reason, Message: end.msg, FinishedAt: metav1.Now(),
+			}}
+			if _, err := c.cs.CoreV1().Pods(c.ns).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err == nil {
+				done[p.Name] = true
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// kubeArgoCase is an Argo document of testdata/argo run on the test
+// cluster, and the pods it must make.
+type kubeArgoCase struct {
+	file  string
+	phase apiv1.Phase // how the run ends
+	ends  map[string]podEnd
+	// pods counts the run's pods by their task's local name.
+	pods map[string]int
+	// images are the images of tasks' pods, by the task's local name.
+	images map[string]string
+	// args are what tasks' pods run (command and args, space-joined), by
+	// the task's local name: the text must be in it.
+	args map[string][]string
+	// env is set in every pod of the tasks named.
+	env map[string]map[string]string
+}
+
+var kubeArgoCases = []kubeArgoCase{
+	{file: "hello-world.yaml", phase: apiv1.PhaseSucceeded,
+		images: map[string]string{"": "busybox"},
+		args:   map[string][]string{"": {"echo greetings from an argo container"}}},
+	{file: "steps.yaml", phase: apiv1.PhaseSucceeded,
+		pods:   map[string]int{"first": 1, "second-a": 1, "second-b": 1},
+		images: map[string]string{"first": "busybox", "second-b": "busybox"},
+		args:   map[string][]string{"second-a": {"sh -c", `echo "$SPEAKER: step two-a speaks"`}},
+		env:    map[string]map[string]string{"first": {"SPEAKER": "the say template"}, "second-b": {"SPEAKER": "the say template"}}},
+	{file: "dag-diamond.yaml", phase: apiv1.PhaseSucceeded,
+		pods: map[string]int{"": 4},
+		args: map[string][]string{"": {"echo corner "}}},
+	{file: "dag-nested.yaml", phase: apiv1.PhaseSucceeded,
+		pods: map[string]int{"": 16},
+		args: map[string][]string{"": {"echo nested "}}},
+	{file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded,
+		pods:   map[string]int{"": 3},
+		images: map[string]string{"0": "debian:12.5", "1": "alpine:3.19", "2": "ubuntu:24.04"},
+		args:   map[string][]string{"": {"echo os "}}},
+	{file: "coinflip.yaml", phase: apiv1.PhaseSucceeded,
+		ends:   map[string]podEnd{"flip": {msg: record("result", "heads")}},
+		pods:   map[string]int{"flip": 1, "heads": 1, "tails": 0},
+		images: map[string]string{"flip": "python:alpine3.23", "heads": "busybox"},
+		args:   map[string][]string{"flip": {"/usr/bin/python3"}, "heads": {"sh -c", `echo "the coin landed heads"`}}},
+	{file: "output-parameter.yaml", phase: apiv1.PhaseSucceeded,
+		ends: map[string]podEnd{"produce": {msg: record("written", "an answer from kwok")}},
+		pods: map[string]int{"produce": 1, "consume": 1},
+		args: map[string][]string{"consume": {"echo consumed: an answer from kwok"}}},
+	{file: "exit-handlers.yaml", phase: apiv1.PhaseFailed,
+		ends:   map[string]podEnd{"fails": {exit: 1}},
+		pods:   map[string]int{"notify": 1, "mourn": 1, "celebrate": 0},
+		images: map[string]string{"notify": "alpine:3.23"},
+		args:   map[string][]string{"mourn": {"echo it did not go well"}}},
+}
+
+// TestKubeArgoExamplesMakeArgosPods runs Argo documents on the test
+// cluster, whose fake kubelet ends each pod: the pods carry the Argo
+// template's image, command, args and env, the tasks run in Argo's order
+// and conditions, and the run ends as Argo's would.
+func TestKubeArgoExamplesMakeArgosPods(t *testing.T) {
+	dir := argoDir(t)
+	for _, tc := range kubeArgoCases {
+		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
+			c := newCluster(t)
+			home := c.home(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go argoKubelet(ctx, c, tc.ends)
+			r := kiln(t, home, "run", "-q", filepath.Join(dir, tc.file))
+			id := newestRun(t, home)
+			if run := describe(t, home, id); run.Status.Phase != tc.phase {
+				t.Fatalf("the run is %s (%s), want %s\n%s%s", run.Status.Phase, run.Status.Message, tc.phase, r.stdout, r.stderr)
+			}
+			checkArgoPods(t, c.pods(t, id), tc)
+		})
+	}
+}
+
+// checkArgoPods checks a run's pods against tc; a task name "" stands for
+// every pod.
+func checkArgoPods(t *testing.T, pods []corev1.Pod, tc kubeArgoCase) {
+	t.Helper()
+	count := map[string]int{}
+	for _, p := range pods {
+		name := localName(p)
+		count[name]++
+		count[""]++
+		ct := p.Spec.Containers[0]
+		if want, ok := pick(tc.images, name); ok && ct.Image != want {
+			t.Errorf("pod of %s runs image %q, want %q", name, ct.Image, want)
+		}
+		line := strings.Join(append(append([]string{}, ct.Command...), ct.Args...), " ")
+		if want, ok := pick(tc.args, name); ok {
+			for _, w := range want {
+				if !strings.Contains(line, w) {
+					t.Errorf("pod of %s runs %q, which lacks %q", name, line, w)
+				}
+			}
+		}
+		env := map[string]string{}
+		for _, e := range ct.Env {
+			env[e.Name] = e.Value
+		}
+		for k, v := range tc.env[name] {
+			if env[k] != v {
+				t.Errorf("pod of %s has %s=%q, want %q", name, k, env[k], v)
+			}
+		}
+	}
+	for name, n := range tc.pods {
+		if count[name] != n {
+			t.Errorf("%d pods of %q, want %d (pods by task: %v)", count[name], name, n, count)
+		}
+	}
+}
+
+// record is an output parameter's record in a termination message.
+func record(name, value string) string {
+	return name + " " + strconv.Itoa(len(value)) + "\n" + value
+}
+
+// pick is m[name], else m[""] (what every pod must have).
+func pick[T any](m map[string]T, name string) (T, bool) {
+	if v, ok := m[name]; ok {
+		return v, true
+	}
+	v, ok := m[""]
+	return v, ok
+}
