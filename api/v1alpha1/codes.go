@@ -198,6 +198,8 @@ const (
 	CodeUnsatisfied Code = "KLN-4071"
 	CodeHTTPSOnly   Code = "KLN-4072"
 	CodeHTTPRefusal Code = "KLN-4073"
+	// Argo Workflows documents (issue 36).
+	CodeArgoTemplate Code = "KLN-1085"
 	// Paging a run's nodes and events (issue 35).
 	CodeStaleVersion Code = "KLN-4075"
 	CodeBadContinue  Code = "KLN-4076"
@@ -226,7 +228,7 @@ func CodeInfos() []CodeInfo {
 		{CodeCycle, "the tasks' dependencies form a cycle", "remove one dependsOn edge of the cycle shown"},
 		{CodeDuration, "a duration cannot be parsed", "use Go durations such as 90s, 5m or 1h30m"},
 		{CodeQuantity, "a resource quantity cannot be parsed", "use quantities such as 500m, 2, 512Mi or 4Gi"},
-		{CodeTemplate, "a {{...}} template refers to something that does not exist", "refer to a declared param, an output of an upstream task, outputs.dir, run.id, run.name, task.name or task.attempt"},
+		{CodeTemplate, "a {{...}} template refers to something that does not exist", "refer to a declared param, an output of an upstream task, outputs.dir, run.id, run.name, task.name, task.attempt or task.retries"},
 		{CodeInvalidValue, "a value is not one the field allows", "the message says what the field allows"},
 		{CodeRunnable, "the files do not hold exactly one runnable resource", "pass files with one Workflow or TrainJob (TrainingRuntimes may come with it)"},
 		{CodeUnknownParam, "a parameter given at submit is not declared by the workflow", "declare it under spec.params or fix its name"},
@@ -241,7 +243,7 @@ func CodeInfos() []CodeInfo {
 		{CodeOutOfRange, "a number, quantity or duration is outside the range the field allows (negative, too large, or an exponent kiln will not expand)", "the message gives the allowed range"},
 		{CodeExpression, "a when or depends expression does not compile, is not a boolean, or refers to a name that does not exist", "the message quotes the expression and says what is wrong; conditions are CEL over params.<name> and tasks.<name>"},
 		{CodeSubworkflow, "a subworkflow names a workflow that is neither in the files nor a WorkflowTemplate stored in the run's project, or workflows run each other in a cycle", "submit the named Workflow in the same files or store it with kiln apply -f FILE --project P; break the cycle printed"},
-		{CodeUnsupported, "a document of another API group (Kubeflow Trainer, training-operator) sets a field to a value kiln cannot honour: the job would not run as written", "change or drop the field named; docs/kubeflow.md lists what each field maps to"},
+		{CodeUnsupported, "a document of another API group (Kubeflow Trainer, training-operator, Argo Workflows) sets a field to a value kiln cannot honour: the job would not run as written", "change or drop the field named; docs/kubeflow.md and docs/argo.md list what each field maps to"},
 		{CodeRuntimeRef, "a runtimeRef's kind or apiGroup (a train task's runtimeKind) is not one kiln knows", "kind is TrainingRuntime or ClusterTrainingRuntime, apiGroup kiln.dev or trainer.kubeflow.org; leave them out to look the name up in every kind"},
 		{CodeRuntimeKind, "the runtime named exists, but not of the kind the job asks for (runtimeRef.kind or runtimeKind)", "change the kind to the one the message names, or leave it out"},
 		{CodeReplicaSpecs, "a training-operator job (kubeflow.org/v1) has a replica type its kind does not have, lacks one it needs, or asks for a count the kind does not allow (a PyTorchJob's Master is one replica)", "the message lists the replica types of the kind and their counts; keys are read in any case (worker is Worker)"},
@@ -396,6 +398,7 @@ func CodeInfos() []CodeInfo {
 		{CodeNoToken, "no API token has the given ID (kiln token revoke takes a token's ID, not its name or value)", "list tokens, with their IDs, with kiln token list"},
 		{CodeBadContinue, "the continue token of a request for a page of a run's nodes or events is not one this server gave for that run and query", "send back the continue of the previous page unchanged, with the same phase, parent and sinceVersion; or start again without continue"},
 		{CodeSubmitDeadline, "the server could not read and check the submission before its write timeout (--write-timeout) would cut off the answer, so it created no run", "wait for the Retry-After seconds and try again with the same Idempotency-Key, or ask for a longer --write-timeout; a smaller spec checks faster"},
+		{CodeArgoTemplate, "an Argo call (template, templateRef, workflowTemplateRef, onExit) names a template that is neither in the document, nor in the files submitted with it, nor stored", "name one of the document's spec.templates; apply the WorkflowTemplate a templateRef names first (kiln apply -f FILE), or submit it in the same files"},
 	}
 }
 

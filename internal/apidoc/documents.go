@@ -3,6 +3,7 @@ package apidoc
 import (
 	"github.com/getkin/kin-openapi/openapi3"
 
+	argo "kiln.dev/kiln/api/argo/v1alpha1"
 	kubeflow "kiln.dev/kiln/api/kubeflow/v1"
 	trainer "kiln.dev/kiln/api/trainer/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -18,7 +19,8 @@ const (
 // runnable reports whether a document of kind k is a submission's: a
 // Workflow or a TrainJob, of kiln's group or translated from another.
 func runnable(k Kind) bool {
-	return k.Kind == apiv1.KindWorkflow || k.Kind == apiv1.KindTrainJob || k.APIVersion == kubeflow.APIVersion
+	return k.Kind == apiv1.KindWorkflow || k.Kind == apiv1.KindTrainJob || k.APIVersion == kubeflow.APIVersion ||
+		(k.APIVersion == argo.APIVersion && k.Kind == argo.KindWorkflow)
 }
 
 // documentName names the schema of a whole document of kind k: its Go
@@ -30,6 +32,8 @@ func documentName(k Kind) string {
 		prefix = "Trainer"
 	case kubeflow.APIVersion:
 		prefix = "Kubeflow"
+	case argo.APIVersion:
+		prefix = "Argo"
 	}
 	return prefix + k.Kind + "Document"
 }

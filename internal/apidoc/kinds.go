@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	argo "kiln.dev/kiln/api/argo/v1alpha1"
 	kubeflow "kiln.dev/kiln/api/kubeflow/v1"
 	trainer "kiln.dev/kiln/api/trainer/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -32,6 +33,8 @@ func (k Kind) File() string {
 		return "trainer-" + name
 	case kubeflow.APIVersion:
 		return "kubeflow-" + name
+	case argo.APIVersion:
+		return "argo-" + name
 	}
 	return name
 }
@@ -55,6 +58,9 @@ func Kinds() []Kind {
 		{kubeflow.APIVersion, kubeflow.KindMPIJob, kubeflow.MPIJob{}},
 		{kubeflow.APIVersion, kubeflow.KindXGBoostJob, kubeflow.XGBoostJob{}},
 		{kubeflow.APIVersion, kubeflow.KindJAXJob, kubeflow.JAXJob{}},
+		{argo.APIVersion, argo.KindWorkflow, argo.Workflow{}},
+		{argo.APIVersion, argo.KindWorkflowTemplate, argo.WorkflowTemplate{}},
+		{argo.APIVersion, argo.KindClusterWorkflowTemplate, argo.WorkflowTemplate{}},
 	}
 }
 

@@ -17,7 +17,7 @@ const module = "kiln.dev/kiln"
 
 // commentDirs are the packages, relative to the module's root, whose doc
 // comments become the schemas' descriptions.
-var commentDirs = []string{"api/v1alpha1", "api/trainer/v1alpha1", "api/kubeflow/v1"}
+var commentDirs = []string{"api/v1alpha1", "api/trainer/v1alpha1", "api/kubeflow/v1", "api/argo/v1alpha1"}
 
 // Reflector turns Go types into JSON Schemas, their descriptions taken
 // from the types' doc comments.
@@ -136,6 +136,8 @@ func typeName(t reflect.Type) string {
 		return "Trainer" + t.Name()
 	case strings.HasSuffix(t.PkgPath(), "/api/kubeflow/v1"):
 		return "Kubeflow" + t.Name()
+	case strings.HasSuffix(t.PkgPath(), "/api/argo/v1alpha1"):
+		return "Argo" + t.Name()
 	}
 	return t.Name()
 }

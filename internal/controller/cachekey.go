@@ -96,7 +96,7 @@ func (k *keyInputs) Expand(s string) (string, error) {
 func (k *keyInputs) lookup(ref template.Ref) (string, bool) {
 	p := ref.Path
 	switch {
-	case ref.Raw == "outputs.dir" || ref.Raw == "task.attempt":
+	case ref.Raw == "outputs.dir" || ref.Raw == "task.attempt" || ref.Raw == "task.retries":
 		return "{{" + ref.Raw + "}}", true
 	case len(p) == 5 && p[0] == "tasks" && p[2] == "outputs" && p[3] == "artifacts":
 		path, ok := k.in.lookup(ref)

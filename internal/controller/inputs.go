@@ -116,7 +116,7 @@ func recorded(seen map[string]string) map[string]string {
 
 // ownRefs are the references to the run's and attempt's own names and
 // directories: no input of the task, so not recorded.
-var ownRefs = map[string]bool{"outputs.dir": true, "run.id": true, "run.name": true, "task.name": true, "task.attempt": true}
+var ownRefs = map[string]bool{"outputs.dir": true, "run.id": true, "run.name": true, "task.name": true, "task.attempt": true, "task.retries": true}
 
 // lookup gives the value of one template reference, recorded if in records.
 func (in *inputs) lookup(ref template.Ref) (string, bool) {
@@ -152,6 +152,8 @@ func (in *inputs) resolve(ref template.Ref) (string, bool) {
 		return in.id.Node, true
 	case ref.Raw == "task.attempt":
 		return strconv.Itoa(in.id.Number), true
+	case ref.Raw == "task.retries":
+		return strconv.Itoa(in.id.Number - 1), true // Argo's {{retries}}: 0 on the first attempt
 	case p[0] == "federation" && rs.part != nil && (len(p) == 3 || len(p) == 4):
 		v, ok := rs.part.orders[in.id.Node].Inputs[strings.Join(p[1:], ".")] // another party's output, fetched by this one
 		return v, ok

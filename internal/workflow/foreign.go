@@ -84,7 +84,7 @@ func one(f func(doc *Document) (*Document, error)) translateFunc {
 
 // translators lists the API groups kiln reads besides its own.
 func translators() []translator {
-	return []translator{trainerGroup(), operatorGroup()}
+	return []translator{trainerGroup(), operatorGroup(), argoGroup()}
 }
 
 // Translate returns docs with every document of another API group that

@@ -68,7 +68,7 @@ func (c *checker) refs(field, s string, task int, p *Plan, params map[string]boo
 		case msg == "":
 		case c.doc.Kind == apiv1.KindTrainJob:
 			// A TrainJob is a run of its own: no params, no other tasks.
-			c.addHint(apiv1.CodeTemplate, field, "a TrainJob may use {{outputs.dir}}, {{run.id}}, {{run.name}}, {{task.name}} and {{task.attempt}}",
+			c.addHint(apiv1.CodeTemplate, field, "a TrainJob may use {{outputs.dir}}, {{run.id}}, {{run.name}}, {{task.name}}, {{task.attempt}} and {{task.retries}}",
 				"{{%s}}: %s", r.Raw, trainJobRef(r))
 		default:
 			c.add(apiv1.CodeTemplate, field, "{{%s}}: %s", r.Raw, msg)
@@ -164,7 +164,7 @@ func checkOutputRef(r template.Ref, task int, p *Plan) string {
 // BuiltinRefs returns the references every task can use besides params and
 // upstream outputs.
 func BuiltinRefs() []string {
-	return []string{"outputs.dir", "run.id", "run.name", "task.name", "task.attempt"}
+	return []string{"outputs.dir", "run.id", "run.name", "task.name", "task.attempt", "task.retries"}
 }
 
 // itemField says why the items of f may lack field, or "" when every

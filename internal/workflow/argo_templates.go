@@ -1,0 +1,411 @@
+package workflow
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	argov1 "kiln.dev/kiln/api/argo/v1alpha1"
+	apiv1 "kiln.dev/kiln/api/v1alpha1"
+)
+
+// argoCall is one call of a template, from a DAG task or a step, as it
+// becomes a kiln task of o's list at field kiln.
+type argoCall struct {
+	site *argov1.Call
+	// field is the call's path as written (spec.templates[0].dag.tasks[2]).
+	field string
+	// depends is the kiln depends expression of its place: a DAG task's
+	// dependencies, or the steps of the group before.
+	depends string
+	// parallelism is the calling template's.
+	parallelism *int64
+}
+
+// body writes template t's children into o: a DAG's tasks, a steps
+// template's steps, or one task calling t itself (a container, script or
+// suspend run alone).
+func (a *argoConv) body(o *argoOut, t *argov1.Template, ti int, list string) {
+	tf := fmt.Sprintf("spec.templates[%d]", ti)
+	switch {
+	case t.DAG != nil:
+		a.dagBody(o, t, tf, list)
+	case len(t.Steps) > 0:
+		a.stepsBody(o, t, tf, list)
+	default:
+		site := &argov1.Call{Name: t.Name, Template: t.Name, Arguments: inputsAsArguments(t)}
+		a.call(o, list, argoCall{site: site, field: tf})
+	}
+}
+
+// inputsAsArguments passes a template's inputs on as they come: the
+// entrypoint, run alone, reads the workflow's.
+func inputsAsArguments(t *argov1.Template) *argov1.Arguments {
+	if t.Inputs == nil {
+		return nil
+	}
+	args := &argov1.Arguments{}
+	for _, p := range t.Inputs.Parameters {
+		v, _ := json.Marshal("{{inputs.parameters." + p.Name + "}}")
+		args.Parameters = append(args.Parameters, argov1.Parameter{Name: p.Name, Value: v})
+	}
+	return args
+}
+
+func (a *argoConv) dagBody(o *argoOut, t *argov1.Template, tf, list string) {
+	d := t.DAG
+	if d.FailFast != nil && !o.sub {
+		o.wf.Spec.FailFast = d.FailFast
+	}
+	if d.Target != "" {
+		a.c.fail(apiv1.CodeUnsupported, tf+".dag.target", "kiln runs every task of a DAG", "drop target, or remove the tasks it leaves out")
+	}
+	continues := map[string]bool{}
+	for _, task := range d.Tasks {
+		continues[task.Name] = task.ContinueOn != nil && (task.ContinueOn.Failed || task.ContinueOn.Error)
+	}
+	for j := range d.Tasks {
+		task := &d.Tasks[j]
+		f := fmt.Sprintf("%s.dag.tasks[%d]", tf, j)
+		dep := ""
+		switch {
+		case task.Depends != "":
+			dep = a.argoDepends(f+".depends", task.Depends)
+		case len(task.Dependencies) > 0:
+			dep = dependsOnAll(task.Dependencies, continues)
+		}
+		a.call(o, list, argoCall{site: &task.Call, field: f, depends: dep, parallelism: t.Parallelism})
+	}
+}
+
+func (a *argoConv) stepsBody(o *argoOut, t *argov1.Template, tf, list string) {
+	if t.FailFast != nil && !o.sub {
+		o.wf.Spec.FailFast = t.FailFast
+	}
+	var before []string
+	continues := map[string]bool{}
+	for g, group := range t.Steps {
+		var names []string
+		for s := range group {
+			step := &group[s]
+			f := fmt.Sprintf("%s.steps[%d][%d]", tf, g, s)
+			a.call(o, list, argoCall{site: &step.Call, field: f, depends: dependsOnAll(before, continues), parallelism: t.Parallelism})
+			names = append(names, step.Name)
+			continues[step.Name] = step.ContinueOn != nil && (step.ContinueOn.Failed || step.ContinueOn.Error)
+		}
+		before = names
+	}
+}
+
+// dependsOnAll is the depends expression of tasks that must each have
+// succeeded or been skipped (Argo's dependencies), or, where the task
+// continues on failure, ended at all.
+func dependsOnAll(names []string, continues map[string]bool) string {
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		if continues[n] {
+			parts = append(parts, "("+n+" || "+n+".Failed)")
+		} else {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, " && ")
+}
+
+// argoDepends rewrites Argo's depends results that kiln spells otherwise.
+func (a *argoConv) argoDepends(field, s string) string {
+	r := strings.NewReplacer(".Errored", ".Failed", ".Omitted", ".Skipped")
+	if strings.Contains(s, ".Daemoned") {
+		a.c.fail(apiv1.CodeUnsupported, field, "kiln runs no daemons, so no task is ever Daemoned", "drop the .Daemoned operand")
+	}
+	if out := r.Replace(s); out != s {
+		a.c.ignore(field, "kiln does not tell an error from a failure, nor an omitted task from a skipped one: Errored reads as Failed, Omitted as Skipped")
+		return out
+	}
+	return s
+}
+
+// call makes the kiln task (or tasks: an exit handler follows it) of one
+// call, appended to o's list.
+func (a *argoConv) call(o *argoOut, list string, c argoCall) {
+	site := c.site
+	if len(site.Inline) > 0 {
+		a.c.fail(apiv1.CodeUnsupported, c.field+".inline", "kiln calls templates by name", "move the inline template to spec.templates and call it with template:")
+		return
+	}
+	if len(site.Hooks) > 0 {
+		a.c.fail(apiv1.CodeUnsupported, c.field+".hooks", "kiln has no life-cycle hooks on a task", "use onExit")
+	}
+	t, ti, ref := a.callee(c)
+	if t == nil {
+		return
+	}
+	sc := a.bodyScope(o, c.field)
+	task := apiv1.Task{Name: site.Name, Depends: c.depends}
+	k := len(*a.list(o, list))
+	tk := fmt.Sprintf("%s[%d]", list, k)
+	o.mapField(tk, c.field)
+	o.mapField(tk+".name", c.field+".name")
+	o.mapField(tk+".depends", c.field+".depends")
+	args := a.arguments(sc, c.field, site.Arguments)
+	tf := fmt.Sprintf("spec.templates[%d]", ti)
+	switch {
+	case ref != "":
+		task.Workflow = &apiv1.SubWorkflow{Name: ref, Params: args.params()}
+		o.mapField(tk+".workflow", c.field+".templateRef")
+	case t.Container != nil || t.Script != nil:
+		a.leaf(o, &task, tk, t, tf, args, c)
+	case t.Suspend != nil:
+		a.suspend(&task, t, tf)
+		o.mapField(tk+".gate", tf+".suspend")
+	case t.DAG != nil || len(t.Steps) > 0:
+		a.subworkflow(o, &task, t, ti, args)
+		o.mapField(tk+".workflow", c.field+".template")
+	default:
+		a.c.fail(apiv1.CodeUnsupported, tf+"."+templateKind(t), "kiln runs container, script, dag, steps and suspend templates only",
+			"run the work as a container or script template")
+		return
+	}
+	a.loop(sc, &task, tk, c)
+	if site.When != "" {
+		task.When = a.when(sc, c.field+".when", site.When)
+		o.mapField(tk+".when", c.field+".when")
+	}
+	if site.ContinueOn != nil && !site.ContinueOn.Failed && !site.ContinueOn.Error {
+		a.c.ignore(c.field+".continueOn", "it lets nothing go on")
+	}
+	l := a.list(o, list)
+	*l = append(*l, task)
+	if site.OnExit != "" {
+		a.stepExit(o, list, c, site)
+	}
+}
+
+// list is o's task list named list: spec.tasks or spec.onExit.
+func (a *argoConv) list(o *argoOut, list string) *[]apiv1.Task {
+	if list == "spec.onExit" {
+		return &o.wf.Spec.OnExit
+	}
+	return &o.wf.Spec.Tasks
+}
+
+// templateKind names what a template is, by the field that says it.
+func templateKind(t *argov1.Template) string {
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"resource", len(t.Resource) > 0}, {"http", len(t.HTTP) > 0}, {"data", len(t.Data) > 0},
+		{"containerSet", len(t.ContainerSet) > 0}, {"plugin", len(t.Plugin) > 0},
+	} {
+		if k.set {
+			return k.name
+		}
+	}
+	return "name"
+}
+
+// callee is the template a call runs: one of this document's, with its
+// index, or ref, the name of a workflow (a stored kiln template) that
+// stands for a template of another WorkflowTemplate.
+func (a *argoConv) callee(c argoCall) (t *argov1.Template, ti int, ref string) {
+	site := c.site
+	if site.TemplateRef != nil {
+		r := site.TemplateRef
+		if r.ClusterScope {
+			a.c.ignore(c.field+".templateRef.clusterScope", "kiln looks the template up in the run's project")
+		}
+		if r.Name == "" || r.Template == "" {
+			a.c.fail(apiv1.CodeRequired, c.field+".templateRef", "a templateRef names a WorkflowTemplate and one of its templates", "set name and template")
+			return nil, -1, ""
+		}
+		return &argov1.Template{}, -1, r.Name + "-" + r.Template
+	}
+	if site.Template == "" {
+		a.c.fail(apiv1.CodeRequired, c.field+".template", "the call names no template", "set template (or templateRef)")
+		return nil, -1, ""
+	}
+	t, ti = a.template(site.Template, c.field+".template")
+	return t, ti, ""
+}
+
+// argoArgs are a call's parameter arguments, rewritten for kiln, and its
+// artifact arguments.
+type argoArgs struct {
+	names     []string
+	values    map[string]string
+	artifacts map[string]argov1.Artifact
+}
+
+func (g argoArgs) params() []apiv1.ParamValue {
+	out := make([]apiv1.ParamValue, 0, len(g.names))
+	for _, n := range g.names {
+		out = append(out, apiv1.ParamValue{Name: n, Value: g.values[n]})
+	}
+	return out
+}
+
+// arguments reads a call's arguments, rewritten in the caller's scope.
+func (a *argoConv) arguments(sc *argoScope, field string, in *argov1.Arguments) argoArgs {
+	out := argoArgs{values: map[string]string{}, artifacts: map[string]argov1.Artifact{}}
+	if in == nil {
+		return out
+	}
+	for i, p := range in.Parameters {
+		f := fmt.Sprintf("%s.arguments.parameters[%d]", field, i)
+		if p.ValueFrom != nil {
+			a.c.fail(apiv1.CodeUnsupported, f+".valueFrom", "kiln passes a value as written (templates allowed), not one read from elsewhere", "write value")
+			continue
+		}
+		raw := p.Value
+		if len(raw) == 0 {
+			raw = p.Default
+		}
+		out.names = append(out.names, p.Name)
+		out.values[p.Name] = sc.at(f + ".value").rewrite(rawText(raw))
+	}
+	for _, art := range in.Artifacts {
+		out.artifacts[art.Name] = art
+	}
+	return out
+}
+
+// rawText is a JSON value as Argo reads a parameter: a string's text, or
+// a number's or boolean's as written.
+func rawText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+// subworkflow makes task run template t (a DAG or steps) as a generated
+// workflow, passing its arguments and the workflow parameters it reads.
+func (a *argoConv) subworkflow(o *argoOut, task *apiv1.Task, t *argov1.Template, ti int, args argoArgs) {
+	sub := a.sub(t, ti)
+	if sub == nil {
+		return
+	}
+	task.Workflow = &apiv1.SubWorkflow{Name: sub.name}
+	if t.Inputs != nil {
+		for i, p := range t.Inputs.Parameters {
+			v, ok := args.values[p.Name]
+			if !ok {
+				if d := a.paramValue("", p); d != nil {
+					continue // the subworkflow's param defaults to it
+				}
+				a.c.fail(apiv1.CodeRequired, fmt.Sprintf("spec.templates[%d].inputs.parameters[%d]", ti, i),
+					fmt.Sprintf("input %q of template %q has no value: the call gives none and it has no default", p.Name, t.Name), "pass it in the call's arguments")
+				continue
+			}
+			task.Workflow.Params = append(task.Workflow.Params, apiv1.ParamValue{Name: p.Name, Value: v})
+		}
+	}
+	for _, g := range sub.uses {
+		v := "{{params." + g + "}}"
+		if o.sub {
+			v = "{{params." + workflowParam(g) + "}}"
+			o.use(g)
+		}
+		task.Workflow.Params = append(task.Workflow.Params, apiv1.ParamValue{Name: workflowParam(g), Value: v})
+	}
+}
+
+// sub is the generated workflow that runs template t, made on first use.
+func (a *argoConv) sub(t *argov1.Template, ti int) *argoOut {
+	if o, ok := a.subs[t.Name]; ok {
+		return o
+	}
+	if a.active[t.Name] {
+		a.c.fail(apiv1.CodeUnsupported, fmt.Sprintf("spec.templates[%d]", ti),
+			fmt.Sprintf("template %q calls itself, directly or through others: kiln runs no recursion", t.Name),
+			"unroll the recursion into a loop (withItems, withSequence) or a retryStrategy")
+		return nil
+	}
+	a.active[t.Name] = true
+	defer delete(a.active, t.Name)
+	o := a.newOut(a.name+"-"+t.Name, true)
+	if t.Inputs != nil {
+		for i, p := range t.Inputs.Parameters {
+			o.wf.Spec.Params = append(o.wf.Spec.Params, apiv1.Param{Name: p.Name, Default: a.paramValue("", p), Description: p.Description})
+			o.mapField(fmt.Sprintf("spec.params[%d]", i), fmt.Sprintf("spec.templates[%d].inputs.parameters[%d]", ti, i))
+		}
+	}
+	a.body(o, t, ti, "spec.tasks")
+	a.subOutputs(o, t, ti)
+	a.globalParams(o)
+	a.subs[t.Name] = o
+	a.order = append(a.order, t.Name)
+	return o
+}
+
+// subOutputs are a DAG's or steps template's outputs, read from its children's.
+func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
+	if t.Outputs == nil {
+		return
+	}
+	sc := a.bodyScope(o, fmt.Sprintf("spec.templates[%d].outputs", ti))
+	outs := &apiv1.WorkflowOutputs{}
+	for i, p := range t.Outputs.Parameters {
+		f := fmt.Sprintf("spec.templates[%d].outputs.parameters[%d]", ti, i)
+		if p.ValueFrom == nil || p.ValueFrom.Parameter == "" {
+			a.c.fail(apiv1.CodeUnsupported, f+".valueFrom", "a DAG's or steps' output parameter is read from a child's: kiln reads valueFrom.parameter only",
+				"set valueFrom.parameter to \"{{tasks.T.outputs.parameters.P}}\"")
+			continue
+		}
+		outs.Parameters = append(outs.Parameters, apiv1.WorkflowOutput{Name: p.Name, Value: sc.at(f + ".valueFrom.parameter").rewrite(p.ValueFrom.Parameter)})
+	}
+	for i, art := range t.Outputs.Artifacts {
+		f := fmt.Sprintf("spec.templates[%d].outputs.artifacts[%d]", ti, i)
+		if art.From == "" {
+			a.c.fail(apiv1.CodeUnsupported, f+".from", "a DAG's or steps' output artifact is a child's: kiln reads from only", "set from to \"{{tasks.T.outputs.artifacts.A}}\"")
+			continue
+		}
+		outs.Artifacts = append(outs.Artifacts, apiv1.WorkflowOutput{Name: art.Name, Value: sc.at(f + ".from").rewrite(art.From)})
+	}
+	if len(outs.Parameters)+len(outs.Artifacts) > 0 {
+		o.wf.Spec.Outputs = outs
+	}
+}
+
+// suspend makes task a gate: an approval, or a sleep for the duration.
+func (a *argoConv) suspend(task *apiv1.Task, t *argov1.Template, tf string) {
+	if d := t.Suspend.Duration; d != "" {
+		task.Gate = &apiv1.Gate{Sleep: &apiv1.SleepGate{Duration: argoDuration(d)}}
+		return
+	}
+	task.Gate = &apiv1.Gate{Approve: &apiv1.ApproveGate{Message: "resume " + t.Name + " (argo resume): kiln approve RUN " + task.Name}}
+	a.c.ignore(tf+".suspend", "a suspension is resumed with kiln approve RUN TASK, not argo resume")
+}
+
+// argoDuration is an Argo duration as Go reads one: a bare number is seconds.
+func argoDuration(d string) string {
+	d = strings.TrimSpace(d)
+	if d != "" && strings.Trim(d, "0123456789") == "" {
+		return d + "s"
+	}
+	return d
+}
+
+// exitHandler translates spec.onExit: the template's tasks run after
+// every other, whatever the result.
+func (a *argoConv) exitHandler(o *argoOut) {
+	if a.spec.OnExit == "" {
+		return
+	}
+	t, ti := a.template(a.spec.OnExit, "spec.onExit")
+	if t == nil {
+		return
+	}
+	a.body(o, t, ti, "spec.onExit")
+}
+
+// stepExit runs a call's onExit template after it, whatever its result.
+func (a *argoConv) stepExit(o *argoOut, list string, c argoCall, site *argov1.Call) {
+	exit := argov1.Call{Name: site.Name + "-onexit", Template: site.OnExit}
+	a.call(o, list, argoCall{site: &exit, field: c.field + ".onExit"})
+	l := a.list(o, list)
+	t := &(*l)[len(*l)-1]
+	t.Depends = site.Name + " || " + site.Name + ".Failed || " + site.Name + ".Skipped"
+}
