@@ -16,11 +16,13 @@ func newConvertCmd(e *env) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "convert -f FILE... [-o yaml|json]",
-		Short: "Print the kiln documents that training-operator or Kubeflow Trainer jobs run as",
+		Short: "Print the kiln documents that Argo workflows, training-operator or Kubeflow Trainer jobs run as",
 		Long: "Print the documents of FILE... (\"-\": standard input) as kiln runs them: a PyTorchJob, TFJob,\n" +
 			"MPIJob, XGBoostJob or JAXJob (kubeflow.org/v1) as a TrainJob and the TrainingRuntime that gives\n" +
 			"its processes the operator's environment; a Kubeflow Trainer document (trainer.kubeflow.org)\n" +
-			"as kiln's own kind; kiln's documents as they are. kiln run and kiln validate take the output\n" +
+			"as kiln's own kind; an Argo Workflow (argoproj.io) as a kiln Workflow, with one generated Workflow\n" +
+			"per DAG or steps template it calls (WorkflowTemplates as stored kiln WorkflowTemplates);\n" +
+			"kiln's documents as they are. kiln run and kiln validate take the output\n" +
 			"back, so it can be committed in place of the original. The result is checked offline, as kiln\n" +
 			"validate checks; fields that some backend ignores are listed on standard error.",
 		RunE: func(_ *cobra.Command, args []string) error {

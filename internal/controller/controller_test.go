@@ -251,6 +251,29 @@ func TestRetriesUntilSuccess(t *testing.T) {
 	}
 }
 
+func TestTaskRetriesCountsTheRetriesBeforeThisAttempt(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, 1)
+	seen := filepath.Join(t.TempDir(), "seen")
+	id := e.submit(t, `spec:
+  tasks:
+  - name: flaky
+    command: [sh, -c, 'echo "{{task.retries}}/{{task.attempt}}" >> `+seen+`; test {{task.retries}} -ge 2']
+    retries: {limit: 3, backoff: {duration: 10ms}}
+`, nil)
+	run := e.wait(t, id)
+	if run.Status.Phase != apiv1.PhaseSucceeded {
+		t.Fatalf("run %s, want Succeeded on the third attempt (retries 2)", run.Status.Phase)
+	}
+	got, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0/1\n1/2\n2/3\n"; string(got) != want {
+		t.Errorf("the attempts saw %q, want %q", got, want)
+	}
+}
+
 func TestFailFastLetsRunningTasksFinish(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, 2)

@@ -39,6 +39,8 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 		}
 	}
 	switch {
+	case t.Script != nil && len(cmd) == 0:
+		a.c.fail(apiv1.CodeRequired, cf+".command", "a script template names the program that runs its source in command", "set command, such as [python3] or [sh]")
 	case w.needed() && len(cmd) == 0:
 		a.c.fail(apiv1.CodeRequired, cf+".command",
 			"kiln wraps this template's program to pass its outputs, inputs or script, and needs its command to do so: the image's entrypoint is not known here",
@@ -174,7 +176,9 @@ func (a *argoConv) retries(field string, r *argov1.RetryStrategy) *apiv1.RetrySt
 		a.c.ignore(field+".affinity", "kiln places each attempt itself")
 	}
 	out := &apiv1.RetryStrategy{}
-	if r.Limit != nil {
+	if r.Limit == nil {
+		a.c.fail(apiv1.CodeUnsupported, field, "without a limit Argo retries for ever; kiln retries a bounded number of times", "set limit")
+	} else {
 		n, err := strconv.Atoi(r.Limit.String())
 		if err != nil || n < 0 {
 			a.c.fail(apiv1.CodeUnsupported, field+".limit", fmt.Sprintf("%q is not a number: kiln fixes the limit when it reads the workflow", r.Limit.String()), "write a number")

@@ -52,7 +52,16 @@ func inputsAsArguments(t *argov1.Template) *argov1.Arguments {
 	return args
 }
 
+// parallelismIgnored names a DAG's or steps' parallelism, which kiln
+// keeps for its loops only.
+func (a *argoConv) parallelismIgnored(t *argov1.Template, tf string) {
+	if t.Parallelism != nil {
+		a.c.ignore(tf+".parallelism", "kiln caps each loop's items at once (maxParallel); the template's other tasks start as the pool admits them")
+	}
+}
+
 func (a *argoConv) dagBody(o *argoOut, t *argov1.Template, tf, list string) {
+	a.parallelismIgnored(t, tf)
 	d := t.DAG
 	if d.FailFast != nil && !o.sub {
 		o.wf.Spec.FailFast = d.FailFast
@@ -79,6 +88,7 @@ func (a *argoConv) dagBody(o *argoOut, t *argov1.Template, tf, list string) {
 }
 
 func (a *argoConv) stepsBody(o *argoOut, t *argov1.Template, tf, list string) {
+	a.parallelismIgnored(t, tf)
 	if t.FailFast != nil && !o.sub {
 		o.wf.Spec.FailFast = t.FailFast
 	}
@@ -158,9 +168,11 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 	case t.Suspend != nil:
 		a.suspend(&task, t, tf)
 		o.mapField(tk+".gate", tf+".suspend")
+		a.groupSettings(t, tf)
 	case t.DAG != nil || len(t.Steps) > 0:
 		a.subworkflow(o, &task, t, ti, args)
 		o.mapField(tk+".workflow", c.field+".template")
+		a.groupSettings(t, tf)
 	default:
 		a.c.fail(apiv1.CodeUnsupported, tf+"."+templateKind(t), "kiln runs container, script, dag, steps and suspend templates only",
 			"run the work as a container or script template")
@@ -177,6 +189,7 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 	l := a.list(o, list)
 	*l = append(*l, task)
 	if site.OnExit != "" {
+		a.c.ignore(c.field+".onExit", "kiln runs the handler after the task whatever its result, but not once the run has stopped starting tasks (a task failed, and failFast)")
 		a.stepExit(o, list, c, site)
 	}
 }
@@ -326,6 +339,7 @@ func (a *argoConv) sub(t *argov1.Template, ti int) *argoOut {
 	a.active[t.Name] = true
 	defer delete(a.active, t.Name)
 	o := a.newOut(a.name+"-"+t.Name, true)
+	o.mapField("metadata.name", fmt.Sprintf("spec.templates[%d].name", ti))
 	if t.Inputs != nil {
 		for i, p := range t.Inputs.Parameters {
 			o.wf.Spec.Params = append(o.wf.Spec.Params, apiv1.Param{Name: p.Name, Default: a.paramValue("", p), Description: p.Description})
@@ -408,4 +422,27 @@ func (a *argoConv) stepExit(o *argoOut, list string, c argoCall, site *argov1.Ca
 	l := a.list(o, list)
 	t := &(*l)[len(*l)-1]
 	t.Depends = site.Name + " || " + site.Name + ".Failed || " + site.Name + ".Skipped"
+}
+
+// groupSettings names what a DAG, steps or suspend template sets that
+// kiln keeps for the tasks that run programs, and the settings of every
+// template it does not honour.
+func (a *argoConv) groupSettings(t *argov1.Template, tf string) {
+	if t.RetryStrategy != nil {
+		a.c.ignore(tf+".retryStrategy", "kiln retries the tasks that run programs, not a DAG, steps or suspension: set it on the templates they call")
+	}
+	switch {
+	case t.ActiveDeadlineSeconds != nil:
+		a.c.ignore(tf+".activeDeadlineSeconds", "kiln bounds the tasks that run programs, and the whole run (spec.activeDeadlineSeconds)")
+	case t.Timeout != "":
+		a.c.ignore(tf+".timeout", "kiln bounds the tasks that run programs, and the whole run (spec.activeDeadlineSeconds)")
+	}
+	if t.Suspend != nil && t.Outputs != nil && len(t.Outputs.Parameters) > 0 {
+		a.c.fail(apiv1.CodeUnsupported, tf+".outputs.parameters", "a suspension that waits for supplied values has no counterpart: kiln's signal gate gives one value, named value",
+			"resume with kiln approve instead, or write the workflow in kiln's own kind with a signal gate")
+	}
+	if len(t.Memoize) > 0 {
+		a.c.ignore(tf+".memoize", "kiln does not reuse results by a key and a config map")
+	}
+	a.templateIgnored(t, tf)
 }

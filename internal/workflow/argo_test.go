@@ -2,11 +2,16 @@ package workflow
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	argov1 "kiln.dev/kiln/api/argo/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
@@ -57,13 +62,358 @@ func argoErr(t *testing.T, text string) []*apiv1.Error {
 	return apiv1.Errors(err)
 }
 
-func TestArgoDump(t *testing.T) {
-	for _, name := range []string{"hello.yaml", "steps.yaml", "coinflip.yaml", "dag-nested.yaml"} {
-		wfs, ign := argoFile(t, name)
-		for n, wf := range wfs {
-			b, _ := json.MarshalIndent(wf, "", " ")
-			t.Logf("%s %s:\n%s", name, n, b)
+func TestArgoContainerBecomesOneTaskWithTheWorkflowsParams(t *testing.T) {
+	t.Parallel()
+	wfs, ignored := argoFile(t, "hello.yaml")
+	wf := wfs["hello"]
+	if wf == nil {
+		t.Fatalf("no workflow named after generateName: %v", wfs)
+	}
+	want := []apiv1.Task{{Name: "say", Command: []string{"echo"}, Args: []string{"{{params.greeting}}", "{{run.name}}"}, Image: "busybox"}}
+	if diff := cmp.Diff(want, wf.Spec.Tasks); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
+	}
+	if len(wf.Spec.Params) != 1 || *wf.Spec.Params[0].Default != "hi there" {
+		t.Errorf("params = %+v, want greeting defaulting to the argument's value", wf.Spec.Params)
+	}
+	assertIgnored(t, ignored, "metadata.generateName", "")
+	assertIgnored(t, ignored, "spec.templates[0].container.image", backendLocal)
+}
+
+// assertIgnored fails unless field is named as ignored on backend ("":
+// on every backend).
+func assertIgnored(t *testing.T, ignored []Ignored, field, backend string) {
+	t.Helper()
+	for _, i := range ignored {
+		if i.Field == field && (backend == "" && len(i.Backends) == 0 || slices.Contains(i.Backends, backend)) {
+			return
 		}
-		t.Logf("ignored: %v", ign)
+	}
+	t.Errorf("%s is not named as ignored (on %q): %+v", field, backend, ignored)
+}
+
+func TestArgoStepsRunGroupAfterGroup(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoFile(t, "steps.yaml")
+	got := map[string]string{}
+	for _, task := range wfs["steps"].Spec.Tasks {
+		got[task.Name] = task.Depends + " | " + strings.Join(task.Args, " ")
+	}
+	want := map[string]string{"first": " | echo one", "second-a": "first | echo two-a", "second-b": "first | echo two-b"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("depends | args (-want +got):\n%s", diff)
+	}
+}
+
+func TestArgoScriptKeepsItsResultForTheConditions(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoFile(t, "coinflip.yaml")
+	tasks := wfs["coin"].Spec.Tasks
+	toss := tasks[0]
+	if toss.Outputs == nil || toss.Outputs.Parameters[0].Name != "result" {
+		t.Errorf("toss declares %+v, want its result", toss.Outputs)
+	}
+	// sh -c WRAPPER argo SOURCE python3: the source is the program's last argument.
+	if len(toss.Command) != 6 || toss.Command[0] != "sh" || !strings.Contains(toss.Command[4], "import random") || toss.Command[5] != "python3" {
+		t.Errorf("toss runs %q", toss.Command)
+	}
+	if want := `tasks["toss"].outputs.parameters["result"] == "heads"`; tasks[1].When != want {
+		t.Errorf("won's condition = %s, want %s", tasks[1].When, want)
+	}
+}
+
+func TestArgoNestedDAGIsAGeneratedSubworkflow(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoFile(t, "dag-nested.yaml")
+	root, inner := wfs["nest"], wfs["nest-inner"]
+	if root == nil || inner == nil {
+		t.Fatalf("translated into %v, want nest and nest-inner", wfs)
+	}
+	wantCall := &apiv1.SubWorkflow{Name: "nest-inner", Params: []apiv1.ParamValue{{Name: "tag", Value: "A"}, {Name: "workflow-parameters-who", Value: "{{params.who}}"}}}
+	if diff := cmp.Diff(wantCall, root.Spec.Tasks[0].Workflow); diff != "" {
+		t.Errorf("a's workflow (-want +got):\n%s", diff)
+	}
+	if got := inner.Spec.Tasks[0].Command[len(inner.Spec.Tasks[0].Command)-1]; got != "echo {{params.tag}}-{{params.workflow-parameters-who}} > /tmp/argo-nest-v.txt" {
+		t.Errorf("write runs %q", got)
+	}
+	want := &apiv1.WorkflowOutputs{Parameters: []apiv1.WorkflowOutput{{Name: "out", Value: "{{tasks.write.outputs.parameters.v}}"}}}
+	if diff := cmp.Diff(want, inner.Spec.Outputs); diff != "" {
+		t.Errorf("inner's outputs (-want +got):\n%s", diff)
+	}
+}
+
+func TestArgoLoops(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoFile(t, "loops.yaml")
+	by := map[string]apiv1.Task{}
+	for _, task := range wfs["loops"].Spec.Tasks {
+		by[task.Name] = task
+	}
+	items := func(f *apiv1.ForEach) string {
+		var s []string
+		for _, i := range f.Items {
+			s = append(s, string(i))
+		}
+		return strings.Join(s, ",")
+	}
+	if got := items(by["seq"].ForEach); got != `"user01","user02","user03"` {
+		t.Errorf("withSequence with a format became items %s", got)
+	}
+	if got := by["maps"].ForEach; got.MaxParallel != 2 || len(got.Items) != 2 {
+		t.Errorf("withItems became %+v, want 2 items, at most 2 at once (the template's parallelism)", got)
+	}
+	if got := by["maps"].Args; got != nil || by["maps"].Command[1] != "{{item.os}}-{{item.ver}}" {
+		t.Errorf("maps runs %q", by["maps"].Command)
+	}
+	if got := by["fromparam"].ForEach.From; got != "{{params.list}}" {
+		t.Errorf("withParam of a workflow parameter became from %q", got)
+	}
+	if got := by["fromresult"].ForEach.From; got != "{{tasks.gen.outputs.parameters.result}}" {
+		t.Errorf("withParam of a result became from %q", got)
+	}
+}
+
+func TestArgoRetriesAndDeadlines(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoFile(t, "retry.yaml")
+	wf := wfs["retry"]
+	two := 2.0
+	want := &apiv1.RetryStrategy{Limit: 3, Backoff: &apiv1.Backoff{Duration: "1s", Factor: &two, Max: "1m"}}
+	if diff := cmp.Diff(want, wf.Spec.Tasks[0].Retries); diff != "" {
+		t.Errorf("retries (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(wf.Spec.Tasks[0].Command[2], "{{task.retries}}") {
+		t.Errorf("{{retries}} is not kiln's {{task.retries}}: %q", wf.Spec.Tasks[0].Command)
+	}
+	if wf.Spec.Timeout != "300s" {
+		t.Errorf("timeout = %q, want activeDeadlineSeconds as 300s", wf.Spec.Timeout)
+	}
+	if g := wf.Spec.Tasks[1].Gate; g == nil || g.Sleep == nil || g.Sleep.Duration != "1s" {
+		t.Errorf("suspend became %+v, want a sleep of 1s", g)
+	}
+}
+
+func TestArgoExitHandlersAndContinueOn(t *testing.T) {
+	t.Parallel()
+	wfs, ignored := argoFile(t, "exitcode.yaml")
+	wf := wfs["exitcode"]
+	names := []string{}
+	for _, task := range wf.Spec.Tasks {
+		names = append(names, task.Name+"<"+task.Depends+">")
+	}
+	want := []string{"fail<>", "fail-onexit<fail || fail.Failed || fail.Skipped>", "report<(fail || fail.Failed)>"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
+	}
+	if len(wf.Spec.OnExit) != 1 || wf.Spec.OnExit[0].When != `workflow.status == "Succeeded"` {
+		t.Errorf("onExit = %+v", wf.Spec.OnExit)
+	}
+	if got := wf.Spec.Tasks[2].Command; got[len(got)-1] != "echo code={{tasks.fail.outputs.parameters.exitCode}}; test {{tasks.fail.outputs.parameters.exitCode}} = 3" {
+		t.Errorf("report runs %q", got)
+	}
+	assertIgnored(t, ignored, "spec.templates[0].steps[0][0].continueOn", "")
+}
+
+func TestArgoArtifactsAreCopiedInAndOut(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoFile(t, "artifacts.yaml")
+	tasks := wfs["art"].Spec.Tasks
+	if want := []apiv1.Artifact{{Name: "note", Path: "note"}}; !cmp.Equal(want, tasks[0].Outputs.Artifacts) {
+		t.Errorf("make's artifacts = %+v", tasks[0].Outputs.Artifacts)
+	}
+	if !strings.Contains(tasks[0].Command[2], `cp -r -- '/tmp/argo-art-out.txt' "$KILN_OUTPUTS/note"`) {
+		t.Errorf("make does not keep its artifact: %q", tasks[0].Command[2])
+	}
+	if !strings.Contains(tasks[1].Command[2], `cp -r -- '{{tasks.make.outputs.artifacts.note}}' '/tmp/argo-art-in/msg.txt'`) {
+		t.Errorf("read does not put its input in place: %q", tasks[1].Command[2])
+	}
+	if got := tasks[1].Command[len(tasks[1].Command)-1]; got != "cat /tmp/argo-art-in/msg.txt" {
+		t.Errorf("{{inputs.artifacts.msg.path}} became %q", got)
+	}
+}
+
+func TestArgoWhenBecomesCEL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"{{steps.flip.outputs.result}} == heads", `tasks["flip"].outputs.parameters["result"] == "heads"`},
+		{"{{tasks.flip.outputs.result}} != 'tails'", `tasks["flip"].outputs.parameters["result"] != "tails"`},
+		{"{{inputs.parameters.should-print}} == true", `params["should-print"] == "true"`},
+		{"{{workflow.parameters.n}} > 5", `double(params["n"]) > 5.0`},
+		{"{{steps.n.outputs.result}} <= 2.5 && {{workflow.parameters.n}} == 3", `double(tasks["n"].outputs.parameters["result"]) <= 2.5 && double(params["n"]) == 3.0`},
+		{"{{item.evenness}} == even", `item["evenness"] == "even"`},
+		{"{{item}} =~ '^a.*'", `(item).matches("^a.*")`},
+		{"{{workflow.parameters.x}} !~ b", `!(params["x"]).matches("b")`},
+		{"!({{steps.a.exitCode}} == 0 || {{workflow.status}} == Failed)", `! ( double(tasks["a"].outputs.parameters["exitCode"]) == 0.0 || workflow.status == "Failed" )`},
+		{"{{workflow.parameters.env}}-x == prod-x", `params["env"] + "-x" == "prod-x"`},
+		{"{{= inputs.parameters['should-print'] == 'true' }}", `params["should-print"] == "true"`},
+		{`{{= steps.flip.outputs.result == "heads" and not (workflow.parameters.x != 'y') }}`, `tasks["flip"].outputs.parameters["result"] == "heads" && ! ( params["x"] != "y" )`},
+	} {
+		a := newArgoConv(&Document{File: "wf.yaml"}, nil, &argoMeta, &argoSpec, apiv1.KindWorkflow)
+		o := a.newOut("wf", false)
+		got := a.when(a.bodyScope(o, "when"), "when", c.in)
+		if len(a.c.errs) > 0 || got != c.want {
+			t.Errorf("when %s\n got %s (%v)\nwant %s", c.in, got, a.c.errs, c.want)
+		}
+	}
+}
+
+var (
+	argoMeta = argov1.ObjectMeta{Name: "wf"}
+	argoSpec = argov1.WorkflowSpec{}
+)
+
+func TestArgoWhenKilnCannotReadIsRefusedNamingIt(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"{{=jsonpath(workflow.parameters.json, '$[0].value') == 'true'}}",
+		"{{= sprig.trim(inputs.parameters.x) == 'a' }}",
+		"{{steps.a.status}} == Succeeded",
+		"{{workflow.parameters.x} == 'a'",
+	} {
+		a := newArgoConv(&Document{File: "wf.yaml"}, nil, &argoMeta, &argoSpec, apiv1.KindWorkflow)
+		o := a.newOut("wf", false)
+		a.when(a.bodyScope(o, "x"), "spec.templates[0].steps[0][0].when", in)
+		errs := apiv1.Errors(joinErrs(a.c.errs))
+		if len(errs) != 1 || errs[0].Code != apiv1.CodeUnsupported || errs[0].Field != "spec.templates[0].steps[0][0].when" {
+			t.Errorf("when %s: errors %v, want one KLN-1026 naming the when", in, errs)
+		}
+	}
+}
+
+func TestArgoRefusalsNameTheFieldAsWritten(t *testing.T) {
+	t.Parallel()
+	head := "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\nspec:\n  entrypoint: main\n  templates:\n"
+	for _, c := range []struct {
+		name, body string
+		code       apiv1.Code
+		field      string
+	}{
+		{"sidecars", "  - name: main\n    container: {image: a, command: [x]}\n    sidecars: [{name: s, image: b}]\n", apiv1.CodeUnsupported, "spec.templates[0].sidecars"},
+		{"daemon", "  - name: main\n    daemon: true\n    container: {image: a, command: [x]}\n", apiv1.CodeUnsupported, "spec.templates[0].daemon"},
+		{"resource", "  - name: main\n    resource: {action: create}\n", apiv1.CodeUnsupported, "spec.templates[0].resource"},
+		{"expression output", "  - name: main\n    container: {image: a, command: [x]}\n    outputs:\n      parameters: [{name: p, valueFrom: {expression: 'a'}}]\n", apiv1.CodeUnsupported, "spec.templates[0].outputs.parameters[0].valueFrom"},
+		{"retry expression", "  - name: main\n    retryStrategy: {limit: 2, expression: 'x'}\n    container: {image: a, command: [x]}\n", apiv1.CodeUnsupported, "spec.templates[0].retryStrategy.expression"},
+		{"s3 input", "  - name: main\n    inputs:\n      artifacts: [{name: i, path: /tmp/i, s3: {key: k}}]\n    container: {image: a, command: [x]}\n", apiv1.CodeUnsupported, "spec.templates[0].inputs.artifacts[0]"},
+		{"recursion", "  - name: main\n    steps:\n    - - {name: again, template: main}\n", apiv1.CodeUnsupported, "spec.templates[0]"},
+		{"aggregation", "  - name: main\n    steps:\n    - - {name: a, template: c, withItems: [1, 2]}\n    - - {name: b, template: c, withParam: '{{steps.a.outputs.parameters}}'}\n  - name: c\n    container: {image: a, command: [x]}\n",
+			apiv1.CodeUnsupported, "spec.templates[0].steps[1][0].withParam"},
+		{"unknown template", "  - name: main\n    steps:\n    - - {name: a, template: nope}\n", apiv1.CodeArgoTemplate, "spec.templates[0].steps[0][0].template"},
+		{"missing input", "  - name: main\n    steps:\n    - - {name: a, template: c}\n  - name: c\n    inputs: {parameters: [{name: p}]}\n    container: {image: a, command: [x]}\n",
+			apiv1.CodeRequired, "spec.templates[1].inputs.parameters[0]"},
+		{"kiln's own check", "  - name: main\n    steps:\n    - - {name: Bad_Name, template: c}\n  - name: c\n    container: {image: a, command: [x]}\n", apiv1.CodeInvalidName, "spec.templates[0].steps[0][0].name"},
+		{"unknown field", "  - name: main\n    container: {image: a, command: [x]}\n    sidecar: []\n", apiv1.CodeUnknownField, "spec.templates[0].sidecar"},
+	} {
+		errs := argoErr(t, head+c.body)
+		found := false
+		for _, e := range errs {
+			found = found || (e.Code == c.code && e.Field == c.field)
+		}
+		if !found {
+			t.Errorf("%s: errors %v, want %s on %s", c.name, errs, c.code, c.field)
+		}
+	}
+}
+
+func TestArgoKnownFieldsAreNamedNotMisspelt(t *testing.T) {
+	t.Parallel()
+	wfs, ignored := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  serviceAccountName: argo
+  podGC: {strategy: OnPodCompletion}
+  ttlStrategy: {secondsAfterCompletion: 60}
+  templates:
+  - name: main
+    memoize: {key: k, cache: {configMap: {name: c}}}
+    nodeSelector: {a: b}
+    container: {image: a, command: [x], imagePullPolicy: Always}
+`)
+	if got := wfs["wf"].Spec.TTLSecondsAfterFinished; got == nil || *got != 60 {
+		t.Errorf("ttlStrategy became %v", got)
+	}
+	for _, f := range []string{"spec.serviceAccountName", "spec.podGC", "spec.templates[0].memoize", "spec.templates[0].nodeSelector", "spec.templates[0].container.imagePullPolicy"} {
+		assertIgnored(t, ignored, f, "")
+	}
+}
+
+func TestArgoWorkflowTemplateStoresEachTemplate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("testdata", "argo", "templates.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := Read(path, strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Translate(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range out {
+		if d.Kind != apiv1.KindWorkflowTemplate {
+			t.Errorf("%s is a %s, want a WorkflowTemplate to store", d.Name, d.Kind)
+		}
+		names = append(names, d.Name)
+	}
+	if want := []string{"lib", "lib-hello", "lib-pair"}; !cmp.Equal(want, names) {
+		t.Errorf("stored %v, want %v", names, want)
+	}
+	if _, err := CheckApply([]string{path}, out, nil, nil); err != nil {
+		t.Errorf("kiln apply refuses the translation: %v", err)
+	}
+}
+
+func TestArgoTemplateRefFindsATemplateInTheSameFiles(t *testing.T) {
+	t.Parallel()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "argo", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	wfs, _ := argoText(t, "both.yaml", read("templates.yaml")+"---\n"+read("templateref.yaml"))
+	if _, ok := wfs["lib"]; ok {
+		t.Errorf("the template's entrypoint, which nothing runs, is in the run's files")
+	}
+	root := wfs["uses-lib"]
+	if root == nil || wfs["lib-hello"] == nil || wfs["lib-pair"] == nil {
+		t.Fatalf("translated into %v, want uses-lib, lib-hello and lib-pair", slices.Collect(maps.Keys(wfs)))
+	}
+	want := &apiv1.SubWorkflow{Name: "lib-hello", Params: []apiv1.ParamValue{{Name: "msg", Value: "hello"}}}
+	if diff := cmp.Diff(want, root.Spec.Tasks[0].Workflow); diff != "" {
+		t.Errorf("greet runs (-want +got):\n%s", diff)
+	}
+}
+
+func TestArgoWorkflowTemplateRefRunsTheStoredTemplate(t *testing.T) {
+	t.Parallel()
+	docs, err := Read("wf.yaml", strings.NewReader(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: whole-}
+spec:
+  arguments:
+    parameters: [{name: who, value: caller}]
+  workflowTemplateRef: {name: lib}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Translate(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := &apiv1.Workflow{}
+	if err := json.Unmarshal(out[0].JSON, wf); err != nil {
+		t.Fatal(err)
+	}
+	want := []apiv1.Task{{Name: "lib", Workflow: &apiv1.SubWorkflow{Name: "lib", Params: []apiv1.ParamValue{{Name: "who", Value: "{{params.who}}"}}}}}
+	if diff := cmp.Diff(want, wf.Spec.Tasks); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
 }

@@ -113,7 +113,7 @@ func Translate(docs []Document) ([]Document, error) {
 	}
 	err := errors.Join(errs...)
 	locateAll(docs, err) // named as written: the document read is where they are
-	return out, err
+	return argoSameFiles(out), err
 }
 
 func translatorOf(apiVersion string) (translator, bool) {
