@@ -116,6 +116,10 @@ type argoCase struct {
 	check func(t *testing.T, r argoRun)
 }
 
+// skipUpperCase says why documents whose DAG tasks or steps are named as
+// Argo's examples name them (A, B, C) do not run yet.
+const skipUpperCase = "the Argo translator keeps upper-case task names (A, B), which kiln refuses (KLN-1005, not a DNS-1123 label)"
+
 // argoCases are the documents of testdata/argo that kiln run takes alone.
 // The others (suspend, stored templates, memoize) have tests of their own.
 var argoCases = []argoCase{
