@@ -39,6 +39,12 @@ type argoConv struct {
 	subs   map[string]*argoOut
 	order  []string
 	active map[string]bool
+	// supplied maps a suspend template that waits for one supplied value
+	// to that output's name; calls maps each call's kiln name to the
+	// template it calls.
+	supplied, calls map[string]string
+	// pod is what the workflow sets of every pod.
+	pod argoPod
 	// ignoredGiven: the first document made carries the ignored fields.
 	ignoredGiven bool
 	// kind is the kiln kind of the documents made: Workflow, or
@@ -152,6 +158,8 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 		}
 	}
 	a.results, a.exitCodes = readOutputs(doc.JSON)
+	a.readSupplied()
+	a.pod = a.readArgoPod("spec", "podMetadata", spec.NodeSelector, spec.Tolerations, spec.PodMetadata)
 	return a
 }
 
@@ -222,6 +230,7 @@ func (a *argoConv) newOut(name string, sub bool) *argoOut {
 	return &argoOut{name: name, sub: sub, wf: &apiv1.Workflow{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindWorkflow},
 		Metadata: apiv1.ObjectMeta{Name: name},
+		Spec:     apiv1.WorkflowSpec{PodTemplate: a.pod.into(nil)},
 	}}
 }
 
@@ -299,19 +308,31 @@ func (a *argoConv) specFields() {
 		name string
 		set  bool
 	}{
-		{"serviceAccountName", len(s.ServiceAccountName) > 0}, {"automountServiceAccountToken", len(s.AutomountServiceAccountToken) > 0},
-		{"executor", len(s.Executor) > 0}, {"artifactRepositoryRef", len(s.ArtifactRepositoryRef) > 0},
-		{"imagePullSecrets", len(s.ImagePullSecrets) > 0}, {"hostNetwork", len(s.HostNetwork) > 0},
-		{"dnsPolicy", len(s.DNSPolicy) > 0}, {"dnsConfig", len(s.DNSConfig) > 0}, {"priority", len(s.Priority) > 0},
-		{"schedulerName", len(s.SchedulerName) > 0}, {"podGC", len(s.PodGC) > 0},
-		{"podPriorityClassName", len(s.PodPriorityClassName) > 0}, {"hostAliases", len(s.HostAliases) > 0},
-		{"securityContext", len(s.SecurityContext) > 0}, {"podSpecPatch", len(s.PodSpecPatch) > 0},
-		{"podDisruptionBudget", len(s.PodDisruptionBudget) > 0}, {"metrics", len(s.Metrics) > 0},
-		{"volumeClaimGC", len(s.VolumeClaimGC) > 0}, {"podMetadata", len(s.PodMetadata) > 0},
-		{"archiveLogs", len(s.ArchiveLogs) > 0}, {"workflowMetadata", len(s.WorkflowMetadata) > 0},
-		{"artifactGC", len(s.ArtifactGC) > 0}, {"executorPlugins", len(s.ExecutorPlugins) > 0},
-		{"podResources", len(s.PodResources) > 0}, {"affinity", len(s.Affinity) > 0},
-		{"volumes", len(s.Volumes) > 0}, {"nodeSelector", len(s.NodeSelector) > 0}, {"tolerations", len(s.Tolerations) > 0},
+		{"serviceAccountName", len(s.ServiceAccountName) > 0},
+		{"automountServiceAccountToken", len(s.AutomountServiceAccountToken) > 0},
+		{"executor", len(s.Executor) > 0},
+		{"artifactRepositoryRef", len(s.ArtifactRepositoryRef) > 0},
+		{"imagePullSecrets", len(s.ImagePullSecrets) > 0},
+		{"hostNetwork", len(s.HostNetwork) > 0},
+		{"dnsPolicy", len(s.DNSPolicy) > 0},
+		{"dnsConfig", len(s.DNSConfig) > 0},
+		{"priority", len(s.Priority) > 0},
+		{"schedulerName", len(s.SchedulerName) > 0},
+		{"podGC", len(s.PodGC) > 0},
+		{"podPriorityClassName", len(s.PodPriorityClassName) > 0},
+		{"hostAliases", len(s.HostAliases) > 0},
+		{"securityContext", len(s.SecurityContext) > 0},
+		{"podSpecPatch", len(s.PodSpecPatch) > 0},
+		{"podDisruptionBudget", len(s.PodDisruptionBudget) > 0},
+		{"metrics", len(s.Metrics) > 0},
+		{"volumeClaimGC", len(s.VolumeClaimGC) > 0},
+		{"archiveLogs", len(s.ArchiveLogs) > 0},
+		{"workflowMetadata", len(s.WorkflowMetadata) > 0},
+		{"artifactGC", len(s.ArtifactGC) > 0},
+		{"executorPlugins", len(s.ExecutorPlugins) > 0},
+		{"podResources", len(s.PodResources) > 0},
+		{"affinity", len(s.Affinity) > 0},
+		{"volumes", len(s.Volumes) > 0},
 	} {
 		if f.set {
 			a.c.ignore("spec."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")
@@ -327,7 +348,6 @@ func (a *argoConv) specFields() {
 		{"synchronization", "drop it; kiln's pool and project quotas bound what runs at once", len(s.Synchronization) > 0},
 		{"retryStrategy", "set retryStrategy on the templates instead", len(s.RetryStrategy) > 0},
 		{"templateDefaults", "write the defaults into each template", len(s.TemplateDefaults) > 0},
-		{"hooks", "use spec.onExit", len(s.Hooks) > 0},
 		{"resourceClaims", "drop it", len(s.ResourceClaims) > 0},
 	} {
 		if f.set {

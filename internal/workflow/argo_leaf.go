@@ -53,7 +53,11 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 	o.mapField(tk+".command", cf+".command")
 	o.mapField(tk+".args", cf+".args")
 	a.container(o, task, tk, sc, ct, cf)
-	a.templateSettings(o, task, tk, t, tf)
+	// A task's pod template replaces the workflow's: it carries both.
+	if pod := a.readArgoPod(tf, "metadata", t.NodeSelector, t.Tolerations, t.Metadata); !pod.empty() {
+		task.PodTemplate = a.pod.merged(pod).into(task.PodTemplate)
+	}
+	a.templateSettings(o, task, tk, sc, t, tf)
 }
 
 // container reads the container's image, environment, directory and
@@ -83,10 +87,17 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 		name string
 		set  bool
 	}{
-		{"volumeMounts", len(ct.VolumeMounts) > 0}, {"ports", len(ct.Ports) > 0}, {"imagePullPolicy", ct.ImagePullPolicy != ""},
-		{"securityContext", ct.SecurityContext != nil}, {"livenessProbe", ct.LivenessProbe != nil},
-		{"readinessProbe", ct.ReadinessProbe != nil}, {"startupProbe", ct.StartupProbe != nil}, {"lifecycle", ct.Lifecycle != nil},
-		{"stdin", ct.Stdin}, {"tty", ct.TTY}, {"volumeDevices", len(ct.VolumeDevices) > 0},
+		{"volumeMounts", len(ct.VolumeMounts) > 0},
+		{"ports", len(ct.Ports) > 0},
+		{"imagePullPolicy", ct.ImagePullPolicy != ""},
+		{"securityContext", ct.SecurityContext != nil},
+		{"livenessProbe", ct.LivenessProbe != nil},
+		{"readinessProbe", ct.ReadinessProbe != nil},
+		{"startupProbe", ct.StartupProbe != nil},
+		{"lifecycle", ct.Lifecycle != nil},
+		{"stdin", ct.Stdin},
+		{"tty", ct.TTY},
+		{"volumeDevices", len(ct.VolumeDevices) > 0},
 	} {
 		if f.set {
 			a.c.ignore(cf+"."+f.name, "kiln makes the task's container itself; this setting is not carried over")
@@ -96,15 +107,15 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 
 // templateSettings translates what a template says of every call of it:
 // retries, deadlines, and the settings kiln does not honour.
-func (a *argoConv) templateSettings(o *argoOut, task *apiv1.Task, tk string, t *argov1.Template, tf string) {
+func (a *argoConv) templateSettings(o *argoOut, task *apiv1.Task, tk string, sc *argoScope, t *argov1.Template, tf string) {
 	task.Retries = a.retries(tf+".retryStrategy", t.RetryStrategy)
 	o.mapField(tk+".retries", tf+".retryStrategy")
 	switch {
 	case t.ActiveDeadlineSeconds != nil:
-		task.Timeout = a.seconds(tf+".activeDeadlineSeconds", t.ActiveDeadlineSeconds)
+		task.Timeout = a.seconds(sc.at(tf+".activeDeadlineSeconds"), t.ActiveDeadlineSeconds)
 		o.mapField(tk+".timeout", tf+".activeDeadlineSeconds")
 	case t.Timeout != "":
-		task.Timeout = argoDuration(t.Timeout)
+		task.Timeout = argoDuration(sc.at(tf + ".timeout").rewrite(t.Timeout))
 		o.mapField(tk+".timeout", tf+".timeout")
 	}
 	if len(t.Memoize) > 0 {
@@ -120,14 +131,22 @@ func (a *argoConv) templateIgnored(t *argov1.Template, tf string) {
 		name string
 		set  bool
 	}{
-		{"metadata", len(t.Metadata) > 0}, {"affinity", len(t.Affinity) > 0}, {"nodeSelector", len(t.NodeSelector) > 0},
-		{"tolerations", len(t.Tolerations) > 0}, {"archiveLocation", len(t.ArchiveLocation) > 0},
-		{"schedulerName", len(t.SchedulerName) > 0}, {"priorityClassName", len(t.PriorityClassName) > 0},
-		{"priority", len(t.Priority) > 0}, {"serviceAccountName", len(t.ServiceAccountName) > 0},
-		{"automountServiceAccountToken", len(t.AutomountServiceAccountToken) > 0}, {"executor", len(t.Executor) > 0},
-		{"hostAliases", len(t.HostAliases) > 0}, {"securityContext", len(t.SecurityContext) > 0},
-		{"podSpecPatch", len(t.PodSpecPatch) > 0}, {"metrics", len(t.Metrics) > 0}, {"annotations", len(t.Annotations) > 0},
-		{"pendingTimeout", len(t.PendingTimeout) > 0}, {"podResources", len(t.PodResources) > 0}, {"volumes", len(t.Volumes) > 0},
+		{"affinity", len(t.Affinity) > 0},
+		{"archiveLocation", len(t.ArchiveLocation) > 0},
+		{"schedulerName", len(t.SchedulerName) > 0},
+		{"priorityClassName", len(t.PriorityClassName) > 0},
+		{"priority", len(t.Priority) > 0},
+		{"serviceAccountName", len(t.ServiceAccountName) > 0},
+		{"automountServiceAccountToken", len(t.AutomountServiceAccountToken) > 0},
+		{"executor", len(t.Executor) > 0},
+		{"hostAliases", len(t.HostAliases) > 0},
+		{"securityContext", len(t.SecurityContext) > 0},
+		{"podSpecPatch", len(t.PodSpecPatch) > 0},
+		{"metrics", len(t.Metrics) > 0},
+		{"annotations", len(t.Annotations) > 0},
+		{"pendingTimeout", len(t.PendingTimeout) > 0},
+		{"podResources", len(t.PodResources) > 0},
+		{"volumes", len(t.Volumes) > 0},
 	} {
 		if f.set {
 			a.c.ignore(tf+"."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")
@@ -150,14 +169,15 @@ func (a *argoConv) templateIgnored(t *argov1.Template, tf string) {
 }
 
 // seconds is a number of seconds (or a template) as a Go duration.
-func (a *argoConv) seconds(field string, v *intstr.IntOrString) string {
+func (a *argoConv) seconds(sc *argoScope, v *intstr.IntOrString) string {
 	if v.Type == intstr.Int {
 		return fmt.Sprintf("%ds", v.IntVal)
 	}
-	if _, err := strconv.Atoi(v.StrVal); err == nil {
-		return v.StrVal + "s"
+	s := sc.rewrite(v.StrVal)
+	if _, err := strconv.Atoi(s); err == nil {
+		return s + "s"
 	}
-	a.c.fail(apiv1.CodeUnsupported, field, fmt.Sprintf("%q is not a number of seconds: kiln sets a deadline when it reads the workflow", v.StrVal), "write a number")
+	a.c.fail(apiv1.CodeUnsupported, sc.field, fmt.Sprintf("%q is not a number of seconds: kiln sets a deadline when it reads the workflow", v.StrVal), "write a number")
 	return ""
 }
 

@@ -19,8 +19,9 @@ type argoScope struct {
 	field string
 	// inputs are the callee's input parameters, as kiln text; nil in a body.
 	inputs map[string]string
-	// artifacts are the callee's input artifacts' paths.
-	artifacts map[string]string
+	// artifacts are the callee's input artifacts' paths; outputs its
+	// outputs' (parameters.NAME, artifacts.NAME).
+	artifacts, outputs map[string]string
 }
 
 func (a *argoConv) bodyScope(o *argoOut, field string) *argoScope {
@@ -29,7 +30,17 @@ func (a *argoConv) bodyScope(o *argoOut, field string) *argoScope {
 
 // calleeScope reads template t inlined into a call with args.
 func (a *argoConv) calleeScope(o *argoOut, tf string, t *argov1.Template, args argoArgs) *argoScope {
-	sc := &argoScope{a: a, o: o, field: tf, inputs: map[string]string{}, artifacts: map[string]string{}}
+	sc := &argoScope{a: a, o: o, field: tf, inputs: map[string]string{}, artifacts: map[string]string{}, outputs: map[string]string{}}
+	if t.Outputs != nil {
+		for _, p := range t.Outputs.Parameters {
+			if p.ValueFrom != nil && p.ValueFrom.Path != "" {
+				sc.outputs["parameters."+p.Name] = p.ValueFrom.Path
+			}
+		}
+		for _, art := range t.Outputs.Artifacts {
+			sc.outputs["artifacts."+art.Name] = art.Path
+		}
+	}
 	if t.Inputs == nil {
 		return sc
 	}
@@ -113,7 +124,14 @@ func (s *argoScope) ref(inner string) (string, bool) {
 		return "{{" + inner + "}}", true
 	case len(p) >= 3 && (p[0] == "steps" || p[0] == "tasks"):
 		if out := nodeOutput(p); out != "" {
-			return "{{tasks." + p[1] + "." + out + "}}", true
+			if len(p) == 5 && p[3] == "parameters" {
+				out = "outputs.parameters." + s.a.outputName(p[1], p[4])
+			}
+			return "{{tasks." + kilnName(p[1]) + "." + out + "}}", true
+		}
+	case len(p) == 4 && p[0] == "outputs" && p[3] == "path":
+		if v, ok := s.outputs[p[1]+"."+p[2]]; ok {
+			return v, true
 		}
 	}
 	if v, ok := argoBuiltins[inner]; ok {
@@ -135,6 +153,7 @@ var argoBuiltins = map[string]string{
 	"workflow.status":   "{{workflow.status}}",
 	"workflow.failures": "{{workflow.failures}}",
 	"pod.name":          "{{task.name}}",
+	"node.name":         "{{task.name}}",
 	"retries":           "{{task.retries}}",
 }
 
@@ -172,7 +191,7 @@ func readOutputs(js []byte) (results, exitCodes map[string]bool) {
 	find := func(re *regexp.Regexp) map[string]bool {
 		out := map[string]bool{}
 		for _, m := range re.FindAllSubmatch(js, -1) {
-			out[string(m[1])] = true
+			out[kilnName(string(m[1]))] = true
 		}
 		return out
 	}

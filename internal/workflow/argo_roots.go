@@ -52,7 +52,8 @@ func (a *argoConv) storedRoots() []*argoOut {
 			a.sub(t, i)
 			continue
 		}
-		o := a.newOut(a.name+"-"+t.Name, true)
+		o := a.newOut(a.name+"-"+kilnName(t.Name), true)
+		o.mapField("metadata.name", fmt.Sprintf("spec.templates[%d].name", i))
 		if t.Inputs != nil {
 			for k, p := range t.Inputs.Parameters {
 				o.wf.Spec.Params = append(o.wf.Spec.Params, apiv1.Param{Name: p.Name, Default: a.paramValue("", p), Description: p.Description})
@@ -60,7 +61,7 @@ func (a *argoConv) storedRoots() []*argoOut {
 			}
 		}
 		a.body(o, t, i, "spec.tasks")
-		a.leafOutputs(o, t.Name)
+		a.leafOutputs(o, kilnName(t.Name))
 		a.globalParams(o)
 		out = append(out, o)
 	}

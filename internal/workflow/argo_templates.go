@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	argov1 "kiln.dev/kiln/api/argo/v1alpha1"
@@ -66,15 +67,16 @@ func (a *argoConv) dagBody(o *argoOut, t *argov1.Template, tf, list string) {
 	if d.FailFast != nil && !o.sub {
 		o.wf.Spec.FailFast = d.FailFast
 	}
-	if d.Target != "" {
-		a.c.fail(apiv1.CodeUnsupported, tf+".dag.target", "kiln runs every task of a DAG", "drop target, or remove the tasks it leaves out")
-	}
+	keep := a.dagTargets(d, tf)
 	continues := map[string]bool{}
 	for _, task := range d.Tasks {
 		continues[task.Name] = task.ContinueOn != nil && (task.ContinueOn.Failed || task.ContinueOn.Error)
 	}
 	for j := range d.Tasks {
 		task := &d.Tasks[j]
+		if keep != nil && !keep[task.Name] {
+			continue
+		}
 		f := fmt.Sprintf("%s.dag.tasks[%d]", tf, j)
 		dep := ""
 		switch {
@@ -113,10 +115,11 @@ func (a *argoConv) stepsBody(o *argoOut, t *argov1.Template, tf, list string) {
 func dependsOnAll(names []string, continues map[string]bool) string {
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
+		k := kilnName(n)
 		if continues[n] {
-			parts = append(parts, "("+n+" || "+n+".Failed)")
+			parts = append(parts, "("+k+" || "+k+".Failed)")
 		} else {
-			parts = append(parts, n)
+			parts = append(parts, k)
 		}
 	}
 	return strings.Join(parts, " && ")
@@ -128,11 +131,17 @@ func (a *argoConv) argoDepends(field, s string) string {
 	if strings.Contains(s, ".Daemoned") {
 		a.c.fail(apiv1.CodeUnsupported, field, "kiln runs no daemons, so no task is ever Daemoned", "drop the .Daemoned operand")
 	}
-	if out := r.Replace(s); out != s {
+	out := r.Replace(s)
+	if out != s {
 		a.c.ignore(field, "kiln does not tell an error from a failure, nor an omitted task from a skipped one: Errored reads as Failed, Omitted as Skipped")
-		return out
 	}
-	return s
+	// Task names as kiln names them; results (.Succeeded) stay.
+	return dependsNameRE.ReplaceAllStringFunc(out, func(m string) string {
+		if strings.HasPrefix(m, ".") {
+			return m
+		}
+		return kilnName(m)
+	})
 }
 
 // call makes the kiln task (or tasks: an exit handler follows it) of one
@@ -143,15 +152,13 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 		a.c.fail(apiv1.CodeUnsupported, c.field+".inline", "kiln calls templates by name", "move the inline template to spec.templates and call it with template:")
 		return
 	}
-	if len(site.Hooks) > 0 {
-		a.c.fail(apiv1.CodeUnsupported, c.field+".hooks", "kiln has no life-cycle hooks on a task", "use onExit")
-	}
+	exit := a.exitHook(c.field+".hooks", site.Hooks, site.OnExit)
 	t, ti, ref := a.callee(c)
 	if t == nil {
 		return
 	}
 	sc := a.bodyScope(o, c.field)
-	task := apiv1.Task{Name: site.Name, Depends: c.depends}
+	task := apiv1.Task{Name: a.taskName(c.field+".name", site.Name), Depends: c.depends}
 	k := len(*a.list(o, list))
 	tk := fmt.Sprintf("%s[%d]", list, k)
 	o.mapField(tk, c.field)
@@ -188,9 +195,9 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 	}
 	l := a.list(o, list)
 	*l = append(*l, task)
-	if site.OnExit != "" {
+	if exit != "" {
 		a.c.ignore(c.field+".onExit", "kiln runs the handler after the task whatever its result, but not once the run has stopped starting tasks (a task failed, and failFast)")
-		a.stepExit(o, list, c, site)
+		a.stepExit(o, list, c, task.Name, exit)
 	}
 }
 
@@ -208,8 +215,11 @@ func templateKind(t *argov1.Template) string {
 		name string
 		set  bool
 	}{
-		{"resource", len(t.Resource) > 0}, {"http", len(t.HTTP) > 0}, {"data", len(t.Data) > 0},
-		{"containerSet", len(t.ContainerSet) > 0}, {"plugin", len(t.Plugin) > 0},
+		{"resource", len(t.Resource) > 0},
+		{"http", len(t.HTTP) > 0},
+		{"data", len(t.Data) > 0},
+		{"containerSet", len(t.ContainerSet) > 0},
+		{"plugin", len(t.Plugin) > 0},
 	} {
 		if k.set {
 			return k.name
@@ -232,7 +242,7 @@ func (a *argoConv) callee(c argoCall) (t *argov1.Template, ti int, ref string) {
 			a.c.fail(apiv1.CodeRequired, c.field+".templateRef", "a templateRef names a WorkflowTemplate and one of its templates", "set name and template")
 			return nil, -1, ""
 		}
-		return &argov1.Template{}, -1, r.Name + "-" + r.Template
+		return &argov1.Template{}, -1, kilnName(r.Name + "-" + r.Template)
 	}
 	if site.Template == "" {
 		a.c.fail(apiv1.CodeRequired, c.field+".template", "the call names no template", "set template (or templateRef)")
@@ -338,7 +348,7 @@ func (a *argoConv) sub(t *argov1.Template, ti int) *argoOut {
 	}
 	a.active[t.Name] = true
 	defer delete(a.active, t.Name)
-	o := a.newOut(a.name+"-"+t.Name, true)
+	o := a.newOut(a.name+"-"+kilnName(t.Name), true)
 	o.mapField("metadata.name", fmt.Sprintf("spec.templates[%d].name", ti))
 	if t.Inputs != nil {
 		for i, p := range t.Inputs.Parameters {
@@ -385,6 +395,11 @@ func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 
 // suspend makes task a gate: an approval, or a sleep for the duration.
 func (a *argoConv) suspend(task *apiv1.Task, t *argov1.Template, tf string) {
+	if name, ok := a.supplied[t.Name]; ok {
+		task.Gate = &apiv1.Gate{Signal: a.signal(t, name)}
+		a.c.ignore(tf+".suspend", "the value is sent with kiln signal RUN "+task.Name+" VALUE, not argo resume or argo node set; downstream reads it as the output "+name)
+		return
+	}
 	if d := t.Suspend.Duration; d != "" {
 		task.Gate = &apiv1.Gate{Sleep: &apiv1.SleepGate{Duration: argoDuration(d)}}
 		return
@@ -405,23 +420,77 @@ func argoDuration(d string) string {
 // exitHandler translates spec.onExit: the template's tasks run after
 // every other, whatever the result.
 func (a *argoConv) exitHandler(o *argoOut) {
-	if a.spec.OnExit == "" {
+	exit := a.exitHook("spec.hooks", a.spec.Hooks, a.spec.OnExit)
+	if exit == "" {
 		return
 	}
-	t, ti := a.template(a.spec.OnExit, "spec.onExit")
+	t, ti := a.template(exit, "spec.onExit")
 	if t == nil {
 		return
 	}
 	a.body(o, t, ti, "spec.onExit")
 }
 
-// stepExit runs a call's onExit template after it, whatever its result.
-func (a *argoConv) stepExit(o *argoOut, list string, c argoCall, site *argov1.Call) {
-	exit := argov1.Call{Name: site.Name + "-onexit", Template: site.OnExit}
+// stepExit runs a call's exit template after it, whatever its result.
+func (a *argoConv) stepExit(o *argoOut, list string, c argoCall, name, template string) {
+	exit := argov1.Call{Name: name + "-onexit", Template: template}
 	a.call(o, list, argoCall{site: &exit, field: c.field + ".onExit"})
 	l := a.list(o, list)
 	t := &(*l)[len(*l)-1]
-	t.Depends = site.Name + " || " + site.Name + ".Failed || " + site.Name + ".Skipped"
+	t.Depends = name + " || " + name + ".Failed || " + name + ".Skipped"
+}
+
+// exitHook is the template a call's (or the workflow's) exit hook, or
+// onExit, names: Argo's hooks.exit is onExit; hooks on other events
+// (expressions) have no counterpart.
+func (a *argoConv) exitHook(field string, raw json.RawMessage, onExit string) string {
+	if len(raw) == 0 {
+		return onExit
+	}
+	var hooks map[string]struct {
+		Template   string          `json:"template"`
+		Expression string          `json:"expression"`
+		Rest       json.RawMessage `json:"templateRef"`
+		Arguments  json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &hooks); err != nil {
+		a.c.fail(apiv1.CodeParse, field, "hooks is not a mapping of hooks: "+err.Error(), "")
+		return onExit
+	}
+	for name, h := range hooks {
+		switch {
+		case name != "exit":
+			a.c.fail(apiv1.CodeUnsupported, field+"."+name, "kiln has no life-cycle hooks but the exit handler (hooks.exit)", "run it as a task with a when, or as the exit handler")
+		case h.Expression != "" || len(h.Rest) > 0 || len(h.Arguments) > 0 || h.Template == "":
+			a.c.fail(apiv1.CodeUnsupported, field+".exit", "kiln reads an exit hook that names a template, without expression, templateRef or arguments", "name the template (template: NAME)")
+		case onExit != "":
+			a.c.fail(apiv1.CodeUnsupported, field+".exit", "onExit and hooks.exit both name an exit handler", "keep one")
+		default:
+			onExit = h.Template
+		}
+	}
+	return onExit
+}
+
+// taskName is the kiln task name of an Argo step or task: a DNS-1123
+// label, as kiln names tasks (Argo's "A" is kiln's "a").
+func (a *argoConv) taskName(field, name string) string {
+	k := kilnName(name)
+	if k != name && name != "" {
+		a.c.ignore(field, fmt.Sprintf("kiln names tasks with lowercase letters, digits and '-': %q runs as %q", name, k))
+	}
+	return k
+}
+
+// kilnName is name as a DNS-1123 label.
+func kilnName(name string) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b), "-")
 }
 
 // groupSettings names what a DAG, steps or suspend template sets that
@@ -437,12 +506,111 @@ func (a *argoConv) groupSettings(t *argov1.Template, tf string) {
 	case t.Timeout != "":
 		a.c.ignore(tf+".timeout", "kiln bounds the tasks that run programs, and the whole run (spec.activeDeadlineSeconds)")
 	}
-	if t.Suspend != nil && t.Outputs != nil && len(t.Outputs.Parameters) > 0 {
-		a.c.fail(apiv1.CodeUnsupported, tf+".outputs.parameters", "a suspension that waits for supplied values has no counterpart: kiln's signal gate gives one value, named value",
-			"resume with kiln approve instead, or write the workflow in kiln's own kind with a signal gate")
+	if _, signal := a.supplied[t.Name]; t.Suspend != nil && t.Outputs != nil && len(t.Outputs.Parameters) > 0 && !signal {
+		a.c.fail(apiv1.CodeUnsupported, tf+".outputs.parameters", "a suspension that waits for several supplied values, or for other outputs, has no counterpart: kiln's signal gate gives one value",
+			"wait for one value (valueFrom.supplied) per suspension")
 	}
 	if len(t.Memoize) > 0 {
 		a.c.ignore(tf+".memoize", "kiln does not reuse results by a key and a config map")
 	}
 	a.templateIgnored(t, tf)
+}
+
+// dependsNameRE finds the operands of a depends expression, each with
+// the result after it.
+var dependsNameRE = regexp.MustCompile(`\.?[A-Za-z0-9_][A-Za-z0-9_-]*`)
+
+// dagTargets are the tasks a DAG's target needs: the targets and,
+// through their dependencies, what they need; nil for every task.
+func (a *argoConv) dagTargets(d *argov1.DAGTemplate, tf string) map[string]bool {
+	if d.Target == "" {
+		return nil
+	}
+	if strings.Contains(d.Target, "{{") {
+		a.c.fail(apiv1.CodeUnsupported, tf+".dag.target", "kiln picks a DAG's targets when it reads the workflow, so they cannot come from a parameter",
+			"write the target tasks' names, or drop target")
+		return nil
+	}
+	deps := map[string][]string{}
+	for _, t := range d.Tasks {
+		deps[t.Name] = t.Dependencies
+		for _, m := range dependsNameRE.FindAllString(t.Depends, -1) {
+			if !strings.HasPrefix(m, ".") {
+				deps[t.Name] = append(deps[t.Name], m)
+			}
+		}
+	}
+	keep := map[string]bool{}
+	todo := strings.Fields(d.Target)
+	for len(todo) > 0 {
+		n := todo[0]
+		todo = todo[1:]
+		if _, ok := deps[n]; !ok {
+			a.c.fail(apiv1.CodeArgoTemplate, tf+".dag.target", fmt.Sprintf("target %q is not a task of the DAG", n), "name the DAG's tasks")
+			continue
+		}
+		if !keep[n] {
+			keep[n] = true
+			todo = append(todo, deps[n]...)
+		}
+	}
+	return keep
+}
+
+// readSupplied finds the suspend templates that wait for one supplied
+// value, which kiln's signal gate stands for, and which template each
+// call runs.
+func (a *argoConv) readSupplied() {
+	a.supplied, a.calls = map[string]string{}, map[string]string{}
+	for i := range a.spec.Templates {
+		t := &a.spec.Templates[i]
+		if t.Suspend != nil && t.Suspend.Duration == "" && t.Outputs != nil && len(t.Outputs.Parameters) == 1 && len(t.Outputs.Artifacts) == 0 {
+			if vf := t.Outputs.Parameters[0].ValueFrom; vf != nil && len(vf.Supplied) > 0 {
+				a.supplied[t.Name] = t.Outputs.Parameters[0].Name
+			}
+		}
+		if t.DAG != nil {
+			for _, task := range t.DAG.Tasks {
+				a.calls[kilnName(task.Name)] = task.Template
+			}
+		}
+		for _, group := range t.Steps {
+			for _, step := range group {
+				a.calls[kilnName(step.Name)] = step.Template
+			}
+		}
+	}
+}
+
+// signal is the signal gate of suspend template t, waiting for its
+// supplied output name: its input of that name describes it.
+func (a *argoConv) signal(t *argov1.Template, name string) *apiv1.SignalGate {
+	g := &apiv1.SignalGate{Type: "string", Message: "supply " + name}
+	if vf := t.Outputs.Parameters[0].ValueFrom; len(vf.Default) > 0 {
+		d := rawText(vf.Default)
+		g.Default = &d
+	}
+	if t.Inputs != nil {
+		for _, p := range t.Inputs.Parameters {
+			if p.Name != name {
+				continue
+			}
+			if p.Description != "" {
+				g.Message = p.Description
+			}
+			if g.Default == nil {
+				g.Default = a.paramValue("", p)
+			}
+		}
+	}
+	return g
+}
+
+// outputName is kiln's name of output parameter p of the call named
+// call: a signal gate's is value.
+func (a *argoConv) outputName(call, p string) string {
+	if a.supplied[a.calls[kilnName(call)]] == p {
+		return "value"
+	}
+	return p
 }

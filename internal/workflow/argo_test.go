@@ -221,7 +221,7 @@ func TestArgoArtifactsAreCopiedInAndOut(t *testing.T) {
 	if want := []apiv1.Artifact{{Name: "note", Path: "note"}}; !cmp.Equal(want, tasks[0].Outputs.Artifacts) {
 		t.Errorf("make's artifacts = %+v", tasks[0].Outputs.Artifacts)
 	}
-	if !strings.Contains(tasks[0].Command[2], `cp -r -- '/tmp/argo-art-out.txt' "$KILN_OUTPUTS/note"`) {
+	if !strings.Contains(tasks[0].Command[2], `cp -r -- '/tmp/argo-art-out.txt' "$KILN_OUTPUTS/note"`) || !strings.Contains(tasks[0].Command[2], `case "$KILN_OUTPUTS/" in '/tmp/argo-art-out.txt'/*)`) {
 		t.Errorf("make does not keep its artifact: %q", tasks[0].Command[2])
 	}
 	if !strings.Contains(tasks[1].Command[2], `cp -r -- '{{tasks.make.outputs.artifacts.note}}' '/tmp/argo-art-in/msg.txt'`) {
@@ -245,6 +245,7 @@ func TestArgoWhenBecomesCEL(t *testing.T) {
 		{"{{workflow.parameters.x}} !~ b", `!(params["x"]).matches("b")`},
 		{"!({{steps.a.exitCode}} == 0 || {{workflow.status}} == Failed)", `! ( double(tasks["a"].outputs.parameters["exitCode"]) == 0.0 || workflow.status == "Failed" )`},
 		{"{{workflow.parameters.env}}-x == prod-x", `params["env"] + "-x" == "prod-x"`},
+		{"{{steps.A.status}} == Succeeded", `tasks["a"].phase == "Succeeded"`},
 		{"{{= inputs.parameters['should-print'] == 'true' }}", `params["should-print"] == "true"`},
 		{`{{= steps.flip.outputs.result == "heads" and not (workflow.parameters.x != 'y') }}`, `tasks["flip"].outputs.parameters["result"] == "heads" && ! ( params["x"] != "y" )`},
 	} {
@@ -267,7 +268,7 @@ func TestArgoWhenKilnCannotReadIsRefusedNamingIt(t *testing.T) {
 	for _, in := range []string{
 		"{{=jsonpath(workflow.parameters.json, '$[0].value') == 'true'}}",
 		"{{= sprig.trim(inputs.parameters.x) == 'a' }}",
-		"{{steps.a.status}} == Succeeded",
+		"{{workflow.duration}} > 5",
 		"{{workflow.parameters.x} == 'a'",
 	} {
 		a := newArgoConv(&Document{File: "wf.yaml"}, nil, &argoMeta, &argoSpec, apiv1.KindWorkflow)
@@ -295,12 +296,16 @@ func TestArgoRefusalsNameTheFieldAsWritten(t *testing.T) {
 		{"retry expression", "  - name: main\n    retryStrategy: {limit: 2, expression: 'x'}\n    container: {image: a, command: [x]}\n", apiv1.CodeUnsupported, "spec.templates[0].retryStrategy.expression"},
 		{"s3 input", "  - name: main\n    inputs:\n      artifacts: [{name: i, path: /tmp/i, s3: {key: k}}]\n    container: {image: a, command: [x]}\n", apiv1.CodeUnsupported, "spec.templates[0].inputs.artifacts[0]"},
 		{"recursion", "  - name: main\n    steps:\n    - - {name: again, template: main}\n", apiv1.CodeUnsupported, "spec.templates[0]"},
-		{"aggregation", "  - name: main\n    steps:\n    - - {name: a, template: c, withItems: [1, 2]}\n    - - {name: b, template: c, withParam: '{{steps.a.outputs.parameters}}'}\n  - name: c\n    container: {image: a, command: [x]}\n",
-			apiv1.CodeUnsupported, "spec.templates[0].steps[1][0].withParam"},
+		{
+			"aggregation", "  - name: main\n    steps:\n    - - {name: a, template: c, withItems: [1, 2]}\n    - - {name: b, template: c, withParam: '{{steps.a.outputs.parameters}}'}\n  - name: c\n    container: {image: a, command: [x]}\n",
+			apiv1.CodeUnsupported, "spec.templates[0].steps[1][0].withParam",
+		},
 		{"unknown template", "  - name: main\n    steps:\n    - - {name: a, template: nope}\n", apiv1.CodeArgoTemplate, "spec.templates[0].steps[0][0].template"},
-		{"missing input", "  - name: main\n    steps:\n    - - {name: a, template: c}\n  - name: c\n    inputs: {parameters: [{name: p}]}\n    container: {image: a, command: [x]}\n",
-			apiv1.CodeRequired, "spec.templates[1].inputs.parameters[0]"},
-		{"kiln's own check", "  - name: main\n    steps:\n    - - {name: Bad_Name, template: c}\n  - name: c\n    container: {image: a, command: [x]}\n", apiv1.CodeInvalidName, "spec.templates[0].steps[0][0].name"},
+		{
+			"missing input", "  - name: main\n    steps:\n    - - {name: a, template: c}\n  - name: c\n    inputs: {parameters: [{name: p}]}\n    container: {image: a, command: [x]}\n",
+			apiv1.CodeRequired, "spec.templates[1].inputs.parameters[0]",
+		},
+		{"kiln's own check", "  - name: main\n    steps:\n    - - {name: nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn, template: c}\n  - name: c\n    container: {image: a, command: [x]}\n", apiv1.CodeInvalidName, "spec.templates[0].steps[0][0].name"},
 		{"unknown field", "  - name: main\n    container: {image: a, command: [x]}\n    sidecar: []\n", apiv1.CodeUnknownField, "spec.templates[0].sidecar"},
 	} {
 		errs := argoErr(t, head+c.body)
@@ -323,6 +328,7 @@ spec:
   entrypoint: main
   serviceAccountName: argo
   podGC: {strategy: OnPodCompletion}
+  tolerations: [{key: gpu, operator: Exists}]
   ttlStrategy: {secondsAfterCompletion: 60}
   templates:
   - name: main
@@ -333,8 +339,15 @@ spec:
 	if got := wfs["wf"].Spec.TTLSecondsAfterFinished; got == nil || *got != 60 {
 		t.Errorf("ttlStrategy became %v", got)
 	}
-	for _, f := range []string{"spec.serviceAccountName", "spec.podGC", "spec.templates[0].memoize", "spec.templates[0].nodeSelector", "spec.templates[0].container.imagePullPolicy"} {
+	for _, f := range []string{"spec.serviceAccountName", "spec.podGC", "spec.templates[0].memoize", "spec.templates[0].container.imagePullPolicy"} {
 		assertIgnored(t, ignored, f, "")
+	}
+	// Pods' placement goes to Kubernetes, not to local processes.
+	assertIgnored(t, ignored, "spec.templates[0].nodeSelector", backendLocal)
+	assertIgnored(t, ignored, "spec.tolerations", backendLocal)
+	pt := wfs["wf"].Spec.Tasks[0].PodTemplate
+	if pt == nil || pt.Spec.NodeSelector["a"] != "b" || len(pt.Spec.Tolerations) != 1 {
+		t.Errorf("the task's pod template %+v, want the template's node selector and the workflow's toleration", pt)
 	}
 }
 
@@ -416,4 +429,100 @@ spec:
 	if diff := cmp.Diff(want, wf.Spec.Tasks); diff != "" {
 		t.Errorf("tasks (-want +got):\n%s", diff)
 	}
+}
+
+func TestArgoNamesBecomeKilnsAndExitHooksExitHandlers(t *testing.T) {
+	t.Parallel()
+	wfs, ignored := argoFile(t, "diamond.yaml")
+	wf := wfs["diamond"]
+	got := map[string]string{}
+	for _, task := range wf.Spec.Tasks {
+		got[task.Name] = task.Depends
+	}
+	want := map[string]string{
+		"a": "", "b": "a", "c": "a.Succeeded", "d-last": "b && (c.Failed || c.Succeeded)",
+		"d-last-onexit": "d-last || d-last.Failed || d-last.Skipped",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("depends (-want +got):\n%s", diff)
+	}
+	if got := wf.Spec.Tasks[1].Command; !strings.Contains(got[len(got)-1], "echo {{tasks.a.outputs.parameters.result}} | tee /tmp/argo-diamond-copy.txt") {
+		t.Errorf("b runs %q", got)
+	}
+	if len(wf.Spec.OnExit) != 1 || wf.Spec.OnExit[0].Name != "note" {
+		t.Errorf("spec.hooks.exit became onExit %+v", wf.Spec.OnExit)
+	}
+	assertIgnored(t, ignored, "spec.templates[0].dag.tasks[0].name", "")
+	assertIgnored(t, ignored, "spec.templates[0].dag.tasks[3].depends", "")
+}
+
+func TestArgoDAGTargetRunsWhatTheTargetsNeed(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      target: C E
+      tasks:
+      - {name: A, template: c}
+      - {name: B, template: c, dependencies: [A]}
+      - {name: C, template: c, depends: "B.Succeeded"}
+      - {name: D, template: c, dependencies: [A]}
+      - {name: E, template: c}
+  - name: c
+    container: {image: a, command: ["true"]}
+`)
+	var names []string
+	for _, task := range wfs["wf"].Spec.Tasks {
+		names = append(names, task.Name)
+	}
+	if want := []string{"a", "b", "c", "e"}; !cmp.Equal(want, names) {
+		t.Errorf("tasks %v, want %v (D is not needed by the targets)", names, want)
+	}
+	errs := argoErr(t, "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: wf}\nspec:\n  entrypoint: main\n  templates:\n"+
+		"  - name: main\n    dag:\n      target: '{{workflow.parameters.t}}'\n      tasks: [{name: a, template: c}]\n  - name: c\n    container: {image: a, command: [x]}\n")
+	if len(errs) != 1 || errs[0].Code != apiv1.CodeUnsupported || errs[0].Field != "spec.templates[0].dag.target" {
+		t.Errorf("a templated target: %v, want KLN-1026 on spec.templates[0].dag.target", errs)
+	}
+}
+
+func TestArgoSuspendWaitingForASuppliedValueIsASignalGate(t *testing.T) {
+	t.Parallel()
+	wfs, ignored := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: ask, template: ask}
+    - - name: go-on
+        template: say
+        when: "{{steps.ask.outputs.parameters.answer}} == yes"
+        arguments: {parameters: [{name: m, value: "{{steps.ask.outputs.parameters.answer}}"}]}
+  - name: ask
+    suspend: {}
+    inputs:
+      parameters: [{name: answer, default: "no", description: "Go on?"}]
+    outputs:
+      parameters: [{name: answer, valueFrom: {supplied: {}}}]
+  - name: say
+    inputs: {parameters: [{name: m}]}
+    container: {image: a, command: [echo, "{{inputs.parameters.m}}"]}
+`)
+	tasks := wfs["wf"].Spec.Tasks
+	no := "no"
+	want := &apiv1.Gate{Signal: &apiv1.SignalGate{Type: "string", Message: "Go on?", Default: &no}}
+	if diff := cmp.Diff(want, tasks[0].Gate); diff != "" {
+		t.Errorf("ask's gate (-want +got):\n%s", diff)
+	}
+	if tasks[1].When != `tasks["ask"].outputs.parameters["value"] == "yes"` || tasks[1].Command[1] != "{{tasks.ask.outputs.parameters.value}}" {
+		t.Errorf("go-on reads the answer as %q and %q, want the signal's value", tasks[1].When, tasks[1].Command)
+	}
+	assertIgnored(t, ignored, "spec.templates[1].suspend", "")
 }

@@ -125,12 +125,14 @@ func (s *argoScope) celRef(inner string) (string, error) {
 		return "item", nil
 	case len(p) == 2 && p[0] == "item":
 		return "item[" + strconv.Quote(p[1]) + "]", nil
+	case len(p) == 3 && (p[0] == "steps" || p[0] == "tasks") && p[2] == "status":
+		return "tasks[" + strconv.Quote(kilnName(p[1])) + "].phase", nil
 	case len(p) >= 3 && (p[0] == "steps" || p[0] == "tasks"):
 		out := nodeOutput(p)
 		if out == "" || strings.HasPrefix(out, "outputs.artifacts") {
 			break
 		}
-		return "tasks[" + strconv.Quote(p[1]) + "].outputs.parameters[" + strconv.Quote(out[len("outputs.parameters."):]) + "]", nil
+		return "tasks[" + strconv.Quote(kilnName(p[1])) + "].outputs.parameters[" + strconv.Quote(s.a.outputName(p[1], out[len("outputs.parameters."):])) + "]", nil
 	}
 	return "", fmt.Errorf("kiln has no counterpart for {{%s}} in a condition", inner)
 }

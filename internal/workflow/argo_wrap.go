@@ -39,7 +39,7 @@ func (w *argoWrap) command(cmd []string) []string {
 	run := `"$@"`
 	args := []string{"sh", "-c", "", "argo"}
 	if w.source != "" {
-		b.WriteString(`src=$(mktemp) && printf '%s' "$1" >"$src" && shift || exit 1` + "\n")
+		b.WriteString(`src=$(mktemp) && printf '%s' "$1" >"$src" && chmod 755 "$src" && shift || exit 1` + "\n")
 		run = `"$@" "$src"`
 		args = append(args, w.source)
 	}
@@ -100,9 +100,16 @@ func artifactSource(art argov1.Artifact) string {
 		name string
 		set  bool
 	}{
-		{"s3", len(art.S3) > 0}, {"git", len(art.Git) > 0}, {"http", len(art.HTTP) > 0}, {"artifactory", len(art.Artifactory) > 0},
-		{"hdfs", len(art.HDFS) > 0}, {"oss", len(art.OSS) > 0}, {"gcs", len(art.GCS) > 0}, {"azure", len(art.Azure) > 0},
-		{"plugin", len(art.Plugin) > 0}, {"fromExpression", len(art.FromExpression) > 0},
+		{"s3", len(art.S3) > 0},
+		{"git", len(art.Git) > 0},
+		{"http", len(art.HTTP) > 0},
+		{"artifactory", len(art.Artifactory) > 0},
+		{"hdfs", len(art.HDFS) > 0},
+		{"oss", len(art.OSS) > 0},
+		{"gcs", len(art.GCS) > 0},
+		{"azure", len(art.Azure) > 0},
+		{"plugin", len(art.Plugin) > 0},
+		{"fromExpression", len(art.FromExpression) > 0},
 	} {
 		if s.set {
 			return s.name
@@ -117,8 +124,12 @@ func (a *argoConv) artifactIgnored(f string, art argov1.Artifact) {
 		name string
 		set  bool
 	}{
-		{"archive", len(art.Archive) > 0}, {"mode", len(art.Mode) > 0}, {"subPath", len(art.SubPath) > 0},
-		{"recurseMode", len(art.RecurseMode) > 0}, {"artifactGC", len(art.ArtifactGC) > 0}, {"archiveLogs", len(art.ArchiveLogs) > 0},
+		{"archive", len(art.Archive) > 0},
+		{"mode", len(art.Mode) > 0},
+		{"subPath", len(art.SubPath) > 0},
+		{"recurseMode", len(art.RecurseMode) > 0},
+		{"artifactGC", len(art.ArtifactGC) > 0},
+		{"archiveLogs", len(art.ArchiveLogs) > 0},
 	} {
 		if s.set {
 			a.c.ignore(f+"."+s.name, "kiln keeps artifacts as files in its own store")
@@ -208,14 +219,22 @@ func (a *argoConv) outputArtifacts(outs *apiv1.Outputs, w *argoWrap, t *argov1.T
 		if art.GlobalName != "" {
 			a.c.ignore(f+".globalName", "kiln's workflow outputs are declared in the workflow; the artifact is the task's own")
 		}
-		copyLine := fmt.Sprintf(`cp -r -- %s "$KILN_OUTPUTS/%s"`, shellQuote(art.Path), art.Name)
-		if art.Optional {
-			copyLine = fmt.Sprintf(`[ ! -e %s ] || %s`, shellQuote(art.Path), copyLine)
-		} else {
-			copyLine += ` || { [ "$rc" -ne 0 ] || rc=1; }`
-		}
-		w.post = append(w.post, copyLine)
+		w.post = append(w.post, artifactCopy(art))
 		outs.Artifacts = append(outs.Artifacts, apiv1.Artifact{Name: art.Name, Path: art.Name})
 		a.c.ignore(f+".path", "the path is on this machine, shared by every task running at once", backendLocal)
 	}
+}
+
+// artifactCopy is the line that copies an output artifact into
+// $KILN_OUTPUTS; a path that holds $KILN_OUTPUTS itself (/tmp, on the
+// local backend) is not copied into itself but fails the task.
+func artifactCopy(art argov1.Artifact) string {
+	p := shellQuote(art.Path)
+	fail := `[ "$rc" -ne 0 ] || rc=1`
+	cp := fmt.Sprintf(`cp -r -- %s "$KILN_OUTPUTS/%s" || { %s; }`, p, art.Name, fail)
+	if art.Optional {
+		cp = fmt.Sprintf(`[ ! -e %s ] || %s`, p, cp)
+	}
+	return fmt.Sprintf(`case "$KILN_OUTPUTS/" in %s/*) echo "argo: output artifact %s: %s holds kiln's output directory, so it is not copied" >&2; %s;; *) %s;; esac`,
+		shellQuote(strings.TrimRight(art.Path, "/")), art.Name, strings.ReplaceAll(art.Path, `"`, ""), fail, cp)
 }
