@@ -116,10 +116,6 @@ type argoCase struct {
 	check func(t *testing.T, r argoRun)
 }
 
-// skipUpperCase says why documents whose DAG tasks or steps are named as
-// Argo's examples name them (A, B, C) do not run yet.
-const skipUpperCase = "the Argo translator keeps upper-case task names (A, B), which kiln refuses (KLN-1005, not a DNS-1123 label)"
-
 // argoCases are the documents of testdata/argo that kiln run takes alone.
 // The others (suspend, stored templates, memoize) have tests of their own.
 var argoCases = []argoCase{
@@ -201,7 +197,8 @@ var argoCases = []argoCase{
 		nodes: map[string]apiv1.Phase{"celebrate": apiv1.PhaseSkipped, "mourn": apiv1.PhaseSucceeded}},
 	{file: "exit-handler-dag-level.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{"task A works": 1, "task D works": 1, "tidying up after a task": 4}},
-	{file: "exit-handler-step-level.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].steps[0][0].hooks"},
+	{file: "exit-handler-step-level.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"step one works": 1, "step two works": 1, "tidying up after a step": 2}},
 	{file: "parallelism-limit.yaml", phase: apiv1.PhaseSucceeded, lines: map[string]int{"working": 5},
 		ignored: "spec.parallelism is ignored on every backend"},
 	{file: "map-reduce.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[2].inputs.artifacts[0]"},
@@ -217,7 +214,8 @@ var argoCases = []argoCase{
 	// As in Argo: D runs on B's failure, G does not run after E's; the run
 	// fails.
 	{file: "dag-continue-on-fail.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
-		lines: map[string]int{"fine here": 3, "failing here": 2}},
+		lines: map[string]int{"fine here": 4, "failing here": 2},
+		nodes: map[string]apiv1.Phase{"d": apiv1.PhaseSucceeded, "g": apiv1.PhaseSkipped}},
 	{file: "global-outputs.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[2].container.args[0]"},
 }
 
