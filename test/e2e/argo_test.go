@@ -202,7 +202,7 @@ var argoCases = []argoCase{
 	{file: "parallelism-limit.yaml", phase: apiv1.PhaseSucceeded, lines: map[string]int{"working": 5},
 		ignored: "spec.parallelism is ignored on every backend"},
 	{file: "map-reduce.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[2].inputs.artifacts[0]"},
-	{file: "conditional-parameters.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].outputs.parameters[0].valueFrom.expression"},
+	{file: "conditional-parameters.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].outputs.parameters[0].valueFrom"},
 	{file: "parameter-aggregation.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].steps[1][0].withParam"},
 	{file: "retry-conditional.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[1].retryStrategy.expression"},
 	{file: "input-artifact-s3.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].inputs.artifacts[0]"},
