@@ -133,6 +133,8 @@ var argoCases = []argoCase{
 	{file: "dag-nested.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{"nested ": 16, "nested a1": 1, "nested b4": 1, "nested c2": 1, "nested d4": 1}},
 	{file: "dag-targets.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].dag.target"},
+	{file: "dag-targets-literal.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"target path ran ": 3, "ran A": 1, "ran C": 1, "ran E": 1, "ran B": 0, "ran D": 0}},
 	// Argo calls C's failure handled (a task depends on C.Failed) and the
 	// workflow Succeeded; kiln fails a run whose task failed.
 	{file: "dag-enhanced-depends.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
