@@ -119,90 +119,148 @@ type argoCase struct {
 // argoCases are the documents of testdata/argo that kiln run takes alone.
 // The others (suspend, stored templates, memoize) have tests of their own.
 var argoCases = []argoCase{
-	{file: "hello-world.yaml", phase: apiv1.PhaseSucceeded,
+	{
+		file: "hello-world.yaml", phase: apiv1.PhaseSucceeded,
 		lines:   map[string]int{"greetings from an argo container": 1},
-		ignored: "spec.templates[0].container.image is ignored on the local backend"},
-	{file: "steps.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"the say template: step one speaks": 1, "the say template: step two-a speaks": 1, "the say template: step two-b speaks": 1}},
-	{file: "dag-diamond.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"corner top": 1, "corner left": 1, "corner right": 1, "corner bottom": 1}},
-	{file: "dag-diamond-steps.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"loop says ": 12, "loop says top-1": 1, "loop says left-2": 1, "loop says right-3": 1, "loop says bottom-3": 1}},
-	{file: "dag-multiroot.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"root or branch ": 4, "first-root": 1, "second-root": 1, "after-first": 1, "after-both": 1}},
-	{file: "dag-nested.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"nested ": 16, "nested a1": 1, "nested b4": 1, "nested c2": 1, "nested d4": 1}},
+		ignored: "spec.templates[0].container.image is ignored on the local backend",
+	},
+	{
+		file: "steps.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"the say template: step one speaks": 1, "the say template: step two-a speaks": 1, "the say template: step two-b speaks": 1},
+	},
+	{
+		file: "dag-diamond.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"corner top": 1, "corner left": 1, "corner right": 1, "corner bottom": 1},
+	},
+	{
+		file: "dag-diamond-steps.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"loop says ": 12, "loop says top-1": 1, "loop says left-2": 1, "loop says right-3": 1, "loop says bottom-3": 1},
+	},
+	{
+		file: "dag-multiroot.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"root or branch ": 4, "first-root": 1, "second-root": 1, "after-first": 1, "after-both": 1},
+	},
+	{
+		file: "dag-nested.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"nested ": 16, "nested a1": 1, "nested b4": 1, "nested c2": 1, "nested d4": 1},
+	},
 	{file: "dag-targets.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].dag.target"},
-	{file: "dag-targets-literal.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"target path ran ": 3, "ran A": 1, "ran C": 1, "ran E": 1, "ran B": 0, "ran D": 0}},
+	{
+		file: "dag-targets-literal.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"target path ran ": 3, "ran A": 1, "ran C": 1, "ran E": 1, "ran B": 0, "ran D": 0},
+	},
 	// Argo calls C's failure handled (a task depends on C.Failed) and the
 	// workflow Succeeded; kiln fails a run whose task failed.
-	{file: "dag-enhanced-depends.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
+	{
+		file: "dag-enhanced-depends.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
 		lines: map[string]int{"fine": 5, "broken on purpose": 1},
 		nodes: map[string]apiv1.Phase{
 			"runs-on-either": apiv1.PhaseSucceeded, "runs-on-one": apiv1.PhaseSucceeded,
 			"never-runs": apiv1.PhaseSkipped, "runs-last": apiv1.PhaseSucceeded,
-		}},
+		},
+	},
 	{file: "coinflip.yaml", phase: apiv1.PhaseSucceeded, check: sameSideAsTheCoin},
 	{file: "coinflip-recursive.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0]"},
 	{file: "dag-coinflip.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[1]"},
-	{file: "arguments-parameters.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"argument: default words from the arguments": 1}},
-	{file: "arguments-parameters.yaml", params: []string{"text=words from the command line"}, phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"argument: words from the command line": 1, "default words": 0}},
-	{file: "global-parameters.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"global: a word for every template": 1}},
-	{file: "output-parameter.yaml", phase: apiv1.PhaseSucceeded,
+	{
+		file: "arguments-parameters.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"argument: default words from the arguments": 1},
+	},
+	{
+		file: "arguments-parameters.yaml", params: []string{"text=words from the command line"}, phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"argument: words from the command line": 1, "default words": 0},
+	},
+	{
+		file: "global-parameters.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"global: a word for every template": 1},
+	},
+	{
+		file: "output-parameter.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{"consumed: a value from a file": 1},
-		check: outputIs("written", "a value from a file")},
-	{file: "artifact-passing.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"received: a note passed as an artifact": 1}},
+		check: outputIs("written", "a value from a file"),
+	},
+	{
+		file: "artifact-passing.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"received: a note passed as an artifact": 1},
+	},
 	{file: "scripts-bash.yaml", phase: apiv1.PhaseSucceeded, check: pickedOneToHundred("the shell picked ")},
 	{file: "scripts-python.yaml", phase: apiv1.PhaseSucceeded, check: pickedOneToHundred("python picked ")},
-	{file: "loops.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"item: good morning": 1, "item: good night": 1}},
-	{file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"os debian version 12.5": 1, "os alpine version 3.19": 1, "os ubuntu version 24.04": 1}},
+	{
+		file: "loops.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"item: good morning": 1, "item: good night": 1},
+	},
+	{
+		file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"os debian version 12.5": 1, "os alpine version 3.19": 1, "os ubuntu version 24.04": 1},
+	},
 	{file: "loops-sequence.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].steps[0][2].withSequence.count"},
-	{file: "loops-sequence-literal.yaml", phase: apiv1.PhaseSucceeded,
+	{
+		file: "loops-sequence-literal.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{
 			"seq ": 12, "seq count 0": 1, "seq count 2": 1, "seq count 3": 0, "seq range 10": 1, "seq range 12": 1,
 			"seq down 2": 1, "seq down 0": 1, "seq node00": 1, "seq node02": 1,
-		}},
-	{file: "loops-param-argument.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"listed debian 12.5": 1, "listed alpine 3.19": 1}},
-	{file: "loops-param-result.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"napping 0": 2, "napping 1": 1, "awake": 3}},
-	{file: "loops-dag.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"dag loop ": 5, "dag loop before": 1, "dag loop red": 1, "dag loop green": 1, "dag loop blue": 1, "dag loop after": 1}},
+		},
+	},
+	{
+		file: "loops-param-argument.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"listed debian 12.5": 1, "listed alpine 3.19": 1},
+	},
+	{
+		file: "loops-param-result.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"napping 0": 2, "napping 1": 1, "awake": 3},
+	},
+	{
+		file: "loops-dag.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"dag loop ": 5, "dag loop before": 1, "dag loop red": 1, "dag loop green": 1, "dag loop blue": 1, "dag loop after": 1},
+	},
 	{file: "conditionals.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].steps[0][2].when"},
-	{file: "conditionals-simple.yaml", phase: apiv1.PhaseSucceeded,
+	{
+		file: "conditionals-simple.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{"condition held: govaluate": 1, "condition held: expr": 1, "condition held: never": 0},
-		nodes: map[string]apiv1.Phase{"govaluate-false": apiv1.PhaseSkipped}},
+		nodes: map[string]apiv1.Phase{"govaluate-false": apiv1.PhaseSkipped},
+	},
 	// As in Argo: C's failure is tolerated, D runs, the run succeeds.
-	{file: "continue-on-fail.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"all is fine": 3, "failing on purpose": 1, "continueOn lets the workflow go on": 1}},
+	{
+		file: "continue-on-fail.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"all is fine": 3, "failing on purpose": 1, "continueOn lets the workflow go on": 1},
+	},
 	// As in Argo: the step that exits 42 lets the workflow go on, and the run
 	// succeeds.
-	{file: "exit-code-output-variable.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"the step before exited 42": 1, "argo: the program exited with code 42; continueOn lets the workflow go on": 1}},
-	{file: "retry-backoff.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"try 1": 1}, check: attempts("flaky", 2)},
-	{file: "retry-with-steps.yaml", phase: apiv1.PhaseSucceeded,
+	{
+		file: "exit-code-output-variable.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"the step before exited 42": 1, "argo: the program exited with code 42; continueOn lets the workflow go on": 1},
+	},
+	{
+		file: "retry-backoff.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"try 1": 1}, check: attempts("flaky", 2),
+	},
+	{
+		file: "retry-with-steps.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{"retries so far: 1": 3, "retries so far: 0": 0},
-		check: attempts("two-b", 2)},
+		check: attempts("two-b", 2),
+	},
 	{file: "timeouts-workflow.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeRunTimeout},
-	{file: "timeouts-step.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeAttemptTimeout,
-		lines: map[string]int{"started": 1}},
-	{file: "exit-handlers.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
+	{
+		file: "timeouts-step.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeAttemptTimeout,
+		lines: map[string]int{"started": 1},
+	},
+	{
+		file: "exit-handlers.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
 		lines: map[string]int{"about to fail": 1, "it did not go well": 1, "it all went well": 0, " ended Failed, failures [": 1},
-		nodes: map[string]apiv1.Phase{"celebrate": apiv1.PhaseSkipped, "mourn": apiv1.PhaseSucceeded}},
-	{file: "exit-handler-dag-level.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"task A works": 1, "task D works": 1, "tidying up after a task": 4}},
-	{file: "exit-handler-step-level.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"step one works": 1, "step two works": 1, "tidying up after a step": 2}},
-	{file: "parallelism-limit.yaml", phase: apiv1.PhaseSucceeded, lines: map[string]int{"working": 5},
-		ignored: "spec.parallelism is ignored on every backend"},
+		nodes: map[string]apiv1.Phase{"celebrate": apiv1.PhaseSkipped, "mourn": apiv1.PhaseSucceeded},
+	},
+	{
+		file: "exit-handler-dag-level.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"task A works": 1, "task D works": 1, "tidying up after a task": 4},
+	},
+	{
+		file: "exit-handler-step-level.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"step one works": 1, "step two works": 1, "tidying up after a step": 2},
+	},
+	{
+		file: "parallelism-limit.yaml", phase: apiv1.PhaseSucceeded, lines: map[string]int{"working": 5},
+		ignored: "spec.parallelism is ignored on every backend",
+	},
 	{file: "map-reduce.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[2].inputs.artifacts[0]"},
 	{file: "conditional-parameters.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].outputs.parameters[0].valueFrom"},
 	{file: "parameter-aggregation.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].steps[1][0].withParam"},
@@ -211,13 +269,17 @@ var argoCases = []argoCase{
 	{file: "sidecar.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].sidecars"},
 	{file: "daemon-step.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[1].daemon"},
 	{file: "k8s-jobs.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].resource"},
-	{file: "input-artifact-raw.yaml", phase: apiv1.PhaseSucceeded,
-		lines: map[string]int{"raw: first raw line": 1, "raw: second raw line": 1}},
+	{
+		file: "input-artifact-raw.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"raw: first raw line": 1, "raw: second raw line": 1},
+	},
 	// As in Argo: D runs on B's failure, G does not run after E's; the run
 	// fails.
-	{file: "dag-continue-on-fail.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
+	{
+		file: "dag-continue-on-fail.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
 		lines: map[string]int{"fine here": 4, "failing here": 2},
-		nodes: map[string]apiv1.Phase{"d": apiv1.PhaseSucceeded, "g": apiv1.PhaseSkipped}},
+		nodes: map[string]apiv1.Phase{"d": apiv1.PhaseSucceeded, "g": apiv1.PhaseSkipped},
+	},
 	{file: "global-outputs.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[2].container.args[0]"},
 }
 
