@@ -43,6 +43,8 @@ type argoConv struct {
 	// to that output's name; calls maps each call's kiln name to the
 	// template it calls.
 	supplied, calls map[string]string
+	// loops are the calls that loop, by kiln name.
+	loops map[string]bool
 	// pod is what the workflow sets of every pod.
 	pod argoPod
 	// ignoredGiven: the first document made carries the ignored fields.
@@ -252,9 +254,14 @@ func (a *argoConv) root(name, entry string) *argoOut {
 	if t == nil {
 		return o
 	}
-	o.wf.Spec.Params = a.rootParams(t)
-	for k := range o.wf.Spec.Params {
-		o.mapField(fmt.Sprintf("spec.params[%d]", k), "spec.arguments.parameters")
+	params, fields := a.rootParams(t, i)
+	o.wf.Spec.Params = params
+	for k, f := range fields {
+		o.mapField(fmt.Sprintf("spec.params[%d]", k), f)
+	}
+	if args := a.spec.Arguments; args != nil && len(args.Artifacts) > 0 && (t.DAG != nil || len(t.Steps) > 0) {
+		a.c.fail(apiv1.CodeUnsupported, "spec.arguments.artifacts", "kiln passes artifacts to the tasks that run programs, not to a DAG or steps entrypoint",
+			"pass the artifact to the tasks that read it")
 	}
 	a.body(o, t, i, "spec.tasks")
 	a.exitHandler(o)
@@ -264,24 +271,26 @@ func (a *argoConv) root(name, entry string) *argoOut {
 
 // rootParams are the workflow's parameters and the entrypoint's inputs,
 // with their values as defaults.
-func (a *argoConv) rootParams(entry *argov1.Template) []apiv1.Param {
-	var out []apiv1.Param
+func (a *argoConv) rootParams(entry *argov1.Template, ti int) (out []apiv1.Param, fields []string) {
 	seen := map[string]bool{}
 	if a.spec.Arguments != nil {
 		for i, p := range a.spec.Arguments.Parameters {
 			f := fmt.Sprintf("spec.arguments.parameters[%d]", i)
 			out = append(out, apiv1.Param{Name: p.Name, Default: a.paramValue(f, p), Description: p.Description})
+			fields = append(fields, f)
 			seen[p.Name] = true
 		}
 	}
 	if entry.Inputs != nil {
-		for _, p := range entry.Inputs.Parameters {
+		for j, p := range entry.Inputs.Parameters {
 			if !seen[p.Name] {
-				out = append(out, apiv1.Param{Name: p.Name, Default: a.paramValue("", p), Description: p.Description})
+				f := fmt.Sprintf("spec.templates[%d].inputs.parameters[%d]", ti, j)
+				out = append(out, apiv1.Param{Name: p.Name, Default: a.paramValue(f, p), Description: p.Description})
+				fields = append(fields, f)
 			}
 		}
 	}
-	return out
+	return out, fields
 }
 
 // paramValue is a parameter's value (or default) as text; nil for none.

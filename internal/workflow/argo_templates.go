@@ -35,6 +35,12 @@ func (a *argoConv) body(o *argoOut, t *argov1.Template, ti int, list string) {
 		a.stepsBody(o, t, tf, list)
 	default:
 		site := &argov1.Call{Name: t.Name, Template: t.Name, Arguments: inputsAsArguments(t)}
+		if args := a.spec.Arguments; args != nil && !o.sub && list == "spec.tasks" && len(args.Artifacts) > 0 {
+			if site.Arguments == nil {
+				site.Arguments = &argov1.Arguments{}
+			}
+			site.Arguments.Artifacts = args.Artifacts // the entrypoint's, run alone
+		}
 		a.call(o, list, argoCall{site: site, field: tf})
 	}
 }
@@ -186,6 +192,7 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 		return
 	}
 	a.loop(sc, &task, tk, c)
+	a.gathered(c)
 	if site.When != "" {
 		task.When = a.when(sc, c.field+".when", site.When)
 		o.mapField(tk+".when", c.field+".when")
@@ -352,8 +359,9 @@ func (a *argoConv) sub(t *argov1.Template, ti int) *argoOut {
 	o.mapField("metadata.name", fmt.Sprintf("spec.templates[%d].name", ti))
 	if t.Inputs != nil {
 		for i, p := range t.Inputs.Parameters {
-			o.wf.Spec.Params = append(o.wf.Spec.Params, apiv1.Param{Name: p.Name, Default: a.paramValue("", p), Description: p.Description})
-			o.mapField(fmt.Sprintf("spec.params[%d]", i), fmt.Sprintf("spec.templates[%d].inputs.parameters[%d]", ti, i))
+			f := fmt.Sprintf("spec.templates[%d].inputs.parameters[%d]", ti, i)
+			o.wf.Spec.Params = append(o.wf.Spec.Params, apiv1.Param{Name: p.Name, Default: a.paramValue(f, p), Description: p.Description})
+			o.mapField(fmt.Sprintf("spec.params[%d]", i), f)
 		}
 	}
 	a.body(o, t, ti, "spec.tasks")
@@ -513,6 +521,10 @@ func (a *argoConv) groupSettings(t *argov1.Template, tf string) {
 	if len(t.Memoize) > 0 {
 		a.c.ignore(tf+".memoize", "kiln does not reuse results by a key and a config map")
 	}
+	if t.Inputs != nil && len(t.Inputs.Artifacts) > 0 {
+		a.c.fail(apiv1.CodeUnsupported, tf+".inputs.artifacts", "kiln passes artifacts to the tasks that run programs, not to a DAG, steps or suspension",
+			"pass the artifact to the tasks that read it, from the task that writes it")
+	}
 	a.templateIgnored(t, tf)
 }
 
@@ -561,7 +573,7 @@ func (a *argoConv) dagTargets(d *argov1.DAGTemplate, tf string) map[string]bool 
 // value, which kiln's signal gate stands for, and which template each
 // call runs.
 func (a *argoConv) readSupplied() {
-	a.supplied, a.calls = map[string]string{}, map[string]string{}
+	a.supplied, a.calls, a.loops = map[string]string{}, map[string]string{}, map[string]bool{}
 	for i := range a.spec.Templates {
 		t := &a.spec.Templates[i]
 		if t.Suspend != nil && t.Suspend.Duration == "" && t.Outputs != nil && len(t.Outputs.Parameters) == 1 && len(t.Outputs.Artifacts) == 0 {
@@ -571,14 +583,41 @@ func (a *argoConv) readSupplied() {
 		}
 		if t.DAG != nil {
 			for _, task := range t.DAG.Tasks {
-				a.calls[kilnName(task.Name)] = task.Template
+				a.readCall(&task.Call)
 			}
 		}
 		for _, group := range t.Steps {
 			for _, step := range group {
-				a.calls[kilnName(step.Name)] = step.Template
+				a.readCall(&step.Call)
 			}
 		}
+	}
+}
+
+func (a *argoConv) readCall(c *argov1.Call) {
+	a.calls[kilnName(c.Name)] = c.Template
+	if len(c.WithItems) > 0 || c.WithParam != "" || c.WithSequence != nil {
+		a.loops[kilnName(c.Name)] = true
+	}
+}
+
+// gathered refuses a loop over a loop's gathered outputs whose items are
+// read by field: Argo parses each output as JSON, kiln gathers them as
+// strings.
+func (a *argoConv) gathered(c argoCall) {
+	m := argoRefRE.FindStringSubmatch(c.site.WithParam)
+	if m == nil {
+		return
+	}
+	p := strings.Split(strings.TrimSpace(m[1]), ".")
+	if len(p) < 3 || (p[0] != "steps" && p[0] != "tasks") || !a.loops[kilnName(p[1])] {
+		return
+	}
+	js, _ := json.Marshal(c.site)
+	if strings.Contains(string(js), "{{item.") {
+		a.c.fail(apiv1.CodeUnsupported, c.field+".withParam",
+			fmt.Sprintf("%s is a loop's outputs, which kiln gathers as a list of strings: its items have no fields to read (Argo parses each output as JSON)", strings.Join(p[:2], ".")),
+			"have one task print the whole JSON list, and loop over that task's result")
 	}
 }
 

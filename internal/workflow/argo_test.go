@@ -300,6 +300,10 @@ func TestArgoRefusalsNameTheFieldAsWritten(t *testing.T) {
 			"aggregation", "  - name: main\n    steps:\n    - - {name: a, template: c, withItems: [1, 2]}\n    - - {name: b, template: c, withParam: '{{steps.a.outputs.parameters}}'}\n  - name: c\n    container: {image: a, command: [x]}\n",
 			apiv1.CodeUnsupported, "spec.templates[0].steps[1][0].withParam",
 		},
+		{
+			"gathered objects", "  - name: main\n    steps:\n    - - {name: a, template: c, withItems: [1, 2]}\n    - - {name: b, template: c, withParam: '{{steps.a.outputs.result}}', when: '{{item.x}} == y'}\n  - name: c\n    container: {image: a, command: [x]}\n",
+			apiv1.CodeUnsupported, "spec.templates[0].steps[1][0].withParam",
+		},
 		{"unknown template", "  - name: main\n    steps:\n    - - {name: a, template: nope}\n", apiv1.CodeArgoTemplate, "spec.templates[0].steps[0][0].template"},
 		{
 			"missing input", "  - name: main\n    steps:\n    - - {name: a, template: c}\n  - name: c\n    inputs: {parameters: [{name: p}]}\n    container: {image: a, command: [x]}\n",
