@@ -20,6 +20,7 @@ import (
 type podEnd struct {
 	exit int32
 	msg  string
+	hold bool // the pod runs on until it is deleted
 }
 
 // localName is the name of a pod's task within its parent: "os.1" for
@@ -31,7 +32,8 @@ func localName(p corev1.Pod) string {
 
 // argoKubelet plays the kubelet for a run's pods, as kubelet does in
 // kube_example_test.go: each running pod ends with exit 0 and no message,
-// unless ends names its task (its name, or the task's local name).
+// unless ends names its task (its name, or the task's local name; ""
+// stands for every task).
 func argoKubelet(ctx context.Context, c *cluster, ends map[string]podEnd) {
 	done := map[string]bool{}
 	for ctx.Err() == nil {
@@ -45,7 +47,13 @@ func argoKubelet(ctx context.Context, c *cluster, ends map[string]podEnd) {
 			}
 			end, ok := ends[p.Labels["kiln.dev/node"]]
 			if !ok {
-				end = ends[localName(p)]
+				end, ok = ends[localName(p)]
+			}
+			if !ok {
+				end = ends[""]
+			}
+			if end.hold {
+				continue
 			}
 			p.Status.Phase = corev1.PodSucceeded
 			reason := "Completed"
@@ -71,6 +79,7 @@ func argoKubelet(ctx context.Context, c *cluster, ends map[string]podEnd) {
 type kubeArgoCase struct {
 	file  string
 	phase apiv1.Phase // how the run ends
+	code  apiv1.Code  // and its code
 	ends  map[string]podEnd
 	// pods counts the run's pods by their task's local name.
 	pods map[string]int
@@ -159,7 +168,17 @@ var kubeArgoCases = []kubeArgoCase{
 		pods: map[string]int{"govaluate-form": 1, "expr-form": 1, "govaluate-false": 0},
 	},
 	{
-		file: "exit-handlers.yaml", phase: apiv1.PhaseFailed, skip: skipNoPodImage,
+		file: "dag-enhanced-depends.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
+		ends: map[string]podEnd{"c": {exit: 1}},
+		pods: map[string]int{"a": 1, "b": 1, "c": 1, "runs-on-either": 1, "runs-on-one": 1, "never-runs": 0, "runs-last": 1},
+	},
+	{
+		file: "timeouts-step.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeAttemptTimeout,
+		ends: map[string]podEnd{"": {hold: true}},
+		args: map[string][]string{"": {"sh -c", "echo started; sleep 86400"}},
+	},
+	{
+		file: "exit-handlers.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit, skip: skipNoPodImage,
 		ends:   map[string]podEnd{"fails": {exit: 1}},
 		pods:   map[string]int{"notify": 1, "mourn": 1, "celebrate": 0},
 		images: map[string]string{"notify": "alpine:3.23"},
@@ -185,8 +204,8 @@ func TestKubeArgoExamplesMakeArgosPods(t *testing.T) {
 			}
 			run := runOnCluster(t, home, filepath.Join(dir, tc.file))
 			id := run.ID
-			if run.Status.Phase != tc.phase {
-				t.Fatalf("the run is %s (%s), want %s", run.Status.Phase, run.Status.Message, tc.phase)
+			if run.Status.Phase != tc.phase || run.Status.Code != tc.code {
+				t.Fatalf("the run is %s %s (%s), want %s %s", run.Status.Phase, run.Status.Code, run.Status.Message, tc.phase, tc.code)
 			}
 			checkArgoPods(t, c.pods(t, id), tc)
 		})
