@@ -355,7 +355,6 @@ func (a *argoConv) specFields() {
 		{"suspend", "drop it, and add a suspend template where the workflow should wait", len(s.Suspend) > 0},
 		{"shutdown", "drop it; stop a run with kiln stop", len(s.Shutdown) > 0},
 		{"synchronization", "drop it; kiln's pool and project quotas bound what runs at once", len(s.Synchronization) > 0},
-		{"retryStrategy", "set retryStrategy on the templates instead", len(s.RetryStrategy) > 0},
 		{"templateDefaults", "write the defaults into each template", len(s.TemplateDefaults) > 0},
 		{"resourceClaims", "drop it", len(s.ResourceClaims) > 0},
 	} {

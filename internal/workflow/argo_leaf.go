@@ -63,7 +63,7 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 // container reads the container's image, environment, directory and
 // resources; the rest of it is named as ignored.
 func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoScope, ct *corev1.Container, cf string) {
-	task.Image = ct.Image
+	task.Image = sc.at(cf + ".image").rewrite(ct.Image)
 	if ct.Image != "" {
 		a.c.ignore(cf+".image", "the command runs on this machine, not in the image", backendLocal)
 		o.mapField(tk+".image", cf+".image")
@@ -73,7 +73,7 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 		task.Env[i].Value = sc.at(fmt.Sprintf("%s.env[%d].value", cf, i)).rewrite(task.Env[i].Value)
 	}
 	o.mapField(tk+".env", cf+".env")
-	task.WorkingDir = ct.WorkingDir
+	task.WorkingDir = sc.at(cf + ".workingDir").rewrite(ct.WorkingDir)
 	o.mapField(tk+".workingDir", cf+".workingDir")
 	if len(ct.Resources.Requests)+len(ct.Resources.Limits) > 0 {
 		task.Resources = a.c.resources(cf+".resources", &ct.Resources)
@@ -108,8 +108,20 @@ func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoSc
 // templateSettings translates what a template says of every call of it:
 // retries, deadlines, and the settings kiln does not honour.
 func (a *argoConv) templateSettings(o *argoOut, task *apiv1.Task, tk string, sc *argoScope, t *argov1.Template, tf string) {
-	task.Retries = a.retries(tf+".retryStrategy", t.RetryStrategy)
-	o.mapField(tk+".retries", tf+".retryStrategy")
+	switch {
+	case t.RetryStrategy != nil:
+		task.Retries = a.retries(tf+".retryStrategy", t.RetryStrategy)
+		o.mapField(tk+".retries", tf+".retryStrategy")
+	case len(a.spec.RetryStrategy) > 0:
+		// The workflow's retryStrategy is every template's default.
+		r := &argov1.RetryStrategy{}
+		if err := json.Unmarshal(a.spec.RetryStrategy, r); err != nil {
+			a.c.fail(apiv1.CodeParse, "spec.retryStrategy", "is not a retryStrategy: "+err.Error(), "")
+			break
+		}
+		task.Retries = a.retries("spec.retryStrategy", r)
+		o.mapField(tk+".retries", "spec.retryStrategy")
+	}
 	switch {
 	case t.ActiveDeadlineSeconds != nil:
 		task.Timeout = a.seconds(sc.at(tf+".activeDeadlineSeconds"), t.ActiveDeadlineSeconds)

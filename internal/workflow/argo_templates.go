@@ -180,6 +180,7 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 		a.leaf(o, &task, tk, t, tf, args, c)
 	case t.Suspend != nil:
 		a.suspend(&task, t, tf)
+		a.gateTimeout(o, task.Gate, t, tf)
 		o.mapField(tk+".gate", tf+".suspend")
 		a.groupSettings(t, tf)
 	case t.DAG != nil || len(t.Steps) > 0:
@@ -509,6 +510,7 @@ func (a *argoConv) groupSettings(t *argov1.Template, tf string) {
 		a.c.ignore(tf+".retryStrategy", "kiln retries the tasks that run programs, not a DAG, steps or suspension: set it on the templates they call")
 	}
 	switch {
+	case t.Suspend != nil: // the gate's timeout
 	case t.ActiveDeadlineSeconds != nil:
 		a.c.ignore(tf+".activeDeadlineSeconds", "kiln bounds the tasks that run programs, and the whole run (spec.activeDeadlineSeconds)")
 	case t.Timeout != "":
@@ -652,4 +654,16 @@ func (a *argoConv) outputName(call, p string) string {
 		return "value"
 	}
 	return p
+}
+
+// gateTimeout bounds a suspension's wait by its template's deadline: the
+// gate fails when it passes, as the suspended node does in Argo.
+func (a *argoConv) gateTimeout(o *argoOut, g *apiv1.Gate, t *argov1.Template, tf string) {
+	sc := a.bodyScope(o, tf)
+	switch {
+	case t.ActiveDeadlineSeconds != nil:
+		g.Timeout = a.seconds(sc.at(tf+".activeDeadlineSeconds"), t.ActiveDeadlineSeconds)
+	case t.Timeout != "":
+		g.Timeout = argoDuration(t.Timeout)
+	}
 }

@@ -530,3 +530,57 @@ spec:
 	}
 	assertIgnored(t, ignored, "spec.templates[1].suspend", "")
 }
+
+func TestArgoInputsReachTheImage(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: run
+        template: c
+        arguments: {parameters: [{name: tag, value: "3.19"}]}
+  - name: c
+    inputs: {parameters: [{name: tag}]}
+    container: {image: "alpine:{{inputs.parameters.tag}}", command: ["true"]}
+`)
+	if got := wfs["wf"].Spec.Tasks[0].Image; got != "alpine:3.19" {
+		t.Errorf("image = %q, want the input substituted", got)
+	}
+}
+
+func TestArgoWorkflowRetriesAreEveryTemplatesAndSuspensionsTimeOut(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  retryStrategy: {limit: 2}
+  templates:
+  - name: main
+    steps:
+    - - {name: own, template: own}
+    - - {name: default, template: plain}
+    - - {name: wait, template: wait}
+  - name: own
+    retryStrategy: {limit: 5}
+    container: {image: a, command: ["true"]}
+  - name: plain
+    container: {image: a, command: ["true"]}
+  - name: wait
+    activeDeadlineSeconds: 30
+    suspend: {}
+`)
+	tasks := wfs["wf"].Spec.Tasks
+	if tasks[0].Retries.Limit != 5 || tasks[1].Retries.Limit != 2 {
+		t.Errorf("retries %+v and %+v, want the template's 5 and the workflow's 2", tasks[0].Retries, tasks[1].Retries)
+	}
+	if g := tasks[2].Gate; g == nil || g.Approve == nil || g.Timeout != "30s" {
+		t.Errorf("wait's gate = %+v, want an approval bounded by 30s", g)
+	}
+}

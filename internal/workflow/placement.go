@@ -37,6 +37,10 @@ func (t *Task) place(wf *apiv1.Workflow, field string) error {
 			t.ImageField = field + ".train.image"
 		}
 	}
+	if t.Map != nil {
+		// A map's items run its child, copied before the task was placed.
+		t.Map.Child.PodTemplate, t.Map.Child.Image, t.Map.Child.ImageField = t.PodTemplate, t.Image, t.ImageField
+	}
 	return nil
 }
 

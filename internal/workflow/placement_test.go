@@ -77,3 +77,26 @@ spec:
 		t.Errorf("a misspelt pod spec field: %v", errs)
 	}
 }
+
+func TestMapItemsRunInTheMapsImage(t *testing.T) {
+	p, errs := compileText(t, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: maps}
+spec:
+  image: base:1
+  tasks:
+  - {name: own, command: [echo, "{{item}}"], image: own:2, forEach: {items: [a, b]}, podTemplate: {metadata: {labels: {from: task}}}}
+  - {name: inherits, command: [echo, "{{item}}"], forEach: {range: {count: 2}}}
+`)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for i, want := range []string{"own:2", "base:1"} {
+		if got := p.Tasks[i].Map.Child.Image; got != want {
+			t.Errorf("the items of map %d run in %q, want %q", i, got, want)
+		}
+	}
+	if pt := p.Tasks[0].Map.Child.PodTemplate; pt == nil || pt.Metadata.Labels["from"] != "task" {
+		t.Errorf("the items' pod template = %+v, want the map task's", pt)
+	}
+}
