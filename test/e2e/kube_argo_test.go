@@ -94,13 +94,9 @@ type kubeArgoCase struct {
 	skip string
 }
 
-// Why rows do not run yet on the cluster (see docs/argo.md).
-const (
-	skipMapImage = "a map's items get no image on Kubernetes (workflow.Map.Child is copied before the task's image is placed), " +
-		"so their pods are refused by the API server and kiln launches them again without end"
-	skipImageTemplate = "the Argo translator does not rewrite {{inputs.parameters.X}} in container.image, and kiln does not template a task's image"
-	skipNoPodImage    = "workflow.RequireImages asks an image of tasks that make no pod (the onExit node, gates, subworkflow tasks): KLN-1019 on Kubernetes"
-)
+// skipNoPodImage says why rows do not run yet on the cluster (see
+// docs/argo.md).
+const skipNoPodImage = "workflow.RequireImages asks an image of tasks that make no pod (the onExit node, gates, subworkflow tasks): KLN-1019 on Kubernetes"
 
 var kubeArgoCases = []kubeArgoCase{
 	{
@@ -126,13 +122,13 @@ var kubeArgoCases = []kubeArgoCase{
 		args: map[string][]string{"": {"echo nested "}},
 	},
 	{
-		file: "loops.yaml", phase: apiv1.PhaseSucceeded, skip: skipMapImage,
+		file: "loops.yaml", phase: apiv1.PhaseSucceeded,
 		pods:   map[string]int{"": 2},
 		images: map[string]string{"": "busybox"},
 		args:   map[string][]string{"0": {"echo item: good morning"}, "1": {"echo item: good night"}},
 	},
 	{
-		file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded, skip: skipMapImage + "; " + skipImageTemplate,
+		file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded,
 		pods:   map[string]int{"": 3},
 		images: map[string]string{"0": "debian:12.5", "1": "alpine:3.19", "2": "ubuntu:24.04"},
 		args:   map[string][]string{"": {"echo os "}},
