@@ -418,6 +418,13 @@ func TestArgoSuspendIsApprovedWithKilnApprove(t *testing.T) {
 	t.Parallel()
 	home := newHome(t)
 	cmd := startKiln(t, home, "run", "-q", filepath.Join(argoDir(t), "suspend-template.yaml"))
+	waited := false
+	t.Cleanup(func() { // the test failed before kiln run ended
+		if !waited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
 	id := newestRun(t, home)
 	waitFor(t, "the approve step to wait for an approval", func() bool {
 		n := argoRun{run: describe(t, home, id)}.node("approve")
@@ -426,6 +433,7 @@ func TestArgoSuspendIsApprovedWithKilnApprove(t *testing.T) {
 	if r := kiln(t, home, "approve", string(id), "approve"); r.code != 0 {
 		t.Fatalf("kiln approve: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	waited = true
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("kiln run: %v", err)
 	}
