@@ -147,6 +147,7 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 	if a.name == "" {
 		a.c.fail(apiv1.CodeRequired, "metadata.name", "the workflow has no name", "set metadata.name (or generateName)")
 	}
+	a.templateDefaults()
 	for i, t := range spec.Templates {
 		if _, dup := a.index[t.Name]; dup {
 			a.c.fail(apiv1.CodeDuplicate, fmt.Sprintf("spec.templates[%d].name", i), fmt.Sprintf("template %q is written twice", t.Name), "")
@@ -355,7 +356,6 @@ func (a *argoConv) specFields() {
 		{"suspend", "drop it, and add a suspend template where the workflow should wait", len(s.Suspend) > 0},
 		{"shutdown", "drop it; stop a run with kiln stop", len(s.Shutdown) > 0},
 		{"synchronization", "drop it; kiln's pool and project quotas bound what runs at once", len(s.Synchronization) > 0},
-		{"templateDefaults", "write the defaults into each template", len(s.TemplateDefaults) > 0},
 		{"resourceClaims", "drop it", len(s.ResourceClaims) > 0},
 	} {
 		if f.set {

@@ -53,14 +53,24 @@ func argoSameFiles(docs []Document) []Document {
 		}
 	}
 	out := make([]Document, 0, len(docs))
+	// The templates' ignored fields are named with the workflow that
+	// runs them: kiln run names those of the document it runs.
+	var ignored []Ignored
+	runner := -1
 	for _, d := range docs {
 		if !isArgoTemplate(&d) {
+			if runner < 0 && fromArgo(&d, argov1.KindWorkflow) {
+				runner = len(out)
+			}
 			out = append(out, d)
 			continue
 		}
+		ignored = append(ignored, d.From.Ignored...)
 		if !reached[d.Name] {
 			continue
 		}
+		from := *d.From
+		from.Ignored, d.From = nil, &from
 		wt := stored[d.Name]
 		wf := &apiv1.Workflow{TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindWorkflow}, Metadata: wt.Metadata, Spec: wt.Spec}
 		js, err := json.Marshal(wf)
@@ -73,6 +83,11 @@ func argoSameFiles(docs []Document) []Document {
 		}
 		d.Kind, d.JSON, d.Raw = apiv1.KindWorkflow, js, raw
 		out = append(out, d)
+	}
+	if len(ignored) > 0 {
+		from := *out[runner].From
+		from.Ignored = uniqueIgnored(append(slices.Clone(from.Ignored), ignored...))
+		out[runner].From = &from
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	argov1 "kiln.dev/kiln/api/argo/v1alpha1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
 
@@ -75,4 +76,63 @@ func (p argoPod) into(pt *apiv1.PodTemplate) *apiv1.PodTemplate {
 		pt.Metadata.Annotations = p.meta.Annotations
 	}
 	return pt
+}
+
+// templateDefaults merges spec.templateDefaults into every template, as
+// Argo does: what a template writes itself wins.
+func (a *argoConv) templateDefaults() {
+	if len(a.spec.TemplateDefaults) == 0 {
+		return
+	}
+	var defaults map[string]any
+	if err := json.Unmarshal(a.spec.TemplateDefaults, &defaults); err != nil {
+		a.c.fail(apiv1.CodeParse, "spec.templateDefaults", "is not a template: "+err.Error(), "")
+		return
+	}
+	for i := range a.spec.Templates {
+		js, err := json.Marshal(a.spec.Templates[i])
+		var own map[string]any
+		if err == nil {
+			err = json.Unmarshal(js, &own)
+		}
+		if err == nil {
+			js, err = json.Marshal(mergeJSON(ownKinds(defaults, own), own))
+		}
+		merged := argov1.Template{}
+		if err == nil {
+			err = json.Unmarshal(js, &merged)
+		}
+		if err != nil {
+			a.c.fail(apiv1.CodeParse, "spec.templateDefaults", "cannot be merged into template "+a.spec.Templates[i].Name+": "+err.Error(), "")
+			return
+		}
+		a.spec.Templates[i] = merged
+	}
+}
+
+// ownKinds is a template's defaults less the kinds of template (a
+// container's, a script's) that the template is not.
+func ownKinds(defaults, own map[string]any) map[string]any {
+	out := maps.Clone(defaults)
+	for _, k := range []string{"container", "script", "dag", "steps", "suspend", "resource", "http", "data", "containerSet", "plugin"} {
+		if _, ok := own[k]; !ok {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// mergeJSON is base with over's values on top, mappings merged key by key.
+func mergeJSON(base, over map[string]any) map[string]any {
+	out := maps.Clone(base)
+	for k, v := range over {
+		bm, bok := out[k].(map[string]any)
+		om, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = mergeJSON(bm, om)
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }

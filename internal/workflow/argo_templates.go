@@ -70,7 +70,7 @@ func (a *argoConv) parallelismIgnored(t *argov1.Template, tf string) {
 func (a *argoConv) dagBody(o *argoOut, t *argov1.Template, tf, list string) {
 	a.parallelismIgnored(t, tf)
 	d := t.DAG
-	if d.FailFast != nil && !o.sub {
+	if d.FailFast != nil && list == "spec.tasks" {
 		o.wf.Spec.FailFast = d.FailFast
 	}
 	keep := a.dagTargets(d, tf)
@@ -97,7 +97,7 @@ func (a *argoConv) dagBody(o *argoOut, t *argov1.Template, tf, list string) {
 
 func (a *argoConv) stepsBody(o *argoOut, t *argov1.Template, tf, list string) {
 	a.parallelismIgnored(t, tf)
-	if t.FailFast != nil && !o.sub {
+	if t.FailFast != nil && list == "spec.tasks" {
 		o.wf.Spec.FailFast = t.FailFast
 	}
 	var before []string

@@ -394,7 +394,9 @@ func TestArgoTemplateRefFindsATemplateInTheSameFiles(t *testing.T) {
 		}
 		return string(b)
 	}
-	wfs, _ := argoText(t, "both.yaml", read("templates.yaml")+"---\n"+read("templateref.yaml"))
+	wfs, ignored := argoText(t, "both.yaml", read("templates.yaml")+"---\n"+read("templateref.yaml"))
+	// The template's own ignored fields are named, though its entrypoint is left out.
+	assertIgnored(t, ignored, "spec.templates[0].container.image", backendLocal)
 	if _, ok := wfs["lib"]; ok {
 		t.Errorf("the template's entrypoint, which nothing runs, is in the run's files")
 	}
@@ -582,5 +584,74 @@ spec:
 	}
 	if g := tasks[2].Gate; g == nil || g.Approve == nil || g.Timeout != "30s" {
 		t.Errorf("wait's gate = %+v, want an approval bounded by 30s", g)
+	}
+}
+
+func TestArgoTemplateDefaultsAreMergedIntoEachTemplate(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templateDefaults:
+    timeout: 30s
+    container: {env: [{name: FROM, value: defaults}]}
+  templates:
+  - name: main
+    steps:
+    - - {name: a, template: c}
+      - {name: b, template: inner}
+  - name: inner
+    steps:
+    - - {name: x, template: c}
+  - name: c
+    timeout: 10s
+    container: {image: a, command: ["true"]}
+`)
+	task := wfs["wf"].Spec.Tasks[0]
+	if task.Timeout != "10s" || len(task.Env) != 1 || task.Env[0].Value != "defaults" {
+		t.Errorf("task %+v, want its own timeout and the defaults' env", task)
+	}
+	if b := wfs["wf"].Spec.Tasks[1]; b.Workflow == nil || b.Command != nil {
+		t.Errorf("b runs %+v, want the steps template inner (which took no container from the defaults)", b)
+	}
+}
+
+func TestArgoGlobalOutputsAreTheRunsOutputs(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: make, template: make}
+  - name: make
+    container: {image: a, command: [sh, -c, "echo 1 > /tmp/wf-v; echo 2 > /tmp/wf-a"]}
+    outputs:
+      parameters: [{name: v, globalName: version, valueFrom: {path: /tmp/wf-v}}]
+      artifacts: [{name: a, globalName: notes, path: /tmp/wf-a}]
+`)
+	want := &apiv1.WorkflowOutputs{
+		Parameters: []apiv1.WorkflowOutput{{Name: "version", Value: "{{tasks.make.outputs.parameters.v}}"}},
+		Artifacts:  []apiv1.WorkflowOutput{{Name: "notes", Value: "{{tasks.make.outputs.artifacts.a}}"}},
+	}
+	if diff := cmp.Diff(want, wfs["wf"].Spec.Outputs); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+}
+
+func TestArgoTemplateRefToNothingIsNamedAsWritten(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "argo", "templateref.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := argoErr(t, string(b))
+	if len(errs) != 2 || errs[0].Code != apiv1.CodeSubworkflow || errs[0].Field != "spec.templates[0].steps[0][0].templateRef.name" || errs[0].Line != 11 {
+		t.Errorf("errors %v, want KLN-1025 on each templateRef.name (the first at line 11)", errs)
 	}
 }

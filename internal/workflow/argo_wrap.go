@@ -156,6 +156,7 @@ func (a *argoConv) outputs(o *argoOut, task *apiv1.Task, tk string, w *argoWrap,
 	if len(outs.Parameters)+len(outs.Artifacts) > 0 {
 		task.Outputs = outs
 		o.mapField(tk+".outputs", tf+".outputs")
+		a.globalOutputs(o, task.Name, tk, t, tf)
 	}
 }
 
@@ -163,9 +164,6 @@ func (a *argoConv) outputParams(outs *apiv1.Outputs, w *argoWrap, t *argov1.Temp
 	for i, p := range t.Outputs.Parameters {
 		f := fmt.Sprintf("%s.outputs.parameters[%d]", tf, i)
 		vf := p.ValueFrom
-		if p.GlobalName != "" {
-			a.c.ignore(f+".globalName", "kiln's workflow outputs are declared in the workflow; the parameter is the task's own")
-		}
 		switch {
 		case vf == nil:
 			a.c.fail(apiv1.CodeRequired, f+".valueFrom", "kiln reads an output parameter from a file the program writes", "set valueFrom.path")
@@ -216,9 +214,6 @@ func (a *argoConv) outputArtifacts(outs *apiv1.Outputs, w *argoWrap, t *argov1.T
 			a.c.ignore(f+"."+s, "kiln keeps output artifacts in its own store (its artifact repository when one is configured)")
 		}
 		a.artifactIgnored(f, art)
-		if art.GlobalName != "" {
-			a.c.ignore(f+".globalName", "kiln's workflow outputs are declared in the workflow; the artifact is the task's own")
-		}
 		w.post = append(w.post, artifactCopy(art))
 		outs.Artifacts = append(outs.Artifacts, apiv1.Artifact{Name: art.Name, Path: art.Name})
 		a.c.ignore(f+".path", "the path is on this machine, shared by every task running at once", backendLocal)
@@ -237,4 +232,40 @@ func artifactCopy(art argov1.Artifact) string {
 	}
 	return fmt.Sprintf(`case "$KILN_OUTPUTS/" in %s/*) echo "argo: output artifact %s: %s holds kiln's output directory, so it is not copied" >&2; %s;; *) %s;; esac`,
 		shellQuote(strings.TrimRight(art.Path, "/")), art.Name, strings.ReplaceAll(art.Path, `"`, ""), fail, cp)
+}
+
+// globalOutputs makes the template's outputs with a globalName the
+// workflow's own outputs (what a finished run shows), when the task is
+// one of the workflow's main tasks; elsewhere they are the task's only.
+func (a *argoConv) globalOutputs(o *argoOut, task, tk string, t *argov1.Template, tf string) {
+	if t.Outputs == nil {
+		return
+	}
+	root := !o.sub && strings.HasPrefix(tk, "spec.tasks[")
+	var params, arts []apiv1.WorkflowOutput
+	global := func(field, name, value string, list *[]apiv1.WorkflowOutput) {
+		if !root {
+			a.c.ignore(field, "kiln's workflow outputs are read from its main tasks; this task's output stays its own")
+			return
+		}
+		*list = append(*list, apiv1.WorkflowOutput{Name: name, Value: value})
+	}
+	for i, p := range t.Outputs.Parameters {
+		if p.GlobalName != "" && p.ValueFrom != nil && p.ValueFrom.Path != "" {
+			global(fmt.Sprintf("%s.outputs.parameters[%d].globalName", tf, i), p.GlobalName, "{{tasks."+task+".outputs.parameters."+p.Name+"}}", &params)
+		}
+	}
+	for i, art := range t.Outputs.Artifacts {
+		if art.GlobalName != "" && art.Path != "" {
+			global(fmt.Sprintf("%s.outputs.artifacts[%d].globalName", tf, i), art.GlobalName, "{{tasks."+task+".outputs.artifacts."+art.Name+"}}", &arts)
+		}
+	}
+	if len(params)+len(arts) == 0 {
+		return
+	}
+	if o.wf.Spec.Outputs == nil {
+		o.wf.Spec.Outputs = &apiv1.WorkflowOutputs{}
+	}
+	o.wf.Spec.Outputs.Parameters = append(o.wf.Spec.Outputs.Parameters, params...)
+	o.wf.Spec.Outputs.Artifacts = append(o.wf.Spec.Outputs.Artifacts, arts...)
 }
