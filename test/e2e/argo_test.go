@@ -260,6 +260,16 @@ var argoCases = []argoCase{
 		lines: map[string]int{"step one works": 1, "step two works": 1, "tidying up after a step": 2},
 	},
 	{
+		file: "node-selector.yaml", phase: apiv1.PhaseSucceeded,
+		lines:   map[string]int{"asked for amd64": 1},
+		ignored: "spec.templates[0].nodeSelector is ignored on the local backend",
+	},
+	{
+		file: "pod-metadata.yaml", phase: apiv1.PhaseSucceeded,
+		lines:   map[string]int{"a labelled pod": 1},
+		ignored: "spec.templates[1].metadata is ignored on the local backend",
+	},
+	{
 		file: "parallelism-limit.yaml", phase: apiv1.PhaseSucceeded, lines: map[string]int{"working": 5},
 		ignored: "spec.parallelism is ignored on every backend",
 	},
@@ -443,6 +453,38 @@ func TestArgoSuspendIsApprovedWithKilnApprove(t *testing.T) {
 	}
 	if n := r.node("delay"); n == nil || n.Phase != apiv1.PhaseSucceeded {
 		t.Errorf("the delay step is %+v, want Succeeded", n)
+	}
+}
+
+// TestArgoSuppliedValueIsAKilnSignal runs suspend-template-outputs.yaml:
+// the suspend template whose output is supplied on resume waits for kiln
+// signal (argo resume with a value), and the next step reads the value.
+func TestArgoSuppliedValueIsAKilnSignal(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	cmd := startKiln(t, home, "run", "-q", filepath.Join(argoDir(t), "suspend-template-outputs.yaml"))
+	waited := false
+	t.Cleanup(func() {
+		if !waited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	id := newestRun(t, home)
+	waitFor(t, "the ask step to wait for a signal", func() bool {
+		n := argoRun{run: describe(t, home, id)}.node("ask")
+		return n != nil && n.Phase == apiv1.PhaseRunning && strings.Contains(n.Message, "waiting for")
+	})
+	if r := kiln(t, home, "signal", string(id), "ask", "ship it"); r.code != 0 {
+		t.Fatalf("kiln signal: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	waited = true
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("kiln run: %v", err)
+	}
+	r := argoRun{run: describe(t, home, id), logs: kiln(t, home, "logs", string(id)).stdout}
+	if r.run.Status.Phase != apiv1.PhaseSucceeded || linesHolding(r.logs, "the word supplied: ship it") != 1 {
+		t.Errorf("the run is %s; logs:\n%s", r.run.Status.Phase, r.logs)
 	}
 }
 

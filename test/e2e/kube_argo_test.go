@@ -90,13 +90,17 @@ type kubeArgoCase struct {
 	args map[string][]string
 	// env is set in every pod of the tasks named.
 	env map[string]map[string]string
+	// labels, annotations and nodeSelector are on every pod.
+	labels, annotations, nodeSelector map[string]string
 	// skip says why the row does not run yet.
 	skip string
 }
 
-// skipNoPodImage says why rows do not run yet on the cluster (see
-// docs/argo.md).
-const skipNoPodImage = "workflow.RequireImages asks an image of tasks that make no pod (the onExit node, gates, subworkflow tasks): KLN-1019 on Kubernetes"
+// Why rows do not run yet on the cluster (see docs/argo.md).
+const (
+	skipNoPodImage       = "workflow.RequireImages asks an image of tasks that make no pod (the onExit node, gates, subworkflow tasks): KLN-1019 on Kubernetes"
+	skipSelectorTemplate = "the Argo translator leaves {{inputs.parameters.X}} in a template's nodeSelector as written, so the pod asks for a node labelled with the reference itself"
+)
 
 var kubeArgoCases = []kubeArgoCase{
 	{
@@ -162,6 +166,18 @@ var kubeArgoCases = []kubeArgoCase{
 	{
 		file: "conditionals-simple.yaml", phase: apiv1.PhaseSucceeded,
 		pods: map[string]int{"govaluate-form": 1, "expr-form": 1, "govaluate-false": 0},
+	},
+	{
+		file: "node-selector.yaml", phase: apiv1.PhaseSucceeded, skip: skipSelectorTemplate,
+		pods:         map[string]int{"": 1},
+		nodeSelector: map[string]string{"kubernetes.io/arch": "amd64"},
+		args:         map[string][]string{"": {"sh -c", "echo asked for amd64"}},
+	},
+	{
+		file: "pod-metadata.yaml", phase: apiv1.PhaseSucceeded,
+		pods:        map[string]int{"labelled": 1},
+		labels:      map[string]string{"app": "say", "tier": "demo"},
+		annotations: map[string]string{"example.com/owner": "the-argo-examples"},
 	},
 	{
 		file: "dag-enhanced-depends.yaml", phase: apiv1.PhaseFailed, code: apiv1.CodeExit,
@@ -260,6 +276,15 @@ func checkArgoPods(t *testing.T, pods []corev1.Pod, tc kubeArgoCase) {
 			for _, w := range want {
 				if !strings.Contains(line, w) {
 					t.Errorf("pod of %s runs %q, which lacks %q", name, line, w)
+				}
+			}
+		}
+		for what, want := range map[string][2]map[string]string{
+			"label": {tc.labels, p.Labels}, "annotation": {tc.annotations, p.Annotations}, "nodeSelector": {tc.nodeSelector, p.Spec.NodeSelector},
+		} {
+			for k, v := range want[0] {
+				if want[1][k] != v {
+					t.Errorf("pod of %s has %s %s=%q, want %q", name, what, k, want[1][k], v)
 				}
 			}
 		}
