@@ -111,7 +111,7 @@ verify: tools generate ## go mod tidy, generate and fmt; fail if anything change
 	$(GOLANGCI_LINT) fmt ./...
 	git diff --exit-code
 
-k8s-up: ## start a real control plane with 4 fake nodes (etcd, kube-* built from k8s.io/kubernetes, kwok); .k8s/kubeconfig
+k8s-up: ## start a real control plane with 4 fake nodes (etcd, kube-* built from k8s.io/kubernetes, kwok, coscheduling, Kueue); .k8s/kubeconfig
 	@command -v etcd > /dev/null && command -v openssl > /dev/null && command -v curl > /dev/null || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends etcd-server openssl curl ca-certificates; }
 	hack/k8s-up.sh

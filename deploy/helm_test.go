@@ -61,15 +61,18 @@ func valueSets(t *testing.T) []string {
 
 // rendered is what helm template made of one value set, by kind.
 type rendered struct {
-	sa        *corev1.ServiceAccount
-	role      *rbacv1.Role
-	binding   *rbacv1.RoleBinding
-	config    *corev1.ConfigMap
-	pvc       *corev1.PersistentVolumeClaim
-	dep       *appsv1.Deployment
-	svc       *corev1.Service
-	kinds     []string
-	fileValue map[string]any // config.yaml
+	sa      *corev1.ServiceAccount
+	role    *rbacv1.Role
+	binding *rbacv1.RoleBinding
+	// clusterRole and clusterBinding: only for Kueue's flavors.
+	clusterRole    *rbacv1.ClusterRole
+	clusterBinding *rbacv1.ClusterRoleBinding
+	config         *corev1.ConfigMap
+	pvc            *corev1.PersistentVolumeClaim
+	dep            *appsv1.Deployment
+	svc            *corev1.Service
+	kinds          []string
+	fileValue      map[string]any // config.yaml
 }
 
 // render runs helm template on the chart with the values files and --set
@@ -110,6 +113,12 @@ func parse(t *testing.T, out string) rendered {
 		case "RoleBinding":
 			r.binding = &rbacv1.RoleBinding{}
 			into = r.binding
+		case "ClusterRole":
+			r.clusterRole = &rbacv1.ClusterRole{}
+			into = r.clusterRole
+		case "ClusterRoleBinding":
+			r.clusterBinding = &rbacv1.ClusterRoleBinding{}
+			into = r.clusterBinding
 		case "ConfigMap":
 			r.config = &corev1.ConfigMap{}
 			into = r.config
@@ -288,8 +297,23 @@ func checkBackend(t *testing.T, r rendered, v map[string]any) {
 	if want == "none" {
 		want = ""
 	}
-	if diff := cmp.Diff(kube.Grants(kube.Permissions(want)), kube.Grants(r.role.Rules)); diff != "" {
+	wantRules, wantCluster := kube.Permissions(want), []rbacv1.PolicyRule(nil)
+	if kq, _ := get(v, "backend", "rbac", "kueue").(bool); kq {
+		ns, cluster := kube.KueuePermissions()
+		wantRules, wantCluster = append(wantRules, ns...), cluster
+	}
+	if diff := cmp.Diff(kube.Grants(wantRules), kube.Grants(r.role.Rules)); diff != "" {
 		t.Errorf("the Role grants (+) other than kube.Permissions(%q) (-):\n%s", want, diff)
+	}
+	var gotCluster []rbacv1.PolicyRule
+	if r.clusterRole != nil {
+		gotCluster = r.clusterRole.Rules
+		if b := r.clusterBinding; b == nil || b.RoleRef.Name != r.clusterRole.Name || len(b.Subjects) != 1 || b.Subjects[0].Name != r.sa.Name {
+			t.Errorf("the ClusterRole %s is not bound to the service account: %+v", r.clusterRole.Name, b)
+		}
+	}
+	if diff := cmp.Diff(kube.Grants(wantCluster), kube.Grants(gotCluster)); diff != "" {
+		t.Errorf("the ClusterRole grants (+) other than kube.KueuePermissions' cluster rules (-):\n%s", diff)
 	}
 	if got, _ := get(r.fileValue, "kubernetes", "gangScheduler").(string); got != want {
 		t.Errorf("config.yaml's kubernetes.gangScheduler %q, want %q", got, want)

@@ -2,8 +2,8 @@
 # Stop what hack/k8s-up.sh started, and forget the cluster's state. Each
 # process gets SIGTERM and ten seconds, then SIGKILL.
 cd "$(dirname "$0")/.."
-DIR=$PWD/.k8s
-for name in scheduler-plugins kwok kube-controller-manager kube-scheduler kube-apiserver etcd; do
+DIR=${KILN_K8S_DIR:-$PWD/.k8s}
+for name in kueue scheduler-plugins kwok kube-controller-manager kube-scheduler kube-apiserver etcd; do
   f=$DIR/$name.pid
   [ -f "$f" ] || continue
   pid=$(cat "$f")

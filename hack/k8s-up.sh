@@ -4,8 +4,13 @@
 # kube-controller-manager built from the Go module k8s.io/kubernetes (cached
 # in .k8s/bin), kwok faking 4 nodes of 8 CPUs and 32Gi, and a second
 # scheduler, scheduler-plugins' coscheduling (gangs all or nothing, named
-# scheduler-plugins-scheduler), built from sigs.k8s.io/scheduler-plugins.
-# Writes .k8s/kubeconfig; hack/k8s-down.sh stops everything.
+# scheduler-plugins-scheduler), built from sigs.k8s.io/scheduler-plugins,
+# and Kueue's controller manager (admits Workloads of queue-named jobs),
+# built from sigs.k8s.io/kueue.
+# Writes .k8s/kubeconfig; hack/k8s-down.sh stops everything. KILN_K8S_DIR
+# names another state folder than .k8s (a worktree adding Kueue to the
+# cluster of another checkout: on a running cluster only the missing
+# schedulers and Kueue are started).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K8S_VERSION=v1.33.4 STAGING_VERSION=v0.33.4 KWOK_VERSION=v0.7.0
@@ -13,7 +18,9 @@ K8S_VERSION=v1.33.4 STAGING_VERSION=v0.33.4 KWOK_VERSION=v0.7.0
 # replace lines below hold it to the control plane's 1.33.4, so the two
 # builds share the Go build cache).
 SCHED_PLUGINS_VERSION=v0.33.5
-DIR=$PWD/.k8s
+# Kueue's last release on k8s.io 0.33 (the control plane's line).
+KUEUE_VERSION=v0.13.10
+DIR=${KILN_K8S_DIR:-$PWD/.k8s}
 BIN=$DIR/bin
 mkdir -p "$BIN" "$DIR/logs" "$DIR/pki"
 
@@ -121,18 +128,89 @@ CFG
   wait_for scheduler-plugins https://127.0.0.1:10359/healthz
 }
 
+# build_kueue builds Kueue's controller manager from its Go module, with
+# cmd/kueue/main.go copied in and its one hard-coded path (the metrics
+# certificates, /etc/kueue/metrics/certs) read from KUEUE_METRICS_CERTS, so
+# that it runs as a process without root; keeps its CRDs next to it. The
+# binary is named after the version, so a cached one of another is rebuilt.
+build_kueue() {
+  [ -x "$BIN/kueue-$KUEUE_VERSION" ] && [ -f "$BIN/kueue-crds/kueue.x-k8s.io_workloads.yaml" ] && return
+  local mod=$DIR/build-kueue start=$SECONDS src
+  src="$(go env GOMODCACHE)/sigs.k8s.io/kueue@$KUEUE_VERSION"
+  mkdir -p "$mod" "$BIN/kueue-crds"
+  printf 'module kilnkueue\n\ngo 1.26\n\nrequire sigs.k8s.io/kueue %s\n' "$KUEUE_VERSION" > "$mod/go.mod"
+  (cd "$mod" && go mod download "sigs.k8s.io/kueue@$KUEUE_VERSION")
+  # The control plane built above reports no release ("v0.0.0-master"),
+  # which Kueue cannot parse: it then runs without the server's version
+  # (only its job integrations' webhooks read it; none is registered here).
+  sed -e 's|metricsCertPath := "/etc/kueue/metrics/certs"|metricsCertPath := os.Getenv("KUEUE_METRICS_CERTS")|' \
+    -e 's|return nil, fmt.Errorf("failed to fetch kubernetes server version: %w", err)|setupLog.Error(err, "running without the server version")|' \
+    "$src/cmd/kueue/main.go" > "$mod/main.go"
+  [ "$(grep -c 'KUEUE_METRICS_CERTS\|running without the server version' "$mod/main.go")" = 2 ] ||
+    { echo "k8s-up: cannot patch Kueue's main.go" >&2; exit 1; }
+  (cd "$mod" && GOFLAGS=-mod=mod go mod tidy && nice go build -o "$BIN/kueue-$KUEUE_VERSION" .)
+  cp "$src"/config/components/crd/bases/*.yaml "$BIN/kueue-crds/"
+  chmod u+w "$BIN"/kueue-crds/*.yaml
+  echo "k8s-up: built kueue $KUEUE_VERSION in $((SECONDS - start))s"
+}
+
+# start_kueue runs Kueue's controller manager on the admin kubeconfig, after
+# its CRDs and namespace, with one self-signed certificate for its metrics
+# and webhook servers (no webhook is registered: kiln creates Workloads
+# itself), no leader election and no visibility API server (it would write
+# certificates to /visibility). Kept if it runs already.
+start_kueue() {
+  if [ -f "$DIR/kueue.pid" ] && kill -0 "$(cat "$DIR/kueue.pid")" 2> /dev/null; then
+    return
+  fi
+  build_kueue
+  local start=$SECONDS crd
+  for crd in workloads clusterqueues localqueues resourceflavors cohorts admissionchecks \
+    workloadpriorityclasses topologies provisioningrequestconfigs multikueueclusters multikueueconfigs; do
+    apply_crd "$BIN/kueue-crds/kueue.x-k8s.io_$crd.yaml" "$crd.kueue.x-k8s.io" kueue.x-k8s.io/v1beta1
+  done
+  curl -fsk -H "Authorization: Bearer $TOKEN" https://127.0.0.1:6443/api/v1/namespaces/kueue-system > /dev/null 2>&1 ||
+    echo '{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}}' | post /api/v1/namespaces
+  mkdir -p "$DIR/kueue-certs"
+  [ -f "$DIR/kueue-certs/tls.key" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=kueue \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$DIR/kueue-certs/tls.key" -out "$DIR/kueue-certs/tls.crt" 2> /dev/null
+  cat > "$DIR/kueue.yaml" <<CFG
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+namespace: kueue-system
+leaderElection: {leaderElect: false}
+health: {healthProbeBindAddress: "127.0.0.1:8091"}
+metrics: {bindAddress: "127.0.0.1:8453"}
+webhook: {port: 9444, host: 127.0.0.1, certDir: "$DIR/kueue-certs"}
+internalCertManagement: {enable: false}
+manageJobsWithoutQueueName: false
+integrations: {frameworks: ["batch/job"]}
+CFG
+  KUEUE_METRICS_CERTS=$DIR/kueue-certs start kueue "$BIN/kueue-$KUEUE_VERSION" --config "$DIR/kueue.yaml" \
+    --kubeconfig "$DIR/kubeconfig" --feature-gates VisibilityOnDemand=false
+  wait_for kueue http://127.0.0.1:8091/readyz
+  echo "k8s-up: kueue $KUEUE_VERSION up in $((SECONDS - start))s"
+}
+
+post() { # path: POST stdin as JSON
+  curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST \
+    "https://127.0.0.1:6443$1" -d @- > /dev/null
+}
+
 # Already up (a developer's cluster, or CI's): keep it, adding the
-# coscheduling scheduler if it does not run.
+# coscheduling scheduler and Kueue if they do not run.
 if [ -f "$DIR/kubeconfig" ] && [ -f "$DIR/pki/tokens.csv" ] &&
   curl -fsk -H "Authorization: Bearer $(cut -d, -f1 "$DIR/pki/tokens.csv")" https://127.0.0.1:6443/readyz > /dev/null 2>&1; then
   TOKEN=$(cut -d, -f1 "$DIR/pki/tokens.csv")
   start_coscheduling
+  start_kueue
   echo "k8s-up: already running; KUBECONFIG=$DIR/kubeconfig"
   exit 0
 fi
 
 build
 build_coscheduling
+build_kueue
 [ -x "$BIN/kwok" ] || GOBIN=$BIN go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 command -v etcd > /dev/null || { echo "k8s-up: etcd is missing (apt-get install etcd-server)" >&2; exit 1; }
 
@@ -182,11 +260,6 @@ start_kwok() {
 }
 start_kwok
 
-post() { # path: POST stdin as JSON
-  curl -fsk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -X POST \
-    "https://127.0.0.1:6443$1" -d @- > /dev/null
-}
-
 # Volcano's PodGroup kind, so that the API accepts kiln's PodGroups for
 # it; no Volcano scheduler runs here (the module proxy does not serve
 # volcano.sh/volcano to this machine, and Volcano needs its controllers
@@ -204,6 +277,7 @@ for crd in "scheduling.volcano.sh v1beta1"; do
 CRD
 done
 start_coscheduling
+start_kueue
 
 for i in 0 1 2 3; do
   post /api/v1/nodes <<NODE

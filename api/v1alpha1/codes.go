@@ -182,11 +182,16 @@ const (
 	CodeQuotaRunsWait Code = "KLN-2041"
 	CodePreempted     Code = "KLN-3095"
 	// The artifact repository (issue 18).
-	CodeArtifactConfig      Code = "KLN-1084"
+	CodeArtifactConfig Code = "KLN-1084"
+	// training-operator jobs as the operator runs them (issue 36).
+	CodeEntrypointWrapped   Code = "KLN-1087"
 	CodeArtifactCredentials Code = "KLN-6020"
 	CodeArtifactRepository  Code = "KLN-6021"
 	CodeArtifactTransfer    Code = "KLN-6022"
 	CodeNoArtifact          Code = "KLN-4055"
+	// Kueue on Kubernetes (issue 36).
+	CodeKueueEvicted Code = "KLN-6023"
+	CodeKueueMissing Code = "KLN-6024"
 	// Idempotent and bounded submissions (issue 34).
 	CodeIdempotencyKey Code = "KLN-4060"
 	CodeKeyReused      Code = "KLN-4061"
@@ -248,7 +253,7 @@ func CodeInfos() []CodeInfo {
 		{CodeRuntimeKind, "the runtime named exists, but not of the kind the job asks for (runtimeRef.kind or runtimeKind)", "change the kind to the one the message names, or leave it out"},
 		{CodeReplicaSpecs, "a training-operator job (kubeflow.org/v1) has a replica type its kind does not have, lacks one it needs, or asks for a count the kind does not allow (a PyTorchJob's Master is one replica)", "the message lists the replica types of the kind and their counts; keys are read in any case (worker is Worker)"},
 		{CodeMainContainer, "a replica's pod of a training-operator job has no container named as its kind requires (pytorch, tensorflow, xgboost, jax; an MPIJob's launcher's first container), or has more than that one", "name the trainer's container as the kind does; move a sidecar's work into the trainer or into a workflow task"},
-		{CodeReplicasDiffer, "replicas of a training-operator job that kiln runs as one set of nodes (a PyTorchJob's Master and Worker, a TFJob's Chief, Worker and PS) differ in image, command, env, resources or pod spec", "give the replica types the same container and pod; kiln runs every node of a TrainJob from one trainer"},
+		{CodeReplicasDiffer, "replicas of a training-operator job that kiln runs as one set of nodes (a PyTorchJob's Master and Worker, a TFJob's Chief, Worker and PS) differ in image, resources or pod spec, or one writes no command, args or env where the trainer's replica does", "give the replica types the same image, resources and pod; each may write its own command, args, env and restartPolicy"},
 		{CodeFederationRoles, "a federated workflow's spec.federation.roles is missing or empty, names a role or party that is not a DNS-1123 label, leaves a role without parties or lists a party twice in one role", "map each role to the registered parties that fill it: roles: {guest: [alice], host: [bob]}"},
 		{CodeTaskRoles, "a task of a federated workflow lists no roles, lists a role twice, or a task lists roles in a workflow without spec.federation", "give every task of a federated workflow roles: [...] naming roles of spec.federation.roles, and only those"},
 		{CodeUnknownRole, "a task's roles name a role that spec.federation.roles does not define", "add the role to spec.federation.roles or fix its spelling"},
@@ -381,10 +386,13 @@ func CodeInfos() []CodeInfo {
 		{CodeChannelTimeout, "(kiln.federation, in a share's process) a message did not arrive within the receiver's timeout", "the sending share may have failed: its party's part shows why; FEDERATION_TIMEOUT sets how long a call waits"},
 		{CodePolicy, "a party's policy for the initiator refuses a task: a command line, image or podTemplate it does not allow, a secret it does not name, or more resources than a share may ask", "ask the party to allow it (kiln party add NAME --policy FILE at its server; docs/federation.md), or change the task"},
 		{CodePartIdle, "a party ended its part of a federated run because the initiator was silent longer than the party's --party-idle-timeout", "see whether the initiator's server is down; rerun the federated run from the initiator once it is back"},
+		{CodeEntrypointWrapped, "a task that runs its image's entrypoint (a container without a command) asks for what kiln runs its command under a wrapper for: output parameters or artifacts, which the pod's command must collect", "write the command the image's ENTRYPOINT runs, or drop the task's outputs and artifacts"},
 		{CodeArtifactConfig, "the configuration's artifacts section is invalid: artifacts.s3 lacks its endpoint or bucket, or a field has a value it does not allow", "see docs/artifacts.md: artifacts: {s3: {endpoint, bucket, prefix, region, insecure, secret}}"},
 		{CodeArtifactCredentials, "the credentials of the S3 artifact repository cannot be read: the secret artifacts.s3.secret names is not in project default, or its value is not ACCESS_KEY:SECRET_KEY", "printf '%s:%s' \"$ACCESS\" \"$SECRET\" | kiln secret set NAME; or set KILN_S3_ACCESS_KEY and KILN_S3_SECRET_KEY"},
 		{CodeArtifactRepository, "the S3 artifact repository cannot be reached, refused the credentials, or has no such bucket", "check artifacts.s3.endpoint, bucket, insecure (plain HTTP) and the credentials' secret; the message carries the store's answer"},
 		{CodeArtifactTransfer, "a task's output artifact could not be uploaded to the artifact repository, or an input artifact could not be fetched from it", "the message names the artifact and the store's answer; a declared output must exist when the task succeeds"},
+		{CodeKueueEvicted, "Kueue evicted the Workload of an attempt it had admitted (preempted by a job of higher priority, deactivated, or its pods not ready in time); the attempt is retried from the system's budget", "the message gives Kueue's reason; see the ClusterQueue's quota and preemption policy"},
+		{CodeKueueMissing, "a task names a Kueue queue (label kueue.x-k8s.io/queue-name) but the cluster serves no Kueue Workloads (kueue.x-k8s.io/v1beta1)", "install Kueue in the cluster, or drop the label to run without it"},
 		{CodeNoArtifact, "the run, node or artifact named has no artifact stored in the repository", "kiln artifacts ls RUN lists what a run's tasks stored"},
 		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
 		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},

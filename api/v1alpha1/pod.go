@@ -47,3 +47,8 @@ func (p PodTemplate) MarshalJSON() ([]byte, error) {
 func (p *PodTemplate) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*podTemplateFields)(p))
 }
+
+// LabelKueueQueue is the label that, on a pod template (or a TrainJob), names
+// the Kueue LocalQueue that admits the task's pods on Kubernetes, as
+// Kueue's own job integrations read it.
+const LabelKueueQueue = "kueue.x-k8s.io/queue-name"

@@ -134,6 +134,9 @@ type MLPolicy struct {
 	TensorFlow *TensorFlowPolicy `json:"tensorflow,omitempty"`
 	JAX        *JAXPolicy        `json:"jax,omitempty"`
 	Plain      *PlainPolicy      `json:"plain,omitempty"`
+	// Paddle runs PaddlePaddle's collective training as training-operator's
+	// PaddleJob does (it sets trainingOperator's environment).
+	Paddle *PaddlePolicy `json:"paddle,omitempty"`
 	// TrainingOperator sets training-operator's environment instead of Trainer v2's.
 	TrainingOperator *OperatorEnv `json:"trainingOperator,omitempty"`
 }
@@ -166,6 +169,12 @@ type JAXPolicy struct{}
 
 // PlainPolicy runs the nodes with no framework environment.
 type PlainPolicy struct{}
+
+// PaddlePolicy configures PaddlePaddle's collective mode: one process per
+// node, which paddle.distributed.launch finds through PADDLE_MASTER,
+// PADDLE_NNODES and PADDLE_JOB_ID, as training-operator's PaddleJob
+// controller sets them.
+type PaddlePolicy struct{}
 
 // GangPolicy bounds gang admission.
 type GangPolicy struct {

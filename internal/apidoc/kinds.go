@@ -58,6 +58,7 @@ func Kinds() []Kind {
 		{kubeflow.APIVersion, kubeflow.KindMPIJob, kubeflow.MPIJob{}},
 		{kubeflow.APIVersion, kubeflow.KindXGBoostJob, kubeflow.XGBoostJob{}},
 		{kubeflow.APIVersion, kubeflow.KindJAXJob, kubeflow.JAXJob{}},
+		{kubeflow.APIVersion, kubeflow.KindPaddleJob, kubeflow.PaddleJob{}},
 		{argo.APIVersion, argo.KindWorkflow, argo.Workflow{}},
 		{argo.APIVersion, argo.KindWorkflowTemplate, argo.WorkflowTemplate{}},
 		{argo.APIVersion, argo.KindClusterWorkflowTemplate, argo.WorkflowTemplate{}},

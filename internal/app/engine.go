@@ -78,10 +78,12 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 	if err != nil {
 		return nil, err
 	}
+	require := workflow.RequireCommands // the local backend runs commands
 	if a.Kube != nil {
-		if err := workflow.RequireImages(l.Doc, l.Plan); err != nil {
-			return nil, err
-		}
+		require = workflow.RequireImages
+	}
+	if err := require(l.Doc, l.Plan); err != nil {
+		return nil, err
 	}
 	fed, err := a.checkFederated(ctx, l.Plan.Workflow, l.Params)
 	if err != nil {

@@ -29,6 +29,8 @@ func framework(p *apiv1.MLPolicy) string {
 		return "jax"
 	case p.Plain != nil:
 		return "plain"
+	case p.Paddle != nil:
+		return "paddle"
 	}
 	return "-"
 }

@@ -18,7 +18,8 @@ func newValidateCmd(e *env) *cobra.Command {
 		Use:   "validate FILE...",
 		Short: "Check workflow and template files and print every problem found",
 		Long: "Check workflow and template files and print every problem found. With --backend kubernetes\n" +
-			"(or the configuration file's backend) every task must also have a container image.\n\n" +
+			"(or the configuration file's backend) every task must also have a container image; on the local\n" +
+			"backend, a command (a training job converted from training-operator's may leave it to its image).\n\n" +
 			"It checks the files alone, offline: a subworkflow that no Workflow of the files is named\n" +
 			"after is reported missing (KLN-1025), though kiln run would find a WorkflowTemplate of that\n" +
 			"name stored in the run's project, and a runtime stored with kiln apply is reported unknown\n" +
@@ -54,17 +55,19 @@ func newValidateCmd(e *env) *cobra.Command {
 				}
 			}
 			checkErr = errors.Join(checkErr, validateSchedules(e, project, schedDocs, tmpls, app.Lookups{Templates: stored, Runtimes: runtimes}))
+			require := workflow.RequireCommands // the local backend runs commands
 			if backend == app.BackendKubernetes {
-				var kept []workflow.Checked
-				for _, p := range plans {
-					if err := workflow.RequireImages(p.Doc, p.Plan); err != nil {
-						checkErr = errors.Join(checkErr, err)
-						continue
-					}
-					kept = append(kept, p)
-				}
-				plans = kept
+				require = workflow.RequireImages
 			}
+			var kept []workflow.Checked
+			for _, p := range plans {
+				if err := require(p.Doc, p.Plan); err != nil {
+					checkErr = errors.Join(checkErr, err)
+					continue
+				}
+				kept = append(kept, p)
+			}
+			plans = kept
 			for _, p := range plans {
 				fmt.Fprintf(e.stdout, "ok: %s: %s (%s)\n", p.Doc.File, p.Doc.Object(), plural(len(p.Plan.Tasks), "task"))
 				printNotes(e, p.Ignored)

@@ -142,6 +142,10 @@ type Container struct {
 	// which gang scheduler places the gang and how; nil leaves it to the
 	// backend's own setting.
 	PodGroup *PodGroup `json:",omitempty"`
+	// Queue is the Kueue LocalQueue that admits the attempt (the pod
+	// template's kueue.x-k8s.io/queue-name label), or "": the Kubernetes
+	// backend creates its pods only once Kueue has admitted its Workload.
+	Queue string `json:",omitempty"`
 }
 
 // Gang schedulers a PodGroup can be for.
@@ -170,8 +174,14 @@ type Process struct {
 	// "node-0-0" (node, process) for training replicas. Logs are kept per name.
 	Name string
 	// Command is the program and its arguments, templates expanded. It is
-	// run directly, never through a shell.
+	// run directly, never through a shell. Empty, the process runs its
+	// image's entrypoint with Args: a container backend alone can (the
+	// local backend refuses it; kiln refuses such a task there before it
+	// runs).
 	Command []string
+	// Args are the arguments to the image's entrypoint when Command is
+	// empty; with a Command they are empty (Command holds every argument).
+	Args []string `json:",omitempty"`
 	// Env is the full environment as KEY=VALUE pairs. The backend adds
 	// KILN_OUTPUTS.
 	Env []string

@@ -58,6 +58,7 @@ func container(t *workflow.Task) job.Container {
 	if t.PodTemplate != nil {
 		// A template decoded from JSON always encodes again.
 		c.PodTemplate, _ = json.Marshal(t.PodTemplate)
+		c.Queue = t.PodTemplate.Metadata.Labels[apiv1.LabelKueueQueue]
 	}
 	return c
 }

@@ -138,11 +138,11 @@ func (m *merger) merge(t *apiv1.TrainTask, rt *apiv1.TrainingRuntimeSpec, plugin
 	if resources == nil || resources.CPU == "" {
 		j.PerNode.MilliCPU = int64(j.NumProcPerNode) * 1000 // one CPU per process
 	}
-	if len(j.Command) == 0 {
+	if len(j.Command) == 0 && !j.Entrypoint() {
 		m.add(apiv1.CodeRequired, "command", "the trainer needs a command, here or in the runtime's template")
 	}
 	m.env(j.Env, plugin)
-	m.operatorEnv(j.Env, rt.MLPolicy)
+	m.operatorEnv("env", j.Env, rt.MLPolicy)
 	if rt.FailurePolicy != nil {
 		j.Retryable = rt.FailurePolicy.RetryableExitCodes
 	}
@@ -258,13 +258,17 @@ func procsWritten(t *apiv1.TrainTask, tmpl *apiv1.Trainer, p *apiv1.MLPolicy) ap
 	return v
 }
 
-func (m *merger) env(env []apiv1.EnvVar, p Plugin) {
+func (m *merger) env(env []apiv1.EnvVar, p Plugin) { m.envAt("env", env, p) }
+
+// envAt refuses the variables of env, written at field, that kiln or
+// the plugin set.
+func (m *merger) envAt(field string, env []apiv1.EnvVar, p Plugin) {
 	for i, e := range env {
 		switch {
 		case strings.HasPrefix(e.Name, "KILN_"):
-			m.add(apiv1.CodeReservedEnv, fmt.Sprintf("env[%d].name", i), "%q is reserved: names starting with KILN_ are set by kiln", e.Name)
+			m.add(apiv1.CodeReservedEnv, fmt.Sprintf("%s[%d].name", field, i), "%q is reserved: names starting with KILN_ are set by kiln", e.Name)
 		case slices.Contains(p.Reserved(), e.Name):
-			m.add(apiv1.CodeReservedEnv, fmt.Sprintf("env[%d].name", i), "%q is set by the %s runtime and may not be set by the job", e.Name, p.Name())
+			m.add(apiv1.CodeReservedEnv, fmt.Sprintf("%s[%d].name", field, i), "%q is set by the %s runtime and may not be set by the job", e.Name, p.Name())
 		}
 	}
 }

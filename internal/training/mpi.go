@@ -35,13 +35,30 @@ func (mpi) Build(j *Job, in *Input, spec *job.Spec) error {
 	// the user sets stands.
 	env = withDefault(env, "OMPI_MCA_orte_keep_fqdn_hostnames", "true")
 	env = withDefault(env, "OMPI_MCA_plm_rsh_args", SSHArgs)
-	cmd := in.Command
+	cmd := hostfileArgs(in.Command, filepath.Join(in.Dir, "hostfile"))
 	if base := filepath.Base(cmd[0]); base != "mpirun" && base != "mpiexec" {
 		cmd = append([]string{"mpirun", "-np", strconv.Itoa(total)}, cmd...)
 	}
 	spec.Processes = []job.Process{{Name: "launcher", Command: cmd, Env: env}}
 	spec.Leader = "launcher"
 	return nil
+}
+
+// MPIHostfile is where the MPI operator and Trainer v2 mount an MPI job's
+// hostfile, and where their users' commands name it
+// (mpirun --hostfile /etc/mpi/hostfile).
+const MPIHostfile = "/etc/mpi/hostfile"
+
+// hostfileArgs returns cmd with MPIHostfile, wherever an argument names
+// it (--hostfile /etc/mpi/hostfile, --hostfile=/etc/mpi/hostfile, a
+// shell's script), replaced by the attempt's hostfile at path: on this
+// machine /etc/mpi holds none. A container backend mounts it at both.
+func hostfileArgs(cmd []string, path string) []string {
+	out := make([]string, len(cmd))
+	for i, a := range cmd {
+		out[i] = strings.ReplaceAll(a, MPIHostfile, path)
+	}
+	return out
 }
 
 // SSHArgs are the ssh options mpirun reaches workers with: retry while a

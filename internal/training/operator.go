@@ -3,6 +3,7 @@ package training
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -29,7 +30,7 @@ func operatorLeaders(framework string) []string {
 		return []string{"Master"}
 	case "tensorflow":
 		return []string{"", "Chief", "Master"}
-	case "jax", "mpi":
+	case "jax", "mpi", "paddle":
 		return []string{""}
 	}
 	return nil
@@ -56,9 +57,41 @@ func (m *merger) checkOperator(p *apiv1.MLPolicy) {
 	leaders := operatorLeaders(names[0])
 	switch {
 	case leaders == nil:
-		m.add(apiv1.CodeInvalidValue, "mlPolicy.trainingOperator", "trainingOperator applies to torch, tensorflow, xgboost, jax and mpi, not %s", names[0])
+		m.add(apiv1.CodeInvalidValue, "mlPolicy.trainingOperator", "trainingOperator applies to torch, tensorflow, xgboost, jax, mpi and paddle, not %s", names[0])
 	case !slices.Contains(leaders, p.TrainingOperator.Leader):
 		m.add(apiv1.CodeInvalidValue, "mlPolicy.trainingOperator.leader", "leader is %q; for %s it is one of %s", p.TrainingOperator.Leader, names[0], quoteAll(leaders))
+	}
+	m.checkReplicas(p, names[0])
+}
+
+// checkReplicas checks the replica types a policy's trainingOperator
+// gives their own command, env or restart policy: types of the framework,
+// and restart policies kiln knows.
+func (m *merger) checkReplicas(p *apiv1.MLPolicy, framework string) {
+	types := []string{"Worker"}
+	for _, l := range operatorLeaders(framework) {
+		if l != "" {
+			types = append(types, l)
+		}
+	}
+	if framework == "tensorflow" {
+		types = append(types, "PS")
+	}
+	if framework == "mpi" {
+		types = nil // the launcher is the job's only process
+	}
+	for _, t := range slices.Sorted(maps.Keys(p.TrainingOperator.Replicas)) {
+		field := "mlPolicy.trainingOperator.replicas." + t
+		if !slices.Contains(types, t) {
+			m.add(apiv1.CodeInvalidValue, field, "replica type %q is not one of %s's: %s", t, framework, quoteAll(types))
+			continue
+		}
+		r := p.TrainingOperator.Replicas[t]
+		m.restartPolicy(field+".restartPolicy", r.RestartPolicy)
+		if plugin, ok := pluginFor([]string{framework}); ok {
+			m.envAt(field+".env", r.Env, plugin)
+		}
+		m.operatorEnv(field+".env", r.Env, p)
 	}
 }
 
@@ -70,15 +103,87 @@ func quoteAll(list []string) string {
 	return strings.Join(q, ", ")
 }
 
-// operatorEnv refuses a job's variables that the operator's controller sets.
-func (m *merger) operatorEnv(env []apiv1.EnvVar, p *apiv1.MLPolicy) {
+// operatorEnv refuses a job's variables that the operator's controller
+// sets; field is where env is written ("env").
+func (m *merger) operatorEnv(field string, env []apiv1.EnvVar, p *apiv1.MLPolicy) {
 	names := Frameworks(p)
 	if p.TrainingOperator == nil || len(names) != 1 {
 		return
 	}
 	for i, e := range env {
 		if slices.Contains(operatorVars(names[0]), e.Name) {
-			m.add(apiv1.CodeReservedEnv, fmt.Sprintf("env[%d].name", i), "%q is set by training-operator's environment (mlPolicy.trainingOperator) and may not be set by the job", e.Name)
+			m.add(apiv1.CodeReservedEnv, fmt.Sprintf("%s[%d].name", field, i), "%q is set by training-operator's environment (mlPolicy.trainingOperator) and may not be set by the job", e.Name)
+		}
+	}
+}
+
+// Entrypoint reports whether the job may run without a command, its
+// image's entrypoint with the args: a job converted from the operator's
+// (mlPolicy.trainingOperator), whose containers may, or a plain one;
+// never an MPI job, whose launcher kiln starts with mpirun.
+func (j *Job) Entrypoint() bool {
+	return j.Policy.MPI == nil && (j.Policy.TrainingOperator != nil || j.Policy.Plain != nil)
+}
+
+// Replica is what the processes of one replica type run in place of the
+// trainer's, ready to build: see apiv1.OperatorReplica.
+type Replica struct {
+	// Command is the program and its args, templates expanded; nil: the
+	// trainer's. With Entrypoint it holds the args alone.
+	Command    []string
+	Entrypoint bool
+	// Env is the processes' base environment in place of Input.Env; nil:
+	// the trainer's.
+	Env []string
+}
+
+// ReplicaType is the training-operator replica type of a process the
+// operator's environment named ("master-0" is Master, "ps-1" PS); "" for
+// another.
+func ReplicaType(process string) string {
+	prefix, _, _ := strings.Cut(process, "-")
+	switch prefix {
+	case "master", "chief", "worker":
+		return strings.ToUpper(prefix[:1]) + prefix[1:]
+	case "ps":
+		return "PS"
+	}
+	return ""
+}
+
+// RestartPolicyOf returns the restart policy that decides a failure of
+// process: its replica type's own (mlPolicy.trainingOperator.replicas),
+// else its group's; of says whose it is ("replica type Worker",
+// "replica group node").
+func (j *Job) RestartPolicyOf(process string) (p apiv1.RestartPolicy, of string) {
+	if op := j.Policy.TrainingOperator; op != nil {
+		t := ReplicaType(process)
+		if r, ok := op.Replicas[t]; ok && r.RestartPolicy != "" {
+			return r.RestartPolicy, "replica type " + t
+		}
+	}
+	g := GroupOf(process)
+	return j.RestartPolicy(g), "replica group " + g
+}
+
+// Finish applies what is left after a plugin built spec's processes:
+// each replica type's own command and env, then the image's entrypoint
+// for a process without a command (Command empty, its args in Args).
+// in.Env must be the start of every process's env, as with() keeps it.
+func Finish(in *Input, spec *job.Spec) {
+	for i := range spec.Processes {
+		p := &spec.Processes[i]
+		entry := in.Entrypoint
+		if r, ok := in.Replicas[ReplicaType(p.Name)]; ok {
+			if r.Command != nil {
+				p.Command, entry = r.Command, r.Entrypoint
+			}
+			if r.Env != nil && len(p.Env) >= len(in.Env) && slices.Equal(p.Env[:len(in.Env)], in.Env) {
+				p.Env = append(append([]string(nil), r.Env...), p.Env[len(in.Env):]...)
+			}
+		}
+		if entry {
+			p.Args, p.Command = p.Command, nil
 		}
 	}
 }

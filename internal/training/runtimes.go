@@ -47,6 +47,7 @@ func Frameworks(p *apiv1.MLPolicy) []string {
 		{"tensorflow", p.TensorFlow != nil},
 		{"jax", p.JAX != nil},
 		{"plain", p.Plain != nil},
+		{"paddle", p.Paddle != nil},
 	} {
 		if f.set {
 			names = append(names, f.name)

@@ -10,7 +10,8 @@ import (
 	"kiln.dev/kiln/internal/job"
 )
 
-// Plugin is one framework (torch, mpi, xgboost, tensorflow, jax, plain).
+// Plugin is one framework (torch, mpi, xgboost, tensorflow, jax, plain,
+// paddle).
 // Each lives in its own file and is listed once in Plugins.
 type Plugin interface {
 	// Name is the mlPolicy field that selects the plugin ("torch").
@@ -27,8 +28,14 @@ type Plugin interface {
 
 // Input is what an attempt brings to Build.
 type Input struct {
-	// Command is the trainer's command and args, templates expanded.
-	Command []string
+	// Command is the trainer's command and args, templates expanded; with
+	// Entrypoint, its args alone, for the image's entrypoint.
+	Command    []string
+	Entrypoint bool
+	// Replicas is what each training-operator replica type runs in place
+	// of Command and Env (mlPolicy.trainingOperator.replicas); Finish
+	// applies it.
+	Replicas map[string]Replica
 	// Env is every process's base environment (KEY=VALUE), user env included.
 	Env []string
 	// Network holds a host per replica and the reserved ports.
@@ -43,7 +50,7 @@ type Input struct {
 // Plugins returns one of each framework plugin. Adding a framework means a
 // file in this package and one line here.
 func Plugins() []Plugin {
-	return []Plugin{torch{}, mpi{}, xgboost{}, tensorflow{}, jax{}, plain{}}
+	return []Plugin{torch{}, mpi{}, xgboost{}, tensorflow{}, jax{}, plain{}, paddle{}}
 }
 
 // pluginFor returns the plugin whose name is set in the policy's sources.

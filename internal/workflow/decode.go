@@ -130,5 +130,5 @@ func docError(doc *Document, code apiv1.Code, field, msg string) *apiv1.Error {
 // readsToo says which other API groups kiln reads, for an error about an
 // apiVersion it does not.
 const readsToo = "; kiln also reads trainer.kubeflow.org/v1alpha1 (TrainJob, TrainingRuntime, ClusterTrainingRuntime)" +
-	", kubeflow.org/v1 (PyTorchJob, TFJob, MPIJob, XGBoostJob, JAXJob)" +
+	", kubeflow.org/v1 (PyTorchJob, TFJob, MPIJob, XGBoostJob, JAXJob, PaddleJob)" +
 	" and argoproj.io/v1alpha1 (Workflow, WorkflowTemplate, ClusterWorkflowTemplate)"

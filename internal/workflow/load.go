@@ -193,7 +193,7 @@ func CheckDocumentsWith(docs []Document, stored Stored, storedRuntimes StoredRun
 				plan.Rename = d.From.Field
 			}
 			resolveRuntimes(plan)
-			out = append(out, Checked{Doc: d, Plan: plan, Ignored: append(IgnoredFields(d), runtimeIgnored(docs, plan)...)})
+			out = append(out, Checked{Doc: d, Plan: plan, Ignored: append(append(IgnoredFields(d), runtimeIgnored(docs, plan)...), queueIgnored(d.Kind, plan)...)})
 		}
 	}
 	errs = append(errs, unreached(docs, lib, subs, runtimes))

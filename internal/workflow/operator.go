@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -20,6 +21,7 @@ func operatorGroup() translator {
 		kubeflowv1.KindMPIJob:     mpiJob,
 		kubeflowv1.KindXGBoostJob: xgboostJob,
 		kubeflowv1.KindJAXJob:     jaxJob,
+		kubeflowv1.KindPaddleJob:  paddleJob,
 	}}
 }
 
@@ -40,6 +42,11 @@ type opJob struct {
 	// jobPolicy is the replicas' restart policies and the job's
 	// cleanPodPolicy, gathered for its runPolicy.
 	jobPolicy apiv1.JobPolicy
+	// overrides is what each replica type runs differently from the
+	// trainer (mlPolicy.trainingOperator.replicas); overrideFields is
+	// where each type's container is written.
+	overrides      map[string]apiv1.OperatorReplica
+	overrideFields map[string]string
 	// Where kiln's fields are written in the job: the trainer's container,
 	// the replicas that count the nodes, the processes per node and the
 	// pod template.
@@ -61,7 +68,7 @@ func newOpJob(doc *Document, problems []error, meta *kubeflowv1.ObjectMeta, kind
 	c := &conversion{doc: doc, errs: problems}
 	o := &opJob{
 		c: c, kind: kind, namespace: meta.Namespace, specsField: "spec." + specs, container: container,
-		replicas: map[kubeflowv1.ReplicaType]replica{},
+		replicas: map[kubeflowv1.ReplicaType]replica{}, overrideFields: map[string]string{},
 	}
 	o.name = meta.Name
 	if o.name == "" {
@@ -100,6 +107,9 @@ func (o *opJob) readReplicas(specs kubeflowv1.ReplicaSpecs, types []kubeflowv1.R
 		case spec == nil:
 			o.c.fail(apiv1.CodeReplicaSpecs, field, "the replica spec is empty", "give it a template, or drop it")
 			continue
+		}
+		if tm := spec.Template; tm.APIVersion != "" || tm.Kind != "" {
+			o.c.ignore(field+".template.apiVersion", "a pod template has no apiVersion or kind: the operator's API server drops them, and so does kiln")
 		}
 		r := replica{key: k, spec: spec, count: 1}
 		if spec.Replicas != nil {
@@ -174,6 +184,9 @@ func (o *opJob) documents() ([]Document, error) {
 		return nil, joinErrs(c.errs)
 	}
 	rtName := o.name + "-" + strings.ToLower(o.kind)
+	if o.policy.TrainingOperator != nil && len(o.overrides) > 0 {
+		o.policy.TrainingOperator.Replicas = o.overrides
+	}
 	o.job.Spec.RuntimeRef = apiv1.RuntimeRef{Name: rtName}
 	rt := &apiv1.TrainingRuntime{
 		TypeMeta: apiv1.TypeMeta{APIVersion: apiv1.APIVersion, Kind: apiv1.KindTrainingRuntime},
@@ -214,6 +227,13 @@ func (o *opJob) renamer() func(string) string {
 		"spec.mlPolicy.mpi.numProcPerNode", o.procsField,
 		"spec.gangPolicy.scheduleTimeoutSeconds", "spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds",
 		".valueFrom.secret", ".valueFrom.secretKeyRef",
+	}
+	for _, t := range slices.Sorted(maps.Keys(o.overrides)) {
+		at := "spec.mlPolicy.trainingOperator.replicas." + t
+		pairs = append(pairs, at+".restartPolicy", o.field(kubeflowv1.ReplicaType(t))+".restartPolicy")
+		if cf := o.overrideFields[t]; cf != "" {
+			pairs = append(pairs, at, cf)
+		}
 	}
 	r := strings.NewReplacer(pairs...)
 	return r.Replace

@@ -3,11 +3,13 @@ package workflow
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "kiln.dev/kiln/api/kubeflow/v1"
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/training"
 )
 
 // pytorchJob translates a PyTorchJob: Master (one) and Worker replicas
@@ -148,6 +150,8 @@ func (o *opJob) mpiTrainer(mainContainer string) *apiv1.Trainer {
 	if li < 0 {
 		return launch
 	}
+	o.mpiFiles(launchField+".command", launch.Command)
+	o.mpiFiles(launchField+".args", launch.Args)
 	o.container = mainContainer
 	worker := o.trainer(kubeflowv1.ReplicaWorker)
 	if o.containerField == launchField {
@@ -173,6 +177,24 @@ func (o *opJob) mpiTrainer(mainContainer string) *apiv1.Trainer {
 	worker.Command, worker.Args, worker.Env = launch.Command, launch.Args, launch.Env
 	o.containerField = launchField
 	return worker
+}
+
+// mpiFiles refuses arguments, written at field, that name a file the MPI
+// operator puts in /etc/mpi besides the hostfile (elastic Horovod's
+// discover_hosts.sh): kiln writes the hostfile alone. One that names the
+// hostfile is noted: locally it names the attempt's (training.mpi).
+func (o *opJob) mpiFiles(field string, args []string) {
+	for i, a := range args {
+		if strings.Contains(a, training.MPIHostfile) {
+			o.c.ignore(fmt.Sprintf("%s[%d]", field, i), training.MPIHostfile+" is not on this machine: kiln names the attempt's hostfile in its place, "+
+				"the one OMPI_MCA_orte_default_hostfile names", backendLocal)
+		}
+		if at := strings.Index(a, "/etc/mpi/"); at >= 0 && !strings.Contains(a, training.MPIHostfile) {
+			o.c.fail(apiv1.CodeUnsupported, fmt.Sprintf("%s[%d]", field, i),
+				fmt.Sprintf("%s is a file the MPI operator writes and kiln does not: kiln writes /etc/mpi/hostfile alone (a job of fixed size)", strings.Fields(a[at:])[0]),
+				"run the job at a fixed size: drop the host discovery script and mpirun (or horovodrun) the hosts of /etc/mpi/hostfile")
+		}
+	}
 }
 
 // xgboostJob translates an XGBoostJob: Master (one) and Worker replicas
@@ -217,6 +239,39 @@ func jaxJob(doc *Document) ([]Document, error) {
 	o.job.Spec.Trainer = tr
 	o.policy = apiv1.MLPolicy{JAX: &apiv1.JAXPolicy{}, TrainingOperator: &apiv1.OperatorEnv{}}
 	o.restartPolicies(kubeflowv1.RestartNever)
+	o.runPolicy(&s.RunPolicy, o.total())
+	return o.documents()
+}
+
+// paddleJob translates a PaddleJob in collective mode: the Worker
+// replicas are the nodes, the paddle container the trainer; worker 0 is
+// the rendezvous (PADDLE_MASTER). A Master (parameter-server mode) and an
+// elasticPolicy are refused.
+func paddleJob(doc *Document) ([]Document, error) {
+	in := &kubeflowv1.PaddleJob{}
+	problems, ok := decodeStrict(doc, in)
+	if !ok {
+		return nil, joinErrs(problems)
+	}
+	s := &in.Spec
+	o := newOpJob(doc, problems, &in.Metadata, kubeflowv1.KindPaddleJob, "paddleReplicaSpecs", kubeflowv1.ContainerPaddle, s.PaddleReplicaSpecs,
+		kubeflowv1.ReplicaMaster, kubeflowv1.ReplicaWorker)
+	o.nodesField, o.procsField = o.field(kubeflowv1.ReplicaWorker)+".replicas", "spec.paddleReplicaSpecs"
+	if o.has(kubeflowv1.ReplicaMaster) {
+		o.c.fail(apiv1.CodeUnsupported, o.field(kubeflowv1.ReplicaMaster), "a Master runs the PaddleJob in parameter-server mode, which kiln does not run: it runs collective mode, Workers alone",
+			"drop the Master and run the Workers in collective mode")
+	}
+	if s.ElasticPolicy != nil {
+		o.c.fail(apiv1.CodeUnsupported, "spec.elasticPolicy", "kiln runs a PaddleJob at its written size; it does not scale one", "drop elasticPolicy")
+	}
+	var tr *apiv1.Trainer
+	if o.need(kubeflowv1.ReplicaWorker, false) {
+		tr = o.trainer(kubeflowv1.ReplicaWorker)
+		o.nodes(tr, kubeflowv1.ReplicaWorker)
+	}
+	o.job.Spec.Trainer = tr
+	o.policy = apiv1.MLPolicy{Paddle: &apiv1.PaddlePolicy{}, TrainingOperator: &apiv1.OperatorEnv{}}
+	o.restartPolicies(kubeflowv1.RestartOnFailure)
 	o.runPolicy(&s.RunPolicy, o.total())
 	return o.documents()
 }

@@ -114,8 +114,11 @@ func podRest(spec *corev1.PodSpec, idx int) *corev1.PodSpec {
 	return out
 }
 
-// same refuses a group u whose container or pod differs from group t's,
-// the trainer's: kiln runs every node from one trainer and one template.
+// same refuses a group u whose image, resources or pod differ from
+// group t's, the trainer's: kiln runs every node from one image and one
+// pod template. Its command, args and env may differ, as the operator
+// lets each replica type write its own: they become u's override
+// (mlPolicy.trainingOperator.replicas).
 func (o *opJob) same(t, u kubeflowv1.ReplicaType) {
 	if !o.has(t) || !o.has(u) {
 		return
@@ -132,9 +135,6 @@ func (o *opJob) same(t, u kubeflowv1.ReplicaType) {
 		x, y any
 	}{
 		{"image", ca.Image, cb.Image},
-		{"command", ca.Command, cb.Command},
-		{"args", ca.Args, cb.Args},
-		{"env", ca.Env, cb.Env},
 		{"resources", ca.Resources, cb.Resources},
 	} {
 		if !sameJSON(f.x, f.y) {
@@ -142,7 +142,45 @@ func (o *opJob) same(t, u kubeflowv1.ReplicaType) {
 		}
 	}
 	if !sameJSON(podRest(&a.Spec, i), podRest(&b.Spec, j)) || !sameJSON(a.Metadata, b.Metadata) {
-		o.c.fail(apiv1.CodeReplicasDiffer, o.field(u)+".template", fmt.Sprintf("the pod differs from the %s's (besides ports and restartPolicy): kiln runs every node from one pod template", t), "write the same pod in both")
+		o.c.fail(apiv1.CodeReplicasDiffer, o.field(u)+".template", fmt.Sprintf("the pod differs from the %s's (besides its container's command, args, env and ports, and restartPolicy): kiln runs every node from one pod template", t), "write the same pod in both")
+	}
+	o.override(t, u, &ca, &cb, cf)
+}
+
+// override records what group u's container runs differently from group
+// t's, the trainer's: its command and args, and its env, each written
+// whole. cf is where u's container is written.
+func (o *opJob) override(t, u kubeflowv1.ReplicaType, ca, cb *corev1.Container, cf string) {
+	r := o.overrides[string(u)]
+	if !sameJSON(ca.Command, cb.Command) || !sameJSON(ca.Args, cb.Args) {
+		if len(cb.Command)+len(cb.Args) == 0 {
+			o.c.fail(apiv1.CodeReplicasDiffer, cf+".args", fmt.Sprintf("the %s has no command or args where the %s has: kiln runs a replica type's own only when it writes some", u, t),
+				"write the command (or args) the "+string(u)+" runs")
+		}
+		r.Command, r.Args = cb.Command, cb.Args
+	}
+	if !sameJSON(ca.Env, cb.Env) {
+		if len(cb.Env) == 0 {
+			o.c.fail(apiv1.CodeReplicasDiffer, cf+".env", fmt.Sprintf("the %s has no env where the %s has: kiln runs a replica type's own env only when it writes some", u, t),
+				"write the env the "+string(u)+" runs with")
+		}
+		r.Env = o.c.env(cf+".env", cb.Env)
+	}
+	o.setOverride(u, r, cf)
+}
+
+// setOverride keeps r as group u's override unless it is empty; cf is
+// where u's container is written, which errors of r name.
+func (o *opJob) setOverride(u kubeflowv1.ReplicaType, r apiv1.OperatorReplica, cf string) {
+	if sameJSON(r, apiv1.OperatorReplica{}) {
+		return
+	}
+	if o.overrides == nil {
+		o.overrides = map[string]apiv1.OperatorReplica{}
+	}
+	o.overrides[string(u)] = r
+	if cf != "" {
+		o.overrideFields[string(u)] = cf
 	}
 }
 
@@ -155,10 +193,12 @@ func sameJSON(a, b any) bool {
 // restartPolicies carries each replica group's restartPolicy over to
 // the kiln group its processes run in: Master, Chief and Worker are
 // "node", Launcher "launcher", PS "ps". Not written, it is the kind's
-// default. Replicas of one kiln group must agree.
+// default. The first type of a kiln group (the leader's, in the order
+// Chief, Master, Worker) gives the group's policy; a type of the group
+// that writes another keeps its own as its override, which decides for
+// the failures of its processes.
 func (o *opJob) restartPolicies(kindDefault kubeflowv1.RestartPolicy) {
 	byGroup := map[string]kubeflowv1.RestartPolicy{}
-	from := map[string]kubeflowv1.ReplicaType{}
 	for _, t := range sortedTypes(o.replicas) {
 		p := o.replicas[t].spec.RestartPolicy
 		if p == "" {
@@ -166,12 +206,12 @@ func (o *opJob) restartPolicies(kindDefault kubeflowv1.RestartPolicy) {
 		}
 		g := gangGroup(t)
 		if was, seen := byGroup[g]; seen && was != p {
-			o.c.fail(apiv1.CodeReplicasDiffer, o.field(t)+".restartPolicy",
-				fmt.Sprintf("restartPolicy %s differs from the %s's %s: kiln runs both as its %q group, with one policy", p, from[g], was, g),
-				"write the same restartPolicy in both")
+			r := o.overrides[string(t)]
+			r.RestartPolicy = apiv1.RestartPolicy(p)
+			o.setOverride(t, r, "")
 			continue
 		}
-		byGroup[g], from[g] = p, t
+		byGroup[g] = p
 	}
 	for g, p := range byGroup {
 		if g == training.GroupNode {

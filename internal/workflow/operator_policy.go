@@ -125,5 +125,10 @@ func (o *opJob) restarts() bool {
 			return true
 		}
 	}
+	for _, r := range o.overrides {
+		if r.RestartPolicy != "" && r.RestartPolicy != apiv1.RestartPolicyNever {
+			return true
+		}
+	}
 	return false
 }

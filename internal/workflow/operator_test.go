@@ -217,9 +217,22 @@ func TestOperatorJobErrorsNameTheFieldsAsWritten(t *testing.T) {
 			head + "  runPolicy: {schedulingPolicy: {queue: research}}\n" + specs + good,
 			[]problem{{apiv1.CodeUnsupported, "spec.runPolicy.schedulingPolicy.queue"}},
 		},
-		"master and worker restart differently": {
-			head + specs + strings.Replace(good, "      template:", "      restartPolicy: ExitCode\n      template:", 1),
-			[]problem{{apiv1.CodeReplicasDiffer, "spec.pytorchReplicaSpecs.Worker.restartPolicy"}},
+		"a worker of no command where the master has one": {
+			head + specs + replicaYAML("Master", 1, torchCt) + replicaYAML("Worker", 1, "{name: pytorch, image: 'img:1', env: [{name: LR, value: '0.1'}], resources: {requests: {cpu: '2', memory: 1Gi}}}"),
+			[]problem{{apiv1.CodeReplicasDiffer, "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].args"}},
+		},
+		"a worker's restart policy kiln has not": {
+			head + specs + replicaYAML("Master", 1, torchCt) + strings.Replace(replicaYAML("Worker", 1, torchCt), "      template:", "      restartPolicy: Sometimes\n      template:", 1),
+			[]problem{{apiv1.CodeRunPolicyValue, "spec.pytorchReplicaSpecs.Worker.restartPolicy"}},
+		},
+		"a worker's own variable the operator sets": {
+			head + specs + replicaYAML("Master", 1, torchCt) + replicaYAML("Worker", 1, strings.Replace(torchCt, "LR", "PET_NNODES", 1)),
+			[]problem{{apiv1.CodeReservedEnv, "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env[0].name"}},
+		},
+		"a PaddleJob in parameter-server mode": {
+			"apiVersion: kubeflow.org/v1\nkind: PaddleJob\nmetadata: {name: x}\nspec:\n  paddleReplicaSpecs:\n" +
+				replicaYAML("Master", 1, "{name: paddle, command: [x]}") + replicaYAML("Worker", 2, "{name: paddle, command: [x]}"),
+			[]problem{{apiv1.CodeUnsupported, "spec.paddleReplicaSpecs.Master"}},
 		},
 		"a clean pod policy kiln has not": {
 			head + "  runPolicy: {cleanPodPolicy: Some}\n" + specs + good,
@@ -237,9 +250,10 @@ func TestOperatorJobErrorsNameTheFieldsAsWritten(t *testing.T) {
 			head + "  nprocPerNode: many\n" + specs + good,
 			[]problem{{apiv1.CodeInvalidValue, "spec.nprocPerNode"}},
 		},
-		"no command": {
-			head + specs + replicaYAML("Worker", 1, "{name: pytorch, image: 'img:1'}"),
-			[]problem{{apiv1.CodeRequired, "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].command"}},
+		"an MPIJob's launcher of no command": {
+			"apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\nspec:\n  mpiReplicaSpecs:\n" +
+				replicaYAML("Launcher", 1, "{name: l, image: 'img:1', args: [x]}") + replicaYAML("Worker", 1, "{name: w, image: 'img:1'}"),
+			[]problem{{apiv1.CodeRequired, "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command"}},
 		},
 		"no replicas at all": {
 			head + specs + replicaYAML("Worker", 0, torchCt),
@@ -264,7 +278,7 @@ func TestOperatorJobErrorsNameTheFieldsAsWritten(t *testing.T) {
 			[]problem{{apiv1.CodeReplicaSpecs, "spec.xgbReplicaSpecs"}},
 		},
 		"a kind kiln does not read": {
-			"apiVersion: kubeflow.org/v1\nkind: PaddleJob\nmetadata: {name: x}\nspec: {}\n",
+			"apiVersion: kubeflow.org/v1\nkind: MXJob\nmetadata: {name: x}\nspec: {}\n",
 			[]problem{{apiv1.CodeKind, "kind"}},
 		},
 	}

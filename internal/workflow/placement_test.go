@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,46 @@ spec:
 	}
 	if pt := p.Tasks[0].Map.Child.PodTemplate; pt == nil || pt.Metadata.Labels["from"] != "task" {
 		t.Errorf("the items' pod template = %+v, want the map task's", pt)
+	}
+}
+
+func TestRequireImagesSkipsTasksThatMakeNoPod(t *testing.T) {
+	checked, errs := compileFiles(t, `apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: podless}
+spec:
+  tasks:
+  - {name: work, command: ["true"], image: ok:1}
+  - {name: wait, gate: {approve: {}}, dependsOn: [work]}
+  - {name: nap, gate: {sleep: {duration: 1s}}}
+  - {name: inner, workflow: {name: child}}
+  - {name: each, workflow: {name: child}, forEach: {items: [a]}}
+  onExit:
+  - {name: note, command: ["true"]}
+---
+apiVersion: kiln.dev/v1alpha1
+kind: Workflow
+metadata: {name: child}
+spec:
+  tasks:
+  - {name: deep, command: ["true"]}
+`)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(checked) != 1 {
+		t.Fatalf("compiled %d runnable documents, want podless alone", len(checked))
+	}
+	got := apiv1.Errors(RequireImages(checked[0].Doc, checked[0].Plan))
+	var where []string
+	for _, e := range got {
+		where = append(where, e.Object+" "+e.Field)
+	}
+	// The gates, the subworkflow task and the exit node make no pod; the
+	// tasks they run do.
+	want := []string{"Workflow/child spec.tasks[0].image", "Workflow/podless spec.onExit[0].image"}
+	slices.Sort(where)
+	if !slices.Equal(where, want) {
+		t.Errorf("refused %v, want %v", where, want)
 	}
 }

@@ -131,7 +131,7 @@ func FromTrainJob(tj *apiv1.TrainJob) *apiv1.Workflow {
 	if tj.Spec.Trainer != nil {
 		task.Train.Trainer = *tj.Spec.Trainer
 	}
-	task.PodTemplate = tj.Spec.PodTemplate
+	task.PodTemplate = withQueueLabel(tj)
 	inits, names := initializerTasks(tj)
 	task.Train.Initializers = names
 	for _, t := range inits {

@@ -120,7 +120,11 @@ func createIn(t *testing.T, dyn dynamic.Interface, ns string, u *unstructured.Un
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	if _, err := dyn.Resource(gvr).Namespace(ns).Create(t.Context(), u, opts); err != nil {
+	ri := dyn.Resource(gvr).Namespace(ns)
+	if strings.HasPrefix(u.GetKind(), "Cluster") { // the ClusterRole for Kueue's flavors, and its binding
+		ri = dyn.Resource(gvr)
+	}
+	if _, err := ri.Create(t.Context(), u, opts); err != nil {
 		t.Fatalf("%s: creating %s %s (dry run: %v): %v", set, u.GetKind(), u.GetName(), dryRun, err)
 	}
 }

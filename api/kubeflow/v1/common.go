@@ -41,8 +41,13 @@ type ReplicaSpec struct {
 
 // PodTemplateSpec is a replica's pod: labels, annotations and the spec.
 type PodTemplateSpec struct {
-	Metadata *PodMetadata   `json:"metadata,omitempty"`
-	Spec     corev1.PodSpec `json:"spec,omitempty"`
+	// APIVersion and Kind are no fields of a pod template, but some of the
+	// operator's own examples write them (apiVersion: v1, kind: Pod) and
+	// its API server drops them: kiln reads and ignores them.
+	APIVersion string         `json:"apiVersion,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Metadata   *PodMetadata   `json:"metadata,omitempty"`
+	Spec       corev1.PodSpec `json:"spec,omitempty"`
 }
 
 // PodMetadata is the part of a pod's metadata a template may set.

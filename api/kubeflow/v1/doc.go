@@ -1,5 +1,6 @@
 // Package v1 holds the jobs of Kubeflow training-operator's API group,
-// kubeflow.org/v1 (PyTorchJob, TFJob, MPIJob, XGBoostJob, JAXJob), with
+// kubeflow.org/v1 (PyTorchJob, TFJob, MPIJob, XGBoostJob, JAXJob,
+// PaddleJob), with
 // the field names and shapes the operator documents for users, so that a
 // job written for the operator runs on kiln unchanged. kiln translates
 // each into a TrainJob and the TrainingRuntime that gives its processes
@@ -24,6 +25,7 @@ const (
 	KindMPIJob     = "MPIJob"
 	KindXGBoostJob = "XGBoostJob"
 	KindJAXJob     = "JAXJob"
+	KindPaddleJob  = "PaddleJob"
 )
 
 // Replica types, the keys of a job's replica specs. The operator reads
@@ -44,6 +46,7 @@ const (
 	ContainerTensorFlow = "tensorflow"
 	ContainerXGBoost    = "xgboost"
 	ContainerJAX        = "jax"
+	ContainerPaddle     = "paddle"
 )
 
 // The named container port each kind's controller reads, and the port it
@@ -53,10 +56,12 @@ const (
 	PortNameTensorFlow = "tfjob-port"
 	PortNameXGBoost    = "xgboostjob-port"
 	PortNameJAX        = "jaxjob-port"
+	PortNamePaddle     = "master"
 	PortPyTorch        = 23456
 	PortTensorFlow     = 2222
 	PortXGBoost        = 9999
 	PortJAX            = 6666
+	PortPaddle         = 36543
 )
 
 // ManagedByOperator is runPolicy.managedBy's value for the operator itself.

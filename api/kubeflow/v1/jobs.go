@@ -109,3 +109,29 @@ type JAXJobSpec struct {
 	RunPolicy       RunPolicy    `json:"runPolicy,omitempty"`
 	JAXReplicaSpecs ReplicaSpecs `json:"jaxReplicaSpecs"`
 }
+
+// PaddleJob runs PaddlePaddle: Workers alone (collective mode), or a
+// Master beside them (parameter-server mode).
+type PaddleJob struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta    `json:"metadata"`
+	Spec     PaddleJobSpec `json:"spec"`
+	Status   Status        `json:"status,omitempty"`
+}
+
+// PaddleJobSpec is what a PaddleJob runs.
+type PaddleJobSpec struct {
+	RunPolicy RunPolicy `json:"runPolicy,omitempty"`
+	// ElasticPolicy scales the job between minReplicas and maxReplicas.
+	ElasticPolicy      *PaddleElasticPolicy `json:"elasticPolicy,omitempty"`
+	PaddleReplicaSpecs ReplicaSpecs         `json:"paddleReplicaSpecs"`
+}
+
+// PaddleElasticPolicy is a PaddleJob's elastic scaling.
+type PaddleElasticPolicy struct {
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+	// Metrics drive a HorizontalPodAutoscaler (autoscaling/v2 MetricSpecs).
+	Metrics json.RawMessage `json:"metrics,omitempty"`
+}

@@ -12,7 +12,7 @@ import (
 
 // Release is told that the engine has recorded how an attempt ended: the
 // backend forgets it and deletes what only a running attempt needs (its
-// Service, PodGroup, files and status record). Its pods hold its logs: the
+// Service, PodGroup, Kueue Workload, files and status record). Its pods hold its logs: the
 // clean policy says whether they go too, now or CleanTTL later.
 func (b *Backend) Release(ctx context.Context, id job.AttemptID, succeeded bool) error {
 	a := names(id)
@@ -25,8 +25,9 @@ func (b *Backend) Release(ctx context.Context, id job.AttemptID, succeeded bool)
 	delete(b.reported, id)
 	delete(b.lost, id)
 	delete(b.queues, id)
+	delete(b.finished, id)
 	b.mu.Unlock()
-	if spec == nil || isGang(spec) || len(spec.Files) > 0 || len(spec.SecretEnv) > 0 || recorded {
+	if spec == nil || isGang(spec) || len(spec.Files) > 0 || len(spec.SecretEnv) > 0 || spec.Container.Queue != "" || recorded {
 		if err := b.deleteAux(ctx, a); err != nil {
 			return err
 		}
@@ -92,7 +93,7 @@ func (b *Backend) deleteAux(ctx context.Context, a attempt) error {
 }
 
 // deleteSelected deletes the objects other than pods that sel selects:
-// config maps, secrets, services and pod groups. What is gone already is
+// config maps, secrets, services, pod groups and Kueue workloads. What is gone already is
 // not an error.
 func (b *Backend) deleteSelected(ctx context.Context, sel string) error {
 	for _, resource := range []string{"configmaps", "secrets"} {
@@ -109,5 +110,8 @@ func (b *Backend) deleteSelected(ctx context.Context, sel string) error {
 			return err
 		}
 	}
-	return b.deletePodGroups(ctx, sel)
+	if err := b.deletePodGroups(ctx, sel); err != nil {
+		return err
+	}
+	return b.deleteWorkloads(ctx, sel)
 }

@@ -87,6 +87,9 @@ type Backend struct {
 	reported  map[job.AttemptID]bool       // attempts Watch has reported
 	lost      map[job.AttemptID]int        // hosts of running elastic gangs Watch has reported lost
 	queues    map[job.AttemptID]string     // why running attempts wait to be placed, as Watch reported it
+	finished  map[job.AttemptID]bool       // attempts whose Kueue Workload was marked Finished
+	kueueOnce sync.Once
+	kueueInf  cache.SharedIndexInformer // kiln's Kueue Workloads, once an attempt names a queue
 	lim       limits
 	janitorAt time.Time
 }
@@ -124,7 +127,7 @@ func start(ctx context.Context, cfg Config, ns string, core *coreClient, dyn dyn
 	b := &Backend{
 		cfg: cfg, ns: ns, core: core, dynamic: dyn, events: make(chan job.AttemptID, 1024), stop: make(chan struct{}),
 		specs: map[job.AttemptID]*job.Spec{}, gone: map[job.AttemptID]string{}, decided: map[job.AttemptID]job.Status{}, reported: map[job.AttemptID]bool{},
-		lost: map[job.AttemptID]int{}, queues: map[job.AttemptID]string{},
+		lost: map[job.AttemptID]int{}, queues: map[job.AttemptID]string{}, finished: map[job.AttemptID]bool{},
 		shape: shape{Namespace: ns, GangScheduler: cfg.GangScheduler, SchedulerName: cfg.SchedulerName, KilnImage: cfg.KilnImage},
 		lim:   limits{Unschedulable: cfg.Unschedulable, Stuck: cfg.Stuck},
 	}

@@ -56,6 +56,16 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 			return fmt.Errorf("creating config map %s: %w", objs.Files.Name, err)
 		}
 	}
+	for _, p := range objs.Pods {
+		p.Labels = withoutQueueLabel(p.Labels)
+	}
+	if spec.Container.Queue != "" {
+		// Created suspended: the pods come once Kueue admits the
+		// Workload (kueueGate, from Observe and Watch).
+		if ok, err := b.admitted(ctx, spec, objs.Pods); err != nil || !ok {
+			return err
+		}
+	}
 	if objs.PodGroup != nil {
 		gvr := podGroupGVR(objs.PodGroup)
 		if _, err := b.dynamic.Resource(gvr).Namespace(b.ns).Create(ctx, objs.PodGroup, metav1.CreateOptions{}); ignoreExists(err) != nil {
@@ -127,7 +137,7 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 			st, err = b.settle(ctx, spec)
 		}
 	}
-	if err == nil && adopted && isGang(spec) && st.State == job.StateRunning {
+	if err == nil && adopted && isGang(spec) && st.State == job.StateRunning && !kueueHeld(st) {
 		err = b.createService(ctx, service(names(spec.ID), b.shape))
 	}
 	return st, err
@@ -139,8 +149,30 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 func (b *Backend) settle(ctx context.Context, spec *job.Spec) (job.Status, error) {
 	a := names(spec.ID)
 	if st, ok := b.record(a); ok {
+		b.finishQueued(ctx, spec, st)
 		return st, nil
 	}
+	if spec.Container.Queue != "" {
+		if st, wait, err := b.kueueGate(ctx, spec); wait || err != nil {
+			return st, err
+		}
+	}
+	st, err := b.settlePods(ctx, spec, a)
+	if err == nil {
+		b.finishQueued(ctx, spec, st)
+	}
+	return st, err
+}
+
+// finishQueued marks the Kueue Workload of an attempt that ended finished.
+func (b *Backend) finishQueued(ctx context.Context, spec *job.Spec, st job.Status) {
+	if spec.Container.Queue != "" && st.State == job.StateExited {
+		b.finishWorkload(ctx, spec, st)
+	}
+}
+
+// settlePods decides an attempt from its pods (see settle).
+func (b *Backend) settlePods(ctx context.Context, spec *job.Spec, a attempt) (job.Status, error) {
 	pods := b.podsOf(a)
 	st := decide(spec, pods, time.Now(), b.lim)
 	b.mu.Lock()

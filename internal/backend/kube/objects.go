@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -100,6 +101,9 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 			Message: "pods fetch and store their artifacts in artifacts.s3 with kiln itself: set kubernetes.kilnImage (or --kiln-image) to an image that holds kiln",
 		}
 	}
+	if err := entrypointWrapped(spec); err != nil {
+		return nil, err
+	}
 	gang := isGang(spec)
 	plan := planGang(spec, sh)
 	out := &objects{}
@@ -119,6 +123,31 @@ func build(spec *job.Spec, sh shape) (*objects, error) {
 		out.Pods = append(out.Pods, pod(a, spec, tmpl, sh, h, gang, plan))
 	}
 	return out, nil
+}
+
+// MPIHostfile is where an MPI job's hostfile is mounted besides kiln's
+// own place: the MPI operator and Trainer v2 mount theirs there, and
+// mpirun --hostfile /etc/mpi/hostfile is how their users write it.
+const MPIHostfile = "/etc/mpi/hostfile"
+
+// entrypointWrapped refuses an attempt of which a process runs its
+// image's entrypoint (no command) while the attempt needs its command
+// wrapped: to collect output parameters or artifacts, or to fetch and
+// store artifacts with kiln artifact-exec.
+func entrypointWrapped(spec *job.Spec) error {
+	if len(spec.Outputs)+len(spec.Artifacts) == 0 && spec.Store == nil {
+		return nil
+	}
+	for _, p := range spec.Processes {
+		if len(p.Command) == 0 {
+			return &apiv1.Error{
+				Code: apiv1.CodeEntrypointWrapped, Field: "command",
+				Message: fmt.Sprintf("process %s runs its image's entrypoint, which kiln cannot wrap to collect its outputs or move its artifacts", cmp.Or(p.Name, spec.ID.Node)),
+				Hint:    "write the command the image's ENTRYPOINT runs, or drop the task's outputs and artifacts",
+			}
+		}
+	}
+	return nil
 }
 
 func meta(a attempt, name string, sh shape) metav1.ObjectMeta {
@@ -216,7 +245,10 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, share jo
 		c.Image = spec.Container.Image
 	}
 	c.Command, c.Args = proc.Command, nil
-	if len(spec.Outputs) > 0 || len(spec.Artifacts) > 0 {
+	if len(proc.Command) == 0 { // the image's entrypoint, which nothing wraps (build refuses outputs)
+		c.Command, c.Args = nil, proc.Args
+	}
+	if len(proc.Command) > 0 && (len(spec.Outputs) > 0 || len(spec.Artifacts) > 0) {
 		path := c.TerminationMessagePath
 		if path == "" {
 			path = corev1.TerminationMessagePathDefault
@@ -243,6 +275,9 @@ func container(spec *job.Spec, proc job.Process, base corev1.Container, share jo
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-outputs", MountPath: OutputsDir})
 	for _, name := range sortedKeys(spec.Files) {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-files", MountPath: path.Join(KilnDir, name), SubPath: name})
+		if name == HostfileName { // where the MPI operator and Trainer mount it, and programs name it
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "kiln-files", MountPath: MPIHostfile, SubPath: name, ReadOnly: true})
+		}
 	}
 	c.Resources = resources(share, c.Resources)
 	return c

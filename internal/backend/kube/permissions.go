@@ -45,6 +45,23 @@ func Permissions(gangScheduler string) []rbacv1.PolicyRule {
 	return rules
 }
 
+// KueuePermissions are the rules the backend needs, beyond Permissions,
+// to have Kueue admit the attempts whose tasks name a queue: its
+// Workloads in its namespace (created by Launch, watched by an informer,
+// read back by an engine that adopts an attempt, marked Finished through
+// their status, deleted by label) and, cluster-wide, the ResourceFlavors
+// whose node labels the admitted pods get. Without them, tasks that name
+// no queue run as before (deleting Workloads by label is then skipped).
+func KueuePermissions() (namespaced, cluster []rbacv1.PolicyRule) {
+	group := []string{"kueue.x-k8s.io"}
+	return []rbacv1.PolicyRule{
+			{APIGroups: group, Resources: []string{"workloads"}, Verbs: []string{"create", "deletecollection", "get", "list", "watch"}},
+			{APIGroups: group, Resources: []string{"workloads/status"}, Verbs: []string{"update"}},
+		}, []rbacv1.PolicyRule{
+			{APIGroups: group, Resources: []string{"resourceflavors"}, Verbs: []string{"get"}},
+		}
+}
+
 func core(resource string, verbs ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{resource}, Verbs: verbs}
 }

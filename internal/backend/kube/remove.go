@@ -13,7 +13,7 @@ var _ backend.RunRemover = (*Backend)(nil)
 
 // RemoveRun implements backend.RunRemover: it deletes every object of the
 // run that the clean policy left (pods with their logs, services, config
-// maps, secrets, pod groups) and forgets its attempts. Nothing left is
+// maps, secrets, pod groups, Kueue workloads) and forgets its attempts. Nothing left is
 // not an error.
 func (b *Backend) RemoveRun(ctx context.Context, run string) error {
 	sel := LabelManagedBy + "=" + managedBy + "," + LabelRun + "=" + dnsLabel(run, 63)
@@ -39,6 +39,7 @@ func (b *Backend) forgetRun(run string) {
 	dropRun(b.gone, run)
 	dropRun(b.decided, run)
 	dropRun(b.reported, run)
+	dropRun(b.finished, run)
 }
 
 func dropRun[V any](m map[job.AttemptID]V, run string) {

@@ -8,6 +8,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -53,6 +54,7 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
+	base := len(env)
 	progress, err := node.ProgressVar(a)
 	if err != nil {
 		return err
@@ -62,14 +64,59 @@ func (Handler) Build(ctx context.Context, a *node.Attempt, spec *job.Spec) error
 	if err != nil {
 		return err
 	}
-	in := &training.Input{Command: cmd, Env: training.WithUnbuffered(env), Network: a.Network, Dir: a.Dir, Attempt: a.ID}
+	in := &training.Input{
+		Command: cmd, Entrypoint: len(j.Command) == 0, Env: training.WithUnbuffered(env), Network: a.Network, Dir: a.Dir, Attempt: a.ID,
+	}
+	if in.Replicas, err = replicas(ctx, a, env[base:], spec); err != nil {
+		return err
+	}
 	if err := j.Plugin.Build(j, in, spec); err != nil {
 		return err
 	}
+	training.Finish(in, spec)
 	training.SetGroups(spec)
 	training.EnforcePodGroupPolicy(j, spec)
 	spec.Clean = j.Clean()
 	return nil
+}
+
+// replicas prepares what each training-operator replica type runs in
+// place of the trainer (mlPolicy.trainingOperator.replicas): its command
+// and args with templates expanded, and its env built as the trainer's
+// is, extra (the progress and initializer variables) appended.
+func replicas(ctx context.Context, a *node.Attempt, extra []string, spec *job.Spec) (map[string]training.Replica, error) {
+	op := a.Task.Train.Policy.TrainingOperator
+	if op == nil || len(op.Replicas) == 0 {
+		return nil, nil
+	}
+	out := map[string]training.Replica{}
+	for t, r := range op.Replicas {
+		var rep training.Replica
+		if len(r.Command)+len(r.Args) > 0 {
+			rep.Entrypoint = len(r.Command) == 0
+			for _, s := range append(append([]string(nil), r.Command...), r.Args...) {
+				v, err := a.Inputs.Expand(s)
+				if err != nil {
+					return nil, err
+				}
+				rep.Command = append(rep.Command, v)
+			}
+		}
+		if len(r.Env) > 0 {
+			env, secrets, err := a.Inputs.Env(ctx, r.Env)
+			if err != nil {
+				return nil, err
+			}
+			rep.Env = training.WithUnbuffered(append(env, extra...))
+			for _, k := range secrets {
+				if !slices.Contains(spec.SecretEnv, k) {
+					spec.SecretEnv = append(spec.SecretEnv, k)
+				}
+			}
+		}
+		out[t] = rep
+	}
+	return out, nil
 }
 
 // initializerEnv points $KILN_DATASET_DIR and $KILN_MODEL_DIR at what the
@@ -119,13 +166,13 @@ func (Handler) Judge(t *workflow.Task, st *job.Status) node.Verdict {
 			v.Message = strings.Replace(v.Message, "was stopped", "was left to end on its own (cleanPodPolicy None)", 1)
 		}
 	}
-	group := training.GroupOf(st.Failed)
-	if ok, why := training.Restartable(t.Train.RestartPolicy(group), st.ExitCode, st.Signal); !ok {
+	policy, of := t.Train.RestartPolicyOf(st.Failed)
+	if ok, why := training.Restartable(policy, st.ExitCode, st.Signal); !ok {
 		if !oom { // an OOM kill keeps its own code
 			v.Code = apiv1.CodeNotRestarted
 		}
 		v.Permanent = true
-		v.Message += fmt.Sprintf(" (not restarted: %s for replica group %s)", why, group)
+		v.Message += fmt.Sprintf(" (not restarted: %s for %s)", why, of)
 		return v
 	}
 	if st.System {
