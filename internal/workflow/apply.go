@@ -43,7 +43,7 @@ type ApplyRun struct {
 // field; or, when looking up something stored failed, that error alone.
 func CheckApply(files []string, docs []Document, stored Stored, runtimes StoredRuntimes) (*Applying, error) {
 	written := docs
-	docs, terr := Translate(docs)
+	docs, terr := translate(docs)
 	if terr != nil && len(docs) == 0 {
 		return nil, terr // nothing left to check: the files hold what failed
 	}

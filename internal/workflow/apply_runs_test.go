@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,5 +147,37 @@ func TestProjectOfNamespaces(t *testing.T) {
 				t.Errorf("ProjectOf = %q, %v; want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestApplyStoresAnArgoTemplateBesideItsWorkflow: kiln apply of an Argo
+// WorkflowTemplate and a Workflow that calls it stores the template (as
+// kubectl apply would) and runs the Workflow against what it stored;
+// kiln run of the same files runs the template inline instead.
+func TestApplyStoresAnArgoTemplateBesideItsWorkflow(t *testing.T) {
+	t.Parallel()
+	tmpl := "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: greet}\nspec:\n  templates:\n" +
+		"  - {name: hello, container: {image: alpine, command: [echo, hi]}}\n"
+	wf := "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: use}\nspec:\n  entrypoint: main\n  templates:\n" +
+		"  - name: main\n    steps:\n    - - {name: one, templateRef: {name: greet, template: hello}}\n"
+	got, err := CheckApply([]string{"run.yaml"}, readDocs(t, tmpl, wf), nil, nil)
+	if err != nil {
+		t.Fatalf("CheckApply: %v", err)
+	}
+	var names []string
+	for _, tp := range got.Templates {
+		names = append(names, tp.Metadata.Name)
+	}
+	if !slices.Contains(names, "greet-hello") || len(got.Runs) != 1 || got.Runs[0].Doc.Name != "use" {
+		t.Errorf("CheckApply stores %v and runs %d documents; want greet-hello stored and use run", names, len(got.Runs))
+	}
+	docs, err := Translate(readDocs(t, tmpl, wf))
+	if err != nil {
+		t.Fatalf("Translate: %v", err)
+	}
+	for _, d := range docs {
+		if d.Kind == apiv1.KindWorkflowTemplate {
+			t.Errorf("kiln run's translation keeps %s as a template to store; want it run inline", d.Name)
+		}
 	}
 }

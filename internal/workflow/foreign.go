@@ -93,6 +93,13 @@ func translators() []translator {
 // dropped; one of kiln's own group, or of a group no translator reads,
 // is kept as it is (checking it reports what is wrong with it).
 func Translate(docs []Document) ([]Document, error) {
+	out, err := translate(docs)
+	return argoSameFiles(out), err
+}
+
+// translate is Translate for kiln apply: an Argo WorkflowTemplate stays a
+// template to store, even beside a Workflow that calls it.
+func translate(docs []Document) ([]Document, error) {
 	var out []Document
 	var errs []error
 	for i := range docs {
@@ -113,7 +120,7 @@ func Translate(docs []Document) ([]Document, error) {
 	}
 	err := errors.Join(errs...)
 	locateAll(docs, err) // named as written: the document read is where they are
-	return argoSameFiles(out), err
+	return out, err
 }
 
 func translatorOf(apiVersion string) (translator, bool) {
