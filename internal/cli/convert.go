@@ -64,11 +64,6 @@ func (e *env) convert(files []string, format string) error {
 	for _, i := range ignored {
 		fmt.Fprintf(e.stderr, "warning: %s\n", i.Message())
 	}
-	for i := range out {
-		if ns := workflow.NamespaceOf(&out[i]); ns != "" && out[i].Kind == apiv1.KindTrainJob && !keepsNamespace(&out[i]) {
-			fmt.Fprintf(e.stderr, "warning: metadata.namespace %s of %s is not kept: a run belongs to the project kiln run --project names\n", ns, out[i].Object())
-		}
-	}
 	if format == "json" {
 		return printConvertedJSON(e, out)
 	}
@@ -92,15 +87,4 @@ func printConvertedJSON(e *env, docs []workflow.Document) error {
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(list)
-}
-
-// keepsNamespace reports whether the converted document d writes its
-// metadata.namespace, which kiln run reads as the project.
-func keepsNamespace(d *workflow.Document) bool {
-	var m struct {
-		Metadata struct {
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	return json.Unmarshal(d.JSON, &m) == nil && m.Metadata.Namespace != ""
 }

@@ -75,7 +75,7 @@ func newValidateCmd(e *env) *cobra.Command {
 			plans = kept
 			for _, p := range plans {
 				fmt.Fprintf(e.stdout, "ok: %s: %s (%s)\n", p.Doc.File, p.Doc.Object(), plural(len(p.Plan.Tasks), "task"))
-				printNotes(e, p.Ignored)
+				printNotes(e, workflow.IgnoredOn(backendName(backend), p.Ignored))
 			}
 			if err := errors.Join(readErr, checkErr); err != nil {
 				printError(e.stderr, err)
@@ -215,7 +215,17 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// printNotes prints the fields some backend ignores, one note each.
+// backendName is the name of the backend a check is for: the one
+// resolved, or the local backend when none is configured.
+func backendName(resolved string) string {
+	if resolved == "" {
+		return app.BackendLocal
+	}
+	return resolved
+}
+
+// printNotes prints the fields the backend checked for ignores, one note
+// each.
 func printNotes(e *env, ignored []workflow.Ignored) {
 	for _, i := range ignored {
 		fmt.Fprintf(e.stdout, "  note: %s\n", i.Message())

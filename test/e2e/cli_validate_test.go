@@ -145,3 +145,20 @@ spec:
 		}
 	}
 }
+
+// TestValidateNotesWhatItsBackendIgnores: kiln validate notes the fields
+// the backend it checks for ignores, and not another backend's: a
+// container's image is ignored by the local backend only.
+func TestValidateNotesWhatItsBackendIgnores(t *testing.T) {
+	t.Parallel()
+	home := newHome(t)
+	file := filepath.Join(operatorDir(t), "ex-tf-simple.yaml")
+	const image = "containers[0].image is ignored on the local backend"
+	if r := kiln(t, home, "validate", file); r.code != 0 || !strings.Contains(r.stdout, image) {
+		t.Errorf("kiln validate (local) does not note the image: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := kiln(t, home, "validate", "--backend", "kubernetes", file)
+	if r.code != 0 || strings.Contains(r.stdout, image) || !strings.Contains(r.stdout, "backoffLimit is ignored on every backend") {
+		t.Errorf("kiln validate --backend kubernetes notes what only the local backend ignores: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
