@@ -33,6 +33,9 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func (w *argoWrap) command(cmd []string) []string {
 	var b strings.Builder
 	b.WriteString("set -u\n")
+	// The script and the captured output are temporary files of this
+	// process alone: removed however it ends.
+	b.WriteString(`src= out=; trap 'rm -f -- ${src:+"$src"} ${out:+"$out" "$out.rc"}' EXIT` + "\n")
 	for _, l := range w.pre {
 		b.WriteString(l + "\n")
 	}
