@@ -81,9 +81,11 @@ class Resources:
         self._call("DELETE", _path("runtimes", name), self._in(project, kind=kind, version=version))
 
     def apply(self, spec: Union[Spec, Sequence[Spec]], project: Optional[str] = None) -> Dict[str, Any]:
-        """Stores the documents of spec (one or a list: TrainingRuntimes,
-        WorkflowTemplates, Schedules, ProjectQuotas) as ``kiln apply``
-        does; nothing is stored when any is invalid."""
+        """Applies the documents of spec (one or a list) as ``kiln apply``
+        does: stores the TrainingRuntimes, WorkflowTemplates, Schedules and
+        ProjectQuotas, then submits the Workflows and TrainJobs (each
+        submitted run is an item with ``action: submitted`` and its ``run``
+        ID). Nothing is stored when any document is invalid."""
         body, ctype = multipart(self._files(spec), {"project": [p for p in [self._project(project)] if p]})
         return self._call("POST", _path("apply"), body=body, content_type=ctype)
 
