@@ -265,6 +265,12 @@ func (a *argoConv) root(name, entry string) *argoOut {
 			"pass the artifact to the tasks that read it")
 	}
 	a.body(o, t, i, "spec.tasks")
+	if t.DAG != nil || len(t.Steps) > 0 {
+		// A DAG or steps entrypoint's outputs are the run's; what else it
+		// sets is read as a nested template's is.
+		a.subOutputs(o, t, i)
+		a.groupSettings(t, fmt.Sprintf("spec.templates[%d]", i))
+	}
 	a.exitHandler(o)
 	a.workflowLimits(o)
 	return o

@@ -373,13 +373,18 @@ func (a *argoConv) sub(t *argov1.Template, ti int) *argoOut {
 	return o
 }
 
-// subOutputs are a DAG's or steps template's outputs, read from its children's.
+// subOutputs are a DAG's or steps template's outputs, read from its
+// children's: the outputs of the workflow o that runs it, added to those
+// its tasks' globalName outputs made.
 func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 	if t.Outputs == nil {
 		return
 	}
 	sc := a.bodyScope(o, fmt.Sprintf("spec.templates[%d].outputs", ti))
-	outs := &apiv1.WorkflowOutputs{}
+	if o.wf.Spec.Outputs == nil {
+		o.wf.Spec.Outputs = &apiv1.WorkflowOutputs{}
+	}
+	outs := o.wf.Spec.Outputs
 	for i, p := range t.Outputs.Parameters {
 		f := fmt.Sprintf("spec.templates[%d].outputs.parameters[%d]", ti, i)
 		if p.ValueFrom == nil || p.ValueFrom.Parameter == "" {
@@ -387,6 +392,7 @@ func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 				"set valueFrom.parameter to \"{{tasks.T.outputs.parameters.P}}\"")
 			continue
 		}
+		o.mapField(fmt.Sprintf("spec.outputs.parameters[%d]", len(outs.Parameters)), f)
 		outs.Parameters = append(outs.Parameters, apiv1.WorkflowOutput{Name: p.Name, Value: sc.at(f + ".valueFrom.parameter").rewrite(p.ValueFrom.Parameter)})
 	}
 	for i, art := range t.Outputs.Artifacts {
@@ -395,10 +401,11 @@ func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 			a.c.fail(apiv1.CodeUnsupported, f+".from", "a DAG's or steps' output artifact is a child's: kiln reads from only", "set from to \"{{tasks.T.outputs.artifacts.A}}\"")
 			continue
 		}
+		o.mapField(fmt.Sprintf("spec.outputs.artifacts[%d]", len(outs.Artifacts)), f)
 		outs.Artifacts = append(outs.Artifacts, apiv1.WorkflowOutput{Name: art.Name, Value: sc.at(f + ".from").rewrite(art.From)})
 	}
-	if len(outs.Parameters)+len(outs.Artifacts) > 0 {
-		o.wf.Spec.Outputs = outs
+	if len(outs.Parameters)+len(outs.Artifacts) == 0 {
+		o.wf.Spec.Outputs = nil
 	}
 }
 

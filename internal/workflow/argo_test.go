@@ -655,3 +655,43 @@ func TestArgoTemplateRefToNothingIsNamedAsWritten(t *testing.T) {
 		t.Errorf("errors %v, want KLN-1025 on each templateRef.name (the first at line 11)", errs)
 	}
 }
+
+func TestArgoEntrypointsOutputsAreTheRunsOutputs(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: make, template: make}
+    outputs:
+      parameters: [{name: side, valueFrom: {parameter: "{{steps.make.outputs.result}}"}}]
+  - name: make
+    script: {image: a, command: [sh], source: echo heads}
+`)
+	want := &apiv1.WorkflowOutputs{Parameters: []apiv1.WorkflowOutput{{Name: "side", Value: "{{tasks.make.outputs.parameters.result}}"}}}
+	if diff := cmp.Diff(want, wfs["wf"].Spec.Outputs); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	// An output kiln cannot read is refused as a nested template's is.
+	errs := argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks: [{name: make, template: make}]
+    outputs:
+      parameters: [{name: side, valueFrom: {expression: "tasks.make.outputs.result"}}]
+  - name: make
+    script: {image: a, command: [sh], source: echo heads}
+`)
+	if len(errs) != 1 || errs[0].Code != apiv1.CodeUnsupported || errs[0].Field != "spec.templates[0].outputs.parameters[0].valueFrom" {
+		t.Errorf("errors %v, want KLN-1026 at the entrypoint's output's valueFrom", errs)
+	}
+}

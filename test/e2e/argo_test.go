@@ -274,11 +274,7 @@ var argoCases = []argoCase{
 		ignored: "spec.parallelism is ignored on every backend",
 	},
 	{file: "map-reduce.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[2].inputs.artifacts[0]"},
-	{
-		file: "conditional-parameters.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].outputs.parameters[0].valueFrom",
-		skip: "the Argo translator drops the entrypoint's outputs (a dag or steps template's) without a word: argoConv.root never calls subOutputs, " +
-			"which would refuse valueFrom.expression",
-	},
+	{file: "conditional-parameters.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].outputs.parameters[0].valueFrom"},
 	{file: "parameter-aggregation.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].steps[1][0].withParam"},
 	{file: "retry-conditional.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[1].retryStrategy.expression"},
 	{file: "input-artifact-s3.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].inputs.artifacts[0]"},
