@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -111,10 +112,38 @@ func argoWorkflow(doc *Document) ([]Document, error) {
 	in := &argov1.Workflow{}
 	problems, ok := decodeStrict(doc, in)
 	if !ok {
-		return nil, joinErrs(problems)
+		return nil, argoNamed(doc, joinErrs(problems))
 	}
 	a := newArgoConv(doc, problems, &in.Metadata, &in.Spec, apiv1.KindWorkflow)
-	return a.translate(doc, &in.Metadata)
+	out, err := a.translate(doc, &in.Metadata)
+	return out, argoNamed(doc, err)
+}
+
+// argoNamed names doc in err's problems as its translation is named
+// (Workflow/NAME), where doc has a generateName and no name: Object()
+// would call it "document N". Each is located first, in the document as
+// written, as Translate would by the name it had.
+func argoNamed(doc *Document, err error) error {
+	if doc.Name != "" || err == nil {
+		return err
+	}
+	var head struct {
+		Metadata struct {
+			GenerateName string `json:"generateName"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(doc.JSON, &head) // the decoder named what is not
+	name := strings.TrimRight(head.Metadata.GenerateName, "-.")
+	if name == "" {
+		return err
+	}
+	for _, e := range apiv1.Errors(err) {
+		if e.File == doc.File && e.Object == doc.Object() {
+			doc.locate(e)
+			e.Object = doc.Kind + "/" + name
+		}
+	}
+	return err
 }
 
 // argoWorkflowTemplate translates an Argo WorkflowTemplate (or a
@@ -125,13 +154,14 @@ func argoWorkflowTemplate(doc *Document) ([]Document, error) {
 	in := &argov1.WorkflowTemplate{}
 	problems, ok := decodeStrict(doc, in)
 	if !ok {
-		return nil, joinErrs(problems)
+		return nil, argoNamed(doc, joinErrs(problems))
 	}
 	a := newArgoConv(doc, problems, &in.Metadata, &in.Spec, apiv1.KindWorkflowTemplate)
 	if doc.Kind == argov1.KindClusterWorkflowTemplate {
 		a.c.ignore("kind", "kiln stores the templates in the project they are applied to; runs of other projects do not see them")
 	}
-	return a.translate(doc, &in.Metadata)
+	out, err := a.translate(doc, &in.Metadata)
+	return out, argoNamed(doc, err)
 }
 
 func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec *argov1.WorkflowSpec, kind string) *argoConv {

@@ -695,3 +695,19 @@ spec:
 		t.Errorf("errors %v, want KLN-1026 at the entrypoint's output's valueFrom", errs)
 	}
 }
+
+func TestArgoRefusalsNameTheWorkflowAsItsTranslationIsNamed(t *testing.T) {
+	t.Parallel()
+	errs := argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: pick-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: a, command: [echo], args: ["{{workflow.outputs.parameters.x}}"]}
+`)
+	if len(errs) != 1 || errs[0].Object != "Workflow/pick" || errs[0].Field != "spec.templates[0].container.args[0]" || errs[0].Line != 8 {
+		t.Errorf("errors %v, want one naming Workflow/pick (its generateName), not the document's number, at line 8", errs)
+	}
+}
