@@ -215,9 +215,14 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// printNotes prints the fields some backend ignores, one note each.
+// printNotes prints the fields some backend ignores, one note each (a
+// note's message says so itself).
 func printNotes(e *env, ignored []workflow.Ignored) {
 	for _, i := range ignored {
+		if i.Note {
+			fmt.Fprintf(e.stdout, "  %s\n", i.Message())
+			continue
+		}
 		fmt.Fprintf(e.stdout, "  note: %s\n", i.Message())
 	}
 }

@@ -158,7 +158,7 @@ func argoWorkflowTemplate(doc *Document) ([]Document, error) {
 	}
 	a := newArgoConv(doc, problems, &in.Metadata, &in.Spec, apiv1.KindWorkflowTemplate)
 	if doc.Kind == argov1.KindClusterWorkflowTemplate {
-		a.c.ignore("kind", "kiln stores the templates in the project they are applied to; runs of other projects do not see them")
+		a.c.note("kind", "kiln stores the templates in the project they are applied to; runs of other projects do not see them")
 	}
 	out, err := a.translate(doc, &in.Metadata)
 	return out, argoNamed(doc, err)
@@ -172,7 +172,7 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 	a.name = meta.Name
 	if a.name == "" && meta.GenerateName != "" {
 		a.name = strings.TrimRight(meta.GenerateName, "-.")
-		a.c.ignore("metadata.generateName", "kiln names each run itself; the workflow is named "+quote(a.name))
+		a.c.note("metadata.generateName", "kiln names each run itself; the workflow is named "+quote(a.name))
 	}
 	if a.name == "" {
 		a.c.fail(apiv1.CodeRequired, "metadata.name", "the workflow has no name", "set metadata.name (or generateName)")
@@ -408,7 +408,7 @@ func (a *argoConv) workflowLimits(o *argoOut) {
 		o.mapField("spec.timeout", "spec.activeDeadlineSeconds")
 	}
 	if s.Parallelism != nil {
-		a.c.ignore("spec.parallelism", "kiln bounds what runs at once by its pool; a loop's parallelism is kept as its maxParallel")
+		a.c.ignore("spec.parallelism", "kiln bounds what runs at once by its pool; a template's parallelism is kept as its loops' maxParallel")
 	}
 	if t := s.TTLStrategy; t != nil {
 		switch {

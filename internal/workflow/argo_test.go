@@ -711,3 +711,53 @@ spec:
 		t.Errorf("errors %v, want one naming Workflow/pick (its generateName), not the document's number, at line 8", errs)
 	}
 }
+
+// TestArgoNotesAreNotCalledIgnored: what kiln honours its own way is a
+// note saying how, never "is ignored"; what it ignores still says so.
+func TestArgoNotesAreNotCalledIgnored(t *testing.T) {
+	t.Parallel()
+	_, ignored := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: notes-}
+spec:
+  entrypoint: main
+  onExit: bye
+  templates:
+  - name: main
+    steps:
+    - - {name: A, template: out, continueOn: {failed: true}, onExit: bye}
+    - - {name: wait, template: wait}
+  - name: out
+    memoize: {key: k, cache: {configMap: {name: c}}}
+    container: {image: a, command: [sh, -c, "echo 1 > /tmp/notes-v"]}
+    outputs: {parameters: [{name: v, valueFrom: {path: /tmp/notes-v}}]}
+  - name: wait
+    suspend: {}
+  - name: bye
+    container: {image: a, command: ["true"]}
+`)
+	notes := map[string]string{
+		"metadata.generateName":                                  "",
+		"spec.templates[0].steps[0][0].name":                     "",
+		"spec.templates[0].steps[0][0].continueOn":               "",
+		"spec.templates[0].steps[0][0].onExit":                   "",
+		"spec.templates[2].suspend":                              "",
+		"spec.templates[1].outputs.parameters[0].valueFrom.path": backendLocal,
+	}
+	for _, i := range ignored {
+		backend, note := notes[i.Field]
+		switch msg := i.Message(); {
+		case note && (!i.Note || strings.Contains(msg, "ignored") || !strings.HasPrefix(msg, "note: "+i.Field)):
+			t.Errorf("%s is honoured, its own way: want a note saying how, got %q", i.Field, msg)
+		case note && backend != "" && !strings.Contains(msg, "on the "+backend+" backend"):
+			t.Errorf("%s: the note %q does not name the %s backend", i.Field, msg, backend)
+		case !note && (i.Note || !strings.Contains(msg, " is ignored ")):
+			t.Errorf("%s is ignored: got %q", i.Field, msg)
+		}
+		delete(notes, i.Field)
+	}
+	if len(notes) > 0 {
+		t.Errorf("no note for %v in %+v", notes, ignored)
+	}
+	assertIgnored(t, ignored, "spec.templates[1].memoize", "")
+}
