@@ -192,7 +192,7 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 	}
 	a.results, a.exitCodes = readOutputs(doc.JSON)
 	a.readSupplied()
-	a.pod = a.readArgoPod("spec", "podMetadata", spec.NodeSelector, spec.Tolerations, spec.PodMetadata)
+	a.pod = a.readArgoPod(nil, "spec", "podMetadata", spec.NodeSelector, spec.Tolerations, spec.PodMetadata)
 	return a
 }
 

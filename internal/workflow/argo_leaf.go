@@ -54,7 +54,7 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 	o.mapField(tk+".args", cf+".args")
 	a.container(o, task, tk, sc, ct, cf)
 	// A task's pod template replaces the workflow's: it carries both.
-	if pod := a.readArgoPod(tf, "metadata", t.NodeSelector, t.Tolerations, t.Metadata); !pod.empty() {
+	if pod := a.readArgoPod(sc, tf, "metadata", t.NodeSelector, t.Tolerations, t.Metadata); !pod.empty() {
 		task.PodTemplate = a.pod.merged(pod).into(task.PodTemplate)
 	}
 	a.templateSettings(o, task, tk, sc, t, tf)

@@ -761,3 +761,68 @@ spec:
 	}
 	assertIgnored(t, ignored, "spec.templates[1].memoize", "")
 }
+
+func TestArgoInputsReachThePodAndRunTimeValuesAreRefused(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: run
+        template: c
+        arguments: {parameters: [{name: arch, value: arm64}, {name: team, value: vision}]}
+  - name: c
+    inputs: {parameters: [{name: arch}, {name: team}]}
+    nodeSelector: {kubernetes.io/arch: "{{inputs.parameters.arch}}"}
+    tolerations: [{key: team, value: "{{inputs.parameters.team}}", effect: NoSchedule}]
+    metadata: {labels: {team: "{{inputs.parameters.team}}"}}
+    container: {image: a, command: ["true"]}
+`)
+	pt := wfs["wf"].Spec.Tasks[0].PodTemplate
+	if pt == nil || pt.Spec == nil {
+		t.Fatalf("no pod template: %+v", wfs["wf"].Spec.Tasks[0])
+	}
+	if got := pt.Spec.NodeSelector["kubernetes.io/arch"]; got != "arm64" {
+		t.Errorf("nodeSelector = %v, want the input substituted", pt.Spec.NodeSelector)
+	}
+	if len(pt.Spec.Tolerations) != 1 || pt.Spec.Tolerations[0].Value != "vision" {
+		t.Errorf("tolerations = %+v, want the input substituted", pt.Spec.Tolerations)
+	}
+	if got := pt.Metadata.Labels["team"]; got != "vision" {
+		t.Errorf("labels = %v, want the input substituted", pt.Metadata.Labels)
+	}
+	// A workflow parameter is known as the run starts (kiln run -p), after
+	// kiln set the pod's fields: refused, naming the field as written.
+	errs := argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: c
+  arguments: {parameters: [{name: arch, value: amd64}]}
+  nodeSelector: {pool: "{{workflow.parameters.arch}}"}
+  templates:
+  - name: c
+    inputs: {parameters: [{name: arch}]}
+    nodeSelector:
+      kubernetes.io/arch: "{{inputs.parameters.arch}}"
+    container: {image: a, command: ["true"]}
+`)
+	want := []string{"spec.nodeSelector[pool]", "spec.templates[0].nodeSelector[kubernetes.io/arch]"}
+	var got []string
+	for _, e := range errs {
+		if e.Code != apiv1.CodeUnsupported {
+			t.Errorf("error %v, want KLN-1026", e)
+		}
+		got = append(got, e.Field)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("refused fields (-want +got):\n%s", diff)
+	}
+	if len(errs) == 2 && errs[1].Line != 12 {
+		t.Errorf("the nodeSelector's key is at line 12, not %d", errs[1].Line)
+	}
+}

@@ -261,10 +261,13 @@ var argoCases = []argoCase{
 		file: "exit-handler-step-level.yaml", phase: apiv1.PhaseSucceeded,
 		lines: map[string]int{"step one works": 1, "step two works": 1, "tidying up after a step": 2},
 	},
+	// A nodeSelector from a workflow parameter is refused: kiln sets a
+	// pod's fields when it reads the workflow, before kiln run -p.
+	{file: "node-selector.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].nodeSelector[kubernetes.io/arch]"},
 	{
-		file: "node-selector.yaml", phase: apiv1.PhaseSucceeded,
+		file: "node-selector-literal.yaml", phase: apiv1.PhaseSucceeded,
 		lines:   map[string]int{"asked for amd64": 1},
-		ignored: "spec.templates[0].nodeSelector is ignored on the local backend",
+		ignored: "spec.templates[1].nodeSelector is ignored on the local backend",
 	},
 	{
 		file: "pod-metadata.yaml", phase: apiv1.PhaseSucceeded,
