@@ -212,7 +212,7 @@ func (a *argoConv) translate(doc *Document, meta *argov1.ObjectMeta) ([]Document
 		roots = append(roots, a.root(a.name, a.spec.Entrypoint))
 	}
 	if len(a.c.errs) > 0 {
-		return nil, joinErrs(a.c.errs)
+		return nil, joinErrs(uniqueErrs(a.c.errs))
 	}
 	var out []Document
 	for _, o := range append(roots, a.generated()...) {
@@ -419,6 +419,20 @@ func (a *argoConv) workflowLimits(o *argoOut) {
 			a.c.ignore("spec.ttlStrategy", "kiln deletes finished runs after one time, whatever their result: set secondsAfterCompletion")
 		}
 	}
+}
+
+// uniqueErrs is errs without repeats: a stored WorkflowTemplate's
+// entrypoint is translated twice, as its root and as a template of its own.
+func uniqueErrs(errs []error) []error {
+	var out []error
+	seen := map[string]bool{}
+	for _, e := range errs {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // uniqueIgnored is list without repeats: a template called often is

@@ -694,6 +694,25 @@ spec:
 	if len(errs) != 1 || errs[0].Code != apiv1.CodeUnsupported || errs[0].Field != "spec.templates[0].outputs.parameters[0].valueFrom" {
 		t.Errorf("errors %v, want KLN-1026 at the entrypoint's output's valueFrom", errs)
 	}
+	// A stored template's entrypoint is its root and a template of its
+	// own: the problem is said once.
+	errs = argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: WorkflowTemplate
+metadata: {name: wt}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks: [{name: make, template: make}]
+    outputs:
+      parameters: [{name: side, valueFrom: {expression: "tasks.make.outputs.result"}}]
+  - name: make
+    script: {image: a, command: [sh], source: echo heads}
+`)
+	if len(errs) != 1 || errs[0].Field != "spec.templates[0].outputs.parameters[0].valueFrom" {
+		t.Errorf("errors %v, want one KLN-1026 at the entrypoint's output's valueFrom", errs)
+	}
 }
 
 func TestArgoRefusalsNameTheWorkflowAsItsTranslationIsNamed(t *testing.T) {
