@@ -381,7 +381,7 @@ func (a *argoConv) specFields() {
 		{"volumes", len(s.Volumes) > 0},
 	} {
 		if f.set {
-			a.c.ignore("spec."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")
+			a.c.ignore("spec."+f.name, "kiln makes its pods and runs its processes itself, and does not carry this Argo setting over")
 		}
 	}
 	for _, f := range []struct {

@@ -161,7 +161,7 @@ func (a *argoConv) templateIgnored(t *argov1.Template, tf string) {
 		{"volumes", len(t.Volumes) > 0},
 	} {
 		if f.set {
-			a.c.ignore(tf+"."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")
+			a.c.ignore(tf+"."+f.name, "kiln makes its pods and runs its processes itself, and does not carry this Argo setting over")
 		}
 	}
 	for _, f := range []struct {
