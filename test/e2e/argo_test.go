@@ -280,6 +280,24 @@ var argoCases = []argoCase{
 	},
 	{file: "map-reduce.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[2].inputs.artifacts[0]"},
 	{file: "conditional-parameters.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].outputs.parameters[0].valueFrom"},
+	// The entrypoint's outputs are the run's.
+	{
+		file: "conditional-parameters-parameter.yaml", phase: apiv1.PhaseSucceeded,
+		lines: map[string]int{"says ": 1},
+		check: func(t *testing.T, r argoRun) {
+			flip := r.node("flip")
+			var side string
+			if o := r.run.Status.Outputs; o != nil {
+				side = o.Parameters["side"]
+			}
+			if flip == nil || (side != "heads" && side != "tails") || side != flip.Outputs["result"] {
+				t.Errorf("the run's output side is %q, want the flip's result (%+v)", side, flip)
+			}
+			if !strings.Contains(r.logs, "says "+side) {
+				t.Errorf("the step of side %q did not run:\n%s", side, r.logs)
+			}
+		},
+	},
 	{file: "parameter-aggregation.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].steps[1][0].withParam"},
 	{file: "retry-conditional.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[1].retryStrategy.expression"},
 	{file: "input-artifact-s3.yaml", code: apiv1.CodeUnsupported, field: "spec.templates[0].inputs.artifacts[0]"},
