@@ -62,6 +62,10 @@ func (e *env) convert(files []string, format string) error {
 		return &exitError{exitFailed}
 	}
 	for _, i := range ignored {
+		if i.Note {
+			fmt.Fprintln(e.stderr, i.Message()) // "note: ..."
+			continue
+		}
 		fmt.Fprintf(e.stderr, "warning: %s\n", i.Message())
 	}
 	if format == "json" {

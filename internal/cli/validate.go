@@ -225,9 +225,13 @@ func backendName(resolved string) string {
 }
 
 // printNotes prints the fields the backend checked for ignores, one note
-// each.
+// each (a note's message says so itself).
 func printNotes(e *env, ignored []workflow.Ignored) {
 	for _, i := range ignored {
+		if i.Note {
+			fmt.Fprintf(e.stdout, "  %s\n", i.Message())
+			continue
+		}
 		fmt.Fprintf(e.stdout, "  note: %s\n", i.Message())
 	}
 }

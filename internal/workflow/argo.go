@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -111,10 +112,38 @@ func argoWorkflow(doc *Document) ([]Document, error) {
 	in := &argov1.Workflow{}
 	problems, ok := decodeStrict(doc, in)
 	if !ok {
-		return nil, joinErrs(problems)
+		return nil, argoNamed(doc, joinErrs(problems))
 	}
 	a := newArgoConv(doc, problems, &in.Metadata, &in.Spec, apiv1.KindWorkflow)
-	return a.translate(doc, &in.Metadata)
+	out, err := a.translate(doc, &in.Metadata)
+	return out, argoNamed(doc, err)
+}
+
+// argoNamed names doc in err's problems as its translation is named
+// (Workflow/NAME), where doc has a generateName and no name: Object()
+// would call it "document N". Each is located first, in the document as
+// written, as Translate would by the name it had.
+func argoNamed(doc *Document, err error) error {
+	if doc.Name != "" || err == nil {
+		return err
+	}
+	var head struct {
+		Metadata struct {
+			GenerateName string `json:"generateName"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(doc.JSON, &head) // the decoder named what is not
+	name := strings.TrimRight(head.Metadata.GenerateName, "-.")
+	if name == "" {
+		return err
+	}
+	for _, e := range apiv1.Errors(err) {
+		if e.File == doc.File && e.Object == doc.Object() {
+			doc.locate(e)
+			e.Object = doc.Kind + "/" + name
+		}
+	}
+	return err
 }
 
 // argoWorkflowTemplate translates an Argo WorkflowTemplate (or a
@@ -125,13 +154,14 @@ func argoWorkflowTemplate(doc *Document) ([]Document, error) {
 	in := &argov1.WorkflowTemplate{}
 	problems, ok := decodeStrict(doc, in)
 	if !ok {
-		return nil, joinErrs(problems)
+		return nil, argoNamed(doc, joinErrs(problems))
 	}
 	a := newArgoConv(doc, problems, &in.Metadata, &in.Spec, apiv1.KindWorkflowTemplate)
 	if doc.Kind == argov1.KindClusterWorkflowTemplate {
-		a.c.ignore("kind", "kiln stores the templates in the project they are applied to; runs of other projects do not see them")
+		a.c.note("kind", "kiln stores the templates in the project they are applied to; runs of other projects do not see them")
 	}
-	return a.translate(doc, &in.Metadata)
+	out, err := a.translate(doc, &in.Metadata)
+	return out, argoNamed(doc, err)
 }
 
 func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec *argov1.WorkflowSpec, kind string) *argoConv {
@@ -142,7 +172,7 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 	a.name = meta.Name
 	if a.name == "" && meta.GenerateName != "" {
 		a.name = strings.TrimRight(meta.GenerateName, "-.")
-		a.c.ignore("metadata.generateName", "kiln names each run itself; the workflow is named "+quote(a.name))
+		a.c.note("metadata.generateName", "kiln names each run itself; the workflow is named "+quote(a.name))
 	}
 	if a.name == "" {
 		a.c.fail(apiv1.CodeRequired, "metadata.name", "the workflow has no name", "set metadata.name (or generateName)")
@@ -162,7 +192,7 @@ func newArgoConv(doc *Document, problems []error, meta *argov1.ObjectMeta, spec 
 	}
 	a.results, a.exitCodes = readOutputs(doc.JSON)
 	a.readSupplied()
-	a.pod = a.readArgoPod("spec", "podMetadata", spec.NodeSelector, spec.Tolerations, spec.PodMetadata)
+	a.pod = a.readArgoPod(nil, "spec", "podMetadata", spec.NodeSelector, spec.Tolerations, spec.PodMetadata)
 	return a
 }
 
@@ -182,7 +212,7 @@ func (a *argoConv) translate(doc *Document, meta *argov1.ObjectMeta) ([]Document
 		roots = append(roots, a.root(a.name, a.spec.Entrypoint))
 	}
 	if len(a.c.errs) > 0 {
-		return nil, joinErrs(a.c.errs)
+		return nil, joinErrs(uniqueErrs(a.c.errs))
 	}
 	var out []Document
 	for _, o := range append(roots, a.generated()...) {
@@ -265,6 +295,12 @@ func (a *argoConv) root(name, entry string) *argoOut {
 			"pass the artifact to the tasks that read it")
 	}
 	a.body(o, t, i, "spec.tasks")
+	if t.DAG != nil || len(t.Steps) > 0 {
+		// A DAG or steps entrypoint's outputs are the run's; what else it
+		// sets is read as a nested template's is.
+		a.subOutputs(o, t, i)
+		a.groupSettings(t, fmt.Sprintf("spec.templates[%d]", i))
+	}
 	a.exitHandler(o)
 	a.workflowLimits(o)
 	return o
@@ -345,7 +381,7 @@ func (a *argoConv) specFields() {
 		{"volumes", len(s.Volumes) > 0},
 	} {
 		if f.set {
-			a.c.ignore("spec."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")
+			a.c.ignore("spec."+f.name, "kiln makes its pods and runs its processes itself, and does not carry this Argo setting over")
 		}
 	}
 	for _, f := range []struct {
@@ -372,7 +408,7 @@ func (a *argoConv) workflowLimits(o *argoOut) {
 		o.mapField("spec.timeout", "spec.activeDeadlineSeconds")
 	}
 	if s.Parallelism != nil {
-		a.c.ignore("spec.parallelism", "kiln bounds what runs at once by its pool; a loop's parallelism is kept as its maxParallel")
+		a.c.ignore("spec.parallelism", "kiln bounds what runs at once by its pool; a template's parallelism is kept as its loops' maxParallel")
 	}
 	if t := s.TTLStrategy; t != nil {
 		switch {
@@ -383,6 +419,20 @@ func (a *argoConv) workflowLimits(o *argoOut) {
 			a.c.ignore("spec.ttlStrategy", "kiln deletes finished runs after one time, whatever their result: set secondsAfterCompletion")
 		}
 	}
+}
+
+// uniqueErrs is errs without repeats: a stored WorkflowTemplate's
+// entrypoint is translated twice, as its root and as a template of its own.
+func uniqueErrs(errs []error) []error {
+	var out []error
+	seen := map[string]bool{}
+	for _, e := range errs {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // uniqueIgnored is list without repeats: a template called often is

@@ -32,7 +32,7 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 		// kiln fails a run when any of its tasks fails: the task goes on
 		// instead, keeping the program's exit code.
 		w.post = append(w.post, `[ "$rc" -eq 0 ] || echo "argo: the program exited with code $rc; continueOn lets the workflow go on" >&2`, "rc=0")
-		a.c.ignore(c.field+".continueOn", "kiln fails a run when a task fails: this task succeeds whatever its program's exit code, which it keeps as its output exitCode and writes to its log")
+		a.c.note(c.field+".continueOn", "kiln fails a run when a task fails: this task succeeds whatever its program's exit code, which it keeps as its output exitCode and writes to its log")
 		if !a.exitCodes[task.Name] {
 			w.post = append([]string{`echo "$rc" >"$KILN_OUTPUTS/exitCode"`}, w.post...)
 			task.Outputs = withParam(task.Outputs, "exitCode")
@@ -54,7 +54,7 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 	o.mapField(tk+".args", cf+".args")
 	a.container(o, task, tk, sc, ct, cf)
 	// A task's pod template replaces the workflow's: it carries both.
-	if pod := a.readArgoPod(tf, "metadata", t.NodeSelector, t.Tolerations, t.Metadata); !pod.empty() {
+	if pod := a.readArgoPod(sc, tf, "metadata", t.NodeSelector, t.Tolerations, t.Metadata); !pod.empty() {
 		task.PodTemplate = a.pod.merged(pod).into(task.PodTemplate)
 	}
 	a.templateSettings(o, task, tk, sc, t, tf)
@@ -161,7 +161,7 @@ func (a *argoConv) templateIgnored(t *argov1.Template, tf string) {
 		{"volumes", len(t.Volumes) > 0},
 	} {
 		if f.set {
-			a.c.ignore(tf+"."+f.name, "kiln makes its pods and runs its processes itself; this Argo setting has no counterpart")
+			a.c.ignore(tf+"."+f.name, "kiln makes its pods and runs its processes itself, and does not carry this Argo setting over")
 		}
 	}
 	for _, f := range []struct {
@@ -220,7 +220,7 @@ func (a *argoConv) retries(field string, r *argov1.RetryStrategy) *apiv1.RetrySt
 	switch r.RetryPolicy {
 	case "", "OnFailure", "Always":
 	case "OnError", "OnTransientError":
-		a.c.ignore(field+".retryPolicy", "kiln retries attempts lost to the machine (its errors) itself, from its own budget; failures of the program are not retried")
+		a.c.note(field+".retryPolicy", "kiln retries attempts lost to the machine (its errors) itself, from its own budget; failures of the program are not retried")
 		out.Limit = 0
 	default:
 		a.c.fail(apiv1.CodeUnsupported, field+".retryPolicy", fmt.Sprintf("retryPolicy %q is not one of Always, OnFailure, OnError, OnTransientError", r.RetryPolicy), "")

@@ -2,7 +2,10 @@ package workflow
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -19,11 +22,22 @@ type argoPod struct {
 }
 
 // readArgoPod reads the pod settings written at field (spec, or
-// spec.templates[i]); metaField names the pod metadata's field there.
-func (a *argoConv) readArgoPod(field, metaField string, nodeSelector map[string]string, tolerations []corev1.Toleration, meta json.RawMessage) argoPod {
-	p := argoPod{nodeSelector: nodeSelector, tolerations: tolerations}
+// spec.templates[i]); metaField names the pod metadata's field there. In
+// a template inlined into a call (sc; nil for the workflow's) its inputs
+// are substituted; a reference known only as the run goes is refused:
+// kiln sets a pod's fields when it reads the workflow.
+func (a *argoConv) readArgoPod(sc *argoScope, field, metaField string, nodeSelector map[string]string, tolerations []corev1.Toleration, meta json.RawMessage) argoPod {
+	p := argoPod{nodeSelector: a.podMap(sc, field+".nodeSelector", nodeSelector)}
 	if len(nodeSelector) > 0 {
 		a.c.podField(field + ".nodeSelector")
+	}
+	for i, t := range tolerations {
+		f := fmt.Sprintf("%s.tolerations[%d]", field, i)
+		t.Key = a.podText(sc, f+".key", t.Key)
+		t.Value = a.podText(sc, f+".value", t.Value)
+		t.Operator = corev1.TolerationOperator(a.podText(sc, f+".operator", string(t.Operator)))
+		t.Effect = corev1.TaintEffect(a.podText(sc, f+".effect", string(t.Effect)))
+		p.tolerations = append(p.tolerations, t)
 	}
 	if len(tolerations) > 0 {
 		a.c.podField(field + ".tolerations")
@@ -32,9 +46,43 @@ func (a *argoConv) readArgoPod(field, metaField string, nodeSelector map[string]
 		if err := json.Unmarshal(meta, &p.meta); err != nil {
 			a.c.fail(apiv1.CodeParse, field+"."+metaField, "is not pod metadata (labels, annotations): "+err.Error(), "")
 		}
+		p.meta.Labels = a.podMap(sc, field+"."+metaField+".labels", p.meta.Labels)
+		p.meta.Annotations = a.podMap(sc, field+"."+metaField+".annotations", p.meta.Annotations)
 		a.c.podField(field + "." + metaField)
 	}
 	return p
+}
+
+// podMap is m, a mapping of a pod's (node selector, labels), each key's
+// and value's references substituted (podText).
+func (a *argoConv) podMap(sc *argoScope, field string, m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		f := field + "[" + k + "]"
+		out[a.podText(sc, f, k)] = a.podText(sc, f, m[k])
+	}
+	return out
+}
+
+// podText is text, a pod's field, with the inputs of the template inlined
+// in sc substituted; a reference left is refused, naming field.
+func (a *argoConv) podText(sc *argoScope, field, text string) string {
+	if !strings.Contains(text, "{{") {
+		return text
+	}
+	out, n := text, len(a.c.errs)
+	if sc != nil {
+		out = sc.at(field).rewrite(text)
+	}
+	if len(a.c.errs) == n && strings.Contains(out, "{{") {
+		a.c.fail(apiv1.CodeUnsupported, field,
+			fmt.Sprintf("%q takes its value as the run starts or goes (a workflow parameter, a loop's item, a task's output), but kiln sets a pod's nodeSelector, tolerations and metadata when it reads the workflow", text),
+			"write the value, or pass it as written in the arguments of the call ({{inputs.parameters.X}} then reads it)")
+	}
+	return out
 }
 
 func (p argoPod) empty() bool {

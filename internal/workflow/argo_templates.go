@@ -63,7 +63,7 @@ func inputsAsArguments(t *argov1.Template) *argov1.Arguments {
 // keeps for its loops only.
 func (a *argoConv) parallelismIgnored(t *argov1.Template, tf string) {
 	if t.Parallelism != nil {
-		a.c.ignore(tf+".parallelism", "kiln caps each loop's items at once (maxParallel); the template's other tasks start as the pool admits them")
+		a.c.note(tf+".parallelism", "kiln caps each loop's items at once by it (maxParallel); the template's other tasks start as the pool admits them")
 	}
 }
 
@@ -139,7 +139,7 @@ func (a *argoConv) argoDepends(field, s string) string {
 	}
 	out := r.Replace(s)
 	if out != s {
-		a.c.ignore(field, "kiln does not tell an error from a failure, nor an omitted task from a skipped one: Errored reads as Failed, Omitted as Skipped")
+		a.c.note(field, "kiln does not tell an error from a failure, nor an omitted task from a skipped one: Errored reads as Failed, Omitted as Skipped")
 	}
 	// Task names as kiln names them; results (.Succeeded) stay.
 	return dependsNameRE.ReplaceAllStringFunc(out, func(m string) string {
@@ -204,7 +204,7 @@ func (a *argoConv) call(o *argoOut, list string, c argoCall) {
 	l := a.list(o, list)
 	*l = append(*l, task)
 	if exit != "" {
-		a.c.ignore(c.field+".onExit", "kiln runs the handler after the task whatever its result, but not once the run has stopped starting tasks (a task failed, and failFast)")
+		a.c.note(c.field+".onExit", "kiln runs the handler after the task whatever its result, but not once the run has stopped starting tasks (a task failed, and failFast)")
 		a.stepExit(o, list, c, task.Name, exit)
 	}
 }
@@ -373,13 +373,18 @@ func (a *argoConv) sub(t *argov1.Template, ti int) *argoOut {
 	return o
 }
 
-// subOutputs are a DAG's or steps template's outputs, read from its children's.
+// subOutputs are a DAG's or steps template's outputs, read from its
+// children's: the outputs of the workflow o that runs it, added to those
+// its tasks' globalName outputs made.
 func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 	if t.Outputs == nil {
 		return
 	}
 	sc := a.bodyScope(o, fmt.Sprintf("spec.templates[%d].outputs", ti))
-	outs := &apiv1.WorkflowOutputs{}
+	if o.wf.Spec.Outputs == nil {
+		o.wf.Spec.Outputs = &apiv1.WorkflowOutputs{}
+	}
+	outs := o.wf.Spec.Outputs
 	for i, p := range t.Outputs.Parameters {
 		f := fmt.Sprintf("spec.templates[%d].outputs.parameters[%d]", ti, i)
 		if p.ValueFrom == nil || p.ValueFrom.Parameter == "" {
@@ -387,6 +392,7 @@ func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 				"set valueFrom.parameter to \"{{tasks.T.outputs.parameters.P}}\"")
 			continue
 		}
+		o.mapField(fmt.Sprintf("spec.outputs.parameters[%d]", len(outs.Parameters)), f)
 		outs.Parameters = append(outs.Parameters, apiv1.WorkflowOutput{Name: p.Name, Value: sc.at(f + ".valueFrom.parameter").rewrite(p.ValueFrom.Parameter)})
 	}
 	for i, art := range t.Outputs.Artifacts {
@@ -395,10 +401,11 @@ func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 			a.c.fail(apiv1.CodeUnsupported, f+".from", "a DAG's or steps' output artifact is a child's: kiln reads from only", "set from to \"{{tasks.T.outputs.artifacts.A}}\"")
 			continue
 		}
+		o.mapField(fmt.Sprintf("spec.outputs.artifacts[%d]", len(outs.Artifacts)), f)
 		outs.Artifacts = append(outs.Artifacts, apiv1.WorkflowOutput{Name: art.Name, Value: sc.at(f + ".from").rewrite(art.From)})
 	}
-	if len(outs.Parameters)+len(outs.Artifacts) > 0 {
-		o.wf.Spec.Outputs = outs
+	if len(outs.Parameters)+len(outs.Artifacts) == 0 {
+		o.wf.Spec.Outputs = nil
 	}
 }
 
@@ -406,7 +413,7 @@ func (a *argoConv) subOutputs(o *argoOut, t *argov1.Template, ti int) {
 func (a *argoConv) suspend(task *apiv1.Task, t *argov1.Template, tf string) {
 	if name, ok := a.supplied[t.Name]; ok {
 		task.Gate = &apiv1.Gate{Signal: a.signal(t, name)}
-		a.c.ignore(tf+".suspend", "the value is sent with kiln signal RUN "+task.Name+" VALUE, not argo resume or argo node set; downstream reads it as the output "+name)
+		a.c.note(tf+".suspend", "the value is sent with kiln signal RUN "+task.Name+" VALUE, not argo resume or argo node set; downstream reads it as the output "+name)
 		return
 	}
 	if d := t.Suspend.Duration; d != "" {
@@ -414,7 +421,7 @@ func (a *argoConv) suspend(task *apiv1.Task, t *argov1.Template, tf string) {
 		return
 	}
 	task.Gate = &apiv1.Gate{Approve: &apiv1.ApproveGate{Message: "resume " + t.Name + " (argo resume): kiln approve RUN " + task.Name}}
-	a.c.ignore(tf+".suspend", "a suspension is resumed with kiln approve RUN TASK, not argo resume")
+	a.c.note(tf+".suspend", "a suspension is resumed with kiln approve RUN TASK, not argo resume")
 }
 
 // argoDuration is an Argo duration as Go reads one: a bare number is seconds.
@@ -486,7 +493,7 @@ func (a *argoConv) exitHook(field string, raw json.RawMessage, onExit string) st
 func (a *argoConv) taskName(field, name string) string {
 	k := kilnName(name)
 	if k != name && name != "" {
-		a.c.ignore(field, fmt.Sprintf("kiln names tasks with lowercase letters, digits and '-': %q runs as %q", name, k))
+		a.c.note(field, fmt.Sprintf("kiln names tasks with lowercase letters, digits and '-': %q runs as %q", name, k))
 	}
 	return k
 }

@@ -655,3 +655,193 @@ func TestArgoTemplateRefToNothingIsNamedAsWritten(t *testing.T) {
 		t.Errorf("errors %v, want KLN-1025 on each templateRef.name (the first at line 11)", errs)
 	}
 }
+
+func TestArgoEntrypointsOutputsAreTheRunsOutputs(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: make, template: make}
+    outputs:
+      parameters: [{name: side, valueFrom: {parameter: "{{steps.make.outputs.result}}"}}]
+  - name: make
+    script: {image: a, command: [sh], source: echo heads}
+`)
+	want := &apiv1.WorkflowOutputs{Parameters: []apiv1.WorkflowOutput{{Name: "side", Value: "{{tasks.make.outputs.parameters.result}}"}}}
+	if diff := cmp.Diff(want, wfs["wf"].Spec.Outputs); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	// An output kiln cannot read is refused as a nested template's is.
+	errs := argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks: [{name: make, template: make}]
+    outputs:
+      parameters: [{name: side, valueFrom: {expression: "tasks.make.outputs.result"}}]
+  - name: make
+    script: {image: a, command: [sh], source: echo heads}
+`)
+	if len(errs) != 1 || errs[0].Code != apiv1.CodeUnsupported || errs[0].Field != "spec.templates[0].outputs.parameters[0].valueFrom" {
+		t.Errorf("errors %v, want KLN-1026 at the entrypoint's output's valueFrom", errs)
+	}
+	// A stored template's entrypoint is its root and a template of its
+	// own: the problem is said once.
+	errs = argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: WorkflowTemplate
+metadata: {name: wt}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks: [{name: make, template: make}]
+    outputs:
+      parameters: [{name: side, valueFrom: {expression: "tasks.make.outputs.result"}}]
+  - name: make
+    script: {image: a, command: [sh], source: echo heads}
+`)
+	if len(errs) != 1 || errs[0].Field != "spec.templates[0].outputs.parameters[0].valueFrom" {
+		t.Errorf("errors %v, want one KLN-1026 at the entrypoint's output's valueFrom", errs)
+	}
+}
+
+func TestArgoRefusalsNameTheWorkflowAsItsTranslationIsNamed(t *testing.T) {
+	t.Parallel()
+	errs := argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: pick-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: a, command: [echo], args: ["{{workflow.outputs.parameters.x}}"]}
+`)
+	if len(errs) != 1 || errs[0].Object != "Workflow/pick" || errs[0].Field != "spec.templates[0].container.args[0]" || errs[0].Line != 8 {
+		t.Errorf("errors %v, want one naming Workflow/pick (its generateName), not the document's number, at line 8", errs)
+	}
+}
+
+// TestArgoNotesAreNotCalledIgnored: what kiln honours its own way is a
+// note saying how, never "is ignored"; what it ignores still says so.
+func TestArgoNotesAreNotCalledIgnored(t *testing.T) {
+	t.Parallel()
+	_, ignored := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: notes-}
+spec:
+  entrypoint: main
+  onExit: bye
+  templates:
+  - name: main
+    steps:
+    - - {name: A, template: out, continueOn: {failed: true}, onExit: bye}
+    - - {name: wait, template: wait}
+  - name: out
+    memoize: {key: k, cache: {configMap: {name: c}}}
+    container: {image: a, command: [sh, -c, "echo 1 > /tmp/notes-v"]}
+    outputs: {parameters: [{name: v, valueFrom: {path: /tmp/notes-v}}]}
+  - name: wait
+    suspend: {}
+  - name: bye
+    container: {image: a, command: ["true"]}
+`)
+	notes := map[string]string{
+		"metadata.generateName":                                  "",
+		"spec.templates[0].steps[0][0].name":                     "",
+		"spec.templates[0].steps[0][0].continueOn":               "",
+		"spec.templates[0].steps[0][0].onExit":                   "",
+		"spec.templates[2].suspend":                              "",
+		"spec.templates[1].outputs.parameters[0].valueFrom.path": backendLocal,
+	}
+	for _, i := range ignored {
+		backend, note := notes[i.Field]
+		switch msg := i.Message(); {
+		case note && (!i.Note || strings.Contains(msg, "ignored") || !strings.HasPrefix(msg, "note: "+i.Field)):
+			t.Errorf("%s is honoured, its own way: want a note saying how, got %q", i.Field, msg)
+		case note && backend != "" && !strings.Contains(msg, "on the "+backend+" backend"):
+			t.Errorf("%s: the note %q does not name the %s backend", i.Field, msg, backend)
+		case !note && (i.Note || !strings.Contains(msg, " is ignored ")):
+			t.Errorf("%s is ignored: got %q", i.Field, msg)
+		}
+		delete(notes, i.Field)
+	}
+	if len(notes) > 0 {
+		t.Errorf("no note for %v in %+v", notes, ignored)
+	}
+	assertIgnored(t, ignored, "spec.templates[1].memoize", "")
+}
+
+func TestArgoInputsReachThePodAndRunTimeValuesAreRefused(t *testing.T) {
+	t.Parallel()
+	wfs, _ := argoText(t, "wf.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: run
+        template: c
+        arguments: {parameters: [{name: arch, value: arm64}, {name: team, value: vision}]}
+  - name: c
+    inputs: {parameters: [{name: arch}, {name: team}]}
+    nodeSelector: {kubernetes.io/arch: "{{inputs.parameters.arch}}"}
+    tolerations: [{key: team, value: "{{inputs.parameters.team}}", effect: NoSchedule}]
+    metadata: {labels: {team: "{{inputs.parameters.team}}"}}
+    container: {image: a, command: ["true"]}
+`)
+	pt := wfs["wf"].Spec.Tasks[0].PodTemplate
+	if pt == nil || pt.Spec == nil {
+		t.Fatalf("no pod template: %+v", wfs["wf"].Spec.Tasks[0])
+	}
+	if got := pt.Spec.NodeSelector["kubernetes.io/arch"]; got != "arm64" {
+		t.Errorf("nodeSelector = %v, want the input substituted", pt.Spec.NodeSelector)
+	}
+	if len(pt.Spec.Tolerations) != 1 || pt.Spec.Tolerations[0].Value != "vision" {
+		t.Errorf("tolerations = %+v, want the input substituted", pt.Spec.Tolerations)
+	}
+	if got := pt.Metadata.Labels["team"]; got != "vision" {
+		t.Errorf("labels = %v, want the input substituted", pt.Metadata.Labels)
+	}
+	// A workflow parameter is known as the run starts (kiln run -p), after
+	// kiln set the pod's fields: refused, naming the field as written.
+	errs := argoErr(t, `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  entrypoint: c
+  arguments: {parameters: [{name: arch, value: amd64}]}
+  nodeSelector: {pool: "{{workflow.parameters.arch}}"}
+  templates:
+  - name: c
+    inputs: {parameters: [{name: arch}]}
+    nodeSelector:
+      kubernetes.io/arch: "{{inputs.parameters.arch}}"
+    container: {image: a, command: ["true"]}
+`)
+	want := []string{"spec.nodeSelector[pool]", "spec.templates[0].nodeSelector[kubernetes.io/arch]"}
+	var got []string
+	for _, e := range errs {
+		if e.Code != apiv1.CodeUnsupported {
+			t.Errorf("error %v, want KLN-1026", e)
+		}
+		got = append(got, e.Field)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("refused fields (-want +got):\n%s", diff)
+	}
+	if len(errs) == 2 && errs[1].Line != 12 {
+		t.Errorf("the nodeSelector's key is at line 12, not %d", errs[1].Line)
+	}
+}

@@ -93,7 +93,7 @@ func (a *argoConv) inputArtifacts(sc *argoScope, w *argoWrap, t *argov1.Template
 				"pass it with from: \"{{tasks.T.outputs.artifacts.A}}\" from a task that writes it, or as raw.data")
 		}
 		a.artifactIgnored(f, src)
-		a.c.ignore(f+".path", "the path is on this machine, shared by every task running at once", backendLocal)
+		a.c.note(f+".path", "the path is on this machine, shared by every task running at once", backendLocal)
 	}
 }
 
@@ -183,7 +183,7 @@ func (a *argoConv) outputParams(outs *apiv1.Outputs, w *argoWrap, t *argov1.Temp
 		}
 		w.post = append(w.post, fmt.Sprintf(`if [ -f %s ]; then cp -- %s %s; else %s; fi`, shellQuote(vf.Path), shellQuote(vf.Path), out, missing))
 		outs.Parameters = append(outs.Parameters, apiv1.OutputParameter{Name: p.Name})
-		a.c.ignore(f+".valueFrom.path", "the path is on this machine, shared by every task running at once", backendLocal)
+		a.c.note(f+".valueFrom.path", "the path is on this machine, shared by every task running at once", backendLocal)
 	}
 }
 
@@ -219,7 +219,7 @@ func (a *argoConv) outputArtifacts(outs *apiv1.Outputs, w *argoWrap, t *argov1.T
 		a.artifactIgnored(f, art)
 		w.post = append(w.post, artifactCopy(art))
 		outs.Artifacts = append(outs.Artifacts, apiv1.Artifact{Name: art.Name, Path: art.Name})
-		a.c.ignore(f+".path", "the path is on this machine, shared by every task running at once", backendLocal)
+		a.c.note(f+".path", "the path is on this machine, shared by every task running at once", backendLocal)
 	}
 }
 

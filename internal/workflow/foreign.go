@@ -34,13 +34,26 @@ type Ignored struct {
 	Backends []string `json:"backends,omitempty"`
 	// Reason says why, and what kiln does instead.
 	Reason string `json:"reason"`
+	// Note: kiln honours the field, its own way, which Reason says; it is
+	// named so that nothing changes in silence, not as ignored.
+	Note bool `json:"note,omitempty"`
 }
 
 // Message is i as one line for people: "FIELD is ignored on the local
-// backend: REASON".
-func (i Ignored) Message() string { return i.Field + " is ignored " + i.Where() + ": " + i.Reason }
+// backend: REASON", or, for a note, "note: FIELD on the local backend:
+// REASON".
+func (i Ignored) Message() string {
+	if i.Note {
+		on := ""
+		if len(i.Backends) > 0 {
+			on = " " + i.Where()
+		}
+		return "note: " + i.Field + on + ": " + i.Reason
+	}
+	return i.Field + " is ignored " + i.Where() + ": " + i.Reason
+}
 
-// Where says on which backends i is ignored.
+// Where says on which backends i is ignored (or, for a note, applies).
 func (i Ignored) Where() string {
 	if len(i.Backends) == 0 {
 		return "on every backend"

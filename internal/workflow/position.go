@@ -100,6 +100,7 @@ func child(node *yaml3.Node, part string) (key, val *yaml3.Node) {
 		}
 		return node.Content[i], node.Content[i]
 	case node.Kind == yaml3.MappingNode:
+		part = strings.TrimSuffix(strings.TrimPrefix(part, "["), "]") // a key in brackets
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			if node.Content[i].Value == part {
 				return node.Content[i], node.Content[i+1]
@@ -111,25 +112,33 @@ func child(node *yaml3.Node, part string) (key, val *yaml3.Node) {
 
 // pathParts splits a field path into keys and [i] indices:
 // "spec.tasks[1].env[0]" is spec, tasks, [1], env, [0]. A key with a dot
-// in it, as a label's, is written in quotes or brackets and kept whole.
+// in it, as a label's, is written in brackets and kept whole:
+// "nodeSelector[kubernetes.io/arch]" is nodeSelector, [kubernetes.io/arch].
 func pathParts(path string) []string {
 	var parts []string
-	for _, seg := range strings.Split(path, ".") {
-		for seg != "" {
-			i := strings.IndexByte(seg, '[')
-			switch {
-			case i < 0:
-				parts, seg = append(parts, seg), ""
-			case i > 0:
-				parts, seg = append(parts, seg[:i]), seg[i:]
-			default:
-				j := strings.IndexByte(seg, ']')
-				if j < 0 {
-					return append(parts, seg)
-				}
-				parts, seg = append(parts, seg[:j+1]), seg[j+1:]
+	start := 0
+	for i := 0; i < len(path); i++ {
+		switch path[i] {
+		case '.':
+			if i > start {
+				parts = append(parts, path[start:i])
 			}
+			start = i + 1
+		case '[':
+			if i > start {
+				parts = append(parts, path[start:i])
+			}
+			j := strings.IndexByte(path[i:], ']')
+			if j < 0 {
+				return append(parts, path[i:])
+			}
+			parts = append(parts, path[i:i+j+1])
+			i += j
+			start = i + 1
 		}
+	}
+	if start < len(path) {
+		parts = append(parts, path[start:])
 	}
 	return parts
 }

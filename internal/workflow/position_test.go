@@ -70,4 +70,8 @@ func TestPathParts(t *testing.T) {
 	if diff := cmp.Diff([]string{"spec", "tasks", "[1]", "env", "[0]", "value"}, got); diff != "" {
 		t.Errorf("pathParts (-want +got):\n%s", diff)
 	}
+	got = pathParts("spec.templates[0].steps[1][2].nodeSelector[kubernetes.io/arch]")
+	if diff := cmp.Diff([]string{"spec", "templates", "[0]", "steps", "[1]", "[2]", "nodeSelector", "[kubernetes.io/arch]"}, got); diff != "" {
+		t.Errorf("pathParts of a key with dots (-want +got):\n%s", diff)
+	}
 }

@@ -77,6 +77,12 @@ func (c *conversion) ignore(field, reason string, backends ...string) {
 	c.ignored = append(c.ignored, Ignored{Field: field, Backends: backends, Reason: reason})
 }
 
+// note names a field kiln honours its own way on backends (none: every
+// backend), reason saying how.
+func (c *conversion) note(field, reason string, backends ...string) {
+	c.ignored = append(c.ignored, Ignored{Field: field, Backends: backends, Reason: reason, Note: true})
+}
+
 // localOnly marks a field the local backend ignores: it shapes pods.
 func (c *conversion) podField(field string) {
 	c.ignore(field, "it shapes Kubernetes pods; local processes have none", backendLocal)

@@ -108,10 +108,7 @@ type kubeArgoCase struct {
 }
 
 // Why rows do not run yet on the cluster (see docs/argo.md).
-const (
-	skipImageTemplate    = "kiln does not resolve {{item.X}} in a task's image: each item's pod runs the image \"{{item.image}}:{{item.tag}}\" as written"
-	skipSelectorTemplate = "the Argo translator leaves {{inputs.parameters.X}} in a template's nodeSelector as written, so the pod asks for a node labelled with the reference itself"
-)
+const skipImageTemplate = "kiln does not resolve {{item.X}} in a task's image: each item's pod runs the image \"{{item.image}}:{{item.tag}}\" as written"
 
 var kubeArgoCases = []kubeArgoCase{
 	{
@@ -179,10 +176,10 @@ var kubeArgoCases = []kubeArgoCase{
 		pods: map[string]int{"govaluate-form": 1, "expr-form": 1, "govaluate-false": 0},
 	},
 	{
-		file: "node-selector.yaml", phase: apiv1.PhaseSucceeded, skip: skipSelectorTemplate,
-		pods:         map[string]int{"": 1},
+		file: "node-selector-literal.yaml", phase: apiv1.PhaseSucceeded,
+		pods:         map[string]int{"where": 1},
 		nodeSelector: map[string]string{"kubernetes.io/arch": "amd64"},
-		args:         map[string][]string{"": {"sh -c", "echo asked for amd64"}},
+		args:         map[string][]string{"where": {"sh -c", "echo asked for amd64"}},
 	},
 	{
 		file: "pod-metadata.yaml", phase: apiv1.PhaseSucceeded,
