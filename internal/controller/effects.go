@@ -66,7 +66,7 @@ func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, ns *n
 		case err == nil:
 			ns.launched.Store(&launched{spec.ID.Number, now()})
 		case errors.As(err, &refused):
-			c.log.Warn("the backend refused an attempt", "attempt", spec.ID, "err", err)
+			c.log.Info("the backend refused an attempt", "attempt", spec.ID, "err", err)
 			st := refused.Status()
 			st.FinishedAt = now()
 			rs.markExited(spec.ID.Node, spec.ID.Number, st)
