@@ -109,7 +109,6 @@ type kubeArgoCase struct {
 
 // Why rows do not run yet on the cluster (see docs/argo.md).
 const (
-	skipImageTemplate    = "kiln does not resolve {{item.X}} in a task's image: each item's pod runs the image \"{{item.image}}:{{item.tag}}\" as written"
 	skipSelectorTemplate = "the Argo translator leaves {{inputs.parameters.X}} in a template's nodeSelector as written, so the pod asks for a node labelled with the reference itself"
 )
 
@@ -143,7 +142,7 @@ var kubeArgoCases = []kubeArgoCase{
 		args:   map[string][]string{"0": {"echo item: good morning"}, "1": {"echo item: good night"}},
 	},
 	{
-		file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded, skip: skipImageTemplate,
+		file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded,
 		pods:   map[string]int{"": 3},
 		images: map[string]string{"0": "debian:12.5", "1": "alpine:3.19", "2": "ubuntu:24.04"},
 		args:   map[string][]string{"": {"echo os "}},
