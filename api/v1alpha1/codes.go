@@ -192,6 +192,8 @@ const (
 	// Kueue on Kubernetes (issue 36).
 	CodeKueueEvicted Code = "KLN-6023"
 	CodeKueueMissing Code = "KLN-6024"
+	// A launch the cluster refuses (issue 36).
+	CodeLaunchRefused Code = "KLN-6025"
 	// Idempotent and bounded submissions (issue 34).
 	CodeIdempotencyKey Code = "KLN-4060"
 	CodeKeyReused      Code = "KLN-4061"
@@ -395,6 +397,7 @@ func CodeInfos() []CodeInfo {
 		{CodeArtifactTransfer, "a task's output artifact could not be uploaded to the artifact repository, or an input artifact could not be fetched from it", "the message names the artifact and the store's answer; a declared output must exist when the task succeeds"},
 		{CodeKueueEvicted, "Kueue evicted the Workload of an attempt it had admitted (preempted by a job of higher priority, deactivated, or its pods not ready in time); the attempt is retried from the system's budget", "the message gives Kueue's reason; see the ClusterQueue's quota and preemption policy"},
 		{CodeKueueMissing, "a task names a Kueue queue (label kueue.x-k8s.io/queue-name) but the cluster serves no Kueue Workloads (kueue.x-k8s.io/v1beta1)", "install Kueue in the cluster, or drop the label to run without it"},
+		{CodeLaunchRefused, "the Kubernetes API server refused an object of the attempt (its pod, say) as invalid or forbidden by admission, so the attempt can never start; it fails at once and is not retried", "the message gives the API server's own words and the field it names: fix that field of the task (a label or nodeSelector value, an env name, the pod template) and submit again"},
 		{CodeNoArtifact, "the run, node or artifact named has no artifact stored in the repository", "kiln artifacts ls RUN lists what a run's tasks stored"},
 		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
 		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},

@@ -56,18 +56,25 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 // launchAsync launches an attempt without holding up the run's next
 // round: forking takes longer than a round. If the backend cannot be
 // reached, the node is observed again, and relaunched if it never started.
+// A launch the backend refuses for good (a *job.RefusedError) is the
+// attempt's end, reported as the backend's watcher reports exits.
 func (c *Controller) launchAsync(ctx context.Context, rs *runState, i int, ns *nodeState, spec *job.Spec) {
 	c.launches.Go(func() {
 		err := c.cfg.Backend.Launch(ctx, spec)
-		if err == nil {
+		var refused *job.RefusedError
+		switch {
+		case err == nil:
 			ns.launched.Store(&launched{spec.ID.Number, now()})
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				c.log.Error("launching; will retry", "attempt", spec.ID, "err", err)
-				rs.markDirty(i)
-				c.queue.AddRateLimited(rs.run.ID)
-			}
+		case errors.As(err, &refused):
+			c.log.Info("the backend refused an attempt", "attempt", spec.ID, "err", err)
+			st := refused.Status()
+			st.FinishedAt = now()
+			rs.markExited(spec.ID.Node, spec.ID.Number, st)
+			c.queue.Add(rs.run.ID)
+		case ctx.Err() == nil:
+			c.log.Error("launching; will retry", "attempt", spec.ID, "err", err)
+			rs.markDirty(i)
+			c.queue.AddRateLimited(rs.run.ID)
 		}
 	})
 }

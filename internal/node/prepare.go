@@ -11,7 +11,7 @@ import (
 )
 
 // Prepare does for attempt a what every kind's attempt needs: it expands
-// the templates of command, builds the environment from vars, and fills in
+// the templates of command and of the task's image, builds the environment from vars, and fills in
 // the spec's attempt-level fields (ID, outputs, working directory,
 // container). Handlers call it from Build with their own command and
 // variables. The error joins every problem found.
@@ -30,6 +30,7 @@ func Prepare(ctx context.Context, a *Attempt, command []string, vars []apiv1.Env
 	spec.Outputs = t.Spec.Outputs.Params()
 	spec.Artifacts = artifactPaths(t.Spec.Outputs)
 	spec.Container = container(t)
+	spec.Container.Image = expand(t.Image) // a map's items may pick the image
 	spec.Container.WorkingDir = expand(t.Spec.WorkingDir)
 	spec.WorkingDir = a.Inputs.WorkingDir(spec.Container.WorkingDir)
 	env, spec.SecretEnv, err = a.Inputs.Env(ctx, vars)

@@ -183,6 +183,14 @@ func TestCompileReportsEveryProblemOfTheNewFields(t *testing.T) {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x, '{{item}}'], env: [{name: I, value: '{{item.index}}'}]}\n",
 			want: []problem{{apiv1.CodeTemplate, "spec.tasks[0].command[1]"}, {apiv1.CodeTemplate, "spec.tasks[0].env[0].value"}},
 		},
+		"an image reading item without forEach, or an unknown param": {
+			spec: "spec:\n  tasks:\n  - {name: a, command: [x], image: '{{item.image}}'}\n  - {name: b, command: [x], image: 'repo/{{params.nope}}:1'}\n",
+			want: []problem{{apiv1.CodeTemplate, "spec.tasks[0].image"}, {apiv1.CodeTemplate, "spec.tasks[1].image"}},
+		},
+		"a workflow's image reading an unknown param": {
+			spec: "spec:\n  image: 'repo/x:{{params.nope}}'\n  tasks:\n  - {name: a, command: [x]}\n",
+			want: []problem{{apiv1.CodeTemplate, "spec.image"}},
+		},
 		"{{item}} read too deep": {
 			spec: "spec:\n  tasks:\n  - {name: a, command: [x, '{{item.a.b}}'], forEach: {items: [1]}}\n",
 			want: []problem{{apiv1.CodeTemplate, "spec.tasks[0].command[1]"}},

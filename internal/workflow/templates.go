@@ -25,7 +25,9 @@ func (c *checker) templates(field string, tasks []apiv1.Task, p *Plan, params ma
 			c.refs(fmt.Sprintf("%s.env[%d].value", base, j), e.Value, i, p, params)
 		}
 		c.refs(base+".workingDir", t.WorkingDir, i, p, params)
+		c.refs(base+".image", t.Image, i, p, params)
 		if tr := t.Train; tr != nil {
+			c.refs(base+".train.image", tr.Image, i, p, params)
 			for j, s := range append(append([]string(nil), tr.Command...), tr.Args...) {
 				c.refs(fmt.Sprintf("%s.train.command[%d]", base, j), s, i, p, params)
 			}

@@ -115,6 +115,7 @@ func (c *checker) workflow(wf *apiv1.Workflow) *Plan {
 		c.add(apiv1.CodeRequired, "spec.tasks", "a workflow needs at least one task")
 	}
 	c.tasks(p, "spec.tasks", wf.Spec.Tasks, params)
+	c.refs("spec.image", wf.Spec.Image, -1, p, params) // expanded in each task that takes it
 	if len(wf.Spec.OnExit) > 0 {
 		c.exit(p, wf.Spec.OnExit, params)
 	}

@@ -103,12 +103,7 @@ type kubeArgoCase struct {
 	env map[string]map[string]string
 	// labels, annotations and nodeSelector are on every pod.
 	labels, annotations, nodeSelector map[string]string
-	// skip says why the row does not run yet.
-	skip string
 }
-
-// Why rows do not run yet on the cluster (see docs/argo.md).
-const skipImageTemplate = "kiln does not resolve {{item.X}} in a task's image: each item's pod runs the image \"{{item.image}}:{{item.tag}}\" as written"
 
 var kubeArgoCases = []kubeArgoCase{
 	{
@@ -140,7 +135,7 @@ var kubeArgoCases = []kubeArgoCase{
 		args:   map[string][]string{"0": {"echo item: good morning"}, "1": {"echo item: good night"}},
 	},
 	{
-		file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded, skip: skipImageTemplate,
+		file: "loops-maps.yaml", phase: apiv1.PhaseSucceeded,
 		pods:   map[string]int{"": 3},
 		images: map[string]string{"0": "debian:12.5", "1": "alpine:3.19", "2": "ubuntu:24.04"},
 		args:   map[string][]string{"": {"echo os "}},
@@ -219,9 +214,6 @@ func TestKubeArgoExamplesMakeArgosPods(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go argoKubelet(ctx, c, tc.ends)
-			if tc.skip != "" {
-				t.Skip(tc.skip)
-			}
 			run := runOnCluster(t, home, filepath.Join(dir, tc.file))
 			id := run.ID
 			if run.Status.Phase != tc.phase || run.Status.Code != tc.code {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,8 +26,25 @@ const CreateWorkers = 16
 // gang rather than again for each pod as it is created. Ranks retry their
 // rendezvous until the names resolve, a few milliseconds later. The
 // Service coming last is also how a restarted engine knows that a gang
-// missing a pod was whole once (see vanished): keep it last.
+// missing a pod was whole once (see vanished): keep it last. An object the
+// API server refuses for good (see refused) ends the launch with a
+// *job.RefusedError, after deleting what the attempt made before it.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
+	err := b.launch(ctx, spec)
+	if !refused(err) {
+		return err
+	}
+	if derr := b.deleteAll(ctx, names(spec.ID)); derr != nil {
+		b.cfg.Log.Warn("deleting the objects of a refused attempt", "attempt", spec.ID, "err", derr)
+	}
+	return &job.RefusedError{
+		Code:    string(apiv1.CodeLaunchRefused),
+		Message: "the Kubernetes API server refused the attempt: " + err.Error(),
+	}
+}
+
+// launch creates the attempt's objects (see Launch).
+func (b *Backend) launch(ctx context.Context, spec *job.Spec) error {
 	spec = mpiGang(spec, b.ns)
 	b.remember(spec)
 	a := names(spec.ID)
@@ -113,6 +131,22 @@ func (b *Backend) createPods(ctx context.Context, pods []*corev1.Pod) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// refused reports whether err is the API server refusing an object in a
+// way no retry can change: the object is invalid (422), or an admission
+// check forbids it. A quota that is exceeded now may have room later, so
+// that refusal is retried.
+func refused(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case apierrors.IsInvalid(err):
+		return true
+	case apierrors.IsForbidden(err):
+		return !strings.Contains(err.Error(), "exceeded quota")
+	}
+	return false
 }
 
 func ignoreExists(err error) error {

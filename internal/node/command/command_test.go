@@ -44,3 +44,18 @@ func TestBuildExpandsOneProcess(t *testing.T) {
 		t.Errorf("spec = %+v", spec)
 	}
 }
+
+// The image is expanded as the command is: a param (or a map's item) may
+// pick it.
+func TestBuildExpandsTheImage(t *testing.T) {
+	t.Parallel()
+	h := command.New()
+	tk := nodetest.Compile(t, "spec:\n  params: [{name: tag}]\n  tasks:\n  - {name: a, image: 'debian:{{params.tag}}', command: [echo]}\n")
+	spec := &job.Spec{}
+	if err := h.Build(t.Context(), nodetest.Attempt(h, tk, 1, map[string]string{"tag": "12.5"}), spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.Container.Image != "debian:12.5" {
+		t.Errorf("image = %q, want debian:12.5", spec.Container.Image)
+	}
+}
