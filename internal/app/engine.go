@@ -43,10 +43,12 @@ func (a *App) Submit(ctx context.Context, s apiv1.Submission) (*apiv1.Run, error
 // none: it answers that run, and replayed. The key sent with another
 // submission is KLN-4061.
 func (a *App) SubmitOnce(ctx context.Context, s apiv1.Submission) (run *apiv1.Run, replayed bool, err error) {
-	key := keyOf(s.IdempotencyKey, s.Digest())
 	if s.Project, err = a.submissionProject(ctx, s); err != nil {
 		return nil, false, err
 	}
+	// The digest is of the submission as it is stored, with its project
+	// resolved, as submit records the key's.
+	key := keyOf(s.IdempotencyKey, s.Digest())
 	return a.once(ctx, s.Project, key, func() (*apiv1.Run, error) {
 		return a.submit(ctx, s, "")
 	})
