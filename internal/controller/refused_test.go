@@ -49,8 +49,13 @@ func TestRefusedLaunchEndsTheAttempt(t *testing.T) {
 		t.Fatalf("phases = %v, want the run and bad Failed, good Succeeded", got)
 	}
 	bad := nodeOf(run, "bad")
-	if len(bad.Attempts) != 1 || be.launches.Load() != 1 {
-		t.Fatalf("bad has %d attempts and %d launches, want one of each", len(bad.Attempts), be.launches.Load())
+	// A launch is idempotent: a round that took its work before the
+	// refusal was reported (a resync) finds the attempt never started and
+	// launches it again under the same ID, as it would any launch still in
+	// flight. The round after the report ends it, so a refused attempt is
+	// launched at most twice, never in a loop.
+	if n := be.launches.Load(); len(bad.Attempts) != 1 || n < 1 || n > 2 {
+		t.Fatalf("bad has %d attempts and %d launches, want one attempt launched once or twice", len(bad.Attempts), n)
 	}
 	a := bad.Attempts[0]
 	if a.Code != apiv1.CodeLaunchRefused || a.Message != "pod is invalid: spec.nodeSelector: Invalid value" {
