@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -125,8 +124,8 @@ func (b *bench) succeeded(home string, n int) error {
 	if err != nil {
 		return fmt.Errorf("kiln get runs: %w", err)
 	}
-	var runs []apiv1.Run
-	if err := json.Unmarshal(out, &runs); err != nil {
+	runs, err := runList(out)
+	if err != nil {
 		return fmt.Errorf("kiln get runs: %w", err)
 	}
 	if len(runs) != 1 {

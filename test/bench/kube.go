@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/backend/kube"
 )
 
@@ -221,7 +219,7 @@ func barePods(cs kubernetes.Interface, n, i int, service bool) time.Duration {
 
 // createdAt is when the newest run in kiln's JSON list was submitted.
 func createdAt(runsJSON []byte) time.Time {
-	var runs []apiv1.Run
-	must(json.Unmarshal(runsJSON, &runs))
+	runs, err := runList(runsJSON)
+	must(err)
 	return runs[0].CreatedAt
 }

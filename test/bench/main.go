@@ -173,9 +173,23 @@ func (b *bench) lastRunSpan() time.Duration {
 func (b *bench) lastRun() apiv1.Run {
 	out, err := exec.Command(b.kiln, "--home", b.home, "get", "runs", "--limit", "1", "-o", "json").Output()
 	must(err)
-	var runs []apiv1.Run
-	must(json.Unmarshal(out, &runs))
+	runs, err := runList(out)
+	must(err)
 	return runs[0]
+}
+
+// runList reads `kiln get runs -o json`: a List whose items are runs.
+func runList(out []byte) ([]apiv1.Run, error) {
+	var list struct {
+		Items []apiv1.Run `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, err
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("no runs in %q", out)
+	}
+	return list.Items, nil
 }
 
 // oneTask times a whole `kiln run` process of one true task (median of 21).
