@@ -40,7 +40,7 @@ type pendingChange struct {
 // applyGrouped stores c with whatever other changes are waiting.
 func (s *Store) applyGrouped(ctx context.Context, c *store.Change) error {
 	p := &pendingChange{ctx: ctx, c: c, done: make(chan error, 1), lead: make(chan struct{}, 1)}
-	g := &s.group
+	g := s.group
 	g.mu.Lock()
 	g.pending = append(g.pending, p)
 	commit := !g.busy
@@ -62,7 +62,7 @@ func (s *Store) applyGrouped(ctx context.Context, c *store.Change) error {
 // commitNext commits the changes waiting now, then hands the next group
 // to the writer of the first change that arrived meanwhile, if any.
 func (s *Store) commitNext() {
-	g := &s.group
+	g := s.group
 	g.mu.Lock()
 	batch := g.pending
 	g.pending = nil

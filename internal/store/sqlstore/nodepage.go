@@ -57,11 +57,21 @@ func touched(c *store.Change) []string {
 	return names
 }
 
-// ListNodes implements store.Runs. The run's node version is read first,
-// so that a node that changes while the page is read is at worst listed
-// again as changed since it, never missed.
-func (s *Store) ListNodes(ctx context.Context, p store.ListNodesParams) (_ *store.NodePage, err error) {
+// ListNodes implements store.Runs. The page is read in one snapshot, so
+// that its version is the one its nodes were read at: a live view asking
+// for the nodes changed since gets those that changed, no fewer and no
+// more.
+func (s *Store) ListNodes(ctx context.Context, p store.ListNodesParams) (page *store.NodePage, err error) {
 	defer s.coded(&err)
+	err = s.snapshot(ctx, func(view *Store) error {
+		page, err = view.listNodes(ctx, p)
+		return err
+	})
+	return page, err
+}
+
+// listNodes reads the page of nodes p asks for.
+func (s *Store) listNodes(ctx context.Context, p store.ListNodesParams) (_ *store.NodePage, err error) {
 	page := &store.NodePage{Counts: map[apiv1.Phase]int{}}
 	err = s.db.QueryRowContext(ctx, `SELECT node_version FROM runs WHERE id = ?`, p.Run).Scan(&page.Version)
 	if errors.Is(err, sql.ErrNoRows) {

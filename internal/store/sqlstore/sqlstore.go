@@ -44,12 +44,20 @@ type Dialect interface {
 // Store is a store.Store on a SQL database: db for reads, wdb for writes.
 // Either may be the same pool.
 type Store struct {
-	db      *sql.DB
+	db      reader  // the read pool, or one snapshot of it (see snapshot)
+	pool    *sql.DB // the read pool
 	wdb     *sql.DB
 	dialect Dialect
 	stmts   statements
 	sealer  *sealer
-	group   grouper // Apply's changes waiting to be committed together
+	group   *grouper // Apply's changes waiting to be committed together
+}
+
+// reader is what reads need of a *sql.DB or a *sql.Tx.
+type reader interface {
+	rowsQuerier
+	querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -58,7 +66,7 @@ var _ store.Store = (*Store)(nil)
 // date; secret values are sealed with the key at keyFile, made on first
 // use. Its errors are the driver's: the caller codes them.
 func New(ctx context.Context, db, wdb *sql.DB, d Dialect, keyFile string) (*Store, error) {
-	s := &Store{db: db, wdb: wdb, dialect: d}
+	s := &Store{db: db, pool: db, wdb: wdb, dialect: d, group: &grouper{}}
 	if err := s.stmts.prepare(ctx, wdb, d); err != nil {
 		return nil, errors.Join(err, s.stmts.close())
 	}
@@ -71,8 +79,8 @@ func New(ctx context.Context, db, wdb *sql.DB, d Dialect, keyFile string) (*Stor
 
 // Close closes the statements and both pools.
 func (s *Store) Close() error {
-	errs := []error{s.stmts.close(), s.db.Close()}
-	if s.wdb != s.db {
+	errs := []error{s.stmts.close(), s.pool.Close()}
+	if s.wdb != s.pool {
 		errs = append(errs, s.wdb.Close())
 	}
 	return errors.Join(errs...)
@@ -91,6 +99,20 @@ func (s *Store) withTx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return errors.Join(err, tx.Rollback())
 	}
 	return tx.Commit()
+}
+
+// snapshot runs fn on a view of s whose reads all see the database as
+// it was at the first of them, whatever commits meanwhile: a read-only
+// transaction, deferred in SQLite's WAL and REPEATABLE READ in
+// PostgreSQL. A listing whose version and rows must agree reads in one.
+func (s *Store) snapshot(ctx context.Context, fn func(view *Store) error) error {
+	tx, err := s.pool.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	view := *s
+	view.db = tx
+	return errors.Join(fn(&view), tx.Rollback())
 }
 
 // coded turns a driver error about the database into a coded error, in
