@@ -78,12 +78,19 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10m, or a count such as 2000
 # The dagu group runs the same DAGs through dagu, built from its source by
 # hack/dagu.sh (DAGU_SRC: a clone of it, where GitHub cannot be reached);
 # where it cannot be built, the table has no dagu rows and says why above.
+# The before group runs the same shapes with the build of BENCH_BEFORE (the
+# commit before the per-task path's redesign, issue 37), alternating.
 BENCH_KUBECONFIG = $(or $(KILN_KUBECONFIG),$(CURDIR)/.k8s/kubeconfig)
-bench: build deps $(if $(KILN_KUBECONFIG),,k8s-up) ## print the benchmark table (kiln against raw process starts, same run)
+BENCH_BEFORE ?= 7cae851
+bench: build deps .bench/kiln-$(BENCH_BEFORE) $(if $(KILN_KUBECONFIG),,k8s-up) ## print the benchmark table (kiln against raw process starts, same run)
 	crds=$$(hack/training-operator.sh) && \
 	{ dagu=$$(hack/dagu.sh) || { echo "bench: dagu not built (see above): no dagu rows" >&2; dagu=; }; } && \
-	go run ./test/bench -kiln bin/kiln -kubeconfig $(BENCH_KUBECONFIG) \
+	go run ./test/bench -kiln bin/kiln -kubeconfig $(BENCH_KUBECONFIG) -before .bench/kiln-$(BENCH_BEFORE) \
 		-training-operator .k8s/bin/training-operator.v1 -training-operator-crds "$$crds" -dagu "$$dagu" $(BENCH)
+
+.bench/kiln-%: ## the kiln of an older commit, for the bench's before group
+	rm -rf .bench/src-$* && mkdir -p .bench/src-$* && git archive $* | tar -x -C .bench/src-$*
+	cd .bench/src-$* && CGO_ENABLED=0 go build -o ../kiln-$* ./cmd/kiln && cd .. && rm -rf src-$*
 
 # CHAOS_SCENARIOS: how many scenarios the lifecycle model test plays
 # (about 4 s each); CHAOS_SEED: the first seed (a new one each time by default).

@@ -29,7 +29,7 @@ type row struct {
 	met                                   bool
 }
 
-var root, only, kubeconfig, operatorBin, operatorCRDs, dagu *string
+var root, only, kubeconfig, operatorBin, operatorCRDs, dagu, before *string
 
 // maxTasks is the largest run the engine group measures.
 var maxTasks *int
@@ -43,13 +43,14 @@ func main() {
 	kiln := flag.String("kiln", "bin/kiln", "the kiln binary to measure")
 	cpus := flag.Int("cpus", 2, "the pool size and the baseline's parallelism")
 	root = flag.String("root", ".", "the repository, for its examples")
-	only = flag.String("only", "", "run only these groups: engine, cache, training, server, runpage, store, kube, dagu (comma separated)")
+	only = flag.String("only", "", "run only these groups: engine, before, cache, training, server, runpage, store, kube, dagu (comma separated)")
 	kubeconfig = flag.String("kubeconfig", ".k8s/kubeconfig", "the test cluster (make k8s-up), for the kube group")
 	operatorBin = flag.String("training-operator", "", "Kubeflow training-operator's binary (hack/training-operator.sh), for the kube group's third baseline; none: no such row")
 	operatorCRDs = flag.String("training-operator-crds", "", "the directory of its CRDs (hack/training-operator.sh prints it)")
 	maxTasks = flag.Int("max-tasks", 100000, "the engine group's largest run (100, 1000, 10000 or 100000 tasks)")
 	rawN := flag.Int("raw-true", 0, "start this many true processes one at a time and exit (traced by the system-call row)")
 	dagu = flag.String("dagu", "", "dagu's binary (hack/dagu.sh), for the dagu group; none: no such rows")
+	before = flag.String("before", "", "an older kiln binary (make bench builds the one before BENCH_BEFORE), for the before group; none: no such rows")
 	flag.Parse()
 	if *rawN > 0 {
 		rawTrue(*rawN, 1)
@@ -92,6 +93,9 @@ func (b *bench) all() []row {
 	var rows []row
 	if want("engine") {
 		rows = append(rows, b.engine()...)
+	}
+	if want("before") && *before != "" {
+		rows = append(rows, b.beforeGroup(*before, 1000)...)
 	}
 	if want("cache") {
 		rows = append(rows, b.cache()...)
