@@ -49,12 +49,21 @@ spec:
 // blocker is a one-node job that takes one elastic node's room (100m)
 // for seconds.
 func blocker(seconds int) string {
+	return blockerOf(`[sleep, "` + strconv.Itoa(seconds) + `"]`)
+}
+
+// blockerUntil is a blocker that ends when the file at path exists.
+func blockerUntil(path string) string {
+	return blockerOf(`[sh, -c, 'until [ -e ` + path + ` ]; do sleep 0.1; done']`)
+}
+
+func blockerOf(command string) string {
 	return `apiVersion: kiln.dev/v1alpha1
 kind: TrainJob
 metadata: {name: blocker}
 spec:
   runtimeRef: {name: plain}
-  trainer: {command: [sleep, "` + strconv.Itoa(seconds) + `"], resourcesPerNode: {cpu: 100m}}
+  trainer: {command: ` + command + `, resourcesPerNode: {cpu: 100m}}
 `
 }
 
@@ -194,12 +203,17 @@ func TestElasticTorchGrowsWhenRoomComesBack(t *testing.T) {
 	env := frameworkEnv(t)
 	home := newHome(t)
 	dir := t.TempDir()
-	hold := exec.Command(kilnBin, "--home", home, "run", "-q", "--cpus", "0.3", writeFile(t, dir, "blocker.yaml", blocker(8)))
+	release := filepath.Join(dir, "release")
+	hold := exec.Command(kilnBin, "--home", home, "run", "-q", "--cpus", "0.3", writeFile(t, dir, "blocker.yaml", blockerUntil(release)))
 	if err := hold.Start(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the blocker to run", func() bool { return describeByName(t, home, "blocker") == apiv1.PhaseRunning })
 	e := startElastic(t, env, home, dir, 100)
+	// Steps taken while the blocker holds a node's room are taken in a
+	// world of 2: only then does the room come back.
+	waitFor(t, "two steps of training in a world of 2", func() bool { return e.step() >= 2 })
+	writeFile(t, dir, "release", "")
 	if err := hold.Wait(); err != nil {
 		t.Fatalf("blocker: %v", err)
 	}
