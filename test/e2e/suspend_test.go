@@ -187,7 +187,7 @@ metadata: {name: held}
 spec:
   tasks:
   - name: ok
-    gate: {approve: {}, timeout: 2s}
+    gate: {approve: {}, timeout: 10s}
   - name: after
     dependsOn: [ok]
     command: ["true"]
@@ -203,7 +203,9 @@ spec:
 	}
 	waitFor(t, "the engine to take the suspend", func() bool { return hasEvent(t, home, id, "SuspendStarted") })
 	since := *nodeNamed(t, describe(t, home, id), "ok").Gate.WaitingSince
-	for time.Since(since) < 3*time.Second { // past the gate's timeout of 2 s, suspended
+	// The timeout leaves a loaded machine 10 s to take the suspend; the
+	// test then waits past it, suspended.
+	for time.Since(since) < 11*time.Second {
 		<-time.After(50 * time.Millisecond)
 	}
 	if n := nodeNamed(t, describe(t, home, id), "ok"); n.Phase != apiv1.PhaseRunning {
