@@ -58,7 +58,7 @@ fedavg: build ## federated averaging with PyTorch across three kiln servers it s
 # -fuzztime duration ends while a worker is busy (go.dev/issue/75804,
 # fixed in Go 1.27); a count has no deadline to race.
 test: deps clients k8s-up helm ## run every test, race detector on (starts the test cluster if it is not up), the Python SDK's, then each fuzz target briefly
-	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 30m ./...
+	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 45m ./...
 	$(MAKE) pytest
 	$(MAKE) fuzz FUZZTIME=5000x
 
