@@ -112,6 +112,10 @@ func (e *journalEntry) line() ([]byte, error) {
 	b = appendInts(b, len(l.PIDs), func(i int) int64 { return int64(l.PIDs[i]) })
 	b = append(b, `,"startTicks":`...)
 	b = appendInts(b, len(l.StartTicks), func(i int) int64 { return int64(l.StartTicks[i]) }) //nolint:gosec // ticks since boot
+	if len(l.StartTicksUntil) > 0 {
+		b = append(b, `,"startTicksUntil":`...)
+		b = appendInts(b, len(l.StartTicksUntil), func(i int) int64 { return int64(l.StartTicksUntil[i]) }) //nolint:gosec // ticks since boot
+	}
 	b = append(append(append(b, `,"supervisor":"`...), l.Supervisor...), `","startedAt":`...)
 	t, err := l.StartedAt.MarshalJSON()
 	if err != nil {

@@ -79,9 +79,10 @@ func TestALaunchRecordsTheStartTimesProcGives(t *testing.T) {
 		if err != nil || recs.launch == nil {
 			t.Fatalf("launch record %+v (%v)", recs, err)
 		}
-		for i, pid := range recs.launch.PIDs {
-			if got, want := recs.launch.StartTicks[i], startTicks(pid); got != want || want == 0 {
-				t.Errorf("process %d of %s: recorded start %d, /proc says %d", pid, spec.ID, got, want)
+		l := recs.launch
+		for i, pid := range l.PIDs {
+			if proc := startTicks(pid); proc == 0 || !l.started(i, proc) {
+				t.Errorf("process %d of %s: recorded start %d to %v, /proc says %d", pid, spec.ID, l.StartTicks[i], l.StartTicksUntil, proc)
 			}
 		}
 		if err := h.b.Abort(t.Context(), spec.ID, 0); err != nil {
@@ -100,6 +101,7 @@ func TestALaunchLineIsWhatJSONWrites(t *testing.T) {
 		{PIDs: []int{12}, StartTicks: []uint64{345}, Supervisor: "0a1b2c", StartedAt: at.UTC()},
 		{PIDs: []int{1, 2, 4194304}, StartTicks: []uint64{0, 7, 1 << 40}, Supervisor: "ff", StartedAt: at},
 		{PIDs: []int{5}, StartTicks: []uint64{6}, Supervisor: "ab", StartedAt: time.Time{}},
+		{PIDs: []int{5, 6}, StartTicks: []uint64{6, 7}, StartTicksUntil: []uint64{6, 9}, Supervisor: "ab", StartedAt: at},
 	} {
 		e := journalEntry{ID: "run-1/train.3/12", Launch: l}
 		got, err := e.line()
@@ -116,6 +118,29 @@ func TestALaunchLineIsWhatJSONWrites(t *testing.T) {
 		var back attemptRecords
 		if _, err := back.read(bytes.NewReader(got), e.ID); err != nil || back.launch == nil || !slices.Equal(back.launch.PIDs, l.PIDs) || !back.launch.StartedAt.Equal(l.StartedAt) {
 			t.Errorf("line %s read back as %+v (%v)", got, back.launch, err)
+		}
+	}
+}
+
+// TestAProcessIsKnownByItsStartTick tells the process a launch started
+// from one of the same PID started at another time.
+func TestAProcessIsKnownByItsStartTick(t *testing.T) {
+	t.Parallel()
+	exact := &launchRecord{PIDs: []int{9, 10}, StartTicks: []uint64{100, 0}}
+	window := &launchRecord{PIDs: []int{9}, StartTicks: []uint64{100}, StartTicksUntil: []uint64{102}}
+	for _, c := range []struct {
+		l     *launchRecord
+		i     int
+		ticks uint64
+		want  bool
+	}{
+		{exact, 0, 100, true}, {exact, 0, 101, false}, {exact, 0, 99, false},
+		{exact, 1, 0, false}, // not recorded: never taken for the launch's
+		{exact, 2, 100, false},
+		{window, 0, 99, false}, {window, 0, 100, true}, {window, 0, 102, true}, {window, 0, 103, false},
+	} {
+		if got := c.l.started(c.i, c.ticks); got != c.want {
+			t.Errorf("%+v: process %d started at %d = %v, want %v", c.l, c.i, c.ticks, got, c.want)
 		}
 	}
 }

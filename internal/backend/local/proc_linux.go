@@ -23,18 +23,19 @@ func bootTicks() uint64 {
 	return uint64(ts.Nano()) / (1e9 / clockTicks)
 }
 
-// forkTicks returns the start time of process pid, forked since
-// bootTicks read before: the process was stamped between the two reads
-// of the clock, so if it has not ticked since, that tick is the start
-// time, and /proc is read only when it has (a fork that spans a tick, a
-// few in a hundred). With the PID it is the launch's record of who the
-// process is (supervisor_ops.go kills a lost attempt's processes only if
-// both still match).
-func forkTicks(pid int, before uint64) uint64 {
-	if before != 0 && bootTicks() == before {
-		return before
+// forkTicks returns the ticks between which process pid, forked since
+// bootTicks read before, started: the kernel stamps a process with that
+// clock as it forks it, so its start time as /proc gives it lies between
+// the two reads, one tick when the clock did not tick during the fork.
+// With the PID it identifies the process after its supervisor is gone:
+// a PID is used again only once the kernel has gone round every other,
+// never within one fork. Only if the clock cannot be read is /proc read.
+func forkTicks(pid int, before uint64) [2]uint64 {
+	if after := bootTicks(); before != 0 && after >= before {
+		return [2]uint64{before, after}
 	}
-	return startTicks(pid)
+	t := startTicks(pid)
+	return [2]uint64{t, t}
 }
 
 // startTicks returns the start time of process pid in clock ticks since

@@ -76,7 +76,7 @@ type member struct {
 	name     string
 	host     int
 	cmd      *exec.Cmd
-	ticks    uint64     // its start time, as /proc gives it (startTicks)
+	ticks    [2]uint64  // the first and last tick its start time may be (forkTicks)
 	captures []*capture // its stdout and stderr, on their way to its logs
 	done     bool
 	exit     int
@@ -191,10 +191,18 @@ func firstAttempt(id string) bool { return strings.HasSuffix(id, "/1") }
 
 func (s *Supervisor) launchRecord(members []*member, now time.Time) *launchRecord {
 	rec := &launchRecord{Supervisor: s.instance, StartedAt: now}
-	for _, m := range members {
+	var until []uint64
+	for i, m := range members {
 		rec.PIDs = append(rec.PIDs, m.cmd.Process.Pid)
-		rec.StartTicks = append(rec.StartTicks, m.ticks)
+		rec.StartTicks = append(rec.StartTicks, m.ticks[0])
+		if m.ticks[1] != m.ticks[0] && until == nil {
+			until = append(make([]uint64, 0, len(members)), rec.StartTicks[:i]...)
+		}
+		if until != nil {
+			until = append(until, m.ticks[1])
+		}
 	}
+	rec.StartTicksUntil = until
 	return rec
 }
 
