@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 )
 
@@ -134,14 +136,57 @@ func TestAProcessIsKnownByItsStartTick(t *testing.T) {
 		ticks uint64
 		want  bool
 	}{
-		{exact, 0, 100, true}, {exact, 0, 101, false}, {exact, 0, 99, false},
+		{exact, 0, 100, true},
+		{exact, 0, 101, false},
+		{exact, 0, 99, false},
 		{exact, 1, 0, false}, // not recorded: never taken for the launch's
 		{exact, 2, 100, false},
-		{window, 0, 99, false}, {window, 0, 100, true}, {window, 0, 102, true}, {window, 0, 103, false},
+		{window, 0, 99, false},
+		{window, 0, 100, true},
+		{window, 0, 102, true},
+		{window, 0, 103, false},
 	} {
 		if got := c.l.started(c.i, c.ticks); got != c.want {
 			t.Errorf("%+v: process %d started at %d = %v, want %v", c.l, c.i, c.ticks, got, c.want)
 		}
+	}
+}
+
+// TestAnotherEngineFollowsTheLogsOfARunningAttempt launches an attempt
+// from one engine and follows its logs from another on the same home, as
+// an engine does that adopted the attempt after the first was killed:
+// the lines written before it looked and after, in order, with their
+// times, until the attempt ends.
+func TestAnotherEngineFollowsTheLogsOfARunningAttempt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	spec := h.launch(t, "r-adopt/t/1", "sh", "-c", `echo before; echo err >&2; while [ ! -e "$0" ]; do sleep 0.05; done; echo after`, gate)
+	dir := AttemptDir(h.home, spec.ID)
+	waitFile(t, filepath.Join(dir, "stdout"+timesSuffix))
+	other := New(Config{Home: h.home, SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + h.home, os.Args[0]}})
+	defer other.Close()
+	var out bytes.Buffer
+	followed := make(chan error, 1)
+	go func() {
+		followed <- other.Logs(t.Context(), spec.ID, backend.LogOptions{Follow: true, Timestamps: true}, &out)
+	}()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-followed; err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		stamp, text, _ := strings.Cut(l, " ")
+		if _, err := time.Parse(time.RFC3339Nano, stamp); err != nil {
+			t.Errorf("line %q has no time: %v", l, err)
+		}
+		lines = append(lines, text)
+	}
+	if want := []string{"before", "err", "after"}; !slices.Equal(lines, want) {
+		t.Errorf("followed logs are %q, want %q", lines, want)
 	}
 }
 
