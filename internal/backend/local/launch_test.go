@@ -124,6 +124,23 @@ func TestALaunchLineIsWhatJSONWrites(t *testing.T) {
 	}
 }
 
+// TestTheClockBeforeAForkIsNeverAhead reads the boot clock's lower bound,
+// kept without a system call, against the clock itself: a bound ahead of
+// it would record a start after the process's own.
+func TestTheClockBeforeAForkIsNeverAhead(t *testing.T) {
+	t.Parallel()
+	var c bootClock
+	for i := range 10000 {
+		if i%100 == 0 {
+			c.now()
+		}
+		before := c.before()
+		if now := uint64(bootNanos()) / tickNanos; before == 0 || before > now {
+			t.Fatalf("reading %d: the bound before is tick %d, the clock then %d", i, before, now)
+		}
+	}
+}
+
 // TestAProcessIsKnownByItsStartTick tells the process a launch started
 // from one of the same PID started at another time.
 func TestAProcessIsKnownByItsStartTick(t *testing.T) {

@@ -276,7 +276,7 @@ func startProcess(at place, workingDir string, p ProcessArgs, paths *pathCache, 
 	}
 	var forked uint64
 	if err == nil {
-		forked = bootTicks()
+		forked = forkClock.before()
 		err = box.explain(cmd.Start())
 	}
 	closeFiles(cmd)
