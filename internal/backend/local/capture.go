@@ -50,9 +50,10 @@ const captureDrain = time.Second
 
 // capture copies one stream of a process into its log file.
 type capture struct {
-	r, log  *os.File
+	r       *os.File
+	log     *logFile
 	path    string // the log's, for its index
-	index   *os.File
+	index   *logFile
 	indexed int64 // the index's size
 	off     int64
 	done    chan struct{}
@@ -72,12 +73,21 @@ type logLoss struct {
 // openCapture creates log file name in dir and a pipe to it: the process
 // writes to w; start copies what it writes.
 func openCapture(dir, name string) (c *capture, w *os.File, err error) {
+	return createCapture(dir, name, false)
+}
+
+// createCapture is openCapture in a directory that, if made says so, was
+// made for this start: no index of an earlier start can be in it, so
+// none is removed (a call that would fail).
+func createCapture(dir, name string, made bool) (c *capture, w *os.File, err error) {
 	path := filepath.Join(dir, name)
-	log, err := os.OpenFile(path, logFlags|os.O_TRUNC, 0o600)
+	log, err := openLog(path, logFlags|os.O_TRUNC)
 	if err != nil {
 		return nil, nil, err
 	}
-	_ = os.Remove(path + timesSuffix) // an index left by a start that failed
+	if !made {
+		_ = syscall.Unlink(path + timesSuffix) // an index left by a start that failed
+	}
 	r, w, err := capturePipe()
 	if err != nil {
 		log.Close()
@@ -198,7 +208,7 @@ func lossCause(err error) string {
 // returns how much of b the log took.
 func (c *capture) write(b []byte, at time.Time) (int, error) {
 	if c.index == nil {
-		f, err := os.OpenFile(c.path+timesSuffix, logFlags|os.O_APPEND, 0o600)
+		f, err := openLog(c.path+timesSuffix, logFlags|os.O_APPEND)
 		if err != nil {
 			return 0, err
 		}
@@ -245,3 +255,45 @@ func (c *capture) abandon() {
 	c.r.Close()
 	c.log.Close()
 }
+
+// logFile is a log or its index, written through its descriptor: an
+// *os.File would offer each to the runtime's poller, which refuses a
+// regular file, a failing call per file.
+type logFile struct{ fd int }
+
+// openLog opens the file at path with flags, made 0600 if it is created.
+func openLog(path string, flags int) (*logFile, error) {
+	fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &logFile{fd: fd}, nil
+}
+
+// Write writes b whole, or as much as the file took before an error.
+func (f *logFile) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Write(f.fd, b[n:])
+		if m > 0 {
+			n += m
+		}
+		switch {
+		case errors.Is(err, syscall.EINTR):
+		case err != nil:
+			return n, err
+		case m <= 0:
+			return n, io.ErrShortWrite
+		}
+	}
+	return n, nil
+}
+
+// Truncate cuts the file to size bytes.
+func (f *logFile) Truncate(size int64) error { return syscall.Ftruncate(f.fd, size) }
+
+// Seek sets where the next write goes.
+func (f *logFile) Seek(off int64, whence int) (int64, error) { return syscall.Seek(f.fd, off, whence) }
+
+// Close closes the file.
+func (f *logFile) Close() error { return syscall.Close(f.fd) }

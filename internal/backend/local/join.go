@@ -93,7 +93,7 @@ func (s *Supervisor) join(a JoinArgs) error {
 		cg, err := cgroups.host(p.Host)
 		var m *member
 		if err == nil {
-			m, err = startProcess(dir, a.WorkingDir, p, s.paths, box, cg)
+			m, err = startProcess(place{dir: dir}, a.WorkingDir, p, s.paths, box, cg)
 		}
 		if err != nil {
 			continue // the gang runs on without it, as if it were lost at once

@@ -66,10 +66,28 @@ func SocketPath(home string) string {
 
 // launchRecord is recorded when an attempt's processes have started.
 type launchRecord struct {
-	PIDs       []int     `json:"pids"`
-	StartTicks []uint64  `json:"startTicks"`
-	Supervisor string    `json:"supervisor"`
-	StartedAt  time.Time `json:"startedAt"`
+	PIDs []int `json:"pids"`
+	// StartTicks are the processes' start times (ticks since boot, as
+	// /proc gives them), or, where StartTicksUntil has a later tick, the
+	// first tick each may have started in.
+	StartTicks []uint64 `json:"startTicks"`
+	// StartTicksUntil, if set, are the last ticks each process may have
+	// started in: its fork spanned a tick (forkTicks).
+	StartTicksUntil []uint64  `json:"startTicksUntil,omitempty"`
+	Supervisor      string    `json:"supervisor"`
+	StartedAt       time.Time `json:"startedAt"`
+}
+
+// started reports whether process i of the launch is the one started
+// at ticks: a process of the same PID started at another time is not.
+func (l *launchRecord) started(i int, ticks uint64) bool {
+	if i >= len(l.StartTicks) || l.StartTicks[i] == 0 || ticks < l.StartTicks[i] {
+		return false
+	}
+	if i < len(l.StartTicksUntil) {
+		return ticks <= l.StartTicksUntil[i]
+	}
+	return ticks == l.StartTicks[i]
 }
 
 // statusRecord is recorded when an attempt has ended or could not start.

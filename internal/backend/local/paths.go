@@ -56,26 +56,40 @@ func (c *pathCache) lookPath(name string, env []string) (string, error) {
 	return "", &notFoundError{fmt.Sprintf("command %q not found in PATH", name)}
 }
 
-// makeAttemptDir creates dir and its outputs directory. The run and task
-// directories above it usually exist already, so it tries the direct
-// mkdir first and walks up only when a parent is missing. With traverse,
-// the directories it makes are 0711 whatever the umask, so that tasks
-// running as other users reach their attempt without listing others. It
-// reports whether it made dir: false if dir was there.
-func makeAttemptDir(dir string, traverse bool) (bool, error) {
-	made := []string{dir}
+// makeAttemptDir creates dir and its outputs directory, and reports
+// whether it made dir: false if dir was there. It knows from the
+// attempt's number which directories above dir exist, rather than trying
+// and walking up: a task's first attempt makes the task's directory
+// (and the run's, the first time the run's is found missing), a later
+// attempt only its own. So a launch makes two or three directories and
+// no call fails, unless something removed what the number says is there.
+// With traverse, the directories it makes are 0711 whatever the umask, so
+// that tasks running as other users reach their attempt without listing
+// others.
+func makeAttemptDir(dir string, first, traverse bool) (bool, error) {
+	var made []string
+	if first {
+		m, err := makeTaskDir(filepath.Dir(dir))
+		if err != nil {
+			return false, err
+		}
+		made = m
+	}
 	err := os.Mkdir(dir, 0o755)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		// The task's directory is new too (a task's first attempt), and
-		// perhaps the run's (its first task).
-		made = append(made, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
-		err = mkdirParent(dir)
-	case errors.Is(err, os.ErrExist):
-		made, err = nil, nil
+	if errors.Is(err, os.ErrNotExist) && !first { // its task's directory was removed
+		if made, err = makeTaskDir(filepath.Dir(dir)); err == nil {
+			err = os.Mkdir(dir, 0o755)
+		}
+	}
+	fresh := err == nil
+	if errors.Is(err, os.ErrExist) {
+		err = nil
 	}
 	if err != nil {
 		return false, err
+	}
+	if fresh {
+		made = append(made, dir)
 	}
 	for _, d := range made {
 		if !traverse {
@@ -85,23 +99,32 @@ func makeAttemptDir(dir string, traverse bool) (bool, error) {
 			return false, err
 		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, outputsDir), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(filepath.Join(dir, outputsDir), 0o755); err != nil && (fresh || !errors.Is(err, os.ErrExist)) {
 		return false, err
 	}
-	return made != nil, nil
+	return fresh, nil
 }
 
-// mkdirParent makes dir whose parent is missing: the parent first, and
-// its parent only if that is missing too, with one call per directory
-// where os.MkdirAll would look at each first.
-func mkdirParent(dir string) error {
-	parent := filepath.Dir(dir)
-	err := os.Mkdir(parent, 0o755)
-	if errors.Is(err, os.ErrNotExist) {
-		err = os.MkdirAll(parent, 0o755)
+// makeTaskDir makes a task's directory, and its run's if that is
+// missing, with one call per directory where os.MkdirAll would look at
+// each first. It returns the directories it made: none if the task's was
+// there.
+func makeTaskDir(task string) ([]string, error) {
+	err := os.Mkdir(task, 0o755)
+	switch {
+	case err == nil:
+		return []string{task}, nil
+	case errors.Is(err, os.ErrExist):
+		return nil, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
 	}
-	if err != nil && !errors.Is(err, os.ErrExist) {
-		return err
+	run := filepath.Dir(task)
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		return nil, err
 	}
-	return os.Mkdir(dir, 0o755)
+	if err := os.Mkdir(task, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	return []string{task, run}, nil
 }

@@ -76,6 +76,7 @@ type member struct {
 	name     string
 	host     int
 	cmd      *exec.Cmd
+	ticks    [2]uint64  // the first and last tick its start time may be (forkTicks)
 	captures []*capture // its stdout and stderr, on their way to its logs
 	done     bool
 	exit     int
@@ -117,7 +118,7 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 	g := &gang{rule: job.Rule{Leader: a.Leader, MinHosts: a.MinHosts}, leave: a.Leave} // reserves the ID
 	s.gangs[a.ID] = g
 	s.mu.Unlock()
-	fresh, err := s.claimDir(dir, a)
+	fresh, made, err := s.claimDir(dir, a)
 	s.mu.Lock()
 	if err == nil && !fresh {
 		delete(s.gangs, a.ID)
@@ -135,7 +136,7 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 
 	var members []*member
 	if err == nil {
-		members, err = s.startAll(dir, a, s.paths)
+		members, err = s.startAll(dir, a, made)
 	}
 	now := time.Now().UTC()
 	s.mu.Lock()
@@ -165,38 +166,50 @@ func (s *Supervisor) start(session string, a StartArgs) error {
 }
 
 // claimDir makes the attempt's directory and reports whether the attempt
-// is new. Its directory is made by the attempt's first start, or by a stop
-// that came before it: only then are the records looked at, to tell an
-// attempt started or stopped before (not new) from one whose start was
-// cut short (new: started again).
-func (s *Supervisor) claimDir(dir string, a StartArgs) (bool, error) {
-	made, err := makeAttemptDir(dir, a.Sandbox != nil && a.Sandbox.Mode == IsolateUsers)
+// is new, and whether its directory was made now (so holds nothing of an
+// earlier start). Its directory is made by the attempt's first start, or
+// by a stop that came before it: only then are the records looked at, to
+// tell an attempt started or stopped before (not new) from one whose
+// start was cut short (new: started again).
+func (s *Supervisor) claimDir(dir string, a StartArgs) (fresh, made bool, err error) {
+	made, err = makeAttemptDir(dir, firstAttempt(a.ID), a.Sandbox != nil && a.Sandbox.Mode == IsolateUsers)
 	if err != nil || made {
-		return true, err
+		return true, made, err
 	}
 	s.mu.Lock()
 	_, unwritten := s.unwritten[a.ID]
 	s.mu.Unlock()
 	if unwritten {
-		return false, nil
+		return false, false, nil
 	}
 	recs, err := readRecords(s.home, a.ID)
-	return recs.launch == nil && recs.exit == nil, err
+	return recs.launch == nil && recs.exit == nil, false, err
 }
+
+// firstAttempt reports whether checked attempt ID id is its task's first.
+func firstAttempt(id string) bool { return strings.HasSuffix(id, "/1") }
 
 func (s *Supervisor) launchRecord(members []*member, now time.Time) *launchRecord {
 	rec := &launchRecord{Supervisor: s.instance, StartedAt: now}
-	for _, m := range members {
-		pid := m.cmd.Process.Pid
-		rec.PIDs = append(rec.PIDs, pid)
-		rec.StartTicks = append(rec.StartTicks, startTicks(pid))
+	var until []uint64
+	for i, m := range members {
+		rec.PIDs = append(rec.PIDs, m.cmd.Process.Pid)
+		rec.StartTicks = append(rec.StartTicks, m.ticks[0])
+		if m.ticks[1] != m.ticks[0] && until == nil {
+			until = append(make([]uint64, 0, len(members)), rec.StartTicks[:i]...)
+		}
+		if until != nil {
+			until = append(until, m.ticks[1])
+		}
 	}
+	rec.StartTicksUntil = until
 	return rec
 }
 
 // startAll writes the attempt's files and starts its processes. If one
-// cannot start, those already started are killed.
-func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*member, error) {
+// cannot start, those already started are killed. made says the attempt's
+// directory was made for this start: nothing of an earlier one is in it.
+func (s *Supervisor) startAll(dir string, a StartArgs, made bool) ([]*member, error) {
 	if len(a.Processes) == 0 {
 		return nil, errors.New("no process to start")
 	}
@@ -218,7 +231,7 @@ func (s *Supervisor) startAll(dir string, a StartArgs, paths *pathCache) ([]*mem
 		cg, err := cgroups.host(p.Host)
 		var m *member
 		if err == nil {
-			m, err = startProcess(dir, a.WorkingDir, p, paths, box, cg)
+			m, err = startProcess(place{dir, made}, a.WorkingDir, p, s.paths, box, cg)
 		}
 		if err != nil {
 			for _, m := range members {
@@ -246,14 +259,24 @@ func logName(process, stream string) string {
 	return process + "." + stream
 }
 
+// place is an attempt's directory, and whether it was made for this
+// start: a directory made now holds no file of an earlier start to
+// clear.
+type place struct {
+	dir  string
+	made bool
+}
+
 // startProcess starts process p of an attempt, its output copied to its
 // logs.
-func startProcess(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement, cg *hostCgroup) (*member, error) {
-	cmd, captures, err := command(dir, workingDir, p, paths, box)
+func startProcess(at place, workingDir string, p ProcessArgs, paths *pathCache, box *confinement, cg *hostCgroup) (*member, error) {
+	cmd, captures, err := command(at, workingDir, p, paths, box)
 	if err == nil {
 		err = cg.apply(cmd, box.uid())
 	}
+	var forked uint64
 	if err == nil {
+		forked = forkClock.before()
 		err = box.explain(cmd.Start())
 	}
 	closeFiles(cmd)
@@ -267,10 +290,10 @@ func startProcess(dir, workingDir string, p ProcessArgs, paths *pathCache, box *
 	if err != nil {
 		return nil, err
 	}
-	return &member{name: p.Name, host: p.Host, cmd: cmd, captures: captures, cgroup: cg}, nil
+	return &member{name: p.Name, host: p.Host, cmd: cmd, ticks: forkTicks(cmd.Process.Pid, forked), captures: captures, cgroup: cg}, nil
 }
 
-func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*exec.Cmd, []*capture, error) {
+func command(at place, workingDir string, p ProcessArgs, paths *pathCache, box *confinement) (*exec.Cmd, []*capture, error) {
 	if len(p.Command) == 0 {
 		return nil, nil, errors.New("empty command")
 	}
@@ -278,11 +301,12 @@ func command(dir, workingDir string, p ProcessArgs, paths *pathCache, box *confi
 	if err != nil {
 		return nil, nil, err
 	}
-	out, stdout, err := openCapture(dir, logName(p.Name, "stdout"))
+	dir := at.dir
+	out, stdout, err := createCapture(dir, logName(p.Name, "stdout"), at.made)
 	if err != nil {
 		return nil, nil, err
 	}
-	errs, stderr, err := openCapture(dir, logName(p.Name, "stderr"))
+	errs, stderr, err := createCapture(dir, logName(p.Name, "stderr"), at.made)
 	if err != nil {
 		out.abandon()
 		stdout.Close()

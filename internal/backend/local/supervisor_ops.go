@@ -98,7 +98,7 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 	}
 	launch := recs.launch
 	for i, pid := range launch.PIDs {
-		if launch.StartTicks[i] != 0 && startTicks(pid) == launch.StartTicks[i] {
+		if launch.started(i, startTicks(pid)) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	}
