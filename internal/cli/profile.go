@@ -9,21 +9,23 @@ import (
 )
 
 // memProfileEnv names the file a heap profile is written to when kiln
-// ends: the profile taken when the live heap was at its highest (see
-// docs/bench.md).
+// ends, with a dot and the command's name added (PATH.run, and
+// PATH.supervise for the supervisor a run starts, which inherits it): the
+// profile taken when the live heap was at its highest.
 const memProfileEnv = "KILN_MEMPROFILE"
 
 // startProfiles starts a CPU profile into cpu, if set, and the sampling
 // of the heap for KILN_MEMPROFILE, if set, and returns the function that
-// ends both and writes them; it is safe to call more than once.
-func startProfiles(cpu string) (func(), error) {
+// ends both and writes them; it is safe to call more than once. command
+// names the heap profile's file.
+func startProfiles(cpu, command string) (func(), error) {
 	stopCPU, err := startProfile(cpu)
 	if err != nil {
 		return nil, err
 	}
 	stopHeap := func() {}
 	if path := os.Getenv(memProfileEnv); path != "" {
-		stopHeap = samplePeakHeap(path)
+		stopHeap = samplePeakHeap(path + "." + command)
 	}
 	done := false
 	return func() {

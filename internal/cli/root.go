@@ -129,7 +129,7 @@ func newRoot(e *env) *cobra.Command {
 		if err := checkOutput(cmd); err != nil {
 			return err
 		}
-		if e.stopProfiles, err = startProfiles(profile); err != nil {
+		if e.stopProfiles, err = startProfiles(profile, cmd.Name()); err != nil {
 			return err
 		}
 		if ownsHome(cmd) {

@@ -118,6 +118,7 @@ func compileWith(doc *Document, wf *apiv1.Workflow, runtimes *training.Runtimes,
 	if len(c.errs) > 0 {
 		return nil, c.err()
 	}
+	p.Graph.Compact() // read from now on: packed, 8 bytes a task instead of 48
 	return p, nil
 }
 
