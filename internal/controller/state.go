@@ -96,7 +96,7 @@ type kind struct {
 }
 
 // kindTable holds one copy of each kind a run's nodes have: a fan-out of
-// 100,000 command tasks keeps one kind, not 100,000 of 176 bytes.
+// 100,000 command tasks keeps one kind, not 100,000 of 160 bytes.
 type kindTable map[kind]*kind
 
 // of is kindOf(h, t), the table's copy when it holds one. A handler
