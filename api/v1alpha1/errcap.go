@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -45,7 +46,8 @@ func ErrorKind(code Code, field string) string {
 func CapErrors(errs []error, dropped map[string]int) []error {
 	counts := map[string]int{}
 	for _, err := range errs {
-		if e, ok := err.(*Error); ok {
+		var e *Error
+		if errors.As(err, &e) {
 			counts[ErrorKind(e.Code, e.Field)]++
 		}
 	}
@@ -55,8 +57,8 @@ func CapErrors(errs []error, dropped map[string]int) []error {
 	kept := make([]error, 0, len(errs))
 	seen := map[string]int{}
 	for _, err := range errs {
-		e, ok := err.(*Error)
-		if !ok {
+		var e *Error
+		if !errors.As(err, &e) {
 			kept = append(kept, err)
 			continue
 		}
