@@ -214,6 +214,8 @@ const (
 	CodeNoToken Code = "KLN-4077"
 	// Documents as Kubernetes users write them (issue 36).
 	CodeNamespace Code = "KLN-1089"
+	// Large specs validated without an error per repeat (issue 37).
+	CodeMoreErrors Code = "KLN-1086"
 )
 
 // CodeInfo describes one code for people and for generated docs.
@@ -413,6 +415,7 @@ func CodeInfos() []CodeInfo {
 		{CodeSubmitDeadline, "the server could not read and check the submission before its write timeout (--write-timeout) would cut off the answer, so it created no run", "wait for the Retry-After seconds and try again with the same Idempotency-Key, or ask for a longer --write-timeout; a smaller spec checks faster"},
 		{CodeArgoTemplate, "an Argo call (template, templateRef, workflowTemplateRef, onExit) names a template that is neither in the document, nor in the files submitted with it, nor stored", "name one of the document's spec.templates; apply the WorkflowTemplate a templateRef names first (kiln apply -f FILE), or submit it in the same files"},
 		{CodeNamespace, "a document's metadata.namespace cannot be the project its run or apply goes to: it differs from the project given (--project), names no project kiln has, or the documents name several namespaces", "drop metadata.namespace, or give --project with the namespace's name (kiln reads a namespace as the project of that name)"},
+		{CodeMoreErrors, "more errors of one kind (one code at one field pattern) were found than are listed: the first 50 are, and this error counts the rest", "fix the errors listed; the rest are the same mistake repeated, at the fields the pattern names"},
 	}
 }
 

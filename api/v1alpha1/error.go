@@ -25,6 +25,12 @@ type Error struct {
 	Message string `json:"message"`
 	// Hint says how to fix it; empty means the code's registered hint.
 	Hint string `json:"hint,omitempty"`
+	// Omitted, on a KLN-1086 error, counts the errors of code OmittedCode
+	// at fields of the pattern Field left out of the list: those after
+	// the first MaxOfKind, which the list holds just before this one.
+	Omitted int `json:"omitted,omitempty"`
+	// OmittedCode is the code of the errors Omitted counts.
+	OmittedCode Code `json:"omittedCode,omitempty"`
 }
 
 // Error formats e on one line: code, place, message and hint.

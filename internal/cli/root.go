@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,6 +50,9 @@ type env struct {
 	stdin          io.Reader
 	stdout         io.Writer
 	stderr         io.Writer
+	// stopProfiles ends and writes the profiles --cpuprofile and
+	// KILN_MEMPROFILE asked for; run calls it however the command ends.
+	stopProfiles func()
 }
 
 // Main runs kiln with args and returns its exit code. No panic escapes.
@@ -81,6 +83,9 @@ func run(e *env, args []string) (code int) {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
+	if e.stopProfiles != nil {
+		e.stopProfiles()
+	}
 	var ee *exitError
 	switch {
 	case err == nil:
@@ -118,14 +123,13 @@ func newRoot(e *env) *cobra.Command {
 	e.tokenFlag = root.PersistentFlags().Lookup("token")
 	e.backend.add(root.PersistentFlags())
 	var profile string
-	var stopProfile func()
 	root.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) (err error) {
 		if err := checkOutput(cmd); err != nil {
 			return err
 		}
-		if stopProfile, err = startProfile(profile); err != nil {
+		if e.stopProfiles, err = startProfiles(profile, cmd.Name()); err != nil {
 			return err
 		}
 		if ownsHome(cmd) {
@@ -137,7 +141,6 @@ func newRoot(e *env) *cobra.Command {
 		e.applyContextProject(cmd)
 		return nil
 	}
-	root.PersistentPostRun = func(*cobra.Command, []string) { stopProfile() }
 	root.AddCommand(newRunCmd(e), newResumeCmd(e), newGetCmd(e), newDescribeCmd(e), newLogsCmd(e),
 		newCancelCmd(e), newStopCmd(e), newSuspendCmd(e, true), newSuspendCmd(e, false), newValidateCmd(e), newSuperviseCmd(e),
 		newServeCmd(e), newTokenCmd(e), newSecretCmd(e), newRetryCmd(e), newApplyCmd(e), newDeleteCmd(e),
@@ -220,20 +223,3 @@ func isCobraUsage(err error) bool {
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-
-// startProfile starts a CPU profile into path, if set, and returns the
-// function that ends it.
-func startProfile(path string) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}

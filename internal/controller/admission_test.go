@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"kiln.dev/kiln/internal/resource"
 )
@@ -72,5 +73,29 @@ func TestWaitReason(t *testing.T) {
 				t.Errorf("waitReason = %q, want it to say %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestWaitTextsShareOneTextForTheSameWait(t *testing.T) {
+	t.Parallel()
+	var w waitTexts
+	need := resource.Request{MilliCPU: 1000}
+	free := resource.Admission{Free: resource.Request{MilliCPU: 500}}
+	first, second := w.text(free, need, 0), w.text(free, need, 7)
+	if first != second || unsafe.StringData(first) != unsafe.StringData(second) {
+		t.Errorf("two nodes waiting for the same room got %q and %q, want one shared text", first, second)
+	}
+	if first != waitReason(free, need, 0) {
+		t.Errorf("text %q, want waitReason's %q", first, waitReason(free, need, 0))
+	}
+	outranked := resource.Admission{Outranked: true}
+	if a, b := w.text(outranked, need, 1), w.text(outranked, need, 2); a == b || a != waitReason(outranked, need, 1) {
+		t.Errorf("outranked at priorities 1 and 2: %q and %q, want each its own priority", a, b)
+	}
+	for i := range 2 * maxWaitTexts {
+		w.text(free, resource.Request{MilliCPU: int64(i)}, 0)
+	}
+	if len(w) > maxWaitTexts {
+		t.Errorf("%d texts kept, want at most %d", len(w), maxWaitTexts)
 	}
 }

@@ -258,5 +258,5 @@ func (r *round) markWaiting(i int, a resource.Admission) {
 		r.setNode(i, apiv1.PhaseWaiting, "WaitingForQuota", apiv1.CodeQuotaWait, a.Quota)
 		return
 	}
-	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "", waitReason(a, t.Least(), t.Spec.Priority))
+	r.setNode(i, apiv1.PhaseWaiting, "WaitingForResources", "", r.rs.waits.text(a, t.Least(), t.Spec.Priority))
 }

@@ -127,7 +127,7 @@ func (rs *runState) addChildren(p int, ch *node.Children, handlers *node.Registr
 		name := parentName + "." + names[k]
 		rs.plan.Tasks = append(rs.plan.Tasks, t)
 		rs.plan.Index[name] = idx
-		rs.kinds = append(rs.kinds, kindOf(h, &rs.plan.Tasks[idx]))
+		rs.kinds = append(rs.kinds, rs.kindTable.of(h, &rs.plan.Tasks[idx]))
 		ns, stored := rs.childNode(name, p, t.Kind)
 		rs.nodes = append(rs.nodes, ns)
 		g.stored[idx] = stored
@@ -156,7 +156,8 @@ func (rs *runState) childNode(name string, parent int, kind apiv1.NodeKind) (*no
 	var ns *nodeState
 	at, stored := rs.stored[name]
 	if stored {
-		ns = loadNode(name, rs.run, at)
+		ns = new(nodeState)
+		loadNode(ns, name, rs.run, at)
 		delete(rs.stored, name)
 	} else {
 		ns = &nodeState{status: apiv1.NodeStatus{Name: name, Phase: apiv1.PhasePending}}

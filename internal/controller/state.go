@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,15 +20,18 @@ import (
 type runState struct {
 	run   *apiv1.Run
 	plan  *workflow.Plan
-	kinds []kind // per node: its handler and what it can do
-	nodes []*nodeState
-	done  chan struct{}
+	kinds []*kind // per node: its handler and what it can do, shared (see kindTable)
+	// kindTable holds the kinds the run's nodes share.
+	kindTable kindTable
+	nodes     []*nodeState
+	done      chan struct{}
 
 	pendingUp  []int          // per node: upstream nodes not yet Succeeded
 	ready      *readyQueue    // nodes whose upstream all succeeded, not started
 	fresh      []int          // nodes queued since the last admission, maybe not yet shown waiting
 	active     map[int]bool   // nodes with an attempt running
 	retrying   map[int]bool   // nodes waiting for their next attempt
+	waits      waitTexts      // why nodes wait for room, each text written once
 	queued     map[int]bool   // waiting nodes with an admission timeout
 	suspended  map[int]bool   // nodes stopped while the run is suspended
 	groups     map[int]*group // nodes running children, by node
@@ -89,6 +93,27 @@ type kind struct {
 	framework string
 	// attempts says the node runs attempts of its own (admitted, launched, judged).
 	attempts bool
+}
+
+// kindTable holds one copy of each kind a run's nodes have: a fan-out of
+// 100,000 command tasks keeps one kind, not 100,000 of 160 bytes.
+type kindTable map[kind]*kind
+
+// of is kindOf(h, t), the table's copy when it holds one. A handler
+// whose type cannot be compared gets a copy of its own.
+func (kt *kindTable) of(h node.Handler, t *workflow.Task) *kind {
+	k := kindOf(h, t)
+	if !reflect.TypeOf(h).Comparable() {
+		return &k
+	}
+	if shared, ok := (*kt)[k]; ok {
+		return shared
+	}
+	if *kt == nil {
+		*kt = kindTable{}
+	}
+	(*kt)[k] = &k
+	return &k
 }
 
 func kindOf(h node.Handler, t *workflow.Task) kind {
@@ -160,19 +185,21 @@ func (rs *runState) waiters() []string {
 func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, now time.Time) (*runState, error) {
 	n := len(plan.Tasks)
 	rs := &runState{
-		run: run, plan: plan, kinds: make([]kind, n), nodes: make([]*nodeState, n), done: make(chan struct{}),
+		run: run, plan: plan, kinds: make([]*kind, n), nodes: make([]*nodeState, n), done: make(chan struct{}),
 		pendingUp: make([]int, n), ready: newReadyQueue(), active: map[int]bool{}, retrying: map[int]bool{},
 		queued: map[int]bool{}, suspended: map[int]bool{}, dirty: map[int]*report{},
 		groups: map[int]*group{}, gates: map[int]bool{}, cacheWait: map[int]bool{}, parent: make([]int, n), scopes: make([]*scope, n),
 		stored: map[string]int{}, compiled: plan, part: newPartState(run),
 	}
+	slab := make([]nodeState, n) // one allocation for the plan's nodes, not one each
 	for i := range plan.Tasks {
 		h, err := handlers.For(plan.Tasks[i].Kind)
 		if err != nil {
 			return nil, err
 		}
-		rs.kinds[i] = kindOf(h, &plan.Tasks[i])
-		rs.nodes[i] = loadNode(plan.Tasks[i].Spec.Name, run, i)
+		rs.kinds[i] = rs.kindTable.of(h, &plan.Tasks[i])
+		rs.nodes[i] = &slab[i]
+		loadNode(rs.nodes[i], plan.Tasks[i].Spec.Name, run, i)
 		rs.nodes[i].status.Kind = plan.Tasks[i].Kind
 		rs.parent[i] = -1
 	}
@@ -185,12 +212,13 @@ func newRunState(run *apiv1.Run, plan *workflow.Plan, handlers *node.Registry, n
 	return rs, nil
 }
 
-// loadNode reads node i of run as stored: its current attempt, and what
-// its failures since the run's last retry spent.
-func loadNode(name string, run *apiv1.Run, i int) *nodeState {
-	ns := &nodeState{status: apiv1.NodeStatus{Name: name, Phase: apiv1.PhasePending}}
+// loadNode reads into ns, a zero nodeState, node i of run as stored: its
+// current attempt, and what its failures since the run's last retry
+// spent.
+func loadNode(ns *nodeState, name string, run *apiv1.Run, i int) {
+	ns.status = apiv1.NodeStatus{Name: name, Phase: apiv1.PhasePending}
 	if i >= len(run.Status.Nodes) {
-		return ns
+		return
 	}
 	ns.status = run.Status.Nodes[i]
 	if ns.status.Phase == "" {
@@ -205,7 +233,6 @@ func loadNode(name string, run *apiv1.Run, i int) *nodeState {
 		}
 	}
 	ns.status.Attempts = nil
-	return ns
 }
 
 // index derives the working sets (ready, active, retrying, counts) from

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func build(n int, edges ...[2]int) *Graph {
@@ -74,4 +75,44 @@ func TestIsAncestor(t *testing.T) {
 	if g.IsAncestor(3, 2) {
 		t.Error("IsAncestor(3, 2) = true, want false: 3 is unconnected")
 	}
+}
+
+func TestCompactKeepsEveryEdgeAndUnpacksOnChange(t *testing.T) {
+	t.Parallel()
+	edges := [][2]int{{0, 1}, {0, 2}, {1, 3}, {2, 3}, {3, 4}}
+	want, g := build(5, edges...), build(5, edges...)
+	g.Compact()
+	if g.up != nil || g.packed == nil {
+		t.Fatal("Compact left the per-node lists")
+	}
+	same := func(when string) {
+		t.Helper()
+		if g.Len() != want.Len() {
+			t.Fatalf("%s: %d nodes, want %d", when, g.Len(), want.Len())
+		}
+		for i := range want.Len() {
+			if diff := cmp.Diff(want.Upstream(i), g.Upstream(i), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: upstream of %d (-want +got):\n%s", when, i, diff)
+			}
+			if diff := cmp.Diff(want.Downstream(i), g.Downstream(i), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: downstream of %d (-want +got):\n%s", when, i, diff)
+			}
+		}
+		wo, _ := want.Order()
+		if o, _ := g.Order(); !cmp.Equal(wo, o) {
+			t.Errorf("%s: order %v, want %v", when, o, wo)
+		}
+	}
+	same("packed")
+	if up := g.Upstream(3); cap(up) != len(up) {
+		t.Errorf("a packed node's list has room past its end (cap %d, len %d): an append would write over its neighbour's", cap(up), len(up))
+	}
+	c := g.Clone()
+	c.AddEdge(4, 0)
+	same("after a clone grew")
+	first := g.Grow(1)
+	g.AddEdge(4, first)
+	want.Grow(1)
+	want.AddEdge(4, first)
+	same("grown")
 }

@@ -5,6 +5,7 @@ package suggest
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Closest returns the candidates nearest to word, best first: those
@@ -54,7 +55,12 @@ func Closest(word string, candidates []string) []string {
 // fold is s in lower case without - and _, so that dependson,
 // depends-on and dependsOn are one.
 func fold(s string) string {
-	return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(s))
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
 }
 
 // Distance is the optimal string alignment distance of a and b: the

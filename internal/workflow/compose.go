@@ -163,6 +163,7 @@ func (c *checker) compileSub(e LibraryEntry) *Plan {
 	}
 	p := sub.workflow(e.Workflow)
 	c.errs = append(c.errs, sub.errs...)
+	c.tally.merge(&sub.tally)
 	if len(sub.errs) > 0 {
 		return nil
 	}

@@ -101,7 +101,7 @@ func CompilePart(doc *Document, part *apiv1.Workflow, inputs []apiv1.CrossInput)
 	c := &checker{doc: doc, running: []string{part.Metadata.Name}, crossInputs: crossKeys(inputs)}
 	p := c.workflow(part)
 	if len(c.errs) > 0 {
-		return nil, joinErrs(c.errs)
+		return nil, c.err()
 	}
 	return p, nil
 }

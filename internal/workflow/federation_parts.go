@@ -200,7 +200,7 @@ func (c *checker) compileParts(p *Plan) {
 		}
 		sub := &checker{
 			doc: c.doc, runtimes: c.runtimes, lib: c.lib, stored: c.stored, running: []string{part.Metadata.Name},
-			crossInputs: crossKeys(CrossInputs(p.Workflow, party)),
+			crossInputs: crossKeys(CrossInputs(p.Workflow, party)), uncapped: true,
 		}
 		sub.workflow(part)
 		for _, e := range sub.errs {

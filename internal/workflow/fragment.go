@@ -49,7 +49,7 @@ func CompileFragment(task string, text []byte, params []string, lib Library, sto
 	// As for a submitted workflow, what decoding found (unknown fields,
 	// bare values decoded as written) hides no other problem.
 	if errs := append(problems, c.errs...); len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, c.tally.join(errs)
 	}
 	return p, nil
 }

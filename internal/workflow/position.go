@@ -48,8 +48,9 @@ func parseError(doc *Document, err error) *apiv1.Error {
 // is written in d: the key of a mapping's field, the item of a list, or,
 // where the path leaves what is written (a field that is missing), the
 // last part of it that is; the document's start when e names no field.
+// A KLN-1086 error, which counts errors at many places, is at none.
 func (d *Document) locate(e *apiv1.Error) {
-	if e.Line > 0 || d.Line <= 0 {
+	if e.Line > 0 || d.Line <= 0 || e.Code == apiv1.CodeMoreErrors {
 		return
 	}
 	e.Line, e.Column = d.Line, 1

@@ -52,15 +52,19 @@ func checkShape(doc *Document, typ reflect.Type) (js []byte, problems []error, f
 	}
 	w := &shapeWalk{doc: doc}
 	generic = w.walk(docNode(doc), generic, typ, "")
-	slices.SortFunc(w.unknown, func(a, b unknownField) int { return strings.Compare(a.path, b.path) })
+	slices.SortStableFunc(w.unknown, func(a, b unknownField) int { return comparePaths(a.path, b.path) })
 	problems = w.errs
 	for _, u := range w.unknown {
+		if !w.tally.keep(apiv1.CodeUnknownField, u.path) {
+			continue
+		}
 		msg := "unknown field"
-		if s := suggest.Phrase(u.near, strconv.Quote); s != "" {
+		if s := suggest.Phrase(u.near(), strconv.Quote); s != "" {
 			msg += ", " + s // not "; ", which joins the problems of a dynamic fragment
 		}
 		problems = append(problems, docError(doc, apiv1.CodeUnknownField, u.path, msg))
 	}
+	problems = w.tally.capped(problems)
 	if !w.changed {
 		return doc.JSON, problems, w.fatal
 	}
@@ -86,16 +90,25 @@ func docNode(doc *Document) *yaml3.Node {
 	return root.Content[0]
 }
 
-// unknownField is a field the schema lacks, at path, and the fields
-// beside it that are near its name.
+// unknownField is a field the schema lacks, at path, written key, among
+// fields: those its mapping may hold.
 type unknownField struct {
-	path string
-	near []string
+	path, key string
+	fields    map[string]reflect.Type
+}
+
+// near are the fields beside u that are near its name: looked for only
+// for the unknown fields an error lists, not for each of many repeats.
+func (u unknownField) near() []string {
+	return suggest.Closest(u.key, slices.Collect(maps.Keys(u.fields)))
 }
 
 type shapeWalk struct {
-	doc     *Document
-	errs    []error
+	doc  *Document
+	errs []error
+	// tally keeps the first apiv1.MaxOfKind errors of a kind and counts
+	// the rest.
+	tally   tally
 	unknown []unknownField
 	// changed says a value was replaced or dropped; fatal, see checkShape.
 	changed, fatal bool
@@ -184,7 +197,7 @@ func (w *shapeWalk) mapping(node *yaml3.Node, m map[string]any, typ reflect.Type
 	for _, k := range append(keys, merged...) {
 		ft, known := fieldType(typ, fields, k)
 		if !known {
-			w.unknown = append(w.unknown, unknownField{join(path, k), suggest.Closest(k, slices.Collect(maps.Keys(fields)))})
+			w.unknown = append(w.unknown, unknownField{path: join(path, k), key: k, fields: fields})
 			delete(m, k)
 			w.changed = true
 			continue
@@ -350,6 +363,9 @@ func (w *shapeWalk) kubeQuantity(node *yaml3.Node, v any, path string) any {
 
 func (w *shapeWalk) add(code apiv1.Code, path, msg, hint string) {
 	w.changed = true
+	if !w.tally.keep(code, path) {
+		return
+	}
 	w.errs = append(w.errs, &apiv1.Error{Code: code, File: w.doc.File, Object: w.doc.Object(), Field: path, Message: msg, Hint: hint})
 }
 

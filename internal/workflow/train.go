@@ -115,7 +115,7 @@ func decodeRuntime(doc *Document) (*apiv1.TrainingRuntime, error) {
 		c.add(apiv1.CodeNoMLPolicy, "spec.mlPolicy", "mlPolicy must set exactly one framework, it sets %v", training.Frameworks(p))
 	}
 	if len(c.errs) > 0 {
-		return nil, joinErrs(c.errs)
+		return nil, c.err()
 	}
 	return rt, nil
 }

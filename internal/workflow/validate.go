@@ -61,15 +61,36 @@ type checker struct {
 	// crossInputs, when compiling a party's part, are the other parties'
 	// outputs its tasks read, as SHARE/TASK.PARAM ({{federation.TASK.PARAM}}).
 	crossInputs map[string]bool
+	// tally keeps the first apiv1.MaxOfKind errors of each kind that add
+	// and addHint are given, and counts the rest; uncapped keeps them all
+	// (errors whose fields are rewritten after, see compileParts).
+	tally    tally
+	uncapped bool
+}
+
+// keep counts an error of code at field and says whether errs takes it.
+func (c *checker) keep(code apiv1.Code, field string) bool {
+	return c.uncapped || c.tally.keep(code, field)
+}
+
+// err joins errs, at most apiv1.MaxOfKind of a kind (see tally); nil when
+// there are none.
+func (c *checker) err() error {
+	return c.tally.join(c.errs)
 }
 
 func (c *checker) add(code apiv1.Code, field, format string, args ...any) {
-	c.errs = append(c.errs, docError(c.doc, code, field, fmt.Sprintf(format, args...)))
+	if c.keep(code, field) {
+		c.errs = append(c.errs, docError(c.doc, code, field, fmt.Sprintf(format, args...)))
+	}
 }
 
 // addHint is add with a hint of the problem's own, for when the code's
 // registered hint does not fit it.
 func (c *checker) addHint(code apiv1.Code, field, hint, format string, args ...any) {
+	if !c.keep(code, field) {
+		return
+	}
 	e := docError(c.doc, code, field, fmt.Sprintf(format, args...))
 	e.Hint = hint
 	c.errs = append(c.errs, e)
@@ -95,8 +116,9 @@ func compileWith(doc *Document, wf *apiv1.Workflow, runtimes *training.Runtimes,
 	c := &checker{doc: doc, runtimes: runtimes, lib: lib, stored: stored, running: []string{wf.Metadata.Name}}
 	p := c.workflow(wf)
 	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
+		return nil, c.err()
 	}
+	p.Graph.Compact() // read from now on: packed, 8 bytes a task instead of 48
 	return p, nil
 }
 
@@ -415,7 +437,9 @@ func (c *checker) graph(base string, tasks []apiv1.Task, deps [][]string, index 
 	return g
 }
 
-func joinErrs(errs []error) error { return errors.Join(errs...) }
+// joinErrs joins errs, at most apiv1.MaxOfKind of a kind (see
+// apiv1.CapErrors); nil when errs is empty.
+func joinErrs(errs []error) error { return errors.Join(apiv1.CapErrors(errs, nil)...) }
 
 func minRequest(tasks []Task) resource.Request {
 	if len(tasks) == 0 {

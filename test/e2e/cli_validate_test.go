@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -160,5 +161,38 @@ func TestValidateNotesWhatItsBackendIgnores(t *testing.T) {
 	r := kiln(t, home, "validate", "--backend", "kubernetes", file)
 	if r.code != 0 || strings.Contains(r.stdout, image) || !strings.Contains(r.stdout, "backoffLimit is ignored on every backend") {
 		t.Errorf("kiln validate --backend kubernetes notes what only the local backend ignores: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// One mistake repeated in 200 tasks, beside 3 of another: kiln validate
+// lists the first 50 of it, says how many more there were, and lists the
+// 3 others, instead of an error per task.
+func TestValidateListsAMistakeRepeatedFiftyTimesAndCountsTheRest(t *testing.T) {
+	t.Parallel()
+	var spec strings.Builder
+	spec.WriteString("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: many}\nspec:\n  tasks:\n")
+	for i := range 200 {
+		fmt.Fprintf(&spec, "  - {name: t%d, dependsOn: [nope], command: [x]}\n", i)
+	}
+	for i := range 3 {
+		fmt.Fprintf(&spec, "  - {name: \"bad name %d\", command: [x]}\n", i)
+	}
+	file := writeFile(t, t.TempDir(), "many.yaml", spec.String())
+	r := kiln(t, newHome(t), "validate", file)
+	if r.code == 0 {
+		t.Fatalf("kiln validate took 200 bad tasks:\n%s", r.stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	count := map[string]int{}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 1 {
+			count[f[1]]++
+		}
+	}
+	if count["KLN-1007"] != 50 || count["KLN-1005"] != 3 || count["KLN-1086"] != 1 || len(lines) != 54 {
+		t.Errorf("errors by code %v in %d lines, want 50 KLN-1007, 3 KLN-1005 and 1 KLN-1086:\n%s", count, len(lines), r.stderr)
+	}
+	if !strings.Contains(r.stderr, "spec.tasks[*].dependsOn[*]: … and 150 more KLN-1007 like these") {
+		t.Errorf("no count of the 150 others:\n%s", r.stderr)
 	}
 }

@@ -25,6 +25,21 @@ def test_bad_spec_names_code_file_and_field(kiln_server):
     assert str(err).count("\n") == 1
 
 
+def test_a_mistake_repeated_is_listed_50_times_and_counted(kiln_server):
+    """200 tasks with one mistake and 3 with another: 50 of the first, a
+    KLN-1086 error counting the other 150, and the 3 others."""
+    head = "apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata: {name: many}\nspec:\n  tasks:\n"
+    tasks = "".join(f"  - {{name: t{i}, dependsOn: [nope], command: [x]}}\n" for i in range(200))
+    tasks += "".join(f"  - {{name: 'bad name {i}', command: [x]}}\n" for i in range(3))
+    with pytest.raises(kiln.KilnError) as e:
+        client(kiln_server).submit(head + tasks, filename="many.yaml")
+    codes = [x.code for x in e.value.errors]
+    assert (codes.count("KLN-1007"), codes.count("KLN-1005"), codes.count("KLN-1086")) == (50, 3, 1)
+    more = next(x for x in e.value.errors if x.code == "KLN-1086")
+    assert (more.omitted, more.omitted_code, more.field) == (150, "KLN-1007", "spec.tasks[*].dependsOn[*]")
+    assert "… and 150 more KLN-1007 like these" in str(more)
+
+
 def test_unknown_run_is_404_kln_4001(kiln_server):
     with pytest.raises(kiln.KilnError) as e:
         client(kiln_server).get("no-such-run")

@@ -53,7 +53,10 @@ class KilnError(Exception):
 
     ``str()`` reads like the CLI: ``KLN-1002 request Workflow/x spec.tasks[0].comand:
     unknown field (hint: ...)``. ``errors`` holds every error when the server
-    sent several; the attributes are those of the first.
+    sent several; the attributes are those of the first. The server lists
+    at most 50 errors of one kind (one code at one field pattern): after the
+    50th comes a KLN-1086 error whose ``omitted`` counts the rest, and whose
+    ``omitted_code`` is their code.
     """
 
     def __init__(
@@ -69,8 +72,12 @@ class KilnError(Exception):
         errors: Optional[List["KilnError"]] = None,
         line: int = 0,
         column: int = 0,
+        omitted: int = 0,
+        omitted_code: str = "",
     ) -> None:
         self.code = code
+        self.omitted = omitted
+        self.omitted_code = omitted_code
         self.line = line
         self.column = column
         self.message = message
@@ -93,6 +100,8 @@ class KilnError(Exception):
             object=str(data.get("object") or ""),
             line=int(data.get("line") or 0),
             column=int(data.get("column") or 0),
+            omitted=int(data.get("omitted") or 0),
+            omitted_code=str(data.get("omittedCode") or ""),
             hint=CLIENT_HINTS.get(str(data.get("code")), str(data.get("hint") or "")),
             status=status,
         )
