@@ -49,8 +49,8 @@ func TestLabelSelectorsReadIndices(t *testing.T) {
 		"team,!gpu": "run_labels_by_key", "team!=a": "", "team notin (a,b)": "", "!team": "", "!team,gpu!=x": "",
 	} {
 		for name, p := range map[string]store.ListRunsParams{
-			"alone":       {Label: sel},
-			"with phases": {Label: sel, Phases: []apiv1.Phase{apiv1.PhaseFailed, apiv1.PhaseCancelled}, Search: "x"},
+			"alone":        {Label: sel},
+			"with phases":  {Label: sel, Phases: []apiv1.Phase{apiv1.PhaseFailed, apiv1.PhaseCancelled}, Search: "x"},
 			"a later page": {Label: sel, After: after, Since: time.Now().Add(-time.Hour), Ascending: true},
 		} {
 			plan := explain(t, s.Store, db, p)
