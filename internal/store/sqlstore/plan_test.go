@@ -46,7 +46,7 @@ func TestLabelSelectorsReadIndices(t *testing.T) {
 	for sel, lead := range map[string]string{
 		"team=a": "run_labels_by_value", "team==a": "run_labels_by_value", "team in (a)": "run_labels_by_value",
 		"team in (a,b)": "run_labels_by_value", "team": "run_labels_by_key", "team,gpu=x": "run_labels_by_value",
-		"team,!gpu": "run_labels_by_key", "team!=a": "", "team notin (a,b)": "", "!team": "", "!team,gpu!=x": "",
+		"team,!gpu": "run_labels_by_key", "team!=a": "", "team notin (a,b)": "", "!team": "", "!team,gpu!=x": "", "": "",
 	} {
 		for name, p := range map[string]store.ListRunsParams{
 			"alone":        {Label: sel},
@@ -62,6 +62,9 @@ func TestLabelSelectorsReadIndices(t *testing.T) {
 			joined := strings.Join(plan, "\n")
 			if lead != "" && !strings.Contains(joined, "INDEX "+lead) {
 				t.Errorf("%q %s: the plan does not read %s:\n%s", sel, name, lead, joined)
+			}
+			if lead == "" && name == "with phases" && !strings.Contains(joined, "INDEX runs_by_phase_name (phase=?)") {
+				t.Errorf("%q %s: the plan does not read each phase from runs_by_phase_name:\n%s", sel, name, joined)
 			}
 			if lead != "" && sel != "team in (a,b)" && strings.Contains(joined, "TEMP B-TREE") {
 				t.Errorf("%q %s: the plan sorts what it reads:\n%s", sel, name, joined)

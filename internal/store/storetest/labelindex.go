@@ -45,13 +45,14 @@ func labelRuns(t *testing.T, s store.Store) []*apiv1.Run {
 
 // testLabelIndex checks that every selector form keeps the runs it kept
 // when selectors tested the labels of each run, in the list's order, page
-// by page through the cursor, either way, with the other filters.
+// by page through the cursor, either way, with the other filters (several
+// phases too, which are read as a page of each, merged).
 func testLabelIndex(t *testing.T, s store.Store) {
 	all := labelRuns(t, s)
 	for _, sel := range []string{
 		"team=vision", "team==nlp", "team!=vision", "team in (nlp)", "team in (audio,vision)", "team notin (audio,vision)",
 		"gpu", "!gpu", "draft", "!draft", "draft=", "team=vision,gpu", "team in (nlp,audio),!draft", "gpu in (a100,h100),team!=nlp",
-		"!gpu,team!=audio", "team=nobody", "nokey", "gpu=a100,gpu=h100", "team in (vision,nlp,audio,x),gpu notin (h100)",
+		"", "!gpu,team!=audio", "team=nobody", "nokey", "gpu=a100,gpu=h100", "team in (vision,nlp,audio,x),gpu notin (h100)",
 	} {
 		parsed, err := labels.Parse(sel)
 		if err != nil {
@@ -64,6 +65,9 @@ func testLabelIndex(t *testing.T, s store.Store) {
 		}{
 			{"alone", store.ListRunsParams{}, func(*apiv1.Run) bool { return true }},
 			{"failed", store.ListRunsParams{Phase: apiv1.PhaseFailed}, func(r *apiv1.Run) bool { return r.Status.Phase == apiv1.PhaseFailed }},
+			{"two phases", store.ListRunsParams{Phases: []apiv1.Phase{apiv1.PhasePending, apiv1.PhaseFailed}, Phase: apiv1.PhaseFailed}, func(r *apiv1.Run) bool {
+				return r.Status.Phase == apiv1.PhaseFailed || r.Status.Phase == apiv1.PhasePending
+			}},
 			{"search", store.ListRunsParams{Search: "EVA"}, func(r *apiv1.Run) bool { return r.Name == "eval" }},
 			{"window", store.ListRunsParams{Since: t0.Add(3 * time.Second), Until: t0.Add(9 * time.Second)}, func(r *apiv1.Run) bool {
 				return !r.CreatedAt.Before(t0.Add(3*time.Second)) && r.CreatedAt.Before(t0.Add(9*time.Second))
