@@ -73,10 +73,13 @@ func TestLabelSelectorsReadIndices(t *testing.T) {
 	}
 }
 
-// explain is SQLite's plan of the runs list p asks for, a line a step.
-func explain(t *testing.T, s interface {
+// lister is what explain needs of a store.
+type lister interface {
 	ListQuery(store.ListRunsParams) (string, []any, error)
-}, db *sql.DB, p store.ListRunsParams) []string {
+}
+
+// explain is SQLite's plan of the runs list p asks for, a line a step.
+func explain(t *testing.T, s lister, db *sql.DB, p store.ListRunsParams) []string {
 	t.Helper()
 	query, args, err := s.ListQuery(p)
 	if err != nil {
