@@ -64,7 +64,7 @@ func TestLabelSelectorsReadIndices(t *testing.T) {
 				t.Errorf("%q %s: the plan does not read %s:\n%s", sel, name, lead, joined)
 			}
 			if lead == "" && name == "with phases" && !strings.Contains(joined, "INDEX runs_by_phase_name (phase=?)") {
-				t.Errorf("%q %s: the plan does not read each phase from runs_by_phase_name:\n%s", sel, name, joined)
+				t.Errorf("%q %s: the plan does not read the phases from runs_by_phase_name:\n%s", sel, name, joined)
 			}
 			if lead != "" && sel != "team in (a,b)" && strings.Contains(joined, "TEMP B-TREE") {
 				t.Errorf("%q %s: the plan sorts what it reads:\n%s", sel, name, joined)

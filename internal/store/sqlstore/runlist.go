@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
-	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/store"
 )
 
@@ -18,98 +17,53 @@ import (
 // requirement that a label be there (=, in, exists) is read from
 // run_labels' indices in the list's order instead (see leadOf), and its
 // other requirements are each a lookup of the run's label by key.
-// Several values of that label, or else several phases, are read as an
-// ordered page of each, merged: a run has one value of a key and one
-// phase, so the pages are apart, and the first limit of their union is
-// the page.
 func (s *Store) listQuery(p store.ListRunsParams) (string, []any, error) {
 	reqs, err := store.ParseSelector(p.Label)
 	if err != nil {
 		return "", nil, err
 	}
 	lead, rest := leadOf(reqs)
-	if p.Limit <= 0 {
-		p.Limit = 100
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
 	}
-	var pages []page
-	switch phases := phasesOf(p); {
-	case lead != nil:
-		pages = labelPages(p, lead, rest)
-	case len(phases) > 1:
-		one := p
-		one.Phase = ""
-		for _, ph := range phases {
-			one.Phases = []apiv1.Phase{ph}
-			pages = append(pages, runsPage(one, rest))
-		}
-	default:
-		pages = []page{runsPage(p, rest)}
+	order := " DESC"
+	if p.Ascending {
+		order = " ASC"
 	}
-	if len(pages) == 1 {
-		return pages[0].query, pages[0].args, nil
+	if lead == nil {
+		where, args := listFilters(p, rest, "runs.created_at", "runs.id")
+		return `SELECT ` + qualifiedRunColumns + ` FROM runs` + whereOf(where) +
+			` ORDER BY runs.created_at` + order + `, runs.id` + order + ` LIMIT ?`, append(args, limit), nil
 	}
-	var queries []string
-	var args []any
-	for _, pg := range pages {
-		queries, args = append(queries, `SELECT * FROM (`+pg.query+`) AS v`), append(args, pg.args...)
-	}
-	order := orderOf(p)
-	return strings.Join(queries, " UNION ALL ") + ` ORDER BY created_at` + order + `, id` + order + ` LIMIT ?`,
-		append(args, p.Limit), nil
-}
-
-// page is the SELECT of one ordered page, and its arguments.
-type page struct {
-	query string
-	args  []any
-}
-
-// runsPage is the page of runs p and reqs keep, read in the list's order.
-func runsPage(p store.ListRunsParams, reqs labels.Requirements) page {
-	where, args := listFilters(p, reqs, "runs.created_at", "runs.id")
-	order := orderOf(p)
-	return page{`SELECT ` + qualifiedRunColumns + ` FROM runs` + whereOf(where) +
-		` ORDER BY runs.created_at` + order + `, runs.id` + order + ` LIMIT ?`, append(args, p.Limit)}
-}
-
-// labelPages are the pages of runs with lead's label, one per value (one
-// for exists), each read from run_labels in the list's order; p and rest
-// are tested on each run read.
-func labelPages(p store.ListRunsParams, lead *labels.Requirement, rest labels.Requirements) []page {
-	values := lead.Values().List() // sorted
+	values := lead.Values().List() // sorted; none for exists
 	if lead.Operator() == selection.Exists {
 		values = []string{""}
 	}
-	order := orderOf(p)
-	var pages []page
+	var branches []string
+	var args []any
 	for _, v := range values {
-		head, args := "l.key = ?", []any{lead.Key()}
-		if lead.Operator() != selection.Exists {
-			head, args = head+" AND l.value = ?", append(args, v)
-		}
 		where, a := listFilters(p, rest, "l.created_at", "l.run_id")
-		pages = append(pages, page{`SELECT ` + qualifiedRunColumns + ` FROM run_labels l CROSS JOIN runs` +
-			whereOf(append([]string{head, "runs.id = l.run_id"}, where...)) +
-			` ORDER BY l.created_at` + order + `, l.run_id` + order + ` LIMIT ?`, append(append(args, a...), p.Limit)})
+		head, headArgs := "l.key = ?", []any{lead.Key()}
+		if lead.Operator() != selection.Exists {
+			head, headArgs = head+" AND l.value = ?", append(headArgs, v)
+		}
+		branches = append(branches, `SELECT `+qualifiedRunColumns+` FROM run_labels l CROSS JOIN runs`+
+			whereOf(append([]string{head, "runs.id = l.run_id"}, where...))+
+			` ORDER BY l.created_at`+order+`, l.run_id`+order+` LIMIT ?`)
+		args = append(append(append(args, headArgs...), a...), limit)
 	}
-	return pages
-}
-
-func orderOf(p store.ListRunsParams) string {
-	if p.Ascending {
-		return " ASC"
+	if len(branches) == 1 {
+		return branches[0], args, nil
 	}
-	return " DESC"
-}
-
-// phasesOf is the phases p keeps, each once, sorted; none keeps all.
-func phasesOf(p store.ListRunsParams) []apiv1.Phase {
-	phases := slices.Clone(p.Phases)
-	if p.Phase != "" {
-		phases = append(phases, p.Phase)
+	// One ordered page per value, merged: a run has one value of a key,
+	// so the pages are apart, and the first limit of their union is the
+	// page.
+	for i, b := range branches {
+		branches[i] = `SELECT * FROM (` + b + `) AS v`
 	}
-	slices.Sort(phases)
-	return slices.Compact(phases)
+	return strings.Join(branches, " UNION ALL ") + ` ORDER BY created_at` + order + `, id` + order + ` LIMIT ?`,
+		append(args, limit), nil
 }
 
 // qualifiedRunColumns are runColumns, each named with its table.
@@ -159,7 +113,11 @@ func listFilters(p store.ListRunsParams, reqs labels.Requirements, at, id string
 	var where []string
 	var args []any
 	add := func(clause string, a ...any) { where, args = append(where, clause), append(args, a...) }
-	if phases := toAny(phasesOf(p)); len(phases) > 0 {
+	phases := toAny(p.Phases)
+	if p.Phase != "" {
+		phases = append(phases, string(p.Phase))
+	}
+	if len(phases) > 0 {
 		add("runs.phase IN ("+placeholders(len(phases))+")", phases...)
 	}
 	if p.Unfinished {

@@ -45,8 +45,7 @@ func labelRuns(t *testing.T, s store.Store) []*apiv1.Run {
 
 // testLabelIndex checks that every selector form keeps the runs it kept
 // when selectors tested the labels of each run, in the list's order, page
-// by page through the cursor, either way, with the other filters (several
-// phases too, which are read as a page of each, merged).
+// by page through the cursor, either way, with the other filters.
 func testLabelIndex(t *testing.T, s store.Store) {
 	all := labelRuns(t, s)
 	for _, sel := range []string{
