@@ -28,11 +28,6 @@ func (dialect) BeginWrite(ctx context.Context, tx *sql.Tx) error {
 // IsConflict implements sqlstore.Dialect: unique_violation.
 func (dialect) IsConflict(err error) bool { return sqlState(err) == "23505" }
 
-// LabelValue implements sqlstore.Dialect.
-func (dialect) LabelValue(key string) (string, []any) {
-	return "(labels::jsonb ->> ?)", []any{key}
-}
-
 // LockRows implements sqlstore.Dialect.
 func (dialect) LockRows() string { return " FOR UPDATE" }
 

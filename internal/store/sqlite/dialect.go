@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -33,11 +32,6 @@ func (d dialect) Coded(err error) error {
 
 // IsConflict implements sqlstore.Dialect.
 func (dialect) IsConflict(err error) bool { return strings.Contains(err.Error(), "UNIQUE") }
-
-// LabelValue implements sqlstore.Dialect.
-func (dialect) LabelValue(key string) (string, []any) {
-	return "json_extract(labels, ?)", []any{"$." + strconv.Quote(key)}
-}
 
 // LockRows implements sqlstore.Dialect: the write lock is held already.
 func (dialect) LockRows() string { return "" }

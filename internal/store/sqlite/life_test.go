@@ -22,6 +22,7 @@ func TestDeleteRunEmptiesEveryTableOfTheRun(t *testing.T) {
 	ctx := t.Context()
 	for _, id := range []apiv1.RunID{"gone", "kept"} {
 		p := storetest.NewRun(id, "me") // a rerun, so that it has preset nodes
+		p.Run.Labels = map[string]string{"team": "ml"}
 		p.Preset = []apiv1.NodeStatus{{Name: "b", Phase: apiv1.PhaseSucceeded, Reused: &apiv1.Reused{Run: "src", Node: "b", Attempt: 1}}}
 		p.Run.Federation = &apiv1.FederationInfo{Initiator: "x", Party: "y", Run: "f", Part: true}
 		p.Key = &store.NewSubmitKey{Key: "key-" + string(id), Digest: "d"}

@@ -44,7 +44,7 @@ func nullInt32(v *int32) sql.NullInt64 {
 // runTables are the tables that hold a run's rows, children first; the
 // runs row goes last. Foreign keys cascade too: this list deletes what
 // they would, explicitly, so that a table without a cascade is emptied.
-var runTables = []string{"submit_keys", "part_heard", "channel_chunks", "channel_messages", "share_orders", "node_party_shares", "node_artifacts", "node_inputs", "run_federation", "gate_inputs", "node_expansions", "preset_nodes", "node_trainer_status", "attempts", "events", "nodes", "run_specs"}
+var runTables = []string{"run_labels", "submit_keys", "part_heard", "channel_chunks", "channel_messages", "share_orders", "node_party_shares", "node_artifacts", "node_inputs", "run_federation", "gate_inputs", "node_expansions", "preset_nodes", "node_trainer_status", "attempts", "events", "nodes", "run_specs"}
 
 // DeleteRun implements store.Life.
 func (s *Store) DeleteRun(ctx context.Context, id apiv1.RunID) (err error) {

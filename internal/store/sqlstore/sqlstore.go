@@ -32,10 +32,6 @@ type Dialect interface {
 	Coded(err error) error
 	// IsConflict tells a unique key's violation.
 	IsConflict(err error) bool
-	// LabelValue is an expression, and its arguments, for the value of
-	// a run's label key (labels is a JSON object): NULL where the run
-	// has no such label.
-	LabelValue(key string) (string, []any)
 	// LockRows is what ends a SELECT that must lock the rows it reads
 	// until the transaction ends: empty where the writer lock does.
 	LockRows() string

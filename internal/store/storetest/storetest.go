@@ -38,6 +38,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("list filters by phase, name and unfinished", func(t *testing.T) { t.Parallel(); testListFilters(t, newStore(t)) })
 	t.Run("list filters by phases, time and search, either order", func(t *testing.T) { t.Parallel(); testListSearch(t, newStore(t)) })
 	t.Run("runs are counted by phase", func(t *testing.T) { t.Parallel(); testCount(t, newStore(t)) })
+	t.Run("every label selector pages through the runs as a test of each run's labels would", func(t *testing.T) { t.Parallel(); testLabelIndex(t, newStore(t)) })
+	t.Run("runs counted as they change are what a count of every run says", func(t *testing.T) { t.Parallel(); testCountsAfterWorkload(t, newStore(t)) })
 	t.Run("events page by sequence and limit", func(t *testing.T) { t.Parallel(); testEventPages(t, newStore(t)) })
 	t.Run("nodes page by position, parent and phase", func(t *testing.T) { t.Parallel(); testNodePages(t, newStore(t)) })
 	t.Run("every write that changes a node gives it a new version", func(t *testing.T) { t.Parallel(); testNodeVersions(t, newStore(t)) })
