@@ -153,6 +153,11 @@ func (s *Store) migrate(ctx context.Context, path string) error {
 			Message: fmt.Sprintf("store schema version %d is newer than this kiln knows (%d)", version, len(files)),
 		}
 	}
+	if version == 0 {
+		if version, err = s.schema(ctx); err != nil {
+			return openError(path, err)
+		}
+	}
 	for i := version; i < len(files); i++ {
 		if err := s.apply(ctx, files[i], i+1); err != nil {
 			return openError(path, err)
