@@ -89,7 +89,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	d := dialect{where: where}
-	if err := migrate(ctx, db, d); err != nil {
+	if err := migrate(ctx, db, d, schemaFile); err != nil {
 		db.Close()
 		return nil, err
 	}

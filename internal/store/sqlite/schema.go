@@ -37,12 +37,12 @@ func schemaVersion(schema string) (int, error) {
 	return 0, fmt.Errorf("schema.sql: no version line")
 }
 
-// schema makes the whole schema in a new store, in one transaction, sets
-// its version to the migrations the schema holds, and returns that
-// version. A store another process has made meanwhile is left as it is,
-// and its version returned.
-func (s *Store) schema(ctx context.Context) (int, error) {
-	version, err := schemaVersion(schemaFile)
+// createSchema makes schema in a new store, in one transaction, sets its
+// version to the migrations schema holds, and returns that version. A
+// store another process has made meanwhile is left as it is, and its
+// version returned.
+func (s *Store) createSchema(ctx context.Context, schema string) (int, error) {
+	version, err := schemaVersion(schema)
 	if err != nil {
 		return 0, err
 	}
@@ -58,7 +58,7 @@ func (s *Store) schema(ctx context.Context) (int, error) {
 	if current != 0 { // another process made it first
 		return current, nil
 	}
-	if _, err := tx.ExecContext(ctx, schemaFile); err != nil {
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return 0, fmt.Errorf("applying schema.sql: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {

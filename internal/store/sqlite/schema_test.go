@@ -53,6 +53,7 @@ func TestSchemaFile(t *testing.T) {
 // TestStaleSchemaFileTakesTheRestInTurn makes a store from a schema that
 // holds fewer migrations than there are: the rest are applied after it.
 func TestStaleSchemaFileTakesTheRestInTurn(t *testing.T) {
+	t.Parallel()
 	files, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +62,7 @@ func TestStaleSchemaFileTakesTheRestInTurn(t *testing.T) {
 	held := len(files) - 2
 	old := schemaHeader(held) + migratedSchema(t, files[:held])
 	s := &Store{wdb: openRaw(t, filepath.Join(t.TempDir(), "kiln.db"))}
-	saved := schemaFile
-	schemaFile = old
-	defer func() { schemaFile = saved }()
-	if err := s.migrate(t.Context(), "kiln.db"); err != nil {
+	if err := s.migrate(t.Context(), "kiln.db", old); err != nil {
 		t.Fatal(err)
 	}
 	if v := userVersion(t, s.wdb); v != len(files) {

@@ -120,7 +120,7 @@ func (s *Store) Close() error {
 func (s *Store) migrateWhenFree(ctx context.Context, path string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		err := s.migrate(ctx, path)
+		err := s.migrate(ctx, path, schemaFile)
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
 			return err
 		}
@@ -137,7 +137,10 @@ func isBusy(err error) bool {
 	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
-func (s *Store) migrate(ctx context.Context, path string) error {
+// migrate brings the store's schema up to date: a new store is made from
+// schema (see schemaFile), and then takes in turn the migrations schema
+// lacks.
+func (s *Store) migrate(ctx context.Context, path, schema string) error {
 	var version int
 	if err := s.wdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return openError(path, err)
@@ -154,7 +157,7 @@ func (s *Store) migrate(ctx context.Context, path string) error {
 		}
 	}
 	if version == 0 {
-		if version, err = s.schema(ctx); err != nil {
+		if version, err = s.createSchema(ctx, schema); err != nil {
 			return openError(path, err)
 		}
 	}
