@@ -2,7 +2,10 @@
 // PostgreSQL database, which several `kiln serve` replicas share. The SQL
 // is sqlstore's, written once for SQLite and PostgreSQL; this package
 // opens the database (pgx, through database/sql), brings its schema up to
-// date from the embedded migrations, and supplies the dialect.
+// date from the embedded migrations, and supplies the dialect. A new
+// database is made from schema.sql (pg_dump's schema of a database
+// migrated step by step); after a new migration, `go generate
+// ./internal/store/...` rewrites it (TestSchemaFile fails until it does).
 //
 // PostgreSQL runs transactions at READ COMMITTED, where a row read may
 // change before the transaction commits. Every write transaction

@@ -3,6 +3,12 @@
 // no cgo. Several kiln processes may share one file. The SQL is
 // internal/store/sqlstore's, shared with the PostgreSQL store; this
 // package opens and migrates the file and is sqlstore's SQLite dialect.
+//
+// A new file is made from schema.sql in one transaction; an older one
+// takes the migrations it lacks in turn. A new migration goes in
+// migrations/, numbered after the last, and `go generate
+// ./internal/store/...` then rewrites schema.sql (TestSchemaFile fails
+// until it does).
 package sqlite
 
 import (
