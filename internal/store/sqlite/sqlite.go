@@ -79,22 +79,11 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 
 // open opens the store at path, creating it if SQLite finds no file there.
 func open(ctx context.Context, path string, opt Options) (*Store, error) {
-	sync := "NORMAL"
-	if opt.FullSync {
-		sync = "FULL"
-	}
-	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
-	wdb, err := sql.Open("sqlite", dsn)
+	s, dsn, err := openWriter(ctx, path, opt)
 	if err != nil {
-		return nil, openError(path, err)
-	}
-	wdb.SetMaxOpenConns(1)
-	s := &Store{path: path, wdb: wdb, exiting: opt.Exiting}
-	if err := s.migrateWhenFree(ctx, path); err != nil {
-		wdb.Close()
 		return nil, err
 	}
+	wdb := s.wdb
 	if s.db, err = sql.Open("sqlite", dsn); err != nil {
 		wdb.Close()
 		return nil, openError(path, err)
@@ -109,6 +98,30 @@ func open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, openError(path, err)
 	}
 	return s, nil
+}
+
+// openWriter opens the store's writer connection, creating the file if
+// SQLite finds none there, and brings its schema up to date. It returns
+// the store, with neither readers nor statements yet, and the address
+// readers open.
+func openWriter(ctx context.Context, path string, opt Options) (*Store, string, error) {
+	sync := "NORMAL"
+	if opt.FullSync {
+		sync = "FULL"
+	}
+	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
+	wdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, "", openError(path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	s := &Store{path: path, wdb: wdb, exiting: opt.Exiting}
+	if err := s.migrateWhenFree(ctx, path); err != nil {
+		wdb.Close()
+		return nil, "", err
+	}
+	return s, dsn, nil
 }
 
 // Close closes the store; with Options.Exiting it leaves the
