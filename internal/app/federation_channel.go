@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -261,12 +262,15 @@ func (a *App) checkPeer(ctx context.Context, at federation.ShareAt, party, role 
 	}
 }
 
-var messageName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+// messageName is a message's name. Like sha256Form it is compiled on
+// first use: its counted repetition makes a large program, which every
+// kiln process compiled at start when it was a package variable.
+var messageName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`) })
 
-func validName(name string) bool { return messageName.MatchString(name) }
+func validName(name string) bool { return messageName().MatchString(name) }
 
 // sha256Form is a digest, or a certificate's pin: sha256:<64 hex digits>.
-var sha256Form = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+var sha256Form = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 
 // checkPiece refuses a piece that does not fit its message: every piece
 // but the last is ChannelChunkSize bytes.
@@ -281,7 +285,7 @@ func checkPiece(at federation.ShareAt, name string, p federation.Piece) error {
 		return badMessage(at, name, "its name is not 1 to 128 letters, digits, '.', '_' or '-'")
 	case p.Size < 0 || p.Size > apiv1.ChannelMaxMessage:
 		return badMessage(at, name, fmt.Sprintf("its size, %d bytes, is not between 0 and %d", p.Size, apiv1.ChannelMaxMessage))
-	case !sha256Form.MatchString(p.Digest):
+	case !sha256Form().MatchString(p.Digest):
 		return badMessage(at, name, "its digest is not sha256:<64 hex digits>")
 	case int64(p.Pieces) != pieces || p.Index < 0 || p.Index >= p.Pieces:
 		return badMessage(at, name, fmt.Sprintf("piece %d of %d does not fit a message of %d bytes in pieces of %d", p.Index, p.Pieces, p.Size, apiv1.ChannelChunkSize))

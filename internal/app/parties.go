@@ -69,7 +69,7 @@ func (a *App) checkPartyRequest(req apiv1.PartyRequest) error {
 	if err := federation.CheckPolicyValid(req.Name, req.Policy); err != nil {
 		return err
 	}
-	if req.Pin != "" && !sha256Form.MatchString(req.Pin) {
+	if req.Pin != "" && !sha256Form().MatchString(req.Pin) {
 		return &apiv1.Error{
 			Code: apiv1.CodePartyURL, Object: object, Field: "pin",
 			Message: fmt.Sprintf("%q is not a certificate pin: sha256:<64 hex digits>", req.Pin),

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
@@ -59,10 +58,7 @@ const (
 // attempt that names a queue (a cluster without Kueue never serves them).
 func (b *Backend) workloads() cache.SharedIndexInformer {
 	b.kueueOnce.Do(func() {
-		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(b.dynamic, b.cfg.Resync, b.ns, func(o *metav1.ListOptions) {
-			o.LabelSelector = LabelManagedBy + "=" + managedBy
-		})
-		b.kueueInf = f.ForResource(workloadGVR).Informer()
+		b.kueueInf = dynamicInformer(b.dynamic.Resource(workloadGVR).Namespace(b.ns), LabelManagedBy+"="+managedBy, b.cfg.Resync)
 		notify := func(obj any) {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
 				if id, ok := attemptOf(u.GetAnnotations()); ok {

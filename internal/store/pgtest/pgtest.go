@@ -64,6 +64,7 @@ type Options struct {
 
 // Server is a running PostgreSQL server in a scratch directory.
 type Server struct {
+	bin      string // the directory of initdb, postgres and pg_dump
 	dir      string
 	port     int
 	password string

@@ -120,7 +120,7 @@ func serve(bin, dir, password string, cred *syscall.Credential, opt Options) (*S
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT // an immediate shutdown if the tests die unawares
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	s := &Server{dir: dir, port: port, password: password, cmd: cmd, done: make(chan struct{})}
+	s := &Server{bin: bin, dir: dir, port: port, password: password, cmd: cmd, done: make(chan struct{})}
 	if err := s.run(); err != nil {
 		return nil, err
 	}

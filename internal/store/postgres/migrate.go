@@ -17,8 +17,11 @@ const migrateLock = 0x6b696c6e_0001 // "kiln", 1
 
 // migrate applies the migrations the database lacks, all in one
 // transaction: PostgreSQL's DDL is transactional, so a failed migration
-// leaves the schema as it was. The version is kept in kiln_schema.
-func migrate(ctx context.Context, db *sql.DB, d dialect) error {
+// leaves the schema as it was. A new database is made from schema (see
+// schemaFile) and takes in turn only the migrations it lacks; an empty
+// schema applies every migration in turn. The version is kept in
+// kiln_schema.
+func migrate(ctx context.Context, db *sql.DB, d dialect, schema string) error {
 	files, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return err
@@ -37,6 +40,11 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) error {
 		return &apiv1.Error{
 			Code: apiv1.CodeStoreVersion, File: d.where,
 			Message: fmt.Sprintf("store schema version %d is newer than this kiln knows (%d)", version, len(files)),
+		}
+	}
+	if version == 0 {
+		if version, err = createSchema(ctx, tx, schema); err != nil {
+			return d.open(err)
 		}
 	}
 	for i := version; i < len(files); i++ {

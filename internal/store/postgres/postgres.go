@@ -2,7 +2,10 @@
 // PostgreSQL database, which several `kiln serve` replicas share. The SQL
 // is sqlstore's, written once for SQLite and PostgreSQL; this package
 // opens the database (pgx, through database/sql), brings its schema up to
-// date from the embedded migrations, and supplies the dialect.
+// date from the embedded migrations, and supplies the dialect. A new
+// database is made from schema.sql (pg_dump's schema of a database
+// migrated step by step); after a new migration, `go generate
+// ./internal/store/...` rewrites it (TestSchemaFile fails until it does).
 //
 // PostgreSQL runs transactions at READ COMMITTED, where a row read may
 // change before the transaction commits. Every write transaction
@@ -89,7 +92,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	d := dialect{where: where}
-	if err := migrate(ctx, db, d); err != nil {
+	if err := migrate(ctx, db, d, schemaFile); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -48,13 +48,13 @@ func create(ctx context.Context, path string, opt Options) error {
 		}
 	}()
 	// Closing must copy the WAL into the file before it is linked into
-	// place: the WAL is not linked with it.
-	opt.Exiting = false
-	s, err := open(ctx, name, opt)
+	// place: the WAL is not linked with it. Only the schema is made here:
+	// readers, statements and the secret key wait for the store's opener.
+	s, _, err := openWriter(ctx, name, opt)
 	if err != nil {
 		return err
 	}
-	if err := s.Close(); err != nil {
+	if err := s.wdb.Close(); err != nil {
 		return openError(path, err)
 	}
 	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) { // another process made it first

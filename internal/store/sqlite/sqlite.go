@@ -3,6 +3,12 @@
 // no cgo. Several kiln processes may share one file. The SQL is
 // internal/store/sqlstore's, shared with the PostgreSQL store; this
 // package opens and migrates the file and is sqlstore's SQLite dialect.
+//
+// A new file is made from schema.sql in one transaction; an older one
+// takes the migrations it lacks in turn. A new migration goes in
+// migrations/, numbered after the last, and `go generate
+// ./internal/store/...` then rewrites schema.sql (TestSchemaFile fails
+// until it does).
 package sqlite
 
 import (
@@ -73,22 +79,11 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 
 // open opens the store at path, creating it if SQLite finds no file there.
 func open(ctx context.Context, path string, opt Options) (*Store, error) {
-	sync := "NORMAL"
-	if opt.FullSync {
-		sync = "FULL"
-	}
-	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
-	wdb, err := sql.Open("sqlite", dsn)
+	s, dsn, err := openWriter(ctx, path, opt)
 	if err != nil {
-		return nil, openError(path, err)
-	}
-	wdb.SetMaxOpenConns(1)
-	s := &Store{path: path, wdb: wdb, exiting: opt.Exiting}
-	if err := s.migrateWhenFree(ctx, path); err != nil {
-		wdb.Close()
 		return nil, err
 	}
+	wdb := s.wdb
 	if s.db, err = sql.Open("sqlite", dsn); err != nil {
 		wdb.Close()
 		return nil, openError(path, err)
@@ -103,6 +98,30 @@ func open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, openError(path, err)
 	}
 	return s, nil
+}
+
+// openWriter opens the store's writer connection, creating the file if
+// SQLite finds none there, and brings its schema up to date. It returns
+// the store, with neither readers nor statements yet, and the address
+// readers open.
+func openWriter(ctx context.Context, path string, opt Options) (*Store, string, error) {
+	sync := "NORMAL"
+	if opt.FullSync {
+		sync = "FULL"
+	}
+	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
+	wdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, "", openError(path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	s := &Store{path: path, wdb: wdb, exiting: opt.Exiting}
+	if err := s.migrateWhenFree(ctx, path); err != nil {
+		wdb.Close()
+		return nil, "", err
+	}
+	return s, dsn, nil
 }
 
 // Close closes the store; with Options.Exiting it leaves the
@@ -120,7 +139,7 @@ func (s *Store) Close() error {
 func (s *Store) migrateWhenFree(ctx context.Context, path string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		err := s.migrate(ctx, path)
+		err := s.migrate(ctx, path, schemaFile)
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
 			return err
 		}
@@ -137,7 +156,10 @@ func isBusy(err error) bool {
 	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
-func (s *Store) migrate(ctx context.Context, path string) error {
+// migrate brings the store's schema up to date: a new store is made from
+// schema (see schemaFile), and then takes in turn the migrations schema
+// lacks.
+func (s *Store) migrate(ctx context.Context, path, schema string) error {
 	var version int
 	if err := s.wdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return openError(path, err)
@@ -151,6 +173,11 @@ func (s *Store) migrate(ctx context.Context, path string) error {
 		return &apiv1.Error{
 			Code: apiv1.CodeStoreVersion, File: path,
 			Message: fmt.Sprintf("store schema version %d is newer than this kiln knows (%d)", version, len(files)),
+		}
+	}
+	if version == 0 {
+		if version, err = s.createSchema(ctx, schema); err != nil {
+			return openError(path, err)
 		}
 	}
 	for i := version; i < len(files); i++ {
