@@ -43,13 +43,15 @@ func (k *rowsKind) text(n int) string {
 }
 
 var (
-	attemptRows = &rowsKind{cols: 16, head: `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code,
+	attemptRows = &rowsKind{
+		cols: 16, head: `INSERT INTO attempts (run_id, node, number, id, phase, exit_code, signal, code,
 		message, system, started_at, finished_at, nodes, joined, dropped, logs_lost)`,
 		tail: `ON CONFLICT (run_id, node, number) DO UPDATE SET
 		phase = excluded.phase, exit_code = excluded.exit_code, signal = excluded.signal, code = excluded.code,
 		message = excluded.message, system = excluded.system, started_at = excluded.started_at,
 		finished_at = excluded.finished_at, nodes = excluded.nodes, joined = excluded.joined,
-		dropped = excluded.dropped, logs_lost = excluded.logs_lost`}
+		dropped = excluded.dropped, logs_lost = excluded.logs_lost`,
+	}
 	nodeRows = &rowsKind{cols: 18, head: `INSERT INTO nodes (run_id, position, name, phase, kind, parent, code, message,
 		started_at, finished_at, retry_at, outputs, conditions, replicas, children, gate, cache, version)`}
 	eventRows = &rowsKind{cols: 9, head: `INSERT INTO events (run_id, node, attempt, phase, reason, code, message, time, term)`}
