@@ -167,10 +167,16 @@ func jsonIfSet[T any](v *T) string {
 	return mustJSON(v)
 }
 
-// upsertAttempts writes c's attempts, by (node, number).
+// upsertAttempts writes c's attempts, by (node, number): of two rows of
+// one attempt the later wins, as if written one after the other (one
+// PostgreSQL statement may not update a row twice).
 func (s *Store) upsertAttempts(ctx context.Context, tx *sql.Tx, c *store.Change) error {
 	args := make([]any, 0, len(c.Attempts)*attemptRows.cols)
-	for _, a := range c.Attempts {
+	last := lastOfEach(c.Attempts)
+	for i, a := range c.Attempts {
+		if last != nil && last[attemptID{a.Node, a.Number}] != i {
+			continue
+		}
 		args = append(args, c.Run, a.Node, a.Number, a.ID, a.Phase, nullInt(a.ExitCode), a.Signal, a.Code,
 			a.Message, a.System, nanos(a.StartedAt), nanos(a.FinishedAt), a.Nodes, a.Joined, jsonOrEmpty(len(a.Dropped), a.Dropped),
 			jsonOrEmpty(len(a.LogsLost), a.LogsLost))
@@ -184,4 +190,26 @@ func jsonOrEmpty(n int, v any) string {
 		return ""
 	}
 	return mustJSON(v)
+}
+
+// attemptID is an attempt's key: its node and number.
+type attemptID struct {
+	node   string
+	number int
+}
+
+// lastOfEach indexes the last row of each attempt in rows, or is nil
+// when no attempt has two.
+func lastOfEach(rows []store.AttemptRow) map[attemptID]int {
+	if len(rows) < 2 {
+		return nil
+	}
+	last := make(map[attemptID]int, len(rows))
+	for i, a := range rows {
+		last[attemptID{a.Node, a.Number}] = i
+	}
+	if len(last) == len(rows) {
+		return nil
+	}
+	return last
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -48,5 +49,25 @@ func testApplyManyRows(t *testing.T, s store.Store) {
 		if e.Reason != fmt.Sprint(i) || (i > 0 && e.Seq <= list[i-1].Seq) {
 			t.Fatalf("event %d of the round: %+v, want reason %d, numbered after the one before", i, e, i)
 		}
+	}
+}
+
+// testApplyOneAttemptTwice applies a round that writes one attempt twice:
+// the later row is the one stored, as if the two were written in turn.
+func testApplyOneAttemptTwice(t *testing.T, s store.Store) {
+	mustCreate(t, s, NewRun("r1", "me"))
+	end := t0.Add(time.Second)
+	running := apiv1.AttemptStatus{Number: 1, ID: "r1/a/1", Phase: apiv1.PhaseRunning, StartedAt: &t0}
+	done := running
+	done.Phase, done.FinishedAt = apiv1.PhaseSucceeded, &end
+	apply(t, s, &store.Change{Run: "r1", Owner: "me", Attempts: []store.AttemptRow{
+		{Node: "a", AttemptStatus: running}, {Node: "b", AttemptStatus: running}, {Node: "a", AttemptStatus: done},
+	}})
+	nodes := get(t, s, "r1").Status.Nodes
+	if diff := cmp.Diff([]apiv1.AttemptStatus{done}, nodes[0].Attempts); diff != "" {
+		t.Errorf("node a's attempts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]apiv1.AttemptStatus{running}, nodes[1].Attempts); diff != "" {
+		t.Errorf("node b's attempts (-want +got):\n%s", diff)
 	}
 }
