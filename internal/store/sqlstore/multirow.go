@@ -11,10 +11,15 @@ import (
 // of a table go in INSERT … VALUES (…),(…) statements of 1, 2, 4, … rows,
 // up to the largest power of two under rowVars placeholders (under both
 // databases' limits on a statement's variables); n rows take the
-// statements of n's binary digits, largest first. They are prepared when
-// the store opens: a statement prepared on the write pool during a
-// transaction would wait for the pool's one connection, which the
-// transaction holds.
+// statements of n's binary digits, largest first. Those of up to
+// preparedRows rows, what most rounds write, are prepared when the store
+// opens (a statement prepared on the write pool during a transaction
+// would wait for the pool's one connection, which the transaction holds);
+// larger ones are parsed when run, their cost spread over their rows:
+// keeping them all prepared cost a process 7 MiB.
+
+// preparedRows is the most rows of a statement prepared once.
+const preparedRows = 4
 
 // rowVars bounds the placeholders of one multi-row statement.
 const rowVars = 960
@@ -64,6 +69,9 @@ type rowStmts map[*rowsKind][]*sql.Stmt
 func (r rowStmts) prepare(ctx context.Context, db *sql.DB) error {
 	for _, k := range []*rowsKind{attemptRows, nodeRows, eventRows} {
 		for _, n := range k.sizes() {
+			if n > preparedRows {
+				break
+			}
 			st, err := db.PrepareContext(ctx, k.text(n))
 			if err != nil {
 				return err
@@ -88,14 +96,20 @@ func (r rowStmts) close() error {
 // execRows writes the rows of args (k.cols values each, in order) in tx:
 // the largest statement while it fits the rows left, then smaller ones.
 func (s *Store) execRows(ctx context.Context, tx *sql.Tx, k *rowsKind, args []any) error {
-	stmts := s.rows[k]
-	for i := len(stmts) - 1; i >= 0 && len(args) > 0; {
-		n := 1 << i
+	sizes := k.sizes()
+	for i := len(sizes) - 1; i >= 0 && len(args) > 0; {
+		n := sizes[i]
 		if len(args) < n*k.cols {
 			i--
 			continue
 		}
-		if _, err := tx.StmtContext(ctx, stmts[i]).ExecContext(ctx, args[:n*k.cols]...); err != nil {
+		var err error
+		if i < len(s.rows[k]) {
+			_, err = tx.StmtContext(ctx, s.rows[k][i]).ExecContext(ctx, args[:n*k.cols]...)
+		} else {
+			_, err = tx.ExecContext(ctx, k.text(n), args[:n*k.cols]...)
+		}
+		if err != nil {
 			return err
 		}
 		args = args[n*k.cols:]
