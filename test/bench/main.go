@@ -110,6 +110,7 @@ func (b *bench) all() []row {
 		rows = append(rows, b.runPage()...)
 	}
 	if want("store") {
+		rows = append(rows, b.walRow())
 		rows = append(rows, b.stores()...)
 	}
 	if want("kube") {

@@ -19,15 +19,16 @@ func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 	return s.applyGrouped(ctx, c)
 }
 
-// applyChange writes c in tx, fenced by its owner and term.
+// applyChange writes c in tx, fenced by its owner and term: the first
+// statement writes the run only if both still hold (fence), and counts
+// its node version up when c changes nodes; each table is then written
+// once, with the rows of all of c's nodes.
 func (s *Store) applyChange(ctx context.Context, tx *sql.Tx, c *store.Change) error {
-	if err := fenceTerm(ctx, tx, c.Term); err != nil {
+	version, err := s.fence(ctx, tx, c, len(c.Nodes)+len(c.Added)+len(c.Attempts) > 0)
+	if err != nil {
 		return err
 	}
-	if err := s.fence(ctx, tx, c); err != nil {
-		return err
-	}
-	if err := s.upsertNodes(ctx, tx, c); err != nil {
+	if err := s.upsertNodes(ctx, tx, c, version); err != nil {
 		return err
 	}
 	if err := s.upsertAttempts(ctx, tx, c); err != nil {
@@ -45,50 +46,79 @@ func (s *Store) applyChange(ctx context.Context, tx *sql.Tx, c *store.Change) er
 	if err := s.putNodeInputs(ctx, tx, c); err != nil {
 		return err
 	}
-	if err := touchNodes(ctx, tx, c.Run, touched(c)); err != nil {
+	if err := stampNodes(ctx, tx, c.Run, version, attemptsOnly(c)); err != nil {
 		return err
 	}
 	return s.insertEventsAt(ctx, tx, c.Run, c.Events, c.Term)
 }
 
-func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change) error {
-	var res sql.Result
-	var err error
-	if st := c.Status; st != nil {
-		res, err = tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx, st.Phase, st.Code, st.Message,
-			nanos(st.StartedAt), nanos(st.FinishedAt), st.Phase.Done(), jsonIfSet(st.Outputs), jsonIfSet(st.Progress), jsonIfSet(st.Suspended), c.Run, c.Owner)
-	} else {
+// fence writes the run's status, if c has one, and counts its node
+// version up if bump, in one statement that finds the run only while
+// c.Owner holds its lease under a term that still leads; a change of
+// neither reads the run under the same conditions. It returns the run's
+// node version.
+func (s *Store) fence(ctx context.Context, tx *sql.Tx, c *store.Change, bump bool) (version int64, err error) {
+	switch st := c.Status; {
+	case st != nil:
+		err = tx.StmtContext(ctx, s.stmts.updateRun).QueryRowContext(ctx, jsonIfSet(st.Outputs), jsonIfSet(st.Progress),
+			jsonIfSet(st.Suspended), flag(bump), c.Run, c.Owner, c.Term, c.Term).Scan(&version)
+		if err == nil {
+			err = s.setRunPhase(ctx, tx, c.Run, st)
+		}
+	case bump:
+		err = tx.StmtContext(ctx, s.stmts.bumpNodes).QueryRowContext(ctx, c.Run, c.Owner, c.Term, c.Term).Scan(&version)
+	default:
 		// The row is locked (LockRows) or the write lock is held, so the
 		// owner read here cannot change before the commit.
-		var one int
-		err = tx.StmtContext(ctx, s.stmts.fence).QueryRowContext(ctx, c.Run, c.Owner).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("run %s, owner %s: %w", c.Run, c.Owner, store.ErrLeaseLost)
-		}
-		return err
+		err = tx.StmtContext(ctx, s.stmts.fence).QueryRowContext(ctx, c.Run, c.Owner, c.Term, c.Term).Scan(&version)
 	}
-	if err != nil {
-		return err
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fenceLost(ctx, tx, c)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("run %s, owner %s: %w", c.Run, c.Owner, store.ErrLeaseLost)
-	}
-	return nil
+	return version, err
 }
 
-func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+// fenceLost tells why the fence found no run: a term that no longer
+// leads, or a lease lost.
+func fenceLost(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+	if err := fenceTerm(ctx, tx, c.Term); err != nil {
+		return err
+	}
+	return fmt.Errorf("run %s, owner %s: %w", c.Run, c.Owner, store.ErrLeaseLost)
+}
+
+// setRunPhase writes the run's phase, code, message and times only if
+// one of them changed: they are in the runs table's indexes, and most
+// rounds change only the progress.
+func (s *Store) setRunPhase(ctx context.Context, tx *sql.Tx, run apiv1.RunID, st *apiv1.RunStatus) error {
+	started, finished := nanos(st.StartedAt), nanos(st.FinishedAt)
+	_, err := tx.StmtContext(ctx, s.stmts.runPhase).ExecContext(ctx, st.Phase, st.Code, st.Message, started, finished,
+		st.Phase.Done(), run, st.Phase, st.Code, st.Message, started, finished, st.Phase.Done())
+	return err
+}
+
+// flag is b as the 0 or 1 a count moves by.
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// upsertNodes writes c's nodes, stamped with the run's node version.
+func (s *Store) upsertNodes(ctx context.Context, tx *sql.Tx, c *store.Change, version int64) error {
 	if len(c.Nodes) > 0 {
 		stmt := tx.StmtContext(ctx, s.stmts.updateNode)
 		for _, n := range c.Nodes {
 			if _, err := stmt.ExecContext(ctx, n.Phase, n.Code, n.Message, nanos(n.StartedAt), nanos(n.FinishedAt),
 				nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs), jsonOrEmpty(len(n.Conditions), n.Conditions),
 				jsonOrEmpty(len(n.Replicas), n.Replicas), n.Kind, jsonIfSet(n.Children), jsonIfSet(n.Gate),
-				jsonIfSet(n.Cache), c.Run, n.Name); err != nil {
+				jsonIfSet(n.Cache), version, c.Run, n.Name); err != nil {
 				return err
 			}
 		}
 	}
-	if err := s.insertNodes(ctx, tx, c); err != nil {
+	if err := s.insertNodes(ctx, tx, c, version); err != nil {
 		return err
 	}
 	return s.putExpansions(ctx, tx, c)
@@ -111,7 +141,7 @@ func (s *Store) putExpansions(ctx context.Context, tx *sql.Tx, c *store.Change) 
 }
 
 // insertNodes saves the nodes a round made, after the run's last one.
-func (s *Store) insertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) error {
+func (s *Store) insertNodes(ctx context.Context, tx *sql.Tx, c *store.Change, version int64) error {
 	if len(c.Added) == 0 {
 		return nil
 	}
@@ -119,16 +149,14 @@ func (s *Store) insertNodes(ctx context.Context, tx *sql.Tx, c *store.Change) er
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(position) + 1, 0) FROM nodes WHERE run_id = ?`, c.Run).Scan(&next); err != nil {
 		return err
 	}
-	stmt := tx.StmtContext(ctx, s.stmts.insertNode)
+	args := make([]any, 0, len(c.Added)*nodeRows.cols)
 	for i, n := range c.Added {
-		if _, err := stmt.ExecContext(ctx, c.Run, next+i, n.Name, n.Phase, n.Kind, n.Parent, n.Code, n.Message,
+		args = append(args, c.Run, next+i, n.Name, n.Phase, n.Kind, n.Parent, n.Code, n.Message,
 			nanos(n.StartedAt), nanos(n.FinishedAt), nanos(n.RetryAt), jsonOrEmpty(len(n.Outputs), n.Outputs),
 			jsonOrEmpty(len(n.Conditions), n.Conditions), jsonOrEmpty(len(n.Replicas), n.Replicas),
-			jsonIfSet(n.Children), jsonIfSet(n.Gate), jsonIfSet(n.Cache)); err != nil {
-			return err
-		}
+			jsonIfSet(n.Children), jsonIfSet(n.Gate), jsonIfSet(n.Cache), version)
 	}
-	return nil
+	return s.execRows(ctx, tx, nodeRows, args)
 }
 
 // jsonIfSet stores a nil pointer as "", the column default.
@@ -139,19 +167,21 @@ func jsonIfSet[T any](v *T) string {
 	return mustJSON(v)
 }
 
+// upsertAttempts writes c's attempts, by (node, number): of two rows of
+// one attempt the later wins, as if written one after the other (one
+// PostgreSQL statement may not update a row twice).
 func (s *Store) upsertAttempts(ctx context.Context, tx *sql.Tx, c *store.Change) error {
-	if len(c.Attempts) == 0 {
-		return nil
-	}
-	stmt := tx.StmtContext(ctx, s.stmts.upsertAttempt)
-	for _, a := range c.Attempts {
-		if _, err := stmt.ExecContext(ctx, c.Run, a.Node, a.Number, a.ID, a.Phase, nullInt(a.ExitCode), a.Signal, a.Code,
-			a.Message, a.System, nanos(a.StartedAt), nanos(a.FinishedAt), a.Nodes, a.Joined, jsonOrEmpty(len(a.Dropped), a.Dropped),
-			jsonOrEmpty(len(a.LogsLost), a.LogsLost)); err != nil {
-			return err
+	args := make([]any, 0, len(c.Attempts)*attemptRows.cols)
+	last := lastOfEach(c.Attempts)
+	for i, a := range c.Attempts {
+		if last != nil && last[attemptID{a.Node, a.Number}] != i {
+			continue
 		}
+		args = append(args, c.Run, a.Node, a.Number, a.ID, a.Phase, nullInt(a.ExitCode), a.Signal, a.Code,
+			a.Message, a.System, nanos(a.StartedAt), nanos(a.FinishedAt), a.Nodes, a.Joined, jsonOrEmpty(len(a.Dropped), a.Dropped),
+			jsonOrEmpty(len(a.LogsLost), a.LogsLost))
 	}
-	return nil
+	return s.execRows(ctx, tx, attemptRows, args)
 }
 
 // jsonOrEmpty stores an empty collection as "", the column default.
@@ -160,4 +190,26 @@ func jsonOrEmpty(n int, v any) string {
 		return ""
 	}
 	return mustJSON(v)
+}
+
+// attemptID is an attempt's key: its node and number.
+type attemptID struct {
+	node   string
+	number int
+}
+
+// lastOfEach indexes the last row of each attempt in rows, or is nil
+// when no attempt has two.
+func lastOfEach(rows []store.AttemptRow) map[attemptID]int {
+	if len(rows) < 2 {
+		return nil
+	}
+	last := make(map[attemptID]int, len(rows))
+	for i, a := range rows {
+		last[attemptID{a.Node, a.Number}] = i
+	}
+	if len(last) == len(rows) {
+		return nil
+	}
+	return last
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,14 +13,18 @@ import (
 
 // Rounds of different runs that fall together are committed together:
 // while one transaction commits, the changes that arrive queue up, and
-// the next transaction writes them all, each in a savepoint of its own,
-// so that one change refused (its run's lease lost, say) leaves the
-// others whole. A change is stored, or refused, before Apply returns; a
-// commit that fails fails every change in it, and none of them is
-// stored. The writer that finds no transaction under way commits the
-// changes waiting; once done, it hands the changes that arrived meanwhile
-// to one of their writers, so no writer commits others' changes for long
-// and no goroutine of the store's own runs.
+// the next transaction writes them all. A change refused (its run's
+// lease lost, say) must leave the others whole without a savepoint per
+// change: the transaction is rolled back, the refused change answered
+// with its error, and the others written again in a new one. Refusals
+// are rare, and each such pass drops one change, so the common group
+// costs one transaction and no savepoint. A change is stored, or
+// refused, before Apply returns; a commit that fails fails every change
+// in it, and none of them is stored. The writer that finds no
+// transaction under way commits the changes waiting; once done, it hands
+// the changes that arrived meanwhile to one of their writers, so no
+// writer commits others' changes for long and no goroutine of the
+// store's own runs.
 
 // grouper queues the changes waiting for a transaction.
 type grouper struct {
@@ -79,7 +83,7 @@ func (s *Store) commitNext() {
 
 // commitGroup writes batch in one transaction and answers each change.
 func (s *Store) commitGroup(batch []*pendingChange) {
-	if len(batch) == 1 { // no savepoint needed
+	if len(batch) == 1 { // no other change to keep whole
 		p := batch[0]
 		p.done <- s.withTx(p.ctx, func(tx *sql.Tx) error { return s.applyChange(p.ctx, tx, p.c) })
 		return
@@ -87,20 +91,25 @@ func (s *Store) commitGroup(batch []*pendingChange) {
 	errs := make([]error, len(batch))
 	ctx, release := whileAnyWaits(batch)
 	defer release()
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		for i, p := range batch {
-			if err := p.ctx.Err(); err != nil {
-				errs[i] = err
-				continue
+	left := make([]int, len(batch))
+	for i := range left {
+		left[i] = i
+	}
+	var err error
+	for {
+		refused := -1
+		err = s.withTx(ctx, func(tx *sql.Tx) error {
+			refused = s.applyUntilRefused(tx, batch, left, errs)
+			if refused >= 0 {
+				return errRefused
 			}
-			var err error
-			errs[i], err = s.applySaved(p.ctx, tx, p.c, i)
-			if err != nil {
-				return err
-			}
+			return nil
+		})
+		if refused < 0 {
+			break
 		}
-		return nil
-	})
+		left = slices.DeleteFunc(left, func(i int) bool { return i == refused || errs[i] != nil })
+	}
 	for i, p := range batch {
 		if err != nil {
 			errs[i] = errors.Join(err, errs[i])
@@ -109,21 +118,28 @@ func (s *Store) commitGroup(batch []*pendingChange) {
 	}
 }
 
-// applySaved applies c in savepoint n of tx: if c is refused, what it
-// wrote is undone and the error is c's alone. A savepoint that cannot be
-// made or undone fails the whole transaction.
-func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, c *store.Change, n int) (refused, failed error) {
-	name := fmt.Sprintf("change_%d", n)
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
-		return nil, err
-	}
-	if refused = s.applyChange(ctx, tx, c); refused != nil {
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); err != nil {
-			return refused, err
+// errRefused rolls back a group's transaction in which a change was
+// refused; the others are written again without it.
+var errRefused = errors.New("a change of the group was refused")
+
+// applyUntilRefused applies the changes of batch whose indices are left,
+// in order, in tx, skipping those whose writers have given up (their
+// errors set in errs). It stops at the first change refused, sets its
+// error and returns its index: what tx wrote is then to be rolled back.
+// It returns -1 when none was refused.
+func (s *Store) applyUntilRefused(tx *sql.Tx, batch []*pendingChange, left []int, errs []error) int {
+	for _, i := range left {
+		p := batch[i]
+		if err := p.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if err := s.applyChange(p.ctx, tx, p.c); err != nil {
+			errs[i] = err
+			return i
 		}
 	}
-	_, failed = tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
-	return refused, failed
+	return -1
 }
 
 // whileAnyWaits is a context that ends once every change's has: the

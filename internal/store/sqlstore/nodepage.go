@@ -35,24 +35,42 @@ func touchNodes(ctx context.Context, tx *sql.Tx, run apiv1.RunID, names []string
 	return nil
 }
 
-// touched names the nodes c changes: its nodes, those it adds, and those
-// whose attempts it writes.
-func touched(c *store.Change) []string {
-	seen := map[string]bool{}
-	var names []string
-	add := func(n string) {
-		if !seen[n] {
-			seen[n] = true
-			names = append(names, n)
+// stampNodes stamps the named nodes of run with version: they changed
+// in this transaction, which counted the run's node version up to it.
+func stampNodes(ctx context.Context, tx *sql.Tx, run apiv1.RunID, version int64, names []string) error {
+	for start := 0; start < len(names); start += maxVars {
+		chunk := names[start:min(start+maxVars, len(names))]
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, version, run)
+		for _, n := range chunk {
+			args = append(args, n)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET version = ? WHERE run_id = ? AND name IN (`+
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// attemptsOnly names the nodes whose attempts c writes but whose rows it
+// neither writes nor adds: their version is stamped apart.
+func attemptsOnly(c *store.Change) []string {
+	if len(c.Attempts) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(c.Nodes)+len(c.Added))
 	for _, list := range [][]apiv1.NodeStatus{c.Nodes, c.Added} {
 		for _, n := range list {
-			add(n.Name)
+			seen[n.Name] = true
 		}
 	}
+	var names []string
 	for _, a := range c.Attempts {
-		add(a.Node)
+		if !seen[a.Node] {
+			seen[a.Node] = true
+			names = append(names, a.Node)
+		}
 	}
 	return names
 }

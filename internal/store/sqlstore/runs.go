@@ -414,13 +414,11 @@ func (s *Store) insertEvents(ctx context.Context, tx *sql.Tx, run apiv1.RunID, e
 
 // insertEventsAt appends events written under leadership term term.
 func (s *Store) insertEventsAt(ctx context.Context, tx *sql.Tx, run apiv1.RunID, events []apiv1.Event, term int64) error {
-	stmt := tx.StmtContext(ctx, s.stmts.insertEvent)
+	args := make([]any, 0, len(events)*eventRows.cols)
 	for _, e := range events {
-		if _, err := stmt.ExecContext(ctx, run, e.Node, e.Attempt, e.Phase, e.Reason, e.Code, e.Message, e.Time.UnixNano(), term); err != nil {
-			return err
-		}
+		args = append(args, run, e.Node, e.Attempt, e.Phase, e.Reason, e.Code, e.Message, e.Time.UnixNano(), term)
 	}
-	return nil
+	return s.execRows(ctx, tx, eventRows, args)
 }
 
 // unmarshalIf decodes s into v unless s is empty.

@@ -45,6 +45,7 @@ type Store struct {
 	wdb     *sql.DB
 	dialect Dialect
 	stmts   statements
+	rows    rowStmts // multi-row statements, by table and size
 	sealer  *sealer
 	group   *grouper // Apply's changes waiting to be committed together
 }
@@ -62,9 +63,9 @@ var _ store.Store = (*Store)(nil)
 // date; secret values are sealed with the key at keyFile, made on first
 // use. Its errors are the driver's: the caller codes them.
 func New(ctx context.Context, db, wdb *sql.DB, d Dialect, keyFile string) (*Store, error) {
-	s := &Store{db: db, pool: db, wdb: wdb, dialect: d, group: &grouper{}}
-	if err := s.stmts.prepare(ctx, wdb, d); err != nil {
-		return nil, errors.Join(err, s.stmts.close())
+	s := &Store{db: db, pool: db, wdb: wdb, dialect: d, group: &grouper{}, rows: rowStmts{}}
+	if err := errors.Join(s.stmts.prepare(ctx, wdb, d), s.rows.prepare(ctx, wdb)); err != nil {
+		return nil, errors.Join(err, s.stmts.close(), s.rows.close())
 	}
 	s.sealer = loadSealer(ctx, s, keyFile)
 	if err := s.sealPlain(ctx); err != nil {
@@ -75,7 +76,7 @@ func New(ctx context.Context, db, wdb *sql.DB, d Dialect, keyFile string) (*Stor
 
 // Close closes the statements and both pools.
 func (s *Store) Close() error {
-	errs := []error{s.stmts.close(), s.pool.Close()}
+	errs := []error{s.stmts.close(), s.rows.close(), s.pool.Close()}
 	if s.wdb != s.pool {
 		errs = append(errs, s.wdb.Close())
 	}

@@ -27,6 +27,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("a taken ID is a conflict", func(t *testing.T) { t.Parallel(); testConflict(t, newStore(t)) })
 	t.Run("apply writes a round and fences other owners", func(t *testing.T) { t.Parallel(); testApply(t, newStore(t)) })
 	t.Run("changes applied at once are each stored or refused alone", func(t *testing.T) { t.Parallel(); testApplyTogether(t, newStore(t)) })
+	t.Run("a round of many rows is stored whole and in order", func(t *testing.T) { t.Parallel(); testApplyManyRows(t, newStore(t)) })
+	t.Run("of one attempt written twice in a round the later is stored", func(t *testing.T) { t.Parallel(); testApplyOneAttemptTwice(t, newStore(t)) })
 	t.Run("a node's stored artifacts read back whole", func(t *testing.T) { t.Parallel(); testNodeArtifacts(t, newStore(t)) })
 	t.Run("claims respect live leases and take dead ones", func(t *testing.T) { t.Parallel(); testClaim(t, newStore(t)) })
 	t.Run("two claimers never both win a run", func(t *testing.T) { t.Parallel(); testClaimRace(t, newStore(t)) })
