@@ -78,7 +78,7 @@ func readFrame(r *bufio.Reader, buf []byte) (byte, []byte, error) {
 	}
 	buf = buf[:n]
 	if _, err := io.ReadFull(r, buf); err != nil {
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("%w: torn after its length", errProtocol)
 		}
 		return 0, buf, err
