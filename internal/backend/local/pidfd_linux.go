@@ -18,7 +18,14 @@ func waitExit(cmd *exec.Cmd) {
 	if err == nil {
 		f := os.NewFile(uintptr(fd), "pidfd") // registered with the netpoller: it is non-blocking
 		if rc, err := f.SyscallConn(); err == nil {
-			_ = rc.Read(exited)
+			woke := false
+			_ = rc.Read(func(fd uintptr) bool {
+				if woke {
+					return true // a pidfd is readable once its process has exited
+				}
+				woke = true
+				return exited(fd) // it may have exited before the netpoller watched
+			})
 		}
 		f.Close()
 	}
@@ -26,10 +33,10 @@ func waitExit(cmd *exec.Cmd) {
 }
 
 // exited reports whether the process of pidfd fd has exited, leaving it
-// to be reaped; false makes the netpoller wait until fd is readable, as
-// a pidfd is once its process exits.
+// to be reaped; false makes the netpoller wait until fd is readable.
 func exited(fd uintptr) bool {
 	var info unix.Siginfo
 	err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) //nolint:gosec // a descriptor fits an int
-	return err != nil || info.Signo != 0                                                          // SIGCHLD once it has exited; zero while it runs
+	// si_signo is SIGCHLD once it has exited; zero while it runs.
+	return err != nil || info.Signo != 0
 }

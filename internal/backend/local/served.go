@@ -171,6 +171,7 @@ func (sv *served) writeLoop() {
 		granted uint64
 		told    bool // the engine was told once
 		contend bool // what the engine was told last of other engines waiting
+		closing bool // the reader has ended
 	)
 	for {
 		sv.mu.Lock()
@@ -208,7 +209,7 @@ func (sv *served) writeLoop() {
 				return
 			}
 		}
-		if fatal != nil {
+		if fatal != nil || closing {
 			sv.conn.Close()
 			return
 		}
@@ -217,7 +218,7 @@ func (sv *served) writeLoop() {
 		case <-changed:
 		case <-grant:
 		case <-sv.done:
-			return
+			closing = true // once more: the reader may have left an error frame to send
 		}
 	}
 }

@@ -38,7 +38,7 @@ type supConn struct {
 	watch    bool // a msgWatch is to be sent
 	env      envTable
 	err      error // why the connection ended
-	watcher  chan ExitsReply
+	watcher  *watcher
 	kick     chan struct{}
 	dead     chan struct{}
 }
@@ -147,15 +147,31 @@ type remoteError string
 
 func (e remoteError) Error() string { return string(e) }
 
-// subscribe asks for exits to be pushed to the returned channel, until
-// the connection ends: then dead closes.
+// subscribe asks for exits to be pushed to the returned channel until
+// unsubscribe is called or the connection ends: then dead closes.
 func (c *supConn) subscribe() (exits <-chan ExitsReply, dead <-chan struct{}) {
-	ch := make(chan ExitsReply, 16)
+	w := &watcher{ch: make(chan ExitsReply, 16), gone: make(chan struct{})}
 	c.mu.Lock()
-	c.watcher, c.watch = ch, true
+	c.watcher, c.watch = w, true
 	c.mu.Unlock()
 	c.wake()
-	return ch, c.dead
+	return w.ch, c.dead
+}
+
+// unsubscribe stops handing pushes to the watcher: the reader drops them.
+func (c *supConn) unsubscribe() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watcher != nil {
+		close(c.watcher.gone)
+		c.watcher = nil
+	}
+}
+
+// watcher is where pushed exits go.
+type watcher struct {
+	ch   chan ExitsReply
+	gone chan struct{} // closed when the watcher no longer reads
 }
 
 func (c *supConn) wake() {
@@ -241,7 +257,8 @@ func (c *supConn) handle(typ byte, msg []byte) error {
 		c.mu.Unlock()
 		if w != nil {
 			select {
-			case w <- r:
+			case w.ch <- r:
+			case <-w.gone:
 			case <-c.dead:
 			}
 		}

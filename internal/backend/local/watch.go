@@ -32,6 +32,7 @@ func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st jo
 		for watching := true; watching; {
 			select {
 			case <-ctx.Done():
+				c.unsubscribe()
 				return
 			case <-dead:
 				b.drop(c)
