@@ -47,7 +47,7 @@ const (
 var errProtocol = errors.New("malformed frame")
 
 // protocolError is a coded error about the protocol itself.
-func protocolError(format string, args ...any) error {
+func protocolError(format string, args ...any) *apiv1.Error {
 	return &apiv1.Error{Code: apiv1.CodeSupervisorProtocol, Message: fmt.Sprintf(format, args...)}
 }
 

@@ -75,7 +75,7 @@ func (sv *served) readLoop(r *bufio.Reader) {
 			sv.stop(pe)
 			return
 		case errors.Is(err, errProtocol):
-			sv.stop(protocolError("the supervisor cannot read the engine's frame: %v", err).(*apiv1.Error))
+			sv.stop(protocolError("the supervisor cannot read the engine's frame: %v", err))
 			return
 		case err != nil:
 			return
@@ -256,7 +256,7 @@ func handler[A, R any](f func(*session, A, *R) error) func(*session, []byte) ([]
 	return func(s *session, args []byte) ([]byte, error) {
 		var a A
 		if err := json.Unmarshal(args, &a); err != nil {
-			return nil, fmt.Errorf("%w: arguments: %v", errProtocol, err)
+			return nil, fmt.Errorf("%w: arguments: %w", errProtocol, err)
 		}
 		var r R
 		if err := f(s, a, &r); err != nil {

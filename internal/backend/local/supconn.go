@@ -61,7 +61,7 @@ func handshake(ctx context.Context, conn net.Conn, home string) (*supConn, error
 		errors.Is(err, errProtocol) || errors.Is(err, syscall.ECONNRESET)):
 		return nil, olderSupervisor(home) // it heard the preamble, and hung up
 	case err != nil:
-		return nil, fmt.Errorf("%w: %v", errConnLost, err)
+		return nil, fmt.Errorf("%w: %w", errConnLost, err)
 	case typ == msgError:
 		return nil, decodeError(msg[1:])
 	case typ != msgHello:
@@ -207,7 +207,7 @@ func (c *supConn) writeLoop() {
 		c.launches = nil
 		c.mu.Unlock()
 		if _, err := c.conn.Write(buf); err != nil {
-			c.fail(fmt.Errorf("%w: %v", errConnLost, err))
+			c.fail(fmt.Errorf("%w: %w", errConnLost, err))
 			return
 		}
 	}
@@ -228,7 +228,7 @@ func (c *supConn) readLoop(r *bufio.Reader) {
 		if err != nil {
 			var coded *apiv1.Error
 			if !errors.As(err, &coded) {
-				err = fmt.Errorf("%w: %v", errConnLost, err)
+				err = fmt.Errorf("%w: %w", errConnLost, err)
 			}
 			c.fail(err)
 			return
