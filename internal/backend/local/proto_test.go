@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/rpc"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -224,46 +226,110 @@ func TestAnEngineOfAnotherProtocolVersionIsRefused(t *testing.T) {
 	}
 }
 
-// TestAnOlderSupervisorIsRefusedWithACode serves the home as a supervisor
-// of an older kiln did: net/rpc and gob on the socket, the lock held.
-func TestAnOlderSupervisorIsRefusedWithACode(t *testing.T) {
-	t.Parallel()
-	home := t.TempDir()
+// serveAsOlderSupervisor serves home as a supervisor of an older kiln
+// did, until killed: net/rpc and gob on the socket, the lock held.
+func serveAsOlderSupervisor(home string) {
 	lock, err := os.OpenFile(filepath.Join(home, "supervisor.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	if err := writePID(lock); err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	ln, err := net.Listen("unix", SocketPath(home))
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	defer ln.Close()
 	srv := rpc.NewServer()
 	if err := srv.RegisterName("Supervisor", &oldSupervisor{}); err != nil {
-		t.Fatal(err)
+		panic(err)
+	}
+	if os.Getenv("KILN_TEST_OLD_SUPERVISOR_BUSY") != "" {
+		// An attempt of its own: a child that runs until it is killed.
+		if err := exec.Command("sleep", "3600").Start(); err != nil {
+			panic(err)
+		}
 	}
 	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go srv.ServeConn(c)
-		}
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM)
+		<-sig
+		os.Remove(SocketPath(home))
+		os.Exit(0)
 	}()
-	b := New(Config{Home: home, SupervisorCommand: []string{"false"}})
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go srv.ServeConn(c)
+	}
+}
+
+// startOlderSupervisor starts serveAsOlderSupervisor on home in a process
+// of its own, busy or not, and waits until it listens.
+func startOlderSupervisor(t *testing.T, home string, busy bool) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "KILN_TEST_OLD_SUPERVISOR_HOME="+home)
+	if busy {
+		cmd.Env = append(cmd.Env, "KILN_TEST_OLD_SUPERVISOR_BUSY=1")
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	for {
+		c, err := net.Dial("unix", SocketPath(home))
+		if err == nil {
+			c.Close()
+			return cmd
+		}
+		if !alive(cmd.Process.Pid) {
+			t.Fatal("the older supervisor did not start")
+		}
+		runtimeGosched()
+	}
+}
+
+func TestABusyOlderSupervisorIsRefusedWithACode(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	old := startOlderSupervisor(t, home, true)
+	for !hasChildren(old.Process.Pid) {
+		runtimeGosched()
+	}
+	b := New(Config{Home: home, SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + home, os.Args[0]}})
 	defer b.Close()
-	_, err = b.Supervisor(t.Context())
+	_, err := b.Supervisor(t.Context())
 	var e *apiv1.Error
-	if !errors.As(err, &e) || e.Code != apiv1.CodeSupervisorVersion || !strings.Contains(e.Message, "pid "+strconv.Itoa(os.Getpid())) {
-		t.Errorf("an engine on an older supervisor's home got %v, want %s naming its pid", err, apiv1.CodeSupervisorVersion)
+	if !errors.As(err, &e) || e.Code != apiv1.CodeSupervisorVersion || !strings.Contains(e.Message, "pid "+strconv.Itoa(old.Process.Pid)) {
+		t.Errorf("an engine on a busy older supervisor's home got %v, want %s naming its pid", err, apiv1.CodeSupervisorVersion)
+	}
+	if !alive(old.Process.Pid) {
+		t.Error("the busy older supervisor was stopped")
+	}
+}
+
+func TestAnIdleOlderSupervisorIsReplaced(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	old := startOlderSupervisor(t, home, false)
+	h := newHarnessIn(t, home)
+	info, err := h.b.Supervisor(t.Context())
+	if err != nil || info.PID == old.Process.Pid {
+		t.Fatalf("Supervisor() = %+v, %v; want a supervisor of this build in place of the idle older one (pid %d)", info, err, old.Process.Pid)
+	}
+	spec := h.launch(t, "r-upgraded/t/1", "true")
+	if st := h.waitExit(t, spec); st.ExitCode != 0 {
+		t.Errorf("a launch on the new supervisor ended %+v", st)
 	}
 }
 

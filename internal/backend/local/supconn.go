@@ -59,22 +59,32 @@ func handshake(ctx context.Context, conn net.Conn, home string) (*supConn, error
 		return nil, ctx.Err()
 	case err != nil && SupervisorPID(home) > 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, errProtocol) || errors.Is(err, syscall.ECONNRESET)):
-		return nil, olderSupervisor(home) // it heard the preamble, and hung up
+		return nil, older(home) // it heard the preamble, and hung up
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", errConnLost, err)
 	case typ == msgError:
 		return nil, decodeError(msg[1:])
 	case typ != msgHello:
-		return nil, olderSupervisor(home)
+		return nil, older(home)
 	}
 	version, info, err := decodeHello(msg[1:])
 	if err != nil || version != protoVersion {
-		return nil, olderSupervisor(home)
+		return nil, older(home)
 	}
 	c := &supConn{conn: conn, info: info, pending: map[uint64]chan answer{}, kick: make(chan struct{}, 1), dead: make(chan struct{})}
 	go c.readLoop(r)
 	go c.writeLoop()
 	return c, nil
+}
+
+// older handles a supervisor of another build: one that runs nothing is
+// stopped, and the connection is to be made again (a supervisor of this
+// build then starts); one that runs attempts is refused.
+func older(home string) error {
+	if replaceIdle(home, SupervisorPID(home)) {
+		return fmt.Errorf("%w: an idle supervisor of another kiln build was stopped", errConnLost)
+	}
+	return olderSupervisor(home)
 }
 
 // olderSupervisor is the error for a supervisor that does not speak this
