@@ -1,12 +1,14 @@
 package local
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // replaceWait bounds the wait for an idle older supervisor to let go of
@@ -23,17 +25,21 @@ func replaceIdle(home string, pid int) bool {
 	if pid <= 0 || hasChildren(pid) {
 		return false
 	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
 		return false
 	}
-	deadline := time.Now().Add(replaceWait)
-	for SupervisorPID(home) == pid {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond) // a rare path: once per upgrade
+	defer unix.Close(fd)
+	if err := unix.PidfdSendSignal(fd, unix.SIGTERM, nil, 0); err != nil {
+		return false
 	}
-	return true
+	// Its pidfd is readable once it has exited, and its lock went with it.
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}} //nolint:gosec // a descriptor fits an int32
+	n, err := unix.Poll(fds, int(replaceWait.Milliseconds()))
+	for errors.Is(err, unix.EINTR) { // the runtime's signals; the wait starts again, still bounded
+		n, err = unix.Poll(fds, int(replaceWait.Milliseconds()))
+	}
+	return err == nil && n == 1 && SupervisorPID(home) != pid
 }
 
 // hasChildren reports whether process pid has children; true when that
