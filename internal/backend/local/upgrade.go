@@ -35,9 +35,10 @@ func replaceIdle(home string, pid int) bool {
 	}
 	// Its pidfd is readable once it has exited, and its lock went with it.
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}} //nolint:gosec // a descriptor fits an int32
+	deadline := time.Now().Add(replaceWait)
 	n, err := unix.Poll(fds, int(replaceWait.Milliseconds()))
-	for errors.Is(err, unix.EINTR) { // the runtime's signals; the wait starts again, still bounded
-		n, err = unix.Poll(fds, int(replaceWait.Milliseconds()))
+	for errors.Is(err, unix.EINTR) && time.Now().Before(deadline) { // the runtime's signals
+		n, err = unix.Poll(fds, int(time.Until(deadline).Milliseconds())+1)
 	}
 	return err == nil && n == 1 && SupervisorPID(home) != pid
 }
