@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -263,7 +264,10 @@ func dial(ctx context.Context, cfg Config) (*supConn, error) {
 	_ = ready.SetReadDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { _ = ready.SetReadDeadline(time.Now()) })
 	defer stop()
-	_, _ = ready.Read(make([]byte, 1)) // a byte, or EOF: it exited (another supervisor took the home)
+	if n, err := ready.Read(make([]byte, 1)); n == 0 && errors.Is(err, io.EOF) && SupervisorPID(cfg.Home) == 0 {
+		// It exited without a word, and nobody else took the home.
+		return nil, fmt.Errorf("the supervisor exited before it listened on %s (see %s)", sock, filepath.Join(cfg.Home, "supervisor.log"))
+	}
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		conn, err := net.Dial("unix", sock)
 		if err == nil {

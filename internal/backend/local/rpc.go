@@ -37,12 +37,6 @@ type StartArgs struct {
 	Memory int64
 }
 
-// StartReply answers a start.
-type StartReply struct {
-	// Contended is set when another engine waits for room.
-	Contended bool
-}
-
 // ProcessArgs is one process of an attempt.
 type ProcessArgs struct {
 	Name    string
