@@ -194,6 +194,9 @@ const (
 	CodeKueueMissing Code = "KLN-6024"
 	// A launch the cluster refuses (issue 36).
 	CodeLaunchRefused Code = "KLN-6025"
+	// The engine ↔ supervisor protocol (issue 37).
+	CodeSupervisorVersion  Code = "KLN-6026"
+	CodeSupervisorProtocol Code = "KLN-6027"
 	// Idempotent and bounded submissions (issue 34).
 	CodeIdempotencyKey Code = "KLN-4060"
 	CodeKeyReused      Code = "KLN-4061"
@@ -400,6 +403,8 @@ func CodeInfos() []CodeInfo {
 		{CodeKueueEvicted, "Kueue evicted the Workload of an attempt it had admitted (preempted by a job of higher priority, deactivated, or its pods not ready in time); the attempt is retried from the system's budget", "the message gives Kueue's reason; see the ClusterQueue's quota and preemption policy"},
 		{CodeKueueMissing, "a task names a Kueue queue (label kueue.x-k8s.io/queue-name) but the cluster serves no Kueue Workloads (kueue.x-k8s.io/v1beta1)", "install Kueue in the cluster, or drop the label to run without it"},
 		{CodeLaunchRefused, "the Kubernetes API server refused an object of the attempt (its pod, say) as invalid or forbidden by admission, so the attempt can never start; it fails at once and is not retried", "the message gives the API server's own words and the field it names: fix that field of the task (a label or nodeSelector value, an env name, the pod template) and submit again"},
+		{CodeSupervisorVersion, "the supervisor already serving this KILN_HOME is from another kiln build and speaks another protocol (kiln was upgraded while it ran) and still runs attempts; the engine refuses to drive it, and the attempts go on under it (an idle one is replaced at once)", "the engine retries: once the older supervisor's attempts end it is replaced by one of this build; to stop them sooner, kill the PID in $KILN_HOME/supervisor.lock (its attempts are then reported lost and retried)"},
+		{CodeSupervisorProtocol, "the engine or the supervisor received a frame it cannot read on the supervisor's socket: torn, too long, of an unknown message type, or with a message that does not decode", "both ends must be the same kiln build: stop the supervisor (the PID in $KILN_HOME/supervisor.lock) and run again; report it if it recurs with one build"},
 		{CodeNoArtifact, "the run, node or artifact named has no artifact stored in the repository", "kiln artifacts ls RUN lists what a run's tasks stored"},
 		{CodeIdempotencyKey, "the Idempotency-Key header of a submission is empty or not 1 to 255 letters, digits and the characters - _ . : + / =", "send a random key, such as 32 hex digits, the same on every retry of one submission (kiln run --idempotency-key; the CLI and SDK make one)"},
 		{CodeKeyReused, "a submission's Idempotency-Key was already used, within the server's window, for a different submission (other files, params or options) to the same project", "send each new submission with a new key; a retry must send the same submission with the same key"},

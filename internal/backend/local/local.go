@@ -11,9 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
-	"net/rpc"
 	"os"
 	"os/exec"
 	"path"
@@ -48,7 +48,7 @@ type Backend struct {
 	cfg Config
 
 	mu       sync.Mutex
-	client   *rpc.Client
+	client   *supConn
 	room     map[string]resource.Claim // admitted attempts' claims, for their launch
 	handover map[string][]string       // per new attempt, ended attempts whose room it was handed
 	alone    atomic.Bool               // the supervisor last said no other engine waits for room
@@ -68,24 +68,29 @@ func New(cfg Config) *Backend {
 	return &Backend{cfg: cfg, room: map[string]resource.Claim{}, handover: map[string][]string{}, grants: make(chan struct{}, 1)}
 }
 
-// Launch implements backend.Backend.
+// Launch implements backend.Backend. Launches made at the same time
+// travel together in one frame.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	id := spec.ID.String()
-	args := StartArgs{
+	args := &StartArgs{
 		ID: id, WorkingDir: spec.WorkingDir, Files: spec.Files, Leader: spec.Leader, MinHosts: spec.MinHosts,
-		Sandbox: b.cfg.Isolation.sandbox(spec.Project), Leave: spec.Clean == job.CleanNone,
+		Sandbox: b.cfg.Isolation.sandbox(spec.Project), Leave: spec.Clean == job.CleanNone, Memory: spec.Container.Memory,
 	}
-	takeBack := b.startArgs(&args)
-	args.Memory = spec.Container.Memory
+	takeBack := b.startArgs(args)
+	args.Processes = make([]ProcessArgs, 0, len(spec.Processes))
 	for _, p := range spec.Processes {
 		args.Processes = append(args.Processes, ProcessArgs{Name: p.Name, Command: p.Command, Env: p.Env, Host: p.Host})
 	}
-	var r StartReply
-	if err := b.call(ctx, "Supervisor.Start", args, &r); err != nil {
+	var contended bool
+	err := b.retry(ctx, func(c *supConn) (err error) {
+		contended, err = c.launch(ctx, args)
+		return err
+	})
+	if err != nil {
 		takeBack()
 		return err
 	}
-	b.alone.Store(!r.Contended)
+	b.alone.Store(!contended)
 	return nil
 }
 
@@ -173,9 +178,11 @@ func (b *Backend) HostOutputDir(id job.AttemptID) string { return b.OutputDir(id
 
 // Supervisor returns the running supervisor's identity, starting one if needed.
 func (b *Backend) Supervisor(ctx context.Context) (InfoReply, error) {
-	var r InfoReply
-	err := b.call(ctx, "Supervisor.Info", Empty{}, &r)
-	return r, err
+	c, err := b.connect(ctx)
+	if err != nil {
+		return InfoReply{}, err
+	}
+	return c.info, nil
 }
 
 // Close drops the connection to the supervisor. The supervisor and its
@@ -191,28 +198,30 @@ func (b *Backend) Close() error {
 	return err
 }
 
-// call makes one RPC, connecting (and starting the supervisor) first if
-// needed, and reconnecting once if the supervisor went away.
+// call makes one call of a named method (served.go), connecting (and
+// starting the supervisor) first if needed.
 func (b *Backend) call(ctx context.Context, method string, args, reply any) error {
+	return b.retry(ctx, func(c *supConn) error { return c.call(ctx, method, args, reply) })
+}
+
+// retry runs f on the connection to the supervisor, and once more on a
+// new one if the first closed under it: what f sends is keyed by the
+// attempt, so a second sending changes nothing the first did.
+func (b *Backend) retry(ctx context.Context, f func(*supConn) error) error {
 	for try := 0; ; try++ {
 		c, err := b.connect(ctx)
 		if err != nil {
 			return err
 		}
-		call := c.Go(method, args, reply, make(chan *rpc.Call, 1))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case done := <-call.Done:
-			if !errors.Is(done.Error, rpc.ErrShutdown) || try > 0 {
-				return done.Error
-			}
-			b.drop(c)
+		err = f(c)
+		if !errors.Is(err, errConnLost) || try > 0 {
+			return err
 		}
+		b.drop(c)
 	}
 }
 
-func (b *Backend) drop(c *rpc.Client) {
+func (b *Backend) drop(c *supConn) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.client == c {
@@ -221,13 +230,17 @@ func (b *Backend) drop(c *rpc.Client) {
 	}
 }
 
-func (b *Backend) connect(ctx context.Context) (*rpc.Client, error) {
+func (b *Backend) connect(ctx context.Context) (*supConn, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.client != nil {
-		return b.client, nil
+		select {
+		case <-b.client.dead:
+		default:
+			return b.client, nil
+		}
 	}
-	c, err := Dial(ctx, b.cfg)
+	c, err := dial(ctx, b.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -235,55 +248,74 @@ func (b *Backend) connect(ctx context.Context) (*rpc.Client, error) {
 	return c, nil
 }
 
-// Dial connects to the supervisor of cfg.Home, starting one if none answers.
-func Dial(ctx context.Context, cfg Config) (*rpc.Client, error) {
+// dial connects to the supervisor of cfg.Home, starting one if none
+// answers: the new supervisor writes a byte on a pipe once it listens.
+func dial(ctx context.Context, cfg Config) (*supConn, error) {
 	sock := SocketPath(cfg.Home)
 	if conn, err := net.Dial("unix", sock); err == nil {
-		return rpc.NewClient(conn), nil
+		return handshake(ctx, conn, cfg.Home)
 	}
-	if err := spawn(cfg); err != nil {
+	ready, err := spawn(cfg)
+	if err != nil {
 		return nil, err
 	}
+	defer ready.Close()
 	deadline := time.Now().Add(cfg.StartTimeout)
-	wait := time.Millisecond
-	for {
+	_ = ready.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = ready.SetReadDeadline(time.Now()) })
+	defer stop()
+	if n, err := ready.Read(make([]byte, 1)); n == 0 && errors.Is(err, io.EOF) && SupervisorPID(cfg.Home) == 0 {
+		// It exited without a word, and nobody else took the home.
+		return nil, fmt.Errorf("the supervisor exited before it listened on %s (see %s)", sock, filepath.Join(cfg.Home, "supervisor.log"))
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		conn, err := net.Dial("unix", sock)
 		if err == nil {
-			return rpc.NewClient(conn), nil
+			return handshake(ctx, conn, cfg.Home)
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("supervisor did not answer on %s within %s (see %s): %w",
 				sock, cfg.StartTimeout, filepath.Join(cfg.Home, "supervisor.log"), err)
 		}
+		// Another supervisor that took the home is still starting: rare,
+		// and bounded by the deadline.
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 50*time.Millisecond)
 	}
 }
 
 // spawn starts a supervisor in its own session, so that neither a signal
-// to the engine's terminal nor the engine's death reaches it.
-func spawn(cfg Config) error {
+// to the engine's terminal nor the engine's death reaches it. It returns
+// the pipe the supervisor writes a byte on once it listens.
+func spawn(cfg Config) (*os.File, error) {
 	if len(cfg.SupervisorCommand) == 0 {
-		return errors.New("no supervisor command configured")
+		return nil, errors.New("no supervisor command configured")
 	}
 	if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	logf, err := os.OpenFile(filepath.Join(cfg.Home, "supervisor.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logf.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
 	cmd := exec.Command(cfg.SupervisorCommand[0], cfg.SupervisorCommand[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{w} // descriptor 3
+	cmd.Env = append(os.Environ(), readyEnv+"=3")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting supervisor: %w", err)
+		r.Close()
+		return nil, fmt.Errorf("starting supervisor: %w", err)
 	}
 	go func() { _ = cmd.Wait() }() // reap it if it exits while we live
-	return nil
+	return r, nil
 }

@@ -18,6 +18,10 @@ import (
 // this test binary with KILN_TEST_SUPERVISOR_HOME set.
 func TestMain(m *testing.M) {
 	RunSandboxIfAsked()
+	if home := os.Getenv("KILN_TEST_OLD_SUPERVISOR_HOME"); home != "" {
+		serveAsOlderSupervisor(home) // proto_test.go
+		os.Exit(0)
+	}
 	if home := os.Getenv("KILN_TEST_SUPERVISOR_HOME"); home != "" {
 		if err := Serve(context.Background(), ServeConfig{Home: home, IdleTimeout: time.Minute}); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

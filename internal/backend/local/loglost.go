@@ -1,9 +1,9 @@
 package local
 
 import (
+	"context"
 	"io"
 	"net"
-	"net/rpc"
 	"slices"
 	"strings"
 	"time"
@@ -67,15 +67,20 @@ func (b *Backend) exitRecord(id string) *statusRecord {
 // attempt id it could not write yet. It never starts a supervisor: one
 // that is not running holds nothing unwritten.
 func unwrittenExit(home, id string) *statusRecord {
-	conn, err := net.DialTimeout("unix", SocketPath(home), unwrittenWait)
+	ctx, cancel := context.WithTimeout(context.Background(), unwrittenWait)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "unix", SocketPath(home))
 	if err != nil {
 		return nil
 	}
-	_ = conn.SetDeadline(time.Now().Add(unwrittenWait))
-	c := rpc.NewClient(conn)
+	c, err := handshake(ctx, conn, home)
+	if err != nil {
+		conn.Close()
+		return nil
+	}
 	defer c.Close()
 	var r StateReply
-	if err := c.Call("Supervisor.Unwritten", StateArgs{ID: id}, &r); err != nil || !r.Exited {
+	if err := c.call(ctx, "Supervisor.Unwritten", StateArgs{ID: id}, &r); err != nil || !r.Exited {
 		return nil
 	}
 	return &r.Status

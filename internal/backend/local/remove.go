@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/rpc"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,12 +25,12 @@ type RemoveRunArgs struct{ Run string }
 // run's directory, since under isolation by users the files in it belong
 // to the project's account and the supervisor knows whether an attempt of
 // the run still runs. A supervisor of an older kiln, which outlived an
-// upgrade, has no such method: the engine, which runs as the same user,
+// upgrade while speaking this build's protocol, has no such method: the engine, which runs as the same user,
 // removes the directory itself.
 func (b *Backend) RemoveRun(ctx context.Context, run string) error {
 	err := b.call(ctx, "Supervisor.RemoveRun", RemoveRunArgs{Run: run}, &Empty{})
-	var se rpc.ServerError
-	if errors.As(err, &se) && strings.Contains(string(se), "can't find method") && runName.MatchString(run) {
+	var re remoteError
+	if errors.As(err, &re) && strings.HasPrefix(string(re), errNoMethod) && runName.MatchString(run) {
 		return removeTree(RunDir(b.cfg.Home, run))
 	}
 	return err

@@ -6,7 +6,9 @@ import (
 	"kiln.dev/kiln/internal/resource"
 )
 
-// The supervisor's RPC interface (net/rpc, gob over a unix socket).
+// The arguments and replies of the supervisor's calls. Launches and exits
+// travel in frames of their own (proto.go); the other calls carry these as
+// JSON in call and reply frames (served.go).
 
 // StartArgs asks for one attempt's processes.
 type StartArgs struct {
@@ -33,12 +35,6 @@ type StartArgs struct {
 	// (the task's resources.memory), where the supervisor can make memory
 	// cgroups; 0: no cap.
 	Memory int64
-}
-
-// StartReply answers a start.
-type StartReply struct {
-	// Contended is set when another engine waits for room.
-	Contended bool
 }
 
 // ProcessArgs is one process of an attempt.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/rpc"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,7 +39,8 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return nil // another supervisor holds the home
+		signalReady() // another supervisor holds the home: the engine dials that one
+		return nil
 	}
 	if err := writePID(lock); err != nil {
 		return err
@@ -59,6 +59,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	sup := NewSupervisor(cfg.Home)
 	var conns atomic.Int64
 	go acceptLoop(ln, sup, &conns)
+	signalReady()
 	tick := time.NewTicker(cfg.IdleTimeout / 10)
 	defer tick.Stop()
 	for {
@@ -73,6 +74,28 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 			}
 		}
 	}
+}
+
+// readyEnv names the descriptor on which the engine that started the
+// supervisor waits for one byte: the supervisor listens, or another one
+// holds the home (spawn, local.go).
+const readyEnv = "KILN_SUPERVISOR_READY_FD"
+
+// signalReady writes the byte the starting engine waits for, once, and
+// closes the descriptor, so that no attempt inherits it.
+func signalReady() {
+	v := os.Getenv(readyEnv)
+	if v == "" {
+		return
+	}
+	_ = os.Unsetenv(readyEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	_, _ = f.Write([]byte{1})
+	_ = f.Close()
 }
 
 // acceptLoop serves each engine's connection as a session of its own.
@@ -90,15 +113,10 @@ func acceptLoop(ln net.Listener, sup *Supervisor, conns *atomic.Int64) {
 			continue
 		}
 		sess := newSession(sup)
-		srv := rpc.NewServer()
-		if err := srv.RegisterName("Supervisor", sess); err != nil {
-			c.Close()
-			continue
-		}
 		conns.Add(1)
 		sup.touch()
 		go func() {
-			srv.ServeConn(c)
+			serveConn(c, sess)
 			sess.end()
 			conns.Add(-1)
 			sup.touch()

@@ -8,8 +8,8 @@ import (
 // session is one engine's connection to the supervisor. The admission
 // ledger's holdings and waiters are kept per session: when an engine's
 // connection closes (it exited, or died), what it waited for and the
-// room it took for attempts it never started are given up. Its methods
-// are the supervisor's RPC interface, under the name "Supervisor".
+// room it took for attempts it never started are given up. Its methods are
+// the calls an engine makes by name (served.go's methods).
 type session struct {
 	*Supervisor
 	id string
@@ -19,17 +19,6 @@ func newSession(s *Supervisor) *session {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	return &session{Supervisor: s, id: hex.EncodeToString(b)}
-}
-
-// Start starts an attempt's processes, holding the room the engine
-// admitted it with until it ends and giving back the room it was handed
-// (see Supervisor.start).
-func (s *session) Start(a StartArgs, r *StartReply) error {
-	if err := s.start(s.id, a); err != nil {
-		return err
-	}
-	r.Contended = s.ledger.Contended(s.id)
-	return nil
 }
 
 // Admit gives back a.Release's room, then answers claims against the
@@ -47,13 +36,6 @@ func (s *session) Admit(a AdmitArgs, r *AdmitReply) error {
 		}
 	}
 	return nil
-}
-
-// Exits returns the attempts that exited after a.After (see
-// Supervisor.waitExits), whether another engine waits for room, and how
-// often room was granted to this one's waiters.
-func (s *session) Exits(a ExitsArgs, r *ExitsReply) error {
-	return s.waitExits(s.id, a, r)
 }
 
 // Hold takes room for a.Holds, fit or not, then gives back a.Release's.
@@ -87,5 +69,11 @@ func (s *session) Withdraw(a NamesArgs, _ *Empty) error {
 	return nil
 }
 
-// end gives up what the session waited for and took without starting.
-func (s *session) end() { s.ledger.EndSession(s.id) }
+// end gives up what the session waited for and took without starting,
+// and wakes every engine's writer: another engine may no longer wait.
+func (s *session) end() {
+	s.ledger.EndSession(s.id)
+	s.mu.Lock()
+	s.wake()
+	s.mu.Unlock()
+}

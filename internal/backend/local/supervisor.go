@@ -367,7 +367,7 @@ func executable(p string) error {
 // the gang down once its end is decided (a member failed, or the leader
 // ended), and records the attempt's end when the last member is gone.
 func (s *Supervisor) wait(id string, g *gang, m *member) {
-	_ = m.cmd.Wait()
+	waitExit(m.cmd)
 	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 	drained := time.Now().Add(captureDrain)
 	for _, c := range m.captures { // its logs are whole before its end is told

@@ -121,22 +121,11 @@ func (s *Supervisor) waitExits(session string, a ExitsArgs, r *ExitsReply) error
 	deadline := time.NewTimer(a.Wait)
 	defer deadline.Stop()
 	for {
-		granted, unasked, grant := s.ledger.Granted(session)
-		s.mu.Lock()
-		r.Instance, r.Seq = s.instance, s.base+uint64(len(s.exits))
-		if a.After < s.base || a.After > r.Seq {
-			r.Reset = true
-		}
-		r.Contended, r.Granted, r.Unasked = s.ledger.Contended(session), granted, unasked
+		*r = ExitsReply{}
+		changed, grant := s.exitsAfter(session, a.After, r)
 		if r.Reset || a.After < r.Seq || r.Contended != a.Contended || r.Granted != a.Granted {
-			if !r.Reset {
-				r.Exits = append([]Exit(nil), s.exits[a.After-s.base:]...)
-			}
-			s.mu.Unlock()
 			return nil
 		}
-		changed := s.changed
-		s.mu.Unlock()
 		select {
 		case <-changed:
 		case <-grant:
@@ -144,6 +133,24 @@ func (s *Supervisor) waitExits(session string, a ExitsArgs, r *ExitsReply) error
 			return nil
 		}
 	}
+}
+
+// exitsAfter fills r with the exits after sequence number after (or sets
+// r.Reset if they are no longer kept) and session's standing in the
+// ledger. The channels it returns are closed on the next exit and the next
+// grant of room to session's waiters: a caller that waits on them misses
+// nothing between this answer and the next.
+func (s *Supervisor) exitsAfter(session string, after uint64, r *ExitsReply) (changed, grant <-chan struct{}) {
+	granted, unasked, grant := s.ledger.Granted(session)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.Instance, r.Seq = s.instance, s.base+uint64(len(s.exits))
+	r.Reset = after < s.base || after > r.Seq
+	r.Contended, r.Granted, r.Unasked = s.ledger.Contended(session), granted, unasked
+	if !r.Reset && after < r.Seq {
+		r.Exits = append([]Exit(nil), s.exits[after-s.base:]...)
+	}
+	return s.changed, grant
 }
 
 // Info returns the supervisor's instance ID and process ID.
