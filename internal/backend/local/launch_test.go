@@ -180,7 +180,11 @@ func TestAnotherEngineFollowsTheLogsOfARunningAttempt(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "go")
 	spec := h.launch(t, "r-adopt/t/1", "sh", "-c", `echo before; echo err >&2; while [ ! -e "$0" ]; do sleep 0.05; done; echo after`, gate)
 	dir := AttemptDir(h.home, spec.ID)
-	waitFile(t, filepath.Join(dir, "stdout"+timesSuffix))
+	// Both streams are captured before the gate opens, so that "after"
+	// is the last line; stdout's and stderr's lines before it are
+	// stamped by two readers, in either order.
+	waitText(t, filepath.Join(dir, "stdout"), "before")
+	waitText(t, filepath.Join(dir, "stderr"), "err")
 	other := New(Config{Home: h.home, SupervisorCommand: []string{"/usr/bin/env", "KILN_TEST_SUPERVISOR_HOME=" + h.home, os.Args[0]}})
 	defer other.Close()
 	var out bytes.Buffer
@@ -202,8 +206,21 @@ func TestAnotherEngineFollowsTheLogsOfARunningAttempt(t *testing.T) {
 		}
 		lines = append(lines, text)
 	}
-	if want := []string{"before", "err", "after"}; !slices.Equal(lines, want) {
-		t.Errorf("followed logs are %q, want %q", lines, want)
+	if len(lines) != 3 || lines[2] != "after" || !slices.Contains(lines, "before") || !slices.Contains(lines, "err") {
+		t.Errorf("followed logs are %q, want before and err (in either order), then after", lines)
+	}
+}
+
+// waitText waits for the file at path to hold text.
+func waitText(t *testing.T, path, text string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; runtimeGosched() {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never held %q", path, text)
+		}
 	}
 }
 
