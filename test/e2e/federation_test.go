@@ -112,6 +112,10 @@ spec:
 `, nil)
 	done := alice.waitDone(t, run.ID, 3*time.Minute)
 	if done.Status.Phase != apiv1.PhaseSucceeded {
+		for _, s := range []*fedServer{alice, bob} { // what each share's ranks said, for the failure's cause
+			s.waitDone(t, apiv1.PartID(run.ID, s.name), 30*time.Second)
+			t.Logf("%s's share logs:\n%s", s.name, s.logs(t, apiv1.PartID(run.ID, s.name), "ddp"))
+		}
 		t.Fatalf("run %s: %s %s; shares %s", run.ID, done.Status.Phase, done.Status.Message, shareLine(nodeOf(t, done, "ddp")))
 	}
 	for _, s := range []*fedServer{alice, bob} {
