@@ -5,7 +5,8 @@ import (
 	"database/sql"
 	_ "embed" // schema.sql
 	"fmt"
-	"strings"
+
+	"kiln.dev/kiln/internal/store/sqlstore"
 )
 
 //go:generate go test -v -run ^TestSchemaFile$ -update
@@ -21,31 +22,13 @@ import (
 //go:embed schema.sql
 var schemaFile string
 
-// schemaVersionLine prefixes the line of schema.sql that says how many
-// migrations it holds.
-const schemaVersionLine = "-- version: "
-
-// schemaFileVersion is the number of migrations schema holds.
-func schemaFileVersion(schema string) (int, error) {
-	for line := range strings.Lines(schema) {
-		if v, ok := strings.CutPrefix(line, schemaVersionLine); ok {
-			var n int
-			if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
-				return 0, fmt.Errorf("schema.sql: bad version line %q", strings.TrimSpace(line))
-			}
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("schema.sql: no version line")
-}
-
 // createSchema makes schema in the empty database of tx and returns the
 // number of migrations it holds; an empty schema makes nothing (0).
 func createSchema(ctx context.Context, tx *sql.Tx, schema string) (int, error) {
 	if schema == "" {
 		return 0, nil
 	}
-	version, err := schemaFileVersion(schema)
+	version, err := sqlstore.SchemaFileVersion(schema)
 	if err != nil {
 		return 0, err
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	_ "embed" // schema.sql
 	"fmt"
-	"strings"
+
+	"kiln.dev/kiln/internal/store/sqlstore"
 )
 
 //go:generate go test -run ^TestSchemaFile$ -update
@@ -19,30 +20,12 @@ import (
 //go:embed schema.sql
 var schemaFile string
 
-// schemaVersionLine prefixes the line of schema.sql that says how many
-// migrations it holds.
-const schemaVersionLine = "-- version: "
-
-// schemaVersion is the number of migrations schema.sql holds.
-func schemaVersion(schema string) (int, error) {
-	for line := range strings.Lines(schema) {
-		if v, ok := strings.CutPrefix(line, schemaVersionLine); ok {
-			var n int
-			if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
-				return 0, fmt.Errorf("schema.sql: bad version line %q", strings.TrimSpace(line))
-			}
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("schema.sql: no version line")
-}
-
 // createSchema makes schema in a new store, in one transaction, sets its
 // version to the migrations schema holds, and returns that version. A
 // store another process has made meanwhile is left as it is, and its
 // version returned.
 func (s *Store) createSchema(ctx context.Context, schema string) (int, error) {
-	version, err := schemaVersion(schema)
+	version, err := sqlstore.SchemaFileVersion(schema)
 	if err != nil {
 		return 0, err
 	}
