@@ -49,7 +49,9 @@ async function loadList() {
     if (list !== mine) return;
     document.getElementById("list-error").textContent = "";
     showRows(got.items);
-    document.getElementById("runs").classList.remove("loading");
+    const table = document.getElementById("runs");
+    table.classList.remove("loading");
+    table.dataset.query = listQuery(mine.filters).toString(); // which filters its rows answer
     const title = document.querySelector('h2[data-key="runs-title"]');
     if (writer() && title && !document.getElementById("new-run")) title.append(submitButton());
     mine.next = got.next || "";
