@@ -13,25 +13,21 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
-// setLife copies how long run r is kept from its spec into its row.
-func setLife(ctx context.Context, tx *sql.Tx, r *apiv1.Run) error {
+// lifeOf is how long run r is kept, from its spec: its TTL after it
+// finishes and how many of its name's succeeded and failed runs are
+// kept, each NULL where the spec says nothing.
+func lifeOf(r *apiv1.Run) (ttl, succeeded, failed sql.NullInt64) {
 	if r.Workflow == nil {
-		return nil
+		return ttl, succeeded, failed
 	}
 	spec := &r.Workflow.Spec
-	var ttl, succeeded, failed sql.NullInt64
 	if t := spec.TTLSecondsAfterFinished; t != nil {
 		ttl = sql.NullInt64{Int64: int64(*t), Valid: true}
 	}
 	if h := spec.HistoryLimit; h != nil {
 		succeeded, failed = nullInt32(h.Succeeded), nullInt32(h.Failed)
 	}
-	if !ttl.Valid && !succeeded.Valid && !failed.Valid {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE runs SET ttl_seconds = ?, keep_succeeded = ?, keep_failed = ? WHERE id = ?`,
-		ttl, succeeded, failed, r.ID)
-	return err
+	return ttl, succeeded, failed
 }
 
 func nullInt32(v *int32) sql.NullInt64 {

@@ -10,18 +10,17 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
-// firstProgress saves a new run's progress: as given, else its tasks,
-// none of them done.
-func firstProgress(ctx context.Context, tx *sql.Tx, p *store.CreateRunParams) error {
-	pr := p.Run.Status.Progress
-	if pr == nil { // every task Pending, but a rerun's preset ones
-		pr = &apiv1.RunProgress{Total: len(p.Nodes)}
-		for _, n := range p.Preset {
-			pr.Move(apiv1.PhasePending, n.Phase)
-		}
+// firstProgress is a new run's progress: as given, else its tasks, none
+// of them done but a rerun's preset ones.
+func firstProgress(p *store.CreateRunParams) *apiv1.RunProgress {
+	if pr := p.Run.Status.Progress; pr != nil {
+		return pr
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE runs SET progress = ? WHERE id = ?`, mustJSON(pr), p.Run.ID)
-	return err
+	pr := &apiv1.RunProgress{Total: len(p.Nodes)}
+	for _, n := range p.Preset {
+		pr.Move(apiv1.PhasePending, n.Phase)
+	}
+	return pr
 }
 
 // putTrainerStatuses saves the trainer status of the nodes of c that have one.

@@ -18,72 +18,77 @@ import (
 // CreateRun implements store.Runs.
 func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err error) {
 	defer s.coded(&err)
+	return s.withTx(ctx, func(tx *sql.Tx) error { return s.createRun(ctx, tx, &p) })
+}
+
+// createRun writes p's run in tx: its row, which holds its life and first
+// progress, its labels, spec and federation, its nodes in multi-row
+// statements, a rerun's preset nodes and its first events. The
+// statements a plain run needs are prepared once, with the store.
+func (s *Store) createRun(ctx context.Context, tx *sql.Tx, p *store.CreateRunParams) error {
 	r := &p.Run
-	return s.withTx(ctx, func(tx *sql.Tx) error {
-		project := r.Project
-		if project == "" {
-			project = "default"
+	project := r.Project
+	if project == "" {
+		project = "default"
+	}
+	phase := r.Status.Phase
+	if phase == "" {
+		phase = apiv1.PhasePending
+	}
+	if err := fenceTerm(ctx, tx, p.Term); err != nil {
+		return err
+	}
+	if err := s.putSubmitKey(ctx, tx, project, r, p.Key); err != nil {
+		return err
+	}
+	ttl, succeeded, failed := lifeOf(r)
+	_, err := tx.StmtContext(ctx, s.stmts.insertRun).ExecContext(ctx,
+		r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,
+		r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done(), r.Cache, p.Term,
+		ttl, succeeded, failed, mustJSON(firstProgress(p)))
+	if err != nil {
+		if s.dialect.IsConflict(err) {
+			return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
 		}
-		phase := r.Status.Phase
-		if phase == "" {
-			phase = apiv1.PhasePending
+		return err
+	}
+	if err := putLabels(ctx, tx, r); err != nil {
+		return err
+	}
+	if _, err := tx.StmtContext(ctx, s.stmts.insertSpec).ExecContext(ctx, r.ID,
+		mustJSON(r.Workflow), jsonOrEmpty(len(r.Subworkflows), r.Subworkflows)); err != nil {
+		return err
+	}
+	if err := putFederation(ctx, tx, r); err != nil {
+		return err
+	}
+	if err := s.insertFirstNodes(ctx, tx, p); err != nil {
+		return err
+	}
+	if err := s.createPreset(ctx, tx, p); err != nil {
+		return err
+	}
+	events := []apiv1.Event{{
+		Phase: apiv1.PhasePending, Reason: "Submitted",
+		Message: fmt.Sprintf("%s %s submitted with %d %s", r.Kind, r.Name, len(p.Nodes), tasksWord(len(p.Nodes))), Time: r.CreatedAt,
+	}}
+	events = append(events, p.Events...)
+	return s.insertEvents(ctx, tx, r.ID, append(events, presetEvents(p)...))
+}
+
+// insertFirstNodes writes a new run's nodes, each Pending, in multi-row
+// statements.
+func (s *Store) insertFirstNodes(ctx context.Context, tx *sql.Tx, p *store.CreateRunParams) error {
+	args := make([]any, 0, len(p.Nodes)*nodeRows.cols)
+	for i, name := range p.Nodes {
+		var kind apiv1.NodeKind
+		if i < len(p.Kinds) {
+			kind = p.Kinds[i]
 		}
-		if err := fenceTerm(ctx, tx, p.Term); err != nil {
-			return err
-		}
-		if err := s.putSubmitKey(ctx, tx, project, r, p.Key); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, kind, labels, params, source, work_dir,
-			created_at, phase, owner, lease_until, suspend, project, done, cache_mode, lease_term) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			r.ID, r.Name, r.Kind, mustJSON(r.Labels), mustJSON(r.Params), r.Source, r.WorkDir,
-			r.CreatedAt.UnixNano(), phase, p.Owner, p.LeaseUntil.UnixNano(), r.Suspend, project, phase.Done(), r.Cache, p.Term)
-		if err != nil {
-			if s.dialect.IsConflict(err) {
-				return fmt.Errorf("run %s: %w", r.ID, store.ErrConflict)
-			}
-			return err
-		}
-		if err := putLabels(ctx, tx, r); err != nil {
-			return err
-		}
-		if err := setLife(ctx, tx, r); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_specs (run_id, workflow, subworkflows) VALUES (?,?,?)`, r.ID,
-			mustJSON(r.Workflow), jsonOrEmpty(len(r.Subworkflows), r.Subworkflows)); err != nil {
-			return err
-		}
-		if err := putFederation(ctx, tx, r); err != nil {
-			return err
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO nodes (run_id, position, name, phase, kind) VALUES (?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for i, name := range p.Nodes {
-			var kind apiv1.NodeKind
-			if i < len(p.Kinds) {
-				kind = p.Kinds[i]
-			}
-			if _, err := stmt.ExecContext(ctx, r.ID, i, name, apiv1.PhasePending, kind); err != nil {
-				return err
-			}
-		}
-		if err := s.createPreset(ctx, tx, &p); err != nil {
-			return err
-		}
-		if err := firstProgress(ctx, tx, &p); err != nil {
-			return err
-		}
-		events := []apiv1.Event{{
-			Phase: apiv1.PhasePending, Reason: "Submitted",
-			Message: fmt.Sprintf("%s %s submitted with %d %s", r.Kind, r.Name, len(p.Nodes), tasksWord(len(p.Nodes))), Time: r.CreatedAt,
-		}}
-		events = append(events, p.Events...)
-		return s.insertEvents(ctx, tx, r.ID, append(events, presetEvents(&p)...))
-	})
+		args = append(args, p.Run.ID, i, name, apiv1.PhasePending, kind, "", "", "",
+			nil, nil, nil, "", "", "", "", "", "", 0)
+	}
+	return s.execRows(ctx, tx, nodeRows, args)
 }
 
 const runColumns = `id, name, kind, labels, params, source, work_dir, created_at, phase, code, message, started_at, finished_at, suspend, project, outputs, cache_mode, progress, suspension`

@@ -11,6 +11,9 @@ import (
 // running it.
 type statements struct {
 	updateRun, runPhase, bumpNodes, fence, updateNode, putExpansion, putTrainerStatus *sql.Stmt
+
+	// insertRun and insertSpec write a new run (CreateRun).
+	insertRun, insertSpec *sql.Stmt
 }
 
 // fenced ends the statements that stand for a round's fence: the run is
@@ -38,6 +41,10 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB, d Dialect) error 
 			ON CONFLICT (run_id, node) DO UPDATE SET expansion = excluded.expansion`},
 		{&st.putTrainerStatus, `INSERT INTO node_trainer_status (run_id, node, status) VALUES (?,?,?)
 			ON CONFLICT (run_id, node) DO UPDATE SET status = excluded.status`},
+		{&st.insertRun, `INSERT INTO runs (id, name, kind, labels, params, source, work_dir, created_at, phase, owner,
+			lease_until, suspend, project, done, cache_mode, lease_term, ttl_seconds, keep_succeeded, keep_failed, progress)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+		{&st.insertSpec, `INSERT INTO run_specs (run_id, workflow, subworkflows) VALUES (?,?,?)`},
 	} {
 		stmt, err := db.PrepareContext(ctx, p.text)
 		if err != nil {
@@ -50,7 +57,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB, d Dialect) error 
 
 func (st *statements) close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{st.updateRun, st.runPhase, st.bumpNodes, st.fence, st.updateNode, st.putExpansion, st.putTrainerStatus} {
+	for _, s := range []*sql.Stmt{st.updateRun, st.runPhase, st.bumpNodes, st.fence, st.updateNode, st.putExpansion, st.putTrainerStatus, st.insertRun, st.insertSpec} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
