@@ -3,6 +3,8 @@ package sqlite
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -57,7 +59,13 @@ func benchApply(b *testing.B, progress bool) {
 
 // BenchmarkCreateRun measures storing a one-task run with a label, as a
 // submission writes it.
-func BenchmarkCreateRun(b *testing.B) {
+func BenchmarkCreateRun(b *testing.B) { benchCreateRun(b, 1) }
+
+// BenchmarkCreateRunParallel is BenchmarkCreateRun with 8 submits at a
+// time, as a busy server stores them.
+func BenchmarkCreateRunParallel(b *testing.B) { benchCreateRun(b, 8) }
+
+func benchCreateRun(b *testing.B, parallel int) {
 	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "kiln.db"), Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -68,15 +76,21 @@ func BenchmarkCreateRun(b *testing.B) {
 	b.ResetTimer()
 	cpu := cpuTime()
 	defer func() { b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op") }()
-	for i := range b.N {
-		run := apiv1.Run{
-			ID: apiv1.RunID(fmt.Sprint("load-", i)), Name: "load", Kind: apiv1.KindWorkflow, Workflow: wf,
-			CreatedAt: now.Add(time.Duration(i)), Labels: map[string]string{"team": "vision"},
+	var next atomic.Int64
+	b.SetParallelism(max(1, parallel/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1)
+			run := apiv1.Run{
+				ID: apiv1.RunID(fmt.Sprint("load-", i)), Name: "load", Kind: apiv1.KindWorkflow, Workflow: wf,
+				CreatedAt: now.Add(time.Duration(i)), Labels: map[string]string{"team": "vision"},
+			}
+			if err := s.CreateRun(b.Context(), store.CreateRunParams{Run: run, Nodes: []string{"t"}, Owner: "me", LeaseUntil: now}); err != nil {
+				b.Error(err)
+				return
+			}
 		}
-		if err := s.CreateRun(b.Context(), store.CreateRunParams{Run: run, Nodes: []string{"t"}, Owner: "me", LeaseUntil: now}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 }
 
 // cpuTime is the CPU time the process has used, user and system: unlike

@@ -16,7 +16,7 @@ import (
 // (groupcommit.go); its answer is its own.
 func (s *Store) Apply(ctx context.Context, c *store.Change) (err error) {
 	defer s.coded(&err)
-	return s.applyGrouped(ctx, c)
+	return s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.applyChange(ctx, tx, c) })
 }
 
 // applyChange writes c in tx, fenced by its owner and term: the first

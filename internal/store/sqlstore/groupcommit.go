@@ -7,11 +7,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"kiln.dev/kiln/internal/store"
 )
 
-// Rounds of different runs that fall together are committed together:
+// Rounds of different runs that fall together are committed together,
+// and so are new runs (CreateRun): a commit, and in PostgreSQL its fsync
+// and the writer lock held through it, is shared by every write waiting:
 // while one transaction commits, the changes that arrive queue up, and
 // the next transaction writes them all. A change refused (its run's
 // lease lost, say) must leave the others whole without a savepoint per
@@ -33,17 +33,19 @@ type grouper struct {
 	busy    bool // a writer is committing a group
 }
 
-// pendingChange is one Apply waiting for its group's commit.
+// pendingChange is one write (an Apply's change, a new run) waiting for
+// its group's commit.
 type pendingChange struct {
-	ctx  context.Context
-	c    *store.Change
-	done chan error    // its answer
-	lead chan struct{} // its writer is to commit the next group
+	ctx   context.Context
+	write func(ctx context.Context, tx *sql.Tx) error // writes it in tx, or refuses it
+	done  chan error                                  // its answer
+	lead  chan struct{}                               // its writer is to commit the next group
 }
 
-// applyGrouped stores c with whatever other changes are waiting.
-func (s *Store) applyGrouped(ctx context.Context, c *store.Change) error {
-	p := &pendingChange{ctx: ctx, c: c, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+// grouped runs write, in a transaction, with whatever other writes are
+// waiting, and returns once it is committed or refused.
+func (s *Store) grouped(ctx context.Context, write func(ctx context.Context, tx *sql.Tx) error) error {
+	p := &pendingChange{ctx: ctx, write: write, done: make(chan error, 1), lead: make(chan struct{}, 1)}
 	g := s.group
 	g.mu.Lock()
 	g.pending = append(g.pending, p)
@@ -85,7 +87,7 @@ func (s *Store) commitNext() {
 func (s *Store) commitGroup(batch []*pendingChange) {
 	if len(batch) == 1 { // no other change to keep whole
 		p := batch[0]
-		p.done <- s.withTx(p.ctx, func(tx *sql.Tx) error { return s.applyChange(p.ctx, tx, p.c) })
+		p.done <- s.withTx(p.ctx, func(tx *sql.Tx) error { return p.write(p.ctx, tx) })
 		return
 	}
 	errs := make([]error, len(batch))
@@ -134,7 +136,7 @@ func (s *Store) applyUntilRefused(tx *sql.Tx, batch []*pendingChange, left []int
 			errs[i] = err
 			continue
 		}
-		if err := s.applyChange(p.ctx, tx, p.c); err != nil {
+		if err := p.write(p.ctx, tx); err != nil {
 			errs[i] = err
 			return i
 		}

@@ -15,10 +15,11 @@ import (
 	"kiln.dev/kiln/internal/store"
 )
 
-// CreateRun implements store.Runs.
+// CreateRun implements store.Runs. The run is committed with the other
+// writes waiting (see grouped).
 func (s *Store) CreateRun(ctx context.Context, p store.CreateRunParams) (err error) {
 	defer s.coded(&err)
-	return s.withTx(ctx, func(tx *sql.Tx) error { return s.createRun(ctx, tx, &p) })
+	return s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.createRun(ctx, tx, &p) })
 }
 
 // createRun writes p's run in tx: its row, which holds its life and first
