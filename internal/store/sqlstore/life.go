@@ -144,15 +144,23 @@ func (s *Store) ExpiredRuns(ctx context.Context, now time.Time) (_ []store.RunRe
 
 // RunsOverHistory implements store.Life. Runs are numbered newest first
 // within their name, project and class; the newest finished run of the
-// name and project gives the limits.
+// name and project gives the limits. With no default limit, only the
+// names of which some finished run sets a limit are numbered: numbering
+// every finished run took the collector a second and a half of CPU at
+// 100,000 runs, each minute.
 func (s *Store) RunsOverHistory(ctx context.Context, def store.HistoryLimit) (_ []store.RunRef, err error) {
 	defer s.coded(&err)
+	limited := ""
+	if def.Succeeded < 0 && def.Failed < 0 {
+		limited = ` AND (name, project) IN (SELECT name, project FROM runs
+			WHERE done = 1 AND (keep_succeeded IS NOT NULL OR keep_failed IS NOT NULL))`
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+refColumns+`, keep FROM (
 		SELECT `+refColumns+`, n, CASE WHEN phase = ? THEN COALESCE(ks, ?) ELSE COALESCE(kf, ?) END AS keep FROM (
 			SELECT `+refColumns+`,
 				ROW_NUMBER() OVER (PARTITION BY name, project, phase = ? ORDER BY created_at DESC, id DESC) AS n,
 				FIRST_VALUE(keep_succeeded) OVER newest AS ks, FIRST_VALUE(keep_failed) OVER newest AS kf
-			FROM runs WHERE done = 1
+			FROM runs WHERE done = 1`+limited+`
 			WINDOW newest AS (PARTITION BY name, project ORDER BY created_at DESC, id DESC)) AS numbered) AS kept
 		WHERE keep >= 0 AND n > keep ORDER BY name, project, finished_at, id`,
 		apiv1.PhaseSucceeded, def.Succeeded, def.Failed, apiv1.PhaseSucceeded)
