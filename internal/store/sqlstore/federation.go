@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"strings"
 	"time"
 
@@ -116,11 +117,14 @@ func (s *Store) federations(ctx context.Context, runs []*apiv1.Run) error {
 		return nil
 	}
 	byID := make(map[apiv1.RunID]*apiv1.Run, len(runs))
-	args := make([]any, len(runs))
-	for i, r := range runs {
+	// The IDs are padded to a power of two with the last one, so that a
+	// few texts serve every page and each is prepared once.
+	args := make([]any, 1<<bits.Len(uint(len(runs)-1)))
+	for i := range args {
+		r := runs[min(i, len(runs)-1)]
 		byID[r.ID], args[i] = r, r.ID
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT run_id, info FROM run_federation WHERE run_id IN (?`+strings.Repeat(",?", len(runs)-1)+`)`, args...)
+	rows, err := s.queryRead(ctx, `SELECT run_id, info FROM run_federation WHERE run_id IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
 	if err != nil {
 		return err
 	}

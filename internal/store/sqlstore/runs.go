@@ -260,7 +260,7 @@ func (s *Store) ListRuns(ctx context.Context, p store.ListRunsParams) (_ []*apiv
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.queryRead(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +334,7 @@ func (s *Store) CountEvents(ctx context.Context, run apiv1.RunID, after int64) (
 // number of runs and is what a count of the runs would say.
 func (s *Store) CountRuns(ctx context.Context) (_ map[apiv1.Phase]int, err error) {
 	defer s.coded(&err)
-	rows, err := s.db.QueryContext(ctx, `SELECT phase, n FROM run_counts WHERE n <> 0`)
+	rows, err := s.queryRead(ctx, `SELECT phase, n FROM run_counts WHERE n <> 0`)
 	if err != nil {
 		return nil, err
 	}

@@ -98,12 +98,12 @@ func (s *Store) Runtime(ctx context.Context, k store.RuntimeKey) (_ *apiv1.Train
 	k.Project = store.RuntimeProject(k.Kind, k.Project)
 	version, createdAt := k.Version, int64(0)
 	if version == 0 {
-		err = s.db.QueryRowContext(ctx, `SELECT version, created_at FROM training_runtimes WHERE kind = ? AND project = ? AND name = ?`,
+		err = s.queryReadRow(ctx, `SELECT version, created_at FROM training_runtimes WHERE kind = ? AND project = ? AND name = ?`,
 			k.Kind, k.Project, k.Name).Scan(&version, &createdAt)
 	}
 	var rt *apiv1.TrainingRuntime
 	if err == nil {
-		rt, err = readRuntime(ctx, s.db, k, version, createdAt)
+		rt, err = readRuntime(ctx, prepared{s}, k, version, createdAt)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%s %s: %w", k.Kind, runtimeName(k), store.ErrNotFound)

@@ -46,6 +46,7 @@ type Store struct {
 	dialect Dialect
 	stmts   statements
 	rows    rowStmts // multi-row statements, by table and size
+	reads   *readStmts
 	sealer  *sealer
 	group   *grouper // Apply's changes waiting to be committed together
 }
@@ -63,7 +64,10 @@ var _ store.Store = (*Store)(nil)
 // date; secret values are sealed with the key at keyFile, made on first
 // use. Its errors are the driver's: the caller codes them.
 func New(ctx context.Context, db, wdb *sql.DB, d Dialect, keyFile string) (*Store, error) {
-	s := &Store{db: db, pool: db, wdb: wdb, dialect: d, group: &grouper{}, rows: rowStmts{}}
+	s := &Store{
+		db: db, pool: db, wdb: wdb, dialect: d, group: &grouper{}, rows: rowStmts{},
+		reads: &readStmts{m: map[string]*sql.Stmt{}},
+	}
 	if err := errors.Join(s.stmts.prepare(ctx, wdb, d), s.rows.prepare(ctx, wdb)); err != nil {
 		return nil, errors.Join(err, s.stmts.close(), s.rows.close())
 	}
@@ -76,7 +80,7 @@ func New(ctx context.Context, db, wdb *sql.DB, d Dialect, keyFile string) (*Stor
 
 // Close closes the statements and both pools.
 func (s *Store) Close() error {
-	errs := []error{s.stmts.close(), s.rows.close(), s.pool.Close()}
+	errs := []error{s.stmts.close(), s.rows.close(), s.reads.close(), s.pool.Close()}
 	if s.wdb != s.pool {
 		errs = append(errs, s.wdb.Close())
 	}

@@ -37,7 +37,7 @@ func scanToken(row interface{ Scan(...any) error }) (*store.Token, error) {
 // TokenByHash implements store.Tokens.
 func (s *Store) TokenByHash(ctx context.Context, hash string) (_ *store.Token, err error) {
 	defer s.coded(&err)
-	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ? AND revoked = 0`, hash))
+	t, err := scanToken(s.queryReadRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ? AND revoked = 0`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
