@@ -19,7 +19,7 @@ import (
 // with its error, and the others written again in a new one. Refusals
 // are rare, and each such pass drops one change, so the common group
 // costs one transaction and no savepoint. A change is stored, or
-// refused, before Apply returns; a commit that fails fails every change
+// refused, before its Apply or CreateRun returns; a commit that fails fails every change
 // in it, and none of them is stored. The writer that finds no
 // transaction under way commits the changes waiting; once done, it hands
 // the changes that arrived meanwhile to one of their writers, so no
