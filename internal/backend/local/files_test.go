@@ -14,7 +14,10 @@ import (
 // TestFilesATaskPlantsAreNotServed runs a task that replaces its logs and
 // outputs with links to a file outside its attempt directory and with a
 // pipe, as a task hunting for the server's secrets would: neither the logs
-// nor the outputs carry a byte of it, and reading them does not block.
+// nor the outputs carry a byte of it, and reading them does not block. Its
+// stdout is replaced once the supervisor has made it (with the first
+// chunk); its stderr is a link before its first chunk, which the
+// supervisor never writes through: the file linked to is left whole.
 func TestFilesATaskPlantsAreNotServed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -24,7 +27,9 @@ func TestFilesATaskPlantsAreNotServed(t *testing.T) {
 	}
 	script := strings.Join([]string{
 		"echo visible",
+		"until [ -e stdout ]; do sleep 0.01; done", // made with the first chunk
 		"rm stdout", "ln -s " + secret + " stdout",
+		"ln -s " + secret + " stderr", "echo hidden >&2",
 		"ln -s " + secret + " x.stderr",
 		"mkfifo y.stdout",
 		"ln -s " + secret + " $KILN_OUTPUTS/p",
@@ -53,10 +58,14 @@ func TestFilesATaskPlantsAreNotServed(t *testing.T) {
 	if strings.Contains(got, "SECRET") {
 		t.Fatalf("logs served the linked file:\n%s", got)
 	}
-	for _, name := range []string{"stdout", "x.stderr", "y.stdout"} {
+	for _, name := range []string{"stdout", "stderr", "x.stderr", "y.stdout"} {
 		if !strings.Contains(got, "[kiln: "+name+" is not served") {
 			t.Errorf("logs do not say %s was refused:\n%s", name, got)
 		}
+	}
+
+	if b, err := os.ReadFile(secret); err != nil || string(b) != "root:SECRET-HASH:19000\n" {
+		t.Errorf("the file linked to holds %q (%v), want it untouched", b, err)
 	}
 
 	spec2 := &job.Spec{

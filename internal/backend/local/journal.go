@@ -98,10 +98,14 @@ func (j *journal) append(e journalEntry) error {
 	return nil
 }
 
-// line is e as a journal line, its newline included. A launch's, written
-// for every launch, is written without reflection, byte for byte as
-// json.Marshal writes it; an end's is json.Marshal's.
+// line is e as a journal line, its newline included. A launch's, and an
+// end's of the common kind (plain exit codes, no losses, lists or
+// errors), written for every attempt, are written without reflection,
+// byte for byte as json.Marshal writes them; any other is json.Marshal's.
 func (e *journalEntry) line() ([]byte, error) {
+	if e.Exit != nil && e.Launch == nil && plainExit(e.ID, e.Exit) {
+		return exitLine(e.ID, e.Exit)
+	}
 	if e.Exit != nil || e.Launch == nil {
 		b, err := json.Marshal(e)
 		return append(b, '\n'), err

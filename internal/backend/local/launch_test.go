@@ -19,13 +19,13 @@ import (
 // TestALaunchMakesOnlyWhatItNeeds launches a task's first attempt into a
 // fresh run, then its second: the first makes the task's directory, its
 // own and its outputs', the second only its own two, and neither leaves
-// anything else behind: a log for each stream, no time index for a
-// process that wrote nothing.
+// anything else behind: a log and its time index for a stream written
+// to, nothing for a silent one.
 func TestALaunchMakesOnlyWhatItNeeds(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	run := filepath.Join(h.home, "runs", "r-fresh")
-	want := []string{"_attempts.jsonl", "t/", "t/1/", "t/1/outputs/", "t/1/stderr", "t/1/stdout"}
+	want := []string{"_attempts.jsonl", "t/", "t/1/", "t/1/outputs/"}
 	if st := h.waitExit(t, h.launch(t, "r-fresh/t/1", "true")); !st.Succeeded() {
 		t.Fatalf("the first attempt ended %+v, want success", st)
 	}
@@ -35,7 +35,7 @@ func TestALaunchMakesOnlyWhatItNeeds(t *testing.T) {
 	if st := h.waitExit(t, h.launch(t, "r-fresh/t/2", "sh", "-c", "echo out")); !st.Succeeded() {
 		t.Fatalf("the second attempt ended %+v, want success", st)
 	}
-	want = append(want, "t/2/", "t/2/outputs/", "t/2/stderr", "t/2/stdout", "t/2/stdout"+timesSuffix)
+	want = append(want, "t/2/", "t/2/outputs/", "t/2/stdout", "t/2/stdout"+timesSuffix)
 	slices.Sort(want)
 	if got := tree(t, run); !slices.Equal(got, want) {
 		t.Errorf("after the second attempt the run holds %q, want %q", got, want)
