@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// oneTaskRuns is how many one-task runs the memory group takes the
+// median peak of, per binary.
+const oneTaskRuns = 5
+
+// memoryGroup measures only the two memory rows: the peak RSS of
+// the engine process of a fan-out of -max-tasks tasks, 2-way, and of a
+// one-task run (the median of oneTaskRuns). With -before, the build before
+// runs the same files on a home of its own, alternating with this one,
+// and its peak is shown beside.
+func (b *bench) memoryGroup() []row {
+	n := *maxTasks
+	fan := b.write(fmt.Sprintf("mem-fan-out%d", n), fanOut(n))
+	one := b.write("mem-one", fanOut(1))
+	var now, old []int64
+	var nowFan, oldFan int64
+	for i := range oneTaskRuns {
+		now = append(now, b.peakOf(b.kiln, "mem-new", one))
+		if *before != "" {
+			old = append(old, b.peakOf(*before, "mem-old", one))
+		}
+		if i == 0 {
+			nowFan = b.peakOf(b.kiln, "mem-new", fan)
+			if *before != "" {
+				oldFan = b.peakOf(*before, "mem-old", fan)
+			}
+		}
+	}
+	stopSupervisor(filepath.Join(b.dir, "mem-new"))
+	stopSupervisor(filepath.Join(b.dir, "mem-old"))
+	return []row{
+		memRow(fmt.Sprintf("peak memory, %d-task fan-out, 2-way (engine process)", n), nowFan, oldFan, 200),
+		memRow(fmt.Sprintf("peak memory, one-task run (median of %d)", oneTaskRuns), medianInt(now), medianInt(old), 30),
+	}
+}
+
+// peakOf runs file with binary kiln, 2-way, on the home named name under
+// the bench's directory, and returns the engine process's peak RSS.
+func (b *bench) peakOf(kiln, name, file string) int64 {
+	saved := b.kiln
+	defer func() { b.kiln = saved }()
+	b.kiln = kiln
+	_, rss := b.kilnRunHome(file, 2, filepath.Join(b.dir, name))
+	return rss
+}
+
+// memRow is a row of peak memory against a target of at most target
+// MiB, with the build before's peak beside it when it ran (old > 0).
+func memRow(name string, now, old int64, target int64) row {
+	r := row{name: name, kiln: mib(now), target: fmt.Sprintf("<= %d MiB", target), met: now <= target<<20}
+	if old > 0 {
+		r.raw, r.ratio = mib(old)+" (build before)", fmt.Sprintf("%.2fx", float64(now)/float64(old))
+	}
+	return r
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func medianInt(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
