@@ -208,13 +208,22 @@ func (w *shapeWalk) walk(node *yaml3.Node, v any, typ reflect.Type, path string)
 			return w.mismatch(node, v, typ, path)
 		}
 		for i := range s {
-			s[i] = w.walk(item(node, i, len(s)), s[i], typ.Elem(), fmt.Sprintf("%s[%d]", path, i))
+			s[i] = w.walk(item(node, i, len(s)), s[i], typ.Elem(), w.itemPath(path, i))
 		}
 	case reflect.Interface:
 	default:
 		return w.scalar(node, v, typ, path)
 	}
 	return v
+}
+
+// itemPath is the path of item i of the list at path; none in a blind
+// walk, whose problems are reported by the walk done over.
+func (w *shapeWalk) itemPath(path string, i int) string {
+	if w.blind {
+		return ""
+	}
+	return path + "[" + strconv.Itoa(i) + "]"
 }
 
 // item is the YAML of a list's item i, if node is that list.
@@ -457,7 +466,7 @@ func (w *shapeWalk) anyValue(node *yaml3.Node, v any, path string) any {
 		}
 	case []any:
 		for i := range v {
-			v[i] = w.anyValue(item(node, i, len(v)), v[i], fmt.Sprintf("%s[%d]", path, i))
+			v[i] = w.anyValue(item(node, i, len(v)), v[i], w.itemPath(path, i))
 		}
 	case map[string]any:
 		for k := range v {
