@@ -25,9 +25,8 @@ func (b *bench) memoryGroup() []row {
 	one := b.write("mem-one", fanOut(1))
 	var now, old []int64
 	var nowFan, oldFan int64
-	// The one-task runs have homes of their own: in the home a
-	// 100,000-task run had just used, a one-task run peaked at 77 MiB,
-	// where a fresh home takes 40.
+	// The one-task runs have homes of their own, without the large
+	// run's store and supervisor.
 	for i := range oneTaskRuns {
 		now = append(now, b.peakOf(b.kiln, "mem-one-new", one))
 		if *before != "" {
