@@ -245,16 +245,42 @@ func oneLine(s string) string {
 }
 
 // summarize prints how each run ended and reports whether all succeeded.
+// It reads each run's head, and the nodes of one that failed only: they
+// are all the summary names, where a run of 100,000 nodes was read whole
+// for one line.
 func (w *watcher) summarize(ctx context.Context, ids []apiv1.RunID) (bool, error) {
 	ok := true
 	for _, id := range ids {
-		run, err := w.runs.GetRun(ctx, id)
+		run, err := w.runs.GetRunHead(ctx, id)
 		if err != nil {
 			return false, err
+		}
+		if run.Status.Phase.Done() && run.Status.Phase != apiv1.PhaseSucceeded {
+			if run.Status.Nodes, err = w.failedNodes(ctx, id); err != nil {
+				return false, err
+			}
 		}
 		ok = printSummary(w.e, run) && ok
 	}
 	return ok, nil
+}
+
+// failedNodes are run id's failed nodes, in the run's order, with their
+// attempts, read a page at a time.
+func (w *watcher) failedNodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
+	var out []apiv1.NodeStatus
+	q := apiv1.NodeQuery{Phases: []apiv1.Phase{apiv1.PhaseFailed}}
+	for {
+		page, err := w.runs.RunNodes(ctx, id, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if page.Continue == "" {
+			return out, nil
+		}
+		q.Continue = page.Continue
+	}
 }
 
 // printOutputs prints a run's outputs, one per line, names sorted.
@@ -288,7 +314,7 @@ func printSummary(e *env, run *apiv1.Run) bool {
 		when = "before any task started"
 	}
 	fmt.Fprintf(e.stderr, "Run %s %s %s: %s %s\n", run.ID, run.Status.Phase, when, run.Status.Code, run.Status.Message)
-	phase := map[string]apiv1.Phase{}
+	phase := map[string]apiv1.Phase{} // of the failed nodes at least: summarize reads no other
 	for _, n := range run.Status.Nodes {
 		phase[n.Name] = n.Phase
 	}

@@ -21,6 +21,9 @@ func DecodeWorkflow(doc *Document) (*apiv1.Workflow, error) {
 		return nil, err
 	}
 	wf := &apiv1.Workflow{}
+	if doc.tasks > 0 { // the decoder appends to the list it finds
+		wf.Spec.Tasks = make([]apiv1.Task, 0, doc.tasks)
+	}
 	problems, ok := decodeStrict(doc, wf)
 	return decoded(wf, problems, ok)
 }

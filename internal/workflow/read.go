@@ -48,11 +48,19 @@ type Document struct {
 	// (Translate): what the user wrote, and how its fields are named.
 	From *Origin
 
-	// node is Raw parsed, nil for a document not read by Read.
-	node *yaml3.Node
+	// tree is Raw parsed again when something asks for it (an error's
+	// line, a shape problem), kept for the copies of the document; nil for
+	// a document not read by Read. Read drops the tree it checks the
+	// document on before converting it: a 100,000-task spec's tree is
+	// about 90 MB, and a valid document needs it no further.
+	tree *lazyTree
 	// written is the top value of the YAML the user wrote, for a document
 	// translated from it, whose fields errors name as written.
 	written *yaml3.Node
+	// tasks is how many tasks its YAML lists under spec.tasks (0: none
+	// or unknown): decoding sizes the list once, where growing it as it
+	// decodes allocated twice its size and kept up to a third unused.
+	tasks int
 	// runs caches the workflows a Workflow document's tasks run (runs).
 	runs *[]string
 }
@@ -243,15 +251,18 @@ func parseDocument(file string, index, line int, raw []byte) (Document, error) {
 	problems, tooBig := scanDocument(&root)
 	if tooBig == nil {
 		tooBig = tooManyTasks(&root)
+		doc.tasks = countTasks(&root)
 	}
 	if tooBig != nil {
 		doc.Kind, doc.Name = nodeHead(&root)
 		return doc, withDoc(&doc, []*apiv1.Error{tooBig})
 	}
+	kind, name := nodeHead(&root)
+	root = yaml3.Node{} // the tree is garbage before the conversion builds its own
 	js, err := yaml.YAMLToJSON(raw)
 	switch {
 	case err != nil && len(problems) > 0: // what the scan found is why
-		doc.Kind, doc.Name = nodeHead(&root)
+		doc.Kind, doc.Name = kind, name
 		return doc, withDoc(&doc, problems)
 	case err != nil:
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: err.Error()}
@@ -263,7 +274,7 @@ func parseDocument(file string, index, line int, raw []byte) (Document, error) {
 	if err := json.Unmarshal(js, &head); err != nil {
 		return doc, &apiv1.Error{Code: apiv1.CodeParse, File: file, Object: doc.Object(), Message: "document is not a mapping with apiVersion, kind and metadata"}
 	}
-	doc.JSON, doc.Raw, doc.node = js, raw, &root
+	doc.JSON, doc.Raw, doc.tree = js, raw, &lazyTree{raw: raw}
 	doc.APIVersion, doc.Kind, doc.Name = scalarText(head.APIVersion), scalarText(head.Kind), scalarText(head.Metadata.Name)
 	doc.Namespace = scalarText(head.Metadata.Namespace)
 	if _, ok := head.Metadata.Name.(string); !ok && doc.Name != "" {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml3 "go.yaml.in/yaml/v3"
 	kresource "k8s.io/apimachinery/pkg/api/resource"
@@ -44,14 +45,20 @@ var (
 // on; fatal says a problem would make those checks speak of values the
 // user did not write (a list dropped leaves a required field empty).
 func checkShape(doc *Document, typ reflect.Type) (js []byte, problems []error, fatal bool) {
-	dec := json.NewDecoder(bytes.NewReader(doc.JSON))
-	dec.UseNumber()
-	var generic any
-	if dec.Decode(&generic) != nil {
+	generic, ok := genericJSON(doc.JSON)
+	if !ok {
 		return doc.JSON, nil, false // decoding reports it
 	}
-	w := &shapeWalk{doc: doc}
-	generic = w.walk(docNode(doc), generic, typ, "")
+	// A first walk without the YAML finds whether there is anything to
+	// report; only then is the YAML parsed again, for the spelling and
+	// the place of each problem, and the walk done over with it.
+	w := &shapeWalk{doc: doc, blind: true}
+	generic = w.walk(nil, generic, typ, "")
+	if w.needYAML {
+		generic, _ = genericJSON(doc.JSON)
+		w = &shapeWalk{doc: doc, fields: w.fields}
+		generic = w.walk(docNode(doc), generic, typ, "")
+	}
 	slices.SortStableFunc(w.unknown, func(a, b unknownField) int { return comparePaths(a.path, b.path) })
 	problems = w.errs
 	for _, u := range w.unknown {
@@ -75,19 +82,48 @@ func checkShape(doc *Document, typ reflect.Type) (js []byte, problems []error, f
 	return js, problems, w.fatal
 }
 
+// genericJSON decodes js with its numbers kept as written.
+func genericJSON(js []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var generic any
+	return generic, dec.Decode(&generic) == nil
+}
+
 // docNode is the YAML of doc's top value, or nil when there is none.
 func docNode(doc *Document) *yaml3.Node {
-	root := doc.node
-	if root == nil {
-		root = &yaml3.Node{}
-		if yaml3.Unmarshal(doc.Raw, root) != nil {
-			return nil
-		}
+	var root *yaml3.Node
+	if doc.tree != nil {
+		root = doc.tree.root()
+	} else {
+		root = parseTree(doc.Raw)
 	}
-	if len(root.Content) == 0 {
+	if root == nil || len(root.Content) == 0 {
 		return nil
 	}
 	return root.Content[0]
+}
+
+// lazyTree is a document's YAML parsed on first use, once for every copy
+// of the document.
+type lazyTree struct {
+	raw  []byte
+	once sync.Once
+	node *yaml3.Node
+}
+
+func (t *lazyTree) root() *yaml3.Node {
+	t.once.Do(func() { t.node = parseTree(t.raw) })
+	return t.node
+}
+
+// parseTree is raw's YAML, nil when it does not parse.
+func parseTree(raw []byte) *yaml3.Node {
+	root := &yaml3.Node{}
+	if yaml3.Unmarshal(raw, root) != nil {
+		return nil
+	}
+	return root
 }
 
 // unknownField is a field the schema lacks, at path, written key, among
@@ -112,6 +148,26 @@ type shapeWalk struct {
 	unknown []unknownField
 	// changed says a value was replaced or dropped; fatal, see checkShape.
 	changed, fatal bool
+	// blind walks without the YAML: needYAML says it found something
+	// whose report needs it (a problem, a boolean that may be a bare y).
+	blind, needYAML bool
+	// fields holds jsonFields of each struct type met: a 100,000-task
+	// spec built them 300,000 times, 210 MB of maps.
+	fields map[reflect.Type]map[string]reflect.Type
+}
+
+// fieldsOf is jsonFields(typ), built once per walk. Callers read it
+// only.
+func (w *shapeWalk) fieldsOf(typ reflect.Type) map[string]reflect.Type {
+	if f, ok := w.fields[typ]; ok {
+		return f
+	}
+	if w.fields == nil {
+		w.fields = map[reflect.Type]map[string]reflect.Type{}
+	}
+	f := jsonFields(typ)
+	w.fields[typ] = f
+	return f
 }
 
 // walk visits v, whose YAML is node (nil when unknown: a value merged in
@@ -152,13 +208,22 @@ func (w *shapeWalk) walk(node *yaml3.Node, v any, typ reflect.Type, path string)
 			return w.mismatch(node, v, typ, path)
 		}
 		for i := range s {
-			s[i] = w.walk(item(node, i, len(s)), s[i], typ.Elem(), fmt.Sprintf("%s[%d]", path, i))
+			s[i] = w.walk(item(node, i, len(s)), s[i], typ.Elem(), w.itemPath(path, i))
 		}
 	case reflect.Interface:
 	default:
 		return w.scalar(node, v, typ, path)
 	}
 	return v
+}
+
+// itemPath is the path of item i of the list at path; none in a blind
+// walk, whose problems are reported by the walk done over.
+func (w *shapeWalk) itemPath(path string, i int) string {
+	if w.blind {
+		return ""
+	}
+	return path + "[" + strconv.Itoa(i) + "]"
 }
 
 // item is the YAML of a list's item i, if node is that list.
@@ -175,7 +240,7 @@ func item(node *yaml3.Node, i, n int) *yaml3.Node {
 func (w *shapeWalk) mapping(node *yaml3.Node, m map[string]any, typ reflect.Type, path string) {
 	var fields map[string]reflect.Type
 	if typ.Kind() == reflect.Struct {
-		fields = jsonFields(typ)
+		fields = w.fieldsOf(typ)
 	}
 	var keys []string
 	values := map[string]*yaml3.Node{}
@@ -197,6 +262,7 @@ func (w *shapeWalk) mapping(node *yaml3.Node, m map[string]any, typ reflect.Type
 	for _, k := range append(keys, merged...) {
 		ft, known := fieldType(typ, fields, k)
 		if !known {
+			w.needYAML = w.needYAML || w.blind
 			w.unknown = append(w.unknown, unknownField{path: join(path, k), key: k, fields: fields})
 			delete(m, k)
 			w.changed = true
@@ -363,6 +429,7 @@ func (w *shapeWalk) kubeQuantity(node *yaml3.Node, v any, path string) any {
 
 func (w *shapeWalk) add(code apiv1.Code, path, msg, hint string) {
 	w.changed = true
+	w.needYAML = w.needYAML || w.blind
 	if !w.tally.keep(code, path) {
 		return
 	}
@@ -391,6 +458,7 @@ func (w *shapeWalk) stringScalar(node *yaml3.Node, v any, path string) any {
 func (w *shapeWalk) anyValue(node *yaml3.Node, v any, path string) any {
 	switch v := v.(type) {
 	case bool:
+		w.needYAML = w.needYAML || w.blind // as written, it may be y or on
 		if isPlain(node) && !strings.EqualFold(node.Value, "true") && !strings.EqualFold(node.Value, "false") {
 			w.add(apiv1.CodeBareValue, path, fmt.Sprintf("%s is read as the boolean %v: YAML reads an unquoted y, n, yes, no, on or off as a boolean", node.Value, v),
 				fmt.Sprintf("quote it: %q, or write %v", node.Value, v))
@@ -398,7 +466,7 @@ func (w *shapeWalk) anyValue(node *yaml3.Node, v any, path string) any {
 		}
 	case []any:
 		for i := range v {
-			v[i] = w.anyValue(item(node, i, len(v)), v[i], fmt.Sprintf("%s[%d]", path, i))
+			v[i] = w.anyValue(item(node, i, len(v)), v[i], w.itemPath(path, i))
 		}
 	case map[string]any:
 		for k := range v {

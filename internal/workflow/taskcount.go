@@ -14,19 +14,30 @@ import (
 // decoded: those cost several times what parsing does, so a file of too
 // many tasks is refused at a fraction of the time and memory.
 func tooManyTasks(root *yaml3.Node) *apiv1.Error {
-	kind, _ := nodeHead(root)
-	if kind != apiv1.KindWorkflow && kind != apiv1.KindWorkflowTemplate {
-		return nil
-	}
-	tasks := unalias(mappingValue(unalias(mappingValue(root.Content[0], "spec")), "tasks"))
-	if tasks == nil || tasks.Kind != yaml3.SequenceNode || len(tasks.Content) <= maxTasks {
+	n := countTasks(root)
+	if n <= maxTasks {
 		return nil
 	}
 	return &apiv1.Error{
 		Code: apiv1.CodeOutOfRange, Field: "spec.tasks",
-		Message: fmt.Sprintf("%d tasks, out of range: at most %d are allowed", len(tasks.Content), maxTasks),
+		Message: fmt.Sprintf("%d tasks, out of range: at most %d are allowed", n, maxTasks),
 		Hint:    "split the workflow, or run the repeated work as one task with forEach",
 	}
+}
+
+// countTasks is how many items a Workflow's or a WorkflowTemplate's
+// spec.tasks lists in its YAML; 0 for another kind, or when spec.tasks
+// is not a list written under spec.
+func countTasks(root *yaml3.Node) int {
+	kind, _ := nodeHead(root)
+	if kind != apiv1.KindWorkflow && kind != apiv1.KindWorkflowTemplate {
+		return 0
+	}
+	tasks := unalias(mappingValue(unalias(mappingValue(root.Content[0], "spec")), "tasks"))
+	if tasks == nil || tasks.Kind != yaml3.SequenceNode {
+		return 0
+	}
+	return len(tasks.Content)
 }
 
 // unalias is n, or the node it stands for if it is an alias.

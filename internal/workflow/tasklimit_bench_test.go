@@ -48,3 +48,32 @@ func BenchmarkLoadTooManyTasks(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 }
+
+// BenchmarkLoadManyTasks measures loading a valid file of 100,000 tasks,
+// read, checked and compiled as kiln run does: time, bytes allocated,
+// the peak of the live heap while it loads (peak-MiB) and the heap the
+// loaded plan keeps (kept-MiB).
+//
+//	go test -run '^$' -bench LoadManyTasks -benchtime 3x ./internal/workflow
+func BenchmarkLoadManyTasks(b *testing.B) {
+	data := []byte(manyTasks(100_000))
+	b.ReportAllocs()
+	var peak, kept uint64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		stop := memtest.SamplePeak(&peak, before.HeapAlloc)
+		l, err := LoadSubmission(&apiv1.Submission{Files: []apiv1.SourceFile{{Name: "many.yaml", Data: data}}}, nil)
+		stop()
+		if err != nil {
+			b.Fatalf("LoadSubmission = %v", err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		kept = max(kept, after.HeapAlloc-min(after.HeapAlloc, before.HeapAlloc))
+		runtime.KeepAlive(l)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(kept)/(1<<20), "kept-MiB")
+}

@@ -43,7 +43,7 @@ func main() {
 	kiln := flag.String("kiln", "bin/kiln", "the kiln binary to measure")
 	cpus := flag.Int("cpus", 2, "the pool size and the baseline's parallelism")
 	root = flag.String("root", ".", "the repository, for its examples")
-	only = flag.String("only", "", "run only these groups: engine, before, cache, training, server, runpage, store, kube, dagu (comma separated)")
+	only = flag.String("only", "", "run only these groups: engine, memory, before, cache, training, server, runpage, store, kube, dagu (comma separated)")
 	kubeconfig = flag.String("kubeconfig", ".k8s/kubeconfig", "the test cluster (make k8s-up), for the kube group")
 	operatorBin = flag.String("training-operator", "", "Kubeflow training-operator's binary (hack/training-operator.sh), for the kube group's third baseline; none: no such row")
 	operatorCRDs = flag.String("training-operator-crds", "", "the directory of its CRDs (hack/training-operator.sh prints it)")
@@ -93,6 +93,9 @@ func (b *bench) all() []row {
 	var rows []row
 	if want("engine") {
 		rows = append(rows, b.engine()...)
+	}
+	if *only != "" && want("memory") { // only when asked: the engine group measures the same peaks
+		rows = append(rows, b.memoryGroup()...)
 	}
 	if want("before") && *before != "" {
 		rows = append(rows, b.beforeGroup(*before, 1000)...)
@@ -249,7 +252,13 @@ func (b *bench) kilnRun(file string) (time.Duration, int64) { return b.kilnRunWa
 // kilnRunWays runs the file through kiln with a pool of ways CPUs and
 // returns its wall time and peak RSS.
 func (b *bench) kilnRunWays(file string, ways int) (time.Duration, int64) {
-	cmd := exec.Command(b.kiln, "--home", b.home, "run", "-q", "--cpus", fmt.Sprint(ways), file)
+	return b.kilnRunHome(file, ways, b.home)
+}
+
+// kilnRunHome runs the file through kiln on home with a pool of ways CPUs
+// and returns its wall time and the engine process's peak RSS.
+func (b *bench) kilnRunHome(file string, ways int, home string) (time.Duration, int64) {
+	cmd := exec.Command(b.kiln, "--home", home, "run", "-q", "--cpus", fmt.Sprint(ways), file)
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	out, err := cmd.Output()
