@@ -71,7 +71,7 @@ func childrenOf(ctx context.Context, eng engine, id apiv1.RunID, n apiv1.NodeSta
 }
 
 // allNodes reads every page of the nodes q selects.
-func allNodes(ctx context.Context, eng engine, id apiv1.RunID, q apiv1.NodeQuery) ([]apiv1.NodeStatus, error) {
+func allNodes(ctx context.Context, eng reader, id apiv1.RunID, q apiv1.NodeQuery) ([]apiv1.NodeStatus, error) {
 	var out []apiv1.NodeStatus
 	q.Limit = apiv1.MaxNodePage
 	for {

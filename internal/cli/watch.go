@@ -268,19 +268,7 @@ func (w *watcher) summarize(ctx context.Context, ids []apiv1.RunID) (bool, error
 // failedNodes are run id's failed nodes, in the run's order, with their
 // attempts, read a page at a time.
 func (w *watcher) failedNodes(ctx context.Context, id apiv1.RunID) ([]apiv1.NodeStatus, error) {
-	var out []apiv1.NodeStatus
-	q := apiv1.NodeQuery{Phases: []apiv1.Phase{apiv1.PhaseFailed}}
-	for {
-		page, err := w.runs.RunNodes(ctx, id, q)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-		if page.Continue == "" {
-			return out, nil
-		}
-		q.Continue = page.Continue
-	}
+	return allNodes(ctx, w.runs, id, apiv1.NodeQuery{Phases: []apiv1.Phase{apiv1.PhaseFailed}})
 }
 
 // printOutputs prints a run's outputs, one per line, names sorted.
