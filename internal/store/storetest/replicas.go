@@ -71,8 +71,18 @@ func testStaleApply(t *testing.T, stores []store.Store) {
 	mustCreate(t, stores[0], p)
 	var applied int
 	refused, going := make(chan error, 1), make(chan struct{})
+	// a's rounds go freely until going; then one round races b's claim
+	// and the next comes after it. A free loop racing the claim starved it
+	// in SQLite, whose waiting writer only polls for the lock.
+	claiming, claimed := make(chan struct{}), make(chan struct{})
 	go func() {
 		for i := 0; ; i++ {
+			switch i {
+			case 5:
+				<-claiming
+			case 6:
+				<-claimed
+			}
 			c := &store.Change{Run: "r1", Owner: "a", Events: []apiv1.Event{{Phase: apiv1.PhaseRunning, Reason: "A", Message: fmt.Sprint(i), Time: t0}}}
 			for n := range 20 { // work after the fence: a claim may come in between
 				c.Attempts = append(c.Attempts, store.AttemptRow{Node: "a", AttemptStatus: apiv1.AttemptStatus{Number: n, ID: fmt.Sprint(n), Phase: apiv1.PhaseRunning}})
@@ -96,7 +106,9 @@ func testStaleApply(t *testing.T, stores []store.Store) {
 		t.Fatalf("a's apply = %v before anyone claimed the run", err)
 	}
 	now := p.LeaseUntil.Add(time.Second)
+	close(claiming)
 	ids, err := stores[1].ClaimRuns(ctx, store.ClaimRunsParams{Owner: "b", Now: now, Until: now.Add(time.Hour)})
+	close(claimed)
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("ClaimRuns(b) = %v, %v, want r1", ids, err)
 	}
