@@ -120,12 +120,12 @@ func (e *journalEntry) line() ([]byte, error) {
 		b = append(b, `,"startTicksUntil":`...)
 		b = appendInts(b, len(l.StartTicksUntil), func(i int) int64 { return int64(l.StartTicksUntil[i]) }) //nolint:gosec // ticks since boot
 	}
-	b = append(append(append(b, `,"supervisor":"`...), l.Supervisor...), `","startedAt":`...)
-	t, err := l.StartedAt.MarshalJSON()
+	b = append(append(append(b, `,"supervisor":"`...), l.Supervisor...), '"')
+	b, err := appendTimeField(b, "startedAt", l.StartedAt)
 	if err != nil {
 		return nil, err
 	}
-	return append(append(b, t...), "}}\n"...), nil
+	return append(b, "}}\n"...), nil
 }
 
 // appendInts appends a JSON array of n numbers, the i-th at(i); null if

@@ -17,22 +17,11 @@ func touchNodes(ctx context.Context, tx *sql.Tx, run apiv1.RunID, names []string
 	if len(names) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET node_version = node_version + 1 WHERE id = ?`, run); err != nil {
+	var version int64
+	if err := tx.QueryRowContext(ctx, `UPDATE runs SET node_version = node_version + 1 WHERE id = ? RETURNING node_version`, run).Scan(&version); err != nil {
 		return err
 	}
-	for start := 0; start < len(names); start += maxVars {
-		chunk := names[start:min(start+maxVars, len(names))]
-		args := make([]any, 0, len(chunk)+2)
-		args = append(args, run, run)
-		for _, n := range chunk {
-			args = append(args, n)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE nodes SET version = (SELECT node_version FROM runs WHERE id = ?)
-			WHERE run_id = ? AND name IN (`+strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return stampNodes(ctx, tx, run, version, names)
 }
 
 // stampNodes stamps the named nodes of run with version: they changed
