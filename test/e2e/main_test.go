@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -55,32 +57,62 @@ func newHome(t *testing.T) string {
 	return home
 }
 
-// removeHome stops home's supervisor and removes home. A supervisor a
-// killed server was still starting writes its first files after the
-// server is gone, so removing is tried again, stopping any supervisor
-// found, for up to 10 seconds.
+// removeHome stops home's supervisors and removes home. A supervisor a
+// stopped server was still starting holds no PID file yet and writes its
+// first files after the server is gone, so supervisors are found by
+// their command line too, and removing is tried again, stopping any
+// supervisor found, for up to 10 seconds.
 func removeHome(t *testing.T, home string) {
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); <-time.After(100 * time.Millisecond) {
-		stopSupervisor(home)
-		if err = os.RemoveAll(home); err == nil {
+		if stopSupervisor(home) {
+			continue // one was running: look again before removing
+		}
+		if err = os.RemoveAll(home); err == nil && len(supervisorsOf(home)) == 0 {
 			return
 		}
+	}
+	if err == nil {
+		err = fmt.Errorf("supervisors %v of it are still running", supervisorsOf(home))
 	}
 	t.Errorf("removing the test's kiln home: %v", err)
 }
 
-// stopSupervisor kills home's supervisor and waits, up to 10 seconds,
-// until it is gone, so that it writes nothing while the test removes home.
-func stopSupervisor(home string) {
-	pid := local.SupervisorPID(home)
-	if pid <= 0 {
-		return
+// stopSupervisor kills home's supervisors and waits, up to 10 seconds,
+// until they are gone, so that they write nothing while the test removes
+// home. It reports whether it found any.
+func stopSupervisor(home string) bool {
+	pids := supervisorsOf(home)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil && time.Now().Before(deadline); {
-		<-time.After(5 * time.Millisecond)
+	for _, pid := range pids {
+		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil && time.Now().Before(deadline); {
+			<-time.After(5 * time.Millisecond)
+		}
 	}
+	return len(pids) > 0
+}
+
+// supervisorsOf returns the PIDs of home's supervisors: the one in its
+// lock file and every process whose command line is "supervise --home
+// home", which covers one that has not written its PID yet.
+func supervisorsOf(home string) []int {
+	var pids []int
+	if pid := local.SupervisorPID(home); pid > 0 {
+		pids = append(pids, pid)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte("\x00supervise\x00--home\x00"+home+"\x00")) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil && !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 type result struct {
