@@ -3,7 +3,6 @@ package resource_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/resource"
@@ -63,18 +62,15 @@ func TestParseBounds(t *testing.T) {
 	}
 }
 
-// Refusing a quantity crafted to make the parser work hard is as quick as
-// refusing any other.
-func TestParseIsQuick(t *testing.T) {
+// A quantity crafted to make the parser work hard is refused like any
+// other: a parser that stepped through the exponent would not return,
+// and the package's timeout would name this test.
+func TestParseRefusesCraftedQuantities(t *testing.T) {
 	t.Parallel()
-	start := time.Now()
 	for _, s := range []string{"1E2147483648", "1e-2147483648", "1e9223372036854775807", strings.Repeat("9", 1<<20), "1e" + strings.Repeat("9", 1<<20)} {
 		if _, err := resource.ParseBytes(s); apiv1.CodeOf(err) != apiv1.CodeOutOfRange {
 			t.Errorf("ParseBytes(%s) = %v, want %s", resource.Quote(s), err, apiv1.CodeOutOfRange)
 		}
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("refusing five crafted quantities took %v", d)
 	}
 }
 
@@ -85,7 +81,6 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		start := time.Now()
 		for _, p := range []struct {
 			parse func(string) (int64, error)
 			most  int64
@@ -99,9 +94,6 @@ func FuzzParse(f *testing.F) {
 			case n < 0 || n > p.most:
 				t.Errorf("parse(%q) = %d, out of 0 to %d", s, n, p.most)
 			}
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("parsing %s took %v", resource.Quote(s), d)
 		}
 	})
 }

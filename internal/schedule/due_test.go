@@ -161,13 +161,9 @@ func TestDueIsBounded(t *testing.T) {
 	}
 	// Down 30 days on a schedule of every second: counting stops, the
 	// latest missed tick is still found.
-	start := time.Now()
 	p = c.Due(now.Add(-30*24*time.Hour), now, deadline(10))
 	if !p.MissedAtLeast || p.Missed != maxCount || !p.LastMissed.Equal(now.Add(-11*time.Second)) || len(p.Fire) != 11 {
 		t.Errorf("30 days down: missed %d (at least %t, latest %s), fire %d", p.Missed, p.MissedAtLeast, p.LastMissed, len(p.Fire))
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Due took %s for 30 days of ticks", d)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -24,11 +23,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte(header + "spec: {tasks: [{name: a, command: [x], resources: {cpu: 1, memory: 1Gi}}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		start := time.Now()
 		l, err := LoadSubmission(&apiv1.Submission{Files: []apiv1.SourceFile{{Name: "fuzz.yaml", Data: data}}}, nil)
-		if d := time.Since(start); d > 10*time.Second {
-			t.Errorf("loading %d bytes took %v", len(data), d)
-		}
 		if err == nil {
 			if l == nil || l.Plan == nil {
 				t.Fatalf("LoadSubmission returned neither a plan nor an error")

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 )
@@ -61,7 +60,6 @@ func TestReadIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	start := time.Now()
 	_, loadErr := Load([]string{big}, nil)
 	_, srcErr := ReadSource(big, nil)
 	_, stdinErr := ReadSource("-", endless{})
@@ -71,9 +69,6 @@ func TestReadIsBounded(t *testing.T) {
 		if len(errs) != 1 || errs[0].Code != apiv1.CodeOutOfRange || errs[0].File == "" || !strings.Contains(errs[0].Message, "at most 4194304 bytes") {
 			t.Errorf("%s = %v; want one %s naming the file and the bound", name, err, apiv1.CodeOutOfRange)
 		}
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("refusing large files took %v", d)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package hostile submits malformed and malicious specs to a real
 // embedded kiln, the way kiln run does, and checks that each is refused
-// quickly with its coded error, naming its field, and that no run is
+// without hanging, with its coded error, naming its field, and that no run is
 // created. Each case is a file in testdata whose first lines say what it
 // wants:
 //

@@ -28,13 +28,9 @@ func TestCleanNoneLeavesTheRestOfTheGangRunning(t *testing.T) {
 	if err := h.b.Launch(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	st := h.waitExit(t, first)
 	if st.ExitCode != 3 || st.Failed != "node-0" || st.Processes["node-1"] != -1 || slices.Contains(st.StoppedProcesses, "node-1") {
 		t.Fatalf("status %+v, want exit 3 from node-0 with node-1 left running, not stopped", st)
-	}
-	if took := time.Since(start); took > 20*time.Second { // waiting for node-1 would take 30 s
-		t.Errorf("the failure was recorded after %s, not at once", took)
 	}
 	log := filepath.Join(AttemptDir(h.home, first.ID), "node-1.stdout")
 	waitUntil(t, "the left rank to write its log", func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), "up") })
