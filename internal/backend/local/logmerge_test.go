@@ -11,8 +11,24 @@ import (
 	"kiln.dev/kiln/internal/job"
 )
 
-// interleaved writes to stdout and stderr in turn, 0.2s apart.
-const interleaved = "echo out1; sleep .2; echo err1 >&2; sleep .2; echo out2; sleep .2; echo err2 >&2; sleep .2; echo out3"
+// inTurn defines, for a script run as `sh -c SCRIPT DIR` with DIR its
+// attempt's directory, "seen LOG TEXT": wait until the supervisor has
+// appended TEXT to the log LOG, and "sized LOG N": until LOG holds N
+// bytes. A line written after either is read after what it waited for,
+// however loaded the machine: the order is made by state, not by sleeps.
+const inTurn = `seen() { until grep -qF "$2" "$0/$1" 2>/dev/null; do sleep .01; done; }; ` +
+	`sized() { until [ "$(stat -c %s "$0/$1" 2>/dev/null || echo 0)" -ge "$2" ]; do sleep .01; done; }; `
+
+// interleaved writes to stdout and stderr in turn, each line once the
+// one before it is in its log.
+const interleaved = inTurn + "echo out1; seen stdout out1; echo err1 >&2; seen stderr err1; echo out2; seen stdout out2; echo err2 >&2; seen stderr err2; echo out3"
+
+// launchInTurn launches a one-process attempt id that runs script, made
+// with inTurn, in its attempt's directory.
+func (h *harness) launchInTurn(t *testing.T, id, script string) *job.Spec {
+	t.Helper()
+	return h.launch(t, id, "sh", "-c", script, AttemptDir(h.home, mustID(t, id)))
+}
 
 // untimed strips the times of lines written with Timestamps, checking
 // that they never go back.
@@ -38,7 +54,7 @@ func untimed(t *testing.T, logs string) string {
 func TestStdoutAndStderrComeInTheOrderWritten(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	spec := h.launch(t, "r/turns/1", "sh", "-c", interleaved)
+	spec := h.launchInTurn(t, "r/turns/1", interleaved)
 	followed := h.logsOf(t, spec.ID, backend.LogOptions{Follow: true})
 	h.waitExit(t, spec)
 	const want = "out1\nerr1\nout2\nerr2\nout3\n"
@@ -65,9 +81,11 @@ func TestStdoutAndStderrComeInTheOrderWritten(t *testing.T) {
 func TestFollowedGangLinesInterleave(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	spec := &job.Spec{ID: mustID(t, "r/turns/2"), Processes: []job.Process{
-		{Name: "ps-0", Command: []string{"sh", "-c", "echo a; sleep .6; echo c >&2; sleep .6; echo e"}, Env: os.Environ()},
-		{Name: "worker-1", Host: 1, Command: []string{"sh", "-c", "sleep .3; echo b >&2; sleep .6; echo d"}, Env: os.Environ()},
+	id := mustID(t, "r/turns/2")
+	dir := AttemptDir(h.home, id)
+	spec := &job.Spec{ID: id, Processes: []job.Process{
+		{Name: "ps-0", Command: []string{"sh", "-c", inTurn + "echo a; seen worker-1.stderr b; echo c >&2; seen worker-1.stdout d; echo e", dir}, Env: os.Environ()},
+		{Name: "worker-1", Host: 1, Command: []string{"sh", "-c", inTurn + "seen ps-0.stdout a; echo b >&2; seen ps-0.stderr c; echo d", dir}, Env: os.Environ()},
 	}}
 	if err := h.b.Launch(t.Context(), spec); err != nil {
 		t.Fatal(err)
@@ -87,7 +105,7 @@ func TestFollowedGangLinesInterleave(t *testing.T) {
 func TestLogsWithoutTimesKeepTheirOrder(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	spec := h.launch(t, "r/turns/3", "sh", "-c", interleaved)
+	spec := h.launchInTurn(t, "r/turns/3", interleaved)
 	h.waitExit(t, spec)
 	dir := AttemptDir(h.home, spec.ID)
 	for _, name := range []string{"stdout", "stderr"} {
@@ -106,8 +124,8 @@ func TestLogsWithoutTimesKeepTheirOrder(t *testing.T) {
 func TestLongLinesPassWhole(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	spec := h.launch(t, "r/long/1", "sh", "-c",
-		"echo before >&2; sleep .2; head -c 300000 /dev/zero | tr '\\0' x; echo; sleep .2; echo after >&2; head -c 100000 /dev/zero | tr '\\0' y")
+	spec := h.launchInTurn(t, "r/long/1", inTurn+
+		"echo before >&2; seen stderr before; head -c 300000 /dev/zero | tr '\\0' x; echo; sized stdout 300001; echo after >&2; seen stderr after; head -c 100000 /dev/zero | tr '\\0' y")
 	for _, opts := range []backend.LogOptions{{Follow: true}, {}} {
 		got := h.logsOf(t, spec.ID, opts)
 		want := "before\n" + strings.Repeat("x", 300000) + "\nafter\n" + strings.Repeat("y", 100000) + "\n"

@@ -42,7 +42,9 @@ func TestLogLinesKeepTheTimeTheyWereWritten(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	before := time.Now()
-	spec := h.launch(t, "r/timed/1", "sh", "-c", "echo one; sleep 0.4; echo two; echo three; printf four; sleep 0.2; echo err >&2")
+	// "two" is written 0.4 s after "one" was read, so their times are at
+	// least that far apart however late the supervisor reads.
+	spec := h.launchInTurn(t, "r/timed/1", inTurn+"echo one; seen stdout one; sleep 0.4; echo two; echo three; printf four; sized stdout 18; echo err >&2")
 	h.waitExit(t, spec)
 	after := time.Now()
 
@@ -67,8 +69,8 @@ func TestLogLinesKeepTheTimeTheyWereWritten(t *testing.T) {
 		}
 		times[rest] = at
 	}
-	if gap := times["two"].Sub(times["one"]); gap < 300*time.Millisecond {
-		t.Errorf("lines written 0.4s apart are timed %v apart", gap)
+	if gap := times["two"].Sub(times["one"]); gap < 400*time.Millisecond {
+		t.Errorf("a line written 0.4s after the one before it was read is timed %v after it", gap)
 	}
 
 	if got := h.logsOf(t, spec.ID, backend.LogOptions{Tail: 2}); got != "four\nerr\n" {
@@ -90,9 +92,11 @@ func TestLogLinesKeepTheTimeTheyWereWritten(t *testing.T) {
 func TestGangLinesAreLabelledAfterTheirTime(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	spec := &job.Spec{ID: mustID(t, "r/gang/1"), Processes: []job.Process{
-		{Name: "node-0", Command: []string{"sh", "-c", "echo zero; sleep 0.4; echo two"}, Env: os.Environ()},
-		{Name: "node-1", Host: 1, Command: []string{"sh", "-c", "sleep 0.2; echo one; sleep 0.4; echo three"}, Env: os.Environ()},
+	id := mustID(t, "r/gang/1")
+	dir := AttemptDir(h.home, id)
+	spec := &job.Spec{ID: id, Processes: []job.Process{
+		{Name: "node-0", Command: []string{"sh", "-c", inTurn + "echo zero; seen node-1.stdout one; echo two", dir}, Env: os.Environ()},
+		{Name: "node-1", Host: 1, Command: []string{"sh", "-c", inTurn + "seen node-0.stdout zero; echo one; seen node-0.stdout two; echo three", dir}, Env: os.Environ()},
 	}}
 	if err := h.b.Launch(t.Context(), spec); err != nil {
 		t.Fatal(err)
