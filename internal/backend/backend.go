@@ -34,7 +34,8 @@ type Backend interface {
 type Notifier interface {
 	// Watch calls exited for every attempt that finishes, with its status
 	// (Outputs not read: call Observe for those), and resync when reports
-	// may have been missed, until ctx ends. Calls come from one goroutine.
+	// may have been missed (once first, since those before Watch were),
+	// until ctx ends. Calls come from one goroutine.
 	// An elastic gang that lost a host and runs on is reported too, with
 	// a Running status whose Dropped names it, and so is a running gang
 	// whose placement changed: some of it waits to be placed (Queue set,

@@ -150,14 +150,21 @@ func launch(t *testing.T, b backend.Backend, spec *job.Spec) {
 // waitState polls Observe until the attempt is in state, and returns its status.
 func waitState(t *testing.T, b backend.Backend, spec *job.Spec, state job.State) job.Status {
 	t.Helper()
+	return waitStatus(t, b, spec, fmt.Sprintf("in state %d", state), func(st job.Status) bool { return st.State == state })
+}
+
+// waitStatus polls Observe until the attempt's status is as want says
+// (what describes it), and returns it.
+func waitStatus(t *testing.T, b backend.Backend, spec *job.Spec, what string, want func(job.Status) bool) job.Status {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		st, err := b.Observe(t.Context(), spec)
-		if err == nil && st.State == state {
+		if err == nil && want(st) {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("attempt %s never reached state %d (last %+v, %v)", spec.ID, state, st, err)
+			t.Fatalf("attempt %s was never %s (last %+v, %v)", spec.ID, what, st, err)
 		}
 		pause(t.Context(), 20*time.Millisecond)
 	}
