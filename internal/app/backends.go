@@ -43,7 +43,7 @@ var backends = map[string]backendKind{
 func BackendNames() []string { return slices.Sorted(maps.Keys(backends)) }
 
 // lookupBackend is the backend named name ("" is the local one), or a
-// KLN-1001 naming the ones kiln has.
+// KLN-4002 naming the ones kiln has.
 func lookupBackend(name string) (backendKind, error) {
 	if name == "" {
 		name = BackendLocal
