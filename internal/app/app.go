@@ -214,22 +214,6 @@ var (
 	_ controller.Pool = (*resource.Pool)(nil)
 )
 
-// clusterPool is the engine's pool on a cluster: unbounded, since the
-// cluster's scheduler (and gang scheduler) decide what fits where.
-var clusterPool = resource.Request{MilliCPU: 1 << 50, Memory: 1 << 62, GPU: 1 << 30}
-
-// openLocal starts (or finds) the local supervisor's backend.
-func openLocal(home string, supervisor []string, iso local.Isolation) (*local.Backend, error) {
-	if len(supervisor) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, &apiv1.Error{Code: apiv1.CodeSupervisor, Message: "finding the kiln executable: " + err.Error()}
-		}
-		supervisor = []string{exe, "supervise", "--home", home}
-	}
-	return local.New(local.Config{Home: home, SupervisorCommand: supervisor, Isolation: iso}), nil
-}
-
 // prepareHome makes sure home exists, is writable and lists nothing to
 // other users, and returns it absolute. It is made 0700; an existing home
 // loses read and write for group and others, keeping their search bit:

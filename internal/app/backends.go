@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -77,6 +78,10 @@ func openLocalKind(_ context.Context, cfg Config, home string) (backend.Backend,
 	return lb, lb.Pool(withDefaults(cfg.Pool)), nil
 }
 
+// clusterPool is the engine's pool on a cluster: unbounded, since the
+// cluster's scheduler (and gang scheduler) decide what fits where.
+var clusterPool = resource.Request{MilliCPU: 1 << 50, Memory: 1 << 62, GPU: 1 << 30}
+
 // openKube connects to the cluster in cfg.Kube. The cluster's scheduler
 // decides what fits, so the engine's pool is unbounded.
 func openKube(ctx context.Context, cfg Config, _ string) (backend.Backend, controller.Pool, error) {
@@ -86,4 +91,16 @@ func openKube(ctx context.Context, cfg Config, _ string) (backend.Backend, contr
 		return nil, nil, err
 	}
 	return kb, resource.NewPool(clusterPool), nil
+}
+
+// openLocal starts (or finds) the local supervisor's backend.
+func openLocal(home string, supervisor []string, iso local.Isolation) (*local.Backend, error) {
+	if len(supervisor) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, &apiv1.Error{Code: apiv1.CodeSupervisor, Message: "finding the kiln executable: " + err.Error()}
+		}
+		supervisor = []string{exe, "supervise", "--home", home}
+	}
+	return local.New(local.Config{Home: home, SupervisorCommand: supervisor, Isolation: iso}), nil
 }

@@ -208,10 +208,11 @@ func testHostOutputs(t *testing.T, h Harness) {
 }
 
 func testNamed(t *testing.T, h Harness) {
-	n := capability[backend.Named](t, h.Backend(t), "Named")
+	b := h.Backend(t)
+	n := capability[backend.Named](t, b, "Named")
 	if n.Name() == "" {
 		t.Error("Name() is empty")
 	}
 	t.Logf("backend %s; images: %v; attempts shared across machines: %v", n.Name(),
-		backend.Has[backend.Images](n.(backend.Backend)), backend.Has[backend.SharedAttempts](n.(backend.Backend)))
+		backend.Has[backend.Images](b), backend.Has[backend.SharedAttempts](b))
 }
