@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -107,18 +106,10 @@ type Config struct {
 	PartyIdleTimeout time.Duration
 }
 
-// Backend names.
-const (
-	BackendLocal      = "local"
-	BackendKubernetes = "kubernetes"
-)
-
 // App is an embedded kiln: store, local backend and engine.
 type App struct {
-	Store   store.Store
-	Backend backend.Backend
-	// Kube is the kubernetes backend when it is the one in use, else nil.
-	Kube       *kube.Backend
+	Store      store.Store
+	Backend    backend.Backend
 	Controller *controller.Controller
 	// Cache keeps the results of cached tasks, under Home/cache.
 	Cache   *cache.Cache
@@ -173,26 +164,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.TaskEnv != nil {
 		env = cfg.TaskEnv
 	}
-	switch cfg.Backend {
-	case "", BackendLocal:
-		var lb *local.Backend
-		lb, err = openLocal(home, cfg.SupervisorCommand, cfg.Isolation)
-		if err == nil {
-			// Every engine on the home admits against the supervisor's ledger.
-			a.Backend, pool = lb, lb.Pool(withDefaults(cfg.Pool))
-		}
-	case BackendKubernetes:
-		cfg.Kube.Log = cfg.Log
-		a.Kube, err = kube.New(ctx, cfg.Kube)
-		a.Backend = a.Kube
-		// The cluster's scheduler decides what fits; processes in pods
-		// start from their image's environment, not this one's.
-		pool, env = resource.NewPool(clusterPool), nil
-	default:
-		err = &apiv1.Error{
-			Code: apiv1.CodeUsage, Field: "backend",
-			Message: fmt.Sprintf("unknown backend %q: use %s or %s", cfg.Backend, BackendLocal, BackendKubernetes),
-		}
+	kind, err := lookupBackend(cfg.Backend)
+	if err == nil {
+		a.Backend, pool, err = kind.open(ctx, cfg, home)
+	}
+	if err == nil && backend.Has[backend.Images](a.Backend) {
+		env = nil // processes in images start from the image's environment
 	}
 	if err == nil && cfg.Party != "" {
 		a.Backend, err = a.federate(a.Backend, cfg.Log)
@@ -236,22 +213,6 @@ var (
 	_ controller.Pool = (*local.Pool)(nil)
 	_ controller.Pool = (*resource.Pool)(nil)
 )
-
-// clusterPool is the engine's pool on a cluster: unbounded, since the
-// cluster's scheduler (and gang scheduler) decide what fits where.
-var clusterPool = resource.Request{MilliCPU: 1 << 50, Memory: 1 << 62, GPU: 1 << 30}
-
-// openLocal starts (or finds) the local supervisor's backend.
-func openLocal(home string, supervisor []string, iso local.Isolation) (*local.Backend, error) {
-	if len(supervisor) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, &apiv1.Error{Code: apiv1.CodeSupervisor, Message: "finding the kiln executable: " + err.Error()}
-		}
-		supervisor = []string{exe, "supervise", "--home", home}
-	}
-	return local.New(local.Config{Home: home, SupervisorCommand: supervisor, Isolation: iso}), nil
-}
 
 // prepareHome makes sure home exists, is writable and lists nothing to
 // other users, and returns it absolute. It is made 0700; an existing home

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/federation"
 	"kiln.dev/kiln/internal/store"
@@ -97,8 +98,8 @@ func (a *App) submit(ctx context.Context, s apiv1.Submission, id apiv1.RunID) (*
 	if err != nil {
 		return nil, err
 	}
-	require := workflow.RequireCommands // the local backend runs commands
-	if a.Kube != nil {
+	require := workflow.RequireCommands // processes on hosts run commands
+	if backend.Has[backend.Images](a.Backend) {
 		require = workflow.RequireImages
 	}
 	if err := require(l.Doc, l.Plan); err != nil {
@@ -132,12 +133,8 @@ func keyOf(key, digest string) *store.NewSubmitKey {
 // warnings say what of a translated document (Kubeflow Trainer's,
 // training-operator's) this server's backend ignores.
 func (a *App) warnings(l *workflow.Loaded) []string {
-	backend := "local"
-	if a.Kube != nil {
-		backend = "kubernetes"
-	}
 	var out []string
-	for _, i := range workflow.IgnoredOn(backend, l.Ignored) {
+	for _, i := range workflow.IgnoredOn(backend.NameOf(a.Backend), l.Ignored) {
 		out = append(out, i.Message())
 	}
 	return out

@@ -60,7 +60,7 @@ func (a *App) PartArtifact(ctx context.Context, from string, run apiv1.RunID, ta
 			path = t.Outputs.Artifacts[k].Path
 		}
 	}
-	fr, ok := a.Backend.(backend.FileReader)
+	fr, ok := backend.As[backend.FileReader](a.Backend)
 	if path == "" || !ok {
 		return nil, outputRefused(r.ID, fmt.Sprintf("share %s has no artifact %s this server can read", share.Name, name))
 	}
@@ -194,10 +194,10 @@ func (a *App) fetchInput(ctx context.Context, part, run apiv1.RunID, in apiv1.Cr
 		v, err := c.PartOutput(ctx, run, in.Task, in.Param)
 		return v, []byte(v), err
 	}
-	if a.Kube != nil {
+	if !backend.Has[backend.HostOutputs](a.Backend) {
 		return "", nil, &apiv1.Error{
 			Code: apiv1.CodeCrossParty, Object: "Run/" + string(part),
-			Message: fmt.Sprintf("artifact %s of task %s crosses parties as a file of this server's, which the pods of this party's Kubernetes backend cannot read", in.Param, in.Task),
+			Message: fmt.Sprintf("artifact %s of task %s crosses parties as a file of this server's, which the processes of this party's %s backend, on other machines, cannot read", in.Param, in.Task, backend.NameOf(a.Backend)),
 			Hint:    "send it with kiln.federation.send_file within one federated task",
 		}
 	}

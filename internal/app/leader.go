@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/leader"
 	"kiln.dev/kiln/internal/store"
 )
@@ -49,7 +50,7 @@ func (a *App) Lead(ctx context.Context, address string, say func(string)) error 
 			return
 		}
 		say(fmt.Sprintf("this server leads (term %d): it runs the engine and adopts the runs of the leader before it", term))
-		if h := hostOf(before.Holder); a.Kube == nil && h != "" && h != hostOf(a.Controller.Leadership().Owner()) {
+		if h := hostOf(before.Holder); !backend.Has[backend.SharedAttempts](a.Backend) && h != "" && h != hostOf(a.Controller.Leadership().Owner()) {
 			say("warning: the leader before this one ran on host " + h + ": the local tasks it started there cannot be adopted " +
 				"from this machine, and will be found lost and run again. Replicas that run local tasks must share one machine (docs/team.md)")
 		}

@@ -27,10 +27,10 @@ func newCollector(a *App, cfg Config) *gc.Collector {
 	gcc := gc.Config{
 		Store: a.Store, History: cfg.History, OrphanGrace: cfg.OrphanGrace, Log: cfg.Log, Deleted: a.Metrics.Deleted,
 	}
-	if r, ok := a.Backend.(backend.RunRemover); ok {
+	if r, ok := backend.As[backend.RunRemover](a.Backend); ok {
 		gcc.Remover = r
 	}
-	if a.Kube == nil {
+	if backend.Has[backend.HostOutputs](a.Backend) { // runs kept under the home
 		gcc.RunsDir = filepath.Join(a.Home, "runs")
 	}
 	return gc.New(gcc)

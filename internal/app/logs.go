@@ -24,7 +24,7 @@ const logPoll = 500 * time.Millisecond
 // Tail only to what was written before the first is followed. A task or
 // attempt the run does not have is KLN-4001.
 func (a *App) Logs(ctx context.Context, q apiv1.LogQuery, w io.Writer) error {
-	logger, ok := a.Backend.(backend.Logger)
+	logger, ok := backend.As[backend.Logger](a.Backend)
 	if !ok {
 		return errors.New("this backend keeps no logs")
 	}

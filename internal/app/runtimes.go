@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/store"
 	"kiln.dev/kiln/internal/training"
 	"kiln.dev/kiln/internal/workflow"
@@ -76,10 +77,10 @@ func (a *App) Apply(ctx context.Context, in apiv1.TemplateApply) (*apiv1.ApplyRe
 }
 
 // mayRun checks what submitting the runs of kiln apply checks beyond
-// their documents, before anything is stored: on Kubernetes, that each
-// task has an image.
+// their documents, before anything is stored: on a backend that runs
+// images, that each task has an image.
 func (a *App) mayRun(runs []workflow.ApplyRun) error {
-	if a.Kube == nil {
+	if !backend.Has[backend.Images](a.Backend) {
 		return nil
 	}
 	var errs []error

@@ -34,7 +34,8 @@ type Backend interface {
 type Notifier interface {
 	// Watch calls exited for every attempt that finishes, with its status
 	// (Outputs not read: call Observe for those), and resync when reports
-	// may have been missed, until ctx ends. Calls come from one goroutine.
+	// may have been missed (once first, since those before Watch were),
+	// until ctx ends. Calls come from one goroutine.
 	// An elastic gang that lost a host and runs on is reported too, with
 	// a Running status whose Dropped names it, and so is a running gang
 	// whose placement changed: some of it waits to be placed (Queue set,
@@ -124,4 +125,75 @@ type FileReader interface {
 	// directory, if it is a regular file of at most limit bytes. A file
 	// not (yet) written is an error that wraps fs.ErrNotExist.
 	ReadFile(ctx context.Context, id job.AttemptID, name string, limit int64) ([]byte, error)
+}
+
+// Named is implemented by backends that say which kind they are ("local",
+// "kubernetes"): the name kiln's translators of foreign documents give the
+// fields this kind of backend ignores (workflow.IgnoredOn).
+type Named interface {
+	// Name is the backend's kind, as --backend names it.
+	Name() string
+}
+
+// Images is implemented by backends that run every process in a container
+// image (pods): a task there must name an image, and its processes start
+// from the image's environment, not the engine's.
+type Images interface {
+	// RunsImages marks the capability; it does nothing.
+	RunsImages()
+}
+
+// SharedAttempts is implemented by backends whose attempts are held by a
+// cluster that every machine reaches: an engine on another machine adopts
+// them, so replicas of kiln on several machines may take over from each
+// other. Without it attempts belong to the machine that started them.
+type SharedAttempts interface {
+	// SharesAttempts marks the capability; it does nothing.
+	SharesAttempts()
+}
+
+// Decorator is implemented by a backend that wraps another and has the
+// methods of every capability, but offers one only where Inner offers it
+// or where it serves the capability itself. Ask a backend that may be a
+// decorator for a capability with As, never by a bare type assertion.
+type Decorator interface {
+	Backend
+	// Inner is the backend it wraps.
+	Inner() Backend
+	// Serves reports whether it offers capability c itself, whatever
+	// Inner offers; c is a nil pointer to the capability's interface
+	// type, such as (*backend.FileReader)(nil).
+	Serves(c any) bool
+}
+
+// As returns b as capability T when b offers it: b has T's methods and,
+// if b is a Decorator, serves T itself or wraps a backend that offers it.
+func As[T any](b Backend) (T, bool) {
+	c, ok := b.(T)
+	if !ok {
+		return c, false
+	}
+	d, ok := b.(Decorator)
+	if !ok || d.Serves((*T)(nil)) {
+		return c, true
+	}
+	if _, inner := As[T](d.Inner()); !inner {
+		var none T
+		return none, false
+	}
+	return c, true
+}
+
+// Has reports whether b offers capability T (see As).
+func Has[T any](b Backend) bool {
+	_, ok := As[T](b)
+	return ok
+}
+
+// NameOf is b's Named name, "" when it has none.
+func NameOf(b Backend) string {
+	if n, ok := As[Named](b); ok {
+		return n.Name()
+	}
+	return ""
 }

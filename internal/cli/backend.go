@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,7 +27,8 @@ type fileConfig struct {
 
 	// Store is "sqlite" (the default) or a postgres:// URL.
 	Store string `json:"store,omitempty"`
-	// Backend is "local" or "kubernetes".
+	// Backend names an entry of app's backend table: "local",
+	// "kubernetes".
 	Backend    string     `json:"backend,omitempty"`
 	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
 	Cache      cacheFile  `json:"cache,omitempty"`
@@ -68,7 +70,7 @@ func (b *backendFlags) add(fs *pflag.FlagSet) {
 	k := &b.file.Kubernetes
 	fs.StringVar(&b.config, "config", "", "configuration file (default KILN_HOME/config.yaml if it exists)")
 	fs.StringVar(&b.file.Store, "store", "", "where kiln keeps its state: sqlite (KILN_HOME/kiln.db) or a postgres:// URL that several kiln servers share (env KILN_STORE; default sqlite)")
-	fs.StringVar(&b.file.Backend, "backend", "", "where tasks run: local or kubernetes (env KILN_BACKEND; default local)")
+	fs.StringVar(&b.file.Backend, "backend", "", "where tasks run: "+strings.Join(app.BackendNames(), ", ")+" (env KILN_BACKEND; default local)")
 	fs.StringVar(&k.Kubeconfig, "kubeconfig", "", "kubeconfig file for --backend kubernetes (default $KUBECONFIG, then ~/.kube/config; in a pod, the in-cluster config)")
 	fs.StringVar(&k.Context, "kube-context", "", "kubeconfig context for --backend kubernetes (default the kubeconfig's current one)")
 	fs.StringVar(&k.Namespace, "namespace", "", "namespace for kiln's pods (default the context's, else default)")

@@ -60,8 +60,8 @@ func newValidateCmd(e *env) *cobra.Command {
 			plans, err := workflow.CheckFilesWith(files, docs, besideStored, besideRuntimes)
 			checkErr = errors.Join(checkErr, err)
 			checkErr = errors.Join(checkErr, validateSchedules(e, project, schedDocs, tmpls, app.Lookups{Templates: stored, Runtimes: runtimes}))
-			require := workflow.RequireCommands // the local backend runs commands
-			if backend == app.BackendKubernetes {
+			require := workflow.RequireCommands // processes on hosts run commands
+			if app.BackendRunsImages(backend) {
 				require = workflow.RequireImages
 			}
 			var kept []workflow.Checked

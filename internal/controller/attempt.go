@@ -59,7 +59,7 @@ func (c *Controller) buildSpec(ctx context.Context, rs *runState, i, n, hosts in
 	in := newInputs(&c.cfg, rs, i, id).recording()
 	a := &node.Attempt{ID: id, Task: t, Inputs: in, Dir: filepath.Dir(c.cfg.Backend.OutputDir(id))}
 	if k.networked != nil {
-		netw, ok := c.cfg.Backend.(backend.Networker)
+		netw, ok := backend.As[backend.Networker](c.cfg.Backend)
 		if !ok {
 			return nil, errors.New("this backend cannot run a node whose attempts span several hosts")
 		}

@@ -213,7 +213,7 @@ func (res *results) storeResult(ctx context.Context, r *round, i int) {
 // hostOutputDir is attempt id's output directory as this process reads
 // it, if the backend's outputs can be read here.
 func (res *results) hostOutputDir(id job.AttemptID) (string, bool) {
-	h, ok := res.cfg.Backend.(backend.HostOutputs)
+	h, ok := backend.As[backend.HostOutputs](res.cfg.Backend)
 	if !ok {
 		return "", false
 	}

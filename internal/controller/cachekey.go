@@ -37,7 +37,7 @@ func (res *results) cacheKey(ctx context.Context, rs *runState, i int) (key, why
 	if err := k.Build(ctx, a, spec); err != nil {
 		return "", "", err
 	}
-	_, readable := res.cfg.Backend.(backend.HostOutputs)
+	_, readable := backend.As[backend.HostOutputs](res.cfg.Backend)
 	source := ""
 	if k.versioned != nil {
 		if source, why = k.versioned.Version(ctx, a, res.cfg.Cache.Digest); why != "" {
@@ -103,7 +103,7 @@ func (k *keyInputs) lookup(ref template.Ref) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		if _, readable := k.cfg.Backend.(backend.HostOutputs); !readable {
+		if _, readable := backend.As[backend.HostOutputs](k.cfg.Backend); !readable {
 			k.unreadable = fmt.Sprintf("its input artifact {{%s}} is kept where kiln cannot read it", ref.Raw)
 			return path, true
 		}

@@ -240,7 +240,7 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 		})
 	}
-	if n, ok := c.cfg.Backend.(backend.Notifier); ok {
+	if n, ok := backend.As[backend.Notifier](c.cfg.Backend); ok {
 		wg.Go(func() { n.Watch(ctx, c.attemptExited, c.resyncAll) })
 	}
 	if g, ok := c.cfg.Pool.(Granter); ok {

@@ -30,7 +30,7 @@ func (c *Controller) sideEffects(ctx context.Context, r *round) error {
 			}
 		}
 	}
-	if rel, ok := c.cfg.Backend.(backend.Releaser); ok {
+	if rel, ok := backend.As[backend.Releaser](c.cfg.Backend); ok {
 		for _, e := range r.ended {
 			if err := rel.Release(ctx, e.id, e.succeeded); err != nil {
 				c.log.Warn("cleaning up after an attempt", "attempt", e.id, "err", err)

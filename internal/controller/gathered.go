@@ -30,7 +30,7 @@ func (in *inputs) gatheredDir(task, name string) (string, bool) {
 		return "", false
 	}
 	list, ok := rs.nodes[up].status.Outputs[name]
-	host, here := in.cfg.Backend.(backend.HostOutputs)
+	host, here := backend.As[backend.HostOutputs](in.cfg.Backend)
 	if !ok || !here {
 		return "", false
 	}

@@ -32,7 +32,7 @@ type join struct{ node, host int }
 // round is saved. Ready nodes were admitted first, in this round.
 func (ad *admission) grow(ctx context.Context, r *round) error {
 	rs := r.rs
-	_, joins := ad.backend.(backend.Joiner)
+	_, joins := backend.As[backend.Joiner](ad.backend)
 	resizer, resizes := ad.pool.(Resizer)
 	if !joins || !resizes || r.suspend || rs.stopping != "" {
 		return nil
@@ -120,7 +120,7 @@ func (ad *admission) resizeAndJoin(ctx context.Context, r *round) error {
 			r.freed = true
 		}
 	}
-	if joiner, ok := ad.backend.(backend.Joiner); ok {
+	if joiner, ok := backend.As[backend.Joiner](ad.backend); ok {
 		for _, j := range r.joins {
 			if ns := r.rs.nodes[j.node]; r.rs.active[j.node] && ns.spec != nil {
 				if err := joiner.Join(ctx, ns.spec, j.host); err != nil {
@@ -135,7 +135,7 @@ func (ad *admission) resizeAndJoin(ctx context.Context, r *round) error {
 // growWake is when a running flexible gang below its MaxHosts asks for a
 // host again.
 func (ad *admission) growWake(rs *runState, consider func(time.Time)) {
-	_, joins := ad.backend.(backend.Joiner)
+	_, joins := backend.As[backend.Joiner](ad.backend)
 	_, resizes := ad.pool.(Resizer)
 	if !joins || !resizes {
 		return

@@ -19,7 +19,7 @@ type reports struct {
 }
 
 func newReports(b backend.Backend, log *slog.Logger) *reports {
-	fr, _ := b.(backend.FileReader)
+	fr, _ := backend.As[backend.FileReader](b)
 	return &reports{files: fr, log: log}
 }
 

@@ -6,9 +6,11 @@ package backendtest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,17 +47,87 @@ type Harness interface {
 	LogLine(p Proc) string
 }
 
-// Run runs the suite; newHarness returns a harness on a fresh place.
+// Run runs the suite; newHarness returns a harness on a fresh place. A
+// case of a capability the backend lacks is skipped by the capability's
+// name, and a last line lists the cases run and skipped.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Helper()
-	t.Run("an attempt runs and is observed to exit with its code", func(t *testing.T) { t.Parallel(); testExit(t, newHarness(t)) })
-	t.Run("a launch repeated, by this backend or another, starts nothing twice", func(t *testing.T) { t.Parallel(); testIdempotent(t, newHarness(t)) })
-	t.Run("outputs come back and a missing artifact is an output error", func(t *testing.T) { t.Parallel(); testOutputs(t, newHarness(t)) })
-	t.Run("abort stops a running attempt", func(t *testing.T) { t.Parallel(); testAbort(t, newHarness(t)) })
-	t.Run("a failing member takes its gang down and decides", func(t *testing.T) { t.Parallel(); testGang(t, newHarness(t)) })
-	t.Run("a leader that ends decides for its gang", func(t *testing.T) { t.Parallel(); testLeader(t, newHarness(t)) })
-	t.Run("a restarted backend adopts a running attempt", func(t *testing.T) { t.Parallel(); testAdopt(t, newHarness(t)) })
-	t.Run("logs show what each process wrote, following until the end", func(t *testing.T) { t.Parallel(); testLogs(t, newHarness(t)) })
+	var sum summary
+	t.Cleanup(func() { t.Log(sum.String()) })
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			t.Cleanup(func() { sum.add(c.what, t.Skipped()) })
+			c.run(t, newHarness(t))
+		})
+	}
+}
+
+// cases are the suite's cases, in the order they are listed.
+var cases = []struct {
+	what, name string // what: the method or capability checked
+	run        func(t *testing.T, h Harness)
+}{
+	{"Launch+Observe", "an attempt runs and is observed to exit with its code", testExit},
+	{"Launch twice", "a launch repeated, by this backend or another, starts nothing twice", testIdempotent},
+	{"Observe outputs", "outputs come back and a missing artifact is an output error", testOutputs},
+	{"Abort", "abort stops a running attempt", testAbort},
+	{"gang", "a failing member takes its gang down and decides", testGang},
+	{"leader", "a leader that ends decides for its gang", testLeader},
+	{"adoption", "a restarted backend adopts a running attempt", testAdopt},
+	{"Logger", "Logger: logs show what each process wrote, following until the end", testLogs},
+	{"Notifier", "Notifier: Watch resyncs first and reports an exit", testWatch},
+	{"Networker", "Networker: Network gives the same hosts and ports every time", testNetwork},
+	{"Joiner", "Joiner: an elastic gang grows by a host", testJoin},
+	{"Releaser", "Releaser: releasing an ended attempt, again, is harmless", testRelease},
+	{"RunRemover", "RunRemover: RemoveRun refuses while an attempt runs, then removes what it left", testRemoveRun},
+	{"FileReader", "FileReader: ReadFile reads what an attempt wrote, within a limit", testReadFile},
+	{"HostOutputs", "HostOutputs: outputs lie in the host's output directory", testHostOutputs},
+	{"Named", "Named: the backend names its kind", testNamed},
+}
+
+// summary collects which cases ran and which were skipped.
+type summary struct {
+	mu           sync.Mutex
+	ran, skipped []string
+}
+
+func (s *summary) add(name string, skipped bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if skipped {
+		s.skipped = append(s.skipped, name)
+	} else {
+		s.ran = append(s.ran, name)
+	}
+}
+
+// String is the summary as one line per group.
+func (s *summary) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slices.Sort(s.ran)
+	slices.Sort(s.skipped)
+	return fmt.Sprintf("conformance: ran %s; skipped %s", list(s.ran), list(s.skipped))
+}
+
+// list is names joined, or "none".
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// capability returns b as capability T, or skips the test by the
+// capability's name.
+func capability[T any](t *testing.T, b backend.Backend, name string) T {
+	t.Helper()
+	c, ok := backend.As[T](b)
+	if !ok {
+		t.Skipf("backend has no %s", name)
+	}
+	return c
 }
 
 // timeout bounds every wait of the suite.
@@ -78,14 +150,21 @@ func launch(t *testing.T, b backend.Backend, spec *job.Spec) {
 // waitState polls Observe until the attempt is in state, and returns its status.
 func waitState(t *testing.T, b backend.Backend, spec *job.Spec, state job.State) job.Status {
 	t.Helper()
+	return waitStatus(t, b, spec, fmt.Sprintf("in state %d", state), func(st job.Status) bool { return st.State == state })
+}
+
+// waitStatus polls Observe until the attempt's status is as want says
+// (what describes it), and returns it.
+func waitStatus(t *testing.T, b backend.Backend, spec *job.Spec, what string, want func(job.Status) bool) job.Status {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		st, err := b.Observe(t.Context(), spec)
-		if err == nil && st.State == state {
+		if err == nil && want(st) {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("attempt %s never reached state %d (last %+v, %v)", spec.ID, state, st, err)
+			t.Fatalf("attempt %s was never %s (last %+v, %v)", spec.ID, what, st, err)
 		}
 		pause(t.Context(), 20*time.Millisecond)
 	}
@@ -227,10 +306,7 @@ func testAdopt(t *testing.T, h Harness) {
 
 func testLogs(t *testing.T, h Harness) {
 	b := h.Backend(t)
-	l, ok := b.(backend.Logger)
-	if !ok {
-		t.Fatal("the backend keeps no logs: it must implement backend.Logger")
-	}
+	l := capability[backend.Logger](t, b, "Logger")
 	procs := []Proc{{Name: "node-0", Host: 0}, {Name: "node-1", Host: 1}}
 	s := spec(t, h, "logs", procs...)
 	launch(t, b, s)

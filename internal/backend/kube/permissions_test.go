@@ -138,6 +138,12 @@ func TestPermissionsAreWhatTheBackendUses(t *testing.T) {
 	if err := b.Launch(ctx, withAnnotations(workspace, nil)); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.RemoveRun(ctx, run); err == nil {
+		t.Fatal("RemoveRun while an attempt of the run runs succeeded; want it refused")
+	}
+	if err := b.Abort(ctx, workspace.ID, 0); err != nil { // a run is removed once it ended
+		t.Fatal(err)
+	}
 	if err := b.RemoveRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}

@@ -157,6 +157,11 @@ func TestWorkspaceIsSharedByInitializerAndTrainer(t *testing.T) {
 		t.Error("kiln made a claim although the pod template brings its own initializer volume")
 	}
 
+	for _, id := range []string{"r-wwwww/dataset-initializer/1", "r-wwwww/trainer/1"} { // a run is removed once it ended
+		if err := h.Abort(ctx, mustID(id), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := h.RemoveRun(ctx, "r-wwwww"); err != nil {
 		t.Fatal(err)
 	}

@@ -89,6 +89,7 @@ func (b *Backend) Watch(ctx context.Context, exited func(id job.AttemptID, st jo
 			exited(id, st)
 		}
 	}
+	resync() // what ended before the watch began was not reported
 	for {
 		select {
 		case <-ctx.Done():

@@ -102,7 +102,7 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 	}
 	switch {
 	case r.Running:
-		return job.Status{State: job.StateRunning}, nil
+		return job.Status{State: job.StateRunning, Dropped: r.Dropped}, nil
 	case r.Lost:
 		return job.Status{State: job.StateLost, ExitCode: -1, System: true}, nil
 	case !r.Exited:

@@ -61,6 +61,8 @@ type StateReply struct {
 	Exited  bool
 	Lost    bool
 	Status  statusRecord
+	// Dropped names the members a running elastic gang outlived.
+	Dropped []string
 }
 
 // ExitsArgs asks for exits after sequence number After, waiting up to Wait

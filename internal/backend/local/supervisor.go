@@ -61,7 +61,7 @@ type Supervisor struct {
 type gang struct {
 	members  []*member
 	rule     job.Rule
-	dropped  int      // members of an elastic gang reported lost
+	dropped  []string // members of an elastic gang reported lost
 	joining  []string // members of an elastic gang being started
 	running  int
 	stopping bool
@@ -406,8 +406,8 @@ func (s *Supervisor) wait(id string, g *gang, m *member) {
 		s.recordExit(id, g.status(out))
 		return
 	}
-	if !out.Decided && len(out.Dropped) > g.dropped { // an elastic gang lost a host and goes on
-		g.dropped = len(out.Dropped)
+	if !out.Decided && len(out.Dropped) > len(g.dropped) { // an elastic gang lost a host and goes on
+		g.dropped = slices.Clone(out.Dropped)
 		rec := g.status(out)
 		rec.Running, rec.FinishedAt = true, time.Time{}
 		s.publish(id, rec)

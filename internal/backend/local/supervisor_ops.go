@@ -2,6 +2,7 @@ package local
 
 import (
 	"os"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -65,7 +66,10 @@ func (s *Supervisor) State(a StateArgs, r *StateReply) error {
 		return err
 	}
 	s.mu.Lock()
-	_, running := s.gangs[a.ID]
+	g, running := s.gangs[a.ID]
+	if running {
+		r.Dropped = slices.Clone(g.dropped)
+	}
 	rec, unwritten := s.unwritten[a.ID]
 	s.mu.Unlock()
 	switch {

@@ -1,0 +1,164 @@
+// Package localtest runs the backend conformance suite's processes on the
+// local backend, as shell scripts under a fresh kiln home: the harness of
+// the local backend's suite and of the backends that wrap it (federation).
+// A test binary that uses it must serve as the supervisor: call
+// ServeIfAsked first in its TestMain.
+package localtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"kiln.dev/kiln/internal/backend"
+	"kiln.dev/kiln/internal/backend/backendtest"
+	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/job"
+)
+
+// supervisorEnv marks the test binary started as a home's supervisor.
+const supervisorEnv = "KILN_TEST_SUPERVISOR_HOME"
+
+// ServeIfAsked serves as the local supervisor of the home in
+// KILN_TEST_SUPERVISOR_HOME, and exits, when the test binary was started
+// as one; else it returns.
+func ServeIfAsked() {
+	local.RunSandboxIfAsked()
+	home := os.Getenv(supervisorEnv)
+	if home == "" {
+		return
+	}
+	if err := local.Serve(context.Background(), local.ServeConfig{Home: home, IdleTimeout: time.Minute}); err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Harness is a backendtest.Harness on a fresh kiln home; each process
+// appends a line to its attempt's ledger when it starts.
+type Harness struct {
+	home, ledgers string
+	mu            sync.Mutex
+	procs         map[job.AttemptID]int
+}
+
+// NewHarness returns a harness on a fresh home, whose supervisors are
+// killed when t ends.
+func NewHarness(t *testing.T) *Harness {
+	h := &Harness{home: t.TempDir(), ledgers: t.TempDir(), procs: map[job.AttemptID]int{}}
+	t.Cleanup(func() { KillSupervisors(h.home) })
+	return h
+}
+
+// Local returns a new local backend on the harness's home.
+func (h *Harness) Local(t *testing.T) *local.Backend {
+	b := local.New(local.Config{Home: h.home, SupervisorCommand: []string{"/usr/bin/env", supervisorEnv + "=" + h.home, os.Args[0]}})
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// Backend implements backendtest.Harness.
+func (h *Harness) Backend(t *testing.T) backend.Backend { return h.Local(t) }
+
+func (h *Harness) ledger(id job.AttemptID) string {
+	return filepath.Join(h.ledgers, strings.ReplaceAll(id.String(), "/", "_"))
+}
+
+// Shape implements backendtest.Harness.
+func (h *Harness) Shape(_ *testing.T, spec *job.Spec, procs ...backendtest.Proc) *job.Spec {
+	h.mu.Lock()
+	h.procs[spec.ID] = len(procs)
+	h.mu.Unlock()
+	for _, p := range procs {
+		script := fmt.Sprintf("echo x >> %s; echo '%s'", h.ledger(spec.ID), h.LogLine(p))
+		for k, v := range p.Outputs {
+			script += fmt.Sprintf(`; printf '%%s' '%s' > "$KILN_OUTPUTS/%s"`, v, k)
+		}
+		if p.Forever {
+			script += "; exec sleep 300"
+		} else {
+			script += fmt.Sprintf("; sleep 0.3; exit %d", p.Exit)
+		}
+		spec.Processes = append(spec.Processes, job.Process{Name: p.Name, Host: p.Host, Command: []string{"sh", "-c", script}, Env: os.Environ()})
+	}
+	return spec
+}
+
+// Started implements backendtest.Harness.
+func (h *Harness) Started(t *testing.T, id job.AttemptID) int {
+	b, err := os.ReadFile(h.ledger(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0 // none has written it yet
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Count(string(b), "x") / h.procs[id]
+}
+
+// LogLine implements backendtest.Harness.
+func (h *Harness) LogLine(p backendtest.Proc) string { return "hello from " + p.Name }
+
+// KillSupervisors kills every supervisor started for home: the one
+// serving it, and any other still starting, which would find the home
+// taken and exit, but could first create files in it. It waits until
+// they are gone, so that nothing writes into home while the test's
+// cleanup removes it. It never starts a supervisor to ask its PID.
+func KillSupervisors(home string) {
+	pids := supervisorsOf(home)
+	if pid := local.SupervisorPID(home); pid > 0 {
+		pids = append(pids, pid)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, pid := range pids {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && alive(pid); <-time.After(5 * time.Millisecond) {
+		}
+	}
+}
+
+// supervisorsOf lists the processes the harnesses started as home's
+// supervisor: KILN_TEST_SUPERVISOR_HOME=home in their arguments (before
+// /usr/bin/env runs the test binary) or their environment (after).
+func supervisorsOf(home string) []int {
+	mark := []byte(supervisorEnv + "=" + home + "\x00")
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		for _, f := range []string{"cmdline", "environ"} {
+			if b, err := os.ReadFile(filepath.Join(d, f)); err == nil && bytes.Contains(append(b, 0), mark) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
