@@ -69,6 +69,9 @@ JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/jobcomp.log
 MinJobAge=86400
 KillWait=5
+# sbatch refuses a job no node or partition can ever hold, as it does on
+# most production clusters, rather than leaving it pending.
+EnforcePartLimits=ALL
 ${nodes}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 

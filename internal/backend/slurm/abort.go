@@ -16,9 +16,12 @@ import (
 )
 
 // Abort implements backend.Backend: scancel of exactly the attempt's
-// jobs. A running job's processes and batch script get SIGTERM (scancel
-// --full), and after grace the job is cancelled outright (SIGKILL after
-// the cluster's KillWait); a pending job is cancelled at once.
+// jobs. The abort is recorded in the attempt's status file first, so that
+// the batch script counts the processes it sees end as stopped; then a
+// running job's processes get SIGTERM (scancel --signal=TERM, which
+// spares the batch script), and after grace the job is cancelled
+// outright (SIGKILL after the cluster's KillWait). A pending job is
+// cancelled at once.
 func (b *Backend) Abort(ctx context.Context, id job.AttemptID, grace time.Duration) error {
 	if checkID(id) != nil {
 		return nil
@@ -52,7 +55,7 @@ func (b *Backend) Abort(ctx context.Context, id job.AttemptID, grace time.Durati
 	if len(running) == 0 {
 		return nil
 	}
-	if _, err := b.command(ctx, "scancel", append([]string{"--signal=TERM", "--full"}, running...)...); err != nil {
+	if _, err := b.command(ctx, "scancel", append([]string{"--signal=TERM"}, running...)...); err != nil {
 		return err
 	}
 	b.killAfter(id, running, grace)

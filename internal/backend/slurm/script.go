@@ -129,7 +129,8 @@ stop() {
   stopping=1
   for p in "${!pids[@]}"; do kill -TERM "$p" 2> /dev/null; done
 }
-# scancel --full signals the processes itself: they are stopped.
+# Slurm's time limit or scancel --full signals the processes itself:
+# they are stopped.
 trap 'stopping=1; record abort "$(now)"' TERM INT
 record start "$(now)"
 for i in "${!hosts[@]}"; do
@@ -147,6 +148,8 @@ while [ "$left" -gt 0 ]; do
   i=${pids[$who]}
   unset "pids[$who]"
   left=$((left - 1))
+  # kiln's Abort records itself before it signals the processes.
+  [ "$stopping" = 1 ] || ! grep -q '^abort' status || stopping=1
   record exit "$i" "$rc" "$stopping" "$(now)"
   [ "$stopping" = 1 ] && continue
   if [ "$i" = "$leader" ]; then stop; continue; fi
