@@ -27,9 +27,18 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + 
 // procFile is the script that starts process i, host tokens unresolved.
 func procFile(i int) string { return "proc-" + strconv.Itoa(i) + ".sh" }
 
+// passThrough are the variables of the srun step a process keeps beside
+// its own environment (which wins): where it runs in the allocation, and
+// the devices Slurm bound it to (GRES).
+var passThrough = []string{
+	"SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURMD_NODENAME", "SLURM_NODEID",
+	"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+}
+
 // procScript starts process i of spec on its node: in its working
-// directory, with exactly its environment and KILN_OUTPUTS. A command
-// that is not there is recorded, so that Observe can say so.
+// directory, with its environment, KILN_OUTPUTS and the step's
+// passThrough variables. A command that is not there is recorded, so
+// that Observe can say so.
 func procScript(dir string, spec *job.Spec, i int) string {
 	p := spec.Processes[i]
 	wd := spec.WorkingDir
@@ -53,6 +62,9 @@ func procScript(dir string, spec *job.Spec, i int) string {
 			quote("kiln: "+p.Command[0]+": command not found"))
 	}
 	b.WriteString("exec env -i")
+	for _, name := range passThrough {
+		fmt.Fprintf(&b, ` ${%s+"%s=$%s"}`, name, name, name)
+	}
 	for _, kv := range p.Env {
 		if !strings.HasPrefix(kv, "KILN_OUTPUTS=") {
 			b.WriteString(" " + quote(kv))
