@@ -23,8 +23,8 @@ import (
 // outright (SIGKILL after the cluster's KillWait). A pending job is
 // cancelled at once.
 func (b *Backend) Abort(ctx context.Context, id job.AttemptID, grace time.Duration) error {
-	if checkID(id) != nil {
-		return nil
+	if !validID(id) {
+		return nil // no job can have such a name: nothing to stop
 	}
 	jobs, err := b.jobsOf(ctx, id)
 	if err != nil {
@@ -89,8 +89,8 @@ func (b *Backend) killAfter(id job.AttemptID, jobs []string, grace time.Duration
 // attempt (two backends launching at once) that still waits is
 // cancelled; the one that ran is done.
 func (b *Backend) Release(ctx context.Context, id job.AttemptID, _ bool) error {
-	if checkID(id) != nil {
-		return nil
+	if !validID(id) {
+		return nil // never launched: nothing kept
 	}
 	rec, err := readRecord(b.attemptDir(id))
 	if err != nil {
@@ -178,4 +178,3 @@ func (b *Backend) ReadFile(_ context.Context, id job.AttemptID, name string, lim
 	}
 	return data, nil
 }
-

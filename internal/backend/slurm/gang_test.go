@@ -52,8 +52,10 @@ func TestTorchDDPTrainJobOnTwoNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := &job.Spec{ID: id, Outputs: []string{"rank-0", "rank-1"}}
-	in := &training.Input{Command: task.Command, Env: append(os.Environ(), "PATH=/usr/bin:"+os.Getenv("PATH")),
-		Network: netw, Dir: b.attemptDir(id), Attempt: id}
+	in := &training.Input{
+		Command: task.Command, Env: append(os.Environ(), "PATH=/usr/bin:"+os.Getenv("PATH")),
+		Network: netw, Dir: b.attemptDir(id), Attempt: id,
+	}
 	if err := j.Plugin.Build(j, in, spec); err != nil {
 		t.Fatal(err)
 	}

@@ -154,4 +154,3 @@ func (b *Backend) readSpec(id job.AttemptID) (*job.Spec, error) {
 	}
 	return &spec, nil
 }
-

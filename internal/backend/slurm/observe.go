@@ -19,8 +19,8 @@ import (
 // lists ended jobs for the cluster's MinJobAge, and after that from
 // sacct where the cluster keeps accounting.
 func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, error) {
-	if checkID(spec.ID) != nil {
-		return job.Status{State: job.StateUnknown}, nil
+	if !validID(spec.ID) {
+		return job.Status{State: job.StateUnknown}, nil // Launch refuses it
 	}
 	dir := b.attemptDir(spec.ID)
 	rec, err := readRecord(dir)

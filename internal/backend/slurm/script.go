@@ -12,12 +12,12 @@ import (
 
 // The attempt's directory holds, besides the task's own files:
 const (
-	specFile   = "spec.json"   // the spec, for Watch and adopting backends
-	batchFile  = "job.sh"      // the batch script
-	batchLog   = "batch.out"   // what the batch script itself wrote
-	claimFile  = "claim"       // the ID of the one job that runs the attempt
-	statusFile = "status"      // how each process ended, a line each
-	logsDir    = "logs"        // <i>.out and <i>.err of process i
+	specFile   = "spec.json" // the spec, for Watch and adopting backends
+	batchFile  = "job.sh"    // the batch script
+	batchLog   = "batch.out" // what the batch script itself wrote
+	claimFile  = "claim"     // the ID of the one job that runs the attempt
+	statusFile = "status"    // how each process ended, a line each
+	logsDir    = "logs"      // <i>.out and <i>.err of process i
 	hostToken  = "@KILN_SLURM_HOST_%d@"
 )
 

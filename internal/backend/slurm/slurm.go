@@ -151,6 +151,9 @@ func checkID(id job.AttemptID) error {
 	return nil
 }
 
+// validID reports whether id can name a job and a directory.
+func validID(id job.AttemptID) bool { return checkID(id) == nil }
+
 // command runs a Slurm command and returns its standard output.
 func (b *Backend) command(ctx context.Context, name string, args ...string) (string, error) {
 	path := name

@@ -19,9 +19,15 @@ const wait = 2 * time.Minute
 // waitFor polls cond until it holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(wait); !cond(); time.Sleep(50 * time.Millisecond) {
+	deadline := time.Now().Add(wait)
+	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("never: %s", what)
+		}
+		select {
+		case <-t.Context().Done():
+			return
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
@@ -40,8 +46,10 @@ func waitState(t *testing.T, b *Backend, spec *job.Spec, state job.State) job.St
 
 // shell is a spec of one process that runs script with sh.
 func shell(node, script string) *job.Spec {
-	return &job.Spec{ID: job.AttemptID{Run: "slurm-aaaaa", Node: node, Number: 1},
-		Processes: []job.Process{{Command: []string{"sh", "-c", script}, Env: os.Environ()}}}
+	return &job.Spec{
+		ID:        job.AttemptID{Run: "slurm-aaaaa", Node: node, Number: 1},
+		Processes: []job.Process{{Command: []string{"sh", "-c", script}, Env: os.Environ()}},
+	}
 }
 
 func launch(t *testing.T, b *Backend, spec *job.Spec) {
