@@ -188,3 +188,22 @@ func TestNodeFailureIsASystemFailure(t *testing.T) {
 		t.Errorf("an attempt whose node failed = %+v, want a system failure %s", st, apiv1.CodeSlurmNodeFailure)
 	}
 }
+
+func TestMissingCommandAndSignalsAreReported(t *testing.T) {
+	t.Parallel()
+	c := slurmtest.Connect(t)
+	b := newBackend(t, c)
+	missing := &job.Spec{
+		ID:        job.AttemptID{Run: "slurm-aaaaa", Node: "missing", Number: 1},
+		Processes: []job.Process{{Command: []string{"no-such-command-kiln"}, Env: os.Environ()}},
+	}
+	killed := shell("killed", "kill -9 $$")
+	launch(t, b, missing)
+	launch(t, b, killed)
+	if st := waitState(t, b, missing, job.StateExited); !st.NotFound || st.StartError == "" || st.Succeeded() {
+		t.Errorf("a command not there = %+v, want NotFound with a start error", st)
+	}
+	if st := waitState(t, b, killed, job.StateExited); st.ExitCode != -1 || st.Signal != "SIGKILL" {
+		t.Errorf("a process killed by SIGKILL = %+v, want exit -1 by SIGKILL", st)
+	}
+}
