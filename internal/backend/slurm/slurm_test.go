@@ -82,9 +82,15 @@ func TestAbortSignalsTheRunningProcessesPolitelyFirst(t *testing.T) {
 	if !exists(mark + "/term") {
 		t.Error("the process never got SIGTERM before the job ended")
 	}
-	jobs, err := b.jobsOf(t.Context(), s.ID)
-	if err != nil || len(jobs) != 1 || !jobs[0].final() {
-		t.Errorf("the attempt's jobs after the abort = %+v, %v; want the one job, ended", jobs, err)
+	// The job ends after its script recorded the end (it completes first).
+	var jobs []slurmJob
+	waitFor(t, "the attempt's one job ends", func() bool {
+		var err error
+		jobs, err = b.jobsOf(t.Context(), s.ID)
+		return err == nil && len(jobs) > 0 && jobs[0].final()
+	})
+	if len(jobs) != 1 {
+		t.Errorf("the attempt's jobs after the abort = %+v; want one", jobs)
 	}
 }
 
