@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
+	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/job"
 	"kiln.dev/kiln/internal/slurmtest"
 )
@@ -211,5 +212,54 @@ func TestMissingCommandAndSignalsAreReported(t *testing.T) {
 	}
 	if st := waitState(t, b, killed, job.StateExited); st.ExitCode != -1 || st.Signal != "SIGKILL" {
 		t.Errorf("a process killed by SIGKILL = %+v, want exit -1 by SIGKILL", st)
+	}
+}
+
+func TestFilesOfARunningAttemptAndRemovingItsRun(t *testing.T) {
+	t.Parallel()
+	c := slurmtest.Connect(t)
+	b := newBackend(t, c)
+	gate := filepath.Join(c.Dir, "go")
+	s := shell("progress", `printf '{"step": 7}' > "$KILN_OUTPUTS/progress.json"; for i in 1 2 3; do echo "line $i"; done; `+
+		"while [ ! -e "+gate+" ]; do sleep 0.05; done")
+	if _, err := b.ReadFile(t.Context(), s.ID, "progress.json", 100); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile before launch = %v, want not-exist", err)
+	}
+	launch(t, b, s)
+	var data []byte
+	waitFor(t, "the progress file is written", func() bool {
+		var err error
+		data, err = b.ReadFile(t.Context(), s.ID, "progress.json", 100)
+		return err == nil
+	})
+	if string(data) != `{"step": 7}` {
+		t.Errorf("ReadFile = %q", data)
+	}
+	if _, err := b.ReadFile(t.Context(), s.ID, "progress.json", 3); err == nil {
+		t.Error("ReadFile of a file over its limit succeeded")
+	}
+	if _, err := b.ReadFile(t.Context(), s.ID, "../spec.json", 1<<20); err == nil {
+		t.Error("ReadFile read a file outside the output directory")
+	}
+	if err := b.RemoveRun(t.Context(), s.ID.Run); err == nil || !exists(b.attemptDir(s.ID)) {
+		t.Errorf("RemoveRun of a run still running = %v, want a refusal that keeps its files", err)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, b, s, job.StateExited)
+	var tail strings.Builder
+	if err := b.Logs(t.Context(), s.ID, backend.LogOptions{Tail: 2}, &tail); err != nil || tail.String() != "line 2\nline 3\n" {
+		t.Errorf("the last two lines = %q, %v", tail.String(), err)
+	}
+	waitFor(t, "the run's job ends", func() bool {
+		jobs, err := b.jobsOf(t.Context(), s.ID)
+		return err == nil && len(jobs) == 1 && jobs[0].final()
+	})
+	if err := b.RemoveRun(t.Context(), s.ID.Run); err != nil || exists(b.runDir(s.ID.Run)) {
+		t.Errorf("RemoveRun of an ended run = %v, want its directory gone", err)
+	}
+	if err := b.RemoveRun(t.Context(), s.ID.Run); err != nil {
+		t.Errorf("RemoveRun again = %v, want nothing to do", err)
 	}
 }
