@@ -69,6 +69,7 @@ func (b *Backend) sbatchArgs(dir string, spec *job.Spec) []string {
 		"--parsable", "--job-name=" + b.jobName(spec.ID), "--comment=" + comment(spec.ID),
 		"--nodes=" + strconv.Itoa(hostCount(spec)), "--ntasks-per-node=1", "--no-requeue",
 		"--chdir=" + dir, "--output=" + filepath.Join(dir, batchLog), "--open-mode=append",
+		b.exportArg(),
 	}
 	c := spec.Container
 	if c.MilliCPU > 0 {
@@ -90,6 +91,26 @@ func (b *Backend) sbatchArgs(dir string, spec *job.Spec) []string {
 	}
 	args = append(args, b.cfg.SbatchArgs...)
 	return append(args, filepath.Join(dir, batchFile))
+}
+
+// exported are the variables of kiln's environment the batch script
+// gets, where set: what it needs to run the Slurm commands. The rest of
+// kiln's environment (its secrets) stays out of the job; the processes
+// get their own environment in any case.
+var exported = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "SLURM_CONF"}
+
+// exportArg is sbatch's --export of the exported variables that are set.
+func (b *Backend) exportArg() string {
+	var names []string
+	for _, name := range exported {
+		if _, ok := os.LookupEnv(name); ok || (name == "SLURM_CONF" && b.cfg.Conf != "") {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "--export=NONE"
+	}
+	return "--export=" + strings.Join(names, ",")
 }
 
 // timeLimitMinutes is Slurm's time limit for a task's timeout, in whole

@@ -27,6 +27,11 @@ func TestSbatchArgsMapTheTasksResources(t *testing.T) {
 			t.Errorf("sbatch args lack %s: %v", want, args)
 		}
 	}
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--export="); ok && (strings.Contains(v, "ALL") || !strings.Contains(v, "PATH")) {
+			t.Errorf("sbatch exports %s, want PATH and what the commands need, never all of kiln's environment", v)
+		}
+	}
 	if args[len(args)-1] != "/shared/runs/r/n/2/job.sh" {
 		t.Errorf("sbatch's last argument = %s, want the batch script", args[len(args)-1])
 	}
