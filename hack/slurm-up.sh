@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Start a real Slurm cluster on this machine, from Debian's slurm-wlm and
 # munge: one munged on a private socket, one slurmctld and NODES slurmd
-# (default 4), each a node of its own (slurmd -N, NodeName kiln-<i>, its
-# own port), all on localhost, with state, spool and logs under .slurm/.
-# Accounting is off (no slurmdbd): finished jobs stay in squeue for
-# MinJobAge (a day here) and in the job completion log (jobcomp/filetxt),
-# which the Slurm backend reads. .slurm/env exports SLURM_CONF for tests.
+# (KILN_SLURM_NODES, default 4), each a node of its own (slurmd -N, NodeName
+# kiln-<i>, its own port from KILN_SLURM_PORT+1; slurmctld on
+# KILN_SLURM_PORT, default 17099), all on localhost, with state, spool and
+# logs under .slurm/ (KILN_SLURM_DIR). Accounting is off (no slurmdbd):
+# finished jobs stay in squeue for MinJobAge (a day here), which is what
+# the Slurm backend reads; the job completion log (jobcomp/filetxt,
+# .slurm/jobcomp.log) is for people. .slurm/env exports SLURM_CONF.
 # Needs root (slurmd starts jobs as their user).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,8 @@ if ! alive munged; then
     --pid-file="$DIR/munged.pid" --log-file="$DIR/logs/munged.log" --seed-file="$DIR/munge/seed"
 fi
 
-port=17100
+# Ports: slurmctld on KILN_SLURM_PORT (default 17099), slurmd i on the next ones.
+port=$((${KILN_SLURM_PORT:-17099} + 1))
 nodes=""
 for i in $(seq 0 $((NODES - 1))); do
   nodes+="NodeName=kiln-$i NodeHostname=$(hostname) NodeAddr=127.0.0.1 Port=$((port + i)) CPUs=$CPUS RealMemory=4096 State=UNKNOWN"$'\n'
@@ -44,7 +47,7 @@ cat > "$CONF" <<CONF
 # Written by hack/slurm-up.sh: a test cluster of $NODES nodes on localhost.
 ClusterName=kiln
 SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=17099
+SlurmctldPort=$((port - 1))
 SlurmUser=root
 AuthType=auth/munge
 CredType=cred/munge
