@@ -25,4 +25,4 @@ for f in "$DIR"/slurmd-*.pid "$DIR/slurmctld.pid" "$DIR/munged.pid"; do
   kill -9 "$pid" 2> /dev/null
   rm -f "$f"
 done
-rm -rf "$DIR/state" "$DIR"/spool-* "$DIR/env" "$DIR/jobcomp.log"
+rm -rf "$DIR/state" "$DIR"/spool-* "$DIR/env" "$DIR/jobcomp.log" "$DIR/slurm.conf"

@@ -7,11 +7,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -39,17 +41,39 @@ func Connect(t testing.TB) *Cluster {
 		_, file, _, _ := runtime.Caller(0)
 		conf = filepath.Join(filepath.Dir(file), "..", "..", ".slurm", "slurm.conf")
 	}
-	if out, err := command(conf, "scontrol", "ping"); err != nil || !strings.Contains(out, "UP") {
+	if err := probe(conf); err != nil {
 		if os.Getenv("KILN_REQUIRE_SLURM") == "1" {
-			t.Fatalf("the Slurm test cluster is required (KILN_REQUIRE_SLURM=1) but does not answer through %s: %v %s", conf, err, out)
+			t.Fatalf("the Slurm test cluster is required (KILN_REQUIRE_SLURM=1) but does not answer through %s: %v", conf, err)
 		}
-		t.Skipf("no Slurm test cluster (make slurm-up): %v %s", err, out)
+		t.Skipf("no Slurm test cluster (make slurm-up): %v", err)
 	}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	c := &Cluster{Conf: conf, Dir: t.TempDir(), Prefix: "kilntest" + hex.EncodeToString(b)}
 	t.Cleanup(func() { c.cancelAll() })
 	return c
+}
+
+var probes sync.Map // conf -> func() error: each cluster is asked once per test binary
+
+// probe reports whether the cluster of conf answers. Without the file it
+// fails at once: the commands would otherwise look for a controller in
+// DNS for a minute.
+func probe(conf string) error {
+	f, _ := probes.LoadOrStore(conf, sync.OnceValue(func() error {
+		if _, err := os.Stat(conf); err != nil {
+			return err
+		}
+		out, err := command(conf, "scontrol", "ping")
+		if err != nil {
+			return fmt.Errorf("scontrol ping: %w: %s", err, strings.TrimSpace(out))
+		}
+		if !strings.Contains(out, "UP") {
+			return fmt.Errorf("scontrol ping: %s", strings.TrimSpace(out))
+		}
+		return nil
+	}))
+	return f.(func() error)()
 }
 
 // cancelAll cancels every job of the test's that still waits or runs.
