@@ -220,7 +220,7 @@ func TestFilesOfARunningAttemptAndRemovingItsRun(t *testing.T) {
 	c := slurmtest.Connect(t)
 	b := newBackend(t, c)
 	gate := filepath.Join(c.Dir, "go")
-	s := shell("progress", `printf '{"step": 7}' > "$KILN_OUTPUTS/progress.json"; for i in 1 2 3; do echo "line $i"; done; `+
+	s := shell("progress", `printf '{"step": 7}' > "$KILN_OUTPUTS/p.tmp"; mv "$KILN_OUTPUTS/p.tmp" "$KILN_OUTPUTS/progress.json"; for i in 1 2 3; do echo "line $i"; done; `+
 		"while [ ! -e "+gate+" ]; do sleep 0.05; done")
 	if _, err := b.ReadFile(t.Context(), s.ID, "progress.json", 100); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ReadFile before launch = %v, want not-exist", err)
