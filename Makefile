@@ -14,8 +14,11 @@ GOLANGCI_LINT := $(GOBIN)/golangci-lint
 # machine has is never replaced.
 DEB_PACKAGES := python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-torch openmpi-bin python3-mpi4py python3-xgboost chromium wrk strace iproute2 postgresql runc umoci mypy python3-yaml
 NODE_PACKAGES := nodejs npm
+# The Slurm test cluster (make slurm-up): controller, node daemon, commands
+# and their authentication.
+SLURM_PACKAGES := slurm-wlm munge
 
-.PHONY: help build release image helm example fedavg test pytest bench chaos lint fmt generate verify tools deps clients k8s-up k8s-down fuzz
+.PHONY: help build release image helm example fedavg test pytest bench chaos lint fmt generate verify tools deps clients k8s-up k8s-down slurm-up slurm-down fuzz
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -57,8 +60,9 @@ fedavg: build ## federated averaging with PyTorch across three kiln servers it s
 # coordinator can fail a target with "context deadline exceeded" when a
 # -fuzztime duration ends while a worker is busy (go.dev/issue/75804,
 # fixed in Go 1.27); a count has no deadline to race.
-test: deps clients k8s-up helm ## run every test, race detector on (starts the test cluster if it is not up), the Python SDK's, then each fuzz target briefly
-	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 go test -race -shuffle=on -timeout 45m ./...
+test: deps clients k8s-up slurm-up helm ## run every test, race detector on (starts the test clusters if they are not up), the Python SDK's, then each fuzz target briefly
+	KILN_KUBECONFIG=$(CURDIR)/.k8s/kubeconfig KILN_REQUIRE_K8S=1 KILN_SLURM_CONF=$(CURDIR)/.slurm/slurm.conf KILN_REQUIRE_SLURM=1 \
+		go test -race -shuffle=on -timeout 45m ./...
 	$(MAKE) pytest
 	$(MAKE) fuzz FUZZTIME=5000x
 
@@ -128,9 +132,18 @@ k8s-down: ## stop the control plane k8s-up started
 	hack/k8s-down.sh
 	hack/s3-down.sh
 
-deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql, runc, mypy) if missing, promtool (.tools/bin) and pyright (npm)
-	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel, mypy, yaml" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && command -v runc >/dev/null && command -v umoci >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES); }
+# The Slurm test cluster runs as root (slurmd starts jobs as their user).
+slurm-up: ## start a real Slurm cluster on this machine (munge, slurmctld, 4 slurmd from Debian); .slurm/slurm.conf, .slurm/env
+	@command -v slurmctld > /dev/null && command -v slurmd > /dev/null && command -v munged > /dev/null || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(SLURM_PACKAGES); }
+	hack/slurm-up.sh
+
+slurm-down: ## stop the Slurm cluster slurm-up started
+	hack/slurm-down.sh
+
+deps: ## install the Debian packages the tests run (frameworks, chromium, postgresql, runc, mypy, slurm-wlm, munge) if missing, promtool (.tools/bin) and pyright (npm)
+	@/usr/bin/python3 -c "import torch, mpi4py, xgboost, pytest, setuptools, wheel, mypy, yaml" 2>/dev/null && dpkg-query -W python3-venv python3-pip >/dev/null 2>&1 && command -v mpirun >/dev/null && command -v chromium >/dev/null && command -v wrk >/dev/null && command -v strace >/dev/null && command -v ip >/dev/null && command -v runc >/dev/null && command -v umoci >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v slurmctld >/dev/null && command -v munged >/dev/null || { \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES) $(SLURM_PACKAGES); }
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(NODE_PACKAGES); }
 	@hack/promtool.sh >/dev/null

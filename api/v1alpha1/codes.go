@@ -197,6 +197,11 @@ const (
 	// The engine ↔ supervisor protocol (issue 37).
 	CodeSupervisorVersion  Code = "KLN-6026"
 	CodeSupervisorProtocol Code = "KLN-6027"
+	// The Slurm backend (issue 38).
+	CodeSlurmConfig      Code = "KLN-6028"
+	CodeSlurmRefused     Code = "KLN-6029"
+	CodeSlurmNodeFailure Code = "KLN-6030"
+	CodeSlurmTimeLimit   Code = "KLN-6031"
 	// Idempotent and bounded submissions (issue 34).
 	CodeIdempotencyKey Code = "KLN-4060"
 	CodeKeyReused      Code = "KLN-4061"
@@ -402,6 +407,10 @@ func CodeInfos() []CodeInfo {
 		{CodeArtifactTransfer, "a task's output artifact could not be uploaded to the artifact repository, or an input artifact could not be fetched from it", "the message names the artifact and the store's answer; a declared output must exist when the task succeeds"},
 		{CodeKueueEvicted, "Kueue evicted the Workload of an attempt it had admitted (preempted by a job of higher priority, deactivated, or its pods not ready in time); the attempt is retried from the system's budget", "the message gives Kueue's reason; see the ClusterQueue's quota and preemption policy"},
 		{CodeKueueMissing, "a task names a Kueue queue (label kueue.x-k8s.io/queue-name) but the cluster serves no Kueue Workloads (kueue.x-k8s.io/v1beta1)", "install Kueue in the cluster, or drop the label to run without it"},
+		{CodeSlurmConfig, "the Slurm backend's configuration cannot be used: slurm.dir is not an absolute path to a directory here, or the Slurm commands (squeue, sbatch) do not run or cannot reach the controller", "set slurm.dir to a directory the cluster's nodes share with kiln at the same path; put the Slurm commands in PATH (or slurm.bin) and SLURM_CONF (or slurm.conf) where they find the controller; scontrol ping says whether it answers"},
+		{CodeSlurmRefused, "sbatch refused the attempt's job, so it can never start: a partition, account or QOS the cluster does not have or does not let the user use, or more CPUs, memory, GPUs or nodes than the partition's nodes hold; it fails at once and is not retried", "the message gives sbatch's own words: fix the task's resources or the backend's slurm.partition, slurm.account or slurm.qos (sinfo and sacctmgr show what the cluster has) and submit again"},
+		{CodeSlurmNodeFailure, "Slurm ended the attempt's job for the cluster's sake, not the task's: its node failed (NODE_FAIL), did not boot (BOOT_FAIL), or a job of a higher priority preempted it (PREEMPTED); it is retried from the system budget", "nothing, if the retry succeeds; otherwise ask the cluster's administrators about the node the message names (scontrol show node), or run at a QOS that is not preempted"},
+		{CodeSlurmTimeLimit, "Slurm ended the attempt's job at its time limit (TIMEOUT): the task's timeout and a minute, or the partition's limit, passed while kiln was not there to end it itself", "raise the task's timeout, or ask for a partition whose MaxTime is longer (sinfo -o '%P %l')"},
 		{CodeLaunchRefused, "the Kubernetes API server refused an object of the attempt (its pod, say) as invalid or forbidden by admission, so the attempt can never start; it fails at once and is not retried", "the message gives the API server's own words and the field it names: fix that field of the task (a label or nodeSelector value, an env name, the pod template) and submit again"},
 		{CodeSupervisorVersion, "the supervisor already serving this KILN_HOME is from another kiln build and speaks another protocol (kiln was upgraded while it ran) and still runs attempts; the engine refuses to drive it, and the attempts go on under it (an idle one is replaced at once)", "the engine retries: once the older supervisor's attempts end it is replaced by one of this build; to stop them sooner, kill the PID in $KILN_HOME/supervisor.lock (its attempts are then reported lost and retried)"},
 		{CodeSupervisorProtocol, "the engine or the supervisor received a frame it cannot read on the supervisor's socket: torn, too long, of an unknown message type, or with a message that does not decode", "both ends must be the same kiln build: stop the supervisor (the PID in $KILN_HOME/supervisor.lock) and run again; report it if it recurs with one build"},

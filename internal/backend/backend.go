@@ -78,8 +78,10 @@ type LogOptions struct {
 }
 
 // HostOutputs is implemented by backends whose attempts' output
-// directories lie on this machine (local processes): the engine can read
-// what attempts wrote there, and place files for the tasks that read them.
+// directories lie on this machine (local processes), or on a filesystem
+// it shares with the cluster at the same path (Slurm's): the engine can
+// read what attempts wrote there, and place files for the tasks that read
+// them.
 type HostOutputs interface {
 	// HostOutputDir is attempt id's output directory as this process
 	// reaches it.
@@ -118,7 +120,8 @@ type RunRemover interface {
 
 // FileReader is implemented by backends that can read a small file an
 // attempt writes to its output directory while it runs (a training job's
-// progress report). The local backend reads it on this machine; the
+// progress report). The local backend reads it on this machine, the
+// Slurm backend over the filesystem it shares with the cluster; the
 // Kubernetes backend does not implement it yet.
 type FileReader interface {
 	// ReadFile returns name, a path relative to the attempt's output

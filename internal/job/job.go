@@ -142,6 +142,10 @@ type Container struct {
 	// which gang scheduler places the gang and how; nil leaves it to the
 	// backend's own setting.
 	PodGroup *PodGroup `json:",omitempty"`
+	// TimeLimit is the task's timeout, for backends whose scheduler
+	// bounds a job's time itself (Slurm's --time, a backstop while kiln
+	// is down); 0: none. kiln enforces the timeout on every backend.
+	TimeLimit time.Duration `json:",omitempty"`
 	// Queue is the Kueue LocalQueue that admits the attempt (the pod
 	// template's kueue.x-k8s.io/queue-name label), or "": the Kubernetes
 	// backend creates its pods only once Kueue has admitted its Workload.

@@ -53,7 +53,7 @@ func artifactPaths(o *apiv1.Outputs) []string {
 // may wait for a node.
 func container(t *workflow.Task) job.Container {
 	c := job.Container{
-		Image: t.Image, ScheduleTimeout: t.AdmissionTimeout,
+		Image: t.Image, ScheduleTimeout: t.AdmissionTimeout, TimeLimit: t.Timeout,
 		MilliCPU: t.PerHost.MilliCPU, Memory: t.PerHost.Memory, GPU: t.PerHost.GPU,
 	}
 	if t.PodTemplate != nil {
