@@ -1,4 +1,4 @@
-// Package slurm runs attempts on a Slurm cluster (docs/design/0024-slurm.md).
+// Package slurm runs attempts on a Slurm cluster (docs/design/0025-slurm.md).
 // An attempt is one batch job of as many nodes as its spec has hosts; the
 // job's script starts each process with srun on its node, applies the gang
 // rule and records how each process ended in the attempt's directory on
