@@ -19,6 +19,7 @@ import (
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/backend/slurm"
 	"kiln.dev/kiln/internal/cache"
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/gc"
@@ -49,6 +50,8 @@ type Config struct {
 	Backend string
 	// Kube configures the kubernetes backend.
 	Kube kube.Config
+	// Slurm configures the slurm backend; an empty Dir is the home.
+	Slurm slurm.Config
 	// Isolation keeps the local backend's tasks apart from kiln and from
 	// other projects' tasks; the zero value isolates nothing.
 	Isolation local.Isolation

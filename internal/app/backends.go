@@ -12,6 +12,7 @@ import (
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/backend/kube"
 	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/backend/slurm"
 	"kiln.dev/kiln/internal/controller"
 	"kiln.dev/kiln/internal/resource"
 )
@@ -20,6 +21,7 @@ import (
 const (
 	BackendLocal      = local.Name
 	BackendKubernetes = kube.Name
+	BackendSlurm      = slurm.Name
 )
 
 // backendKind is how one kind of backend opens, and what it is.
@@ -38,6 +40,7 @@ type backendKind struct {
 var backends = map[string]backendKind{
 	BackendLocal:      {open: openLocalKind, probe: (*local.Backend)(nil)},
 	BackendKubernetes: {open: openKube, probe: (*kube.Backend)(nil)},
+	BackendSlurm:      {open: openSlurm, probe: (*slurm.Backend)(nil)},
 }
 
 // BackendNames are the names of the backends kiln has, sorted.
@@ -91,6 +94,20 @@ func openKube(ctx context.Context, cfg Config, _ string) (backend.Backend, contr
 		return nil, nil, err
 	}
 	return kb, resource.NewPool(clusterPool), nil
+}
+
+// openSlurm connects to the Slurm cluster in cfg.Slurm, keeping attempts'
+// files under the home unless it names another shared directory. Slurm
+// decides what fits, so the engine's pool is unbounded.
+func openSlurm(ctx context.Context, cfg Config, home string) (backend.Backend, controller.Pool, error) {
+	if cfg.Slurm.Dir == "" {
+		cfg.Slurm.Dir = home
+	}
+	sb, err := slurm.New(ctx, cfg.Slurm)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sb, resource.NewPool(clusterPool), nil
 }
 
 // openLocal starts (or finds) the local supervisor's backend.

@@ -15,6 +15,7 @@ import (
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/app"
 	"kiln.dev/kiln/internal/backend/kube"
+	"kiln.dev/kiln/internal/backend/slurm"
 )
 
 // fileConfig is KILN_HOME/config.yaml (or --config): defaults that
@@ -28,12 +29,13 @@ type fileConfig struct {
 	// Store is "sqlite" (the default) or a postgres:// URL.
 	Store string `json:"store,omitempty"`
 	// Backend names an entry of app's backend table: "local",
-	// "kubernetes".
-	Backend    string     `json:"backend,omitempty"`
-	Kubernetes kubeConfig `json:"kubernetes,omitempty"`
-	Cache      cacheFile  `json:"cache,omitempty"`
-	Party      partyFile  `json:"party,omitempty"`
-	Serve      serveFile  `json:"serve,omitempty"`
+	// "kubernetes", "slurm".
+	Backend    string      `json:"backend,omitempty"`
+	Kubernetes kubeConfig  `json:"kubernetes,omitempty"`
+	Slurm      slurmConfig `json:"slurm,omitempty"`
+	Cache      cacheFile   `json:"cache,omitempty"`
+	Party      partyFile   `json:"party,omitempty"`
+	Serve      serveFile   `json:"serve,omitempty"`
 	// Artifacts is the artifact repository (artifacts_config.go).
 	Artifacts artifactsFile `json:"artifacts,omitempty"`
 }
@@ -78,6 +80,11 @@ func (b *backendFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&k.GangScheduler, "gang-scheduler", "", "create PodGroups for training gangs: coscheduling (scheduler-plugins) or volcano")
 	fs.StringVar(&k.CleanPolicy, "clean-policy", "", "delete a finished attempt's pods: Never (default), OnSuccess or Always")
 	fs.StringVar(&k.CleanTTL, "clean-ttl", "", "wait this long after an attempt ends before deleting its pods (e.g. 1h)")
+	s := &b.file.Slurm
+	fs.StringVar(&s.Dir, "slurm-dir", "", "for --backend slurm, a directory at the same path on this machine and on the cluster's nodes, where attempts keep their scripts, logs and outputs (default KILN_HOME)")
+	fs.StringVar(&s.Partition, "partition", "", "the Slurm partition jobs are submitted to (default the cluster's)")
+	fs.StringVar(&s.Account, "account", "", "the Slurm account jobs are charged to (default the user's)")
+	fs.StringVar(&s.QOS, "qos", "", "the Slurm quality of service jobs ask for (default the account's)")
 }
 
 // load reads the configuration file, if there is one, and returns it
@@ -138,12 +145,20 @@ func secretIn(cfg fileConfig) string {
 	return ""
 }
 
+// chosenBackend is the backend the flags and configuration file name,
+// and its settings.
+type chosenBackend struct {
+	name  string
+	kube  kube.Config
+	slurm slurm.Config
+}
+
 // resolve merges the configuration file under the flags that were set.
-func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
+func (b *backendFlags) resolve(home string) (chosenBackend, error) {
 	flags := b.file
 	cfg, path, err := b.load(home)
 	if err != nil {
-		return "", kube.Config{}, err
+		return chosenBackend{}, err
 	}
 	if cfg.Backend == "" {
 		cfg.Backend = os.Getenv("KILN_BACKEND")
@@ -162,8 +177,17 @@ func (b *backendFlags) resolve(home string) (string, kube.Config, error) {
 	over("clean-policy", &k.CleanPolicy, flags.Kubernetes.CleanPolicy)
 	over("clean-ttl", &k.CleanTTL, flags.Kubernetes.CleanTTL)
 	over("kiln-image", &k.KilnImage, flags.Kubernetes.KilnImage)
+	s := &cfg.Slurm
+	over("slurm-dir", &s.Dir, flags.Slurm.Dir)
+	over("partition", &s.Partition, flags.Slurm.Partition)
+	over("account", &s.Account, flags.Slurm.Account)
+	over("qos", &s.QOS, flags.Slurm.QOS)
 	kc, err := k.compile(path)
-	return cfg.Backend, kc, err
+	if err != nil {
+		return chosenBackend{name: cfg.Backend}, err
+	}
+	sc, err := s.compile(path)
+	return chosenBackend{name: cfg.Backend, kube: kc, slurm: sc}, err
 }
 
 // compile checks the kubernetes settings and turns them into the backend's.
@@ -239,7 +263,7 @@ func passwordInArgs(url string) error {
 
 // withBackend sets cfg's backend from the flags and configuration file.
 func (e *env) withBackend(cfg app.Config) (app.Config, error) {
-	name, kc, err := e.backend.resolve(e.home)
-	cfg.Backend, cfg.Kube = name, kc
+	chosen, err := e.backend.resolve(e.home)
+	cfg.Backend, cfg.Kube, cfg.Slurm = chosen.name, chosen.kube, chosen.slurm
 	return cfg, err
 }

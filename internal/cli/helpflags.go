@@ -10,7 +10,7 @@ import (
 // backend keeps, uses them. Every command still takes them (scripts
 // that pass them everywhere keep working); help lists them only where
 // they apply.
-var backendOnly = []string{"backend", "kubeconfig", "kube-context", "namespace", "kiln-image", "gang-scheduler", "clean-policy", "clean-ttl"}
+var backendOnly = []string{"backend", "kubeconfig", "kube-context", "namespace", "kiln-image", "gang-scheduler", "clean-policy", "clean-ttl", "slurm-dir", "partition", "account", "qos"}
 
 // startsEngine are the commands, by path, that start an engine or read
 // the backend: their help lists backendOnly.

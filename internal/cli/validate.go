@@ -27,7 +27,8 @@ func newValidateCmd(e *env) *cobra.Command {
 			"the ClusterTrainingRuntimes), in this home's store or, with --server, the server's.",
 		Args: needFiles("kiln validate needs the files to check: kiln validate FILE..."),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			backend, _, cfgErr := e.backend.resolve(e.home)
+			chosen, cfgErr := e.backend.resolve(e.home)
+			backend := chosen.name
 			if cfgErr != nil {
 				return cfgErr
 			}

@@ -65,7 +65,7 @@ func (a *argoConv) leaf(o *argoOut, task *apiv1.Task, tk string, t *argov1.Templ
 func (a *argoConv) container(o *argoOut, task *apiv1.Task, tk string, sc *argoScope, ct *corev1.Container, cf string) {
 	task.Image = sc.at(cf + ".image").rewrite(ct.Image)
 	if ct.Image != "" {
-		a.c.ignore(cf+".image", "the command runs on this machine, not in the image", backendLocal)
+		a.c.imageIgnored(cf + ".image")
 		o.mapField(tk+".image", cf+".image")
 	}
 	task.Env = a.c.env(cf+".env", ct.Env)

@@ -30,7 +30,7 @@ type Origin struct {
 type Ignored struct {
 	// Field is the field's path in the document as written.
 	Field string `json:"field"`
-	// Backends ignore it ("local", "kubernetes"); empty: every backend.
+	// Backends ignore it ("local", "kubernetes", "slurm"); empty: every backend.
 	Backends []string `json:"backends,omitempty"`
 	// Reason says why, and what kiln does instead.
 	Reason string `json:"reason"`

@@ -42,8 +42,11 @@ func queueIgnored(kind string, plan *Plan) []Ignored {
 			field = "metadata.labels[" + apiv1.LabelKueueQueue + "]"
 		}
 		out = append(out, Ignored{
-			Field: field, Backends: []string{"local"},
+			Field: field, Backends: []string{backendLocal},
 			Reason: "Kueue admits jobs on Kubernetes only; the local backend starts the task without waiting for a queue",
+		}, Ignored{
+			Field: field, Backends: []string{backendSlurm},
+			Reason: "Kueue admits jobs on Kubernetes only; on Slurm the job waits in Slurm's own queue",
 		})
 	}
 	return out

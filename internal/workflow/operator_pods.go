@@ -52,7 +52,7 @@ func (o *opJob) trainer(t kubeflowv1.ReplicaType) *apiv1.Trainer {
 		return tr
 	}
 	if tr.Image != "" {
-		o.c.ignore(o.containerField+".image", "the command runs on this machine, not in the image", backendLocal)
+		o.c.imageIgnored(o.containerField + ".image")
 	}
 	o.job.Spec.PodTemplate = o.podTemplate(&o.replicas[t].spec.Template, idx)
 	return tr

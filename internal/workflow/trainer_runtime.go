@@ -278,7 +278,7 @@ func (c *conversion) trainerPod(field string, tmpl *corev1.PodTemplateSpec) (*ap
 		out.ResourcesPerNode = nil
 	}
 	if ct.Image != "" {
-		c.ignore(cf+".image", "the command runs on this machine, not in the image", backendLocal)
+		c.imageIgnored(cf + ".image")
 	}
 	rest := tmpl.DeepCopy()
 	main := &rest.Spec.Containers[idx]

@@ -17,6 +17,7 @@ import (
 const (
 	backendLocal = "local"
 	backendKube  = "kubernetes"
+	backendSlurm = "slurm"
 )
 
 // trainerGroup reads Kubeflow Trainer v2's documents.
@@ -83,9 +84,17 @@ func (c *conversion) note(field, reason string, backends ...string) {
 	c.ignored = append(c.ignored, Ignored{Field: field, Backends: backends, Reason: reason, Note: true})
 }
 
-// localOnly marks a field the local backend ignores: it shapes pods.
+// podField marks a field the backends without pods ignore: it shapes pods.
 func (c *conversion) podField(field string) {
 	c.ignore(field, "it shapes Kubernetes pods; local processes have none", backendLocal)
+	c.ignore(field, "it shapes Kubernetes pods; Slurm jobs have none", backendSlurm)
+}
+
+// imageIgnored marks field, a container's image, as ignored by the
+// backends whose processes run without images.
+func (c *conversion) imageIgnored(field string) {
+	c.ignore(field, "the command runs on this machine, not in the image", backendLocal)
+	c.ignore(field, "the command runs on the cluster's nodes, not in the image", backendSlurm)
 }
 
 // env converts Kubernetes environment variables: a value, or a
@@ -144,6 +153,7 @@ func (c *conversion) resources(field string, r *corev1.ResourceRequirements) *ap
 			}
 			c.limits[name] = r.Limits[name]
 			c.ignore(field+".limits."+string(name), "a limit above the request bounds a pod; local processes are not limited", backendLocal)
+			c.ignore(field+".limits."+string(name), "a limit above the request bounds a pod; Slurm allocates the request", backendSlurm)
 		}
 	}
 	return out
@@ -237,7 +247,7 @@ func (c *conversion) suspend(s *bool, labels map[string]string) *bool {
 	if labels[apiv1.LabelKueueQueue] == "" || s == nil || !*s {
 		return s
 	}
-	c.ignore("spec.suspend", "with the label "+apiv1.LabelKueueQueue+", suspend is Kueue's (Kueue admits the job by unsuspending it), not kiln's: the run is not held for kiln resume, and with no Kueue here it starts at once", backendLocal)
+	c.ignore("spec.suspend", "with the label "+apiv1.LabelKueueQueue+", suspend is Kueue's (Kueue admits the job by unsuspending it), not kiln's: the run is not held for kiln resume, and with no Kueue here it starts at once", backendLocal, backendSlurm)
 	return nil
 }
 
@@ -267,7 +277,7 @@ func (c *conversion) trainer(t *trainerv1.Trainer) *apiv1.Trainer {
 	}
 	if t.Image != nil {
 		out.Image = *t.Image
-		c.ignore("spec.trainer.image", "the command runs on this machine, not in the image", backendLocal)
+		c.imageIgnored("spec.trainer.image")
 	}
 	return out
 }

@@ -20,8 +20,15 @@ import (
 // lists one. A crash between sbatch and anything after it is safe: the
 // next Launch finds the job by its name. Two backends that submit at once
 // make two jobs, of which the first to start claims the attempt and the
-// other leaves at once: the processes never start twice.
+// other leaves at once: the processes never start twice. Calls of one
+// backend for one attempt take turns, so that one engine, which may
+// launch again while a launch is in flight, submits one job.
 func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
+	unlock, err := b.launchTurn(ctx, spec.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := checkID(spec.ID); err != nil {
 		return &job.RefusedError{Code: string(apiv1.CodeSlurmRefused), Message: err.Error()}
 	}
@@ -46,6 +53,32 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 		return err
 	}
 	return nil
+}
+
+// launchTurn waits until no other Launch of id runs in this backend and
+// takes its turn; unlock ends it.
+func (b *Backend) launchTurn(ctx context.Context, id job.AttemptID) (unlock func(), err error) {
+	for {
+		b.mu.Lock()
+		busy, ok := b.launching[id]
+		if !ok {
+			done := make(chan struct{})
+			b.launching[id] = done
+			b.mu.Unlock()
+			return func() {
+				b.mu.Lock()
+				delete(b.launching, id)
+				b.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		b.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // refused reports whether sbatch's failure is the cluster's refusal of

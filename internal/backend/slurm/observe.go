@@ -42,8 +42,8 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 	switch {
 	case found && j.pending():
 		return job.Status{State: job.StateRunning, Queue: &job.Queue{
-			Reason:    j.Reason,
-			Message:   fmt.Sprintf("Slurm job %s is pending (%s)", j.ID, j.Reason),
+			Reason:    queueReason(j.Reason),
+			Message:   fmt.Sprintf("Slurm job %s is pending: %s", j.ID, pendingText(j.Reason)),
 			Processes: names(spec),
 		}}, nil
 	case found && !j.final():

@@ -51,11 +51,14 @@ type Config struct {
 
 // Backend runs attempts as Slurm jobs. It is safe for concurrent use.
 type Backend struct {
-	cfg     Config
-	mu      sync.Mutex
-	timers  map[job.AttemptID]*time.Timer // forced kills due after an abort's grace
-	closed  chan struct{}
-	closing sync.Once
+	cfg    Config
+	mu     sync.Mutex
+	timers map[job.AttemptID]*time.Timer // forced kills due after an abort's grace
+	// launching holds, for each attempt a Launch is submitting, a channel
+	// closed when it is done.
+	launching map[job.AttemptID]chan struct{}
+	closed    chan struct{}
+	closing   sync.Once
 }
 
 var (
@@ -87,11 +90,31 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if strings.ContainsAny(cfg.Prefix, ". /\n") {
 		return nil, configError("slurm.prefix %q may not hold '.', '/' or blanks", cfg.Prefix)
 	}
-	b := &Backend{cfg: cfg, timers: map[job.AttemptID]*time.Timer{}, closed: make(chan struct{})}
+	if err := checkConf(cfg.Conf); err != nil {
+		return nil, err
+	}
+	b := &Backend{cfg: cfg, timers: map[job.AttemptID]*time.Timer{}, launching: map[job.AttemptID]chan struct{}{}, closed: make(chan struct{})}
 	if _, err := b.command(ctx, "squeue", "-h", "-j", "0"); err != nil && !isInvalidJob(err) {
 		return nil, configError("the Slurm controller cannot be reached with squeue: %v", err)
 	}
 	return b, nil
+}
+
+// checkConf fails at once on a slurm.conf that is named (by slurm.conf
+// or SLURM_CONF) but missing: the commands would retry reading it for a
+// minute before saying so.
+func checkConf(conf string) error {
+	field := "slurm.conf"
+	if conf == "" {
+		conf, field = os.Getenv("SLURM_CONF"), "SLURM_CONF"
+	}
+	if conf == "" {
+		return nil // the commands' default, or a configless cluster's DNS record
+	}
+	if _, err := os.Stat(conf); err != nil {
+		return configError("%s names %s, which cannot be read: %v", field, conf, err)
+	}
+	return nil
 }
 
 // configError is an error of the backend's configuration.
@@ -180,6 +203,9 @@ type commandError struct {
 }
 
 func (e *commandError) Error() string {
+	if strings.HasPrefix(e.stderr, e.cmd+": ") {
+		return e.stderr
+	}
 	if e.stderr != "" {
 		return e.cmd + ": " + e.stderr
 	}
