@@ -18,6 +18,14 @@ import (
 	"time"
 )
 
+// FailingNode is the test cluster's node that a test takes down under a
+// job: every other test's jobs avoid it (Exclude), so that no other test
+// sees its job fail with the node.
+const FailingNode = "kiln-3"
+
+// Exclude is the sbatch argument that keeps a job off FailingNode.
+const Exclude = "--exclude=" + FailingNode
+
 // Cluster is the test cluster as one test uses it.
 type Cluster struct {
 	// Conf is the cluster's slurm.conf (SLURM_CONF).

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apiv1 "kiln.dev/kiln/api/v1alpha1"
 	"kiln.dev/kiln/internal/slurmtest"
+	"kiln.dev/kiln/internal/store/pgtest"
 )
 
 // slurmHome is a kiln home whose configuration runs tasks on the Slurm
@@ -19,7 +21,7 @@ func slurmHome(t *testing.T) (string, *slurmtest.Cluster) {
 	t.Helper()
 	c := slurmtest.Connect(t)
 	home := newHome(t)
-	writeFile(t, home, "config.yaml", fmt.Sprintf("backend: slurm\nslurm:\n  conf: %s\n  prefix: %s\n  poll: 200ms\n", c.Conf, c.Prefix))
+	writeFile(t, home, "config.yaml", fmt.Sprintf("backend: slurm\nslurm:\n  conf: %s\n  prefix: %s\n  poll: 200ms\n  sbatchArgs: [%s]\n", c.Conf, c.Prefix, slurmtest.Exclude))
 	return home, c
 }
 
@@ -148,7 +150,9 @@ spec:
 	t.Cleanup(func() { _ = doomed.Process.Kill(); _ = doomed.Wait() })
 	other := startKiln(t, home, "run", wait("other"))
 	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
-	waitFor(t, "both jobs to run", func() bool { return lines(filepath.Join(dir, "doomed")) == 1 && lines(filepath.Join(dir, "other")) == 1 })
+	waitFor(t, "both jobs to run", func() bool {
+		return lines(filepath.Join(dir, "doomed")) == 1 && lines(filepath.Join(dir, "other")) == 1
+	})
 	var id apiv1.RunID
 	for _, r := range runs(t, home) {
 		if strings.HasPrefix(string(r.ID), "doomed-") {
@@ -171,5 +175,64 @@ spec:
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "other")); string(b) != "up\n" {
 		t.Errorf("the other run's task wrote %q: it was stopped too", b)
+	}
+}
+
+// slurmChain is a run of n tasks one after another, each running a while.
+func slurmChain(n int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: kiln.dev/v1alpha1\nkind: Workflow\nmetadata:\n  name: schain\nspec:\n  tasks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - name: t%d\n    command: [sh, -c, 'echo %d; sleep 2']\n", i, i)
+		if i > 0 {
+			fmt.Fprintf(&b, "    dependsOn: [t%d]\n", i-1)
+		}
+	}
+	return b.String()
+}
+
+// TestReplicasOnSlurmAdoptJobsFromTheCluster runs two replicas, each with
+// a home of its own (as on two machines) and one shared slurm.dir, on one
+// PostgreSQL and the Slurm test cluster; the leader is killed twice while
+// jobs run, and each time the other adopts the runs from the cluster:
+// every run succeeds, every task with one attempt and one job.
+func TestReplicasOnSlurmAdoptJobsFromTheCluster(t *testing.T) {
+	t.Parallel()
+	c := slurmtest.Connect(t)
+	dsn := pgtest.Start(t).NewDatabase(t)
+	config := fmt.Sprintf("backend: slurm\nslurm:\n  dir: %s\n  conf: %s\n  prefix: %s\n  poll: 200ms\n  sbatchArgs: [%s]\n", c.Dir, c.Conf, c.Prefix, slurmtest.Exclude)
+	rs := startReplicas(t, dsn, 2, replicaOptions{ownHomes: true, config: config})
+	_, term := rs.leader(t, 0)
+	const tasks = 4
+	ids := submitAll(t, rs, slurmChain(tasks), 3)
+	for k := range 2 {
+		waitFor(t, "a job of the test's to run", func() bool { return len(slurmJobs(t, c)) > 0 })
+		lead, _ := rs.leader(t, 0)
+		lead.kill9()
+		_, term = rs.leader(t, term)
+		rs.start(t, lead)
+		t.Logf("kill %d: term %d leads", k+1, term)
+	}
+	waitAllDone(t, rs, ids, 3*time.Minute)
+	out, err := c.Command("squeue", "-h", "-t", "all", "-o", "%j")
+	if err != nil {
+		t.Fatalf("squeue: %v: %s", err, out)
+	}
+	for _, id := range ids {
+		run, err := rs.any(0).GetRun(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status.Phase != apiv1.PhaseSucceeded {
+			t.Errorf("run %s is %s: %s", id, run.Status.Phase, run.Status.Message)
+		}
+		for _, n := range run.Status.Nodes {
+			if len(n.Attempts) != 1 {
+				t.Errorf("run %s task %s has %d attempts, want 1: %+v", id, n.Name, len(n.Attempts), n.Attempts)
+			}
+		}
+		if jobs := strings.Count(out, c.Prefix+"."+string(id)+"."); jobs != tasks {
+			t.Errorf("run %s made %d Slurm jobs, want %d (one per task)", id, jobs, tasks)
+		}
 	}
 }

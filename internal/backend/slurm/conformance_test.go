@@ -27,7 +27,7 @@ func TestBackendConformance(t *testing.T) {
 // newBackend opens a backend on the test's cluster and directory.
 func newBackend(t *testing.T, c *slurmtest.Cluster) *Backend {
 	t.Helper()
-	b, err := New(t.Context(), Config{Dir: c.Dir, Conf: c.Conf, Prefix: c.Prefix, Poll: 100 * time.Millisecond})
+	b, err := New(t.Context(), Config{Dir: c.Dir, Conf: c.Conf, Prefix: c.Prefix, Poll: 100 * time.Millisecond, SbatchArgs: []string{slurmtest.Exclude}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func TestAbortSignalsTheRunningProcessesPolitelyFirst(t *testing.T) {
 func TestPendingJobShowsSlurmsReasonAndCancels(t *testing.T) {
 	t.Parallel()
 	c := slurmtest.Connect(t)
-	b, err := New(t.Context(), Config{Dir: c.Dir, Conf: c.Conf, Prefix: c.Prefix, SbatchArgs: []string{"--begin=now+3600"}})
+	b, err := New(t.Context(), Config{Dir: c.Dir, Conf: c.Conf, Prefix: c.Prefix, SbatchArgs: []string{"--begin=now+3600", slurmtest.Exclude}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +173,11 @@ func TestRestartedBackendWatchesTheJobItAdopted(t *testing.T) {
 	}
 }
 
-// TestNodeFailureIsASystemFailure takes a node of the test cluster down
-// under a job, so it runs alone: before the package's parallel tests.
+// TestNodeFailureIsASystemFailure takes the test cluster's FailingNode
+// down under a job; every other test's jobs keep off that node.
 func TestNodeFailureIsASystemFailure(t *testing.T) {
 	c := slurmtest.Connect(t)
-	const node = "kiln-3"
+	const node = slurmtest.FailingNode
 	b, err := New(t.Context(), Config{Dir: c.Dir, Conf: c.Conf, Prefix: c.Prefix, SbatchArgs: []string{"--nodelist=" + node}})
 	if err != nil {
 		t.Fatal(err)
