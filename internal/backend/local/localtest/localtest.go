@@ -8,14 +8,9 @@ package localtest
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +18,6 @@ import (
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/backend/backendtest"
 	"kiln.dev/kiln/internal/backend/local"
-	"kiln.dev/kiln/internal/job"
 )
 
 // supervisorEnv marks the test binary started as a home's supervisor.
@@ -48,15 +42,14 @@ func ServeIfAsked() {
 // Harness is a backendtest.Harness on a fresh kiln home; each process
 // appends a line to its attempt's ledger when it starts.
 type Harness struct {
-	home, ledgers string
-	mu            sync.Mutex
-	procs         map[job.AttemptID]int
+	*backendtest.ShellProcs
+	home string
 }
 
 // NewHarness returns a harness on a fresh home, whose supervisors are
 // killed when t ends.
 func NewHarness(t *testing.T) *Harness {
-	h := &Harness{home: t.TempDir(), ledgers: t.TempDir(), procs: map[job.AttemptID]int{}}
+	h := &Harness{ShellProcs: backendtest.NewShellProcs(t.TempDir()), home: t.TempDir()}
 	t.Cleanup(func() { KillSupervisors(h.home) })
 	return h
 }
@@ -70,47 +63,6 @@ func (h *Harness) Local(t *testing.T) *local.Backend {
 
 // Backend implements backendtest.Harness.
 func (h *Harness) Backend(t *testing.T) backend.Backend { return h.Local(t) }
-
-func (h *Harness) ledger(id job.AttemptID) string {
-	return filepath.Join(h.ledgers, strings.ReplaceAll(id.String(), "/", "_"))
-}
-
-// Shape implements backendtest.Harness.
-func (h *Harness) Shape(_ *testing.T, spec *job.Spec, procs ...backendtest.Proc) *job.Spec {
-	h.mu.Lock()
-	h.procs[spec.ID] = len(procs)
-	h.mu.Unlock()
-	for _, p := range procs {
-		script := fmt.Sprintf("echo x >> %s; echo '%s'", h.ledger(spec.ID), h.LogLine(p))
-		for k, v := range p.Outputs {
-			script += fmt.Sprintf(`; printf '%%s' '%s' > "$KILN_OUTPUTS/%s"`, v, k)
-		}
-		if p.Forever {
-			script += "; exec sleep 300"
-		} else {
-			script += fmt.Sprintf("; sleep 0.3; exit %d", p.Exit)
-		}
-		spec.Processes = append(spec.Processes, job.Process{Name: p.Name, Host: p.Host, Command: []string{"sh", "-c", script}, Env: os.Environ()})
-	}
-	return spec
-}
-
-// Started implements backendtest.Harness.
-func (h *Harness) Started(t *testing.T, id job.AttemptID) int {
-	b, err := os.ReadFile(h.ledger(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0 // none has written it yet
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return strings.Count(string(b), "x") / h.procs[id]
-}
-
-// LogLine implements backendtest.Harness.
-func (h *Harness) LogLine(p backendtest.Proc) string { return "hello from " + p.Name }
 
 // KillSupervisors kills every supervisor started for home: the one
 // serving it, and any other still starting, which would find the home
