@@ -35,6 +35,11 @@ func (b *Backend) Launch(ctx context.Context, spec *job.Spec) error {
 	if len(spec.Processes) == 0 {
 		return &job.RefusedError{Code: string(apiv1.CodeSlurmRefused), Message: "the attempt has no process to run"}
 	}
+	if named, hosts := namedHosts(spec), hostCount(spec); named > hosts {
+		return &job.RefusedError{Code: string(apiv1.CodeSlurmRefused), Message: fmt.Sprintf(
+			"the attempt starts processes on %d node(s) and expects them to reach %d: an mpirun launcher that starts the ranks itself (over ssh), "+
+				"which the Slurm backend does not run yet; use a runtime whose ranks kiln starts (torch, plain), or the local or Kubernetes backend", hosts, named)}
+	}
 	dir := b.attemptDir(spec.ID)
 	if _, err := os.Stat(filepath.Join(dir, claimFile)); err == nil {
 		return nil

@@ -3,6 +3,7 @@ package slurm
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,35 @@ func hostCount(spec *job.Spec) int {
 	}
 	return n
 }
+
+// namedHosts is how many hosts spec's text names by their tokens: more
+// than its processes run on when one process reaches the others itself
+// (an MPI launcher's hostfile).
+func namedHosts(spec *job.Spec) int {
+	n := 0
+	seen := func(text string) {
+		for _, m := range hostTokenRE.FindAllStringSubmatch(text, -1) {
+			if i, err := strconv.Atoi(m[1]); err == nil {
+				n = max(n, i+1)
+			}
+		}
+	}
+	for _, p := range spec.Processes {
+		for _, arg := range p.Command {
+			seen(arg)
+		}
+		for _, e := range p.Env {
+			seen(e)
+		}
+	}
+	for _, text := range spec.Files {
+		seen(text)
+	}
+	return n
+}
+
+// hostTokenRE finds the host tokens in a spec's text.
+var hostTokenRE = regexp.MustCompile(`@KILN_SLURM_HOST_(\d+)@`)
 
 // batchScript is the job's script. Its job runs the attempt unless
 // another job of the attempt claimed it first; it resolves the nodes'
