@@ -27,7 +27,7 @@ from .errors import BARE_VALUE, CONFIG_EXPOSED, NO_CONTEXT, PARSE, KilnError
 
 #: The keys of a context, and of the file (internal/cli: fileConfig, cliContext).
 CONTEXT_KEYS = ("name", "server", "token", "project")
-TOP_KEYS = ("contexts", "current-context", "store", "backend", "kubernetes", "artifacts", "cache", "party", "serve")
+TOP_KEYS = ("contexts", "current-context", "store", "backend", "kubernetes", "slurm", "artifacts", "cache", "party", "serve")
 
 #: YAML 1.1's booleans, and what starts a number; a plain integer reads as its text in the CLI too.
 _BOOLS = frozenset("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split())
