@@ -117,6 +117,11 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 	if cfg.Artifacts, err = e.backend.artifacts(e.home); err != nil {
 		return nil, err
 	}
+	if u >= working || e.readsBackend {
+		if cfg, err = e.withBackend(cfg); err != nil {
+			return nil, err
+		}
+	}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, err
@@ -135,11 +140,6 @@ func (e *env) openApp(ctx context.Context, u use, pool *poolFlags, opts ...func(
 	}
 	if u == collecting && cfg.GCInterval == 0 {
 		cfg.GCInterval = app.DefaultGCInterval
-	}
-	if u >= working || e.readsBackend {
-		if cfg, err = e.withBackend(cfg); err != nil {
-			return nil, err
-		}
 	}
 	return app.Open(ctx, cfg)
 }

@@ -36,6 +36,12 @@ func (f *taskFlags) add(cmd *cobra.Command) {
 // apply sets cfg's isolation and task environment, and returns the line
 // kiln serve prints about them.
 func (f *taskFlags) apply(cfg *app.Config) (string, error) {
+	if cfg.Backend != "" && cfg.Backend != local.Name {
+		// A cluster's own accounts and containers keep its tasks apart.
+		cfg.Isolation = local.Isolation{Mode: local.IsolateNone}
+		cfg.TaskEnv = app.BaseEnv(f.env)
+		return fmt.Sprintf("task isolation: tasks run as the %s backend runs them; --isolation applies to local processes only", cfg.Backend), nil
+	}
 	mode, why, err := local.ChooseIsolation(f.isolation)
 	if err != nil {
 		return "", err
