@@ -27,10 +27,10 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 	if err != nil {
 		return job.Status{}, err
 	}
-	if rec.done {
-		return b.exited(spec, rec, ""), nil
-	}
 	jobs, err := b.jobsOf(ctx, spec.ID)
+	if rec.done {
+		return b.finished(spec, rec, jobs, err), nil
+	}
 	if err != nil {
 		return job.Status{}, err
 	}
@@ -60,6 +60,24 @@ func (b *Backend) Observe(ctx context.Context, spec *job.Spec) (job.Status, erro
 		return job.Status{State: job.StateExited, ExitCode: -1, Stopped: true}, nil
 	}
 	return job.Status{State: job.StateUnknown}, nil
+}
+
+// finished is the status of an attempt whose batch script saw every
+// process end. Slurm still has the last word while it lists the job: a
+// node that failed under the job can make srun report a killed step as
+// ended well, and only the job's state (NODE_FAIL) tells. Until the job
+// is final the attempt runs on; once Slurm no longer lists it (or cannot
+// be asked), the script's record stands.
+func (b *Backend) finished(spec *job.Spec, rec record, jobs []slurmJob, listErr error) job.Status {
+	if listErr == nil {
+		if j, found := pick(jobs, rec.jobID); found {
+			if !j.final() {
+				return job.Status{State: job.StateRunning}
+			}
+			return b.exited(spec, rec, j.State)
+		}
+	}
+	return b.exited(spec, rec, "")
 }
 
 // pick returns the job that claimed the attempt, or without a claim the
