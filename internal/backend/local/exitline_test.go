@@ -35,20 +35,28 @@ func TestAnExitLineIsWhatJSONWrites(t *testing.T) {
 		if got := plainExit(c.id, &c.rec); got != c.plain {
 			t.Errorf("plainExit(%s) = %v, want %v", c.id, got, c.plain)
 		}
-		got, err := e.line()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want)+"\n" {
-			t.Errorf("end line\n%s want\n%s", got, want)
-		}
+		got := lineAsJSON(t, e)
 		var back attemptRecords
 		if _, err := back.read(bytes.NewReader(got), e.ID); err != nil || back.exit == nil || back.exit.ExitCode != c.rec.ExitCode || !back.exit.StartedAt.Equal(c.rec.StartedAt) {
 			t.Errorf("line %s read back as %+v (%v)", got, back.exit, err)
 		}
 	}
+}
+
+// lineAsJSON returns e's journal line, checked to be what encoding/json
+// writes of e, which is how the journal is read back.
+func lineAsJSON(t *testing.T, e journalEntry) []byte {
+	t.Helper()
+	got, err := e.line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want)+"\n" {
+		t.Errorf("journal line\n%s want\n%s", got, want)
+	}
+	return got
 }

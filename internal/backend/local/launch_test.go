@@ -2,7 +2,6 @@ package local
 
 import (
 	"bytes"
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -106,17 +105,7 @@ func TestALaunchLineIsWhatJSONWrites(t *testing.T) {
 		{PIDs: []int{5, 6}, StartTicks: []uint64{6, 7}, StartTicksUntil: []uint64{6, 9}, Supervisor: "ab", StartedAt: at},
 	} {
 		e := journalEntry{ID: "run-1/train.3/12", Launch: l}
-		got, err := e.line()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want)+"\n" {
-			t.Errorf("launch line\n%s want\n%s", got, want)
-		}
+		got := lineAsJSON(t, e)
 		var back attemptRecords
 		if _, err := back.read(bytes.NewReader(got), e.ID); err != nil || back.launch == nil || !slices.Equal(back.launch.PIDs, l.PIDs) || !back.launch.StartedAt.Equal(l.StartedAt) {
 			t.Errorf("line %s read back as %+v (%v)", got, back.launch, err)

@@ -6,18 +6,15 @@
 package localtest
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"kiln.dev/kiln/internal/backend"
 	"kiln.dev/kiln/internal/backend/backendtest"
 	"kiln.dev/kiln/internal/backend/local"
+	"kiln.dev/kiln/internal/proctest"
 )
 
 // supervisorEnv marks the test binary started as a home's supervisor.
@@ -70,47 +67,9 @@ func (h *Harness) Backend(t *testing.T) backend.Backend { return h.Local(t) }
 // they are gone, so that nothing writes into home while the test's
 // cleanup removes it. It never starts a supervisor to ask its PID.
 func KillSupervisors(home string) {
-	pids := supervisorsOf(home)
+	pids := proctest.Marked(supervisorEnv + "=" + home)
 	if pid := local.SupervisorPID(home); pid > 0 {
 		pids = append(pids, pid)
 	}
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	for _, pid := range pids {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && alive(pid); <-time.After(5 * time.Millisecond) {
-		}
-	}
-}
-
-// supervisorsOf lists the processes the harnesses started as home's
-// supervisor: KILN_TEST_SUPERVISOR_HOME=home in their arguments (before
-// /usr/bin/env runs the test binary) or their environment (after).
-func supervisorsOf(home string) []int {
-	mark := []byte(supervisorEnv + "=" + home + "\x00")
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var pids []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		for _, f := range []string{"cmdline", "environ"} {
-			if b, err := os.ReadFile(filepath.Join(d, f)); err == nil && bytes.Contains(append(b, 0), mark) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
-}
-
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+	proctest.KillAndWait(pids)
 }
