@@ -170,14 +170,17 @@ func testReadFile(t *testing.T, h Harness) {
 	s := h.Shape(t, &job.Spec{ID: id("files")}, Proc{Forever: true, Outputs: map[string]string{"report.json": report}})
 	launch(t, b, s)
 	waitState(t, b, s, job.StateRunning)
+	// The shell creates the file before it writes it: wait until it is
+	// whole.
 	var data []byte
 	for deadline := time.Now().Add(timeout); ; pause(t.Context(), 20*time.Millisecond) {
 		var err error
-		if data, err = fr.ReadFile(t.Context(), s.ID, "report.json", 1<<10); err == nil {
+		data, err = fr.ReadFile(t.Context(), s.ID, "report.json", 1<<10)
+		if err == nil && len(data) >= len(report) {
 			break
 		}
-		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
-			t.Fatalf("ReadFile of a file the attempt writes: %v", err)
+		if (err != nil && !errors.Is(err, fs.ErrNotExist)) || time.Now().After(deadline) {
+			t.Fatalf("ReadFile of a file the attempt writes: %q, %v", data, err)
 		}
 	}
 	if string(data) != report {
